@@ -1,0 +1,150 @@
+# mevitop build.  `make` builds ./mevitop; `sudo make run` and `sudo make test` are the two
+# commands the README promises.  Output goes to build/ (and build-san/ for the sanitizer build
+# the tests use).  V=1 shows full commands.
+
+BUILD      ?= build
+ARCH       := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+CC         ?= cc
+CLANG      ?= clang
+BPFTOOL    ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+PYTHON     ?= /usr/bin/python3
+VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
+VERSION    := 0.1.0
+
+ifeq ($(V),1)
+Q :=
+msg =
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+WARN       := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wformat=2 -Wvla
+CFLAGS     ?= -g -O2
+# The sanitizer build is a separate tree; SAN=1 selects it (used by the tests).
+ifeq ($(SAN),1)
+BUILD      := $(BUILD)-san
+CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS    += -fsanitize=address,undefined
+endif
+ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
+              -DMEVITOP_VERSION='"$(VERSION)"' -I$(BUILD) -Iuser -Ibpf
+LIBS       := -lbpf -lelf -lz -lncursesw -lroaring -lpthread -lm
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+              -I$(dir $(VMLINUX)) -Ibpf -I$(BUILD)
+
+# maps.bpf.c defines what the others declare extern; bpftool's linker wants it first.
+BPF_SRCS   := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(sort $(wildcard bpf/*.bpf.c)))
+BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
+SKEL       := $(BUILD)/mevitop.skel.h
+
+USER_SRCS  := $(sort $(wildcard user/*.c))
+USER_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
+# Everything but main.o, so unit tests and helpers can link the engine.
+LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
+
+UNIT_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+WL_SRCS    := $(sort $(wildcard tests/workloads/*.c))
+WL_BINS    := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WL_SRCS))
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
+
+DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
+              libncurses-dev libroaring-dev libcmocka-dev python3 python3-pytest tmux \
+              procps util-linux
+
+.DELETE_ON_ERROR:
+.PHONY: all deps run test unit integration bench clean vmlinux install man
+
+all: mevitop
+
+mevitop: $(BUILD)/mevitop
+	$(Q)ln -sf $(BUILD)/mevitop $@
+
+$(BUILD)/mevitop: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/user/%.o: user/%.c | $(SKEL)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# Each concern is its own BPF object; bpftool's static linker joins them so one skeleton
+# (and one ring buffer and target map) serves them all.
+$(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/mevitop.bpf.o: $(BPF_OBJS)
+	$(call msg,BPFLINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(SKEL): $(BUILD)/mevitop.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name mevitop_bpf > $@
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS) -lcmocka
+
+# Workloads and benchmarks are plain programs: no sanitizers, they are what gets watched.
+$(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/workload.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -g -O1 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $< -lpthread
+
+$(BUILD)/bench/%: bench/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -g -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $< -lpthread -lm
+
+# Installs what is missing from Debian's archive; quick when everything is present.
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		if [ "$$(id -u)" != 0 ]; then echo "make deps: run as root (sudo make ...) to install:$$missing" >&2; exit 1; fi; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory all
+	./mevitop $(ARGS)
+
+# The test binary set: the normal build (what users run), the sanitizer build (what the
+# tests drive), unit tests, workloads and benchmarks.
+test: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory SAN=1 $(BUILD)-san/mevitop test-bins
+	$(Q)$(MAKE) --no-print-directory workloads
+	$(Q)tests/run-all.sh
+
+test-bins: $(UNIT_BINS)
+
+workloads: $(WL_BINS) $(BENCH_BINS)
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all workloads
+	$(Q)$(PYTHON) bench/run_bench.py $(BENCH_ARGS)
+
+# Regenerate the checked-in vmlinux.h from a BTF file (default: the running kernel).
+BTF ?= /sys/kernel/btf/vmlinux
+vmlinux:
+	$(BPFTOOL) btf dump file $(BTF) format c > $(VMLINUX)
+
+PREFIX ?= /usr/local
+install: all
+	install -D -m 0755 $(BUILD)/mevitop $(DESTDIR)$(PREFIX)/sbin/mevitop
+	install -D -m 0644 doc/mevitop.8 $(DESTDIR)$(PREFIX)/share/man/man8/mevitop.8
+
+clean:
+	rm -rf build build-san build-* mevitop
+
+-include $(wildcard $(BUILD)/user/*.d $(BUILD)/bpf/*.d $(BUILD)/tests/*.d)

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Records and map values shared by the BPF programs and the user-space engine.
+ *
+ * Rules (libbpf-tools style): fixed-width fields only, no pointers, explicit padding, and the
+ * kind tag first because one ring buffer carries every kind.  User space includes
+ * <linux/types.h> before this header; BPF code gets the types from vmlinux.h.
+ */
+#ifndef MEVITOP_EVENTS_H
+#define MEVITOP_EVENTS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define MEVITOP_COMM_LEN 16
+
+enum ev_kind {
+	EV_FAULT = 1,	/* a page fault on a user address (user or kernel mode) */
+	EV_SYSCALL = 2,	/* an mm syscall returned: mmap, munmap, mremap, madvise, brk, ... */
+	EV_FORK = 3,	/* a new process (not a thread) */
+	EV_EXEC = 4,	/* a process replaced its image */
+	EV_EXIT = 5,	/* the last thread of a process exited */
+	EV_KIND_MAX = 6,
+};
+
+/* ev_fault.flags: the x86 error-code bits we care about, translated so user space does not
+ * depend on the architecture's encoding. */
+enum ev_fault_flags {
+	EVF_WRITE = 1 << 0,	/* write access */
+	EVF_PRESENT = 1 << 1,	/* protection fault on a present PTE (COW, mprotect): no new page */
+	EVF_INSTR = 1 << 2,	/* instruction fetch */
+	EVF_KERNEL = 1 << 3,	/* taken in kernel mode on a user address (copy_to_user & co) */
+};
+
+struct ev_fault {
+	__u8 kind;		/* EV_FAULT */
+	__u8 flags;		/* enum ev_fault_flags */
+	__u16 cpu;
+	__u32 tgid;
+	__u32 tid;
+	__u32 _pad;
+	__u64 addr;
+};
+
+struct ev_syscall {
+	__u8 kind;		/* EV_SYSCALL */
+	__u8 _pad0;
+	__u16 cpu;
+	__u32 tgid;
+	__u32 tid;
+	__u32 nr;		/* x86_64 syscall number */
+	__s64 ret;
+	__u64 args[6];
+	__u64 ts;		/* bpf_ktime_get_ns() at exit */
+};
+
+/* ev_proc.flags */
+enum ev_proc_flags {
+	EVP_SHARED_MM = 1 << 0,	/* EV_FORK: child shares the parent's mm (vfork, CLONE_VM) */
+	EVP_MAYBE_THREAD = 1 << 1,	/* EV_FORK from the classic tracepoint: may be a thread */
+};
+
+struct ev_proc {
+	__u8 kind;		/* EV_FORK, EV_EXEC, EV_EXIT */
+	__u8 flags;		/* enum ev_proc_flags */
+	__u16 cpu;
+	__u32 tgid;		/* the process the event is about (the child for EV_FORK) */
+	__u32 tid;
+	__u32 ptgid;		/* EV_FORK: the parent process */
+	char comm[MEVITOP_COMM_LEN];
+	__u64 ts;
+};
+
+/* Per-mm rss counters, kept in a map (never streamed): the engine compares them with its model
+ * to notice changes no event explains (reclaim, swap-out, khugepaged, GUP). Indexed like the
+ * kernel's MM_FILEPAGES, MM_ANONPAGES, MM_SWAPENTS, MM_SHMEMPAGES. */
+#define MEVITOP_NR_RSS 4
+struct rss_val {
+	__s64 count[MEVITOP_NR_RSS];	/* pages, as the kernel's approximate counters say */
+	__u64 updates;			/* bumped at every rss_stat hit: "something changed" */
+};
+
+/* Per-CPU drop counters index: one per event kind (failed ring-buffer reservations). */
+#define MEVITOP_LOST_SLOTS EV_KIND_MAX
+
+/* Map bounds hit: chunk map, syscall stash, rss map, target map (per-CPU counters). */
+enum { OVF_CHUNKS, OVF_SYSCALL_STASH, OVF_RSS, OVF_TARGETS, OVF_SLOTS };
+
+/* Value of the target map (tgid -> flags). */
+enum target_flags {
+	TARGET_WATCH = 1 << 0,
+	TARGET_FOLLOW_CHILDREN = 1 << 1,	/* add children at fork */
+};
+
+/* Sample mode: faults aggregated per (process, 2 MiB chunk) instead of streamed. */
+#define MEVITOP_CHUNK_SHIFT 21
+struct chunk_key {
+	__u32 tgid;
+	__u32 _pad;
+	__u64 chunk;		/* address >> MEVITOP_CHUNK_SHIFT */
+};
+
+struct chunk_val {
+	__u64 faults;
+	__u64 writes;
+};
+
+#endif /* MEVITOP_EVENTS_H */

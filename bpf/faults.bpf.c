@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Page faults on user addresses.  Attach points, best first (the loader picks one per kernel,
+ * see user/features.c):
+ *   tp_btf/page_fault_user + tp_btf/page_fault_kernel   (x86; no tracefs needed)
+ *   tp/exceptions/page_fault_user + page_fault_kernel   (x86; needs tracefs)
+ *   fentry/handle_mm_fault, kprobe/handle_mm_fault       (any arch; also sees GUP faults)
+ * The exceptions tracepoints fire at fault entry, before the page is mapped: the record says
+ * "this page is being faulted in", and the engine knows the outcome (one page, a THP, a
+ * fault-around window) from the mapping.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "common.bpf.h"
+
+/* x86 page-fault error code bits (arch/x86/include/asm/trap_pf.h). */
+#define X86_PF_PROT	(1UL << 0)
+#define X86_PF_WRITE	(1UL << 1)
+#define X86_PF_INSTR	(1UL << 4)
+
+/* mm/internal fault flags for handle_mm_fault (include/linux/mm_types.h, stable since 5.x). */
+#define FAULT_FLAG_WRITE	(1U << 0)
+#define FAULT_FLAG_USER		(1U << 6)
+#define FAULT_FLAG_INSTRUCTION	(1U << 8)
+
+static __always_inline void aggregate(__u32 tgid, __u64 addr, __u8 flags)
+{
+	struct chunk_key key = { .tgid = tgid, .chunk = addr >> MEVITOP_CHUNK_SHIFT };
+	struct chunk_val *v, init = { .faults = 1, .writes = !!(flags & EVF_WRITE) };
+
+	v = bpf_map_lookup_elem(&chunks, &key);
+	if (v) {
+		__sync_fetch_and_add(&v->faults, 1);
+		if (flags & EVF_WRITE)
+			__sync_fetch_and_add(&v->writes, 1);
+		return;
+	}
+	if (bpf_map_update_elem(&chunks, &key, &init, BPF_NOEXIST) == -E2BIG) {
+		/* Full: the engine sees the overflow count and rescans the process instead. */
+		bump_percpu(&overflow, OVF_CHUNKS);
+		count_lost(EV_FAULT, tgid);
+	}
+}
+
+static __always_inline int emit_fault(__u32 tgid, __u32 tid, __u64 addr, __u8 flags)
+{
+	struct ev_fault *e;
+
+	if (cfg_sample) {
+		aggregate(tgid, addr, flags);
+		return 0;
+	}
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count_lost(EV_FAULT, tgid);
+		return 0;
+	}
+	e->kind = EV_FAULT;
+	e->flags = flags;
+	e->cpu = bpf_get_smp_processor_id();
+	e->tgid = tgid;
+	e->tid = tid;
+	e->_pad = 0;
+	e->addr = addr;
+	bpf_ringbuf_submit(e, wakeup_flag());
+	return 0;
+}
+
+/* Faults taken by the current task on its own address space (the exceptions tracepoints). */
+static __always_inline int on_x86_fault(__u64 addr, __u64 error_code, bool kernel_mode)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	__u8 flags = 0;
+
+	/* Kernel-mode faults count only on user addresses (copy_to_user into a fresh buffer);
+	 * the lower canonical half is user space on x86_64 with 4- and 5-level paging. */
+	if (kernel_mode && (addr >> 63))
+		return 0;
+	if (!watched(tgid))
+		return 0;
+	if (error_code & X86_PF_WRITE)
+		flags |= EVF_WRITE;
+	if (error_code & X86_PF_PROT)
+		flags |= EVF_PRESENT;
+	if (error_code & X86_PF_INSTR)
+		flags |= EVF_INSTR;
+	if (kernel_mode)
+		flags |= EVF_KERNEL;
+	return emit_fault(tgid, (__u32)pid_tgid, addr, flags);
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(btf_fault_user, unsigned long address, struct pt_regs *regs, unsigned long error_code)
+{
+	return on_x86_fault(address, error_code, false);
+}
+
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(btf_fault_kernel, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	return on_x86_fault(address, error_code, true);
+}
+
+SEC("tp/exceptions/page_fault_user")
+int tp_fault_user(struct trace_event_raw_exceptions *ctx)
+{
+	return on_x86_fault(BPF_CORE_READ(ctx, address), BPF_CORE_READ(ctx, error_code), false);
+}
+
+SEC("tp/exceptions/page_fault_kernel")
+int tp_fault_kernel(struct trace_event_raw_exceptions *ctx)
+{
+	return on_x86_fault(BPF_CORE_READ(ctx, address), BPF_CORE_READ(ctx, error_code), true);
+}
+
+/*
+ * handle_mm_fault(vma, address, flags, regs): every architecture, and it also sees faults
+ * taken on behalf of another process (GUP: ptrace, process_vm_writev, O_DIRECT).  The
+ * process is the owner of the vma's mm, not necessarily current.
+ */
+static __always_inline int on_handle_mm_fault(struct vm_area_struct *vma, __u64 addr,
+					      __u32 fflags)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct mm_struct *mm = BPF_CORE_READ(vma, vm_mm);
+	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+	__u32 tgid = pid_tgid >> 32;
+	__u8 flags = 0;
+
+	if (mm != BPF_CORE_READ(cur, mm)) {
+		if (!bpf_core_field_exists(mm->owner))
+			return 0;
+		tgid = BPF_CORE_READ(mm, owner, tgid);
+	}
+	if (!watched(tgid))
+		return 0;
+	if (fflags & FAULT_FLAG_WRITE)
+		flags |= EVF_WRITE;
+	if (fflags & FAULT_FLAG_INSTRUCTION)
+		flags |= EVF_INSTR;
+	if (!(fflags & FAULT_FLAG_USER))
+		flags |= EVF_KERNEL;
+	return emit_fault(tgid, (__u32)pid_tgid, addr, flags);
+}
+
+SEC("fentry/handle_mm_fault")
+int BPF_PROG(fentry_fault, struct vm_area_struct *vma, unsigned long address, unsigned int flags)
+{
+	return on_handle_mm_fault(vma, address, flags);
+}
+
+SEC("kprobe/handle_mm_fault")
+int BPF_KPROBE(kprobe_fault, struct vm_area_struct *vma, unsigned long address, unsigned int flags)
+{
+	return on_handle_mm_fault(vma, address, flags);
+}

@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The one definition of the maps and configuration every object shares (see maps.bpf.h). */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#define MEVITOP_MAPS_OWNER
+#include "maps.bpf.h"
+
+const volatile __u32 cfg_filter = 0;
+const volatile __u32 cfg_self_tgid = 0;
+const volatile __u32 cfg_sample = 0;
+const volatile __u64 cfg_wakeup_bytes = 1 << 20;
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Maps and configuration shared by every mevitop BPF object.  maps.bpf.c defines them (it sets
+ * MEVITOP_MAPS_OWNER); every other object sees `extern` declarations, and bpftool's static
+ * linker resolves them into one skeleton: one ring buffer, one target set for all hooks.
+ */
+#ifndef MEVITOP_MAPS_BPF_H
+#define MEVITOP_MAPS_BPF_H
+
+#include "events.h"
+
+#ifdef MEVITOP_MAPS_OWNER
+#define MEVITOP_SHARED
+#else
+#define MEVITOP_SHARED extern
+#endif
+
+/* Configuration, set by the loader between open and load so the verifier can fold it. */
+MEVITOP_SHARED const volatile __u32 cfg_filter;		/* 1: only tgids in `targets` */
+MEVITOP_SHARED const volatile __u32 cfg_self_tgid;	/* never report mevitop itself */
+MEVITOP_SHARED const volatile __u32 cfg_sample;		/* 1: aggregate faults in `chunks` */
+MEVITOP_SHARED const volatile __u64 cfg_wakeup_bytes;	/* wake the consumer past this backlog */
+
+/* Every event kind, in order.  Size is set by the loader. */
+MEVITOP_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+/* Watched processes (tgid -> enum target_flags); ignored unless cfg_filter. */
+MEVITOP_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u32);
+} targets SEC(".maps");
+
+/* Failed reservations, per CPU and per event kind. */
+MEVITOP_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MEVITOP_LOST_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+/* Which processes lost events, so the engine rescans exactly those. */
+MEVITOP_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost_tgid SEC(".maps");
+
+/* Latest rss counters per process (tgid -> struct rss_val). */
+MEVITOP_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct rss_val);
+} rss SEC(".maps");
+
+/* Sample mode: faults per (process, 2 MiB chunk) since the engine last drained the map. */
+MEVITOP_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct chunk_key);
+	__type(value, struct chunk_val);
+} chunks SEC(".maps");
+
+/* Map overflows (a bound was hit), indexed by OVF_* (events.h). */
+MEVITOP_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, OVF_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} overflow SEC(".maps");
+
+#endif /* MEVITOP_MAPS_BPF_H */

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmem:rss_stat fires whenever a per-mm rss counter changes (from 6.2 on, at every change).
+ * The latest values go to the `rss` map; nothing is streamed.  The engine compares them with
+ * its model each interval to catch what no event reports: reclaim, swap-out, khugepaged,
+ * pages populated through GUP.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "common.bpf.h"
+
+/* Before 6.2 the counters were atomics in struct mm_rss_stat. */
+struct mm_rss_stat___old {
+	atomic_long_t count[4];
+};
+
+struct mm_struct___old {
+	struct mm_rss_stat___old rss_stat;
+};
+
+static __always_inline __u32 mm_tgid(struct mm_struct *mm)
+{
+	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+
+	if (BPF_CORE_READ(cur, mm) == mm)
+		return BPF_CORE_READ(cur, tgid);
+	/* Someone else changed this mm (kswapd, khugepaged, process_madvise): its owner. */
+	if (bpf_core_field_exists(mm->owner))
+		return BPF_CORE_READ(mm, owner, tgid);
+	return 0;
+}
+
+static __always_inline void store(__u32 tgid, int member, __s64 pages)
+{
+	struct rss_val *v, init = {};
+
+	if (!tgid || member < 0 || member >= MEVITOP_NR_RSS || !watched(tgid))
+		return;
+	v = bpf_map_lookup_elem(&rss, &tgid);
+	if (!v) {
+		if (bpf_map_update_elem(&rss, &tgid, &init, BPF_NOEXIST) &&
+		    bpf_map_update_elem(&rss, &tgid, &init, BPF_ANY))
+			return;
+		v = bpf_map_lookup_elem(&rss, &tgid);
+		if (!v)
+			return;
+	}
+	v->count[member & 3] = pages;
+	__sync_fetch_and_add(&v->updates, 1);
+}
+
+SEC("tp_btf/rss_stat")
+int BPF_PROG(btf_rss_stat, struct mm_struct *mm, int member)
+{
+	__s64 pages;
+
+	if (member < 0 || member >= MEVITOP_NR_RSS)
+		return 0;
+	if (bpf_core_type_exists(struct percpu_counter) &&
+	    bpf_core_field_exists(mm->rss_stat[0].count)) {
+		/* percpu_counter_read(): the approximate global value, as the trace event shows. */
+		pages = BPF_CORE_READ(mm, rss_stat[member & 3].count);
+	} else {
+		struct mm_struct___old *old = (void *)mm;
+
+		pages = BPF_CORE_READ(old, rss_stat.count[member & 3].counter);
+	}
+	store(mm_tgid(mm), member, pages);
+	return 0;
+}
+
+SEC("tp/kmem/rss_stat")
+int tp_rss_stat(struct trace_event_raw_rss_stat *ctx)
+{
+	/* The classic event identifies the mm only by a hashed id; `curr` says whether it is
+	 * current's.  Changes to other mms are left to periodic reconciliation. */
+	if (!BPF_CORE_READ(ctx, curr))
+		return 0;
+	store(bpf_get_current_pid_tgid() >> 32, BPF_CORE_READ(ctx, member),
+	      BPF_CORE_READ(ctx, size) >> 12);
+	return 0;
+}

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "kfeatures.h"
+#include "log.h"
+
+enum {
+	OPT_NO_RECONCILE = 256,
+	OPT_NO_CHILDREN,
+	OPT_PROBE,
+	OPT_MODE,
+	OPT_MAPS,
+	OPT_EXACT,
+	OPT_DISABLE,
+	OPT_RINGBUF,
+};
+
+static const struct option longopts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "count", required_argument, NULL, 'n' },
+	{ "maps", no_argument, NULL, OPT_MAPS },
+	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "exact", no_argument, NULL, OPT_EXACT },
+	{ "no-reconcile", no_argument, NULL, OPT_NO_RECONCILE },
+	{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
+	{ "probe", no_argument, NULL, OPT_PROBE },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	/* For tests and debugging; documented in the README's testing section. */
+	{ "disable", required_argument, NULL, OPT_DISABLE },
+	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
+	{ 0 },
+};
+
+void cli_usage(FILE *out)
+{
+	fprintf(out,
+"Usage: mevitop [OPTIONS]                 watch every process (like top)\n"
+"       mevitop -p PID[,PID...] [OPTIONS] the heatmap of these processes\n"
+"\n"
+"Shows, page by page, which parts of processes' address spaces are in RAM, live.\n"
+"Needs root (BPF, other processes' pagemap).\n"
+"\n"
+"Options:\n"
+"  -p, --pid PID[,PID...]   watch these processes (and, unless --no-children, their\n"
+"                           children); default: every process\n"
+"  -j, --json               print NDJSON snapshots on stdout instead of the interactive\n"
+"                           view; the first line comes once the hooks are attached and\n"
+"                           the initial scan is complete\n"
+"  -i, --interval MS        snapshot / refresh period in milliseconds (default 1000)\n"
+"  -n, --count N            exit after N snapshots (the first included)\n"
+"      --maps               include mappings and page runs in whole-system JSON\n"
+"                           (always included with -p)\n"
+"      --mode MODE          trace: every fault and mm syscall, in order (default)\n"
+"      --no-reconcile       no periodic rescans (event-driven scans and healing after\n"
+"                           lost events stay)\n"
+"      --no-children        with -p, do not follow forked children\n"
+"      --probe              print kernel features and the hooks mevitop would use, exit\n"
+"  -v, --verbose            more messages on stderr (-vv: libbpf debug)\n"
+"  -h, --help               this help\n"
+"  -V, --version            version\n"
+"\n"
+"Testing switches: --disable FEATURE[,...] forces a fallback (%s;\n"
+"also MEVITOP_DISABLE=...), --ringbuf-size BYTES (power of two, >= 4096).\n",
+		features_disable_names());
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "mevitop: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'mevitop --help'.\n");
+	return 2;
+}
+
+static bool parse_u64(const char *s, uint64_t *v, uint64_t min, uint64_t max)
+{
+	char *end;
+	unsigned long long x;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno || *end || x < min || x > max)
+		return false;
+	*v = x;
+	return true;
+}
+
+static int parse_pids(const char *arg, struct cli *c)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	uint64_t v;
+
+	if (!copy)
+		return 1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		pid_t *np;
+
+		if (!parse_u64(tok, &v, 1, INT_MAX)) {
+			fprintf(stderr, "mevitop: invalid pid '%s': expected a positive number\n"
+				"Try 'mevitop --help'.\n", tok);
+			free(copy);
+			return 2;
+		}
+		np = realloc(c->pids, (c->npids + 1) * sizeof(*np));
+		if (!np) {
+			free(copy);
+			return 1;
+		}
+		c->pids = np;
+		c->pids[c->npids++] = v;
+	}
+	free(copy);
+	if (!c->npids)
+		return usage_error("-p needs at least one pid");
+	return 0;
+}
+
+int cli_parse(int argc, char **argv, struct cli *c)
+{
+	const char *env = getenv("MEVITOP_DISABLE");
+	uint64_t v;
+	int opt, err;
+
+	memset(c, 0, sizeof(*c));
+	c->interval_ms = 1000;
+	c->mode = MODE_TRACE;
+	if (argc > 1 && !strcmp(argv[1], "run")) {
+		c->run = true;
+		argv++;
+		argc--;
+	}
+	if (env && *env && features_parse_disable(env, &c->disable))
+		return 2;
+	/* "+": stop at the first non-option so `run CMD -x` leaves -x to CMD. */
+	while ((opt = getopt_long(argc, argv, "+p:ji:n:vhV", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			err = parse_pids(optarg, c);
+			if (err)
+				return err;
+			break;
+		case 'j':
+			c->json = true;
+			break;
+		case 'i':
+			if (!parse_u64(optarg, &v, 10, 3600000))
+				return usage_error("invalid interval '%s': expected milliseconds "
+						   "between 10 and 3600000", optarg);
+			c->interval_ms = v;
+			c->interval_set = true;
+			break;
+		case 'n':
+			if (!parse_u64(optarg, &v, 1, UINT64_MAX))
+				return usage_error("invalid count '%s': expected a positive number",
+						   optarg);
+			c->count = v;
+			break;
+		case OPT_MAPS:
+			c->maps = true;
+			break;
+		case OPT_MODE:
+			if (!strcmp(optarg, "trace"))
+				c->mode = MODE_TRACE;
+			else
+				return usage_error("unknown mode '%s' (known: trace)", optarg);
+			c->mode_set = true;
+			break;
+		case OPT_EXACT:
+			c->exact = true;
+			break;
+		case OPT_NO_RECONCILE:
+			c->no_reconcile = true;
+			break;
+		case OPT_NO_CHILDREN:
+			c->no_children = true;
+			break;
+		case OPT_PROBE:
+			c->probe = true;
+			break;
+		case 'v':
+			c->verbose++;
+			break;
+		case 'h':
+			c->help = true;
+			break;
+		case 'V':
+			c->version = true;
+			break;
+		case OPT_DISABLE:
+			if (features_parse_disable(optarg, &c->disable))
+				return 2;
+			break;
+		case OPT_RINGBUF:
+			if (!parse_u64(optarg, &v, 4096, 1ULL << 32) || (v & (v - 1)))
+				return usage_error("invalid ring buffer size '%s': a power of two "
+						   ">= 4096", optarg);
+			c->ringbuf_bytes = v;
+			break;
+		default:
+			fprintf(stderr, "Try 'mevitop --help'.\n");
+			return 2;
+		}
+	}
+	if (c->run) {
+		if (optind >= argc)
+			return usage_error("run needs a command: mevitop run [OPTIONS] -- CMD");
+		c->run_argv = argv + optind;
+	} else if (optind < argc) {
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	}
+	return 0;
+}
+
+void cli_free(struct cli *c)
+{
+	free(c->pids);
+}

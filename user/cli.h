@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Command line: options, validation and --help (kept in step with README.md and the man page). */
+#ifndef MEVITOP_CLI_H
+#define MEVITOP_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "engine.h"
+
+struct cli {
+	bool run;			/* `mevitop run -- CMD` */
+	char **run_argv;
+	pid_t *pids;
+	size_t npids;
+	bool json;
+	bool maps;
+	bool probe;
+	bool exact;
+	bool help, version;
+	bool no_reconcile;
+	bool no_children;
+	enum engine_mode mode;
+	bool mode_set;
+	uint64_t interval_ms;
+	bool interval_set;
+	uint64_t count;			/* 0: forever */
+	uint32_t disable;		/* enum feat_disable */
+	size_t ringbuf_bytes;
+	int verbose;
+};
+
+/* Parses argv; returns 0, or 2 after printing a usage error. */
+int cli_parse(int argc, char **argv, struct cli *c);
+void cli_usage(FILE *out);
+void cli_free(struct cli *c);
+
+#endif

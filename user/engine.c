@@ -1,0 +1,1426 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/types.h>
+#include "engine.h"
+#include "log.h"
+#include "pagemap.h"
+#include "procfs.h"
+#include "syscalls.h"
+#include "tracer.h"
+
+/* Kernel ABI values the engine decodes (x86_64 uapi; stable). */
+#define K_MAP_SHARED		0x01
+#define K_MAP_SHARED_VALIDATE	0x03
+#define K_MAP_FIXED		0x10
+#define K_MAP_ANONYMOUS		0x20
+#define K_MAP_GROWSDOWN		0x0100
+#define K_MAP_LOCKED		0x2000
+#define K_MAP_POPULATE		0x8000
+#define K_MAP_HUGETLB		0x40000
+#define K_PROT_READ		0x1
+#define K_PROT_WRITE		0x2
+#define K_PROT_EXEC		0x4
+#define K_MREMAP_MAYMOVE	1
+#define K_MREMAP_FIXED		2
+#define K_MREMAP_DONTUNMAP	4
+#define K_MCL_CURRENT		1
+#define K_MCL_FUTURE		2
+
+#define K_MADV_NORMAL		0
+#define K_MADV_RANDOM		1
+#define K_MADV_SEQUENTIAL	2
+#define K_MADV_WILLNEED		3
+#define K_MADV_DONTNEED		4
+#define K_MADV_FREE		8
+#define K_MADV_REMOVE		9
+#define K_MADV_DONTFORK		10
+#define K_MADV_DOFORK		11
+#define K_MADV_MERGEABLE	12
+#define K_MADV_UNMERGEABLE	13
+#define K_MADV_HUGEPAGE		14
+#define K_MADV_NOHUGEPAGE	15
+#define K_MADV_DONTDUMP		16
+#define K_MADV_DODUMP		17
+#define K_MADV_WIPEONFORK	18
+#define K_MADV_KEEPONFORK	19
+#define K_MADV_COLD		20
+#define K_MADV_PAGEOUT		21
+#define K_MADV_POPULATE_READ	22
+#define K_MADV_POPULATE_WRITE	23
+#define K_MADV_DONTNEED_LOCKED	24
+#define K_MADV_COLLAPSE		25
+#define K_MADV_GUARD_INSTALL	102
+#define K_MADV_GUARD_REMOVE	103
+
+#define PMD_PAGES	512ULL		/* 2 MiB of 4 KiB pages */
+#define MAX_ERRNO	4095
+
+/* struct pstate.pending */
+#define PEND_RELOAD	(1u << 0)	/* re-read maps and scan everything (new, exec) */
+#define PEND_MAPS	(1u << 1)	/* re-read maps: names, layout the events could not say */
+#define PEND_SCAN	(1u << 2)	/* scan the queued ranges */
+#define PEND_RECONCILE	(1u << 3)	/* full rescan, corrections counted as drift */
+
+struct range {
+	uint64_t start, end;	/* pages */
+};
+
+struct pstate {
+	int pagemap_fd;
+	struct range *scan;
+	size_t nscan, capscan;
+	uint64_t events_tick;		/* events applied since the last tick */
+	uint64_t rss_updates;		/* rss_stat hits seen at the last tick */
+	uint64_t last_full_ns;		/* last full scan */
+	bool target;			/* named with -p */
+	bool locked_future;		/* mlockall(MCL_FUTURE) */
+};
+
+struct alias {
+	pid_t child, parent;		/* a vfork/CLONE_VM child sharing the parent's mm */
+};
+
+#define NBUCKETS 4096
+
+struct engine {
+	struct engine_opts o;
+	struct features f;
+	struct tracer *tracer;
+	pthread_mutex_t lock;
+	struct proc *buckets[NBUCKETS];
+	size_t nprocs;
+	struct proc **sorted;
+	size_t nsorted, capsorted;
+	bool sorted_dirty;
+	struct proc *pending;		/* batch-end work list */
+	struct alias *aliases;
+	size_t naliases, capaliases;
+	struct engine_stats st;
+	uint64_t last_tick_ns, events_at_tick;
+	uint64_t now_ns;		/* of the batch being applied */
+	bool use_scan;			/* PAGEMAP_SCAN, else pread */
+	bool smaps;			/* read VmFlags where THP eligibility matters */
+	size_t reconcile_cursor;
+	struct scan_run *runs;
+	size_t nruns, capruns;
+	struct proc **exits;		/* exited since engine_take_exits */
+	size_t nexits, capexits;
+};
+
+uint64_t engine_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+const char *engine_mode_name(enum engine_mode m)
+{
+	switch (m) {
+	case MODE_TRACE: return "trace";
+	case MODE_SAMPLE: return "sample";
+	case MODE_EXACT: return "exact";
+	}
+	return "?";
+}
+
+static struct pstate *ps(const struct proc *p)
+{
+	return p->engine;
+}
+
+/* --- process table --- */
+
+static struct proc **bucket(struct engine *e, pid_t pid)
+{
+	return &e->buckets[(uint32_t)pid % NBUCKETS];
+}
+
+struct proc *engine_find(struct engine *e, pid_t pid)
+{
+	struct proc *p;
+
+	for (p = *bucket(e, pid); p; p = p->hnext)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+static struct proc *attach_pstate(struct proc *p)
+{
+	struct pstate *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		proc_free(p);
+		return NULL;
+	}
+	s->pagemap_fd = -1;
+	p->engine = s;
+	return p;
+}
+
+static void table_add(struct engine *e, struct proc *p)
+{
+	struct proc **b = bucket(e, p->pid);
+
+	p->hnext = *b;
+	*b = p;
+	e->nprocs++;
+	e->sorted_dirty = true;
+}
+
+static void pstate_free(struct pstate *s)
+{
+	if (!s)
+		return;
+	if (s->pagemap_fd >= 0)
+		close(s->pagemap_fd);
+	free(s->scan);
+	free(s);
+}
+
+static void pending_remove(struct engine *e, struct proc *p)
+{
+	struct proc **pp;
+
+	if (!p->pending)
+		return;
+	for (pp = &e->pending; *pp; pp = &(*pp)->pending_next) {
+		if (*pp == p) {
+			*pp = p->pending_next;
+			break;
+		}
+	}
+	p->pending = 0;
+	p->pending_next = NULL;
+}
+
+static void table_del(struct engine *e, struct proc *p)
+{
+	struct proc **pp;
+	size_t i;
+
+	for (pp = bucket(e, p->pid); *pp; pp = &(*pp)->hnext) {
+		if (*pp == p) {
+			*pp = p->hnext;
+			break;
+		}
+	}
+	pending_remove(e, p);
+	for (i = 0; i < e->nexits; i++)
+		if (e->exits[i] == p)
+			e->exits[i] = e->exits[--e->nexits];
+	e->nprocs--;
+	e->sorted_dirty = true;
+	pstate_free(ps(p));
+	proc_free(p);
+}
+
+static void mark(struct engine *e, struct proc *p, uint32_t what)
+{
+	if (!p->pending) {
+		p->pending_next = e->pending;
+		e->pending = p;
+	}
+	p->pending |= what;
+}
+
+static void queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end)
+{
+	struct pstate *s = ps(p);
+
+	if (start >= end)
+		return;
+	if (s->nscan && s->scan[s->nscan - 1].end == start) {
+		s->scan[s->nscan - 1].end = end;	/* the common sequential case */
+	} else if (s->nscan && s->scan[s->nscan - 1].start <= start &&
+		   s->scan[s->nscan - 1].end >= end) {
+		/* already queued */
+	} else {
+		if (s->nscan == s->capscan) {
+			size_t cap = s->capscan ? s->capscan * 2 : 16;
+			struct range *r = realloc(s->scan, cap * sizeof(*r));
+
+			if (!r) {
+				mark(e, p, PEND_RECONCILE);
+				return;
+			}
+			s->scan = r;
+			s->capscan = cap;
+		}
+		s->scan[s->nscan++] = (struct range){ start, end };
+	}
+	mark(e, p, PEND_SCAN);
+}
+
+static struct proc *new_proc(struct engine *e, pid_t pid, bool target)
+{
+	struct proc *p = proc_new(pid);
+
+	if (!p || !attach_pstate(p))
+		return NULL;
+	ps(p)->target = target;
+	table_add(e, p);
+	mark(e, p, PEND_RELOAD);
+	return p;
+}
+
+static pid_t alias_parent(struct engine *e, pid_t tgid)
+{
+	size_t i;
+
+	for (i = 0; i < e->naliases; i++)
+		if (e->aliases[i].child == tgid)
+			return e->aliases[i].parent;
+	return 0;
+}
+
+static void alias_del(struct engine *e, pid_t child)
+{
+	size_t i;
+
+	for (i = 0; i < e->naliases; i++)
+		if (e->aliases[i].child == child)
+			e->aliases[i] = e->aliases[--e->naliases];
+}
+
+static void alias_add(struct engine *e, pid_t child, pid_t parent)
+{
+	if (e->naliases == e->capaliases) {
+		size_t cap = e->capaliases ? e->capaliases * 2 : 8;
+		struct alias *a = realloc(e->aliases, cap * sizeof(*a));
+
+		if (!a)
+			return;
+		e->aliases = a;
+		e->capaliases = cap;
+	}
+	e->aliases[e->naliases++] = (struct alias){ child, parent };
+}
+
+/* The process whose model an event of `tgid` changes, creating it in whole-system mode. */
+static struct proc *proc_for(struct engine *e, pid_t tgid)
+{
+	struct proc *p = engine_find(e, tgid);
+	pid_t parent;
+
+	if (p)
+		return p->exited ? NULL : p;
+	parent = e->naliases ? alias_parent(e, tgid) : 0;
+	if (parent)
+		return engine_find(e, parent);
+	/* A process we have not seen (started before the hooks, or its fork record was lost):
+	 * model it from /proc at the end of the batch. */
+	if (!e->o.npids || e->o.follow_children)
+		return new_proc(e, tgid, false);
+	return NULL;
+}
+
+/* --- THP, fault-around: how many pages one fault may map --- */
+
+static bool thp_possible(const struct engine *e, const struct mapping *m)
+{
+	if (m->perms & MP_SHARED)
+		return false;
+	if (m->kind != MK_ANON && m->kind != MK_HEAP && m->kind != MK_STACK)
+		return false;
+	if (m->flags & MF_NOHUGEPAGE)
+		return false;
+	if (e->f.thp == THP_ALWAYS)
+		return true;
+	if (e->f.thp == THP_MADVISE && (m->flags & MF_HUGEPAGE))
+		return true;
+	/* Multi-size THP sizes set to "always" apply without madvise. */
+	return false;
+}
+
+static void queue_window(struct engine *e, struct proc *p, const struct mapping *m,
+			 uint64_t page, uint64_t window_pages)
+{
+	uint64_t ws = page & ~(window_pages - 1), we = ws + window_pages;
+	uint64_t pmd_s = page & ~(PMD_PAGES - 1), pmd_e = pmd_s + PMD_PAGES;
+
+	/* Never beyond the mapping, nor across a PMD (fault-around stops at the PMD). */
+	if (ws < mapping_start(m))
+		ws = mapping_start(m);
+	if (we > mapping_end(m))
+		we = mapping_end(m);
+	if (ws < pmd_s)
+		ws = pmd_s;
+	if (we > pmd_e)
+		we = pmd_e;
+	queue_scan(e, p, ws, we);
+}
+
+/* --- applying events --- */
+
+static void apply_fault(struct engine *e, const struct ev_fault *ev)
+{
+	struct proc *p = proc_for(e, ev->tgid);
+	uint64_t page = ev->addr >> PAGE_SHIFT_4K;
+	struct mapping *m;
+
+	if (!p)
+		return;
+	p->faults++;
+	ps(p)->events_tick++;
+	heat_add(&p->heat, page, 1.0f, e->now_ns);
+	if (p->pending & PEND_RELOAD)
+		return;		/* the reload reads the truth after this fault */
+	m = model_find(p, page);
+	if (!m) {
+		struct mapping *above = model_find_ge(p, page);
+
+		if (above && (above->flags & MF_GROWSDOWN) && !(ev->flags & EVF_KERNEL)) {
+			/* The stack grows down to the faulting page (expand_stack). */
+			model_grow_down(p, above, page);
+			m = above;
+		} else {
+			/* An address our layout does not know: re-read it, then look. */
+			mark(e, p, PEND_MAPS);
+			queue_scan(e, p, page, page + 1);
+			return;
+		}
+	}
+	if (ev->flags & EVF_PRESENT) {
+		/* A protection fault (COW, write to a read-only PTE): the page was present. */
+		model_set_page(p, page, PS_RESIDENT);
+		return;
+	}
+	if (!(m->perms & (MP_READ | MP_WRITE | MP_EXEC)))
+		return;		/* PROT_NONE: SIGSEGV, nothing mapped */
+	if ((ev->flags & EVF_WRITE) && !(m->perms & MP_WRITE))
+		return;		/* write to a read-only mapping: SIGSEGV or EFAULT */
+	model_set_page(p, page, PS_RESIDENT);
+
+	if (m->flags & MF_HUGETLB) {
+		queue_window(e, p, m, page, PMD_PAGES);
+	} else if (m->kind == MK_FILE || m->kind == MK_SHMEM || m->kind == MK_VDSO ||
+		   m->kind == MK_OTHER) {
+		/* Read faults map the cached neighbours too (do_fault_around); write faults
+		 * on file mappings (COW or shared) map just the one page. */
+		if (!(ev->flags & EVF_WRITE))
+			queue_window(e, p, m, page, e->f.fault_around_bytes >> PAGE_SHIFT_4K);
+	} else if (thp_possible(e, m)) {
+		queue_window(e, p, m, page, PMD_PAGES);
+	}
+}
+
+static uint64_t pages_up(uint64_t bytes)
+{
+	return (bytes + PAGE_SIZE_4K - 1) >> PAGE_SHIFT_4K;
+}
+
+static uint32_t prot_perms(uint64_t prot, uint64_t flags)
+{
+	uint32_t perms = 0;
+
+	if (prot & K_PROT_READ)
+		perms |= MP_READ;
+	if (prot & K_PROT_WRITE)
+		perms |= MP_WRITE;
+	if (prot & K_PROT_EXEC)
+		perms |= MP_EXEC;
+	if ((flags & K_MAP_SHARED_VALIDATE) == K_MAP_SHARED ||
+	    (flags & K_MAP_SHARED_VALIDATE) == K_MAP_SHARED_VALIDATE)
+		perms |= MP_SHARED;
+	return perms;
+}
+
+static bool is_err(int64_t ret)
+{
+	return ret < 0 && ret >= -MAX_ERRNO;
+}
+
+static void apply_mmap(struct engine *e, struct proc *p, const struct ev_syscall *ev)
+{
+	uint64_t addr = ev->ret, len = ev->args[1], prot = ev->args[2], flags = ev->args[3];
+	uint64_t start = addr >> PAGE_SHIFT_4K, end = start + pages_up(len);
+	struct mapping_attrs a = { .perms = prot_perms(prot, flags) };
+	bool anon = flags & K_MAP_ANONYMOUS;
+
+	if (is_err(ev->ret) || !len)
+		return;
+	a.kind = anon ? ((a.perms & MP_SHARED) ? MK_SHMEM : MK_ANON) : MK_FILE;
+	if (!anon) {
+		a.offset = ev->args[5];
+		a.flags |= MF_NEEDS_NAME;	/* the path comes from /proc/PID/maps */
+	}
+	if (flags & K_MAP_GROWSDOWN)
+		a.flags |= MF_GROWSDOWN;
+	if (flags & K_MAP_HUGETLB)
+		a.flags |= MF_HUGETLB;
+	if ((flags & K_MAP_LOCKED) || ps(p)->locked_future)
+		a.flags |= MF_LOCKED;
+	if (model_map(p, start, end, &a)) {
+		mark(e, p, PEND_MAPS);
+		return;
+	}
+	if (!anon || (flags & K_MAP_HUGETLB))
+		mark(e, p, PEND_MAPS);		/* names, shmem vs file, hugetlb details */
+	if (flags & (K_MAP_POPULATE | K_MAP_LOCKED) || ps(p)->locked_future)
+		queue_scan(e, p, start, end);	/* populated without faults */
+}
+
+static void apply_munmap(struct engine *e, struct proc *p, const struct ev_syscall *ev)
+{
+	uint64_t start = ev->args[0] >> PAGE_SHIFT_4K;
+
+	if (ev->ret != 0)
+		return;
+	model_unmap(p, start, start + pages_up(ev->args[1]));
+}
+
+static void apply_mremap(struct engine *e, struct proc *p, const struct ev_syscall *ev)
+{
+	uint64_t old = ev->args[0] >> PAGE_SHIFT_4K, old_len = pages_up(ev->args[1]);
+	uint64_t new_len = pages_up(ev->args[2]), flags = ev->args[3];
+	uint64_t new = (uint64_t)ev->ret >> PAGE_SHIFT_4K;
+
+	if (is_err(ev->ret))
+		return;
+	if (old_len == 0) {
+		/* Duplicating a shared mapping: attributes from /proc, pages from a scan. */
+		mark(e, p, PEND_MAPS);
+		queue_scan(e, p, new, new + new_len);
+		return;
+	}
+	if (model_remap(p, old, old_len, new, new_len, flags & K_MREMAP_DONTUNMAP)) {
+		mark(e, p, PEND_MAPS);
+	}
+	/* The moved pages are exact; a scan of the result costs little and absorbs any
+	 * race with a fault that was still in flight when the mapping moved. */
+	queue_scan(e, p, new, new + new_len);
+	if (flags & K_MREMAP_DONTUNMAP)
+		queue_scan(e, p, old, old + old_len);
+}
+
+static void apply_brk(struct engine *e, struct proc *p, const struct ev_syscall *ev)
+{
+	uint64_t end = pages_up(ev->ret), start;
+	struct mapping *heap = model_heap(p);
+
+	if (heap) {
+		if (end == mapping_end(heap))
+			return;
+		start = mapping_end(heap);
+		model_set_end(p, heap, end > mapping_start(heap) ? end : mapping_start(heap));
+		if (end <= mapping_start(heap))
+			model_unmap(p, mapping_start(heap), mapping_end(heap));
+	} else {
+		struct mapping_attrs a = { .perms = MP_READ | MP_WRITE, .kind = MK_HEAP };
+
+		if (!p->brk_start)
+			return;		/* learnt at the next maps read */
+		start = pages_up(p->brk_start);
+		if (end <= start)
+			return;
+		model_map(p, start, end, &a);
+	}
+	if (ps(p)->locked_future && end > start)
+		queue_scan(e, p, start, end);
+}
+
+static void apply_madvise(struct engine *e, struct proc *p, uint64_t addr, uint64_t len,
+			  int advice, int64_t ret)
+{
+	uint64_t start = addr >> PAGE_SHIFT_4K, end = start + pages_up(len);
+
+	/* -ENOMEM means part of the range was unmapped: the advice applied to the rest. */
+	if (ret != 0 && ret != -ENOMEM)
+		return;
+	switch (advice) {
+	case K_MADV_NORMAL:
+	case K_MADV_RANDOM:
+	case K_MADV_SEQUENTIAL:
+	case K_MADV_DONTFORK:
+	case K_MADV_DOFORK:
+	case K_MADV_DONTDUMP:
+	case K_MADV_DODUMP:
+	case K_MADV_WIPEONFORK:
+	case K_MADV_KEEPONFORK:
+	case K_MADV_COLD:
+	case K_MADV_MERGEABLE:		/* KSM merges later, unseen: rss reconciliation */
+	case K_MADV_UNMERGEABLE:
+		return;
+	case K_MADV_HUGEPAGE:
+		model_set_flags(p, start, end, MF_HUGEPAGE, MF_NOHUGEPAGE);
+		return;
+	case K_MADV_NOHUGEPAGE:
+		model_set_flags(p, start, end, MF_NOHUGEPAGE, MF_HUGEPAGE);
+		return;
+	case K_MADV_DONTNEED:
+	case K_MADV_DONTNEED_LOCKED:
+	case K_MADV_REMOVE:
+		if (ret == 0) {
+			/* zap_page_range: every PTE of the range is gone, whatever backed it. */
+			model_set_state(p, start, end, PS_NOT_RESIDENT);
+			return;
+		}
+		break;
+	default:
+		/* FREE (pages stay until reclaim), PAGEOUT (only what could be reclaimed),
+		 * POPULATE_*, WILLNEED, COLLAPSE, GUARD_*: the kernel decides page by page. */
+		break;
+	}
+	queue_scan(e, p, start, end);
+}
+
+static void apply_process_madvise(struct engine *e, struct proc *caller,
+				  const struct ev_syscall *ev)
+{
+	pid_t target;
+	struct proc *t;
+
+	if (is_err(ev->ret) && ev->ret != -ENOMEM)
+		return;
+	/* The pidfd may already be closed; then the target's rss counters tell instead. */
+	if (procfs_pidfd_target(ev->tgid, ev->args[0], &target))
+		return;
+	t = engine_find(e, target);
+	if (t && !t->exited)
+		mark(e, t, PEND_RECONCILE);
+}
+
+static void apply_syscall(struct engine *e, const struct ev_syscall *ev)
+{
+	struct proc *p = proc_for(e, ev->tgid);
+	uint64_t start, len;
+
+	if (!p)
+		return;
+	ps(p)->events_tick++;
+	if (p->pending & PEND_RELOAD)
+		return;
+	switch (ev->nr) {
+	case SYS_MMAP:
+		apply_mmap(e, p, ev);
+		break;
+	case SYS_MUNMAP:
+		apply_munmap(e, p, ev);
+		break;
+	case SYS_MREMAP:
+		apply_mremap(e, p, ev);
+		break;
+	case SYS_BRK:
+		apply_brk(e, p, ev);
+		break;
+	case SYS_MADVISE:
+		apply_madvise(e, p, ev->args[0], ev->args[1], ev->args[2], ev->ret);
+		break;
+	case SYS_PROCESS_MADVISE:
+		apply_process_madvise(e, p, ev);
+		break;
+	case SYS_MPROTECT:
+	case SYS_PKEY_MPROTECT:
+		if (ev->ret != 0)
+			break;
+		start = ev->args[0] >> PAGE_SHIFT_4K;
+		len = pages_up(ev->args[1]);
+		model_protect(p, start, start + len, prot_perms(ev->args[2], 0));
+		/* Making an mlock'ed range writable populates it. */
+		queue_scan(e, p, start, start + len);
+		break;
+	case SYS_MLOCK:
+	case SYS_MLOCK2:
+		if (ev->ret != 0)
+			break;
+		start = ev->args[0] >> PAGE_SHIFT_4K;
+		queue_scan(e, p, start, start + pages_up(ev->args[1] + (ev->args[0] & 4095)));
+		break;
+	case SYS_MLOCKALL:
+		if (ev->ret != 0)
+			break;
+		if (ev->args[0] & K_MCL_FUTURE)
+			ps(p)->locked_future = true;
+		if (ev->args[0] & K_MCL_CURRENT)
+			mark(e, p, PEND_RECONCILE);
+		break;
+	case SYS_SHMAT:
+	case SYS_SHMDT:
+	case SYS_REMAP_FILE_PAGES:
+		if (is_err(ev->ret))
+			break;
+		/* Sizes live in the kernel's shm segment: read the layout, scan what changed. */
+		mark(e, p, PEND_MAPS);
+		break;
+	}
+}
+
+static void apply_fork(struct engine *e, const struct ev_proc *ev)
+{
+	struct proc *parent = proc_for(e, ev->ptgid), *c;
+	pid_t tgid;
+
+	if (engine_find(e, ev->tgid))
+		return;
+	if (ev->flags & EVP_MAYBE_THREAD) {
+		/* The classic fork event does not say thread or process. */
+		if (procfs_read_tgid(ev->tgid, &tgid) == 0 && tgid != (pid_t)ev->tgid)
+			return;
+	}
+	if (ev->flags & EVP_SHARED_MM) {
+		/* vfork/CLONE_VM: the child's faults change the parent's memory until it execs. */
+		if (parent)
+			alias_add(e, ev->tgid, parent->pid);
+		return;
+	}
+	if (!parent && e->o.npids)
+		return;
+	/* The child starts with the parent's picture (anonymous pages are shared copy-on-write)
+	 * and is rescanned at the end of the batch: file mappings' PTEs are not copied at
+	 * fork, and MADV_DONTFORK/WIPEONFORK ranges differ. */
+	c = parent && !(parent->pending & PEND_RELOAD) ? proc_clone(parent, ev->tgid)
+						       : proc_new(ev->tgid);
+	if (!c || !attach_pstate(c))
+		return;
+	memcpy(c->comm, ev->comm, sizeof(c->comm));
+	c->comm[sizeof(c->comm) - 1] = 0;
+	c->ready = parent != NULL;
+	ps(c)->target = parent && ps(parent)->target && e->o.follow_children;
+	table_add(e, c);
+	mark(e, c, PEND_RELOAD);
+}
+
+static void apply_exec(struct engine *e, const struct ev_proc *ev)
+{
+	struct proc *p;
+
+	if (e->naliases && alias_parent(e, ev->tgid)) {
+		alias_del(e, ev->tgid);
+		p = new_proc(e, ev->tgid, false);
+		if (p)
+			memcpy(p->comm, ev->comm, sizeof(p->comm));
+		return;
+	}
+	p = proc_for(e, ev->tgid);
+	if (!p)
+		return;
+	/* A new address space: the old pagemap fd points at the old mm. */
+	proc_reset(p);
+	if (ps(p)->pagemap_fd >= 0) {
+		close(ps(p)->pagemap_fd);
+		ps(p)->pagemap_fd = -1;
+	}
+	ps(p)->nscan = 0;
+	ps(p)->locked_future = false;
+	memcpy(p->comm, ev->comm, sizeof(p->comm));
+	p->comm[sizeof(p->comm) - 1] = 0;
+	mark(e, p, PEND_RELOAD);
+}
+
+static void note_exit(struct engine *e, struct proc *p)
+{
+	if (e->nexits == e->capexits) {
+		size_t cap = e->capexits ? e->capexits * 2 : 16;
+		struct proc **v = realloc(e->exits, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		e->exits = v;
+		e->capexits = cap;
+	}
+	e->exits[e->nexits++] = p;
+}
+
+static void apply_exit(struct engine *e, const struct ev_proc *ev)
+{
+	struct proc *p = engine_find(e, ev->tgid);
+
+	if (e->naliases)
+		alias_del(e, ev->tgid);
+	if (!p || p->exited)
+		return;
+	/* Keep the last picture for a while (a tombstone), as top and htop do. */
+	p->exited = true;
+	p->exited_ns = e->now_ns;
+	pending_remove(e, p);
+	if (ps(p)->pagemap_fd >= 0) {
+		close(ps(p)->pagemap_fd);
+		ps(p)->pagemap_fd = -1;
+	}
+	if (!e->o.npids)
+		tracer_del_target(e->tracer, p->pid);
+	note_exit(e, p);
+}
+
+static int on_event(void *ctx, const void *data, size_t size)
+{
+	struct engine *e = ctx;
+	uint8_t kind = *(const uint8_t *)data;
+
+	e->st.events++;
+	if (kind < EV_KIND_MAX)
+		e->st.events_by_kind[kind]++;
+	switch (kind) {
+	case EV_FAULT:
+		if (size >= sizeof(struct ev_fault))
+			apply_fault(e, data);
+		break;
+	case EV_SYSCALL:
+		if (size >= sizeof(struct ev_syscall))
+			apply_syscall(e, data);
+		break;
+	case EV_FORK:
+		if (size >= sizeof(struct ev_proc))
+			apply_fork(e, data);
+		break;
+	case EV_EXEC:
+		if (size >= sizeof(struct ev_proc))
+			apply_exec(e, data);
+		break;
+	case EV_EXIT:
+		if (size >= sizeof(struct ev_proc))
+			apply_exit(e, data);
+		break;
+	}
+	return 0;
+}
+
+/* --- scanning --- */
+
+static int pagemap_fd(struct proc *p)
+{
+	struct pstate *s = ps(p);
+
+	if (s->pagemap_fd < 0)
+		s->pagemap_fd = pagemap_open(p->pid);
+	return s->pagemap_fd;
+}
+
+static void collect_run(uint64_t start, uint64_t end, uint32_t cats, void *arg)
+{
+	struct engine *e = arg;
+
+	if (e->nruns == e->capruns) {
+		size_t cap = e->capruns ? e->capruns * 2 : 1024;
+		struct scan_run *r = realloc(e->runs, cap * sizeof(*r));
+
+		if (!r)
+			return;
+		e->runs = r;
+		e->capruns = cap;
+	}
+	e->runs[e->nruns++] = (struct scan_run){
+		start, end, (cats & PMC_PRESENT) ? PS_RESIDENT : PS_SWAPPED
+	};
+}
+
+/* Scans [start, end) (which lies within one mapping) and replaces the model's states with
+ * the truth.  Returns pages corrected, or -errno. */
+static int64_t scan_range(struct engine *e, struct proc *p, uint64_t start, uint64_t end)
+{
+	int fd = pagemap_fd(p), err;
+
+	if (fd < 0)
+		return fd;
+	e->nruns = 0;
+	err = pagemap_scan(fd, start, end, e->use_scan, collect_run, e);
+	if (err)
+		return err;
+	e->st.scanned_pages += end - start;
+	return model_apply_scan(p, start, end, e->runs, e->nruns);
+}
+
+/* Scans [start, end) clipped to the mappings it overlaps. */
+static int64_t scan_clipped(struct engine *e, struct proc *p, uint64_t start, uint64_t end)
+{
+	struct mapping *m = model_find(p, start);
+	int64_t total = 0, r;
+
+	if (!m)
+		m = model_find_ge(p, start);
+	for (; m && mapping_start(m) < end; m = model_next(m)) {
+		uint64_t s = mapping_start(m) > start ? mapping_start(m) : start;
+		uint64_t t = mapping_end(m) < end ? mapping_end(m) : end;
+
+		if (m->kind == MK_VSYSCALL)	/* not part of the mm: pagemap has nothing */
+			continue;
+		r = scan_range(e, p, s, t);
+		if (r < 0)
+			return r;
+		total += r;
+	}
+	return total;
+}
+
+static int64_t scan_all(struct engine *e, struct proc *p)
+{
+	struct mapping *m;
+	int64_t total = 0, r;
+
+	for (m = model_first(p); m; m = model_next(m)) {
+		if (m->kind == MK_VSYSCALL)
+			continue;
+		r = scan_range(e, p, mapping_start(m), mapping_end(m));
+		if (r < 0)
+			return r;
+		total += r;
+	}
+	ps(p)->last_full_ns = engine_now_ns();
+	return total;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct range *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+static int scan_queued(struct engine *e, struct proc *p)
+{
+	struct pstate *s = ps(p);
+	size_t i, n = 0;
+	int64_t r;
+
+	if (!s->nscan)
+		return 0;
+	qsort(s->scan, s->nscan, sizeof(*s->scan), cmp_range);
+	for (i = 1; i < s->nscan; i++) {
+		if (s->scan[i].start <= s->scan[n].end) {
+			if (s->scan[i].end > s->scan[n].end)
+				s->scan[n].end = s->scan[i].end;
+		} else {
+			s->scan[++n] = s->scan[i];
+		}
+	}
+	n++;
+	for (i = 0; i < n; i++) {
+		e->st.scans++;
+		r = scan_clipped(e, p, s->scan[i].start, s->scan[i].end);
+		if (r < 0) {
+			s->nscan = 0;
+			return r;
+		}
+	}
+	s->nscan = 0;
+	return 0;
+}
+
+/* --- reading /proc/PID/maps --- */
+
+struct layout_ctx {
+	struct engine *e;
+	struct proc *p;
+	struct proc *old;		/* the previous layout (relayout), or NULL */
+	bool reload;
+	int err;
+};
+
+static void attrs_from_entry(const struct maps_entry *me, struct mapping_attrs *a)
+{
+	bool anon = !*me->path;
+
+	memset(a, 0, sizeof(*a));
+	a->offset = me->offset;
+	a->ino = me->ino;
+	a->dev_major = me->dev_major;
+	a->dev_minor = me->dev_minor;
+	a->perms = me->perms;
+	a->kind = map_kind_classify(me->path, me->perms, false);
+	a->path = anon ? NULL : me->path;
+	if (a->kind == MK_STACK)
+		a->flags |= MF_GROWSDOWN;
+}
+
+static int layout_entry(const struct maps_entry *me, void *arg)
+{
+	struct layout_ctx *c = arg;
+	uint64_t start = me->start >> PAGE_SHIFT_4K, end = me->end >> PAGE_SHIFT_4K;
+	struct mapping_attrs a;
+
+	attrs_from_entry(me, &a);
+	if (c->old) {
+		/* Keep what only events could tell (madvise flags, mlock) from the old layout. */
+		struct mapping *om = model_find(c->old, start);
+
+		if (om)
+			a.flags |= om->flags & (MF_HUGEPAGE | MF_NOHUGEPAGE | MF_LOCKED |
+						MF_HUGETLB | MF_GROWSDOWN);
+		/* Pages the old layout did not cover are unknown: scan them. */
+		uint64_t cur = start;
+
+		while (cur < end) {
+			struct mapping *cover = model_find(c->old, cur);
+
+			if (cover) {
+				cur = mapping_end(cover) < end ? mapping_end(cover) : end;
+				continue;
+			}
+			struct mapping *next = model_find_ge(c->old, cur);
+			uint64_t stop = next && mapping_start(next) < end ? mapping_start(next) : end;
+
+			queue_scan(c->e, c->p, cur, stop);
+			cur = stop;
+		}
+	}
+	c->err = model_map_keep(c->p, start, end, &a);
+	return c->err;
+}
+
+static int vmflags_entry(uint64_t start, uint64_t end, uint32_t vmf, void *arg)
+{
+	struct layout_ctx *c = arg;
+	uint32_t set = 0;
+
+	if (vmf & VMF_HUGEPAGE)
+		set |= MF_HUGEPAGE;
+	if (vmf & VMF_NOHUGEPAGE)
+		set |= MF_NOHUGEPAGE;
+	if (vmf & VMF_HUGETLB)
+		set |= MF_HUGETLB;
+	if (vmf & VMF_LOCKED)
+		set |= MF_LOCKED;
+	if (vmf & VMF_GROWSDOWN)
+		set |= MF_GROWSDOWN;
+	if (set)
+		model_set_flags(c->p, start >> PAGE_SHIFT_4K, end >> PAGE_SHIFT_4K, set, 0);
+	return 0;
+}
+
+/* VmFlags cost a page-table walk: read them only when THP eligibility can matter, i.e.
+ * THP is in madvise mode and the process has an anonymous mapping of at least 2 MiB. */
+static bool want_vmflags(const struct engine *e, const struct proc *p)
+{
+	const struct mapping *m;
+
+	if (!e->smaps || e->f.thp != THP_MADVISE)
+		return false;
+	for (m = model_first(p); m; m = model_next(m))
+		if ((m->kind == MK_ANON || m->kind == MK_HEAP) &&
+		    mapping_end(m) - mapping_start(m) >= PMD_PAGES)
+			return true;
+	return false;
+}
+
+/* Models a process from scratch: layout from /proc/PID/maps, pages from pagemap. */
+static int reload(struct engine *e, struct proc *p)
+{
+	struct layout_ctx c = { .e = e, .p = p, .reload = true };
+	int64_t r;
+	int err;
+
+	proc_reset(p);
+	ps(p)->nscan = 0;
+	e->st.maps_reads++;
+	err = procfs_read_maps(p->pid, layout_entry, &c);
+	if (err)
+		return err;
+	if (!model_count_maps(p))
+		return -ESRCH;	/* a kernel thread or a zombie: no address space */
+	if (want_vmflags(e, p))
+		procfs_read_vmflags(p->pid, vmflags_entry, &c);
+	procfs_read_start_brk(p->pid, &p->brk_start);
+	if (!p->comm[0])
+		procfs_read_comm(p->pid, p->comm, sizeof(p->comm));
+	procfs_read_uid(p->pid, &p->uid);
+	r = scan_all(e, p);
+	if (r < 0)
+		return r;
+	p->ready = true;
+	return 0;
+}
+
+/* Re-reads the layout, keeping page states where the layout did not change and scanning
+ * where it did. */
+static int relayout(struct engine *e, struct proc *p)
+{
+	struct proc *old = proc_new(p->pid);
+	struct layout_ctx c = { .e = e, .p = p, .old = old };
+	struct mapping *m, *next;
+	uint64_t prev_end = 0;
+	int err;
+
+	if (!old)
+		return -ENOMEM;
+	/* Move the current layout aside (pages stay in p). */
+	for (m = model_first(p); m; m = next) {
+		struct mapping_attrs a = {
+			.offset = m->offset, .ino = m->ino, .dev_major = m->dev_major,
+			.dev_minor = m->dev_minor, .perms = m->perms, .flags = m->flags,
+			.kind = m->kind, .path = m->path,
+		};
+
+		next = model_next(m);
+		model_map_keep(old, mapping_start(m), mapping_end(m), &a);
+	}
+	e->st.maps_reads++;
+	model_clear_layout(p);
+	err = procfs_read_maps(p->pid, layout_entry, &c);
+	if (!err) {
+		/* Pages outside the new layout are gone. */
+		for (m = model_first(p); m; m = model_next(m)) {
+			if (mapping_start(m) > prev_end)
+				model_set_state(p, prev_end, mapping_start(m), PS_NOT_RESIDENT);
+			prev_end = mapping_end(m);
+		}
+		model_set_state(p, prev_end, ~0ULL >> PAGE_SHIFT_4K, PS_NOT_RESIDENT);
+	}
+	proc_free(old);
+	return err;
+}
+
+/* The batch end: everything events asked for, in one pass per process. */
+static void flush(struct engine *e)
+{
+	struct proc *p;
+	int err;
+
+	while ((p = e->pending)) {
+		uint32_t what = p->pending;
+		int64_t r;
+
+		e->pending = p->pending_next;
+		p->pending = 0;
+		p->pending_next = NULL;
+		err = 0;
+		if (what & PEND_RELOAD) {
+			err = reload(e, p);
+		} else {
+			if (what & PEND_MAPS)
+				err = relayout(e, p);
+			if (!err && (what & PEND_RECONCILE)) {
+				e->st.reconciles++;
+				ps(p)->nscan = 0;
+				r = scan_all(e, p);
+				if (r < 0)
+					err = r;
+				else
+					e->st.drift_pages += r;
+			}
+			if (!err && (what & (PEND_SCAN | PEND_MAPS)))
+				err = scan_queued(e, p);
+		}
+		if (err == -ESRCH || err == -ENOENT) {
+			/* Gone (or never had an address space): its exit record may follow. */
+			if (!p->ready) {
+				table_del(e, p);
+				continue;
+			}
+		} else if (err) {
+			log_debug("pid %d: %s", p->pid, strerror(-err));
+		}
+	}
+}
+
+/* --- public --- */
+
+int engine_new(const struct engine_opts *o, const struct features *f, struct engine **out,
+	       char *why, size_t whylen)
+{
+	struct engine *e = calloc(1, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	e->o = *o;
+	e->f = *f;
+	pthread_mutex_init(&e->lock, NULL);
+	e->use_scan = f->pagemap_scan && !(f->disabled & DIS_PAGEMAP_SCAN);
+	e->smaps = !(f->disabled & DIS_SMAPS);
+	if (!e->o.reconcile_period_ms)
+		e->o.reconcile_period_ms = 10000;
+	if (!e->o.reconcile_budget_pages)
+		e->o.reconcile_budget_pages = 4 << 20;	/* ~20 ms of PAGEMAP_SCAN per tick */
+	if (!e->o.tombstone_ms)
+		e->o.tombstone_ms = 2000;
+	*out = e;
+	return 0;
+}
+
+int engine_start(struct engine *e, char *why, size_t whylen)
+{
+	struct tracer_opts to = {
+		.filter = e->o.npids > 0,
+		.sample = e->o.mode == MODE_SAMPLE,
+		.ringbuf_bytes = e->o.ringbuf_bytes,
+		.wakeup_bytes = e->o.ringbuf_bytes ? e->o.ringbuf_bytes / 4 : 2 << 20,
+		.self = getpid(),
+	};
+	pid_t *pids = NULL;
+	size_t n = 0, i;
+	int err;
+
+	if (to.wakeup_bytes < 64)
+		to.wakeup_bytes = 64;
+	err = tracer_open(&e->f, &to, on_event, e, &e->tracer, why, whylen);
+	if (err)
+		return err;
+	e->now_ns = engine_now_ns();
+	e->last_tick_ns = e->now_ns;
+	if (e->o.npids) {
+		for (i = 0; i < e->o.npids; i++) {
+			uint32_t fl = TARGET_WATCH |
+				      (e->o.follow_children ? TARGET_FOLLOW_CHILDREN : 0);
+
+			err = tracer_add_target(e->tracer, e->o.pids[i], fl);
+			if (err) {
+				snprintf(why, whylen, "failed to watch pid %d: %s", e->o.pids[i],
+					 strerror(-err));
+				return err;
+			}
+			if (!engine_find(e, e->o.pids[i]) && !new_proc(e, e->o.pids[i], true))
+				return -ENOMEM;
+		}
+	} else {
+		err = procfs_list_pids(&pids, &n);
+		if (err) {
+			snprintf(why, whylen, "failed to list /proc: %s", strerror(-err));
+			return err;
+		}
+		for (i = 0; i < n; i++)
+			if (pids[i] != getpid() && !engine_find(e, pids[i]))
+				new_proc(e, pids[i], false);
+		free(pids);
+	}
+	pthread_mutex_lock(&e->lock);
+	flush(e);
+	pthread_mutex_unlock(&e->lock);
+	if (e->o.npids) {
+		for (i = 0; i < e->o.npids; i++) {
+			struct proc *p = engine_find(e, e->o.pids[i]);
+
+			if (!p || !p->ready) {
+				snprintf(why, whylen, "process %d vanished while attaching",
+					 e->o.pids[i]);
+				return -ESRCH;
+			}
+		}
+	}
+	/* Apply what happened during the initial scans before the first snapshot. */
+	engine_step(e, 0);
+	return 0;
+}
+
+int engine_step(struct engine *e, int timeout_ms)
+{
+	int n;
+
+	/* Wait for a wake-up (or the timeout) without the lock, so readers are never held up
+	 * by an idle wait; then apply everything available under it. */
+	tracer_wait(e->tracer, timeout_ms);
+	pthread_mutex_lock(&e->lock);
+	e->now_ns = engine_now_ns();
+	n = tracer_consume(e->tracer);
+	flush(e);
+	pthread_mutex_unlock(&e->lock);
+	return n;
+}
+
+static void on_lost_tgid(void *ctx, pid_t tgid, uint64_t count)
+{
+	struct engine *e = ctx;
+	struct proc *p = engine_find(e, tgid);
+
+	/* We cannot know what the lost records said: layout and pages both. */
+	if (p && !p->exited)
+		mark(e, p, PEND_MAPS | PEND_RECONCILE);
+	else if (!p && !e->o.npids)
+		new_proc(e, tgid, false);
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct proc *x = *(const struct proc *const *)a, *y = *(const struct proc *const *)b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+struct proc **engine_procs(struct engine *e, size_t *n)
+{
+	size_t i, k = 0;
+	struct proc *p;
+
+	if (e->sorted_dirty) {
+		if (e->capsorted < e->nprocs) {
+			struct proc **v = realloc(e->sorted, e->nprocs * 2 * sizeof(*v));
+
+			if (!v) {
+				*n = 0;
+				return e->sorted;
+			}
+			e->sorted = v;
+			e->capsorted = e->nprocs * 2;
+		}
+		for (i = 0; i < NBUCKETS; i++)
+			for (p = e->buckets[i]; p; p = p->hnext)
+				e->sorted[k++] = p;
+		qsort(e->sorted, k, sizeof(*e->sorted), cmp_proc);
+		e->nsorted = k;
+		e->sorted_dirty = false;
+	}
+	*n = e->nsorted;
+	return e->sorted;
+}
+
+void engine_tick(struct engine *e)
+{
+	uint64_t now = engine_now_ns(), budget = e->o.reconcile_budget_pages;
+	double dt = (now - e->last_tick_ns) / 1e9;
+	struct proc **procs;
+	size_t n, i, k;
+
+	pthread_mutex_lock(&e->lock);
+	e->now_ns = now;
+	tracer_consume(e->tracer);
+	e->st.lost = tracer_lost(e->tracer, e->st.lost_by_kind);
+	e->st.overflows = tracer_overflows(e->tracer);
+	tracer_drain_lost_tgids(e->tracer, on_lost_tgid, e);
+
+	procs = engine_procs(e, &n);
+	for (i = 0; i < n; i++) {
+		struct proc *p = procs[i];
+		struct pstate *s = ps(p);
+		struct rss_val rv;
+
+		if (p->exited) {
+			if (now - p->exited_ns > e->o.tombstone_ms * 1000000ULL && p->reported_exit)
+				table_del(e, p);
+			continue;
+		}
+		if (dt > 0) {
+			p->fault_rate = (p->faults - p->faults_prev) / dt;
+			p->faults_prev = p->faults;
+		}
+		if (p->ready && e->f.hook[HOOK_RSS] != AT_NONE &&
+		    tracer_read_rss(e->tracer, p->pid, &rv) == 0) {
+			/* The rss counters moved but no event of this process came: reclaim,
+			 * swap-out, khugepaged, KSM or GUP changed it behind our back. */
+			if (rv.updates != s->rss_updates && !s->events_tick && s->rss_updates)
+				mark(e, p, PEND_RECONCILE);
+			s->rss_updates = rv.updates;
+		}
+		s->events_tick = 0;
+		if (p->heat.used > 4096)
+			heat_prune(&p->heat, now);
+	}
+	/* Periodic reconciliation, round robin, within a page budget per tick. */
+	procs = engine_procs(e, &n);
+	if (e->o.reconcile && n) {
+		for (k = 0; k < n && budget; k++) {
+			struct proc *p = procs[(e->reconcile_cursor + k) % n];
+
+			if (p->exited || !p->ready || (p->pending & PEND_RELOAD))
+				continue;
+			if (now - ps(p)->last_full_ns < e->o.reconcile_period_ms * 1000000ULL)
+				continue;
+			if (p->mapped_pages > budget && k)
+				break;
+			budget = p->mapped_pages > budget ? 0 : budget - p->mapped_pages;
+			mark(e, p, PEND_RECONCILE);
+		}
+		e->reconcile_cursor = (e->reconcile_cursor + k) % n;
+	}
+	flush(e);
+	if (dt > 0) {
+		e->st.events_per_sec = (e->st.events - e->events_at_tick) / dt;
+		e->st.interval_s = dt;
+	}
+	e->events_at_tick = e->st.events;
+	e->last_tick_ns = now;
+	pthread_mutex_unlock(&e->lock);
+}
+
+void engine_lock(struct engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+}
+
+void engine_unlock(struct engine *e)
+{
+	pthread_mutex_unlock(&e->lock);
+}
+
+const struct engine_stats *engine_stats(struct engine *e)
+{
+	return &e->st;
+}
+
+const struct features *engine_features(struct engine *e)
+{
+	return &e->f;
+}
+
+enum engine_mode engine_mode(const struct engine *e)
+{
+	return e->o.mode;
+}
+
+size_t engine_alive_targets(struct engine *e)
+{
+	size_t i, alive = 0;
+
+	for (i = 0; i < e->o.npids; i++) {
+		struct proc *p = engine_find(e, e->o.pids[i]);
+
+		if (p && !p->exited)
+			alive++;
+	}
+	/* Followed children keep a -p session alive too. */
+	if (e->o.follow_children) {
+		struct proc **procs;
+		size_t n;
+
+		procs = engine_procs(e, &n);
+		for (i = 0; i < n; i++)
+			if (!procs[i]->exited && !ps(procs[i])->target)
+				alive++;
+	}
+	return alive;
+}
+
+void engine_take_exits(struct engine *e, void (*fn)(void *ctx, const struct proc *p), void *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < e->nexits; i++) {
+		e->exits[i]->reported_exit = true;
+		fn(ctx, e->exits[i]);
+	}
+	e->nexits = 0;
+}
+
+size_t engine_bytes(struct engine *e)
+{
+	size_t bytes = sizeof(*e) + e->capsorted * sizeof(void *) +
+		       e->capruns * sizeof(struct scan_run);
+	struct proc *p;
+	size_t i;
+
+	for (i = 0; i < NBUCKETS; i++)
+		for (p = e->buckets[i]; p; p = p->hnext)
+			bytes += proc_bytes(p) + sizeof(struct pstate) +
+				 ps(p)->capscan * sizeof(struct range);
+	return bytes;
+}
+
+void engine_free(struct engine *e)
+{
+	struct proc *p;
+	size_t i;
+
+	if (!e)
+		return;
+	tracer_close(e->tracer);
+	for (i = 0; i < NBUCKETS; i++) {
+		while ((p = e->buckets[i])) {
+			e->buckets[i] = p->hnext;
+			pstate_free(ps(p));
+			proc_free(p);
+		}
+	}
+	free(e->sorted);
+	free(e->aliases);
+	free(e->runs);
+	free(e->exits);
+	pthread_mutex_destroy(&e->lock);
+	free(e);
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The engine: keeps the page model of every watched process current.
+ *
+ *   BPF records ──► apply (in ring order) ──► batch end: targeted pagemap scans, /proc/PID/maps
+ *                                               re-reads, new processes' initial scans
+ *   every interval ──► reconcile: lost events, rss counters no event explains, periodic
+ *
+ * Events are applied in the order the kernel reserved them.  Whatever an event cannot say
+ * exactly (a THP fault, fault-around, MAP_POPULATE, MADV_PAGEOUT, a forked child's file
+ * pages) becomes a scan of exactly the affected range at the end of the batch, which reads
+ * the truth after every event of the batch; later events replay on top of it, so the model
+ * converges on pagemap whatever the interleaving.
+ */
+#ifndef MEVITOP_ENGINE_H
+#define MEVITOP_ENGINE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "events.h"
+#include "kfeatures.h"
+#include "model.h"
+
+enum engine_mode {
+	MODE_TRACE,	/* every event, in order */
+	MODE_SAMPLE,	/* faults aggregated in the kernel, changed chunks rescanned */
+	MODE_EXACT,	/* userfaultfd: every first touch */
+};
+
+struct engine_opts {
+	enum engine_mode mode;
+	const pid_t *pids;		/* NULL/0: the whole system */
+	size_t npids;
+	bool follow_children;		/* watch children of watched processes */
+	bool reconcile;			/* periodic rescans (--no-reconcile turns them off) */
+	uint64_t reconcile_period_ms;	/* each process at most this often */
+	uint64_t reconcile_budget_pages; /* pages rescanned per tick at most */
+	size_t ringbuf_bytes;
+	uint64_t tombstone_ms;		/* how long an exited process stays visible */
+};
+
+struct engine_stats {
+	uint64_t events;
+	uint64_t events_by_kind[EV_KIND_MAX];
+	uint64_t lost;
+	uint64_t lost_by_kind[EV_KIND_MAX];
+	uint64_t reconciles;		/* processes rescanned to check the model */
+	uint64_t drift_pages;		/* pages those rescans corrected */
+	uint64_t scans;			/* targeted scans (event driven) */
+	uint64_t scanned_pages;
+	uint64_t maps_reads;
+	uint64_t overflows;
+	double events_per_sec;
+	double interval_s;
+};
+
+struct engine;
+
+int engine_new(const struct engine_opts *o, const struct features *f, struct engine **out,
+	       char *why, size_t whylen);
+/* Attaches the hooks, then models the watched processes (initial scans).  Events that
+ * happen meanwhile are buffered and applied after. */
+int engine_start(struct engine *e, char *why, size_t whylen);
+/* Waits up to timeout_ms for events, applies them and does the batch-end work. */
+int engine_step(struct engine *e, int timeout_ms);
+/* Once per interval: reconcile, rates, tombstones. */
+void engine_tick(struct engine *e);
+void engine_free(struct engine *e);
+
+/* Readers (JSON, UI) hold the lock while they look at the model. */
+void engine_lock(struct engine *e);
+void engine_unlock(struct engine *e);
+
+/* Processes sorted by pid; the array is the engine's, valid until the next step/tick. */
+struct proc **engine_procs(struct engine *e, size_t *n);
+struct proc *engine_find(struct engine *e, pid_t pid);
+const struct engine_stats *engine_stats(struct engine *e);
+const struct features *engine_features(struct engine *e);
+enum engine_mode engine_mode(const struct engine *e);
+const char *engine_mode_name(enum engine_mode m);
+/* Processes the user asked for that are still alive (for -p: exit when 0). */
+size_t engine_alive_targets(struct engine *e);
+/* Calls fn for each process that exited since the last call (to report it once). */
+void engine_take_exits(struct engine *e, void (*fn)(void *ctx, const struct proc *p), void *ctx);
+/* Heap bytes used by the models. */
+size_t engine_bytes(struct engine *e);
+uint64_t engine_now_ns(void);
+
+#endif

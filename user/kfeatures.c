@@ -1,0 +1,405 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/types.h>
+#include <linux/userfaultfd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "kfeatures.h"
+#include "log.h"
+#include "pagemap.h"
+#include "procfs.h"
+
+static const struct {
+	const char *name;
+	uint32_t bit;
+} disable_names[] = {
+	{ "tp_btf", DIS_TP_BTF },
+	{ "tracefs", DIS_TRACEFS },
+	{ "syscall_tp", DIS_SYSCALL_TP },
+	{ "pagemap_scan", DIS_PAGEMAP_SCAN },
+	{ "kernel_faults", DIS_KERNEL_FAULTS },
+	{ "rss", DIS_RSS },
+	{ "fentry", DIS_FENTRY },
+	{ "kprobe", DIS_KPROBE },
+	{ "smaps", DIS_SMAPS },
+};
+
+const char *features_disable_names(void)
+{
+	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, smaps";
+}
+
+int features_parse_disable(const char *list, uint32_t *mask)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	size_t i;
+
+	if (!copy)
+		return -ENOMEM;
+	for (tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		for (i = 0; i < sizeof(disable_names) / sizeof(disable_names[0]); i++)
+			if (!strcmp(tok, disable_names[i].name))
+				break;
+		if (i == sizeof(disable_names) / sizeof(disable_names[0])) {
+			log_err("unknown feature '%s' to disable (known: %s)", tok,
+				features_disable_names());
+			free(copy);
+			return -EINVAL;
+		}
+		*mask |= disable_names[i].bit;
+	}
+	free(copy);
+	return 0;
+}
+
+const char *hook_name(enum hook h)
+{
+	static const char *names[HOOK_COUNT] = {
+		[HOOK_FAULT] = "user page faults",
+		[HOOK_KFAULT] = "kernel faults on user memory",
+		[HOOK_SYSCALLS] = "mm syscalls",
+		[HOOK_FORK] = "fork",
+		[HOOK_EXEC] = "exec",
+		[HOOK_EXIT] = "exit",
+		[HOOK_RSS] = "rss counters",
+	};
+	return h < HOOK_COUNT ? names[h] : "?";
+}
+
+const char *attach_name(enum attach a)
+{
+	switch (a) {
+	case AT_NONE: return "none";
+	case AT_TP_BTF: return "tp_btf";
+	case AT_TP: return "tracepoint";
+	case AT_TP_PER_SYSCALL: return "tracepoint syscalls/sys_{enter,exit}_*";
+	case AT_TP_BTF_RAW_SYSCALLS: return "tp_btf sys_enter/sys_exit";
+	case AT_TP_RAW_SYSCALLS: return "tracepoint raw_syscalls/sys_{enter,exit}";
+	case AT_FENTRY: return "fentry handle_mm_fault";
+	case AT_KPROBE: return "kprobe handle_mm_fault";
+	case AT_COVERED: return "covered by the fault hook";
+	}
+	return "?";
+}
+
+/* Loads "r0 = 0; exit" as a tracing program against a BTF id: the cheapest honest answer to
+ * "can this kernel attach tp_btf / fentry here?" (fentry loads fail with EPERM on some). */
+static bool probe_tracing_prog(struct btf *vmlinux, enum bpf_attach_type type,
+			       const char *btf_name, int kind)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = type);
+	int id, fd;
+
+	if (!vmlinux)
+		return false;
+	id = btf__find_by_name_kind(vmlinux, btf_name, kind);
+	if (id <= 0)
+		return false;
+	opts.attach_btf_id = id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "mevitop_probe", "GPL", insns, 2, &opts);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static bool btf_has_tp(struct btf *vmlinux, const char *tp)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	return vmlinux && btf__find_by_name_kind(vmlinux, name, BTF_KIND_TYPEDEF) > 0;
+}
+
+static bool tracefs_has(const struct features *f, const char *event)
+{
+	char path[256];
+
+	if (!f->tracefs)
+		return false;
+	snprintf(path, sizeof(path), "%s/events/%s/id", f->tracefs_path, event);
+	return access(path, R_OK) == 0;
+}
+
+static bool find_tracefs(struct features *f)
+{
+	static const char *paths[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char ev[128];
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(ev, sizeof(ev), "%s/events", paths[i]);
+		if (access(ev, F_OK) == 0) {
+			snprintf(f->tracefs_path, sizeof(f->tracefs_path), "%s", paths[i]);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void probe_thp(struct features *f)
+{
+	char buf[256];
+	int i;
+
+	f->thp = THP_NEVER;
+	if (procfs_read_file("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf)) > 0) {
+		if (strstr(buf, "[always]"))
+			f->thp = THP_ALWAYS;
+		else if (strstr(buf, "[madvise]"))
+			f->thp = THP_MADVISE;
+	}
+	/* Multi-size THP (6.8+): any size not "never" maps several pages per anon fault. */
+	for (i = 3; i < 12; i++) {
+		char path[128];
+
+		snprintf(path, sizeof(path),
+			 "/sys/kernel/mm/transparent_hugepage/hugepages-%dkB/enabled", 1 << i);
+		if (procfs_read_file(path, buf, sizeof(buf)) > 0 && !strstr(buf, "[never]"))
+			f->thp_sizes_kb_mask |= 1ULL << i;
+	}
+	f->fault_around_bytes = 65536;
+	if (procfs_read_file("/sys/kernel/debug/fault_around_bytes", buf, sizeof(buf)) > 0)
+		f->fault_around_bytes = strtoull(buf, NULL, 0) ?: 4096;
+}
+
+static void probe_uffd(struct features *f)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	int fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+
+	if (fd < 0) {
+		f->uffd_errno = errno;
+		return;
+	}
+	if (ioctl(fd, UFFDIO_API, &api) == 0) {
+		f->uffd = true;
+		f->uffd_features = api.features;
+	} else {
+		f->uffd_errno = errno;
+	}
+	close(fd);
+}
+
+/* Chooses each hook's attach point from what was probed.  `tracefs_ok` says whether classic
+ * tracepoints may be used (mounted, or mountable and allowed). */
+static void choose_hooks(struct features *f, struct btf *vmlinux, bool tracefs_ok)
+{
+	bool btf_ok = f->tp_btf && !(f->disabled & DIS_TP_BTF);
+	bool tp_ok = tracefs_ok && !(f->disabled & DIS_TRACEFS);
+	bool fentry_ok = f->fentry && !(f->disabled & DIS_FENTRY);
+	bool kprobe_ok = f->kprobes && !(f->disabled & DIS_KPROBE);
+	enum attach *h = f->hook;
+
+	/* Before mounting, assume the classic events exist when their BTF class does. */
+#define TP_EXISTS(ev) (tp_ok && (f->tracefs ? tracefs_has(f, ev) : true))
+
+	if (btf_ok && btf_has_tp(vmlinux, "page_fault_user"))
+		h[HOOK_FAULT] = AT_TP_BTF;
+	else if (TP_EXISTS("exceptions/page_fault_user"))
+		h[HOOK_FAULT] = AT_TP;
+	else if (fentry_ok)
+		h[HOOK_FAULT] = AT_FENTRY;
+	else if (kprobe_ok)
+		h[HOOK_FAULT] = AT_KPROBE;
+	else
+		h[HOOK_FAULT] = AT_NONE;
+
+	if (f->disabled & DIS_KERNEL_FAULTS)
+		h[HOOK_KFAULT] = AT_NONE;
+	else if (h[HOOK_FAULT] == AT_FENTRY || h[HOOK_FAULT] == AT_KPROBE)
+		h[HOOK_KFAULT] = AT_COVERED;
+	else if (btf_ok && btf_has_tp(vmlinux, "page_fault_kernel"))
+		h[HOOK_KFAULT] = AT_TP_BTF;
+	else if (TP_EXISTS("exceptions/page_fault_kernel"))
+		h[HOOK_KFAULT] = AT_TP;
+	else
+		h[HOOK_KFAULT] = AT_NONE;
+
+	/* Per-syscall tracepoints first: only mm syscalls pay.  The raw hooks run a program on
+	 * every syscall of every process. */
+	if (!(f->disabled & DIS_SYSCALL_TP) && TP_EXISTS("syscalls/sys_enter_mmap"))
+		h[HOOK_SYSCALLS] = AT_TP_PER_SYSCALL;
+	else if (btf_ok && btf_has_tp(vmlinux, "sys_enter") && btf_has_tp(vmlinux, "sys_exit"))
+		h[HOOK_SYSCALLS] = AT_TP_BTF_RAW_SYSCALLS;
+	else if (TP_EXISTS("raw_syscalls/sys_enter"))
+		h[HOOK_SYSCALLS] = AT_TP_RAW_SYSCALLS;
+	else
+		h[HOOK_SYSCALLS] = AT_NONE;
+
+	h[HOOK_FORK] = btf_ok && btf_has_tp(vmlinux, "sched_process_fork") ? AT_TP_BTF :
+		       TP_EXISTS("sched/sched_process_fork") ? AT_TP : AT_NONE;
+	h[HOOK_EXEC] = btf_ok && btf_has_tp(vmlinux, "sched_process_exec") ? AT_TP_BTF :
+		       TP_EXISTS("sched/sched_process_exec") ? AT_TP : AT_NONE;
+	h[HOOK_EXIT] = btf_ok && btf_has_tp(vmlinux, "sched_process_exit") ? AT_TP_BTF :
+		       TP_EXISTS("sched/sched_process_exit") ? AT_TP : AT_NONE;
+
+	if (f->disabled & DIS_RSS)
+		h[HOOK_RSS] = AT_NONE;
+	else if (btf_ok && btf_has_tp(vmlinux, "rss_stat"))
+		h[HOOK_RSS] = AT_TP_BTF;
+	else if (TP_EXISTS("kmem/rss_stat"))
+		h[HOOK_RSS] = AT_TP;
+	else
+		h[HOOK_RSS] = AT_NONE;
+#undef TP_EXISTS
+}
+
+static bool needs_tracefs(const struct features *f)
+{
+	int i;
+
+	for (i = 0; i < HOOK_COUNT; i++)
+		if (f->hook[i] == AT_TP || f->hook[i] == AT_TP_PER_SYSCALL ||
+		    f->hook[i] == AT_TP_RAW_SYSCALLS)
+			return true;
+	return false;
+}
+
+int features_probe(struct features *f, char *why, size_t whylen)
+{
+	struct btf *vmlinux = NULL;
+	bool mountable;
+
+	f->root = geteuid() == 0;
+	f->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+	f->pagemap_scan = pagemap_scan_supported();
+	probe_thp(f);
+	probe_uffd(f);
+
+	log_quiet_libbpf(true);
+	f->ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
+	if (f->btf) {
+		vmlinux = btf__load_vmlinux_btf();
+		if (!vmlinux)
+			vmlinux = NULL;
+	}
+	f->tp_btf = probe_tracing_prog(vmlinux, BPF_TRACE_RAW_TP, "btf_trace_page_fault_user",
+				       BTF_KIND_TYPEDEF) ||
+		    probe_tracing_prog(vmlinux, BPF_TRACE_RAW_TP, "btf_trace_sched_process_exec",
+				       BTF_KIND_TYPEDEF);
+	f->fentry = !(f->disabled & DIS_FENTRY) &&
+		    probe_tracing_prog(vmlinux, BPF_TRACE_FENTRY, "handle_mm_fault", BTF_KIND_FUNC);
+	log_quiet_libbpf(false);
+	f->kprobes = access("/sys/bus/event_source/devices/kprobe/type", R_OK) == 0;
+
+	f->tracefs = !(f->disabled & DIS_TRACEFS) && find_tracefs(f);
+	mountable = !f->tracefs && !(f->disabled & DIS_TRACEFS) && f->root;
+	choose_hooks(f, vmlinux, f->tracefs || mountable);
+	if (!f->tracefs && mountable && needs_tracefs(f)) {
+		/* Classic tracepoints are looked up by id under tracefs; it is not mounted at
+		 * boot on every system.  Mounting it changes nothing else. */
+		if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
+			f->tracefs = f->tracefs_mounted_by_us = true;
+			snprintf(f->tracefs_path, sizeof(f->tracefs_path), "/sys/kernel/tracing");
+			log_info("mounted tracefs at /sys/kernel/tracing");
+		} else {
+			log_info("could not mount tracefs: %s", strerror(errno));
+		}
+		choose_hooks(f, vmlinux, f->tracefs);
+	} else if (f->tracefs) {
+		choose_hooks(f, vmlinux, true);
+	}
+	btf__free(vmlinux);
+
+	if (!f->root) {
+		snprintf(why, whylen, "mevitop needs root (CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE) "
+			 "to load BPF programs and read other processes' pagemap: run it with sudo");
+		return -EPERM;
+	}
+	if (!f->btf) {
+		snprintf(why, whylen, "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): "
+			 "mevitop's CO-RE programs need CONFIG_DEBUG_INFO_BTF=y");
+		return -ENOTSUP;
+	}
+	if (!f->ringbuf) {
+		snprintf(why, whylen, "this kernel has no BPF ring buffer (Linux 5.8+ needed)");
+		return -ENOTSUP;
+	}
+	if (f->hook[HOOK_FAULT] == AT_NONE) {
+		snprintf(why, whylen, "no page-fault hook is available: need tp_btf or the "
+			 "exceptions tracepoints (x86), or fentry/kprobes on handle_mm_fault");
+		return -ENOTSUP;
+	}
+	if (f->hook[HOOK_SYSCALLS] == AT_NONE) {
+		snprintf(why, whylen, "no syscall hook is available (syscall tracepoints, "
+			 "raw_syscalls via tp_btf or tracefs)");
+		return -ENOTSUP;
+	}
+	if (f->hook[HOOK_FORK] == AT_NONE || f->hook[HOOK_EXEC] == AT_NONE ||
+	    f->hook[HOOK_EXIT] == AT_NONE) {
+		snprintf(why, whylen, "no process lifecycle hook is available (sched tracepoints)");
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+static const char *yes(bool b)
+{
+	return b ? "yes" : "no";
+}
+
+void features_print(const struct features *f, bool json)
+{
+	static const char *thp[] = { "never", "madvise", "always" };
+	int i;
+
+	if (json) {
+		printf("{\"root\": %s, \"btf\": %s, \"ringbuf\": %s, \"tp_btf\": %s, "
+		       "\"tracefs\": %s, \"tracefs_mounted_by_mevitop\": %s, \"kprobes\": %s, "
+		       "\"fentry\": %s, \"pagemap_scan\": %s, \"userfaultfd\": %s, "
+		       "\"userfaultfd_features\": \"0x%llx\", \"thp\": \"%s\", "
+		       "\"fault_around_bytes\": %llu, \"disabled\": \"0x%x\", \"hooks\": {",
+		       f->root ? "true" : "false", f->btf ? "true" : "false",
+		       f->ringbuf ? "true" : "false", f->tp_btf ? "true" : "false",
+		       f->tracefs ? "true" : "false",
+		       f->tracefs_mounted_by_us ? "true" : "false", f->kprobes ? "true" : "false",
+		       f->fentry ? "true" : "false", f->pagemap_scan ? "true" : "false",
+		       f->uffd ? "true" : "false", (unsigned long long)f->uffd_features,
+		       thp[f->thp], (unsigned long long)f->fault_around_bytes, f->disabled);
+		for (i = 0; i < HOOK_COUNT; i++)
+			printf("%s\"%s\": \"%s\"", i ? ", " : "", hook_name(i),
+			       attach_name(f->hook[i]));
+		printf("}}\n");
+		return;
+	}
+	printf("kernel features\n");
+	printf("  %-28s %s\n", "root", yes(f->root));
+	printf("  %-28s %s\n", "BTF (/sys/kernel/btf/vmlinux)", yes(f->btf));
+	printf("  %-28s %s\n", "BPF ring buffer", yes(f->ringbuf));
+	printf("  %-28s %s%s\n", "tp_btf", yes(f->tp_btf),
+	       f->disabled & DIS_TP_BTF ? " (disabled by switch)" : "");
+	printf("  %-28s %s%s%s\n", "tracefs", f->tracefs ? f->tracefs_path : "no",
+	       f->tracefs_mounted_by_us ? " (mounted by mevitop)" : "",
+	       f->disabled & DIS_TRACEFS ? " (disabled by switch)" : "");
+	printf("  %-28s %s%s\n", "kprobes", yes(f->kprobes),
+	       f->disabled & DIS_KPROBE ? " (disabled by switch)" : "");
+	printf("  %-28s %s%s\n", "fentry", yes(f->fentry),
+	       f->disabled & DIS_FENTRY ? " (disabled by switch)" : "");
+	printf("  %-28s %s%s\n", "PAGEMAP_SCAN", yes(f->pagemap_scan),
+	       f->disabled & DIS_PAGEMAP_SCAN ? " (disabled by switch: pread fallback)" : "");
+	if (f->uffd)
+		printf("  %-28s yes (features 0x%llx)\n", "userfaultfd",
+		       (unsigned long long)f->uffd_features);
+	else
+		printf("  %-28s no (%s)\n", "userfaultfd", strerror(f->uffd_errno));
+	printf("  %-28s %s\n", "transparent huge pages", thp[f->thp]);
+	printf("  %-28s %llu\n", "fault_around_bytes", (unsigned long long)f->fault_around_bytes);
+	printf("hooks\n");
+	for (i = 0; i < HOOK_COUNT; i++)
+		printf("  %-28s %s\n", hook_name(i), attach_name(f->hook[i]));
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What this kernel offers, probed once at start-up, and which attach point each hook uses.
+ * Every fallback can be forced with --disable FEATURE (or MEVITOP_DISABLE=a,b) so the tests
+ * cover it on a kernel that has the fast path.
+ */
+#ifndef MEVITOP_KFEATURES_H
+#define MEVITOP_KFEATURES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Switches that turn a feature off even when the kernel has it. */
+enum feat_disable {
+	DIS_TP_BTF = 1 << 0,		/* "tp_btf": no BTF-typed tracepoints */
+	DIS_TRACEFS = 1 << 1,		/* "tracefs": no classic tracepoints (and no mounting) */
+	DIS_SYSCALL_TP = 1 << 2,	/* "syscall_tp": no per-syscall tracepoints */
+	DIS_PAGEMAP_SCAN = 1 << 3,	/* "pagemap_scan": read pagemap entries instead */
+	DIS_KERNEL_FAULTS = 1 << 4,	/* "kernel_faults": ignore faults taken in kernel mode */
+	DIS_RSS = 1 << 5,		/* "rss": no rss_stat hook */
+	DIS_FENTRY = 1 << 6,		/* "fentry" */
+	DIS_KPROBE = 1 << 7,		/* "kprobe" */
+	DIS_SMAPS = 1 << 8,		/* "smaps": don't read VmFlags for THP eligibility */
+};
+
+enum hook {
+	HOOK_FAULT,		/* user page faults */
+	HOOK_KFAULT,		/* kernel-mode faults on user addresses */
+	HOOK_SYSCALLS,		/* mmap, munmap, mremap, madvise, brk, ... */
+	HOOK_FORK,
+	HOOK_EXEC,
+	HOOK_EXIT,
+	HOOK_RSS,		/* kmem:rss_stat */
+	HOOK_COUNT,
+};
+
+enum attach {
+	AT_NONE,		/* unavailable */
+	AT_TP_BTF,		/* tp_btf/<event> */
+	AT_TP,			/* tp/<category>/<event> through tracefs */
+	AT_TP_PER_SYSCALL,	/* tp/syscalls/sys_{enter,exit}_<name> */
+	AT_TP_BTF_RAW_SYSCALLS,	/* tp_btf/sys_enter + sys_exit, filtered by number */
+	AT_TP_RAW_SYSCALLS,	/* tp/raw_syscalls/sys_{enter,exit} */
+	AT_FENTRY,		/* fentry/handle_mm_fault */
+	AT_KPROBE,		/* kprobe/handle_mm_fault */
+	AT_COVERED,		/* handled by another hook's program (handle_mm_fault sees both) */
+};
+
+enum thp_mode { THP_NEVER, THP_MADVISE, THP_ALWAYS };
+
+struct features {
+	uint32_t disabled;		/* enum feat_disable */
+	bool root;
+	bool btf;			/* /sys/kernel/btf/vmlinux */
+	bool ringbuf;
+	bool tp_btf;			/* a tp_btf program loads */
+	bool tracefs;			/* mounted (perhaps by us) */
+	bool tracefs_mounted_by_us;
+	char tracefs_path[64];
+	bool kprobes;			/* kprobe PMU present */
+	bool fentry;			/* an fentry program loads */
+	bool pagemap_scan;
+	bool uffd;
+	uint64_t uffd_features;
+	int uffd_errno;
+	enum thp_mode thp;
+	uint64_t thp_sizes_kb_mask;	/* enabled mTHP sizes, bit n = 2^n KiB */
+	uint64_t fault_around_bytes;
+	enum attach hook[HOOK_COUNT];
+};
+
+/* Parses "tp_btf,pagemap_scan"; returns -EINVAL (and names the bad word) on error. */
+int features_parse_disable(const char *list, uint32_t *mask);
+const char *features_disable_names(void);
+
+/* Probes everything and chooses the attach point of each hook.  Mounts tracefs when a chosen
+ * hook needs it and it is not disabled.  Returns 0 or -errno with *why filled. */
+int features_probe(struct features *f, char *why, size_t whylen);
+
+/* Prints the feature table and the chosen hooks (for --probe); json selects NDJSON. */
+void features_print(const struct features *f, bool json);
+
+const char *hook_name(enum hook h);
+const char *attach_name(enum attach a);
+
+#endif

@@ -1,0 +1,790 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model.h"
+
+#define node_map(n) itree_entry(n, struct mapping, node)
+
+static const enum page_state tracked[] = { PS_RESIDENT, PS_SWAPPED, PS_UNTRACKED };
+#define NTRACKED 3
+
+const char *map_kind_name(enum map_kind k)
+{
+	static const char *names[MK_COUNT] = {
+		[MK_ANON] = "anon", [MK_HEAP] = "heap", [MK_STACK] = "stack",
+		[MK_FILE] = "file", [MK_SHMEM] = "shmem", [MK_VDSO] = "vdso",
+		[MK_VVAR] = "vvar", [MK_VSYSCALL] = "vsyscall", [MK_OTHER] = "other",
+	};
+	return k < MK_COUNT ? names[k] : "other";
+}
+
+const char *page_state_name(enum page_state s)
+{
+	static const char *names[PS_COUNT] = {
+		[PS_NOT_RESIDENT] = "not_resident", [PS_RESIDENT] = "resident",
+		[PS_SWAPPED] = "swapped", [PS_UNTRACKED] = "untracked",
+	};
+	return s < PS_COUNT ? names[s] : "?";
+}
+
+enum map_kind map_kind_classify(const char *path, uint32_t perms, bool anon_shared)
+{
+	if (!path || !*path)
+		return anon_shared || (perms & MP_SHARED) ? MK_SHMEM : MK_ANON;
+	if (!strcmp(path, "[heap]"))
+		return MK_HEAP;
+	if (!strcmp(path, "[stack]"))
+		return MK_STACK;
+	if (!strcmp(path, "[vdso]"))
+		return MK_VDSO;
+	if (!strncmp(path, "[vvar", 5))
+		return MK_VVAR;
+	if (!strcmp(path, "[vsyscall]"))
+		return MK_VSYSCALL;
+	if (!strncmp(path, "[anon_shmem:", 12))
+		return MK_SHMEM;
+	if (!strncmp(path, "[anon:", 6))
+		return MK_ANON;
+	if (path[0] == '[')
+		return MK_OTHER;
+	/* Shared anonymous memory shows as "/dev/zero (deleted)"; memfd, SysV and POSIX shm
+	 * are shmem too. */
+	if (!strncmp(path, "/dev/zero", 9) || !strncmp(path, "/SYSV", 5) ||
+	    !strncmp(path, "/memfd:", 7) || !strncmp(path, "/dev/shm/", 9))
+		return MK_SHMEM;
+	return MK_FILE;
+}
+
+/* --- processes --- */
+
+struct proc *proc_new(pid_t pid)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+	size_t i;
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	itree_init(&p->maps);
+	for (i = 0; i < NTRACKED; i++) {
+		p->set[tracked[i]] = pageset_new();
+		if (!p->set[tracked[i]]) {
+			proc_free(p);
+			return NULL;
+		}
+	}
+	return p;
+}
+
+static void free_mapping(struct mapping *m)
+{
+	free(m->path);
+	free(m);
+}
+
+static void drop_mappings(struct proc *p)
+{
+	struct itree_node *n;
+
+	while ((n = itree_min(&p->maps))) {
+		itree_remove(&p->maps, n);
+		free_mapping(node_map(n));
+	}
+	p->mapped_pages = 0;
+}
+
+void model_clear_layout(struct proc *p)
+{
+	drop_mappings(p);
+}
+
+void proc_free(struct proc *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	drop_mappings(p);
+	for (i = 0; i < NTRACKED; i++)
+		pageset_free(p->set[tracked[i]]);
+	heat_free(&p->heat);
+	free(p);
+}
+
+void proc_reset(struct proc *p)
+{
+	size_t i;
+
+	drop_mappings(p);
+	for (i = 0; i < NTRACKED; i++)
+		pageset_clear(p->set[tracked[i]]);
+	heat_free(&p->heat);
+	p->brk_start = 0;
+}
+
+static struct mapping *mapping_dup(const struct mapping *m)
+{
+	struct mapping *c = malloc(sizeof(*c));
+
+	if (!c)
+		return NULL;
+	*c = *m;
+	memset(&c->node, 0, sizeof(c->node));
+	c->node.start = m->node.start;
+	c->node.last = m->node.last;
+	c->path = NULL;
+	if (m->path && !(c->path = strdup(m->path))) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void insert_mapping(struct proc *p, struct mapping *m)
+{
+	itree_insert(&p->maps, &m->node);
+	p->mapped_pages += m->node.last - m->node.start + 1;
+}
+
+static void remove_mapping(struct proc *p, struct mapping *m)
+{
+	itree_remove(&p->maps, &m->node);
+	p->mapped_pages -= m->node.last - m->node.start + 1;
+}
+
+struct proc *proc_clone(const struct proc *p, pid_t pid)
+{
+	struct proc *c = proc_new(pid);
+	struct itree_node *n;
+	size_t i;
+
+	if (!c)
+		return NULL;
+	memcpy(c->comm, p->comm, sizeof(c->comm));
+	c->uid = p->uid;
+	c->brk_start = p->brk_start;
+	for (n = itree_min(&p->maps); n; n = itree_next(n)) {
+		struct mapping *m = mapping_dup(node_map(n));
+
+		if (!m) {
+			proc_free(c);
+			return NULL;
+		}
+		insert_mapping(c, m);
+	}
+	for (i = 0; i < NTRACKED; i++) {
+		pageset_free(c->set[tracked[i]]);
+		c->set[tracked[i]] = pageset_clone(p->set[tracked[i]]);
+		if (!c->set[tracked[i]]) {
+			proc_free(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
+/* --- mapping layout --- */
+
+struct mapping *model_find(const struct proc *p, uint64_t page)
+{
+	struct itree_node *n = itree_first_overlap(&p->maps, page, page);
+
+	return n ? node_map(n) : NULL;
+}
+
+struct mapping *model_find_ge(const struct proc *p, uint64_t page)
+{
+	struct itree_node *n = itree_first_ge(&p->maps, page);
+
+	return n ? node_map(n) : NULL;
+}
+
+struct mapping *model_first(const struct proc *p)
+{
+	struct itree_node *n = itree_min(&p->maps);
+
+	return n ? node_map(n) : NULL;
+}
+
+struct mapping *model_next(const struct mapping *m)
+{
+	struct itree_node *n = itree_next(&m->node);
+
+	return n ? node_map(n) : NULL;
+}
+
+struct mapping *model_heap(const struct proc *p)
+{
+	struct mapping *m;
+
+	for (m = model_first(p); m; m = model_next(m))
+		if (m->kind == MK_HEAP)
+			return m;
+	return NULL;
+}
+
+size_t model_count_maps(const struct proc *p)
+{
+	return p->maps.count;
+}
+
+/* Splits the mapping containing `page` so that a mapping starts exactly at `page`. */
+static int split_at(struct proc *p, uint64_t page)
+{
+	struct mapping *m = model_find(p, page), *hi;
+
+	if (!m || m->node.start == page)
+		return 0;
+	hi = mapping_dup(m);
+	if (!hi)
+		return -ENOMEM;
+	remove_mapping(p, m);
+	hi->node.start = page;
+	if (m->path)
+		hi->offset = m->offset + ((page - m->node.start) << PAGE_SHIFT_4K);
+	m->node.last = page - 1;
+	insert_mapping(p, m);
+	insert_mapping(p, hi);
+	return 0;
+}
+
+static bool same_attrs(const struct mapping *a, const struct mapping *b)
+{
+	if (a->perms != b->perms || a->flags != b->flags || a->kind != b->kind ||
+	    a->ino != b->ino || a->dev_major != b->dev_major || a->dev_minor != b->dev_minor)
+		return false;
+	if (!a->path != !b->path)
+		return false;
+	if (a->path && strcmp(a->path, b->path))
+		return false;
+	/* File pieces merge only when the offsets continue. */
+	if (a->path && a->offset + ((a->node.last + 1 - a->node.start) << PAGE_SHIFT_4K) !=
+		       b->offset)
+		return false;
+	return true;
+}
+
+/* Merges m with contiguous neighbours of identical attributes, as the kernel merges VMAs
+ * (mprotect back and forth, adjacent anonymous mmaps); keeps the layout readable. */
+static struct mapping *try_merge(struct proc *p, struct mapping *m)
+{
+	struct itree_node *n;
+	struct mapping *o;
+
+	n = itree_prev(&m->node);
+	if (n) {
+		o = node_map(n);
+		if (o->node.last + 1 == m->node.start && same_attrs(o, m) &&
+		    o->kind != MK_HEAP && o->kind != MK_STACK) {
+			remove_mapping(p, o);
+			remove_mapping(p, m);
+			o->node.last = m->node.last;
+			free_mapping(m);
+			insert_mapping(p, o);
+			m = o;
+		}
+	}
+	n = itree_next(&m->node);
+	if (n) {
+		o = node_map(n);
+		if (m->node.last + 1 == o->node.start && same_attrs(m, o) &&
+		    o->kind != MK_HEAP && o->kind != MK_STACK) {
+			remove_mapping(p, o);
+			remove_mapping(p, m);
+			m->node.last = o->node.last;
+			free_mapping(o);
+			insert_mapping(p, m);
+		}
+	}
+	return m;
+}
+
+/* Removes the mappings inside [start, end) (after splitting at both ends). */
+static int cut_range(struct proc *p, uint64_t start, uint64_t end)
+{
+	struct itree_node *n;
+	int err;
+
+	if (start >= end)
+		return 0;
+	err = split_at(p, start);
+	if (!err)
+		err = split_at(p, end);
+	if (err)
+		return err;
+	while ((n = itree_first_overlap(&p->maps, start, end - 1))) {
+		struct mapping *m = node_map(n);
+
+		remove_mapping(p, m);
+		free_mapping(m);
+	}
+	return 0;
+}
+
+static void clear_pages(struct proc *p, uint64_t start, uint64_t end)
+{
+	size_t i;
+
+	for (i = 0; i < NTRACKED; i++)
+		pageset_remove_range(p->set[tracked[i]], start, end);
+}
+
+static struct mapping *new_mapping(uint64_t start, uint64_t end, const struct mapping_attrs *a)
+{
+	struct mapping *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->node.start = start;
+	m->node.last = end - 1;
+	m->offset = a->offset;
+	m->ino = a->ino;
+	m->dev_major = a->dev_major;
+	m->dev_minor = a->dev_minor;
+	m->perms = a->perms;
+	m->flags = a->flags;
+	m->kind = a->kind;
+	if (a->path && *a->path && !(m->path = strdup(a->path))) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static int map_common(struct proc *p, uint64_t start, uint64_t end,
+		      const struct mapping_attrs *a, bool keep)
+{
+	struct mapping *m;
+	int err;
+
+	if (start >= end)
+		return -EINVAL;
+	err = cut_range(p, start, end);
+	if (err)
+		return err;
+	if (!keep)
+		clear_pages(p, start, end);
+	m = new_mapping(start, end, a);
+	if (!m)
+		return -ENOMEM;
+	insert_mapping(p, m);
+	try_merge(p, m);
+	return 0;
+}
+
+int model_map(struct proc *p, uint64_t start, uint64_t end, const struct mapping_attrs *a)
+{
+	return map_common(p, start, end, a, false);
+}
+
+int model_map_keep(struct proc *p, uint64_t start, uint64_t end, const struct mapping_attrs *a)
+{
+	return map_common(p, start, end, a, true);
+}
+
+void model_unmap(struct proc *p, uint64_t start, uint64_t end)
+{
+	if (start >= end)
+		return;
+	cut_range(p, start, end);
+	clear_pages(p, start, end);
+}
+
+int model_remap(struct proc *p, uint64_t old, uint64_t old_len, uint64_t new, uint64_t new_len,
+		bool keep_old)
+{
+	struct mapping *moved[64], **list = moved, *last = NULL;
+	size_t n = 0, cap = 64, i;
+	struct itree_node *nd;
+	int err = 0;
+
+	if (new_len < old_len) {
+		model_unmap(p, old + new_len, old + old_len);
+		old_len = new_len;
+	}
+	if (old_len == 0)
+		return -EINVAL;
+	if (new == old) {
+		/* Grown in place: the pages beyond the old end are new and untouched. */
+		struct mapping *m = model_find(p, old + old_len - 1);
+
+		if (!m)
+			return -ENOENT;
+		if (new_len > old_len) {
+			model_unmap(p, old + old_len, old + new_len);
+			err = model_set_end(p, m, old + new_len);
+		}
+		return err;
+	}
+	err = split_at(p, old);
+	if (!err)
+		err = split_at(p, old + old_len);
+	if (err)
+		return err;
+	/* The destination is replaced (MREMAP_FIXED) and the pages travel with the mapping:
+	 * mremap moves page table entries, it does not copy or fault. */
+	model_unmap(p, new, new + new_len);
+	for (i = 0; i < NTRACKED; i++)
+		pageset_move_range(p->set[tracked[i]], old, old + old_len, new);
+
+	while ((nd = itree_first_overlap(&p->maps, old, old + old_len - 1))) {
+		struct mapping *m = node_map(nd);
+
+		if (n == cap) {
+			struct mapping **bigger = malloc(2 * cap * sizeof(*bigger));
+
+			if (!bigger) {
+				err = -ENOMEM;
+				break;
+			}
+			memcpy(bigger, list, n * sizeof(*bigger));
+			if (list != moved)
+				free(list);
+			list = bigger;
+			cap *= 2;
+		}
+		remove_mapping(p, m);
+		list[n++] = m;
+	}
+	for (i = 0; i < n; i++) {
+		struct mapping *m = list[i];
+
+		if (keep_old) {
+			struct mapping *stay = mapping_dup(m);
+
+			if (stay)
+				insert_mapping(p, stay);
+		}
+		m->node.start = m->node.start - old + new;
+		m->node.last = m->node.last - old + new;
+		insert_mapping(p, m);
+		if (!last || m->node.last > last->node.last)
+			last = m;
+	}
+	if (list != moved)
+		free(list);
+	if (last && new_len > old_len)
+		err = model_set_end(p, last, new + new_len);
+	return err;
+}
+
+static int change_range(struct proc *p, uint64_t start, uint64_t end, bool set_perms,
+			uint32_t perms, uint32_t set, uint32_t clear)
+{
+	struct itree_node *nd;
+	int err;
+
+	if (start >= end)
+		return 0;
+	err = split_at(p, start);
+	if (!err)
+		err = split_at(p, end);
+	if (err)
+		return err;
+	for (nd = itree_first_overlap(&p->maps, start, end - 1); nd;
+	     nd = itree_next_overlap(nd, start, end - 1)) {
+		struct mapping *m = node_map(nd);
+
+		if (set_perms)
+			m->perms = (m->perms & MP_SHARED) | (perms & ~MP_SHARED);
+		m->flags = (m->flags | set) & ~clear;
+	}
+	/* The kernel merges VMAs that became alike; merging frees nodes, so walk again from
+	 * each merged result. */
+	nd = itree_first_overlap(&p->maps, start, end - 1);
+	while (nd) {
+		struct mapping *m = try_merge(p, node_map(nd));
+
+		if (m->node.last + 1 >= end)
+			break;
+		nd = itree_first_overlap(&p->maps, m->node.last + 1, end - 1);
+	}
+	return 0;
+}
+
+int model_protect(struct proc *p, uint64_t start, uint64_t end, uint32_t perms)
+{
+	return change_range(p, start, end, true, perms, 0, 0);
+}
+
+int model_set_flags(struct proc *p, uint64_t start, uint64_t end, uint32_t set, uint32_t clear)
+{
+	return change_range(p, start, end, false, 0, set, clear);
+}
+
+void model_grow_down(struct proc *p, struct mapping *m, uint64_t page)
+{
+	if (page >= m->node.start)
+		return;
+	model_unmap(p, page, m->node.start);
+	remove_mapping(p, m);
+	m->node.start = page;
+	insert_mapping(p, m);
+}
+
+int model_set_end(struct proc *p, struct mapping *m, uint64_t end)
+{
+	if (end <= m->node.start) {
+		model_unmap(p, m->node.start, m->node.last + 1);
+		return 0;
+	}
+	if (end < m->node.last + 1) {
+		clear_pages(p, end, m->node.last + 1);
+	} else if (end > m->node.last + 1) {
+		uint64_t old_end = m->node.last + 1;
+
+		/* Whatever sat in the way is gone (the kernel only grows into free space). */
+		if (itree_first_overlap(&p->maps, old_end, end - 1)) {
+			cut_range(p, old_end, end);
+		}
+		clear_pages(p, old_end, end);
+	}
+	remove_mapping(p, m);
+	m->node.last = end - 1;
+	insert_mapping(p, m);
+	return 0;
+}
+
+/* --- page states --- */
+
+void model_set_state(struct proc *p, uint64_t start, uint64_t end, enum page_state s)
+{
+	size_t i;
+
+	if (start >= end)
+		return;
+	for (i = 0; i < NTRACKED; i++)
+		if (tracked[i] != s)
+			pageset_remove_range(p->set[tracked[i]], start, end);
+	if (s != PS_NOT_RESIDENT)
+		pageset_add_range(p->set[s], start, end);
+}
+
+void model_set_page(struct proc *p, uint64_t page, enum page_state s)
+{
+	size_t i;
+
+	if (s != PS_NOT_RESIDENT && pageset_contains(p->set[s], page))
+		return;
+	for (i = 0; i < NTRACKED; i++)
+		if (tracked[i] != s && pageset_contains(p->set[tracked[i]], page))
+			pageset_remove_range(p->set[tracked[i]], page, page + 1);
+	if (s != PS_NOT_RESIDENT)
+		pageset_add(p->set[s], page);
+}
+
+enum page_state model_page_state(const struct proc *p, uint64_t page)
+{
+	size_t i;
+
+	for (i = 0; i < NTRACKED; i++)
+		if (pageset_contains(p->set[tracked[i]], page))
+			return tracked[i];
+	return PS_NOT_RESIDENT;
+}
+
+uint64_t model_count(const struct proc *p, enum page_state s, uint64_t start, uint64_t end)
+{
+	if (s == PS_NOT_RESIDENT || s >= PS_COUNT || start >= end)
+		return 0;
+	return pageset_count_range(p->set[s], start, end);
+}
+
+void model_totals(const struct proc *p, uint64_t counts[PS_COUNT])
+{
+	size_t i;
+
+	counts[PS_NOT_RESIDENT] = p->mapped_pages;
+	for (i = 0; i < NTRACKED; i++) {
+		counts[tracked[i]] = pageset_count(p->set[tracked[i]]);
+		counts[PS_NOT_RESIDENT] -= counts[tracked[i]];
+	}
+}
+
+uint64_t model_apply_scan(struct proc *p, uint64_t start, uint64_t end,
+			  const struct scan_run *runs, size_t n)
+{
+	uint64_t old_total = 0, new_total = 0, both = 0, same = 0;
+	size_t i, k;
+
+	if (start >= end)
+		return 0;
+	/* Pages whose state differs = |old ∪ new| - |same| over pages not "not resident". */
+	for (k = 0; k < NTRACKED; k++)
+		old_total += pageset_count_range(p->set[tracked[k]], start, end);
+	for (i = 0; i < n; i++) {
+		new_total += runs[i].end - runs[i].start;
+		for (k = 0; k < NTRACKED; k++) {
+			uint64_t c = pageset_count_range(p->set[tracked[k]], runs[i].start,
+							 runs[i].end);
+
+			both += c;
+			if (tracked[k] == runs[i].state)
+				same += c;
+		}
+	}
+	clear_pages(p, start, end);
+	for (i = 0; i < n; i++)
+		if (runs[i].state != PS_NOT_RESIDENT)
+			pageset_add_range(p->set[runs[i].state], runs[i].start, runs[i].end);
+	return old_total + new_total - both - same;
+}
+
+int model_runs(const struct proc *p, uint64_t from, uint64_t to, model_run_fn fn, void *arg)
+{
+	uint64_t rs[NTRACKED], re[NTRACKED], cur = from;
+	bool have[NTRACKED];
+	size_t k, best;
+	int err;
+
+	for (k = 0; k < NTRACKED; k++)
+		have[k] = pageset_next_run(p->set[tracked[k]], cur, to, &rs[k], &re[k]);
+	for (;;) {
+		best = NTRACKED;
+		for (k = 0; k < NTRACKED; k++)
+			if (have[k] && (best == NTRACKED || rs[k] < rs[best]))
+				best = k;
+		if (best == NTRACKED)
+			return 0;
+		err = fn(rs[best], re[best], tracked[best], arg);
+		if (err)
+			return err;
+		cur = re[best];
+		have[best] = pageset_next_run(p->set[tracked[best]], cur, to, &rs[best],
+					      &re[best]);
+	}
+}
+
+/* --- heat --- */
+
+static float decay(float v, uint64_t from_ns, uint64_t to_ns)
+{
+	if (to_ns <= from_ns)
+		return v;
+	return v * exp2f(-(float)(to_ns - from_ns) / (float)HEAT_HALF_LIFE_NS);
+}
+
+static struct heat_entry *heat_slot(const struct heat *h, uint64_t key)
+{
+	uint32_t i, mask = h->cap - 1;
+
+	if (!h->cap)
+		return NULL;
+	for (i = (uint32_t)(key * 0x9E3779B97F4A7C15ULL >> 32) & mask;; i = (i + 1) & mask)
+		if (h->slots[i].block == key || h->slots[i].block == 0)
+			return &h->slots[i];
+}
+
+static int heat_grow(struct heat *h)
+{
+	struct heat old = *h;
+	uint32_t i;
+
+	h->cap = old.cap ? old.cap * 2 : 64;
+	h->slots = calloc(h->cap, sizeof(*h->slots));
+	h->used = 0;
+	if (!h->slots) {
+		*h = old;
+		return -ENOMEM;
+	}
+	for (i = 0; i < old.cap; i++) {
+		if (old.slots[i].block) {
+			*heat_slot(h, old.slots[i].block) = old.slots[i];
+			h->used++;
+		}
+	}
+	free(old.slots);
+	return 0;
+}
+
+void heat_add(struct heat *h, uint64_t page, float amount, uint64_t now_ns)
+{
+	uint64_t key = (page >> HEAT_BLOCK_SHIFT) + 1;
+	struct heat_entry *e;
+
+	if ((h->used + 1) * 10 > h->cap * 7 && heat_grow(h))
+		return;
+	e = heat_slot(h, key);
+	if (!e->block) {
+		e->block = key;
+		e->value = 0;
+		e->stamp_ns = now_ns;
+		h->used++;
+	}
+	e->value = decay(e->value, e->stamp_ns, now_ns) + amount;
+	e->stamp_ns = now_ns;
+}
+
+float heat_range(const struct heat *h, uint64_t start, uint64_t end, uint64_t now_ns)
+{
+	uint64_t b0 = start >> HEAT_BLOCK_SHIFT, b1 = (end - 1) >> HEAT_BLOCK_SHIFT, b;
+	float sum = 0;
+	uint32_t i;
+
+	if (!h->used || start >= end)
+		return 0;
+	if (b1 - b0 + 1 > h->used) {
+		for (i = 0; i < h->cap; i++) {
+			const struct heat_entry *e = &h->slots[i];
+
+			if (e->block && e->block - 1 >= b0 && e->block - 1 <= b1)
+				sum += decay(e->value, e->stamp_ns, now_ns);
+		}
+		return sum;
+	}
+	for (b = b0; b <= b1; b++) {
+		const struct heat_entry *e = heat_slot(h, b + 1);
+
+		if (e && e->block)
+			sum += decay(e->value, e->stamp_ns, now_ns);
+	}
+	return sum;
+}
+
+void heat_prune(struct heat *h, uint64_t now_ns)
+{
+	struct heat old = *h;
+	uint32_t i;
+
+	if (!old.used)
+		return;
+	memset(h, 0, sizeof(*h));
+	for (i = 0; i < old.cap; i++) {
+		struct heat_entry *e = &old.slots[i];
+		float v;
+
+		if (!e->block)
+			continue;
+		v = decay(e->value, e->stamp_ns, now_ns);
+		if (v < 0.01f)
+			continue;
+		if ((h->used + 1) * 10 > h->cap * 7 && heat_grow(h))
+			break;
+		*heat_slot(h, e->block) = (struct heat_entry){ e->block, v, now_ns };
+		h->used++;
+	}
+	free(old.slots);
+}
+
+void heat_free(struct heat *h)
+{
+	free(h->slots);
+	memset(h, 0, sizeof(*h));
+}
+
+size_t proc_bytes(const struct proc *p)
+{
+	size_t bytes = sizeof(*p) + (size_t)p->heat.cap * sizeof(struct heat_entry), i;
+	struct itree_node *n;
+
+	for (n = itree_min(&p->maps); n; n = itree_next(n)) {
+		const struct mapping *m = node_map(n);
+
+		bytes += sizeof(*m) + (m->path ? strlen(m->path) + 1 : 0);
+	}
+	for (i = 0; i < NTRACKED; i++)
+		bytes += pageset_bytes(p->set[tracked[i]]);
+	return bytes;
+}

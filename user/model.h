@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The page model: per process, the mappings (an interval tree) and one state per page.
+ *
+ * Page states are kept as process-wide page sets (resident, swapped, untracked); a page in
+ * a mapping that is in none of them is not resident.  Memory is proportional to the runs of
+ * equal state for sparse layouts and about one bit per page for dense fragmented ones
+ * (CRoaring containers under user/pageset.c).  Mappings carry only attributes, so moving,
+ * splitting or relabelling a mapping never touches page state, and mremap moves page state
+ * without touching the mappings' attributes.
+ *
+ * The model is data only: it never reads /proc, talks to the kernel or calls ncurses.  The
+ * engine fills it; the UI and the JSON writer read it under model_lock().
+ */
+#ifndef MEVITOP_MODEL_H
+#define MEVITOP_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "itree.h"
+#include "pageset.h"
+#include "procfs.h"
+
+#define PAGE_SHIFT_4K 12
+#define PAGE_SIZE_4K 4096ULL
+
+enum page_state {
+	PS_NOT_RESIDENT,
+	PS_RESIDENT,
+	PS_SWAPPED,
+	PS_UNTRACKED,
+	PS_COUNT,
+};
+
+enum map_kind {
+	MK_ANON,	/* private anonymous */
+	MK_HEAP,	/* [heap] (brk) */
+	MK_STACK,	/* [stack] */
+	MK_FILE,	/* a file */
+	MK_SHMEM,	/* shared anonymous, memfd, SysV shm, tmpfs */
+	MK_VDSO,
+	MK_VVAR,
+	MK_VSYSCALL,
+	MK_OTHER,	/* other [special] mappings */
+	MK_COUNT,
+};
+
+/* struct mapping.flags */
+#define MF_THP		(1u << 0)	/* a fault may map a whole PMD (THP eligible) */
+#define MF_GROWSDOWN	(1u << 1)	/* grows down on faults below it (the main stack) */
+#define MF_HUGETLB	(1u << 2)
+#define MF_LOCKED	(1u << 3)	/* mlock'ed: new pages are populated at once */
+#define MF_NEEDS_NAME	(1u << 4)	/* file mapping whose path is not known yet */
+#define MF_NOHUGEPAGE	(1u << 5)	/* MADV_NOHUGEPAGE */
+#define MF_HUGEPAGE	(1u << 6)	/* MADV_HUGEPAGE */
+#define MF_UFFD		(1u << 7)	/* exact mode: registered with userfaultfd */
+
+struct mapping {
+	struct itree_node node;		/* [start page, last page] */
+	uint64_t offset;		/* file offset in bytes */
+	uint64_t ino;
+	uint32_t dev_major, dev_minor;
+	uint32_t perms;			/* MP_READ | MP_WRITE | MP_EXEC | MP_SHARED */
+	uint32_t flags;			/* MF_* */
+	enum map_kind kind;
+	char *path;			/* NULL for anonymous mappings */
+};
+
+static inline uint64_t mapping_start(const struct mapping *m)
+{
+	return m->node.start;	/* page number */
+}
+
+static inline uint64_t mapping_end(const struct mapping *m)
+{
+	return m->node.last + 1;	/* page number, exclusive */
+}
+
+/* Heat: recent fault activity per block of pages, decaying exponentially. */
+#define HEAT_BLOCK_SHIFT 4		/* 16 pages (64 KiB) per block */
+#define HEAT_HALF_LIFE_NS 2000000000ULL
+
+struct heat_entry {
+	uint64_t block;			/* page >> HEAT_BLOCK_SHIFT, +1 (0 = empty) */
+	float value;
+	uint64_t stamp_ns;
+};
+
+struct heat {
+	struct heat_entry *slots;
+	uint32_t cap, used;
+};
+
+struct proc {
+	pid_t pid;
+	char comm[16];
+	uid_t uid;
+	struct itree maps;
+	struct pageset *set[PS_COUNT];	/* set[PS_NOT_RESIDENT] is unused (NULL) */
+	uint64_t mapped_pages;
+	uint64_t brk_start;		/* heap start (bytes), 0 if unknown */
+	struct heat heat;
+
+	/* Counters for views: cumulative, and the rate over the last interval. */
+	uint64_t faults;
+	uint64_t faults_prev;
+	double fault_rate;
+
+	/* Lifecycle. */
+	bool exited;
+	uint64_t exited_ns;		/* CLOCK_MONOTONIC when the exit was seen */
+	bool ready;			/* initial scan done */
+	bool reported_exit;
+
+	/* Engine bookkeeping (the model does not interpret these). */
+	struct proc *hnext;		/* pid hash chain */
+	struct proc *pending_next;	/* engine's batch-end work list */
+	uint32_t pending;		/* engine flags */
+	void *engine;			/* engine-private per-process state */
+};
+
+/* --- mappings --- */
+
+struct mapping_attrs {
+	uint64_t offset;
+	uint64_t ino;
+	uint32_t dev_major, dev_minor;
+	uint32_t perms;
+	uint32_t flags;
+	enum map_kind kind;
+	const char *path;		/* copied; NULL for anonymous */
+};
+
+struct proc *proc_new(pid_t pid);
+void proc_free(struct proc *p);
+/* Drops every mapping and page (exec). */
+void proc_reset(struct proc *p);
+/* A copy of p's mappings and pages under another pid (fork). */
+struct proc *proc_clone(const struct proc *p, pid_t pid);
+
+/* Inserts [start, end) (pages), replacing whatever overlapped (MAP_FIXED semantics).  Page
+ * state in the range becomes not resident. */
+int model_map(struct proc *p, uint64_t start, uint64_t end, const struct mapping_attrs *a);
+/* Like model_map but keeps page state (re-reading /proc/PID/maps, relabelling). */
+int model_map_keep(struct proc *p, uint64_t start, uint64_t end, const struct mapping_attrs *a);
+/* Forgets every mapping but keeps page states (before re-reading the layout). */
+void model_clear_layout(struct proc *p);
+/* Removes [start, end): mappings are trimmed or split, pages forgotten. */
+void model_unmap(struct proc *p, uint64_t start, uint64_t end);
+/* mremap: mappings and page states of [old, old+old_len) move to new; the part beyond
+ * old_len (growth) is not resident.  keep_old leaves the old mappings in place without
+ * pages (MREMAP_DONTUNMAP). */
+int model_remap(struct proc *p, uint64_t old, uint64_t old_len, uint64_t new, uint64_t new_len,
+		bool keep_old);
+/* Changes permissions (mprotect) or flags of [start, end), splitting mappings. */
+int model_protect(struct proc *p, uint64_t start, uint64_t end, uint32_t perms);
+int model_set_flags(struct proc *p, uint64_t start, uint64_t end, uint32_t set, uint32_t clear);
+/* Grows a mapping downward to `page` (stack growth). */
+void model_grow_down(struct proc *p, struct mapping *m, uint64_t page);
+/* Extends/shrinks a mapping's end (brk). */
+int model_set_end(struct proc *p, struct mapping *m, uint64_t end);
+
+struct mapping *model_find(const struct proc *p, uint64_t page);
+/* First mapping that starts at or after page. */
+struct mapping *model_find_ge(const struct proc *p, uint64_t page);
+struct mapping *model_first(const struct proc *p);
+struct mapping *model_next(const struct mapping *m);
+struct mapping *model_heap(const struct proc *p);
+size_t model_count_maps(const struct proc *p);
+
+/* --- pages --- */
+
+/* Sets every page of [start, end) to one state (clipped to nothing: caller clips). */
+void model_set_state(struct proc *p, uint64_t start, uint64_t end, enum page_state s);
+void model_set_page(struct proc *p, uint64_t page, enum page_state s);
+enum page_state model_page_state(const struct proc *p, uint64_t page);
+/* Pages of [start, end) in state s (s != PS_NOT_RESIDENT). */
+uint64_t model_count(const struct proc *p, enum page_state s, uint64_t start, uint64_t end);
+/* Totals over the process (mapped and each state), exact. */
+void model_totals(const struct proc *p, uint64_t counts[PS_COUNT]);
+
+/* Replaces the states of [start, end) with a scan result: runs of present or swapped pages
+ * in ascending order.  Returns how many pages changed state (drift when reconciling). */
+struct scan_run {
+	uint64_t start, end;
+	enum page_state state;
+};
+uint64_t model_apply_scan(struct proc *p, uint64_t start, uint64_t end,
+			  const struct scan_run *runs, size_t n);
+
+/* Runs of one mapping that are not PS_NOT_RESIDENT, merged and sorted, clipped to [from,
+ * to).  Calls fn(start, end, state) for each; stops if fn returns non-zero. */
+typedef int (*model_run_fn)(uint64_t start, uint64_t end, enum page_state s, void *arg);
+int model_runs(const struct proc *p, uint64_t from, uint64_t to, model_run_fn fn, void *arg);
+
+/* --- heat --- */
+void heat_add(struct heat *h, uint64_t page, float amount, uint64_t now_ns);
+/* Sum of decayed heat over the blocks overlapping [start, end). */
+float heat_range(const struct heat *h, uint64_t start, uint64_t end, uint64_t now_ns);
+void heat_prune(struct heat *h, uint64_t now_ns);
+void heat_free(struct heat *h);
+
+/* --- memory accounting --- */
+size_t proc_bytes(const struct proc *p);
+
+const char *map_kind_name(enum map_kind k);
+const char *page_state_name(enum page_state s);
+enum map_kind map_kind_classify(const char *path, uint32_t perms, bool anon_shared);
+
+#endif

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "procfs.h"
+
+ssize_t procfs_read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n, total = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while ((size_t)total < len - 1) {
+		n = read(fd, buf + total, len - 1 - total);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (n == 0)
+			break;
+		total += n;
+	}
+	buf[total] = 0;
+	close(fd);
+	return total;
+}
+
+/* A missing /proc/PID means the process is gone: report ESRCH, whatever open said. */
+static int gone(int err)
+{
+	return err == -ENOENT ? -ESRCH : err;
+}
+
+/* Reads a whole /proc file of unknown size into a growing buffer. */
+static char *slurp(const char *path, size_t *len, int *err)
+{
+	size_t cap = 16384, n = 0;
+	char *buf = malloc(cap), *nb;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0 || !buf) {
+		*err = fd < 0 ? -errno : -ENOMEM;
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		return NULL;
+	}
+	for (;;) {
+		if (cap - n < 4096) {
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				*err = -ENOMEM;
+				goto fail;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			*err = -errno;
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		n += r;
+	}
+	close(fd);
+	buf[n] = 0;
+	*len = n;
+	return buf;
+fail:
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+static int parse_maps_line(char *line, struct maps_entry *e)
+{
+	char perms[8];
+	int pos = 0;
+
+	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n",
+		   &e->start, &e->end, perms, &e->offset, &e->dev_major, &e->dev_minor,
+		   &e->ino, &pos) < 7)
+		return -EINVAL;
+	e->perms = 0;
+	if (perms[0] == 'r')
+		e->perms |= MP_READ;
+	if (perms[1] == 'w')
+		e->perms |= MP_WRITE;
+	if (perms[2] == 'x')
+		e->perms |= MP_EXEC;
+	if (perms[3] == 's')
+		e->perms |= MP_SHARED;
+	e->path = pos ? line + pos : "";
+	return 0;
+}
+
+int procfs_read_maps(pid_t pid, maps_cb cb, void *arg)
+{
+	char path[64], *buf, *line, *next;
+	struct maps_entry e;
+	size_t len;
+	int err = 0, ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	buf = slurp(path, &len, &err);
+	if (!buf)
+		return gone(err);
+	for (line = buf; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (parse_maps_line(line, &e))
+			continue;
+		ret = cb(&e, arg);
+		if (ret)
+			break;
+	}
+	free(buf);
+	return ret;
+}
+
+int procfs_read_vmflags(pid_t pid, vmflags_cb cb, void *arg)
+{
+	char path[64], *buf, *line, *next, *tok;
+	uint64_t start = 0, end = 0;
+	size_t len;
+	int err = 0, ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
+	buf = slurp(path, &len, &err);
+	if (!buf)
+		return gone(err);
+	for (line = buf; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (isxdigit((unsigned char)line[0]) && strchr(line, '-')) {
+			sscanf(line, "%" SCNx64 "-%" SCNx64, &start, &end);
+			continue;
+		}
+		if (strncmp(line, "VmFlags:", 8))
+			continue;
+		uint32_t vmf = 0;
+		char *save = NULL;
+
+		for (tok = strtok_r(line + 8, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+			if (!strcmp(tok, "hg"))
+				vmf |= VMF_HUGEPAGE;
+			else if (!strcmp(tok, "nh"))
+				vmf |= VMF_NOHUGEPAGE;
+			else if (!strcmp(tok, "gd"))
+				vmf |= VMF_GROWSDOWN;
+			else if (!strcmp(tok, "lo"))
+				vmf |= VMF_LOCKED;
+			else if (!strcmp(tok, "ht"))
+				vmf |= VMF_HUGETLB;
+			else if (!strcmp(tok, "pf") || !strcmp(tok, "io"))
+				vmf |= VMF_PFNMAP;
+		}
+		ret = cb(start, end, vmf, arg);
+		if (ret)
+			break;
+	}
+	free(buf);
+	return ret;
+}
+
+int procfs_read_comm(pid_t pid, char *comm, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	n = procfs_read_file(path, comm, len);
+	if (n < 0)
+		return gone(n);
+	while (n > 0 && comm[n - 1] == '\n')
+		comm[--n] = 0;
+	return 0;
+}
+
+/* Value of a "Key:\tvalue" line of /proc/PID/status. */
+static int status_field(pid_t pid, const char *key, long *val)
+{
+	char path[64], buf[4096], *p;
+	ssize_t n;
+	size_t klen = strlen(key);
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	n = procfs_read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return gone(n);
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (!strncmp(p, key, klen) && p[klen] == ':') {
+			*val = strtol(p + klen + 1, NULL, 10);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int procfs_read_tgid(pid_t tid, pid_t *tgid)
+{
+	long v;
+	int err = status_field(tid, "Tgid", &v);
+
+	if (!err)
+		*tgid = v;
+	return err;
+}
+
+int procfs_tracer_pid(pid_t pid, pid_t *tracer)
+{
+	long v;
+	int err = status_field(pid, "TracerPid", &v);
+
+	if (!err)
+		*tracer = v;
+	return err;
+}
+
+int procfs_read_uid(pid_t pid, uid_t *uid)
+{
+	long v;
+	int err = status_field(pid, "Uid", &v);
+
+	if (!err)
+		*uid = v;
+	return err;
+}
+
+int procfs_read_start_brk(pid_t pid, uint64_t *start_brk)
+{
+	char path[64], buf[2048], *p;
+	ssize_t n;
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	n = procfs_read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return gone(n);
+	/* comm may hold spaces and parentheses: fields restart after the last ')'. */
+	p = strrchr(buf, ')');
+	if (!p)
+		return -EINVAL;
+	/* After ')' comes field 3 (state); start_brk is field 47. */
+	for (field = 2; field < 47 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return -EINVAL;
+	*start_brk = strtoull(p + 1, NULL, 10);
+	return 0;
+}
+
+bool procfs_is_kernel_thread(pid_t pid)
+{
+	char path[64], buf[16];
+
+	/* Kernel threads have no mm: /proc/PID/maps is empty (and exe unreadable). */
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	return procfs_read_file(path, buf, sizeof(buf)) == 0;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int procfs_list_pids(pid_t **pids, size_t *n)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	size_t cap = 512, cnt = 0;
+	pid_t *v = malloc(cap * sizeof(*v)), *nv;
+
+	if (!d || !v) {
+		int err = d ? -ENOMEM : -errno;
+
+		if (d)
+			closedir(d);
+		free(v);
+		return err;
+	}
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		if (cnt == cap) {
+			nv = realloc(v, cap * 2 * sizeof(*v));
+			if (!nv) {
+				closedir(d);
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+			cap *= 2;
+		}
+		v[cnt++] = pid;
+	}
+	closedir(d);
+	qsort(v, cnt, sizeof(*v), cmp_pid);
+	*pids = v;
+	*n = cnt;
+	return 0;
+}
+
+int procfs_pidfd_target(pid_t pid, int fd, pid_t *target)
+{
+	char path[64], buf[1024], *p;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	n = procfs_read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	p = strstr(buf, "\nPid:");
+	if (!p)
+		return -EINVAL;
+	*target = strtol(p + 5, NULL, 10);
+	return *target > 0 ? 0 : -ESRCH;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Readers for /proc.  Only the engine calls these (the UI never reads /proc). */
+#ifndef MEVITOP_PROCFS_H
+#define MEVITOP_PROCFS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* struct maps_entry.perms */
+#define MP_READ		(1u << 0)
+#define MP_WRITE	(1u << 1)
+#define MP_EXEC		(1u << 2)
+#define MP_SHARED	(1u << 3)
+
+struct maps_entry {
+	uint64_t start, end;	/* bytes, page aligned */
+	uint64_t offset;
+	uint64_t ino;
+	uint32_t dev_major, dev_minor;
+	uint32_t perms;		/* MP_* */
+	const char *path;	/* "" for anonymous; valid during the callback only */
+};
+
+typedef int (*maps_cb)(const struct maps_entry *e, void *arg);
+
+/* Calls cb for each line of /proc/PID/maps, in address order; a non-zero return stops. */
+int procfs_read_maps(pid_t pid, maps_cb cb, void *arg);
+
+/* Per-mapping VmFlags from /proc/PID/smaps, as bit flags (only the ones mevitop uses).
+ * Costs a page-table walk of the process: called only when THP eligibility matters. */
+#define VMF_HUGEPAGE	(1u << 0)	/* "hg": MADV_HUGEPAGE */
+#define VMF_NOHUGEPAGE	(1u << 1)	/* "nh" */
+#define VMF_GROWSDOWN	(1u << 2)	/* "gd" */
+#define VMF_LOCKED	(1u << 3)	/* "lo" */
+#define VMF_HUGETLB	(1u << 4)	/* "ht" */
+#define VMF_PFNMAP	(1u << 5)	/* "pf" or "io" */
+typedef int (*vmflags_cb)(uint64_t start, uint64_t end, uint32_t vmf, void *arg);
+int procfs_read_vmflags(pid_t pid, vmflags_cb cb, void *arg);
+
+int procfs_read_comm(pid_t pid, char *comm, size_t len);
+int procfs_read_tgid(pid_t tid, pid_t *tgid);		/* from /proc/TID/status */
+int procfs_read_uid(pid_t pid, uid_t *uid);
+int procfs_read_start_brk(pid_t pid, uint64_t *start_brk); /* /proc/PID/stat field 47 */
+bool procfs_is_kernel_thread(pid_t pid);		/* no mm: empty maps */
+int procfs_tracer_pid(pid_t pid, pid_t *tracer);
+
+/* All pids (tgids) in /proc, sorted; *pids is malloc'ed. */
+int procfs_list_pids(pid_t **pids, size_t *n);
+
+/* The pid a pidfd in another process refers to (/proc/PID/fdinfo/FD "Pid:"), or -errno. */
+int procfs_pidfd_target(pid_t pid, int fd, pid_t *target);
+
+/* Reads a small whole file into buf (NUL terminated); returns length or -errno. */
+ssize_t procfs_read_file(const char *path, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "mevitop.skel.h"
+#include "log.h"
+#include "syscalls.h"
+#include "tracer.h"
+
+struct tracer {
+	struct mevitop_bpf *skel;
+	struct ring_buffer *rb;
+	tracer_event_fn fn;
+	void *ctx;
+	int ncpus;
+	__u64 *percpu;			/* scratch for per-CPU map values */
+	struct bpf_link **links;
+	size_t nlinks;
+};
+
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct tracer *t = ctx;
+
+	return t->fn(t->ctx, data, size);
+}
+
+/* Programs for one hook and attach point; NULL-terminated. */
+static void hook_programs(struct mevitop_bpf *s, enum hook h, enum attach a,
+			  struct bpf_program **out, size_t max)
+{
+	size_t n = 0;
+
+#define ADD(p) do { if (n < max - 1) out[n++] = s->progs.p; } while (0)
+	switch (h) {
+	case HOOK_FAULT:
+		if (a == AT_TP_BTF)
+			ADD(btf_fault_user);
+		else if (a == AT_TP)
+			ADD(tp_fault_user);
+		else if (a == AT_FENTRY)
+			ADD(fentry_fault);
+		else if (a == AT_KPROBE)
+			ADD(kprobe_fault);
+		break;
+	case HOOK_KFAULT:
+		if (a == AT_TP_BTF)
+			ADD(btf_fault_kernel);
+		else if (a == AT_TP)
+			ADD(tp_fault_kernel);
+		break;
+	case HOOK_SYSCALLS:
+		if (a == AT_TP_BTF_RAW_SYSCALLS) {
+			ADD(btf_sys_enter);
+			ADD(btf_sys_exit);
+		} else if (a == AT_TP_RAW_SYSCALLS) {
+			ADD(tp_raw_sys_enter);
+			ADD(tp_raw_sys_exit);
+		} else if (a == AT_TP_PER_SYSCALL) {
+#define ADD_SC(name) ADD(tp_enter_##name); ADD(tp_exit_##name);
+			MEVITOP_SYSCALL_LIST(ADD_SC)
+#undef ADD_SC
+		}
+		break;
+	case HOOK_FORK:
+		if (a == AT_TP_BTF)
+			ADD(btf_fork);
+		else if (a == AT_TP)
+			ADD(tp_fork);
+		break;
+	case HOOK_EXEC:
+		if (a == AT_TP_BTF)
+			ADD(btf_exec);
+		else if (a == AT_TP)
+			ADD(tp_exec);
+		break;
+	case HOOK_EXIT:
+		if (a == AT_TP_BTF)
+			ADD(btf_exit);
+		else if (a == AT_TP)
+			ADD(tp_exit);
+		break;
+	case HOOK_RSS:
+		if (a == AT_TP_BTF)
+			ADD(btf_rss_stat);
+		else if (a == AT_TP)
+			ADD(tp_rss_stat);
+		break;
+	case HOOK_COUNT:
+		break;
+	}
+#undef ADD
+	out[n] = NULL;
+}
+
+/* A per-syscall tracepoint may be missing on some kernels or architectures. */
+static bool tp_section_exists(const struct features *f, struct bpf_program *p)
+{
+	const char *sec = bpf_program__section_name(p);
+	char path[256];
+
+	if (strncmp(sec, "tp/", 3))
+		return true;
+	snprintf(path, sizeof(path), "%s/events/%s/id", f->tracefs_path, sec + 3);
+	return access(path, R_OK) == 0;
+}
+
+int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_event_fn fn,
+		void *ctx, struct tracer **out, char *why, size_t whylen)
+{
+	struct bpf_program *progs[64], *p;
+	struct tracer *t = calloc(1, sizeof(*t));
+	int err, h, i;
+
+	if (!t)
+		return -ENOMEM;
+	t->fn = fn;
+	t->ctx = ctx;
+	t->ncpus = libbpf_num_possible_cpus();
+	t->percpu = calloc(t->ncpus > 0 ? t->ncpus : 1, sizeof(*t->percpu));
+	if (t->ncpus <= 0 || !t->percpu) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	t->skel = mevitop_bpf__open();
+	if (!t->skel) {
+		err = -errno;
+		snprintf(why, whylen, "failed to open BPF skeleton: %s", strerror(-err));
+		goto fail;
+	}
+	t->skel->rodata->cfg_filter = o->filter;
+	t->skel->rodata->cfg_self_tgid = o->self;
+	t->skel->rodata->cfg_sample = o->sample;
+	t->skel->rodata->cfg_wakeup_bytes = o->wakeup_bytes;
+	if (o->ringbuf_bytes)
+		bpf_map__set_max_entries(t->skel->maps.events, o->ringbuf_bytes);
+
+	bpf_object__for_each_program(p, t->skel->obj)
+		bpf_program__set_autoload(p, false);
+	for (h = 0; h < HOOK_COUNT; h++) {
+		hook_programs(t->skel, h, f->hook[h], progs, 64);
+		for (i = 0; progs[i]; i++)
+			if (tp_section_exists(f, progs[i]))
+				bpf_program__set_autoload(progs[i], true);
+	}
+
+	err = mevitop_bpf__load(t->skel);
+	if (err) {
+		snprintf(why, whylen, "failed to load BPF programs: %s (run with -vv for the "
+			 "verifier log)", strerror(-err));
+		goto fail;
+	}
+
+	t->links = calloc(64, sizeof(*t->links));
+	if (!t->links) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	bpf_object__for_each_program(p, t->skel->obj) {
+		struct bpf_link *l;
+
+		if (!bpf_program__autoload(p))
+			continue;
+		l = bpf_program__attach(p);
+		if (!l) {
+			err = -errno;
+			snprintf(why, whylen, "failed to attach %s (%s): %s",
+				 bpf_program__name(p), bpf_program__section_name(p),
+				 strerror(-err));
+			goto fail;
+		}
+		if (t->nlinks == 64) {
+			bpf_link__destroy(l);
+			err = -E2BIG;
+			goto fail;
+		}
+		t->links[t->nlinks++] = l;
+		log_debug("attached %s", bpf_program__section_name(p));
+	}
+
+	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_sample, t, NULL);
+	if (!t->rb) {
+		err = -errno;
+		snprintf(why, whylen, "failed to create ring buffer: %s", strerror(-err));
+		goto fail;
+	}
+	*out = t;
+	return 0;
+fail:
+	tracer_close(t);
+	return err;
+}
+
+void tracer_close(struct tracer *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	ring_buffer__free(t->rb);
+	for (i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	free(t->links);
+	free(t->percpu);
+	mevitop_bpf__destroy(t->skel);
+	free(t);
+}
+
+int tracer_add_target(struct tracer *t, pid_t tgid, uint32_t flags)
+{
+	__u32 k = tgid, v = flags;
+
+	if (bpf_map__update_elem(t->skel->maps.targets, &k, sizeof(k), &v, sizeof(v), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int tracer_del_target(struct tracer *t, pid_t tgid)
+{
+	__u32 k = tgid;
+
+	if (bpf_map__delete_elem(t->skel->maps.targets, &k, sizeof(k), 0) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int tracer_poll(struct tracer *t, int timeout_ms)
+{
+	int n = ring_buffer__poll(t->rb, timeout_ms), m;
+
+	if (n < 0 && n != -EINTR)
+		return n;
+	/* Records submitted without a wake-up are only seen by consuming explicitly. */
+	m = ring_buffer__consume(t->rb);
+	if (m < 0)
+		return m;
+	return (n > 0 ? n : 0) + m;
+}
+
+int tracer_wait(struct tracer *t, int timeout_ms)
+{
+	struct epoll_event ev;
+	int n;
+
+	n = epoll_wait(ring_buffer__epoll_fd(t->rb), &ev, 1, timeout_ms);
+	return n < 0 ? (errno == EINTR ? 0 : -errno) : n;
+}
+
+int tracer_consume(struct tracer *t)
+{
+	return ring_buffer__consume(t->rb);
+}
+
+static uint64_t sum_percpu(struct tracer *t, struct bpf_map *map, __u32 idx)
+{
+	__u64 *vals = t->percpu;
+	uint64_t sum = 0;
+	int i;
+
+	if (bpf_map__lookup_elem(map, &idx, sizeof(idx), vals, t->ncpus * sizeof(*vals), 0))
+		return 0;
+	for (i = 0; i < t->ncpus; i++)
+		sum += vals[i];
+	return sum;
+}
+
+uint64_t tracer_lost(struct tracer *t, uint64_t per_kind[EV_KIND_MAX])
+{
+	uint64_t total = 0, v;
+	__u32 k;
+
+	for (k = 0; k < EV_KIND_MAX; k++) {
+		v = sum_percpu(t, t->skel->maps.lost, k);
+		if (per_kind)
+			per_kind[k] = v;
+		total += v;
+	}
+	return total;
+}
+
+uint64_t tracer_overflows(struct tracer *t)
+{
+	uint64_t total = 0;
+	__u32 k;
+
+	for (k = 0; k < OVF_SLOTS; k++)
+		total += sum_percpu(t, t->skel->maps.overflow, k);
+	return total;
+}
+
+void tracer_drain_lost_tgids(struct tracer *t, tracer_tgid_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(t->skel->maps.lost_tgid);
+	__u32 key, next, *prev = NULL;
+	__u32 batch[1024];
+	size_t n = 0, i;
+	__u64 v;
+
+	/* Collect first, then delete: deleting while iterating restarts the walk. */
+	while (n < 1024 && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		batch[n++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (i = 0; i < n; i++) {
+		if (bpf_map_lookup_and_delete_elem(fd, &batch[i], &v) &&
+		    (bpf_map_lookup_elem(fd, &batch[i], &v) || bpf_map_delete_elem(fd, &batch[i])))
+			continue;
+		fn(ctx, batch[i], v);
+	}
+}
+
+int tracer_read_rss(struct tracer *t, pid_t tgid, struct rss_val *v)
+{
+	__u32 k = tgid;
+
+	if (bpf_map__lookup_elem(t->skel->maps.rss, &k, sizeof(k), v, sizeof(*v), 0))
+		return -errno;
+	return 0;
+}
+
+int tracer_drain_chunks(struct tracer *t, tracer_chunk_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(t->skel->maps.chunks);
+	struct chunk_key keys[4096], key, next, *prev = NULL;
+	struct chunk_val v;
+	size_t n = 0, i;
+
+	while (n < 4096 && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		keys[n++] = next;
+		key = next;
+		prev = &key;
+	}
+	for (i = 0; i < n; i++) {
+		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &v))
+			continue;
+		fn(ctx, &keys[i], &v);
+	}
+	return n;
+}

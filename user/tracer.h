@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The BPF side as seen from user space: open the skeleton, configure it, enable the programs
+ * the feature probe chose, load, attach; then drain the ring buffer and read the maps.
+ */
+#ifndef MEVITOP_TRACER_H
+#define MEVITOP_TRACER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <linux/types.h>
+#include "events.h"
+#include "kfeatures.h"
+
+struct tracer;
+
+struct tracer_opts {
+	bool filter;			/* only processes in the target map */
+	bool sample;			/* aggregate faults in the kernel (sample mode) */
+	size_t ringbuf_bytes;		/* power of two, >= page size */
+	uint64_t wakeup_bytes;		/* wake the consumer past this backlog */
+	pid_t self;
+};
+
+/* Called for every record, in ring-buffer order. */
+typedef int (*tracer_event_fn)(void *ctx, const void *data, size_t size);
+
+int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_event_fn fn,
+		void *ctx, struct tracer **out, char *why, size_t whylen);
+void tracer_close(struct tracer *t);
+
+int tracer_add_target(struct tracer *t, pid_t tgid, uint32_t flags);
+int tracer_del_target(struct tracer *t, pid_t tgid);
+
+/* Waits up to timeout_ms for a wake-up, then consumes everything available.  Returns the
+ * number of records consumed or -errno. */
+int tracer_poll(struct tracer *t, int timeout_ms);
+/* Waits up to timeout_ms for a wake-up; consumes nothing.  Returns >0 if woken. */
+int tracer_wait(struct tracer *t, int timeout_ms);
+/* Consumes what is available without waiting. */
+int tracer_consume(struct tracer *t);
+
+/* Failed reservations so far: total and per event kind (summed over CPUs). */
+uint64_t tracer_lost(struct tracer *t, uint64_t per_kind[EV_KIND_MAX]);
+/* Map bounds hit so far (chunk map, syscall stash, rss map, target map). */
+uint64_t tracer_overflows(struct tracer *t);
+
+/* Calls fn for each process that lost events since the last call, and forgets them. */
+typedef void (*tracer_tgid_fn)(void *ctx, pid_t tgid, uint64_t count);
+void tracer_drain_lost_tgids(struct tracer *t, tracer_tgid_fn fn, void *ctx);
+
+int tracer_read_rss(struct tracer *t, pid_t tgid, struct rss_val *v);
+
+/* Sample mode: hands each (process, chunk) fault aggregate to fn and removes it. */
+typedef void (*tracer_chunk_fn)(void *ctx, const struct chunk_key *k, const struct chunk_val *v);
+int tracer_drain_chunks(struct tracer *t, tracer_chunk_fn fn, void *ctx);
+
+#endif
