@@ -60,6 +60,7 @@
 #define K_MADV_GUARD_REMOVE	103
 
 #define PMD_PAGES	512ULL		/* 2 MiB of 4 KiB pages */
+#define PREAD_MAX_PAGES	(16ULL << 20)	/* 64 GiB: the largest mapping read entry by entry */
 #define MAX_ERRNO	4095
 
 /* struct pstate.pending */
@@ -72,10 +73,24 @@ struct range {
 	uint64_t start, end;	/* pages */
 };
 
+/* A fault whose outcome spans a window (THP, fault-around) is checked after the window's
+ * scan: the record is written at fault entry, so the scan may run while the fault is still
+ * allocating, zeroing or compacting.  If the faulting page is not yet present, the window
+ * is scanned again at the next batch. */
+struct fault_check {
+	uint64_t page;
+	struct range window;
+	uint32_t tries;
+};
+
+#define FAULT_CHECK_TRIES 200	/* ~2 s of batches; then the rss check takes over */
+
 struct pstate {
 	int pagemap_fd;
 	struct range *scan;
 	size_t nscan, capscan;
+	struct fault_check *checks;
+	size_t nchecks, capchecks;
 	uint64_t events_tick;		/* events applied since the last tick */
 	uint64_t rss_updates;		/* rss_stat hits seen at the last tick */
 	uint64_t last_full_ns;		/* last full scan */
@@ -88,6 +103,7 @@ struct alias {
 };
 
 #define NBUCKETS 4096
+#define RETRY_MAX 256
 
 struct engine {
 	struct engine_opts o;
@@ -110,6 +126,8 @@ struct engine {
 	size_t reconcile_cursor;
 	struct scan_run *runs;
 	size_t nruns, capruns;
+	struct proc *retry[RETRY_MAX];	/* processes with faults still in flight */
+	size_t nretry;
 	struct proc **exits;		/* exited since engine_take_exits */
 	size_t nexits, capexits;
 };
@@ -184,6 +202,7 @@ static void pstate_free(struct pstate *s)
 	if (s->pagemap_fd >= 0)
 		close(s->pagemap_fd);
 	free(s->scan);
+	free(s->checks);
 	free(s);
 }
 
@@ -342,22 +361,47 @@ static bool thp_possible(const struct engine *e, const struct mapping *m)
 	return false;
 }
 
+static void add_check(struct proc *p, uint64_t page, uint64_t ws, uint64_t we)
+{
+	struct pstate *s = ps(p);
+
+	if (s->nchecks && s->checks[s->nchecks - 1].window.start == ws &&
+	    s->checks[s->nchecks - 1].window.end == we) {
+		s->checks[s->nchecks - 1].page = page;	/* the latest fault of the window */
+		return;
+	}
+	if (s->nchecks == s->capchecks) {
+		size_t cap = s->capchecks ? s->capchecks * 2 : 8;
+		struct fault_check *c = realloc(s->checks, cap * sizeof(*c));
+
+		if (!c)
+			return;
+		s->checks = c;
+		s->capchecks = cap;
+	}
+	s->checks[s->nchecks++] = (struct fault_check){ page, { ws, we }, 0 };
+}
+
 static void queue_window(struct engine *e, struct proc *p, const struct mapping *m,
 			 uint64_t page, uint64_t window_pages)
 {
-	uint64_t ws = page & ~(window_pages - 1), we = ws + window_pages;
 	uint64_t pmd_s = page & ~(PMD_PAGES - 1), pmd_e = pmd_s + PMD_PAGES;
+	uint64_t ws = page & ~(window_pages - 1), we;
 
-	/* Never beyond the mapping, nor across a PMD (fault-around stops at the PMD). */
+	/* As do_fault_around() computes it: the aligned window's start, moved up to the
+	 * mapping's start if it begins later (the window then extends past the aligned end),
+	 * never across the PMD nor the mapping. */
 	if (ws < mapping_start(m))
 		ws = mapping_start(m);
-	if (we > mapping_end(m))
-		we = mapping_end(m);
 	if (ws < pmd_s)
 		ws = pmd_s;
+	we = ws + window_pages;
 	if (we > pmd_e)
 		we = pmd_e;
+	if (we > mapping_end(m))
+		we = mapping_end(m);
 	queue_scan(e, p, ws, we);
+	add_check(p, page, ws, we);
 }
 
 /* --- applying events --- */
@@ -390,6 +434,8 @@ static void apply_fault(struct engine *e, const struct ev_fault *ev)
 			return;
 		}
 	}
+	if (m->flags & MF_PFNMAP)
+		return;		/* raw PFNs ([vvar]): the page walk skips them, so does pagemap */
 	if (ev->flags & EVF_PRESENT) {
 		/* A protection fault (COW, write to a read-only PTE): the page was present. */
 		model_set_page(p, page, PS_RESIDENT);
@@ -397,6 +443,7 @@ static void apply_fault(struct engine *e, const struct ev_fault *ev)
 	}
 	if (!(m->perms & (MP_READ | MP_WRITE | MP_EXEC)))
 		return;		/* PROT_NONE: SIGSEGV, nothing mapped */
+
 	if ((ev->flags & EVF_WRITE) && !(m->perms & MP_WRITE))
 		return;		/* write to a read-only mapping: SIGSEGV or EFAULT */
 	model_set_page(p, page, PS_RESIDENT);
@@ -711,6 +758,7 @@ static void apply_exec(struct engine *e, const struct ev_proc *ev)
 		ps(p)->pagemap_fd = -1;
 	}
 	ps(p)->nscan = 0;
+	ps(p)->nchecks = 0;
 	ps(p)->locked_future = false;
 	memcpy(p->comm, ev->comm, sizeof(p->comm));
 	p->comm[sizeof(p->comm) - 1] = 0;
@@ -822,6 +870,13 @@ static int64_t scan_range(struct engine *e, struct proc *p, uint64_t start, uint
 
 	if (fd < 0)
 		return fd;
+	if (!e->use_scan && end - start > PREAD_MAX_PAGES) {
+		/* Without PAGEMAP_SCAN every page costs an 8-byte read, holes included: a
+		 * sanitizer's 16 TiB shadow reservation would take hours.  Say "unknown". */
+		struct scan_run r = { start, end, PS_UNTRACKED };
+
+		return model_apply_scan(p, start, end, &r, 1);
+	}
 	e->nruns = 0;
 	err = pagemap_scan(fd, start, end, e->use_scan, collect_run, e);
 	if (err)
@@ -930,6 +985,8 @@ static void attrs_from_entry(const struct maps_entry *me, struct mapping_attrs *
 	a->path = anon ? NULL : me->path;
 	if (a->kind == MK_STACK)
 		a->flags |= MF_GROWSDOWN;
+	if (a->kind == MK_VVAR)
+		a->flags |= MF_PFNMAP;
 }
 
 static int layout_entry(const struct maps_entry *me, void *arg)
@@ -982,6 +1039,8 @@ static int vmflags_entry(uint64_t start, uint64_t end, uint32_t vmf, void *arg)
 		set |= MF_LOCKED;
 	if (vmf & VMF_GROWSDOWN)
 		set |= MF_GROWSDOWN;
+	if (vmf & VMF_PFNMAP)
+		set |= MF_PFNMAP;
 	if (set)
 		model_set_flags(c->p, start >> PAGE_SHIFT_4K, end >> PAGE_SHIFT_4K, set, 0);
 	return 0;
@@ -1011,6 +1070,7 @@ static int reload(struct engine *e, struct proc *p)
 
 	proc_reset(p);
 	ps(p)->nscan = 0;
+	ps(p)->nchecks = 0;
 	e->st.maps_reads++;
 	err = procfs_read_maps(p->pid, layout_entry, &c);
 	if (err)
@@ -1069,10 +1129,31 @@ static int relayout(struct engine *e, struct proc *p)
 	return err;
 }
 
+/* After the scans: a faulting page still absent means its fault was in flight. */
+static void check_faults(struct engine *e, struct proc *p)
+{
+	struct pstate *s = ps(p);
+	size_t i, keep = 0;
+
+	for (i = 0; i < s->nchecks; i++) {
+		struct fault_check *c = &s->checks[i];
+
+		/* Not forced resident: a later munmap or MADV_DONTNEED may have removed it for
+		 * good, and the scans stay the only truth. */
+		if (model_page_state(p, c->page) == PS_RESIDENT || ++c->tries > FAULT_CHECK_TRIES)
+			continue;
+		s->checks[keep++] = *c;
+	}
+	s->nchecks = keep;
+	if (keep && e->nretry < RETRY_MAX)
+		e->retry[e->nretry++] = p;
+}
+
 /* The batch end: everything events asked for, in one pass per process. */
 static void flush(struct engine *e)
 {
 	struct proc *p;
+	size_t i;
 	int err;
 
 	while ((p = e->pending)) {
@@ -1100,6 +1181,8 @@ static void flush(struct engine *e)
 			if (!err && (what & (PEND_SCAN | PEND_MAPS)))
 				err = scan_queued(e, p);
 		}
+		if (!err && ps(p)->nchecks)
+			check_faults(e, p);
 		if (err == -ESRCH || err == -ENOENT) {
 			/* Gone (or never had an address space): its exit record may follow. */
 			if (!p->ready) {
@@ -1110,6 +1193,16 @@ static void flush(struct engine *e)
 			log_debug("pid %d: %s", p->pid, strerror(-err));
 		}
 	}
+	/* Windows of faults still in flight: scanned again at the next batch. */
+	for (i = 0; i < e->nretry; i++) {
+		struct pstate *s = ps(e->retry[i]);
+		size_t k;
+
+		for (k = 0; k < s->nchecks; k++)
+			queue_scan(e, e->retry[i], s->checks[k].window.start,
+				   s->checks[k].window.end);
+	}
+	e->nretry = 0;
 }
 
 /* --- public --- */

@@ -353,6 +353,8 @@ static struct mapping *new_mapping(uint64_t start, uint64_t end, const struct ma
 	return m;
 }
 
+/* keep: the layout comes from /proc/PID/maps, whose boundaries are the kernel's own, so
+ * nothing is merged and page states stay. */
 static int map_common(struct proc *p, uint64_t start, uint64_t end,
 		      const struct mapping_attrs *a, bool keep)
 {
@@ -370,7 +372,8 @@ static int map_common(struct proc *p, uint64_t start, uint64_t end,
 	if (!m)
 		return -ENOMEM;
 	insert_mapping(p, m);
-	try_merge(p, m);
+	if (!keep)
+		try_merge(p, m);
 	return 0;
 }
 

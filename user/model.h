@@ -55,6 +55,7 @@ enum map_kind {
 #define MF_NOHUGEPAGE	(1u << 5)	/* MADV_NOHUGEPAGE */
 #define MF_HUGEPAGE	(1u << 6)	/* MADV_HUGEPAGE */
 #define MF_UFFD		(1u << 7)	/* exact mode: registered with userfaultfd */
+#define MF_PFNMAP	(1u << 8)	/* VM_PFNMAP/VM_IO: raw PFNs, pagemap never shows them */
 
 struct mapping {
 	struct itree_node node;		/* [start page, last page] */

@@ -1,0 +1,254 @@
+"""Drives the real mevitop binary and the real workloads; reads the truth from pagemap.
+
+Everything here synchronises on readiness: the workload's "ready"/"done" lines and
+mevitop's snapshots (whose "monotonic" field is CLOCK_MONOTONIC at the start of the drain
+that preceded them).  Timeouts exist only as failure guards.
+"""
+import json
+import os
+import queue
+import re
+import struct
+import subprocess
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("MEVITOP_BUILD", os.path.join(ROOT, "build"))
+MEVITOP = os.environ.get("MEVITOP_BIN", os.path.join(ROOT, "build-san", "mevitop"))
+WORKLOADS = os.path.join(BUILD, "workloads")
+PAGE = 4096
+GUARD_S = 20  # failure guard for any single wait
+
+# ASan: leaks are reported by the unit tests; here a leak report at exit would only add noise
+# to the UI.  UBSan aborts on the first error (built with -fno-sanitize-recover).
+SAN_ENV = {
+    "ASAN_OPTIONS": "detect_leaks=1:abort_on_error=1:halt_on_error=1",
+    "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
+}
+
+
+def is_root():
+    return os.geteuid() == 0
+
+
+class Reader(threading.Thread):
+    """Collects lines of a pipe into a queue."""
+
+    def __init__(self, stream, name):
+        super().__init__(daemon=True, name=name)
+        self.stream = stream
+        self.lines = queue.Queue()
+        self.all = []
+        self.start()
+
+    def run(self):
+        for line in self.stream:
+            line = line.decode(errors="replace").rstrip("\n")
+            self.all.append(line)
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def get(self, timeout=GUARD_S, what="a line"):
+        try:
+            line = self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"timed out waiting for {what}")
+        if line is None:
+            raise EOFError(f"stream closed while waiting for {what}")
+        return line
+
+
+class Workload:
+    """tests/workloads/wl: one behaviour per command, answered by 'done MONO_NS ...'."""
+
+    def __init__(self, prog="wl", args=(), env=None):
+        self.proc = subprocess.Popen([os.path.join(WORKLOADS, prog), *args],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     env=env)
+        self.out = Reader(self.proc.stdout, "workload")
+        self.pid = self.wait_ready()
+        self.regions = {}
+
+    def wait_ready(self):
+        line = self.out.get(what="workload ready")
+        m = re.match(r"ready (\d+)", line)
+        assert m, f"unexpected workload line {line!r}"
+        return int(m.group(1))
+
+    def do(self, cmd):
+        """Runs one command; returns (done_monotonic_seconds, extra words)."""
+        self.proc.stdin.write((cmd + "\n").encode())
+        self.proc.stdin.flush()
+        if cmd.split()[0] == "exec":
+            self.pid = self.wait_ready()
+            return time.monotonic(), []
+        if cmd.split()[0] == "exit":
+            self.proc.wait(timeout=GUARD_S)
+            return time.monotonic(), []
+        line = self.out.get(what=f"'{cmd}' to finish")
+        if not line.startswith("done "):
+            raise AssertionError(f"workload failed {cmd!r}: {line}")
+        words = line.split()
+        if cmd.startswith("map ") or cmd.startswith("remap "):
+            self.regions[cmd.split()[1]] = int(words[2], 16)
+        return int(words[1]) / 1e9, words[2:]
+
+    def region(self, name):
+        return self.regions[name]
+
+    def close(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write(b"exit\n")
+                self.proc.stdin.flush()
+            except BrokenPipeError:
+                pass
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+class Mevitop:
+    """mevitop --json: the first line means hooks attached and initial scan complete."""
+
+    def __init__(self, args, disable=(), env_extra=None, binary=None):
+        env = dict(os.environ, **SAN_ENV)
+        if env_extra:
+            env.update(env_extra)
+        cmd = [binary or MEVITOP, "--json", *args]
+        if disable:
+            cmd += ["--disable", ",".join(disable)]
+        self.cmd = cmd
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=env)
+        self.out = Reader(self.proc.stdout, "mevitop")
+        self.err = Reader(self.proc.stderr, "mevitop-stderr")
+        self.last = None
+        try:
+            self.first = self.snapshot()
+        except (EOFError, AssertionError):
+            self.proc.wait(timeout=5)
+            raise AssertionError("mevitop did not start: " + "\n".join(self.err.all))
+
+    def snapshot(self, timeout=GUARD_S):
+        line = self.out.get(timeout=timeout, what="a mevitop snapshot")
+        self.last = json.loads(line)
+        return self.last
+
+    def snapshot_after(self, t_mono):
+        """The first snapshot whose drain started after t_mono (seconds)."""
+        deadline = time.monotonic() + GUARD_S
+        while True:
+            s = self.snapshot(timeout=max(0.1, deadline - time.monotonic()))
+            if s["monotonic"] > t_mono:
+                return s
+
+    def stop(self, sig=15):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            rc = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        time.sleep(0)  # let the readers see EOF
+        for r in (self.out, self.err):
+            r.join(timeout=5)
+        return rc
+
+    def stderr_text(self):
+        return "\n".join(self.err.all)
+
+
+# --- the truth: /proc/PID/maps + /proc/PID/pagemap, read by the test itself ---
+
+MAPS_RE = re.compile(r"^([0-9a-f]+)-([0-9a-f]+) (\S{4}) ([0-9a-f]+) \S+ \d+\s*(.*)$")
+
+
+def read_maps(pid):
+    out = []
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            m = MAPS_RE.match(line.rstrip("\n"))
+            if m:
+                out.append((int(m.group(1), 16), int(m.group(2), 16), m.group(3),
+                            m.group(5)))
+    return out
+
+
+def pagemap_truth(pid):
+    """{page_number: 'resident'|'swapped'} for every present/swapped page of every mapping
+    (vsyscall excluded: it is not part of the mm)."""
+    truth = {}
+    fd = os.open(f"/proc/{pid}/pagemap", os.O_RDONLY)
+    try:
+        for start, end, _perms, path in read_maps(pid):
+            if path == "[vsyscall]":
+                continue
+            first, n = start // PAGE, (end - start) // PAGE
+            data = os.pread(fd, n * 8, first * 8)
+            for i, (v,) in enumerate(struct.iter_unpack("<Q", data)):
+                if v >> 63 & 1:
+                    truth[first + i] = "resident"
+                elif v >> 62 & 1:
+                    truth[first + i] = "swapped"
+    finally:
+        os.close(fd)
+    return truth
+
+
+def model_pages(proc_entry):
+    """{page_number: state} for every page a snapshot's process lists in a run."""
+    pages = {}
+    for m in proc_entry.get("mappings", []):
+        for r in m["runs"]:
+            s, e = int(r["start"], 16) // PAGE, int(r["end"], 16) // PAGE
+            for pg in range(s, e):
+                pages[pg] = r["state"]
+    return pages
+
+
+def find_proc(snapshot, pid):
+    for p in snapshot["processes"]:
+        if p["pid"] == pid:
+            return p
+    return None
+
+
+def diff_pages(model, truth, limit=20):
+    """Pages whose state differs, as readable lines (empty when equal)."""
+    bad = []
+    for pg in sorted(set(model) | set(truth)):
+        a, b = model.get(pg, "not_resident"), truth.get(pg, "not_resident")
+        if a != b:
+            bad.append((pg, a, b))
+    lines = [f"page {pg * PAGE:#x}: mevitop says {a}, pagemap says {b}" for pg, a, b in bad[:limit]]
+    if len(bad) > limit:
+        lines.append(f"... and {len(bad) - limit} more")
+    return bad, lines
+
+
+def assert_matches(snapshot, pid, context=""):
+    """The acceptance check: 0 pages may differ from pagemap, read now by the test."""
+    entry = find_proc(snapshot, pid)
+    assert entry is not None, f"pid {pid} missing from snapshot {context}"
+    truth = pagemap_truth(pid)
+    model = model_pages(entry)
+    bad, lines = diff_pages(model, truth)
+    if bad:
+        addr = bad[0][0] * PAGE
+        for m in entry.get("mappings", []):
+            if int(m["start"], 16) <= addr < int(m["end"], 16):
+                lines.append("mevitop's mapping: " + " ".join(
+                    f"{k}={m[k]}" for k in ("start", "end", "perms", "kind", "path")))
+        for s, e, perms, path in read_maps(pid):
+            if s <= addr < e:
+                lines.append(f"kernel's mapping: {s:#x}-{e:#x} {perms} {path}")
+        lines.append(f"stats: {snapshot['stats']}")
+    assert not bad, f"{len(bad)} pages differ {context}:\n" + "\n".join(lines)
+    # The totals agree with the runs.
+    assert entry["pages"]["resident"] == sum(1 for s in model.values() if s == "resident")
+    return entry, truth

@@ -1,0 +1,239 @@
+"""Accuracy: after each behaviour, mevitop's model (trace mode, --no-reconcile) equals
+/proc/PID/pagemap read by the test, page for page, with every forced fallback."""
+import os
+import signal
+
+import pytest
+
+from harness import assert_matches, find_proc, pagemap_truth, PAGE
+
+# Each forced fallback runs the whole suite: default hooks, classic tracepoints instead of
+# tp_btf, raw syscall hooks instead of per-syscall ones (via tp_btf and via tracefs), no
+# tracefs at all, and pread instead of PAGEMAP_SCAN.
+FALLBACKS = {
+    "default": (),
+    "no-tp_btf": ("tp_btf",),
+    "no-syscall_tp": ("syscall_tp",),
+    "raw_syscalls-tracefs": ("tp_btf", "syscall_tp"),
+    "no-tracefs": ("tracefs",),
+    "no-pagemap_scan": ("pagemap_scan",),
+}
+
+
+@pytest.fixture(params=list(FALLBACKS), ids=list(FALLBACKS))
+def disable(request):
+    return FALLBACKS[request.param]
+
+
+def watch(mevitop, wl, disable, extra=()):
+    return mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", *extra], disable)
+
+
+def check(mv, wl, t, pids=None):
+    """Waits for the first snapshot after t and compares every pid with pagemap; the model
+    must have needed no healing (drift 0) and no event may have been lost."""
+    snap = mv.snapshot_after(t)
+    for pid in pids or [wl.pid]:
+        assert_matches(snap, pid)
+    assert snap["stats"]["lost"] == 0, snap["stats"]
+    assert snap["stats"]["drift_pages"] == 0, snap["stats"]
+    return snap
+
+
+def run(mevitop, workload, disable, cmds, check_states=None):
+    wl = workload()
+    mv = watch(mevitop, wl, disable)
+    t = 0
+    for c in cmds:
+        t, _ = wl.do(c)
+    snap = check(mv, wl, t)
+    if check_states:
+        check_states(wl, find_proc(snap, wl.pid))
+    return wl, mv, snap
+
+
+def region_states(entry, base, pages):
+    """Per page of [base, base+pages), the model's state."""
+    out = ["not_resident"] * pages
+    for m in entry["mappings"]:
+        for r in m["runs"]:
+            s, e = int(r["start"], 16), int(r["end"], 16)
+            for a in range(max(s, base), min(e, base + pages * PAGE), PAGE):
+                out[(a - base) // PAGE] = r["state"]
+    return out
+
+
+def test_sparse_writes_and_reads(mevitop, workload, disable):
+    def states(wl, entry):
+        st = region_states(entry, wl.region("a"), 256)
+        # Written every 3rd page, read (zero page) every 5th; the rest untouched.
+        for i in range(256):
+            want = "resident" if i % 3 == 0 or i % 5 == 1 else "not_resident"
+            assert st[i] == want, f"page {i}"
+    run(mevitop, workload, disable,
+        ["map a 256", "touch a 0 256 3 w", "touch a 1 255 5 r"], states)
+
+
+def test_partial_munmap(mevitop, workload, disable):
+    def states(wl, entry):
+        base = wl.region("a")
+        assert all(int(m["end"], 16) <= base + 16 * PAGE or int(m["start"], 16) >= base + 32 * PAGE
+                   for m in entry["mappings"]), "the hole is still mapped"
+    run(mevitop, workload, disable, ["map a 64", "touch a 0 64 1 w", "unmap a 16 16"], states)
+
+
+def test_madv_dontneed_subrange(mevitop, workload, disable):
+    def states(wl, entry):
+        st = region_states(entry, wl.region("a"), 64)
+        assert st[10:30] == ["not_resident"] * 20 and st[:10] == ["resident"] * 10
+    run(mevitop, workload, disable,
+        ["map a 64", "touch a 0 64 1 w", "advise a 10 20 dontneed"], states)
+
+
+def test_mremap_grow_and_move(mevitop, workload, disable):
+    def states(wl, entry):
+        st = region_states(entry, wl.region("a"), 128)
+        assert st[:32] == ["resident"] * 32 and st[32:40] == ["not_resident"] * 8
+        assert st[40:48] == ["resident"] * 8 and st[48:] == ["not_resident"] * 80
+    run(mevitop, workload, disable,
+        ["map a 32", "touch a 0 32 1 w", "remap a 64 grow", "touch a 40 8 1 w",
+         "remap a 128 move"], states)
+
+
+def test_brk_up_and_down(mevitop, workload, disable):
+    run(mevitop, workload, disable,
+        ["brk 64", "brktouch 32", "brk -16", "brktouch 8", "brk 8", "brktouch 2"])
+
+
+def test_threads_fault_one_region(mevitop, workload, disable):
+    def states(wl, entry):
+        assert region_states(entry, wl.region("a"), 2048) == ["resident"] * 2048
+    run(mevitop, workload, disable, ["map a 2048", "threads a 4 0 2048"], states)
+
+
+def test_shared_file_fault_around(mevitop, workload, disable, datafile):
+    path = datafile(256)
+
+    def states(wl, entry):
+        st = region_states(entry, wl.region("f"), 256)
+        # Read faults every 17 pages map their 64 KiB fault-around windows: more pages are
+        # resident than were touched, and mevitop knows exactly which.
+        assert st.count("resident") > 256 // 17 + 1
+    run(mevitop, workload, disable,
+        [f"map f 256 sharedfile={path}", "touch f 0 256 17 r"], states)
+
+
+def test_madv_pageout_file(mevitop, workload, disable, datafile):
+    path = datafile(128)
+
+    def states(wl, entry):
+        st = region_states(entry, wl.region("f"), 128)
+        assert st[:64] == ["not_resident"] * 64 and "resident" in st[64:]
+    run(mevitop, workload, disable,
+        [f"map f 128 sharedfile={path}", "touch f 0 128 1 r", "advise f 0 64 pageout"], states)
+
+
+def test_populate(mevitop, workload, disable):
+    def states(wl, entry):
+        assert region_states(entry, wl.region("p"), 64) == ["resident"] * 64
+        st = region_states(entry, wl.region("q"), 64)
+        assert st[8:24] == ["resident"] * 16 and st.count("resident") == 16
+    run(mevitop, workload, disable,
+        ["map p 64 populate", "map q 64", "advise q 8 16 populate_write"], states)
+
+
+def test_read_into_fresh_pages(mevitop, workload, disable, datafile):
+    path = datafile(32)
+
+    def states(wl, entry):
+        st = region_states(entry, wl.region("r"), 64)
+        assert st[:32] == ["resident"] * 32 and st[32:] == ["not_resident"] * 32
+    run(mevitop, workload, disable, ["map r 64", f"readfile r 0 32 {path}"], states)
+
+
+def thp_available():
+    try:
+        return "[never]" not in open("/sys/kernel/mm/transparent_hugepage/enabled").read()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not thp_available(), reason="transparent huge pages are disabled here")
+def test_thp_madv_hugepage(mevitop, workload, disable):
+    def states(wl, entry):
+        st = region_states(entry, wl.region("h"), 1024)
+        # One write fault in the first 2 MiB maps all 512 pages when a THP is available;
+        # either way mevitop must agree with pagemap (checked above).
+        assert st[0] == "resident"
+    run(mevitop, workload, disable,
+        ["map h 1024 hugepage align2m", "touch h 0 1 1 w", "touch h 700 1 1 r"], states)
+
+
+def test_fork_copy_on_write(mevitop, workload, disable):
+    wl = workload()
+    mv = watch(mevitop, wl, disable)
+    wl.do("map a 64")
+    wl.do("touch a 0 64 1 w")
+    t, extra = wl.do("fork a 0 16")
+    child = int(extra[0])
+    try:
+        snap = check(mv, wl, t, pids=[wl.pid, child])
+        assert find_proc(snap, child)["state"] == "running"
+    finally:
+        os.kill(child, signal.SIGKILL)
+
+
+def test_exec(mevitop, workload, disable):
+    wl = workload()
+    mv = watch(mevitop, wl, disable)
+    wl.do("map a 64")
+    wl.do("touch a 0 64 1 w")
+    t, _ = wl.do("exec")
+    t, _ = wl.do("map b 16")
+    t, _ = wl.do("touch b 0 8 1 w")
+    check(mv, wl, t)
+
+
+def test_exit_is_reported(mevitop, workload, disable):
+    wl = workload()
+    mv = watch(mevitop, wl, disable)
+    wl.do("map a 16")
+    wl.do("exit")
+    wl.proc.wait(timeout=10)
+    # The last snapshots show it exited; then mevitop exits 0 on its own: nothing is left.
+    seen_exit = False
+    while True:
+        try:
+            s = mv.snapshot()
+        except EOFError:
+            break
+        p = find_proc(s, wl.pid)
+        seen_exit |= bool(p and p["state"] == "exited")
+    assert mv.proc.wait(timeout=10) == 0
+    assert seen_exit
+    assert f"process {wl.pid}" in mv.stderr_text() and "exited" in mv.stderr_text()
+
+
+def test_whole_system_several_processes(mevitop, workload, disable):
+    mv = mevitop(["-i", "50", "--no-reconcile", "--maps"], disable)
+    wls = [workload() for _ in range(3)]
+    t = 0
+    for i, wl in enumerate(wls):
+        wl.do(f"map a {64 * (i + 1)}")
+        t, _ = wl.do(f"touch a 0 {64 * (i + 1)} {i + 1} w")
+    snap = mv.snapshot_after(t)
+    for wl in wls:
+        assert_matches(snap, wl.pid, f"(workload {wl.pid})")
+    # Processes that started after mevitop appear; exited ones disappear.
+    wls[0].do("exit")
+    wls[0].proc.wait(timeout=10)
+    gone_seen = False
+    deadline_snaps = 200
+    while deadline_snaps:
+        s = mv.snapshot()
+        p = find_proc(s, wls[0].pid)
+        if p is None:
+            gone_seen = True
+            break
+        deadline_snaps -= 1
+    assert gone_seen, "an exited process stayed after its tombstone"
