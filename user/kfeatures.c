@@ -32,11 +32,13 @@ static const struct {
 	{ "fentry", DIS_FENTRY },
 	{ "kprobe", DIS_KPROBE },
 	{ "smaps", DIS_SMAPS },
+	{ "btf", DIS_BTF },
 };
 
 const char *features_disable_names(void)
 {
-	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, smaps";
+	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
+	       "smaps, btf";
 }
 
 int features_parse_disable(const char *list, uint32_t *mask)
@@ -276,7 +278,7 @@ int features_probe(struct features *f, char *why, size_t whylen)
 	bool mountable;
 
 	f->root = geteuid() == 0;
-	f->btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+	f->btf = !(f->disabled & DIS_BTF) && access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 	f->pagemap_scan = pagemap_scan_supported();
 	probe_thp(f);
 	probe_uffd(f);

@@ -21,6 +21,7 @@ enum feat_disable {
 	DIS_FENTRY = 1 << 6,		/* "fentry" */
 	DIS_KPROBE = 1 << 7,		/* "kprobe" */
 	DIS_SMAPS = 1 << 8,		/* "smaps": don't read VmFlags for THP eligibility */
+	DIS_BTF = 1 << 9,		/* "btf": behave as on a kernel without BTF */
 };
 
 enum hook {
