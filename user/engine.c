@@ -60,6 +60,7 @@
 #define K_MADV_GUARD_REMOVE	103
 
 #define PMD_PAGES	512ULL		/* 2 MiB of 4 KiB pages */
+#define SCAN_CHUNK	16384ULL	/* pages per pagemap pass: at most 8192 runs buffered */
 #define PREAD_MAX_PAGES	(16ULL << 20)	/* 64 GiB: the largest mapping read entry by entry */
 #define MAX_ERRNO	4095
 
@@ -863,10 +864,13 @@ static void collect_run(uint64_t start, uint64_t end, uint32_t cats, void *arg)
 }
 
 /* Scans [start, end) (which lies within one mapping) and replaces the model's states with
- * the truth.  Returns pages corrected, or -errno. */
+ * the truth, SCAN_CHUNK pages at a time so the run buffer stays small whatever the layout
+ * (every other page resident means one run per two pages).  Returns pages corrected, or
+ * -errno. */
 static int64_t scan_range(struct engine *e, struct proc *p, uint64_t start, uint64_t end)
 {
 	int fd = pagemap_fd(p), err;
+	uint64_t s, t, total = 0;
 
 	if (fd < 0)
 		return fd;
@@ -877,12 +881,18 @@ static int64_t scan_range(struct engine *e, struct proc *p, uint64_t start, uint
 
 		return model_apply_scan(p, start, end, &r, 1);
 	}
-	e->nruns = 0;
-	err = pagemap_scan(fd, start, end, e->use_scan, collect_run, e);
-	if (err)
-		return err;
-	e->st.scanned_pages += end - start;
-	return model_apply_scan(p, start, end, e->runs, e->nruns);
+	for (s = start; s < end; s = t) {
+		t = (s | (SCAN_CHUNK - 1)) + 1;
+		if (t > end)
+			t = end;
+		e->nruns = 0;
+		err = pagemap_scan(fd, s, t, e->use_scan, collect_run, e);
+		if (err)
+			return err;
+		e->st.scanned_pages += t - s;
+		total += model_apply_scan(p, s, t, e->runs, e->nruns);
+	}
+	return total;
 }
 
 /* Scans [start, end) clipped to the mappings it overlaps. */

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Holds SIZE MiB of anonymous memory with a chosen residency pattern, prints "ready PID" and
+ * waits until killed: the target of the attach and memory benchmarks.
+ *   memhog SIZE_MB all|every-other|none
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	size_t bytes, off, step = 4096;
+	char *p;
+
+	if (argc < 3)
+		return 2;
+	bytes = strtoull(argv[1], NULL, 0) << 20;
+	if (!strcmp(argv[2], "every-other"))
+		step = 8192;
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	madvise(p, bytes, MADV_NOHUGEPAGE);	/* page-exact layouts: no 2 MiB pages */
+	if (strcmp(argv[2], "none"))
+		for (off = 0; off < bytes; off += step)
+			p[off] = 1;
+	printf("ready %d\n", getpid());
+	fflush(stdout);
+	for (;;)
+		pause();
+}

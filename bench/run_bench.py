@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""mevitop's benchmarks (`make bench`).  Every figure is a ratio or a measurement taken in
+this one run: baseline and monitored runs are interleaved, and medians are reported.  These
+are not tests: nothing here asserts a timing.
+
+  run_bench.py [--quick] [--only NAME[,NAME]]   names: slowdown, events, attach, memory
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MEVITOP = os.environ.get("MEVITOP_BIN", os.path.join(ROOT, "build", "mevitop"))
+BENCH = os.path.join(ROOT, "build", "bench")
+
+
+class Mevitop:
+    """A running mevitop --json; the first line means attached and scanned."""
+
+    def __init__(self, args):
+        self.t0 = time.monotonic()
+        self.proc = subprocess.Popen([MEVITOP, "--json", *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.lines = []
+        self.first = None
+        self.ready = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+        if not self.ready.wait(120) or self.first is None:
+            raise RuntimeError("mevitop did not start: " + self.proc.stderr.read())
+        self.ready_s = time.monotonic() - self.t0
+
+    def _read(self):
+        for line in self.proc.stdout:
+            d = json.loads(line)
+            if self.first is None:
+                self.first = d
+                self.ready.set()
+            self.lines.append(d)
+        self.ready.set()
+
+    def last(self):
+        return self.lines[-1]
+
+    def hwm_kib(self):
+        # VmHWM, not wait4's ru_maxrss: the latter carries the forking Python's peak over exec.
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+        return 0
+
+    def stop(self):
+        try:
+            self.maxrss_kib = self.hwm_kib()
+        except OSError:
+            self.maxrss_kib = 0
+        self.proc.terminate()
+        self.proc.wait()
+        return self.proc.returncode
+
+
+def faultbench(size_mb=64, rounds=20, threads=1):
+    out = subprocess.run([os.path.join(BENCH, "faultbench"), str(size_mb), str(rounds),
+                          str(threads)], capture_output=True, text=True, check=True).stdout
+    return json.loads(out)
+
+
+def bench_slowdown(args, results):
+    pairs = 5 if args.quick else 9
+    for mode, margs in args.modes:
+        ratios, base_ns, mon_ns = [], [], []
+        for _ in range(pairs):
+            b = faultbench()
+            m = Mevitop(margs)
+            r = faultbench()
+            m.stop()
+            base_ns.append(b["ns_per_page"])
+            mon_ns.append(r["ns_per_page"])
+            ratios.append(r["ns_per_page"] / b["ns_per_page"])
+        results[f"slowdown_{mode}"] = {
+            "median_ratio": round(statistics.median(ratios), 4),
+            "ratios": [round(x, 3) for x in ratios],
+            "baseline_ns_per_page": round(statistics.median(base_ns), 1),
+            "monitored_ns_per_page": round(statistics.median(mon_ns), 1),
+        }
+        print(f"slowdown [{mode}]: median ratio {statistics.median(ratios):.3f} "
+              f"(baseline {statistics.median(base_ns):.0f} ns/page, monitored "
+              f"{statistics.median(mon_ns):.0f} ns/page, {pairs} interleaved pairs)")
+
+
+def bench_events(args, results):
+    """Events per second mevitop applies with nothing lost: two threads faulting flat out."""
+    m = Mevitop(["-i", "500"])
+    fb = faultbench(64, 10 if args.quick else 30, 2)
+    time.sleep(1.2)  # let two more snapshots arrive: the stats of the busy interval
+    snaps = list(m.lines)
+    m.stop()
+    peak = max(s["stats"]["events_per_sec"] for s in snaps)
+    lost = snaps[-1]["stats"]["lost"]
+    results["events"] = {"peak_events_per_sec": round(peak), "lost": lost,
+                         "workload_pages": fb["pages"], "workload_seconds": fb["seconds"]}
+    print(f"events: peak {peak:,.0f} events/s applied, {lost} lost "
+          f"({fb['pages']:,} faults in {fb['seconds']:.2f} s by 2 threads)")
+
+
+def start_hog(size_mb, pattern):
+    p = subprocess.Popen([os.path.join(BENCH, "memhog"), str(size_mb), pattern],
+                         stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    assert line.startswith("ready"), line
+    return p
+
+
+def bench_attach(args, results):
+    size = 2048 if args.quick else 8192
+    hog = start_hog(size, "all")
+    try:
+        m = Mevitop(["-p", str(hog.pid), "-n", "2", "-i", "10000", "--no-reconcile"])
+        entry = m.first["processes"][0]
+        m.stop()
+        results["attach"] = {"resident_gib": size / 1024, "seconds_to_first_snapshot":
+                             round(m.ready_s, 3), "mevitop_maxrss_mib": round(m.maxrss_kib / 1024, 1),
+                             "engine_bytes": m.first["stats"]["engine_bytes"],
+                             "resident_pages": entry["pages"]["resident"]}
+        print(f"attach: {size / 1024:.0f} GiB resident ({entry['pages']['resident']:,} pages): "
+              f"first snapshot after {m.ready_s:.2f} s (process start included), "
+              f"mevitop max RSS {m.maxrss_kib / 1024:.1f} MiB, engine "
+              f"{m.first['stats']['engine_bytes'] / 1024:.0f} KiB")
+    finally:
+        hog.kill()
+        hog.wait()
+
+
+def bench_memory(args, results):
+    size = 2048 if args.quick else 16384
+    hog = start_hog(size, "every-other")
+    try:
+        m = Mevitop(["-p", str(hog.pid), "-n", "1", "--no-reconcile"])
+        entry = m.first["processes"][0]
+        m.stop()
+        mapped = entry["pages"]["mapped"]
+        bits = m.first["stats"]["engine_bytes"] * 8 / mapped
+        results["memory"] = {"mapped_pages": mapped, "resident_pages": entry["pages"]["resident"],
+                             "engine_bytes": m.first["stats"]["engine_bytes"],
+                             "bits_per_mapped_page": round(bits, 3)}
+        print(f"memory: {size / 1024:.0f} GiB mapped, every other page resident: engine "
+              f"{m.first['stats']['engine_bytes'] / 1024:.0f} KiB = {bits:.3f} bits per mapped page")
+    finally:
+        hog.kill()
+        hog.wait()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer pairs")
+    ap.add_argument("--only", default="slowdown,events,attach,memory")
+    ap.add_argument("--json", help="also write the results here")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench: needs root (sudo make bench)")
+    args.modes = [("trace", ["--mode", "trace", "-i", "1000"])]
+    results = {}
+    for name in args.only.split(","):
+        globals()[f"bench_{name}"](args, results)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()
