@@ -1,0 +1,51 @@
+"""Swapped pages: with a swap file, MADV_PAGEOUT of anonymous memory moves pages to swap;
+mevitop shows them as swapped, page for page.  Swapping them back in with swapoff changes
+the process without any fault or syscall of its own: the rss counters notice and the model
+is healed."""
+import os
+import subprocess
+import time
+
+import pytest
+
+from harness import assert_matches, find_proc
+
+
+@pytest.fixture
+def swapfile():
+    path = "/var/tmp/mevitop-test.swap"
+    subprocess.run(["swapoff", path], capture_output=True)
+    subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=1M", "count=64"], check=True,
+                   capture_output=True)
+    os.chmod(path, 0o600)
+    subprocess.run(["mkswap", path], check=True, capture_output=True)
+    r = subprocess.run(["swapon", path], capture_output=True, text=True)
+    if r.returncode:
+        os.unlink(path)
+        pytest.fail(f"swapon failed (this test needs a filesystem that takes swap files): {r.stderr}")
+    yield path
+    subprocess.run(["swapoff", path], capture_output=True)
+    os.unlink(path)
+
+
+def test_pageout_to_swap_and_back(mevitop, workload, swapfile):
+    wl = workload()
+    mv = mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile"])
+    wl.do("map a 256")
+    wl.do("touch a 0 256 1 w")
+    t, _ = wl.do("advise a 0 128 pageout")
+    snap = mv.snapshot_after(t)
+    entry, truth = assert_matches(snap, wl.pid)
+    swapped = entry["pages"]["swapped"]
+    assert swapped > 64, f"only {swapped} pages went to swap"
+    assert list(truth.values()).count("swapped") == swapped
+    # swapoff brings them back behind the process's back.
+    subprocess.run(["swapoff", swapfile], check=True)
+    t = time.monotonic()
+    while True:
+        snap = mv.snapshot_after(t)
+        if find_proc(snap, wl.pid)["pages"]["swapped"] == 0:
+            break
+        t = snap["monotonic"]
+    assert_matches(snap, wl.pid)
+    assert snap["stats"]["reconciles"] > 0
