@@ -17,6 +17,14 @@ static __always_inline void bump_percpu(void *map, __u32 idx)
 		*v += 1;
 }
 
+static __always_inline bool is_target(__u32 tgid)
+{
+	__u32 word = tgid >> 6;
+	__u64 *w = bpf_map_lookup_elem(&targets, &word);
+
+	return w && ((*w >> (tgid & 63)) & 1);
+}
+
 /* Should events of this process be reported? */
 static __always_inline bool watched(__u32 tgid)
 {
@@ -24,7 +32,22 @@ static __always_inline bool watched(__u32 tgid)
 		return false;
 	if (!cfg_filter)
 		return true;
-	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+	return is_target(tgid);
+}
+
+static __always_inline void set_target(__u32 tgid, bool on)
+{
+	__u32 word = tgid >> 6;
+	__u64 *w = bpf_map_lookup_elem(&targets, &word), bit = 1ULL << (tgid & 63);
+
+	if (!w) {
+		bump_percpu(&overflow, OVF_TARGETS);
+		return;
+	}
+	if (on)
+		__sync_fetch_and_or(w, bit);
+	else
+		__sync_fetch_and_and(w, ~bit);
 }
 
 /* A reservation failed: count it per CPU and kind, and remember the process so the engine

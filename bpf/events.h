@@ -76,10 +76,16 @@ struct ev_proc {
  * to notice changes no event explains (reclaim, swap-out, khugepaged, GUP). Indexed like the
  * kernel's MM_FILEPAGES, MM_ANONPAGES, MM_SWAPENTS, MM_SHMEMPAGES. */
 #define MEVITOP_NR_RSS 4
+#define RSS_SLOTS 16384			/* power of two */
 struct rss_val {
+	__u32 tgid;			/* the last writer of this slot */
+	__u32 updates;			/* bumped at every rss_stat hit: "something changed" */
 	__s64 count[MEVITOP_NR_RSS];	/* pages, as the kernel's approximate counters say */
-	__u64 updates;			/* bumped at every rss_stat hit: "something changed" */
 };
+
+/* The target bitmap covers pids below TARGET_WORDS * 64; the loader resizes it from
+ * /proc/sys/kernel/pid_max. */
+#define TARGET_WORDS_DEFAULT 65536	/* pid_max 4194304 */
 
 /* Per-CPU drop counters index: one per event kind (failed ring-buffer reservations). */
 #define MEVITOP_LOST_SLOTS EV_KIND_MAX
@@ -87,11 +93,6 @@ struct rss_val {
 /* Map bounds hit: chunk map, syscall stash, rss map, target map (per-CPU counters). */
 enum { OVF_CHUNKS, OVF_SYSCALL_STASH, OVF_RSS, OVF_TARGETS, OVF_SLOTS };
 
-/* Value of the target map (tgid -> flags). */
-enum target_flags {
-	TARGET_WATCH = 1 << 0,
-	TARGET_FOLLOW_CHILDREN = 1 << 1,	/* add children at fork */
-};
 
 /* Sample mode: faults aggregated per (process, 2 MiB chunk) instead of streamed. */
 #define MEVITOP_CHUNK_SHIFT 21

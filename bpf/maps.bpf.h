@@ -20,6 +20,7 @@ MEVITOP_SHARED const volatile __u32 cfg_filter;		/* 1: only tgids in `targets` *
 MEVITOP_SHARED const volatile __u32 cfg_self_tgid;	/* never report mevitop itself */
 MEVITOP_SHARED const volatile __u32 cfg_sample;		/* 1: aggregate faults in `chunks` */
 MEVITOP_SHARED const volatile __u64 cfg_wakeup_bytes;	/* wake the consumer past this backlog */
+MEVITOP_SHARED const volatile __u32 cfg_follow_children; /* children of targets become targets */
 
 /* Every event kind, in order.  Size is set by the loader. */
 MEVITOP_SHARED struct {
@@ -27,12 +28,15 @@ MEVITOP_SHARED struct {
 	__uint(max_entries, 8 << 20);
 } events SEC(".maps");
 
-/* Watched processes (tgid -> enum target_flags); ignored unless cfg_filter. */
+/* Watched processes, one bit per pid (word tgid / 64, bit tgid % 64); ignored unless
+ * cfg_filter.  An array, so the per-fault lookup is inlined by the verifier: no hashing on
+ * the fault path.  The loader sizes it from pid_max and mmaps it to set bits atomically. */
 MEVITOP_SHARED struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TARGET_WORDS_DEFAULT);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 } targets SEC(".maps");
 
 /* Failed reservations, per CPU and per event kind. */
@@ -51,10 +55,13 @@ MEVITOP_SHARED struct {
 	__type(value, __u64);
 } lost_tgid SEC(".maps");
 
-/* Latest rss counters per process (tgid -> struct rss_val). */
+/* Latest rss counters, slot tgid % RSS_SLOTS (the slot records which tgid wrote last; a
+ * collision only costs a spurious rescan).  An mmapable array: the engine reads it without
+ * a syscall per process. */
 MEVITOP_SHARED struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, RSS_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct rss_val);
 } rss SEC(".maps");

@@ -42,14 +42,9 @@ static __always_inline int on_fork(struct task_struct *parent, struct task_struc
 	if (ptgid == cfg_self_tgid)
 		return 0;
 	if (cfg_filter) {
-		__u32 *pf = bpf_map_lookup_elem(&targets, &ptgid);
-		__u32 cf;
-
-		if (!pf || !(*pf & TARGET_FOLLOW_CHILDREN))
+		if (!cfg_follow_children || !is_target(ptgid))
 			return 0;
-		cf = *pf;
-		if (bpf_map_update_elem(&targets, &ctgid, &cf, BPF_ANY))
-			bump_percpu(&overflow, OVF_TARGETS);
+		set_target(ctgid, true);
 	}
 	if (BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm))
 		flags |= EVP_SHARED_MM;
@@ -78,8 +73,8 @@ static __always_inline int on_exit(struct task_struct *task)
 	if (!watched(tgid))
 		return 0;
 	emit_proc(EV_EXIT, 0, tgid, 0, task);
-	bpf_map_delete_elem(&targets, &tgid);
-	bpf_map_delete_elem(&rss, &tgid);
+	if (cfg_filter)
+		set_target(tgid, false);	/* the pid may be reused by someone else */
 	return 0;
 }
 
@@ -108,7 +103,6 @@ int tp_fork(struct trace_event_raw_sched_process_fork *ctx)
 {
 	struct task_struct *parent = (struct task_struct *)bpf_get_current_task();
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
-	__u32 *pf, cf;
 
 	/* Without a task pointer for the child, treat every fork as a process fork unless the
 	 * child pid is a thread of the parent: CLONE_THREAD children get the parent's tgid, and
@@ -116,13 +110,9 @@ int tp_fork(struct trace_event_raw_sched_process_fork *ctx)
 	if (ptgid == cfg_self_tgid)
 		return 0;
 	if (cfg_filter) {
-		pf = bpf_map_lookup_elem(&targets, &ptgid);
-		if (!pf || !(*pf & TARGET_FOLLOW_CHILDREN))
+		if (!cfg_follow_children || !is_target(ptgid))
 			return 0;
-		cf = *pf;
-		__u32 child = BPF_CORE_READ(ctx, child_pid);
-		if (bpf_map_update_elem(&targets, &child, &cf, BPF_ANY))
-			bump_percpu(&overflow, OVF_TARGETS);
+		set_target(BPF_CORE_READ(ctx, child_pid), true);
 	}
 	struct ev_proc *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {

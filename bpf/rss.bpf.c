@@ -34,21 +34,18 @@ static __always_inline __u32 mm_tgid(struct mm_struct *mm)
 
 static __always_inline void store(__u32 tgid, int member, __s64 pages)
 {
-	struct rss_val *v, init = {};
+	__u32 slot = tgid & (RSS_SLOTS - 1);
+	struct rss_val *v;
 
 	if (!tgid || member < 0 || member >= MEVITOP_NR_RSS || !watched(tgid))
 		return;
-	v = bpf_map_lookup_elem(&rss, &tgid);
-	if (!v) {
-		if (bpf_map_update_elem(&rss, &tgid, &init, BPF_NOEXIST) &&
-		    bpf_map_update_elem(&rss, &tgid, &init, BPF_ANY))
-			return;
-		v = bpf_map_lookup_elem(&rss, &tgid);
-		if (!v)
-			return;
-	}
+	/* An array slot, not a hash entry: this runs at every rss change, i.e. every fault. */
+	v = bpf_map_lookup_elem(&rss, &slot);
+	if (!v)
+		return;
+	v->tgid = tgid;
 	v->count[member & 3] = pages;
-	__sync_fetch_and_add(&v->updates, 1);
+	v->updates++;	/* a racy increment is fine: any change of the value is the signal */
 }
 
 SEC("tp_btf/rss_stat")

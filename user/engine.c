@@ -796,8 +796,6 @@ static void apply_exit(struct engine *e, const struct ev_proc *ev)
 		close(ps(p)->pagemap_fd);
 		ps(p)->pagemap_fd = -1;
 	}
-	if (!e->o.npids)
-		tracer_del_target(e->tracer, p->pid);
 	note_exit(e, p);
 }
 
@@ -1247,6 +1245,7 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		.ringbuf_bytes = e->o.ringbuf_bytes,
 		.wakeup_bytes = e->o.ringbuf_bytes ? e->o.ringbuf_bytes / 4 : 2 << 20,
 		.self = getpid(),
+		.follow_children = e->o.follow_children,
 	};
 	pid_t *pids = NULL;
 	size_t n = 0, i;
@@ -1261,10 +1260,7 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 	e->last_tick_ns = e->now_ns;
 	if (e->o.npids) {
 		for (i = 0; i < e->o.npids; i++) {
-			uint32_t fl = TARGET_WATCH |
-				      (e->o.follow_children ? TARGET_FOLLOW_CHILDREN : 0);
-
-			err = tracer_add_target(e->tracer, e->o.pids[i], fl);
+			err = tracer_add_target(e->tracer, e->o.pids[i]);
 			if (err) {
 				snprintf(why, whylen, "failed to watch pid %d: %s", e->o.pids[i],
 					 strerror(-err));

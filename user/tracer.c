@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -20,9 +21,34 @@ struct tracer {
 	void *ctx;
 	int ncpus;
 	__u64 *percpu;			/* scratch for per-CPU map values */
+	volatile __u64 *targets;	/* mmap of the target bitmap */
+	size_t targets_words, targets_len;
+	volatile struct rss_val *rss;	/* mmap of the rss slots */
+	size_t rss_len;
 	struct bpf_link **links;
 	size_t nlinks;
 };
+
+static size_t page_round(size_t n)
+{
+	size_t pg = sysconf(_SC_PAGESIZE);
+
+	return (n + pg - 1) / pg * pg;
+}
+
+/* The largest pid + 1 (the target bitmap's size). */
+static size_t pid_max(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+	unsigned long v = 4194304;
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 4194304;
+		fclose(f);
+	}
+	return v;
+}
 
 static int on_sample(void *ctx, void *data, size_t size)
 {
@@ -138,6 +164,9 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 	t->skel->rodata->cfg_self_tgid = o->self;
 	t->skel->rodata->cfg_sample = o->sample;
 	t->skel->rodata->cfg_wakeup_bytes = o->wakeup_bytes;
+	t->skel->rodata->cfg_follow_children = o->follow_children;
+	t->targets_words = (pid_max() + 63) / 64;
+	bpf_map__set_max_entries(t->skel->maps.targets, t->targets_words);
 	if (o->ringbuf_bytes)
 		bpf_map__set_max_entries(t->skel->maps.events, o->ringbuf_bytes);
 
@@ -154,6 +183,17 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 	if (err) {
 		snprintf(why, whylen, "failed to load BPF programs: %s (run with -vv for the "
 			 "verifier log)", strerror(-err));
+		goto fail;
+	}
+
+	t->targets_len = page_round(t->targets_words * sizeof(__u64));
+	t->targets = mmap(NULL, t->targets_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			  bpf_map__fd(t->skel->maps.targets), 0);
+	t->rss_len = page_round(RSS_SLOTS * sizeof(struct rss_val));
+	t->rss = mmap(NULL, t->rss_len, PROT_READ, MAP_SHARED, bpf_map__fd(t->skel->maps.rss), 0);
+	if (t->targets == MAP_FAILED || t->rss == MAP_FAILED) {
+		err = -errno;
+		snprintf(why, whylen, "failed to map BPF arrays: %s", strerror(-err));
 		goto fail;
 	}
 
@@ -208,25 +248,28 @@ void tracer_close(struct tracer *t)
 		bpf_link__destroy(t->links[i]);
 	free(t->links);
 	free(t->percpu);
+	if (t->targets && t->targets != MAP_FAILED)
+		munmap((void *)t->targets, t->targets_len);
+	if (t->rss && t->rss != MAP_FAILED)
+		munmap((void *)t->rss, t->rss_len);
 	mevitop_bpf__destroy(t->skel);
 	free(t);
 }
 
-int tracer_add_target(struct tracer *t, pid_t tgid, uint32_t flags)
+int tracer_add_target(struct tracer *t, pid_t tgid)
 {
-	__u32 k = tgid, v = flags;
-
-	if (bpf_map__update_elem(t->skel->maps.targets, &k, sizeof(k), &v, sizeof(v), BPF_ANY))
-		return -errno;
+	if ((size_t)tgid / 64 >= t->targets_words)
+		return -ERANGE;
+	/* Atomic on the shared mapping: BPF sets children's bits concurrently at fork. */
+	__atomic_fetch_or(&t->targets[tgid / 64], 1ULL << (tgid % 64), __ATOMIC_SEQ_CST);
 	return 0;
 }
 
 int tracer_del_target(struct tracer *t, pid_t tgid)
 {
-	__u32 k = tgid;
-
-	if (bpf_map__delete_elem(t->skel->maps.targets, &k, sizeof(k), 0) && errno != ENOENT)
-		return -errno;
+	if ((size_t)tgid / 64 >= t->targets_words)
+		return -ERANGE;
+	__atomic_fetch_and(&t->targets[tgid / 64], ~(1ULL << (tgid % 64)), __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -318,11 +361,13 @@ void tracer_drain_lost_tgids(struct tracer *t, tracer_tgid_fn fn, void *ctx)
 
 int tracer_read_rss(struct tracer *t, pid_t tgid, struct rss_val *v)
 {
-	__u32 k = tgid;
+	const volatile struct rss_val *slot = &t->rss[tgid & (RSS_SLOTS - 1)];
 
-	if (bpf_map__lookup_elem(t->skel->maps.rss, &k, sizeof(k), v, sizeof(*v), 0))
-		return -errno;
-	return 0;
+	v->tgid = slot->tgid;
+	v->updates = slot->updates;
+	for (int i = 0; i < MEVITOP_NR_RSS; i++)
+		v->count[i] = slot->count[i];
+	return v->tgid == (__u32)tgid ? 0 : -ENOENT;
 }
 
 int tracer_drain_chunks(struct tracer *t, tracer_chunk_fn fn, void *ctx)

@@ -22,6 +22,7 @@ struct tracer_opts {
 	size_t ringbuf_bytes;		/* power of two, >= page size */
 	uint64_t wakeup_bytes;		/* wake the consumer past this backlog */
 	pid_t self;
+	bool follow_children;		/* children of targets become targets (in BPF) */
 };
 
 /* Called for every record, in ring-buffer order. */
@@ -31,7 +32,7 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 		void *ctx, struct tracer **out, char *why, size_t whylen);
 void tracer_close(struct tracer *t);
 
-int tracer_add_target(struct tracer *t, pid_t tgid, uint32_t flags);
+int tracer_add_target(struct tracer *t, pid_t tgid);
 int tracer_del_target(struct tracer *t, pid_t tgid);
 
 /* Waits up to timeout_ms for a wake-up, then consumes everything available.  Returns the
@@ -51,6 +52,7 @@ uint64_t tracer_overflows(struct tracer *t);
 typedef void (*tracer_tgid_fn)(void *ctx, pid_t tgid, uint64_t count);
 void tracer_drain_lost_tgids(struct tracer *t, tracer_tgid_fn fn, void *ctx);
 
+/* The rss slot of tgid; -ENOENT if another process wrote it last (or none). */
 int tracer_read_rss(struct tracer *t, pid_t tgid, struct rss_val *v);
 
 /* Sample mode: hands each (process, chunk) fault aggregate to fn and removes it. */
