@@ -1,0 +1,1527 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * inject.c - staged ptrace injection: seize, run remote system calls, release.
+ *
+ * How a remote system call is run without writing to the target's text:
+ *
+ *   Every thread we hold is parked in a PTRACE_EVENT_STOP, which the kernel enters from
+ *   get_signal() on the way back to user space.  If the thread had been blocked in a
+ *   system call, its registers at that point still say so (orig_rax = the call, rax =
+ *   -ERESTARTSYS & co., rip just after the `syscall` instruction) and the kernel will
+ *   apply its restart rules only *after* get_signal() returns.
+ *
+ *   To run a call we save registers and signal mask, block every signal, point rip at
+ *   a `syscall` instruction that already exists in the target (the vDSO has one), set
+ *   orig_rax = -1 so the pending restart logic leaves our registers alone, and step it
+ *   with PTRACE_SYSCALL to the syscall-exit stop.  Then we put the saved registers and
+ *   mask back and, instead of resuming from that syscall-exit stop (where the kernel
+ *   would return -ERESTARTSYS to user space verbatim), queue a PTRACE_INTERRUPT and
+ *   continue: the thread goes through get_signal() again and parks in a fresh event
+ *   stop with its original registers.  When it is finally detached, the kernel restarts
+ *   the interrupted call, or delivers a signal that arrived meanwhile, exactly as if we
+ *   had never been there - including -ERESTART_RESTARTBLOCK (nanosleep, poll) and the
+ *   sigsuspend()/ppoll() temporary masks.  CRIU's compel instead rewrites the registers
+ *   to the restarted state itself, which turns a signal that arrives while the thread is
+ *   held into a lost EINTR.
+ *
+ * The ptrace tracer is a worker thread owned by each struct inj, so the monitor can
+ * call from any thread, and so a tracee that never stopped can still be released (the
+ * kernel detaches everything a tracer thread held when it exits).
+ */
+#include "inject.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PTRACE_EVENT_STOP
+#define PTRACE_EVENT_STOP	128
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open		434
+#endif
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd	438
+#endif
+#ifndef PF_EXITING
+#define PF_EXITING		0x00000004
+#endif
+#ifndef PF_KTHREAD
+#define PF_KTHREAD		0x00200000
+#endif
+
+#define INJ_DEFAULT_TIMEOUT_MS	2000
+#define INJ_HOLD_FACTOR		10	/* watchdog: idle hold limit = factor * timeout */
+#define SYSCALL_INSN_LEN	2
+
+struct inj_thread {
+	pid_t tid;
+	bool was_stopped;	/* in group-stop when we seized it */
+	bool parked;		/* sits in an event stop inside get_signal() */
+	bool running;		/* resumed by us and still attached (follow mode) */
+	bool gone;		/* exited (or detached foreign task) */
+	bool group_stop;	/* its last event stop was a group stop */
+	bool pending_stop;	/* we swallowed a SIGSTOP while it ran our call */
+	bool foreign;		/* auto-attached task of another process: detach it */
+	bool dirty;		/* runs borrowed registers (a call that never stopped) */
+	struct user_regs_struct saved;	/* what to put back if dirty */
+	uint64_t saved_mask;
+};
+
+enum inj_op { OP_NONE, OP_SYSCALL, OP_FOLLOW, OP_RELEASE };
+
+struct inj {
+	pid_t pid;
+	int pidfd;
+	int memfd;
+	bool spawned;
+	bool allow_seccomp;
+	bool released;		/* every thread detached (release or watchdog) */
+	bool watchdog_fired;
+	int seccomp;
+	unsigned timeout_ms;
+	unsigned long options;	/* ptrace options in effect */
+	uint64_t syscall_ip;
+	int nr, cap;
+	struct inj_thread *t;
+
+	/* worker thread and its one-slot request queue */
+	pthread_t worker;
+	bool worker_started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	enum inj_op op;		/* posted request, OP_NONE when idle */
+	bool op_done;
+	long op_nr;
+	long op_args[6];
+	long op_ret;
+	unsigned op_timeout;
+	int op_status;
+	int op_err;
+	bool start_done;
+	int start_err;
+	char *const *spawn_argv;
+	char why[256];
+};
+
+/* ---- small helpers ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_us(unsigned us)
+{
+	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void set_why(struct inj *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_why(struct inj *in, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(in->why, sizeof(in->why), fmt, ap);
+	va_end(ap);
+}
+
+static void copy_why(char *why, size_t whylen, const char *src)
+{
+	if (why && whylen)
+		snprintf(why, whylen, "%s", src);
+}
+
+static bool is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0) {
+		err = -errno;
+		n = 0;
+	}
+	buf[n] = '\0';
+	close(fd);
+	return err;
+}
+
+/* Value of "Key:\t..." in a /proc status file, as a long; -1 if missing. */
+static long status_long(const char *status, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p = status;
+
+	while (p && *p) {
+		if (!strncmp(p, key, klen) && p[klen] == ':')
+			return strtol(p + klen + 1, NULL, 10);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+static char status_state(const char *status)
+{
+	const char *p = strstr(status, "\nState:");
+
+	if (!p)
+		return '?';
+	p += strlen("\nState:");
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return *p;
+}
+
+/* State letter and flags of /proc/PID/task/TID/stat; returns -errno. */
+static int task_stat(pid_t pid, pid_t tid, char *state, unsigned long *flags)
+{
+	char path[64], buf[1024], *p;
+	unsigned long fl = 0;
+	int err, i;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	err = read_file(path, buf, sizeof(buf));
+	if (err)
+		return err == -ENOENT ? -ESRCH : err;
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return -EIO;
+	p += 2;
+	*state = *p;
+	/* fields after the state: ppid pgrp session tty_nr tpgid flags */
+	for (i = 0; i < 6 && p; i++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	if (p)
+		fl = strtoul(p, NULL, 10);
+	if (flags)
+		*flags = fl;
+	return 0;
+}
+
+static void comm_of(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	if (read_file(path, buf, len))
+		snprintf(buf, len, "?");
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+static struct inj_thread *find_thread(struct inj *in, pid_t tid)
+{
+	for (int i = 0; i < in->nr; i++)
+		if (in->t[i].tid == tid)
+			return &in->t[i];
+	return NULL;
+}
+
+/* Returns the index of the new entry, or -ENOMEM.  Pointers into in->t become stale. */
+static int add_thread(struct inj *in, pid_t tid)
+{
+	if (in->nr == in->cap) {
+		int cap = in->cap ? in->cap * 2 : 16;
+		struct inj_thread *t = realloc(in->t, (size_t)cap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		in->t = t;
+		in->cap = cap;
+	}
+	memset(&in->t[in->nr], 0, sizeof(in->t[0]));
+	in->t[in->nr].tid = tid;
+	return in->nr++;
+}
+
+/* Wait for a state change of @tid; 0 with *status, -ETIMEDOUT, or -errno (ECHILD: gone). */
+static int wait_tid(pid_t tid, uint64_t deadline, int *status)
+{
+	unsigned delay = 5;
+
+	for (;;) {
+		pid_t r = waitpid(tid, status, __WALL | WNOHANG);
+
+		if (r == tid)
+			return 0;
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (now_ns() >= deadline)
+			return -ETIMEDOUT;
+		sleep_us(delay);
+		if (delay < 1000)
+			delay *= 2;
+	}
+}
+
+static void mark_gone(struct inj_thread *t)
+{
+	t->gone = true;
+	t->parked = false;
+	t->running = false;
+}
+
+static int follow_clone_event(struct inj *in, pid_t tid);
+
+/*
+ * Wait until thread @idx sits in an event stop (interrupt or group stop).  A PTRACE_INTERRUPT
+ * must already be queued.  Signals that arrive first are delivered (their stop clears the
+ * queued interrupt, so it is queued again).  Returns 0, -ESRCH (it exited) or -ETIMEDOUT.
+ */
+static int park(struct inj *in, int idx, uint64_t deadline)
+{
+	pid_t tid = in->t[idx].tid;
+
+	for (;;) {
+		int st, err, sig;
+		unsigned event;
+
+		err = wait_tid(tid, deadline, &st);
+		if (err == -ETIMEDOUT)
+			return err;
+		if (err) {
+			mark_gone(&in->t[idx]);
+			return -ESRCH;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			mark_gone(&in->t[idx]);
+			return -ESRCH;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		event = (unsigned)st >> 16;
+		sig = WSTOPSIG(st);
+		if (event == PTRACE_EVENT_STOP) {
+			in->t[idx].parked = true;
+			in->t[idx].running = false;
+			in->t[idx].group_stop = is_stop_signal(sig);
+			return 0;
+		}
+		if (event == PTRACE_EVENT_CLONE) {
+			/* follow mode: a new thread was auto-attached */
+			err = follow_clone_event(in, tid);
+			if (err == -ENOMEM)
+				return err;
+			sig = 0;
+		} else if (event != 0 || sig == (SIGTRAP | 0x80)) {
+			sig = 0;	/* some other ptrace stop: just move on */
+		}
+		/* A signal-delivery stop: deliver it, then trap again. */
+		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+		if (ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig) < 0 && errno == ESRCH) {
+			mark_gone(&in->t[idx]);
+			return -ESRCH;
+		}
+	}
+}
+
+/* ---- target memory ---- */
+
+int inj_mem_read(struct inj *in, uint64_t addr, void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (!in || in->memfd < 0)
+		return -EINVAL;
+	n = pread(in->memfd, buf, len, (off_t)addr);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+int inj_mem_write(struct inj *in, uint64_t addr, const void *buf, size_t len)
+{
+	ssize_t n;
+
+	if (!in || in->memfd < 0)
+		return -EINVAL;
+	n = pwrite(in->memfd, buf, len, (off_t)addr);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+static int open_mem(struct inj *in)
+{
+	char path[64];
+
+	if (in->memfd >= 0)
+		close(in->memfd);
+	snprintf(path, sizeof(path), "/proc/%d/mem", in->pid);
+	in->memfd = open(path, O_RDWR | O_CLOEXEC);
+	return in->memfd < 0 ? -errno : 0;
+}
+
+/* Search [start, end) of the target for the bytes 0f 05 (`syscall`). */
+static int scan_for_syscall(struct inj *in, uint64_t start, uint64_t end, uint64_t *ip)
+{
+	unsigned char buf[4096 + 1];
+	uint64_t a;
+
+	for (a = start; a < end; a += 4096) {
+		size_t len = end - a > 4096 ? 4096 : end - a;
+		ssize_t n = pread(in->memfd, buf, len + (a + len < end), (off_t)a);
+
+		if (n < 2)
+			return -EIO;
+		for (ssize_t i = 0; i + 1 < n; i++) {
+			if (buf[i] == 0x0f && buf[i + 1] == 0x05) {
+				*ip = a + (uint64_t)i;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+/*
+ * Find a `syscall` instruction that already exists in the target: the vDSO first, then
+ * any other executable mapping.  We never write to the target's text.
+ */
+static int find_syscall_ip(struct inj *in)
+{
+	char path[64], line[512];
+	FILE *f;
+	int pass, err = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", in->pid);
+	for (pass = 0; pass < 2 && err; pass++) {
+		f = fopen(path, "re");
+		if (!f)
+			return -errno;
+		while (err && fgets(line, sizeof(line), f)) {
+			unsigned long long s, e;
+			char perms[8], name[256] = "";
+
+			if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %255[^\n]", &s, &e, perms, name) < 3)
+				continue;
+			if (perms[2] != 'x' || !strcmp(name, "[vsyscall]"))
+				continue;
+			if ((pass == 0) != !strcmp(name, "[vdso]"))
+				continue;
+			err = scan_for_syscall(in, s, e, &in->syscall_ip);
+		}
+		fclose(f);
+	}
+	if (err)
+		set_why(in, "failed to find a syscall instruction in process %d: %s",
+			in->pid, strerror(-err));
+	return err;
+}
+
+/* ---- seize ---- */
+
+static int check_target(struct inj *in)
+{
+	char path[64], status[4096], comm[64];
+	unsigned long flags = 0;
+	long tgid, tracer, threads;
+	char state, st;
+	int err;
+
+	if (in->pid <= 0) {
+		set_why(in, "invalid PID %d", in->pid);
+		return -EINVAL;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", in->pid);
+	err = read_file(path, status, sizeof(status));
+	if (err) {
+		set_why(in, "no such process %d", in->pid);
+		return err == -ENOENT ? -ESRCH : err;
+	}
+	tgid = status_long(status, "Tgid");
+	if (tgid > 0 && tgid != in->pid) {
+		/* a thread ID: take its process */
+		in->pid = (pid_t)tgid;
+		return check_target(in);
+	}
+	if (in->pid == getpid()) {
+		set_why(in, "cannot seize ourselves (PID %d)", in->pid);
+		return -EINVAL;
+	}
+	state = status_state(status);
+	threads = status_long(status, "Threads");
+	tracer = status_long(status, "TracerPid");
+	in->seccomp = (int)status_long(status, "Seccomp");
+	if (in->seccomp < 0)
+		in->seccomp = 0;
+	if (task_stat(in->pid, in->pid, &st, &flags) == 0 && (flags & PF_KTHREAD)) {
+		set_why(in, "process %d is a kernel thread", in->pid);
+		return -EINVAL;
+	}
+	if (state == 'X' || (state == 'Z' && threads <= 1)) {
+		set_why(in, "process %d is a zombie", in->pid);
+		return -ESRCH;
+	}
+	if ((flags & PF_EXITING) && threads <= 1) {
+		set_why(in, "process %d is exiting", in->pid);
+		return -ESRCH;
+	}
+	if (tracer > 0) {
+		comm_of((pid_t)tracer, comm, sizeof(comm));
+		set_why(in, "already traced by PID %ld (%s)", tracer, comm);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static void explain_seize_error(struct inj *in, pid_t tid, int err)
+{
+	char path[64], status[4096], comm[64], scope[16] = "";
+	long tracer = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", in->pid, tid);
+	if (!read_file(path, status, sizeof(status)))
+		tracer = status_long(status, "TracerPid");
+	if (err == -EPERM && tracer > 0) {
+		comm_of((pid_t)tracer, comm, sizeof(comm));
+		set_why(in, "already traced by PID %ld (%s)", tracer, comm);
+		return;
+	}
+	if (err == -EPERM) {
+		read_file("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope));
+		scope[strcspn(scope, "\n")] = '\0';
+		set_why(in, "failed to seize process %d: %s (need CAP_SYS_PTRACE or the same user%s%s)",
+			in->pid, strerror(-err), *scope ? "; kernel.yama.ptrace_scope=" : "", scope);
+		return;
+	}
+	set_why(in, "failed to seize thread %d of process %d: %s", tid, in->pid, strerror(-err));
+}
+
+/* Detach every parked thread; used to back out and to release. */
+static int detach_all(struct inj *in)
+{
+	int first = 0;
+
+	for (int i = 0; i < in->nr; i++) {
+		struct inj_thread *t = &in->t[i];
+
+		if (t->gone || !t->parked)
+			continue;
+		if (in->options & PTRACE_O_EXITKILL)
+			ptrace(PTRACE_SETOPTIONS, t->tid, 0,
+			       (void *)(in->options & ~(unsigned long)PTRACE_O_EXITKILL));
+	}
+	for (int i = 0; i < in->nr; i++) {
+		struct inj_thread *t = &in->t[i];
+
+		if (t->gone || !t->parked)
+			continue;
+		if (t->pending_stop)
+			syscall(SYS_tgkill, in->pid, t->tid, SIGSTOP);
+		if (ptrace(PTRACE_DETACH, t->tid, 0, 0) < 0 && errno != ESRCH && !first)
+			first = -errno;
+		t->parked = false;
+	}
+	return first;
+}
+
+static int do_seize(struct inj *in)
+{
+	uint64_t deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
+	char path[64];
+	int err, live;
+
+	err = check_target(in);
+	if (err)
+		return err;
+	in->pidfd = (int)syscall(__NR_pidfd_open, in->pid, 0);
+	if (in->pidfd < 0) {
+		err = -errno;
+		set_why(in, "failed to open pidfd of process %d: %s", in->pid, strerror(-err));
+		return err;
+	}
+	in->options = PTRACE_O_TRACESYSGOOD;
+	snprintf(path, sizeof(path), "/proc/%d/task", in->pid);
+	for (;;) {
+		struct dirent *de;
+		int added = 0;
+		DIR *d = opendir(path);
+
+		if (!d) {
+			err = errno == ENOENT ? -ESRCH : -errno;
+			set_why(in, "process %d exited", in->pid);
+			goto fail;
+		}
+		while ((de = readdir(d))) {
+			pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
+			char st;
+			int idx;
+
+			if (tid <= 0 || find_thread(in, tid))
+				continue;
+			if (task_stat(in->pid, tid, &st, NULL) || st == 'Z' || st == 'X')
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, 0, (void *)in->options) < 0) {
+				if (errno == ESRCH)
+					continue;
+				err = -errno;
+				closedir(d);
+				explain_seize_error(in, tid, err);
+				goto fail;
+			}
+			idx = add_thread(in, tid);
+			if (idx < 0) {
+				err = idx;
+				closedir(d);
+				ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+				set_why(in, "failed to allocate thread table: %s", strerror(-err));
+				goto fail;
+			}
+			ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+			added++;
+		}
+		closedir(d);
+		for (int i = 0; i < in->nr; i++) {
+			if (in->t[i].gone || in->t[i].parked)
+				continue;
+			err = park(in, i, deadline);
+			if (err == -ETIMEDOUT) {
+				set_why(in, "thread %d of process %d did not stop within %u ms",
+					in->t[i].tid, in->pid, in->timeout_ms);
+				goto fail;
+			}
+			if (err == -ENOMEM)
+				goto fail;
+			if (!err)
+				in->t[i].was_stopped = in->t[i].group_stop;
+		}
+		if (!added)
+			break;
+		if (now_ns() >= deadline) {
+			err = -ETIMEDOUT;
+			set_why(in, "threads of process %d kept appearing for %u ms", in->pid,
+				in->timeout_ms);
+			goto fail;
+		}
+	}
+	live = 0;
+	for (int i = 0; i < in->nr; i++)
+		live += in->t[i].parked;
+	if (!live) {
+		err = -ESRCH;
+		set_why(in, "process %d exited", in->pid);
+		goto fail;
+	}
+	err = open_mem(in);
+	if (err) {
+		set_why(in, "failed to open memory of process %d: %s", in->pid, strerror(-err));
+		goto fail;
+	}
+	err = find_syscall_ip(in);
+	if (err)
+		goto fail;
+	return 0;
+fail:
+	detach_all(in);
+	return err;
+}
+
+/* ---- spawn ---- */
+
+static void __attribute__((noreturn)) child_exec(char *const argv[], int errfd, int gofd)
+{
+	struct sigaction sa;
+	sigset_t none;
+	ssize_t n;
+	char c;
+	int e;
+
+	/* The worker blocks every signal; give the command a clean slate. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	do
+		n = read(gofd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(127);	/* the monitor went away before seizing us */
+	execvp(argv[0], argv);
+	e = errno;
+	n = write(errfd, &e, sizeof(e));
+	_exit(127);
+}
+
+static int do_spawn(struct inj *in)
+{
+	uint64_t deadline;
+	int errp[2] = { -1, -1 }, gop[2] = { -1, -1 };
+	int err = 0, e = 0, st, idx;
+	ssize_t n;
+	pid_t pid;
+
+	if (!in->spawn_argv || !in->spawn_argv[0]) {
+		set_why(in, "no command to run");
+		return -EINVAL;
+	}
+	if (pipe2(errp, O_CLOEXEC) < 0 || pipe2(gop, O_CLOEXEC) < 0) {
+		err = -errno;
+		set_why(in, "failed to create pipe: %s", strerror(-err));
+		goto cleanup;
+	}
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		set_why(in, "failed to fork: %s", strerror(-err));
+		goto cleanup;
+	}
+	if (pid == 0) {
+		close(errp[0]);
+		close(gop[1]);
+		child_exec(in->spawn_argv, errp[1], gop[0]);
+	}
+	close(errp[1]);
+	errp[1] = -1;
+	close(gop[0]);
+	gop[0] = -1;
+	in->pid = pid;
+	in->spawned = true;
+	in->options = PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC;
+	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)in->options) < 0) {
+		err = -errno;
+		set_why(in, "failed to seize child %d: %s", pid, strerror(-err));
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, __WALL);
+		goto cleanup;
+	}
+	idx = add_thread(in, pid);
+	if (idx < 0) {
+		err = idx;
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, __WALL);
+		goto cleanup;
+	}
+	if (write(gop[1], "g", 1) != 1) {
+		err = -errno;
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, __WALL);
+		goto cleanup;
+	}
+	close(gop[1]);
+	gop[1] = -1;
+	do
+		n = read(errp[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	if (n == sizeof(e)) {
+		/* exec failed: the child exits with 127; reap it */
+		while (waitpid(pid, &st, __WALL) == pid && !WIFEXITED(st) && !WIFSIGNALED(st))
+			ptrace(PTRACE_CONT, pid, 0, 0);
+		mark_gone(&in->t[idx]);
+		err = -e;
+		set_why(in, "failed to execute %s: %s", in->spawn_argv[0], strerror(e));
+		goto cleanup;
+	}
+	/* exec went through (the CLOEXEC pipe closed): wait for its exec stop */
+	deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
+	for (;;) {
+		err = wait_tid(pid, deadline, &st);
+		if (err)
+			break;
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			err = -ESRCH;
+			break;
+		}
+		if (WIFSTOPPED(st) && ((unsigned)st >> 16) == PTRACE_EVENT_EXEC)
+			break;
+		/* a signal before exec: deliver it */
+		ptrace(PTRACE_CONT, pid, 0,
+		       (void *)(long)(((unsigned)st >> 16) ? 0 : WSTOPSIG(st)));
+	}
+	if (err) {
+		set_why(in, "failed to see child %d exec %s: %s", pid, in->spawn_argv[0],
+			strerror(-err));
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, __WALL);
+		mark_gone(&in->t[idx]);
+		goto cleanup;
+	}
+	/*
+	 * Registers at the exec stop are not final (execve's return value is stored after
+	 * it): move the thread to an ordinary event stop at the new entry point.
+	 */
+	ptrace(PTRACE_INTERRUPT, pid, 0, 0);
+	ptrace(PTRACE_CONT, pid, 0, 0);
+	err = park(in, idx, deadline);
+	if (err) {
+		set_why(in, "failed to stop child %d after exec: %s", pid, strerror(-err));
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, __WALL);
+		goto cleanup;
+	}
+	in->pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
+	if (in->pidfd < 0) {
+		err = -errno;
+		set_why(in, "failed to open pidfd of child %d: %s", pid, strerror(-err));
+		goto fail_kill;
+	}
+	err = open_mem(in);
+	if (err) {
+		set_why(in, "failed to open memory of child %d: %s", pid, strerror(-err));
+		goto fail_kill;
+	}
+	err = find_syscall_ip(in);
+	if (err)
+		goto fail_kill;
+	goto cleanup;
+fail_kill:
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &st, __WALL) == pid && !WIFEXITED(st) && !WIFSIGNALED(st))
+		;
+	mark_gone(&in->t[idx]);
+cleanup:
+	for (int i = 0; i < 2; i++) {
+		if (errp[i] >= 0)
+			close(errp[i]);
+		if (gop[i] >= 0)
+			close(gop[i]);
+	}
+	return err;
+}
+
+/* ---- remote system calls ---- */
+
+struct rseq_cs_abi {
+	uint32_t version;
+	uint32_t flags;
+	uint64_t start_ip;
+	uint64_t post_commit_offset;
+	uint64_t abort_ip;
+};
+
+/*
+ * A thread stopped inside an rseq critical section would be aborted by the kernel when
+ * it next returns to user space.  Our borrowed rip is outside the section, so the kernel
+ * just clears rseq_cs and the abort would be lost: apply it to the saved registers.
+ */
+static void rseq_fixup(struct inj *in, pid_t tid, struct user_regs_struct *r)
+{
+	struct __ptrace_rseq_configuration conf;
+	struct rseq_cs_abi cs;
+	uint64_t cs_ptr;
+	uint32_t sig;
+
+	memset(&conf, 0, sizeof(conf));
+	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, tid, sizeof(conf), &conf) <= 0)
+		return;
+	if (!conf.rseq_abi_pointer)
+		return;
+	/* struct rseq: u32 cpu_id_start, u32 cpu_id, u64 rseq_cs */
+	if (inj_mem_read(in, conf.rseq_abi_pointer + 8, &cs_ptr, sizeof(cs_ptr)) || !cs_ptr)
+		return;
+	if (inj_mem_read(in, cs_ptr, &cs, sizeof(cs)))
+		return;
+	if (r->rip - cs.start_ip >= cs.post_commit_offset)
+		return;
+	if (inj_mem_read(in, cs.abort_ip - 4, &sig, sizeof(sig)) || sig != conf.signature)
+		return;
+	r->rip = cs.abort_ip;
+}
+
+/*
+ * Resume @tid with PTRACE_SYSCALL until it reaches a syscall stop of kind @want
+ * (PTRACE_SYSCALL_INFO_ENTRY/EXIT).  Returns 0, -ESRCH, -EFAULT (a fault signal:
+ * the call did not run as planned) or -ETIMEDOUT.
+ */
+static int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted)
+{
+	struct inj_thread *t = &in->t[idx];
+	int sig = 0;
+
+	for (;;) {
+		struct __ptrace_syscall_info info;
+		unsigned event;
+		int st, err;
+
+		if (ptrace(PTRACE_SYSCALL, t->tid, 0, (void *)(long)sig) < 0) {
+			if (errno == ESRCH) {
+				mark_gone(t);
+				return -ESRCH;
+			}
+			return -errno;
+		}
+		sig = 0;
+		err = wait_tid(t->tid, deadline, &st);
+		if (err == -ETIMEDOUT && !*interrupted) {
+			/* The call blocks: interrupt it, it comes back with -EINTR or -ERESTART*. */
+			*interrupted = true;
+			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+			deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
+			err = wait_tid(t->tid, deadline, &st);
+		}
+		if (err == -ETIMEDOUT)
+			return err;
+		if (err || WIFEXITED(st) || WIFSIGNALED(st)) {
+			mark_gone(t);
+			return -ESRCH;
+		}
+		event = (unsigned)st >> 16;
+		if (WSTOPSIG(st) == (SIGTRAP | 0x80)) {
+			memset(&info, 0, sizeof(info));
+			if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) > 0 &&
+			    info.op == want)
+				return 0;
+			continue;
+		}
+		if (event == PTRACE_EVENT_STOP) {
+			/* a stale interrupt, or a group stop that began meanwhile */
+			if (is_stop_signal(WSTOPSIG(st)))
+				t->group_stop = true;
+			continue;
+		}
+		if (event)
+			continue;
+		/* signal-delivery stop: everything but SIGKILL/SIGSTOP is blocked */
+		if (WSTOPSIG(st) == SIGSTOP) {
+			t->pending_stop = true;
+			continue;
+		}
+		return -EFAULT;	/* a synchronous fault, suppressed */
+	}
+}
+
+/* After a timed-out call: is the thread in some ptrace stop now (registers writable)? */
+static bool interrupted_stop(struct inj *in, int idx)
+{
+	struct user_regs_struct r;
+
+	return ptrace(PTRACE_GETREGS, in->t[idx].tid, 0, &r) == 0;
+}
+
+static int pick_thread(struct inj *in)
+{
+	int first = -1;
+
+	for (int i = 0; i < in->nr; i++) {
+		if (!in->t[i].parked || in->t[i].gone)
+			continue;
+		if (in->t[i].tid == in->pid)
+			return i;
+		if (first < 0)
+			first = i;
+	}
+	return first;
+}
+
+static int do_syscall(struct inj *in, long nr, const long a[6], long *ret)
+{
+	struct user_regs_struct saved, restore, regs;
+	uint64_t deadline, mask, all = ~0ull;
+	bool interrupted = false;
+	int idx, err, err2;
+	pid_t tid;
+
+	if (in->seccomp && !in->allow_seccomp)
+		return -EPERM;
+	idx = pick_thread(in);
+	if (idx < 0) {
+		for (int i = 0; i < in->nr; i++)
+			if (in->t[i].running)
+				return -EBUSY;	/* followed and running: inj_follow_exec() first */
+		return -ESRCH;
+	}
+	tid = in->t[idx].tid;
+	if (ptrace(PTRACE_GETREGS, tid, 0, &saved) < 0 ||
+	    ptrace(PTRACE_GETSIGMASK, tid, sizeof(mask), &mask) < 0) {
+		err = -errno;
+		if (err == -ESRCH)
+			mark_gone(&in->t[idx]);
+		return err;
+	}
+	restore = saved;
+	rseq_fixup(in, tid, &restore);
+
+	regs = saved;
+	regs.rip = in->syscall_ip;
+	regs.rax = (unsigned long long)nr;
+	regs.orig_rax = (unsigned long long)-1;	/* no restart logic on our way out */
+	regs.rdi = (unsigned long long)a[0];
+	regs.rsi = (unsigned long long)a[1];
+	regs.rdx = (unsigned long long)a[2];
+	regs.r10 = (unsigned long long)a[3];
+	regs.r8 = (unsigned long long)a[4];
+	regs.r9 = (unsigned long long)a[5];
+	if (ptrace(PTRACE_SETSIGMASK, tid, sizeof(all), &all) < 0 ||
+	    ptrace(PTRACE_SETREGS, tid, 0, &regs) < 0) {
+		err = -errno;
+		goto restore;
+	}
+	in->t[idx].parked = false;
+	deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
+	err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, &interrupted);
+	if (!err)
+		err = step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, &interrupted);
+	if (!err) {
+		if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+			err = -errno;
+		else
+			*ret = (long)regs.rax;
+		if (!err && interrupted)
+			err = -ETIMEDOUT;
+	}
+	if (err == -ESRCH)
+		return err;
+	if (err == -ETIMEDOUT && !in->t[idx].parked && !interrupted_stop(in, idx)) {
+		/* It does not stop: remember what to put back when it finally does. */
+		in->t[idx].dirty = true;
+		in->t[idx].saved = restore;
+		in->t[idx].saved_mask = mask;
+		return err;
+	}
+restore:
+	/* Put everything back and park the thread in get_signal() again (see top). */
+	err2 = 0;
+	if (ptrace(PTRACE_SETREGS, tid, 0, &restore) < 0 ||
+	    ptrace(PTRACE_SETSIGMASK, tid, sizeof(mask), &mask) < 0)
+		err2 = -errno;
+	if (!err2) {
+		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+		if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
+			err2 = -errno;
+	}
+	if (!err2)
+		err2 = park(in, idx, now_ns() + (uint64_t)in->timeout_ms * 1000000ull);
+	if (err2 == -ESRCH)
+		mark_gone(&in->t[idx]);
+	return err ? err : err2;
+}
+
+/* ---- follow a spawned child across exec ---- */
+
+static int follow_clone_event(struct inj *in, pid_t tid)
+{
+	unsigned long msg = 0;
+	char path[64];
+	int idx;
+
+	if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) < 0 || !msg)
+		return 0;
+	if (find_thread(in, (pid_t)msg))
+		return 0;
+	idx = add_thread(in, (pid_t)msg);
+	if (idx < 0)
+		return idx;
+	in->t[idx].running = true;
+	snprintf(path, sizeof(path), "/proc/%d/task/%lu", in->pid, msg);
+	in->t[idx].foreign = access(path, F_OK) != 0;
+	return 0;
+}
+
+static int resume_thread(struct inj_thread *t, int sig)
+{
+	long req = t->group_stop && !sig ? PTRACE_LISTEN : PTRACE_CONT;
+
+	if (ptrace(req, t->tid, 0, (void *)(long)sig) < 0) {
+		if (errno == ESRCH)
+			mark_gone(t);
+		return -errno;
+	}
+	t->parked = false;
+	t->running = true;
+	return 0;
+}
+
+static int after_exec(struct inj *in, uint64_t deadline)
+{
+	int idx, err;
+
+	/* The exec'ing thread now runs as the leader; every other thread is gone. */
+	for (int i = 0; i < in->nr; i++)
+		mark_gone(&in->t[i]);
+	in->nr = 0;
+	idx = add_thread(in, in->pid);
+	if (idx < 0)
+		return idx;
+	ptrace(PTRACE_INTERRUPT, in->pid, 0, 0);
+	ptrace(PTRACE_CONT, in->pid, 0, 0);
+	err = park(in, idx, deadline);
+	if (err)
+		return err;
+	err = open_mem(in);
+	if (!err)
+		err = find_syscall_ip(in);
+	return err;
+}
+
+static int do_follow(struct inj *in, unsigned timeout_ms, int *status)
+{
+	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	unsigned delay = 20;
+
+	if (!in->spawned)
+		return -EINVAL;
+	in->options = PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC |
+		      PTRACE_O_TRACECLONE;
+	for (int i = 0; i < in->nr; i++) {
+		struct inj_thread *t = &in->t[i];
+
+		if (!t->parked || t->gone)
+			continue;
+		ptrace(PTRACE_SETOPTIONS, t->tid, 0, (void *)in->options);
+		resume_thread(t, 0);
+	}
+	for (;;) {
+		struct inj_thread *t;
+		unsigned event;
+		int st, sig, idx;
+		pid_t r;
+
+		r = waitpid(-1, &st, __WALL | __WNOTHREAD | WNOHANG);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			for (int i = 0; i < in->nr; i++)
+				mark_gone(&in->t[i]);
+			return -ESRCH;
+		}
+		if (r == 0) {
+			if (now_ns() >= deadline)
+				return -ETIMEDOUT;
+			sleep_us(delay);
+			if (delay < 2000)
+				delay *= 2;
+			continue;
+		}
+		delay = 20;
+		t = find_thread(in, r);
+		if (!t) {
+			/* an auto-attached thread reporting before its parent's clone event */
+			idx = add_thread(in, r);
+			if (idx < 0)
+				return idx;
+			t = &in->t[idx];
+			t->running = true;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			mark_gone(t);
+			if (r == in->pid) {
+				if (status)
+					*status = st;
+				for (int i = 0; i < in->nr; i++)
+					mark_gone(&in->t[i]);
+				return -ESRCH;
+			}
+			continue;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		event = (unsigned)st >> 16;
+		sig = WSTOPSIG(st);
+		if (t->foreign) {
+			ptrace(PTRACE_DETACH, r, 0, 0);
+			mark_gone(t);
+			continue;
+		}
+		switch (event) {
+		case PTRACE_EVENT_EXEC: {
+			/* zombies of the old threads are released when the worker exits */
+			return after_exec(in, now_ns() + (uint64_t)in->timeout_ms * 1000000ull);
+		}
+		case PTRACE_EVENT_CLONE:
+			idx = (int)(t - in->t);
+			if (follow_clone_event(in, r) == -ENOMEM)
+				return -ENOMEM;
+			resume_thread(&in->t[idx], 0);
+			break;
+		case PTRACE_EVENT_STOP:
+			t->group_stop = is_stop_signal(sig);
+			resume_thread(t, 0);
+			break;
+		case 0:
+			t->group_stop = false;
+			resume_thread(t, sig == (SIGTRAP | 0x80) ? 0 : sig);
+			break;
+		default:
+			resume_thread(t, 0);
+			break;
+		}
+	}
+}
+
+/* Wait for any ptrace stop of @tid (or its exit): 0 stopped, -ESRCH, -ETIMEDOUT. */
+static int wait_stopped_any(pid_t tid, uint64_t deadline)
+{
+	int st, err = wait_tid(tid, deadline, &st);
+
+	if (err)
+		return err == -ETIMEDOUT ? err : -ESRCH;
+	return WIFSTOPPED(st) ? 0 : -ESRCH;
+}
+
+static int do_release(struct inj *in)
+{
+	uint64_t deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
+	int err;
+
+	if (in->released)
+		return 0;
+	/* a call that never stopped: try once more to get the thread back */
+	for (int i = 0; i < in->nr; i++) {
+		struct inj_thread *t = &in->t[i];
+
+		if (t->gone || !t->dirty)
+			continue;
+		ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+		if (wait_stopped_any(t->tid, deadline) == 0 &&
+		    ptrace(PTRACE_SETREGS, t->tid, 0, &t->saved) == 0 &&
+		    ptrace(PTRACE_SETSIGMASK, t->tid, sizeof(t->saved_mask), &t->saved_mask) == 0) {
+			t->dirty = false;
+			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+			ptrace(PTRACE_CONT, t->tid, 0, 0);
+			park(in, i, deadline);
+		}
+	}
+	/* followed threads are running: stop them first (new ones may appear meanwhile) */
+	for (int i = 0; i < in->nr; i++) {
+		if (in->t[i].gone || !in->t[i].running)
+			continue;
+		ptrace(PTRACE_INTERRUPT, in->t[i].tid, 0, 0);
+		if (park(in, i, deadline) == 0 && in->t[i].foreign) {
+			ptrace(PTRACE_DETACH, in->t[i].tid, 0, 0);
+			mark_gone(&in->t[i]);
+		}
+	}
+	err = detach_all(in);
+	in->released = true;
+	return err;
+}
+
+/* ---- worker thread ---- */
+
+static void *worker_main(void *arg)
+{
+	struct inj *in = arg;
+	sigset_t all;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	err = in->spawn_argv ? do_spawn(in) : do_seize(in);
+
+	pthread_mutex_lock(&in->lock);
+	in->start_err = err;
+	in->start_done = true;
+	pthread_cond_broadcast(&in->cond);
+	if (err) {
+		pthread_mutex_unlock(&in->lock);
+		return NULL;
+	}
+	for (;;) {
+		enum inj_op op;
+
+		while (in->op == OP_NONE || in->op_done) {
+			bool holding = false;
+
+			for (int i = 0; i < in->nr && !in->released; i++)
+				holding |= in->t[i].parked;
+			if (holding) {
+				uint64_t limit = (uint64_t)in->timeout_ms * INJ_HOLD_FACTOR * 1000000ull;
+				uint64_t when = now_ns() + limit;
+				struct timespec ts = {
+					.tv_sec = (time_t)(when / 1000000000ull),
+					.tv_nsec = (long)(when % 1000000000ull),
+				};
+
+				if (pthread_cond_timedwait(&in->cond, &in->lock, &ts) == ETIMEDOUT &&
+				    (in->op == OP_NONE || in->op_done)) {
+					/* watchdog: the caller went quiet while holding the target */
+					pthread_mutex_unlock(&in->lock);
+					do_release(in);
+					pthread_mutex_lock(&in->lock);
+					in->watchdog_fired = true;
+				}
+			} else {
+				pthread_cond_wait(&in->cond, &in->lock);
+			}
+		}
+		op = in->op;
+		pthread_mutex_unlock(&in->lock);
+
+		switch (op) {
+		case OP_SYSCALL:
+			err = in->released ? (in->watchdog_fired ? -ETIMEDOUT : -ESRCH)
+					   : do_syscall(in, in->op_nr, in->op_args, &in->op_ret);
+			break;
+		case OP_FOLLOW:
+			err = in->released ? -ESRCH : do_follow(in, in->op_timeout, &in->op_status);
+			break;
+		case OP_RELEASE:
+			err = do_release(in);
+			break;
+		default:
+			err = -EINVAL;
+			break;
+		}
+
+		pthread_mutex_lock(&in->lock);
+		in->op_err = err;
+		in->op_done = true;
+		pthread_cond_broadcast(&in->cond);
+		if (op == OP_RELEASE)
+			break;
+	}
+	pthread_mutex_unlock(&in->lock);
+	return NULL;
+}
+
+static int run_op(struct inj *in, enum inj_op op)
+{
+	int err;
+
+	pthread_mutex_lock(&in->lock);
+	in->op = op;
+	in->op_done = false;
+	pthread_cond_broadcast(&in->cond);
+	while (!in->op_done)
+		pthread_cond_wait(&in->cond, &in->lock);
+	in->op = OP_NONE;
+	err = in->op_err;
+	pthread_mutex_unlock(&in->lock);
+	return err;
+}
+
+static void inj_free(struct inj *in)
+{
+	if (!in)
+		return;
+	if (in->pidfd >= 0)
+		close(in->pidfd);
+	if (in->memfd >= 0)
+		close(in->memfd);
+	pthread_cond_destroy(&in->cond);
+	pthread_mutex_destroy(&in->lock);
+	free(in->t);
+	free(in);
+}
+
+static int start(struct inj *in, char *why, size_t whylen)
+{
+	pthread_condattr_t ca;
+	int err;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&in->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&in->lock, NULL);
+	err = -pthread_create(&in->worker, NULL, worker_main, in);
+	if (err) {
+		copy_why(why, whylen, "failed to create the ptrace worker thread");
+		return err;
+	}
+	in->worker_started = true;
+	pthread_mutex_lock(&in->lock);
+	while (!in->start_done)
+		pthread_cond_wait(&in->cond, &in->lock);
+	err = in->start_err;
+	pthread_mutex_unlock(&in->lock);
+	if (err) {
+		/* the worker exits: anything it still held is detached by the kernel */
+		pthread_join(in->worker, NULL);
+		in->worker_started = false;
+		copy_why(why, whylen, in->why);
+	}
+	return err;
+}
+
+static struct inj *inj_alloc(void)
+{
+	struct inj *in = calloc(1, sizeof(*in));
+
+	if (!in)
+		return NULL;
+	in->pidfd = -1;
+	in->memfd = -1;
+	in->timeout_ms = INJ_DEFAULT_TIMEOUT_MS;
+	return in;
+}
+
+/* ---- public API ---- */
+
+int inj_seize(pid_t pid, unsigned timeout_ms, struct inj **out, char *why, size_t whylen)
+{
+	struct inj *in;
+	int err;
+
+	copy_why(why, whylen, "");
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	in = inj_alloc();
+	if (!in) {
+		copy_why(why, whylen, "failed to allocate injection state: out of memory");
+		return -ENOMEM;
+	}
+	in->pid = pid;
+	if (timeout_ms)
+		in->timeout_ms = timeout_ms;
+	err = start(in, why, whylen);
+	if (err) {
+		inj_free(in);
+		return err;
+	}
+	*out = in;
+	return 0;
+}
+
+int inj_spawn(char *const argv[], struct inj **out, pid_t *pid, char *why, size_t whylen)
+{
+	struct inj *in;
+	int err;
+
+	copy_why(why, whylen, "");
+	if (!out || !argv || !argv[0])
+		return -EINVAL;
+	*out = NULL;
+	in = inj_alloc();
+	if (!in) {
+		copy_why(why, whylen, "failed to allocate injection state: out of memory");
+		return -ENOMEM;
+	}
+	in->spawn_argv = argv;
+	err = start(in, why, whylen);
+	if (err) {
+		inj_free(in);
+		return err;
+	}
+	in->spawn_argv = NULL;
+	if (pid)
+		*pid = in->pid;
+	*out = in;
+	return 0;
+}
+
+int inj_syscall(struct inj *in, long nr, const long args[6], long *ret)
+{
+	static const long zero[6];
+	long r = 0;
+	int err;
+
+	if (!in || !in->worker_started)
+		return -EINVAL;
+	in->op_nr = nr;
+	memcpy(in->op_args, args ? args : zero, sizeof(in->op_args));
+	in->op_ret = 0;
+	err = run_op(in, OP_SYSCALL);
+	r = in->op_ret;
+	if (ret)
+		*ret = r;
+	return err;
+}
+
+int inj_getfd(struct inj *in, int remote_fd, int *local_fd)
+{
+	int fd;
+
+	if (!in || !local_fd || in->pidfd < 0)
+		return -EINVAL;
+	fd = (int)syscall(__NR_pidfd_getfd, in->pidfd, remote_fd, 0);
+	if (fd < 0)
+		return -errno;
+	*local_fd = fd;
+	return 0;
+}
+
+int inj_follow_exec(struct inj *in, unsigned timeout_ms, int *status)
+{
+	int err;
+
+	if (!in || !in->worker_started)
+		return -EINVAL;
+	if (!in->spawned)
+		return -EINVAL;
+	in->op_timeout = timeout_ms;
+	in->op_status = 0;
+	err = run_op(in, OP_FOLLOW);
+	if (err == -ESRCH && status)
+		*status = in->op_status;
+	return err;
+}
+
+int inj_release(struct inj *in)
+{
+	int err = 0;
+
+	if (!in)
+		return 0;
+	if (in->worker_started) {
+		err = run_op(in, OP_RELEASE);
+		pthread_join(in->worker, NULL);
+		in->worker_started = false;
+	}
+	inj_free(in);
+	return err;
+}
+
+pid_t inj_pid(const struct inj *in)
+{
+	return in ? in->pid : -1;
+}
+
+int inj_nr_threads(const struct inj *in)
+{
+	return in ? in->nr : 0;
+}
+
+bool inj_thread_was_stopped(const struct inj *in, int idx, pid_t *tid)
+{
+	if (!in || idx < 0 || idx >= in->nr)
+		return false;
+	if (tid)
+		*tid = in->t[idx].tid;
+	return in->t[idx].was_stopped;
+}
+
+int inj_seccomp_mode(const struct inj *in)
+{
+	return in ? in->seccomp : 0;
+}
+
+void inj_allow_seccomp(struct inj *in, bool allow)
+{
+	if (in)
+		in->allow_seccomp = allow;
+}
+
+uint64_t inj_syscall_ip(const struct inj *in)
+{
+	return in ? in->syscall_ip : 0;
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * inject.h - a small staged ptrace injection API (in the spirit of CRIU's compel).
+ *
+ * Stages: inj_seize() (or inj_spawn()) -> inj_syscall()/inj_getfd() any number of times
+ * -> inj_release().  Between calls every thread of the target is parked in a ptrace stop
+ * inside the kernel's signal path with its own registers and signal mask, so a monitor
+ * that dies between two calls leaves the target exactly as it was (the kernel detaches
+ * it and it runs on).  Only *during* inj_syscall() does a thread carry borrowed
+ * registers; a monitor killed inside that window (a few tens of microseconds per call)
+ * can crash the target.  This is the same trade-off compel and mevi make.
+ *
+ * Threads: each struct inj owns a small worker thread that is the ptrace tracer, so
+ * inj_* calls may come from any thread of the monitor (one at a time).  Besides the
+ * bounded seize, the worker is a watchdog: if the caller holds the target stopped and
+ * makes no call for 10 x timeout_ms, it detaches everything on its own and later calls
+ * return -ETIMEDOUT.  If the worker cannot detach a thread that never stopped, it exits,
+ * and the kernel drops that tracee's pending stop.  No other code in the monitor may
+ * waitpid(-1, ..., __WALL) while a struct inj exists: it would steal stop reports.
+ *
+ * Errors: functions return 0 or -errno.  Functions taking why/whylen also write a
+ * human-readable reason there ("already traced by PID 12 (gdb)").
+ */
+#ifndef MEVITOP_INJECT_H
+#define MEVITOP_INJECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct inj;					/* a seized process */
+
+/*
+ * Seize every thread of @pid (rescanning /proc/PID/task until the set is stable) and park
+ * each in a ptrace stop.  If the whole seize does not finish within @timeout_ms (0 means
+ * 2000 ms) everything is detached again and -ETIMEDOUT returned.
+ * Errors: -ESRCH no such process (or it is a zombie / exiting), -EPERM already traced or
+ * not permitted, -EINVAL kernel thread or ourselves, -ETIMEDOUT a thread would not stop.
+ */
+int inj_seize(pid_t pid, unsigned timeout_ms, struct inj **out, char *why, size_t whylen);
+
+/*
+ * Run one system call @nr with @args in the target's main thread (or the first parked
+ * thread) and store its raw return value (-errno on failure) in *@ret.  Registers and
+ * the signal mask are restored exactly; a thread that was interrupted inside a blocking
+ * system call is put back where the kernel will restart it (or deliver a signal that
+ * arrived meanwhile) with the kernel's own restart rules; a thread stopped inside an
+ * rseq critical section resumes at its abort handler, as the kernel would have done.
+ * Refused with -EPERM if the target runs under a seccomp filter, unless
+ * inj_allow_seccomp() was called: a filter may kill the target for an unexpected call.
+ * Returns 0 if the call ran (look at *ret), -ESRCH if the thread died, -EBUSY while a
+ * followed child runs, -ETIMEDOUT if it did not complete within the seize timeout (it
+ * is interrupted and restored; if it does not even stop, inj_release() tries again).
+ */
+int inj_syscall(struct inj *in, long nr, const long args[6], long *ret);
+
+/* Copy the target's file descriptor @remote_fd into our process (pidfd_getfd). */
+int inj_getfd(struct inj *in, int remote_fd, int *local_fd);
+
+/*
+ * Detach every thread and free @in (NULL is fine).  Threads that were running keep
+ * running; a process that was in group-stop (SIGSTOP/SIGTSTP) when seized, or was
+ * stopped meanwhile, stays stopped.  Returns the first error seen while detaching.
+ */
+int inj_release(struct inj *in);
+
+/*
+ * For `mevitop run -- CMD`: fork and exec @argv (PATH is searched) as a seized tracee
+ * with PTRACE_O_EXITKILL (it dies if we die while it is attached: only for processes
+ * we start), parked right after a successful exec and ready for inj_syscall().
+ * Exec failure returns its -errno (-ENOENT, -EACCES...) with why="failed to execute
+ * CMD: <strerror>"; the child is reaped.  *pid receives the child's PID.  After
+ * inj_release() the child is an ordinary child of the caller (reap it with waitpid).
+ */
+int inj_spawn(char *const argv[], struct inj **out, pid_t *pid, char *why, size_t whylen);
+
+/*
+ * Following a spawned child (optional, spawned children only).  Resume it while staying
+ * attached, forwarding signals and honouring job control, until it calls execve again:
+ * then return 0 with the process parked just after the new image was loaded, ready for
+ * inj_syscall() (a userfaultfd injected before is dead: the old mm is gone; inject a new
+ * one).  Returns -ETIMEDOUT if nothing happened within @timeout_ms (it keeps running,
+ * still attached: call again, or inj_release()), -ESRCH when the process has exited
+ * (*status, if not NULL, gets its wait status; it is reaped).  Forked children are not
+ * followed by ptrace: a userfaultfd with UFFD_FEATURE_EVENT_FORK follows them.
+ */
+int inj_follow_exec(struct inj *in, unsigned timeout_ms, int *status);
+
+/* Read or write target memory through /proc/PID/mem (data only: never write its text). */
+int inj_mem_read(struct inj *in, uint64_t addr, void *buf, size_t len);
+int inj_mem_write(struct inj *in, uint64_t addr, const void *buf, size_t len);
+
+/* Introspection and switches */
+pid_t inj_pid(const struct inj *in);
+int inj_nr_threads(const struct inj *in);
+/* Was thread @idx (0 <= idx < inj_nr_threads) in group-stop when seized?  Its TID in *tid. */
+bool inj_thread_was_stopped(const struct inj *in, int idx, pid_t *tid);
+/* 0 none, 1 strict, 2 filter (from /proc/PID/status "Seccomp:") */
+int inj_seccomp_mode(const struct inj *in);
+/* Allow inj_syscall() although the target has a seccomp filter (caller checked it). */
+void inj_allow_seccomp(struct inj *in, bool allow);
+/* The address of the `syscall` instruction borrowed in the target (for diagnostics). */
+uint64_t inj_syscall_ip(const struct inj *in);
+
+#endif /* MEVITOP_INJECT_H */
