@@ -8,7 +8,8 @@
  *
  *   plain         no userfaultfd
  *   mevi          handler thread blocks in poll(), read()s one message, UFFDIO_ZEROPAGE;
- *                 the write then takes a second (copy-on-write) fault
+ *                 the retried write then copies the zero page (measured: in the same
+ *                 fault, not a second trap - see flt/pg)
  *   copy          same, but write faults get UFFDIO_COPY of a zero page: one fault
  *   copy-batch    copy, read()ing up to 64 messages per call
  *   copy-pinned   copy, handler and toucher pinned to the same CPU
@@ -123,7 +124,7 @@ static const char *const strat_name[S_NR] = {
 
 static const char *const strat_desc[S_NR] = {
 	"no userfaultfd",
-	"poll+read 1 msg, ZEROPAGE, 2nd fault on write",
+	"poll+read 1 msg, ZEROPAGE, COW on the retry",
 	"poll+read 1 msg, COPY zero page for writes",
 	"poll+read up to 64 msgs, COPY",
 	"COPY, handler+toucher on one CPU",
