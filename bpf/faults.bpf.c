@@ -64,7 +64,7 @@ static __always_inline int emit_fault(__u32 tgid, __u32 tid, __u64 addr, __u8 fl
 	e->tid = tid;
 	e->_pad = 0;
 	e->addr = addr;
-	bpf_ringbuf_submit(e, wakeup_flag());
+	bpf_ringbuf_submit(e, wakeup_flag(sizeof(*e)));
 	return 0;
 }
 

@@ -95,7 +95,7 @@ static __always_inline int on_exit(long nr, long ret)
 	e->ts = bpf_ktime_get_ns();
 	bpf_map_delete_elem(&sc_stash, &tid);
 	/* Layout changes are rare and the engine wants them promptly. */
-	bpf_ringbuf_submit(e, wakeup_flag());
+	bpf_ringbuf_submit(e, wakeup_flag(sizeof(*e)));
 	return 0;
 }
 
