@@ -60,7 +60,10 @@ void cli_usage(FILE *out)
 "  -n, --count N            exit after N snapshots (the first included)\n"
 "      --maps               include mappings and page runs in whole-system JSON\n"
 "                           (always included with -p)\n"
-"      --mode MODE          trace: every fault and mm syscall, in order (default)\n"
+"      --mode MODE          sample (default): faults counted in the kernel per 2 MiB\n"
+"                           chunk, changed chunks rescanned at each refresh: exact at\n"
+"                           every refresh for a cost a server does not notice\n"
+"                           trace: every fault and mm syscall, streamed in order\n"
 "      --no-reconcile       no periodic rescans (event-driven scans and healing after\n"
 "                           lost events stay)\n"
 "      --no-children        with -p, do not follow forked children\n"
@@ -141,7 +144,7 @@ int cli_parse(int argc, char **argv, struct cli *c)
 
 	memset(c, 0, sizeof(*c));
 	c->interval_ms = 1000;
-	c->mode = MODE_TRACE;
+	c->mode = MODE_SAMPLE;
 	if (argc > 1 && !strcmp(argv[1], "run")) {
 		c->run = true;
 		argv++;
@@ -179,8 +182,10 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		case OPT_MODE:
 			if (!strcmp(optarg, "trace"))
 				c->mode = MODE_TRACE;
+			else if (!strcmp(optarg, "sample"))
+				c->mode = MODE_SAMPLE;
 			else
-				return usage_error("unknown mode '%s' (known: trace)", optarg);
+				return usage_error("unknown mode '%s' (known: sample, trace)", optarg);
 			c->mode_set = true;
 			break;
 		case OPT_EXACT:

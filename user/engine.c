@@ -1314,6 +1314,27 @@ int engine_step(struct engine *e, int timeout_ms)
 	return n;
 }
 
+/* Sample mode: faults of one process in one 2 MiB chunk since the last tick. */
+static void on_chunk(void *ctx, const struct chunk_key *k, const struct chunk_val *v)
+{
+	struct engine *e = ctx;
+	struct proc *p = proc_for(e, k->tgid);
+	uint64_t start = k->chunk << (MEVITOP_CHUNK_SHIFT - PAGE_SHIFT_4K), b;
+	uint64_t pages = 1ULL << (MEVITOP_CHUNK_SHIFT - PAGE_SHIFT_4K);
+	uint64_t blocks = pages >> HEAT_BLOCK_SHIFT;
+
+	if (!p)
+		return;
+	p->faults += v->faults;
+	ps(p)->events_tick += v->faults;
+	/* The aggregate does not say which pages: spread the heat over the chunk. */
+	for (b = 0; b < blocks; b++)
+		heat_add(&p->heat, start + (b << HEAT_BLOCK_SHIFT), (float)v->faults / blocks,
+			 e->now_ns);
+	if (!(p->pending & PEND_RELOAD))
+		queue_scan(e, p, start, start + pages);
+}
+
 static void on_lost_tgid(void *ctx, pid_t tgid, uint64_t count)
 {
 	struct engine *e = ctx;
@@ -1370,6 +1391,8 @@ void engine_tick(struct engine *e)
 	pthread_mutex_lock(&e->lock);
 	e->now_ns = now;
 	tracer_consume(e->tracer);
+	if (e->o.mode == MODE_SAMPLE)
+		tracer_drain_chunks(e->tracer, on_chunk, e);
 	e->st.lost = tracer_lost(e->tracer, e->st.lost_by_kind);
 	e->st.overflows = tracer_overflows(e->tracer);
 	tracer_drain_lost_tgids(e->tracer, on_lost_tgid, e);
@@ -1414,7 +1437,7 @@ void engine_tick(struct engine *e)
 			if (p->mapped_pages > budget && k)
 				break;
 			budget = p->mapped_pages > budget ? 0 : budget - p->mapped_pages;
-			mark(e, p, PEND_RECONCILE);
+			mark(e, p, PEND_MAPS | PEND_RECONCILE);
 		}
 		e->reconcile_cursor = (e->reconcile_cursor + k) % n;
 	}

@@ -29,6 +29,8 @@ struct tracer {
 	size_t nlinks;
 };
 
+#define CHUNK_BATCH 4096
+
 static size_t page_round(size_t n)
 {
 	size_t pg = sysconf(_SC_PAGESIZE);
@@ -373,19 +375,43 @@ int tracer_read_rss(struct tracer *t, pid_t tgid, struct rss_val *v)
 int tracer_drain_chunks(struct tracer *t, tracer_chunk_fn fn, void *ctx)
 {
 	int fd = bpf_map__fd(t->skel->maps.chunks);
-	struct chunk_key keys[4096], key, next, *prev = NULL;
-	struct chunk_val v;
-	size_t n = 0, i;
+	static struct chunk_key keys[CHUNK_BATCH];
+	static struct chunk_val vals[CHUNK_BATCH];
+	struct chunk_key key, next, *prev = NULL;
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u64 in = 0, out = 0;
+	bool first = true;
+	int total = 0, err;
+	__u32 n, i;
 
-	while (n < 4096 && bpf_map_get_next_key(fd, prev, &next) == 0) {
+	/* One syscall per CHUNK_BATCH entries (Linux 5.6+); per key otherwise. */
+	for (;;) {
+		n = CHUNK_BATCH;
+		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out, keys, vals, &n,
+						      &opts);
+		if (err && errno != ENOENT)
+			break;
+		for (i = 0; i < n; i++)
+			fn(ctx, &keys[i], &vals[i]);
+		total += n;
+		if (err)	/* ENOENT: the walk is complete */
+			return total;
+		in = out;
+		first = false;
+	}
+	if (errno != EINVAL && errno != ENOTSUP && errno != EOPNOTSUPP)
+		return -errno;
+	n = 0;
+	while (n < CHUNK_BATCH && bpf_map_get_next_key(fd, prev, &next) == 0) {
 		keys[n++] = next;
 		key = next;
 		prev = &key;
 	}
 	for (i = 0; i < n; i++) {
-		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &v))
+		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], &vals[i]))
 			continue;
-		fn(ctx, &keys[i], &v);
+		fn(ctx, &keys[i], &vals[i]);
+		total++;
 	}
-	return n;
+	return total;
 }

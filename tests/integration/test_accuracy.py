@@ -1,5 +1,6 @@
-"""Accuracy: after each behaviour, mevitop's model (trace mode, --no-reconcile) equals
-/proc/PID/pagemap read by the test, page for page, with every forced fallback."""
+"""Accuracy: after each behaviour, mevitop's model (--no-reconcile) equals /proc/PID/pagemap
+read by the test, page for page: in trace mode with every forced fallback, and in sample mode
+(the default) with the fallbacks that change its path."""
 import os
 import signal
 
@@ -20,13 +21,21 @@ FALLBACKS = {
 }
 
 
-@pytest.fixture(params=list(FALLBACKS), ids=list(FALLBACKS))
+CONFIGS = [("trace", fb) for fb in FALLBACKS] + \
+          [("sample", fb) for fb in ("default", "no-tp_btf", "no-pagemap_scan")]
+
+
+@pytest.fixture(params=CONFIGS, ids=[f"{m}-{fb}" for m, fb in CONFIGS])
 def disable(request):
-    return FALLBACKS[request.param]
+    """(mode, switches) of one configuration."""
+    mode, fb = request.param
+    return mode, FALLBACKS[fb]
 
 
 def watch(mevitop, wl, disable, extra=()):
-    return mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", *extra], disable)
+    mode, switches = disable
+    return mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--mode", mode, *extra],
+                   switches)
 
 
 def check(mv, wl, t, pids=None):
@@ -215,7 +224,8 @@ def test_exit_is_reported(mevitop, workload, disable):
 
 
 def test_whole_system_several_processes(mevitop, workload, disable):
-    mv = mevitop(["-i", "50", "--no-reconcile", "--maps"], disable)
+    mode, switches = disable
+    mv = mevitop(["-i", "50", "--no-reconcile", "--maps", "--mode", mode], switches)
     wls = [workload() for _ in range(3)]
     t = 0
     for i, wl in enumerate(wls):

@@ -98,7 +98,8 @@ def test_lost_events_are_counted_and_healed(mevitop, workload):
     faults must lose records.  The losses are counted, and the process they touched is
     rescanned until the model equals pagemap again, even with --no-reconcile."""
     wl = workload()
-    mv = mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--ringbuf-size", "4096"])
+    mv = mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--mode", "trace",
+                  "--ringbuf-size", "4096"])
     wl.do("map a 4096")
     os.kill(mv.proc.pid, signal.SIGSTOP)
     try:
