@@ -129,9 +129,15 @@ struct engine {
 	size_t nruns, capruns;
 	struct proc *retry[RETRY_MAX];	/* processes with faults still in flight */
 	size_t nretry;
+	struct engine_hooks hooks;
 	struct proc **exits;		/* exited since engine_take_exits */
 	size_t nexits, capexits;
 };
+
+#define HOOK(e, name, ...) do {						\
+	if ((e)->hooks.name)							\
+		(e)->hooks.name((e)->hooks.ctx, ##__VA_ARGS__);			\
+} while (0)
 
 uint64_t engine_now_ns(void)
 {
@@ -512,6 +518,7 @@ static void apply_mmap(struct engine *e, struct proc *p, const struct ev_syscall
 		mark(e, p, PEND_MAPS);
 		return;
 	}
+	HOOK(e, mapped, p, start, end);
 	if (!anon || (flags & K_MAP_HUGETLB))
 		mark(e, p, PEND_MAPS);		/* names, shmem vs file, hugetlb details */
 	if (flags & (K_MAP_POPULATE | K_MAP_LOCKED) || ps(p)->locked_future)
@@ -541,9 +548,9 @@ static void apply_mremap(struct engine *e, struct proc *p, const struct ev_sysca
 		queue_scan(e, p, new, new + new_len);
 		return;
 	}
-	if (model_remap(p, old, old_len, new, new_len, flags & K_MREMAP_DONTUNMAP)) {
+	if (model_remap(p, old, old_len, new, new_len, flags & K_MREMAP_DONTUNMAP))
 		mark(e, p, PEND_MAPS);
-	}
+	HOOK(e, mapped, p, new, new + new_len);
 	/* The moved pages are exact; a scan of the result costs little and absorbs any
 	 * race with a fault that was still in flight when the mapping moved. */
 	queue_scan(e, p, new, new + new_len);
@@ -573,6 +580,8 @@ static void apply_brk(struct engine *e, struct proc *p, const struct ev_syscall 
 			return;
 		model_map(p, start, end, &a);
 	}
+	if (end > start)
+		HOOK(e, mapped, p, start, end);
 	if (ps(p)->locked_future && end > start)
 		queue_scan(e, p, start, end);
 }
@@ -761,6 +770,7 @@ static void apply_exec(struct engine *e, const struct ev_proc *ev)
 	ps(p)->nscan = 0;
 	ps(p)->nchecks = 0;
 	ps(p)->locked_future = false;
+	HOOK(e, exec, p);
 	memcpy(p->comm, ev->comm, sizeof(p->comm));
 	p->comm[sizeof(p->comm) - 1] = 0;
 	mark(e, p, PEND_RELOAD);
@@ -797,6 +807,7 @@ static void apply_exit(struct engine *e, const struct ev_proc *ev)
 		ps(p)->pagemap_fd = -1;
 	}
 	note_exit(e, p);
+	HOOK(e, exited, p);
 }
 
 static int on_event(void *ctx, const void *data, size_t size)
@@ -1029,6 +1040,8 @@ static int layout_entry(const struct maps_entry *me, void *arg)
 		}
 	}
 	c->err = model_map_keep(c->p, start, end, &a);
+	if (!c->err && c->old && !model_find(c->old, start))
+		HOOK(c->e, mapped, c->p, start, end);
 	return c->err;
 }
 
@@ -1095,6 +1108,7 @@ static int reload(struct engine *e, struct proc *p)
 	if (r < 0)
 		return r;
 	p->ready = true;
+	HOOK(e, reloaded, p);
 	return 0;
 }
 
@@ -1309,6 +1323,7 @@ int engine_step(struct engine *e, int timeout_ms)
 	pthread_mutex_lock(&e->lock);
 	e->now_ns = engine_now_ns();
 	n = tracer_consume(e->tracer);
+	HOOK(e, step);
 	flush(e);
 	pthread_mutex_unlock(&e->lock);
 	return n;
@@ -1391,8 +1406,9 @@ void engine_tick(struct engine *e)
 	pthread_mutex_lock(&e->lock);
 	e->now_ns = now;
 	tracer_consume(e->tracer);
-	if (e->o.mode == MODE_SAMPLE)
+	if (e->o.mode != MODE_TRACE)
 		tracer_drain_chunks(e->tracer, on_chunk, e);
+	HOOK(e, tick);
 	e->st.lost = tracer_lost(e->tracer, e->st.lost_by_kind);
 	e->st.overflows = tracer_overflows(e->tracer);
 	tracer_drain_lost_tgids(e->tracer, on_lost_tgid, e);
@@ -1449,6 +1465,21 @@ void engine_tick(struct engine *e)
 	e->events_at_tick = e->st.events;
 	e->last_tick_ns = now;
 	pthread_mutex_unlock(&e->lock);
+}
+
+void engine_set_hooks(struct engine *e, const struct engine_hooks *h)
+{
+	e->hooks = *h;
+}
+
+const struct engine_hooks *engine_hooks(struct engine *e)
+{
+	return &e->hooks;
+}
+
+void engine_queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end)
+{
+	queue_scan(e, p, start, end);
 }
 
 void engine_lock(struct engine *e)

@@ -84,6 +84,31 @@ const char *engine_mode_name(enum engine_mode m);
 size_t engine_alive_targets(struct engine *e);
 /* Calls fn for each process that exited since the last call (to report it once). */
 void engine_take_exits(struct engine *e, void (*fn)(void *ctx, const struct proc *p), void *ctx);
+/*
+ * Extension points (exact mode, user/exact*.c).  Every hook runs in the engine's thread with
+ * the engine lock held, so it may change the model; it must not block on the target.
+ */
+struct engine_hooks {
+	void *ctx;
+	/* p's layout was built from /proc/PID/maps and scanned (new process, exec, heal). */
+	void (*reloaded)(void *ctx, struct proc *p);
+	/* [start, end) (pages) became mapped by an event: mmap, brk growth, mremap target. */
+	void (*mapped)(void *ctx, struct proc *p, uint64_t start, uint64_t end);
+	/* p's address space was replaced (exec) or p exited. */
+	void (*exec)(void *ctx, struct proc *p);
+	void (*exited)(void *ctx, struct proc *p);
+	/* After each batch of events (engine_step) and at each tick, before reconciling. */
+	void (*step)(void *ctx);
+	void (*tick)(void *ctx);
+	/* Extra members for the JSON "stats" object: writes `"name": value, ...` (no braces)
+	 * into buf and returns its length. */
+	size_t (*json_stats)(void *ctx, char *buf, size_t len);
+};
+void engine_set_hooks(struct engine *e, const struct engine_hooks *h);
+const struct engine_hooks *engine_hooks(struct engine *e);
+/* For hooks: scan [start, end) (pages, clipped to mappings) of p at the end of this batch. */
+void engine_queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end);
+
 /* Heap bytes used by the models. */
 size_t engine_bytes(struct engine *e);
 uint64_t engine_now_ns(void);
