@@ -104,7 +104,14 @@ struct chunk_key {
 
 struct chunk_val {
 	__u64 faults;
-	__u64 writes;
+};
+
+/* A CPU's current chunk, not yet added to the chunk map. */
+struct chunk_slot {
+	__u32 tgid;
+	__u32 _pad;
+	__u64 chunk;
+	__u64 faults;
 };
 
 #endif /* MEVITOP_EVENTS_H */

@@ -25,23 +25,46 @@
 #define FAULT_FLAG_USER		(1U << 6)
 #define FAULT_FLAG_INSTRUCTION	(1U << 8)
 
-static __always_inline void aggregate(__u32 tgid, __u64 addr, __u8 flags)
+/*
+ * Sample mode: count faults per (process, 2 MiB chunk).  Faults come in runs on one chunk, so
+ * each CPU keeps its current chunk in a per-CPU slot and only touches the shared hash map
+ * when it moves to another chunk.  The engine reads the slots as well as the map each tick
+ * (a slot's chunk is dirty too); a torn read of a slot only costs an extra scan.
+ */
+static __always_inline void flush_chunk(struct chunk_slot *s)
 {
-	struct chunk_key key = { .tgid = tgid, .chunk = addr >> MEVITOP_CHUNK_SHIFT };
-	struct chunk_val *v, init = { .faults = 1, .writes = !!(flags & EVF_WRITE) };
+	struct chunk_key key = { .tgid = s->tgid, .chunk = s->chunk };
+	struct chunk_val *v, init = { .faults = s->faults };
 
 	v = bpf_map_lookup_elem(&chunks, &key);
 	if (v) {
-		__sync_fetch_and_add(&v->faults, 1);
-		if (flags & EVF_WRITE)
-			__sync_fetch_and_add(&v->writes, 1);
+		__sync_fetch_and_add(&v->faults, s->faults);
 		return;
 	}
 	if (bpf_map_update_elem(&chunks, &key, &init, BPF_NOEXIST) == -E2BIG) {
 		/* Full: the engine sees the overflow count and rescans the process instead. */
 		bump_percpu(&overflow, OVF_CHUNKS);
-		count_lost(EV_FAULT, tgid);
+		count_lost(EV_FAULT, s->tgid);
 	}
+}
+
+static __always_inline void aggregate(__u32 tgid, __u64 addr)
+{
+	__u32 zero = 0;
+	struct chunk_slot *s = bpf_map_lookup_elem(&chunk_slot, &zero);
+	__u64 chunk = addr >> MEVITOP_CHUNK_SHIFT;
+
+	if (!s)
+		return;
+	if (s->tgid == tgid && s->chunk == chunk) {
+		s->faults++;
+		return;
+	}
+	if (s->faults)
+		flush_chunk(s);
+	s->tgid = tgid;
+	s->chunk = chunk;
+	s->faults = 1;
 }
 
 static __always_inline int emit_fault(__u32 tgid, __u32 tid, __u64 addr, __u8 flags)
@@ -49,7 +72,7 @@ static __always_inline int emit_fault(__u32 tgid, __u32 tid, __u64 addr, __u8 fl
 	struct ev_fault *e;
 
 	if (cfg_sample) {
-		aggregate(tgid, addr, flags);
+		aggregate(tgid, addr);
 		return 0;
 	}
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);

@@ -74,6 +74,14 @@ MEVITOP_SHARED struct {
 	__type(value, struct chunk_val);
 } chunks SEC(".maps");
 
+/* Sample mode: each CPU's current chunk (see faults.bpf.c). */
+MEVITOP_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct chunk_slot);
+} chunk_slot SEC(".maps");
+
 /* Map overflows (a bound was hit), indexed by OVF_* (events.h). */
 MEVITOP_SHARED struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

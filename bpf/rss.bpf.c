@@ -20,18 +20,6 @@ struct mm_struct___old {
 	struct mm_rss_stat___old rss_stat;
 };
 
-static __always_inline __u32 mm_tgid(struct mm_struct *mm)
-{
-	struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
-
-	if (BPF_CORE_READ(cur, mm) == mm)
-		return BPF_CORE_READ(cur, tgid);
-	/* Someone else changed this mm (kswapd, khugepaged, process_madvise): its owner. */
-	if (bpf_core_field_exists(mm->owner))
-		return BPF_CORE_READ(mm, owner, tgid);
-	return 0;
-}
-
 static __always_inline void store(__u32 tgid, int member, __s64 pages)
 {
 	__u32 slot = tgid & (RSS_SLOTS - 1);
@@ -48,23 +36,40 @@ static __always_inline void store(__u32 tgid, int member, __s64 pages)
 	v->updates++;	/* a racy increment is fine: any change of the value is the signal */
 }
 
+/*
+ * This runs at every rss change -- every fault -- so it reads through BTF pointers (plain
+ * loads the verifier guards) rather than bpf_probe_read, and touches one array slot.
+ */
 SEC("tp_btf/rss_stat")
 int BPF_PROG(btf_rss_stat, struct mm_struct *mm, int member)
 {
+	struct task_struct *cur = bpf_get_current_task_btf();
 	__s64 pages;
+	__u32 tgid;
 
 	if (member < 0 || member >= MEVITOP_NR_RSS)
 		return 0;
-	if (bpf_core_type_exists(struct percpu_counter) &&
-	    bpf_core_field_exists(mm->rss_stat[0].count)) {
-		/* percpu_counter_read(): the approximate global value, as the trace event shows. */
-		pages = BPF_CORE_READ(mm, rss_stat[member & 3].count);
+	if (cur->mm == mm)
+		tgid = cur->tgid;
+	else if (bpf_core_field_exists(mm->owner) && mm->owner)
+		tgid = mm->owner->tgid;	/* kswapd, khugepaged, process_madvise: the owner */
+	else
+		return 0;
+	if (bpf_core_field_exists(mm->rss_stat[0].count)) {
+		/* percpu_counter_read(): the approximate global value, as the trace event shows.
+		 * Constant indices: BTF pointers take no variable offsets. */
+		switch (member) {
+		case 0: pages = mm->rss_stat[0].count; break;
+		case 1: pages = mm->rss_stat[1].count; break;
+		case 2: pages = mm->rss_stat[2].count; break;
+		default: pages = mm->rss_stat[3].count; break;
+		}
 	} else {
 		struct mm_struct___old *old = (void *)mm;
 
 		pages = BPF_CORE_READ(old, rss_stat.count[member & 3].counter);
 	}
-	store(mm_tgid(mm), member, pages);
+	store(tgid, member, pages);
 	return 0;
 }
 

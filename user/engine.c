@@ -1406,8 +1406,10 @@ void engine_tick(struct engine *e)
 	pthread_mutex_lock(&e->lock);
 	e->now_ns = now;
 	tracer_consume(e->tracer);
-	if (e->o.mode != MODE_TRACE)
+	if (e->o.mode != MODE_TRACE) {
 		tracer_drain_chunks(e->tracer, on_chunk, e);
+		tracer_read_chunk_slots(e->tracer, on_chunk, e);
+	}
 	HOOK(e, tick);
 	e->st.lost = tracer_lost(e->tracer, e->st.lost_by_kind);
 	e->st.overflows = tracer_overflows(e->tracer);

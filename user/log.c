@@ -16,7 +16,7 @@ void log_set_sink(log_sink_fn sink)
 
 static void vlog(const char *prefix, const char *fmt, va_list ap)
 {
-	char line[1024];
+	char line[4096];
 	int n;
 
 	n = snprintf(line, sizeof(line), "mevitop: %s", prefix);
@@ -49,26 +49,29 @@ void log_quiet_libbpf(bool quiet)
 	libbpf_quiet = quiet;
 }
 
+/* libbpf's messages (verifier logs included) only with -v: mevitop says what failed in its
+ * own words, and a probe that may legitimately fail must not flood the terminal. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char line[1024];
+	static char text[65536];
 	size_t n;
 
 	if (libbpf_quiet)
 		return 0;
 	if (level == LIBBPF_DEBUG && log_verbosity < 2)
 		return 0;
-	if (level == LIBBPF_INFO && log_verbosity < 1)
+	if (level != LIBBPF_DEBUG && log_verbosity < 1)
 		return 0;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	n = strlen(line);
-	while (n && line[n - 1] == '\n')
-		line[--n] = 0;
+	vsnprintf(text, sizeof(text), fmt, ap);
+	n = strlen(text);
+	while (n && text[n - 1] == '\n')
+		text[--n] = 0;
 	if (log_sink) {
-		log_sink(line);
+		log_sink(text);
 		return 0;
 	}
-	return fprintf(stderr, "mevitop: libbpf: %s\n", line);
+	/* libbpf starts its lines with "libbpf: " already. */
+	return fprintf(stderr, "mevitop: %s\n", text);
 }
 
 void log_setup_libbpf(void)

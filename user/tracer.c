@@ -21,6 +21,7 @@ struct tracer {
 	void *ctx;
 	int ncpus;
 	__u64 *percpu;			/* scratch for per-CPU map values */
+	struct chunk_slot *slots, *slots_seen;	/* per-CPU chunk slots: now, last look */
 	volatile __u64 *targets;	/* mmap of the target bitmap */
 	size_t targets_words, targets_len;
 	volatile struct rss_val *rss;	/* mmap of the rss slots */
@@ -152,7 +153,9 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 	t->ctx = ctx;
 	t->ncpus = libbpf_num_possible_cpus();
 	t->percpu = calloc(t->ncpus > 0 ? t->ncpus : 1, sizeof(*t->percpu));
-	if (t->ncpus <= 0 || !t->percpu) {
+	t->slots = calloc(t->ncpus > 0 ? t->ncpus : 1, sizeof(*t->slots));
+	t->slots_seen = calloc(t->ncpus > 0 ? t->ncpus : 1, sizeof(*t->slots_seen));
+	if (t->ncpus <= 0 || !t->percpu || !t->slots || !t->slots_seen) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -250,6 +253,8 @@ void tracer_close(struct tracer *t)
 		bpf_link__destroy(t->links[i]);
 	free(t->links);
 	free(t->percpu);
+	free(t->slots);
+	free(t->slots_seen);
 	if (t->targets && t->targets != MAP_FAILED)
 		munmap((void *)t->targets, t->targets_len);
 	if (t->rss && t->rss != MAP_FAILED)
@@ -370,6 +375,37 @@ int tracer_read_rss(struct tracer *t, pid_t tgid, struct rss_val *v)
 	for (int i = 0; i < MEVITOP_NR_RSS; i++)
 		v->count[i] = slot->count[i];
 	return v->tgid == (__u32)tgid ? 0 : -ENOENT;
+}
+
+int tracer_read_chunk_slots(struct tracer *t, tracer_chunk_fn fn, void *ctx)
+{
+	struct chunk_slot *v = t->slots;
+	__u32 zero = 0;
+	int i, n = 0;
+
+	if (bpf_map__lookup_elem(t->skel->maps.chunk_slot, &zero, sizeof(zero), v,
+				 t->ncpus * sizeof(*v), 0))
+		return -errno;
+	for (i = 0; i < t->ncpus; i++) {
+		struct chunk_slot *last = &t->slots_seen[i];
+		struct chunk_key k = { .tgid = v[i].tgid, .chunk = v[i].chunk };
+		struct chunk_val d;
+
+		if (!v[i].faults)
+			continue;
+		/* Only what changed since the last look: the slot stays until the CPU moves on. */
+		if (last->tgid == v[i].tgid && last->chunk == v[i].chunk) {
+			if (last->faults == v[i].faults)
+				continue;
+			d.faults = v[i].faults > last->faults ? v[i].faults - last->faults : v[i].faults;
+		} else {
+			d.faults = v[i].faults;
+		}
+		*last = v[i];
+		fn(ctx, &k, &d);
+		n++;
+	}
+	return n;
 }
 
 int tracer_drain_chunks(struct tracer *t, tracer_chunk_fn fn, void *ctx)

@@ -58,5 +58,7 @@ int tracer_read_rss(struct tracer *t, pid_t tgid, struct rss_val *v);
 /* Sample mode: hands each (process, chunk) fault aggregate to fn and removes it. */
 typedef void (*tracer_chunk_fn)(void *ctx, const struct chunk_key *k, const struct chunk_val *v);
 int tracer_drain_chunks(struct tracer *t, tracer_chunk_fn fn, void *ctx);
+/* ... and each CPU's current chunk, reporting only the faults added since the last call. */
+int tracer_read_chunk_slots(struct tracer *t, tracer_chunk_fn fn, void *ctx);
 
 #endif
