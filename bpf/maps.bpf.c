@@ -11,5 +11,6 @@ const volatile __u32 cfg_self_tgid = 0;
 const volatile __u32 cfg_sample = 0;
 const volatile __u64 cfg_wakeup_bytes = 1 << 20;
 const volatile __u32 cfg_follow_children = 1;
+const volatile __u32 cfg_all_proc_events = 0;
 
 char LICENSE[] SEC("license") = "GPL";

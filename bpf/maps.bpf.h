@@ -21,6 +21,7 @@ MEVITOP_SHARED const volatile __u32 cfg_self_tgid;	/* never report mevitop itsel
 MEVITOP_SHARED const volatile __u32 cfg_sample;		/* 1: aggregate faults in `chunks` */
 MEVITOP_SHARED const volatile __u64 cfg_wakeup_bytes;	/* wake the consumer past this backlog */
 MEVITOP_SHARED const volatile __u32 cfg_follow_children; /* children of targets become targets */
+MEVITOP_SHARED const volatile __u32 cfg_all_proc_events; /* fork/exec/exit of every process */
 
 /* Every event kind, in order.  Size is set by the loader. */
 MEVITOP_SHARED struct {

@@ -31,6 +31,15 @@ static __always_inline void emit_proc(__u8 kind, __u8 flags, __u32 tgid, __u32 p
 	bpf_ringbuf_submit(e, 0);
 }
 
+#define PF_KTHREAD 0x00200000	/* include/linux/sched.h */
+
+/* With filters (-u, --comm, --cgroup), every process's lifecycle is reported and the engine
+ * decides; otherwise only watched processes'. */
+static __always_inline bool report_lifecycle(__u32 tgid)
+{
+	return cfg_all_proc_events ? tgid != cfg_self_tgid : watched(tgid);
+}
+
 static __always_inline int on_fork(struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
@@ -39,12 +48,16 @@ static __always_inline int on_fork(struct task_struct *parent, struct task_struc
 
 	if (ctgid == ptgid)	/* a new thread: same process */
 		return 0;
-	if (ptgid == cfg_self_tgid)
+	if (ptgid == cfg_self_tgid || (BPF_CORE_READ(child, flags) & PF_KTHREAD))
 		return 0;
 	if (cfg_filter) {
-		if (!cfg_follow_children || !is_target(ptgid))
+		bool parent_watched = is_target(ptgid);
+
+		/* Children of a watched process are watched from their first instruction. */
+		if (parent_watched && cfg_follow_children)
+			set_target(ctgid, true);
+		else if (!cfg_all_proc_events)
 			return 0;
-		set_target(ctgid, true);
 	}
 	if (BPF_CORE_READ(child, mm) == BPF_CORE_READ(parent, mm))
 		flags |= EVP_SHARED_MM;
@@ -56,7 +69,7 @@ static __always_inline int on_exec(struct task_struct *task)
 {
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 
-	if (!watched(tgid))
+	if (!report_lifecycle(tgid))
 		return 0;
 	emit_proc(EV_EXEC, 0, tgid, 0, task);
 	return 0;
@@ -70,7 +83,7 @@ static __always_inline int on_exit(struct task_struct *task)
 	 * before this tracepoint fires. */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
-	if (!watched(tgid))
+	if ((BPF_CORE_READ(task, flags) & PF_KTHREAD) || !report_lifecycle(tgid))
 		return 0;
 	emit_proc(EV_EXIT, 0, tgid, 0, task);
 	if (cfg_filter)
@@ -107,12 +120,13 @@ int tp_fork(struct trace_event_raw_sched_process_fork *ctx)
 	/* Without a task pointer for the child, treat every fork as a process fork unless the
 	 * child pid is a thread of the parent: CLONE_THREAD children get the parent's tgid, and
 	 * the classic event does not say which.  The engine checks /proc when it matters. */
-	if (ptgid == cfg_self_tgid)
+	if (ptgid == cfg_self_tgid || (BPF_CORE_READ(parent, flags) & PF_KTHREAD))
 		return 0;
 	if (cfg_filter) {
-		if (!cfg_follow_children || !is_target(ptgid))
+		if (is_target(ptgid) && cfg_follow_children)
+			set_target(BPF_CORE_READ(ctx, child_pid), true);
+		else if (!cfg_all_proc_events)
 			return 0;
-		set_target(BPF_CORE_READ(ctx, child_pid), true);
 	}
 	struct ev_proc *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {

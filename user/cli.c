@@ -19,6 +19,10 @@ enum {
 	OPT_EXACT,
 	OPT_DISABLE,
 	OPT_RINGBUF,
+	OPT_COMM,
+	OPT_CGROUP,
+	OPT_MAX_CPU,
+	OPT_CHUNK_MAP,
 };
 
 static const struct option longopts[] = {
@@ -32,12 +36,17 @@ static const struct option longopts[] = {
 	{ "no-reconcile", no_argument, NULL, OPT_NO_RECONCILE },
 	{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
 	{ "probe", no_argument, NULL, OPT_PROBE },
+	{ "user", required_argument, NULL, 'u' },
+	{ "comm", required_argument, NULL, OPT_COMM },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "max-cpu", required_argument, NULL, OPT_MAX_CPU },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	/* For tests and debugging; documented in the README's testing section. */
 	{ "disable", required_argument, NULL, OPT_DISABLE },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
+	{ "chunk-map-size", required_argument, NULL, OPT_CHUNK_MAP },
 	{ 0 },
 };
 
@@ -67,13 +76,21 @@ void cli_usage(FILE *out)
 "      --no-reconcile       no periodic rescans (event-driven scans and healing after\n"
 "                           lost events stay)\n"
 "      --no-children        with -p, do not follow forked children\n"
+"  -u, --user USER          only processes of this user (name or uid; effective uid)\n"
+"      --comm NAME          only processes with this command name (as /proc/PID/comm)\n"
+"      --cgroup PATH        only processes in this cgroup or below it (v2, or a v1\n"
+"                           hierarchy; relative paths start at /sys/fs/cgroup);\n"
+"                           processes join and leave live\n"
+"      --max-cpu PCT        when mevitop would use more than PCT%% of one core, widen\n"
+"                           its interval (shown as interval_scale) instead\n"
 "      --probe              print kernel features and the hooks mevitop would use, exit\n"
 "  -v, --verbose            more messages on stderr (-vv: libbpf debug)\n"
 "  -h, --help               this help\n"
 "  -V, --version            version\n"
 "\n"
 "Testing switches: --disable FEATURE[,...] forces a fallback (%s;\n"
-"also MEVITOP_DISABLE=...), --ringbuf-size BYTES (power of two, >= 4096).\n",
+"also MEVITOP_DISABLE=...), --ringbuf-size BYTES (power of two, >= 4096),\n"
+"--chunk-map-size N (entries of sample mode's chunk map).\n",
 		features_disable_names());
 }
 
@@ -153,7 +170,7 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	if (env && *env && features_parse_disable(env, &c->disable))
 		return 2;
 	/* "+": stop at the first non-option so `run CMD -x` leaves -x to CMD. */
-	while ((opt = getopt_long(argc, argv, "+p:ji:n:vhV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+p:ji:n:u:vhV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			err = parse_pids(optarg, c);
@@ -213,6 +230,31 @@ int cli_parse(int argc, char **argv, struct cli *c)
 			if (features_parse_disable(optarg, &c->disable))
 				return 2;
 			break;
+		case 'u':
+			if (filter_set_user(&c->filter, optarg))
+				return 2;
+			break;
+		case OPT_COMM:
+			if (filter_set_comm(&c->filter, optarg))
+				return 2;
+			break;
+		case OPT_CGROUP:
+			if (c->filter.cgroup)
+				return usage_error("--cgroup given twice");
+			if (filter_set_cgroup(&c->filter, optarg))
+				return 2;
+			break;
+		case OPT_MAX_CPU:
+			if (!parse_u64(optarg, &v, 1, 100))
+				return usage_error("invalid --max-cpu '%s': a percentage of one core, "
+						   "1 to 100", optarg);
+			c->max_cpu = v;
+			break;
+		case OPT_CHUNK_MAP:
+			if (!parse_u64(optarg, &v, 1, 1 << 24))
+				return usage_error("invalid chunk map size '%s'", optarg);
+			c->chunk_map_entries = v;
+			break;
 		case OPT_RINGBUF:
 			if (!parse_u64(optarg, &v, 4096, 1ULL << 32) || (v & (v - 1)))
 				return usage_error("invalid ring buffer size '%s': a power of two "
@@ -231,10 +273,13 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	} else if (optind < argc) {
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	}
+	if (c->npids && filter_active(&c->filter))
+		return usage_error("-p and the filters (-u, --comm, --cgroup) do not mix");
 	return 0;
 }
 
 void cli_free(struct cli *c)
 {
 	free(c->pids);
+	filter_free(&c->filter);
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "engine.h"
+#include "filter.h"
 
 struct cli {
 	bool run;			/* `mevitop run -- CMD` */
@@ -28,6 +29,9 @@ struct cli {
 	uint64_t count;			/* 0: forever */
 	uint32_t disable;		/* enum feat_disable */
 	size_t ringbuf_bytes;
+	size_t chunk_map_entries;
+	struct filter filter;		/* -u, --comm, --cgroup */
+	uint32_t max_cpu;		/* --max-cpu PCT, 0: off */
 	int verbose;
 };
 

@@ -130,6 +130,8 @@ struct engine {
 	struct proc *retry[RETRY_MAX];	/* processes with faults still in flight */
 	size_t nretry;
 	struct engine_hooks hooks;
+	uint64_t cpu_at_tick;		/* process CPU time at the last tick */
+	uint32_t scale;			/* --max-cpu interval multiplier */
 	struct proc **exits;		/* exited since engine_take_exits */
 	size_t nexits, capexits;
 };
@@ -144,6 +146,14 @@ uint64_t engine_now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static uint64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
@@ -333,6 +343,12 @@ static void alias_add(struct engine *e, pid_t child, pid_t parent)
 }
 
 /* The process whose model an event of `tgid` changes, creating it in whole-system mode. */
+/* Only some processes are watched: -p, or a filter. */
+static bool filtered(const struct engine *e)
+{
+	return e->o.npids || filter_active(e->o.filter);
+}
+
 static struct proc *proc_for(struct engine *e, pid_t tgid)
 {
 	struct proc *p = engine_find(e, tgid);
@@ -344,10 +360,30 @@ static struct proc *proc_for(struct engine *e, pid_t tgid)
 	if (parent)
 		return engine_find(e, parent);
 	/* A process we have not seen (started before the hooks, or its fork record was lost):
-	 * model it from /proc at the end of the batch. */
-	if (!e->o.npids || e->o.follow_children)
+	 * model it from /proc at the end of the batch, if it is one we watch. */
+	if (!filtered(e) || tracer_is_target(e->tracer, tgid))
 		return new_proc(e, tgid, false);
 	return NULL;
+}
+
+/* Starts watching a process that passed the filter. */
+static struct proc *watch_new(struct engine *e, pid_t tgid, const char *comm)
+{
+	struct proc *p;
+
+	if (tracer_add_target(e->tracer, tgid))
+		return NULL;
+	p = new_proc(e, tgid, false);
+	if (p && comm)
+		snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	return p;
+}
+
+/* Stops watching a process that no longer passes the filter (exec, left the cgroup). */
+static void unwatch(struct engine *e, struct proc *p)
+{
+	tracer_del_target(e->tracer, p->pid);
+	table_del(e, p);
 }
 
 /* --- THP, fault-around: how many pages one fault may map --- */
@@ -714,7 +750,7 @@ static void apply_syscall(struct engine *e, const struct ev_syscall *ev)
 
 static void apply_fork(struct engine *e, const struct ev_proc *ev)
 {
-	struct proc *parent = proc_for(e, ev->ptgid), *c;
+	struct proc *parent = engine_find(e, ev->ptgid), *c;
 	pid_t tgid;
 
 	if (engine_find(e, ev->tgid))
@@ -724,25 +760,33 @@ static void apply_fork(struct engine *e, const struct ev_proc *ev)
 		if (procfs_read_tgid(ev->tgid, &tgid) == 0 && tgid != (pid_t)ev->tgid)
 			return;
 	}
+	if (parent && parent->exited)
+		parent = NULL;
+	if (!parent && !filtered(e))
+		parent = proc_for(e, ev->ptgid);	/* whole system: model the parent too */
 	if (ev->flags & EVP_SHARED_MM) {
 		/* vfork/CLONE_VM: the child's faults change the parent's memory until it execs. */
 		if (parent)
 			alias_add(e, ev->tgid, parent->pid);
 		return;
 	}
-	if (!parent && e->o.npids)
+	if (!parent) {
+		/* With a filter every fork is reported: a new process may pass it. */
+		if (filter_active(e->o.filter) && filter_match(e->o.filter, ev->tgid, ev->comm))
+			watch_new(e, ev->tgid, ev->comm);
+		return;
+	}
+	if (e->o.npids && !e->o.follow_children)
 		return;
 	/* The child starts with the parent's picture (anonymous pages are shared copy-on-write)
 	 * and is rescanned at the end of the batch: file mappings' PTEs are not copied at
 	 * fork, and MADV_DONTFORK/WIPEONFORK ranges differ. */
-	c = parent && !(parent->pending & PEND_RELOAD) ? proc_clone(parent, ev->tgid)
-						       : proc_new(ev->tgid);
+	c = !(parent->pending & PEND_RELOAD) ? proc_clone(parent, ev->tgid) : proc_new(ev->tgid);
 	if (!c || !attach_pstate(c))
 		return;
 	memcpy(c->comm, ev->comm, sizeof(c->comm));
 	c->comm[sizeof(c->comm) - 1] = 0;
-	c->ready = parent != NULL;
-	ps(c)->target = parent && ps(parent)->target && e->o.follow_children;
+	c->ready = true;
 	table_add(e, c);
 	mark(e, c, PEND_RELOAD);
 }
@@ -750,6 +794,23 @@ static void apply_fork(struct engine *e, const struct ev_proc *ev)
 static void apply_exec(struct engine *e, const struct ev_proc *ev)
 {
 	struct proc *p;
+
+	if (filter_active(e->o.filter)) {
+		/* A new image may pass the filter (--comm) or stop passing it. */
+		bool match = filter_match(e->o.filter, ev->tgid, ev->comm);
+
+		p = engine_find(e, ev->tgid);
+		if (p && !p->exited && !match) {
+			unwatch(e, p);
+			return;
+		}
+		if (!p && match) {
+			watch_new(e, ev->tgid, ev->comm);
+			return;
+		}
+		if (!p)
+			return;
+	}
 
 	if (e->naliases && alias_parent(e, ev->tgid)) {
 		alias_del(e, ev->tgid);
@@ -1240,6 +1301,8 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 	e->f = *f;
 	pthread_mutex_init(&e->lock, NULL);
 	e->use_scan = f->pagemap_scan && !(f->disabled & DIS_PAGEMAP_SCAN);
+	e->scale = 1;
+	e->cpu_at_tick = cpu_ns();
 	e->smaps = !(f->disabled & DIS_SMAPS);
 	if (!e->o.reconcile_period_ms)
 		e->o.reconcile_period_ms = 10000;
@@ -1254,7 +1317,9 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 int engine_start(struct engine *e, char *why, size_t whylen)
 {
 	struct tracer_opts to = {
-		.filter = e->o.npids > 0,
+		.filter = filtered(e),
+		.all_proc_events = filter_active(e->o.filter),
+		.chunk_map_entries = e->o.chunk_map_entries,
 		.sample = e->o.mode == MODE_SAMPLE,
 		.ringbuf_bytes = e->o.ringbuf_bytes,
 		.wakeup_bytes = e->o.ringbuf_bytes ? e->o.ringbuf_bytes / 4 : 2 << 20,
@@ -1289,9 +1354,14 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 			snprintf(why, whylen, "failed to list /proc: %s", strerror(-err));
 			return err;
 		}
-		for (i = 0; i < n; i++)
-			if (pids[i] != getpid() && !engine_find(e, pids[i]))
+		for (i = 0; i < n; i++) {
+			if (pids[i] == getpid() || engine_find(e, pids[i]))
+				continue;
+			if (!filter_active(e->o.filter))
 				new_proc(e, pids[i], false);
+			else if (filter_match(e->o.filter, pids[i], NULL))
+				watch_new(e, pids[i], NULL);
+		}
 		free(pids);
 	}
 	pthread_mutex_lock(&e->lock);
@@ -1396,15 +1466,60 @@ struct proc **engine_procs(struct engine *e, size_t *n)
 	return e->sorted;
 }
 
+/* --cgroup: processes join and leave the cgroup without any event we see. */
+static void refresh_cgroup(struct engine *e)
+{
+	struct filter *f = e->o.filter;
+	struct proc **procs;
+	size_t n, i;
+
+	filter_refresh(f);
+	procs = engine_procs(e, &n);
+	for (i = n; i-- > 0;)
+		if (!procs[i]->exited && !filter_match(f, procs[i]->pid, procs[i]->comm))
+			unwatch(e, procs[i]);
+	for (i = 0; i < f->nmembers; i++)
+		if (f->members[i] != getpid() && !engine_find(e, f->members[i]) &&
+		    filter_match(f, f->members[i], NULL))
+			watch_new(e, f->members[i], NULL);
+}
+
+/* --max-cpu: past the budget, double the interval (and halve the rescan budget); well
+ * under it, come back.  Said in the stats, never silent. */
+static void cpu_budget(struct engine *e, double dt)
+{
+	uint64_t c = cpu_ns();
+
+	if (dt > 0)
+		e->st.cpu_pct = (c - e->cpu_at_tick) / 1e7 / dt;
+	e->cpu_at_tick = c;
+	if (!e->o.max_cpu_pct)
+		return;
+	if (e->st.cpu_pct > e->o.max_cpu_pct && e->scale < 64)
+		e->scale *= 2;
+	else if (e->st.cpu_pct < e->o.max_cpu_pct / 2.0 && e->scale > 1)
+		e->scale /= 2;
+}
+
+uint32_t engine_interval_scale(struct engine *e)
+{
+	return e->scale;
+}
+
 void engine_tick(struct engine *e)
 {
-	uint64_t now = engine_now_ns(), budget = e->o.reconcile_budget_pages;
+	uint64_t now = engine_now_ns(), budget;
 	double dt = (now - e->last_tick_ns) / 1e9;
 	struct proc **procs;
 	size_t n, i, k;
 
 	pthread_mutex_lock(&e->lock);
+	cpu_budget(e, dt);
+	e->st.interval_scale = e->scale;
+	budget = e->o.reconcile_budget_pages / e->scale;
 	e->now_ns = now;
+	if (e->o.filter && e->o.filter->cgroup)
+		refresh_cgroup(e);
 	tracer_consume(e->tracer);
 	if (e->o.mode != MODE_TRACE) {
 		tracer_drain_chunks(e->tracer, on_chunk, e);

@@ -21,6 +21,7 @@
 #include <sys/types.h>
 #include "events.h"
 #include "kfeatures.h"
+#include "filter.h"
 #include "model.h"
 
 enum engine_mode {
@@ -38,7 +39,10 @@ struct engine_opts {
 	uint64_t reconcile_period_ms;	/* each process at most this often */
 	uint64_t reconcile_budget_pages; /* pages rescanned per tick at most */
 	size_t ringbuf_bytes;
+	size_t chunk_map_entries;	/* sample mode's (process, chunk) map; 0: default */
 	uint64_t tombstone_ms;		/* how long an exited process stays visible */
+	struct filter *filter;		/* -u, --comm, --cgroup (whole-system mode), or NULL */
+	uint32_t max_cpu_pct;		/* --max-cpu: widen the interval past this; 0: off */
 };
 
 struct engine_stats {
@@ -54,6 +58,8 @@ struct engine_stats {
 	uint64_t overflows;
 	double events_per_sec;
 	double interval_s;
+	double cpu_pct;			/* mevitop's CPU over the last interval, % of one core */
+	uint32_t interval_scale;	/* >1 while --max-cpu stretches the interval */
 };
 
 struct engine;
@@ -108,6 +114,9 @@ void engine_set_hooks(struct engine *e, const struct engine_hooks *h);
 const struct engine_hooks *engine_hooks(struct engine *e);
 /* For hooks: scan [start, end) (pages, clipped to mappings) of p at the end of this batch. */
 void engine_queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end);
+
+/* The interval multiplier --max-cpu asks for (1 when within budget). */
+uint32_t engine_interval_scale(struct engine *e);
 
 /* Heap bytes used by the models. */
 size_t engine_bytes(struct engine *e);

@@ -170,6 +170,9 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 	t->skel->rodata->cfg_sample = o->sample;
 	t->skel->rodata->cfg_wakeup_bytes = o->wakeup_bytes;
 	t->skel->rodata->cfg_follow_children = o->follow_children;
+	t->skel->rodata->cfg_all_proc_events = o->all_proc_events;
+	if (o->chunk_map_entries)
+		bpf_map__set_max_entries(t->skel->maps.chunks, o->chunk_map_entries);
 	t->targets_words = (pid_max() + 63) / 64;
 	bpf_map__set_max_entries(t->skel->maps.targets, t->targets_words);
 	if (o->ringbuf_bytes)
@@ -278,6 +281,13 @@ int tracer_del_target(struct tracer *t, pid_t tgid)
 		return -ERANGE;
 	__atomic_fetch_and(&t->targets[tgid / 64], ~(1ULL << (tgid % 64)), __ATOMIC_SEQ_CST);
 	return 0;
+}
+
+bool tracer_is_target(struct tracer *t, pid_t tgid)
+{
+	if ((size_t)tgid / 64 >= t->targets_words)
+		return false;
+	return (t->targets[tgid / 64] >> (tgid % 64)) & 1;
 }
 
 int tracer_poll(struct tracer *t, int timeout_ms)

@@ -23,6 +23,8 @@ struct tracer_opts {
 	uint64_t wakeup_bytes;		/* wake the consumer past this backlog */
 	pid_t self;
 	bool follow_children;		/* children of targets become targets (in BPF) */
+	bool all_proc_events;		/* fork/exec/exit of every process (filters) */
+	size_t chunk_map_entries;	/* 0: the default bound */
 };
 
 /* Called for every record, in ring-buffer order. */
@@ -34,6 +36,7 @@ void tracer_close(struct tracer *t);
 
 int tracer_add_target(struct tracer *t, pid_t tgid);
 int tracer_del_target(struct tracer *t, pid_t tgid);
+bool tracer_is_target(struct tracer *t, pid_t tgid);
 
 /* Waits up to timeout_ms for a wake-up, then consumes everything available.  Returns the
  * number of records consumed or -errno. */
