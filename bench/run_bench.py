@@ -3,7 +3,8 @@
 this one run: baseline and monitored runs are interleaved, and medians are reported.  These
 are not tests: nothing here asserts a timing.
 
-  run_bench.py [--quick] [--only NAME[,NAME]]   names: slowdown, events, attach, memory
+  run_bench.py [--quick] [--only NAME[,NAME]]
+  names: slowdown, events, attach, memory, idle, scale
 """
 import argparse
 import json
@@ -156,15 +157,97 @@ def bench_memory(args, results):
         hog.wait()
 
 
+def spawn_idle(n):
+    """n idle processes (the scriptable workload, waiting on stdin): libc, a heap, a stack."""
+    wl = os.path.join(ROOT, "build", "workloads", "wl")
+    procs = [subprocess.Popen([wl], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+             for _ in range(n)]
+    for p in procs:
+        p.stdout.readline()
+    return procs
+
+
+def kill_all(procs):
+    for p in procs:
+        p.kill()
+    for p in procs:
+        p.wait()
+
+
+def count_user_processes():
+    n = 0
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if open(f"/proc/{d}/maps").read(1):
+                    n += 1
+            except OSError:
+                pass
+    return n
+
+
+def proc_cpu_s(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_idle(args, results):
+    """mevitop's own CPU on an idle system with ~300 processes, default mode and interval."""
+    have = count_user_processes()
+    procs = spawn_idle(max(0, 300 - have))
+    try:
+        m = Mevitop([])
+        time.sleep(2)  # past the initial scans
+        c0, t0 = proc_cpu_s(m.proc.pid), time.monotonic()
+        time.sleep(10 if not args.quick else 5)
+        c1, t1 = proc_cpu_s(m.proc.pid), time.monotonic()
+        hwm = m.hwm_kib()
+        nproc = m.last()["stats"]["processes"]
+        m.stop()
+        pct = (c1 - c0) / (t1 - t0) * 100
+        results["idle"] = {"processes": nproc, "cpu_pct_of_one_core": round(pct, 3),
+                           "mevitop_hwm_mib": round(hwm / 1024, 1)}
+        print(f"idle: {nproc} processes watched, mevitop used {pct:.2f}% of one core "
+              f"(over {t1 - t0:.0f} s), max RSS {hwm / 1024:.1f} MiB")
+    finally:
+        kill_all(procs)
+
+
+def bench_scale(args, results):
+    """1,000 processes and one 16 GiB resident process: time to the first complete snapshot,
+    engine memory."""
+    size = 2048 if args.quick else 16384
+    hog = start_hog(size, "all")
+    procs = spawn_idle(max(0, 1000 - count_user_processes()))
+    try:
+        m = Mevitop(["-i", "1000"])
+        snap = m.first
+        hwm = m.hwm_kib()
+        m.stop()
+        results["scale"] = {"processes": snap["stats"]["processes"], "hog_gib": size / 1024,
+                            "seconds_to_first_snapshot": round(m.ready_s, 3),
+                            "engine_mib": round(snap["stats"]["engine_bytes"] / 2**20, 2),
+                            "mevitop_hwm_mib": round(hwm / 1024, 1)}
+        print(f"scale: {snap['stats']['processes']} processes + {size / 1024:.0f} GiB resident: "
+              f"first complete snapshot after {m.ready_s:.2f} s, engine "
+              f"{snap['stats']['engine_bytes'] / 2**20:.1f} MiB, mevitop max RSS {hwm / 1024:.1f} MiB")
+    finally:
+        kill_all(procs)
+        hog.kill()
+        hog.wait()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer pairs")
-    ap.add_argument("--only", default="slowdown,events,attach,memory")
+    ap.add_argument("--only", default="slowdown,events,attach,memory,idle,scale")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench: needs root (sudo make bench)")
-    args.modes = [("trace", ["--mode", "trace", "-i", "1000"])]
+    args.modes = [("sample", ["--mode", "sample", "-i", "1000"]),
+                  ("trace", ["--mode", "trace", "-i", "1000"])]
     results = {}
     for name in args.only.split(","):
         globals()[f"bench_{name}"](args, results)

@@ -1305,7 +1305,7 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 	e->cpu_at_tick = cpu_ns();
 	e->smaps = !(f->disabled & DIS_SMAPS);
 	if (!e->o.reconcile_period_ms)
-		e->o.reconcile_period_ms = 10000;
+		e->o.reconcile_period_ms = 30000;
 	if (!e->o.reconcile_budget_pages)
 		e->o.reconcile_budget_pages = 4 << 20;	/* ~20 ms of PAGEMAP_SCAN per tick */
 	if (!e->o.tombstone_ms)
@@ -1381,6 +1381,11 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 	/* Apply what happened during the initial scans before the first snapshot. */
 	engine_step(e, 0);
 	return 0;
+}
+
+int engine_poll_ms(const struct engine *e)
+{
+	return e->o.mode == MODE_TRACE ? 10 : 100;
 }
 
 int engine_step(struct engine *e, int timeout_ms)

@@ -69,6 +69,9 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 /* Attaches the hooks, then models the watched processes (initial scans).  Events that
  * happen meanwhile are buffered and applied after. */
 int engine_start(struct engine *e, char *why, size_t whylen);
+/* How often to drain: trace mode streams every fault (10 ms keeps the ring buffer short);
+ * the other modes stream only mapping changes (rare) and drain the fault counts at ticks. */
+int engine_poll_ms(const struct engine *e);
 /* Waits up to timeout_ms for events, applies them and does the batch-end work. */
 int engine_step(struct engine *e, int timeout_ms);
 /* Once per interval: reconcile, rates, tombstones. */

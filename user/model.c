@@ -609,25 +609,31 @@ void model_totals(const struct proc *p, uint64_t counts[PS_COUNT])
 uint64_t model_apply_scan(struct proc *p, uint64_t start, uint64_t end,
 			  const struct scan_run *runs, size_t n)
 {
-	uint64_t old_total = 0, new_total = 0, both = 0, same = 0;
+	uint64_t old_total = 0, new_total = 0, both, same = 0;
 	size_t i, k;
 
 	if (start >= end)
 		return 0;
-	/* Pages whose state differs = |old ∪ new| - |same| over pages not "not resident". */
 	for (k = 0; k < NTRACKED; k++)
 		old_total += pageset_count_range(p->set[tracked[k]], start, end);
 	for (i = 0; i < n; i++) {
 		new_total += runs[i].end - runs[i].start;
-		for (k = 0; k < NTRACKED; k++) {
-			uint64_t c = pageset_count_range(p->set[tracked[k]], runs[i].start,
-							 runs[i].end);
-
-			both += c;
-			if (tracked[k] == runs[i].state)
-				same += c;
-		}
+		if (runs[i].state != PS_NOT_RESIDENT)
+			same += pageset_count_range(p->set[runs[i].state], runs[i].start,
+						    runs[i].end);
 	}
+	/* The common case, a rescan that finds what the model already says: one rank query
+	 * per run and nothing rewritten. */
+	if (old_total == new_total && same == new_total)
+		return 0;
+	/* Pages whose state differs = |old ∪ new| - |same|, over pages not "not resident":
+	 * |old ∪ new| = |old| + |new| - |old ∩ new|. */
+	both = same;
+	for (i = 0; i < n; i++)
+		for (k = 0; k < NTRACKED; k++)
+			if (tracked[k] != runs[i].state)
+				both += pageset_count_range(p->set[tracked[k]], runs[i].start,
+							    runs[i].end);
 	clear_pages(p, start, end);
 	for (i = 0; i < n; i++)
 		if (runs[i].state != PS_NOT_RESIDENT)
