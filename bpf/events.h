@@ -36,7 +36,7 @@ enum ev_fault_flags {
 struct ev_fault {
 	__u8 kind;		/* EV_FAULT */
 	__u8 flags;		/* enum ev_fault_flags */
-	__u16 cpu;
+	__u16 cpu;		/* 0: not filled on the fault path */
 	__u32 tgid;
 	__u32 tid;
 	__u32 _pad;

@@ -82,12 +82,15 @@ static __always_inline int emit_fault(__u32 tgid, __u32 tid, __u64 addr, __u8 fl
 	}
 	e->kind = EV_FAULT;
 	e->flags = flags;
-	e->cpu = bpf_get_smp_processor_id();
+	e->cpu = 0;
 	e->tgid = tgid;
 	e->tid = tid;
 	e->_pad = 0;
 	e->addr = addr;
-	bpf_ringbuf_submit(e, wakeup_flag(sizeof(*e)));
+	/* Never a wake-up from the fault path (not even the backlog check: one helper call less
+	 * per fault): the consumer drains every 10 ms, and an 8 MiB buffer holds 262,144
+	 * records, 26 million faults a second. */
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

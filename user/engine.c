@@ -93,7 +93,7 @@ struct pstate {
 	struct fault_check *checks;
 	size_t nchecks, capchecks;
 	uint64_t events_tick;		/* events applied since the last tick */
-	uint64_t rss_updates;		/* rss_stat hits seen at the last tick */
+	uint64_t rss_updates;		/* rss_stat hits (or statm's rss) at the last tick */
 	uint64_t last_full_ns;		/* last full scan */
 	bool target;			/* named with -p */
 	bool locked_future;		/* mlockall(MCL_FUTURE) */
@@ -1082,7 +1082,7 @@ static int layout_entry(const struct maps_entry *me, void *arg)
 
 		if (om)
 			a.flags |= om->flags & (MF_HUGEPAGE | MF_NOHUGEPAGE | MF_LOCKED |
-						MF_HUGETLB | MF_GROWSDOWN);
+						MF_HUGETLB | MF_GROWSDOWN | MF_UFFD);
 		/* Pages the old layout did not cover are unknown: scan them. */
 		uint64_t cur = start;
 
@@ -1320,7 +1320,7 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		.filter = filtered(e),
 		.all_proc_events = filter_active(e->o.filter),
 		.chunk_map_entries = e->o.chunk_map_entries,
-		.sample = e->o.mode == MODE_SAMPLE,
+		.sample = e->o.mode != MODE_TRACE,	/* exact: chunks too (user/exact.h) */
 		.ringbuf_bytes = e->o.ringbuf_bytes,
 		.wakeup_bytes = e->o.ringbuf_bytes ? e->o.ringbuf_bytes / 4 : 2 << 20,
 		.self = getpid(),
@@ -1332,6 +1332,8 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 
 	if (to.wakeup_bytes < 64)
 		to.wakeup_bytes = 64;
+	if (e->o.mode != MODE_TRACE)
+		e->f.hook[HOOK_RSS] = AT_NONE;	/* polled from /proc/PID/statm instead */
 	err = tracer_open(&e->f, &to, on_event, e, &e->tracer, why, whylen);
 	if (err)
 		return err;
@@ -1542,7 +1544,9 @@ void engine_tick(struct engine *e)
 		struct rss_val rv;
 
 		if (p->exited) {
-			if (now - p->exited_ns > e->o.tombstone_ms * 1000000ULL && p->reported_exit)
+			/* Shown as exited at least once (engine_take_exits), then dropped. */
+			if (now - p->exited_ns > e->o.tombstone_ms * 1000000ULL &&
+			    (p->reported_exit || now - p->exited_ns > 60000000000ULL))
 				table_del(e, p);
 			continue;
 		}
@@ -1550,13 +1554,23 @@ void engine_tick(struct engine *e)
 			p->fault_rate = (p->faults - p->faults_prev) / dt;
 			p->faults_prev = p->faults;
 		}
+		/* The rss counters moved but no event of this process came: reclaim, swap-out,
+		 * khugepaged, KSM or GUP changed it behind our back.  Trace mode reads the
+		 * counters the rss_stat hook keeps; the other modes poll /proc/PID/statm, so
+		 * that no BPF program runs at each fault for this (it cost ~3% of a fault). */
 		if (p->ready && e->f.hook[HOOK_RSS] != AT_NONE &&
 		    tracer_read_rss(e->tracer, p->pid, &rv) == 0) {
-			/* The rss counters moved but no event of this process came: reclaim,
-			 * swap-out, khugepaged, KSM or GUP changed it behind our back. */
 			if (rv.updates != s->rss_updates && !s->events_tick && s->rss_updates)
 				mark(e, p, PEND_RECONCILE);
 			s->rss_updates = rv.updates;
+		} else if (p->ready && e->f.hook[HOOK_RSS] == AT_NONE) {
+			uint64_t rss;
+
+			if (procfs_read_rss(p->pid, &rss) == 0) {
+				if (rss != s->rss_updates && !s->events_tick && s->rss_updates)
+					mark(e, p, PEND_RECONCILE);
+				s->rss_updates = rss ? rss : 1;
+			}
 		}
 		s->events_tick = 0;
 		if (p->heat.used > 4096)

@@ -267,6 +267,22 @@ int procfs_read_start_brk(pid_t pid, uint64_t *start_brk)
 	return 0;
 }
 
+int procfs_read_rss(pid_t pid, uint64_t *pages)
+{
+	char path[64], buf[256];
+	unsigned long long size, rss;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", pid);
+	n = procfs_read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return gone(n);
+	if (sscanf(buf, "%llu %llu", &size, &rss) != 2)
+		return -EINVAL;
+	*pages = rss;
+	return 0;
+}
+
 bool procfs_is_kernel_thread(pid_t pid)
 {
 	char path[64], buf[16];
