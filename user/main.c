@@ -19,6 +19,7 @@
 #include "json.h"
 #include "log.h"
 #include "procfs.h"
+#include "ui.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -202,8 +203,7 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (!c.json) {
-		log_err("the interactive view is not available in this build: use --json");
+	if (!c.json && ui_check_terminal()) {
 		rc = 1;
 		goto out;
 	}
@@ -229,7 +229,7 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	rc = run_json(e, &c);
+	rc = c.json ? run_json(e, &c) : ui_run(e, &c);
 out:
 	engine_free(e);
 	cli_free(&c);

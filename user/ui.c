@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The interactive view's loop.
+ *
+ * Two threads.  The engine thread does what run_json does in main.c: engine_step() on the
+ * engine's drain timer (engine_poll_ms) and engine_tick() once per --interval.  The UI thread (this one) reads keys
+ * and draws a frame every UI_FRAME_MS (and at once after a key).  They meet only at the
+ * engine lock, which the UI holds just long enough to copy one frame's numbers.
+ *
+ * Why a thread rather than a single loop: writing to a terminal can block for as long as
+ * the terminal pleases (a slow ssh link, a tmux pane in copy mode, Ctrl-S flow control),
+ * and the BPF ring buffer must still be drained every few milliseconds or events are lost.
+ * With the engine on its own thread no terminal write ever delays the draining; the UI
+ * never writes to the terminal with the lock held.
+ *
+ * Signals: SIGINT, SIGTERM and SIGHUP only set a flag (blocked in the engine thread, so
+ * they interrupt the UI thread's wait for a key); the loop then leaves normally, the
+ * engine thread is joined, and ui_term gives the terminal back.  Crash signals are
+ * ui_term's.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <curses.h>
+#include "log.h"
+#include "ui.h"
+#include "ui_state.h"
+#include "ui_term.h"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+/* --- status line: log.h messages from any thread --- */
+
+#define STATUS_SHOW_NS (10ULL * 1000000000ULL)
+
+static pthread_mutex_t status_lock = PTHREAD_MUTEX_INITIALIZER;
+static char status_text[512];
+static uint64_t status_ns;
+
+static void status_sink(const char *line)
+{
+	static const char prefix[] = "mevitop: ";
+
+	if (!strncmp(line, prefix, sizeof(prefix) - 1))
+		line += sizeof(prefix) - 1;
+	pthread_mutex_lock(&status_lock);
+	/* The first line of a long message (a verifier log) is what the status line shows. */
+	snprintf(status_text, sizeof(status_text), "%.*s", (int)strcspn(line, "\n"), line);
+	status_ns = engine_now_ns();
+	pthread_mutex_unlock(&status_lock);
+}
+
+bool ui_status(char *buf, size_t len, bool *is_error)
+{
+	bool shown;
+
+	pthread_mutex_lock(&status_lock);
+	shown = status_ns && engine_now_ns() - status_ns < STATUS_SHOW_NS;
+	if (shown)
+		snprintf(buf, len, "%s", status_text);
+	pthread_mutex_unlock(&status_lock);
+	*is_error = shown && (!strncmp(buf, "warning:", 8) || strstr(buf, "failed"));
+	return shown;
+}
+
+/* --- the engine thread --- */
+
+struct engine_thread {
+	pthread_t tid;
+	struct engine *e;
+	uint64_t interval_ns;
+	bool report_exits;		/* -p: say so when a watched process exits */
+	atomic_bool stop;
+	atomic_uint_fast64_t ticks;
+	uint64_t cpu_ns;		/* its CPU time, when it ends */
+};
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void report_exit(void *ctx, const struct proc *p)
+{
+	const struct engine_thread *t = ctx;
+
+	if (t->report_exits)
+		log_err("process %d (%s) exited", p->pid, p->comm);
+}
+
+static void *engine_main(void *arg)
+{
+	struct engine_thread *t = arg;
+	uint64_t next = engine_now_ns() + t->interval_ns, now;
+
+	while (!atomic_load(&t->stop)) {
+		now = engine_now_ns();
+		if (now < next) {
+			uint64_t left_ms = (next - now) / 1000000ULL;
+			int poll = engine_poll_ms(t->e);
+
+			/* Drain on the engine's timer whatever the interval (see run_json). */
+			engine_step(t->e, left_ms < (uint64_t)poll ? (int)left_ms : poll);
+			continue;
+		}
+		engine_tick(t->e);
+		engine_lock(t->e);
+		engine_take_exits(t->e, report_exit, t);
+		engine_unlock(t->e);
+		atomic_fetch_add(&t->ticks, 1);
+		/* --max-cpu may stretch the interval. */
+		next += t->interval_ns * engine_interval_scale(t->e);
+		if (next < now)
+			next = now + t->interval_ns * engine_interval_scale(t->e);
+	}
+	t->cpu_ns = thread_cpu_ns();
+	return NULL;
+}
+
+static int engine_thread_start(struct engine_thread *t)
+{
+	sigset_t block, old;
+	int err;
+
+	/* Terminal and stop signals belong to the UI thread. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGWINCH);
+	sigaddset(&block, SIGTSTP);
+	sigaddset(&block, SIGCONT);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	err = pthread_create(&t->tid, NULL, engine_main, t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -err;
+}
+
+/* --- frames --- */
+
+struct ui_perf {
+	uint64_t frames;
+	uint64_t frame_cpu_ns;		/* UI thread CPU spent building and drawing frames */
+	uint64_t fps_t0, fps_frames;
+	uint64_t bytes_ns;		/* last engine_bytes() */
+};
+
+static void resize(struct ui *ui)
+{
+	int rows, cols;
+
+	getmaxyx(stdscr, rows, cols);
+	if (rows == ui->rows && cols == ui->cols)
+		return;
+	if (canvas_resize(&ui->canvas, rows, cols))
+		return;
+	ui->rows = rows;
+	ui->cols = cols;
+	clearok(curscr, TRUE);
+}
+
+static void frame(struct ui *ui, struct ui_perf *perf)
+{
+	uint64_t cpu0 = thread_cpu_ns();
+
+	resize(ui);
+	ui->too_small = ui->cols < UI_MIN_COLS || ui->rows < UI_MIN_ROWS;
+	ui->now_ns = engine_now_ns();
+	canvas_clear(&ui->canvas);
+	if (ui->too_small) {
+		draw_too_small(ui);
+	} else {
+		engine_lock(ui->e);
+		ui->stats = *engine_stats(ui->e);
+		/* Walks every model: once a second is plenty for a header figure. */
+		if (ui->view == VIEW_LIST && ui->now_ns - perf->bytes_ns > 1000000000ULL) {
+			ui->engine_bytes = engine_bytes(ui->e);
+			perf->bytes_ns = ui->now_ns;
+		}
+		if (ui->view == VIEW_LIST)
+			proclist_update(ui);
+		engine_unlock(ui->e);
+		if (ui->view == VIEW_MAP)
+			heatmap_update(ui);
+		if (ui->help)
+			help_draw(ui);
+		else if (ui->view == VIEW_MAP)
+			heatmap_draw(ui);
+		else
+			proclist_draw(ui);
+	}
+	canvas_flush(&ui->canvas);
+	refresh();
+
+	perf->frames++;
+	perf->fps_frames++;
+	if (ui->now_ns - perf->fps_t0 >= 500000000ULL) {
+		ui->fps = perf->fps_frames * 1e9 / (ui->now_ns - perf->fps_t0);
+		perf->fps_t0 = ui->now_ns;
+		perf->fps_frames = 0;
+	}
+	perf->frame_cpu_ns += thread_cpu_ns() - cpu0;
+}
+
+void ui_open_map(struct ui *ui, pid_t pid)
+{
+	heatmap_show(ui, pid);
+}
+
+/* Returns false to quit. */
+static bool handle_key(struct ui *ui, int key)
+{
+	if (key == KEY_RESIZE)
+		return true;
+	if (ui->too_small)
+		return !(key == 'q' || key == KEY_F(10));
+	if (ui->help) {
+		ui->help = false;	/* any key returns from help */
+		return true;
+	}
+	/* An open prompt takes every key (a filter may contain q). */
+	if (ui->prompt.kind == PROMPT_NONE) {
+		switch (key) {
+		case 'q':
+		case KEY_F(10):
+			return false;
+		case 'h':
+		case '?':
+		case KEY_F(1):
+			ui->help = true;
+			return true;
+		case ' ':
+			ui->paused = !ui->paused;
+			heatmap_pause(ui, ui->paused);
+			return true;
+		}
+	}
+	if (ui->view == VIEW_MAP)
+		heatmap_key(ui, key);
+	else
+		proclist_key(ui, key);
+	return true;
+}
+
+static void print_perf(const struct ui *ui, const struct ui_perf *perf, uint64_t wall_ns,
+		       uint64_t ui_cpu_ns, const struct engine_thread *t)
+{
+	double wall = wall_ns / 1e9;
+
+	if (wall <= 0 || !perf->frames)
+		return;
+	log_info("ui: %d x %d, %s; %" PRIu64 " frames in %.1f s (%.1f/s)", ui->cols, ui->rows,
+		 ui->theme.name, perf->frames, wall, perf->frames / wall);
+	log_info("ui: UI thread CPU %.3f s = %.2f%% of a core (frames: %.3f s, %.2f ms each); "
+		 "engine thread CPU %.3f s = %.2f%%", ui_cpu_ns / 1e9, 100.0 * ui_cpu_ns / wall_ns,
+		 perf->frame_cpu_ns / 1e9, perf->frame_cpu_ns / 1e6 / perf->frames,
+		 t->cpu_ns / 1e9, 100.0 * t->cpu_ns / wall_ns);
+}
+
+int ui_check_terminal(void)
+{
+	char why[256];
+
+	if (term_check(why, sizeof(why))) {
+		log_err("%s", why);
+		return -1;
+	}
+	return 0;
+}
+
+int ui_run(struct engine *e, const struct cli *c)
+{
+	struct ui ui = { .e = e, .cli = c, .view = VIEW_LIST };
+	struct engine_thread t = { .e = e, .interval_ns = c->interval_ms * 1000000ULL,
+				   .report_exits = c->npids > 0 };
+	struct ui_perf perf = { 0 };
+	struct sigaction sa = { .sa_handler = on_stop };
+	uint64_t next_frame, t0, cpu0;
+	bool redraw = true, running = true;
+	int err, key, rc = 1;
+
+	/* No SA_RESTART: a signal interrupts the wait for a key. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	ui.list = proclist_new();
+	ui.map = heatmap_new();
+	if (!ui.list || !ui.map) {
+		log_err("failed to start the interactive view: %s", strerror(ENOMEM));
+		goto out;
+	}
+	if (term_open(&ui.theme)) {
+		log_err("failed to start curses on this terminal (TERM=%s)",
+			getenv("TERM") ? getenv("TERM") : "");
+		goto out;
+	}
+	log_set_sink(status_sink);
+	atomic_init(&t.stop, false);
+	atomic_init(&t.ticks, 0);
+	if (c->npids)
+		heatmap_show(&ui, c->pids[0]);
+	err = engine_thread_start(&t);
+	if (err) {
+		term_close();
+		log_set_sink(NULL);
+		log_err("failed to start the engine thread: %s", strerror(-err));
+		goto out;
+	}
+	t0 = engine_now_ns();
+	cpu0 = thread_cpu_ns();
+	next_frame = t0;
+	perf.fps_t0 = t0;
+	while (running && !stop_signal) {
+		uint64_t now = engine_now_ns();
+		int wait_ms;
+
+		if (redraw || now >= next_frame) {
+			frame(&ui, &perf);
+			redraw = false;
+			if (now >= next_frame) {
+				next_frame += UI_FRAME_MS * 1000000ULL;
+				if (next_frame < now)
+					next_frame = now + UI_FRAME_MS * 1000000ULL;
+			}
+		}
+		if (c->count && atomic_load(&t.ticks) >= c->count)
+			break;
+		now = engine_now_ns();
+		wait_ms = next_frame > now ? (int)((next_frame - now + 999999) / 1000000) : 0;
+		key = term_getch(wait_ms);
+		/* Handle every key already typed, then draw once. */
+		while (key != ERR && running) {
+			running = handle_key(&ui, key);
+			redraw = true;
+			key = term_getch(0);
+		}
+	}
+	atomic_store(&t.stop, true);
+	pthread_join(t.tid, NULL);
+	term_close();
+	log_set_sink(NULL);
+	if (stop_signal)
+		log_info("stopped by signal %d", (int)stop_signal);
+	print_perf(&ui, &perf, engine_now_ns() - t0, thread_cpu_ns() - cpu0, &t);
+	rc = 0;
+out:
+	canvas_free(&ui.canvas);
+	proclist_free(ui.list);
+	heatmap_free(ui.map);
+	return rc;
+}

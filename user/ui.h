@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The interactive view: a top-like process list and a live heatmap of one address space.
+ *
+ * ui_check_terminal() runs before anything is loaded, so `mevitop` without a terminal fails
+ * early with a clear message; ui_run() takes the terminal, runs the engine in its own thread
+ * and returns the exit code once the user quits (q, F10, Ctrl-C, SIGTERM, SIGHUP).
+ */
+#ifndef MEVITOP_UI_H
+#define MEVITOP_UI_H
+
+#include "cli.h"
+#include "engine.h"
+
+/* 0 if stdin/stdout are a terminal curses can drive; otherwise logs why and returns -1. */
+int ui_check_terminal(void);
+int ui_run(struct engine *e, const struct cli *c);
+
+#endif

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Pieces both views draw: title bar, header fields, footer, status line, prompt. */
+#include <curses.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include "ui_state.h"
+
+void fmt_pages(char *buf, size_t len, uint64_t pages)
+{
+	static const char units[] = "KMGTPE";
+	double v = pages * (PAGE_SIZE_4K / 1024.0);
+	int i = 0;
+
+	if (!pages) {
+		snprintf(buf, len, "0");
+		return;
+	}
+	while (v >= 1024 && i < 5) {
+		v /= 1024;
+		i++;
+	}
+	if (i == 0 || v >= 9.95)
+		snprintf(buf, len, "%.0f%c", v, units[i]);
+	else
+		snprintf(buf, len, "%.1f%c", v, units[i]);
+}
+
+void fmt_rate(char *buf, size_t len, double r)
+{
+	if (r < 0.05)
+		snprintf(buf, len, "0");
+	else if (r < 9.95)
+		snprintf(buf, len, "%.1f", r);
+	else if (r < 999.5)
+		snprintf(buf, len, "%.0f", r);
+	else if (r < 9950)
+		snprintf(buf, len, "%.1fk", r / 1e3);
+	else if (r < 999500)
+		snprintf(buf, len, "%.0fk", r / 1e3);
+	else
+		snprintf(buf, len, "%.1fM", r / 1e6);
+}
+
+static const char *sep(const struct ui *ui)
+{
+	return ui->theme.utf8 ? " \u2502 " : " | ";
+}
+
+void draw_title(struct ui *ui, const char *what, const char *warn)
+{
+	struct ui_look look = ui->theme.style[ST_TITLE];
+	char buf[256];
+	int col;
+
+	canvas_fill(&ui->canvas, 0, 0, ui->cols, ' ', look);
+	col = canvas_printf(&ui->canvas, 0, 0, ui->cols, look, " mevitop %s%s%s",
+			    MEVITOP_VERSION, sep(ui), what);
+	if (warn) {
+		col += canvas_text(&ui->canvas, 0, col, ui->cols - col, look, " ");
+		col += canvas_printf(&ui->canvas, 0, col, ui->cols - col,
+				     ui->theme.style[ST_TITLE_WARN], " %s ", warn);
+	}
+	snprintf(buf, sizeof(buf), "%s%s mode%sinterval %" PRIu64 " ms%s%s%.1f fps", sep(ui),
+		 engine_mode_name(engine_mode(ui->e)), sep(ui),
+		 ui->cli->interval_ms * (ui->stats.interval_scale > 1 ? ui->stats.interval_scale : 1),
+		 ui->stats.interval_scale > 1 ? " (--max-cpu)" : "", sep(ui), ui->fps);
+	canvas_text(&ui->canvas, 0, col, ui->cols - col, look, buf);
+}
+
+int draw_field(struct ui *ui, int row, int col, const char *label, const char *value,
+	       enum ui_style value_style)
+{
+	if (col >= ui->cols)
+		return col;
+	col += canvas_text(&ui->canvas, row, col, ui->cols - col, ui->theme.style[ST_NORMAL],
+			   label);
+	col += canvas_text(&ui->canvas, row, col, ui->cols - col, ui->theme.style[ST_NORMAL],
+			   " ");
+	col += canvas_text(&ui->canvas, row, col, ui->cols - col, ui->theme.style[value_style],
+			   value);
+	col += canvas_text(&ui->canvas, row, col, ui->cols - col, ui->theme.style[ST_NORMAL],
+			   "  ");
+	return col;
+}
+
+int draw_engine_stats(struct ui *ui, int row, int col)
+{
+	const struct engine_stats *st = &ui->stats;
+	char buf[32];
+
+	fmt_rate(buf, sizeof(buf), st->events_per_sec);
+	col = draw_field(ui, row, col, "events/s", buf, ST_VALUE);
+	snprintf(buf, sizeof(buf), "%" PRIu64, st->lost);
+	col = draw_field(ui, row, col, "lost", buf, st->lost ? ST_WARN : ST_VALUE);
+	snprintf(buf, sizeof(buf), "%" PRIu64, st->drift_pages);
+	col = draw_field(ui, row, col, "drift", buf, st->drift_pages ? ST_WARN : ST_VALUE);
+	snprintf(buf, sizeof(buf), "%.1f%%", st->cpu_pct);
+	col = draw_field(ui, row, col, "cpu", buf, ST_VALUE);
+	return col;
+}
+
+void draw_footer(struct ui *ui, const struct key_hint *hints, size_t n)
+{
+	int row = ui->rows - 1, col = 0;
+	size_t i;
+
+	canvas_fill(&ui->canvas, row, 0, ui->cols, ' ', ui->theme.style[ST_KEYTEXT]);
+	for (i = 0; i < n; i++) {
+		int need = canvas_text_width(hints[i].key) + canvas_text_width(hints[i].what) + 1;
+
+		if (col + need > ui->cols)
+			break;
+		col += canvas_text(&ui->canvas, row, col, ui->cols - col,
+				   ui->theme.style[ST_KEY], hints[i].key);
+		col += canvas_printf(&ui->canvas, row, col, ui->cols - col,
+				     ui->theme.style[ST_KEYTEXT], "%s ", hints[i].what);
+	}
+}
+
+void draw_status_line(struct ui *ui, int row)
+{
+	char buf[1024];
+	bool err = false;
+
+	if (ui->prompt.kind != PROMPT_NONE) {
+		int col = canvas_text(&ui->canvas, row, 0, ui->cols, ui->theme.style[ST_KEY],
+				      ui->prompt.kind == PROMPT_FILTER ? "Filter: " :
+				      "Go to address: 0x");
+
+		col += canvas_text(&ui->canvas, row, col, ui->cols - col,
+				   ui->theme.style[ST_NORMAL], ui->prompt.text);
+		canvas_put(&ui->canvas, row, col, ' ',
+			   (struct ui_look){ 0, A_REVERSE });
+		canvas_text(&ui->canvas, row, col + 2, ui->cols - col - 2,
+			    ui->theme.style[ST_DIM], "(Enter: done, Esc: cancel)");
+		return;
+	}
+	if (ui_status(buf, sizeof(buf), &err))
+		canvas_text(&ui->canvas, row, 0, ui->cols,
+			    ui->theme.style[err ? ST_WARN : ST_STATUS], buf);
+}
+
+void draw_too_small(struct ui *ui)
+{
+	char buf[128];
+	int row = ui->rows / 2, w;
+
+	snprintf(buf, sizeof(buf), "terminal too small (%dx%d): mevitop needs %dx%d; q quits",
+		 ui->cols, ui->rows, UI_MIN_COLS, UI_MIN_ROWS);
+	w = canvas_text_width(buf);
+	canvas_text(&ui->canvas, row, w < ui->cols ? (ui->cols - w) / 2 : 0, ui->cols,
+		    ui->theme.style[ST_WARN], buf);
+}
+
+int prompt_key(struct ui_prompt *p, int key)
+{
+	switch (key) {
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		return 1;
+	case 27:
+		return -1;
+	case KEY_BACKSPACE:
+	case 127:
+	case 8:
+		if (p->len)
+			p->text[--p->len] = 0;
+		return 0;
+	case 21:	/* Ctrl-U */
+		p->len = 0;
+		p->text[0] = 0;
+		return 0;
+	}
+	if (key >= 32 && key < 127 && p->len + 1 < sizeof(p->text)) {
+		p->text[p->len++] = (char)key;
+		p->text[p->len] = 0;
+	}
+	return 0;
+}

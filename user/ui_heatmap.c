@@ -1,0 +1,860 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The heatmap view: one process's address space as cells, live.
+ *
+ * Each frame is built in two steps.  Under the engine lock: the layout (every mapping, a
+ * few numbers each), then only what the screen shows, copied into this view's buffers
+ * (labels, cell paints, the cursor readout).  Without the lock: drawing from those buffers.
+ * While paused, and after the process exits, the view works on its own copy of the
+ * process (proc_clone), so scrolling and zooming still work on the frozen picture.
+ *
+ * The cursor is the anchor: it stays on its page and on its screen row while mappings come
+ * and go above it or the zoom changes, so the picture does not jump.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <curses.h>
+#include "log.h"
+#include "ui_maplayout.h"
+#include "ui_state.h"
+
+enum vline_type {
+	VL_EMPTY,
+	VL_GAP,
+	VL_LABEL,
+	VL_CELLS,
+};
+
+struct hm_vline {
+	enum vline_type type;
+	size_t map;			/* index in the layout */
+	uint64_t row;			/* VL_CELLS: its first cell row */
+	int label;			/* VL_LABEL: index in labels */
+};
+
+struct hm_label {
+	uint64_t start, end;		/* pages */
+	uint64_t gap_pages;
+	uint64_t res, swp, untr;
+	float heat;
+	uint32_t perms;
+	enum map_kind kind;
+	char name[256];
+};
+
+struct hm_readout {
+	bool valid;
+	uint64_t start, end;		/* the cursor cell's pages */
+	uint64_t map_start;
+	uint64_t res, swp, untr;
+	float heat;
+	enum page_state state;		/* when the cell is one page */
+	char name[256];
+};
+
+struct heatmap {
+	pid_t pid;
+	/* The process, as of the last frame. */
+	bool found;			/* the engine knows it (or knew it: see gone) */
+	bool gone;			/* dropped by the engine; the last frame stays */
+	bool ready;
+	bool exited;
+	char comm[16];
+	double fault_rate;
+	uint64_t totals[PS_COUNT];
+	size_t nmaps;
+	/* Our own copy of the process: paused, or it exited. */
+	struct proc *frozen;
+	uint64_t frozen_ns;		/* heat is evaluated at this time */
+	bool frozen_exit;		/* the copy is the exited process's last picture */
+	/* View. */
+	uint64_t zoom;
+	bool zoom_auto;
+	bool heat;			/* heat layer */
+	enum hm_filter filter;
+	bool cur_set;
+	uint64_t cur_page;		/* a page of the cursor cell */
+	int cur_row;			/* the cursor's row in the map area */
+	bool center;			/* next frame: put the cursor mid-screen */
+	/* The frame. */
+	bool have_frame;
+	struct hm_layout lay;
+	size_t cur_map;			/* the cursor's mapping (index), SIZE_MAX if none */
+	uint64_t cur_cell, cur_line;
+	int vis_h, gutter;
+	struct hm_vline *vl;
+	uint8_t *paint;			/* vis_h * per_line */
+	uint64_t *scratch;		/* paint_row's counters: 3 * per_line */
+	struct hm_label *labels;
+	int nlabels;
+	struct hm_readout ro;
+	size_t buf_h, buf_w;		/* allocated sizes of vl/paint/labels */
+};
+
+struct heatmap *heatmap_new(void)
+{
+	struct heatmap *m = calloc(1, sizeof(*m));
+
+	if (m) {
+		m->zoom = 1;
+		m->zoom_auto = true;
+		m->cur_map = SIZE_MAX;
+	}
+	return m;
+}
+
+static void unfreeze(struct heatmap *m)
+{
+	proc_free(m->frozen);
+	m->frozen = NULL;
+	m->frozen_exit = false;
+}
+
+void heatmap_free(struct heatmap *m)
+{
+	if (!m)
+		return;
+	unfreeze(m);
+	free(m->lay.maps);
+	free(m->vl);
+	free(m->paint);
+	free(m->labels);
+	free(m->scratch);
+	free(m);
+}
+
+pid_t heatmap_pid(const struct heatmap *m)
+{
+	return m->pid;
+}
+
+void heatmap_show(struct ui *ui, pid_t pid)
+{
+	struct heatmap *m = ui->map;
+
+	ui->view = VIEW_MAP;
+	if (pid == m->pid && (m->found || m->gone))
+		return;
+	unfreeze(m);
+	m->pid = pid;
+	m->found = m->gone = m->ready = m->exited = false;
+	m->comm[0] = 0;
+	m->zoom_auto = true;
+	m->cur_set = false;
+	m->cur_row = 0;
+	m->have_frame = false;
+	m->cur_map = SIZE_MAX;
+	m->lay.n = 0;
+	m->lay.lines = 0;
+}
+
+void heatmap_pause(struct ui *ui, bool paused)
+{
+	struct heatmap *m = ui->map;
+
+	/* Pausing freezes at the next update; resuming drops a copy made for the pause. */
+	if (!paused && m->frozen && !m->frozen_exit)
+		unfreeze(m);
+}
+
+/* A private copy of the heat table, so a frozen picture keeps its heat. */
+static int copy_heat(struct heat *dst, const struct heat *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (!src->cap)
+		return 0;
+	dst->slots = malloc(src->cap * sizeof(*dst->slots));
+	if (!dst->slots)
+		return -1;
+	memcpy(dst->slots, src->slots, src->cap * sizeof(*dst->slots));
+	dst->cap = src->cap;
+	dst->used = src->used;
+	return 0;
+}
+
+/* Under the lock. */
+static void freeze(struct heatmap *m, const struct proc *p, uint64_t now)
+{
+	struct proc *c = proc_clone(p, p->pid);
+
+	if (!c)
+		return;		/* no memory: stay live */
+	if (copy_heat(&c->heat, &p->heat))
+		memset(&c->heat, 0, sizeof(c->heat));
+	c->exited = p->exited;
+	c->fault_rate = p->exited ? 0 : p->fault_rate;
+	c->faults = p->faults;
+	c->ready = true;
+	m->frozen = c;
+	m->frozen_ns = p->exited && p->exited_ns ? p->exited_ns : now;
+	m->frozen_exit = p->exited;
+}
+
+static int ensure_buffers(struct heatmap *m, int h, int w, int cpc)
+{
+	size_t need_w = (size_t)w * cpc;
+
+	if ((size_t)h <= m->buf_h && need_w <= m->buf_w)
+		return 0;
+	free(m->vl);
+	free(m->paint);
+	free(m->labels);
+	free(m->scratch);
+	m->vl = calloc(h, sizeof(*m->vl));
+	m->paint = calloc((size_t)h * need_w, 1);
+	m->labels = calloc(h, sizeof(*m->labels));
+	m->scratch = calloc(3 * need_w, sizeof(*m->scratch));
+	if (!m->vl || !m->paint || !m->labels || !m->scratch) {
+		free(m->vl);
+		free(m->paint);
+		free(m->labels);
+		free(m->scratch);
+		m->vl = NULL;
+		m->paint = NULL;
+		m->labels = NULL;
+		m->scratch = NULL;
+		m->buf_h = m->buf_w = 0;
+		return -1;
+	}
+	m->buf_h = h;
+	m->buf_w = need_w;
+	return 0;
+}
+
+static void map_name(const struct mapping *mp, char *buf, size_t len)
+{
+	const char *path = mp->path;
+
+	if (path && *path) {
+		/* Files by their base name (the readout line has room for the full path). */
+		const char *slash = strrchr(path, '/');
+
+		snprintf(buf, len, "%s", path[0] == '/' && slash && slash[1] ? slash + 1 : path);
+	} else {
+		snprintf(buf, len, "%s", map_kind_name(mp->kind));
+	}
+}
+
+/* Copies what the process header shows. */
+static void copy_info(struct heatmap *m, const struct proc *p)
+{
+	m->found = true;
+	m->gone = false;
+	m->ready = p->ready;
+	m->exited = p->exited;
+	memcpy(m->comm, p->comm, sizeof(m->comm));
+	m->comm[sizeof(m->comm) - 1] = 0;
+	m->fault_rate = p->exited ? 0 : p->fault_rate;
+	if (p->ready) {
+		model_totals(p, m->totals);
+		m->nmaps = model_count_maps(p);
+	}
+}
+
+/* Puts the cursor on a mapping and cell of the current layout. */
+static void cursor_place(struct heatmap *m)
+{
+	struct hm_layout *l = &m->lay;
+	const struct hm_map *h;
+
+	m->cur_map = SIZE_MAX;
+	if (!l->n)
+		return;
+	if (!m->cur_set) {
+		m->cur_page = l->maps[0].start;
+		m->cur_set = true;
+	}
+	m->cur_map = layout_find_page(l, m->cur_page);
+	h = &l->maps[m->cur_map];
+	/* A page that is no longer mapped (or filtered out) snaps to the nearest mapping. */
+	if (m->cur_page < h->start)
+		m->cur_page = h->start;
+	else if (m->cur_page >= h->end)
+		m->cur_page = h->end - 1;
+	m->cur_cell = layout_cell(l, h, m->cur_page);
+	m->cur_line = layout_cell_line(l, h, m->cur_cell, NULL);
+}
+
+/* Chooses the first visible line: the cursor keeps its row; the label of a mapping that
+ * fits on the screen stays in view with it. */
+static uint64_t scroll_top(struct heatmap *m)
+{
+	const struct hm_layout *l = &m->lay;
+	uint64_t top, max_top = l->lines > (uint64_t)m->vis_h ? l->lines - m->vis_h : 0;
+
+	if (m->cur_map == SIZE_MAX)
+		return 0;
+	if (m->center)
+		m->cur_row = m->vis_h / 2;
+	m->center = false;
+	if (m->cur_row >= m->vis_h)
+		m->cur_row = m->vis_h - 1;
+	if (m->cur_row < 0)
+		m->cur_row = 0;
+	top = m->cur_line > (uint64_t)m->cur_row ? m->cur_line - m->cur_row : 0;
+	if (top > max_top)
+		top = max_top;
+	if (m->cur_line - l->maps[m->cur_map].line < (uint64_t)m->vis_h &&
+	    top > l->maps[m->cur_map].line)
+		top = l->maps[m->cur_map].line;
+	m->cur_row = (int)(m->cur_line - top);
+	return top;
+}
+
+static void fill_label(struct hm_label *lb, const struct hm_map *h, const struct hm_paint *pc)
+{
+	const struct proc *p = pc->p;
+
+	lb->start = h->start;
+	lb->end = h->end;
+	lb->gap_pages = h->gap_pages;
+	lb->res = model_count(p, PS_RESIDENT, h->start, h->end);
+	lb->swp = pc->has_swapped ? model_count(p, PS_SWAPPED, h->start, h->end) : 0;
+	lb->untr = pc->has_untracked ? model_count(p, PS_UNTRACKED, h->start, h->end) : 0;
+	lb->heat = heat_range(&p->heat, h->start, h->end, pc->now_ns);
+	lb->perms = h->m->perms;
+	lb->kind = h->kind;
+	map_name(h->m, lb->name, sizeof(lb->name));
+}
+
+static void fill_readout(struct heatmap *m, const struct hm_paint *pc)
+{
+	const struct hm_map *h = &m->lay.maps[m->cur_map];
+	struct hm_readout *ro = &m->ro;
+	const struct proc *p = pc->p;
+
+	ro->valid = true;
+	ro->map_start = h->start;
+	ro->start = h->start + m->cur_cell * m->lay.zoom;
+	ro->end = ro->start + m->lay.zoom < h->end ? ro->start + m->lay.zoom : h->end;
+	ro->res = model_count(p, PS_RESIDENT, ro->start, ro->end);
+	ro->swp = model_count(p, PS_SWAPPED, ro->start, ro->end);
+	ro->untr = model_count(p, PS_UNTRACKED, ro->start, ro->end);
+	ro->heat = heat_range(&p->heat, ro->start, ro->end, pc->now_ns);
+	ro->state = model_page_state(p, ro->start);
+	if (h->m->path && *h->m->path)
+		snprintf(ro->name, sizeof(ro->name), "%s", h->m->path);
+	else
+		snprintf(ro->name, sizeof(ro->name), "%s", map_kind_name(h->kind));
+}
+
+/* Builds the frame from p (held: under the lock, or our private copy). */
+static void build(struct ui *ui, const struct proc *p, uint64_t now)
+{
+	struct heatmap *m = ui->map;
+	struct hm_layout *l = &m->lay;
+	int cpc = theme_cells_per_char(&ui->theme), width, k;
+	struct hm_paint pc = { .p = p, .now_ns = now, .heat = m->heat };
+	size_t mi;
+	uint64_t top;
+
+	m->vis_h = ui->rows - UI_HEADER_ROWS - 3;
+	if (m->vis_h < 1 || layout_collect(l, p, m->filter))
+		return;
+	m->gutter = l->addr_digits + 1;
+	width = (ui->cols - m->gutter - 1) / 16 * 16;
+	if (width < 16)
+		width = 16;
+	if (ensure_buffers(m, m->vis_h, width, cpc))
+		return;
+	if (m->zoom_auto)
+		m->zoom = layout_fit_zoom(l, width, cpc, m->vis_h);
+	layout_place(l, m->zoom, width, cpc);
+	cursor_place(m);
+	top = scroll_top(m);
+
+	pc.scratch = m->scratch;
+	pc.has_swapped = m->totals[PS_SWAPPED] > 0;
+	pc.has_untracked = m->totals[PS_UNTRACKED] > 0;
+	m->nlabels = 0;
+	m->ro.valid = false;
+	mi = layout_find_line(l, top);
+	for (k = 0; k < m->vis_h; k++) {
+		struct hm_vline *v = &m->vl[k];
+		uint64_t line = top + k, off;
+		const struct hm_map *h;
+
+		while (mi != SIZE_MAX && mi + 1 < l->n && l->maps[mi + 1].line <= line)
+			mi++;
+		if (mi == SIZE_MAX || line >= l->lines) {
+			v->type = VL_EMPTY;
+			continue;
+		}
+		h = &l->maps[mi];
+		v->map = mi;
+		off = line - h->line;
+		if (h->gap_pages && off == 0) {
+			v->type = VL_GAP;
+			continue;
+		}
+		if (line == hm_label_line(h)) {
+			v->type = VL_LABEL;
+			v->label = m->nlabels;
+			fill_label(&m->labels[m->nlabels++], h, &pc);
+			continue;
+		}
+		v->type = VL_CELLS;
+		v->row = line - hm_label_line(h) - 1;
+		paint_row(&pc, l, h, v->row, m->paint + (size_t)k * l->per_line);
+	}
+	if (m->cur_map != SIZE_MAX)
+		fill_readout(m, &pc);
+	m->have_frame = true;
+}
+
+void heatmap_update(struct ui *ui)
+{
+	struct heatmap *m = ui->map;
+	struct proc *p;
+
+	if (m->frozen) {
+		build(ui, m->frozen, m->frozen_ns);
+		return;
+	}
+	engine_lock(ui->e);
+	p = engine_find(ui->e, m->pid);
+	if (!p) {
+		/* Never seen, or dropped before we saw it exit: keep the last frame. */
+		if (m->found)
+			m->gone = true;
+		engine_unlock(ui->e);
+		return;
+	}
+	copy_info(m, p);
+	if (!p->ready) {
+		engine_unlock(ui->e);
+		return;
+	}
+	if (p->exited || ui->paused)
+		freeze(m, p, ui->now_ns);
+	if (m->frozen) {
+		engine_unlock(ui->e);
+		build(ui, m->frozen, m->frozen_ns);
+		return;
+	}
+	build(ui, p, ui->now_ns);
+	engine_unlock(ui->e);
+}
+
+/* --- drawing --- */
+
+static void perms_str(uint32_t perms, char out[5])
+{
+	out[0] = perms & MP_READ ? 'r' : '-';
+	out[1] = perms & MP_WRITE ? 'w' : '-';
+	out[2] = perms & MP_EXEC ? 'x' : '-';
+	out[3] = perms & MP_SHARED ? 's' : 'p';
+	out[4] = 0;
+}
+
+static void draw_header(struct ui *ui)
+{
+	struct heatmap *m = ui->map;
+	char what[64], a[32], b[400], zoom[64];
+	const char *warn = NULL;
+	int col = 0, row = 1;
+	uint64_t mapped = m->totals[PS_NOT_RESIDENT] + m->totals[PS_RESIDENT] +
+			  m->totals[PS_SWAPPED] + m->totals[PS_UNTRACKED];
+
+	snprintf(what, sizeof(what), "pid %d %s", m->pid, m->comm);
+	if (!m->found && !m->gone)
+		warn = "NOT WATCHED";
+	else if (m->gone)
+		warn = "GONE";
+	else if (m->exited)
+		warn = "EXITED";
+	else if (ui->paused)
+		warn = "PAUSED";
+	else if (!m->ready)
+		warn = "SCANNING";
+	draw_title(ui, what, warn);
+
+	fmt_pages(a, sizeof(a), mapped);
+	col = draw_field(ui, row, col, "mapped", a, ST_VALUE);
+	fmt_pages(a, sizeof(a), m->totals[PS_RESIDENT]);
+	snprintf(b, sizeof(b), "%s %.0f%%", a,
+		 mapped ? 100.0 * m->totals[PS_RESIDENT] / mapped : 0.0);
+	col = draw_field(ui, row, col, "resident", b, ST_VALUE);
+	fmt_pages(a, sizeof(a), m->totals[PS_SWAPPED]);
+	col = draw_field(ui, row, col, "swapped", a, ST_VALUE);
+	fmt_pages(a, sizeof(a), m->totals[PS_UNTRACKED]);
+	col = draw_field(ui, row, col, "untracked", a, ST_VALUE);
+	snprintf(a, sizeof(a), "%zu", m->nmaps);
+	col = draw_field(ui, row, col, "maps", a, ST_VALUE);
+	fmt_rate(a, sizeof(a), m->fault_rate);
+	draw_field(ui, row, col, "faults/s", a, ST_VALUE);
+
+	row = 2;
+	col = draw_engine_stats(ui, row, 0);
+	fmt_pages(a, sizeof(a), m->lay.zoom);
+	if (m->lay.zoom == 1)
+		snprintf(zoom, sizeof(zoom), "1 page/cell%s", m->zoom_auto ? " auto" : "");
+	else if (ui->cols >= 100)
+		snprintf(zoom, sizeof(zoom), "%" PRIu64 " pages/cell (%s)%s", m->lay.zoom, a,
+			 m->zoom_auto ? " auto" : "");
+	else
+		snprintf(zoom, sizeof(zoom), "%" PRIu64 " pages/cell%s", m->lay.zoom,
+			 m->zoom_auto ? " auto" : "");
+	col = draw_field(ui, row, col, "zoom", zoom, ST_VALUE);
+	col = draw_field(ui, row, col, "layer", m->heat ? "heat" : "residency", ST_VALUE);
+	draw_field(ui, row, col, "kinds", hm_filter_name(m->filter), ST_VALUE);
+}
+
+static void draw_label(struct ui *ui, int row, const struct hm_label *lb, bool current)
+{
+	struct heatmap *m = ui->map;
+	struct ui_look look = ui->theme.style[current ? ST_LABEL_CUR : ST_LABEL];
+	char left[512], right[160], res[16], map[16], perms[5], tmp[32];
+	int d = m->lay.addr_digits, rw;
+	size_t n;
+
+	perms_str(lb->perms, perms);
+	snprintf(left, sizeof(left), "%0*" PRIx64 "-%0*" PRIx64 " %s %s", d,
+		 lb->start << PAGE_SHIFT_4K, d, lb->end << PAGE_SHIFT_4K, perms, lb->name);
+	fmt_pages(res, sizeof(res), lb->res);
+	fmt_pages(map, sizeof(map), lb->end - lb->start);
+	snprintf(tmp, sizeof(tmp), "%s/%s", res, map);
+	n = snprintf(right, sizeof(right), "res %13s %3.0f%%", tmp,
+		     100.0 * lb->res / (lb->end - lb->start));
+	if (lb->swp && n < sizeof(right)) {
+		fmt_pages(tmp, sizeof(tmp), lb->swp);
+		n += snprintf(right + n, sizeof(right) - n, "  swap %s", tmp);
+	}
+	if (lb->untr && n < sizeof(right)) {
+		fmt_pages(tmp, sizeof(tmp), lb->untr);
+		n += snprintf(right + n, sizeof(right) - n, "  untracked %s", tmp);
+	}
+	if (n < sizeof(right)) {
+		fmt_rate(tmp, sizeof(tmp), heat_to_rate(lb->heat));
+		snprintf(right + n, sizeof(right) - n, "  %6s f/s", tmp);
+	}
+	rw = canvas_text_width(right);
+	canvas_text(&ui->canvas, row, 0, ui->cols - rw - 2, look, left);
+	canvas_text(&ui->canvas, row, ui->cols - rw, rw, look, right);
+}
+
+static void draw_cells(struct ui *ui, int row, int k, const struct hm_vline *v)
+{
+	struct heatmap *m = ui->map;
+	const struct hm_layout *l = &m->lay;
+	const struct hm_map *h = &l->maps[v->map];
+	int cpc = l->cpc, c, cursor_col = -1, cursor_half = 0;
+	uint64_t addr = (h->start + v->row * l->per_line * l->zoom) << PAGE_SHIFT_4K;
+	const uint8_t *cells = m->paint + (size_t)k * l->per_line;
+
+	if (l->addr_digits < 16 && addr >> (4 * l->addr_digits))
+		/* Too long for the gutter ([vsyscall]): its low digits after an ellipsis. */
+		canvas_printf(&ui->canvas, row, 0, m->gutter, ui->theme.style[ST_GUTTER],
+			      "%s%0*" PRIx64, ui->theme.utf8 ? "\u2026" : "~", l->addr_digits - 1,
+			      addr & (((uint64_t)1 << (4 * (l->addr_digits - 1))) - 1));
+	else
+		canvas_printf(&ui->canvas, row, 0, m->gutter, ui->theme.style[ST_GUTTER],
+			      "%0*" PRIx64, l->addr_digits, addr);
+	if (v->map == m->cur_map && m->cur_line == hm_label_line(h) + 1 + v->row) {
+		cursor_col = (int)(m->cur_cell % l->per_line / cpc);
+		cursor_half = (int)(m->cur_cell % cpc) + 1;
+	}
+	for (c = 0; c < l->width && m->gutter + c < ui->cols; c++) {
+		struct ui_cell cell = theme_cell(&ui->theme, cells[c * cpc],
+						 cells[c * cpc + cpc - 1],
+						 c == cursor_col ? cursor_half : 0);
+
+		*canvas_at(&ui->canvas, row, m->gutter + c) = cell;
+	}
+}
+
+static void draw_readout(struct ui *ui, int row)
+{
+	struct heatmap *m = ui->map;
+	const struct hm_readout *ro = &m->ro;
+	const struct ui_look look = ui->theme.style[ST_NORMAL];
+	const char *dot = ui->theme.utf8 ? " \u00b7 " : " - ";
+	char buf[768], rate[32];
+	uint64_t n = ro->end - ro->start;
+	size_t len;
+
+	if (!ro->valid) {
+		canvas_text(&ui->canvas, row, 0, ui->cols, ui->theme.style[ST_DIM],
+			    m->ready || !m->found ? "no mappings to show" : "scanning...");
+		return;
+	}
+	fmt_rate(rate, sizeof(rate), heat_to_rate(ro->heat));
+	if (n == 1) {
+		static const char *const names[PS_COUNT] = {
+			[PS_NOT_RESIDENT] = "not resident", [PS_RESIDENT] = "resident",
+			[PS_SWAPPED] = "swapped", [PS_UNTRACKED] = "untracked",
+		};
+
+		len = snprintf(buf, sizeof(buf), "cursor 0x%" PRIx64 ": %s",
+			       ro->start << PAGE_SHIFT_4K,
+			       names[ro->state < PS_COUNT ? ro->state : PS_NOT_RESIDENT]);
+	} else {
+		len = snprintf(buf, sizeof(buf), "cursor 0x%" PRIx64 " +%" PRIu64 " pages: %"
+			       PRIu64 " resident", ro->start << PAGE_SHIFT_4K, n, ro->res);
+		if (ro->swp && len < sizeof(buf))
+			len += snprintf(buf + len, sizeof(buf) - len, ", %" PRIu64 " swapped",
+					ro->swp);
+		if (ro->untr && len < sizeof(buf))
+			len += snprintf(buf + len, sizeof(buf) - len, ", %" PRIu64 " untracked",
+					ro->untr);
+		if (len < sizeof(buf))
+			len += snprintf(buf + len, sizeof(buf) - len, ", %" PRIu64 " not resident",
+					n - ro->res - ro->swp - ro->untr);
+	}
+	if (len < sizeof(buf))
+		snprintf(buf + len, sizeof(buf) - len, "%sheat %s f/s%spage %" PRIu64 " of %s",
+			 dot, rate, dot, ro->start - ro->map_start, ro->name);
+	canvas_text(&ui->canvas, row, 0, ui->cols, look, buf);
+}
+
+void heatmap_draw(struct ui *ui)
+{
+	static const struct key_hint hints[] = {
+		{ "F1", "Help" }, { "+-", "Zoom" }, { "t", "Heat" }, { "f", "Kinds" },
+		{ "[]", "Mapping" }, { "g", "Go to" }, { "Tab", "Next pid" },
+		{ "Esc", "List" }, { "Space", "Pause" }, { "q", "Quit" },
+	};
+	struct heatmap *m = ui->map;
+	int k, base = UI_HEADER_ROWS;
+	char gap[32];
+
+	draw_header(ui);
+	if (m->have_frame) {
+		for (k = 0; k < m->vis_h; k++) {
+			const struct hm_vline *v = &m->vl[k];
+
+			switch (v->type) {
+			case VL_EMPTY:
+				break;
+			case VL_GAP:
+				fmt_pages(gap, sizeof(gap), m->lay.maps[v->map].gap_pages);
+				canvas_printf(&ui->canvas, base + k, m->gutter, ui->cols - m->gutter,
+					      ui->theme.style[ST_DIM], "%s %s unmapped %s",
+					      ui->theme.utf8 ? "\u00b7\u00b7\u00b7" : "...", gap,
+					      ui->theme.utf8 ? "\u00b7\u00b7\u00b7" : "...");
+				break;
+			case VL_LABEL:
+				draw_label(ui, base + k, &m->labels[v->label], v->map == m->cur_map);
+				break;
+			case VL_CELLS:
+				draw_cells(ui, base + k, k, v);
+				break;
+			}
+		}
+		draw_readout(ui, ui->rows - 3);
+	} else {
+		canvas_text(&ui->canvas, base, 0, ui->cols, ui->theme.style[ST_DIM],
+			    m->found ? "scanning..." : "waiting for the process...");
+	}
+	draw_status_line(ui, ui->rows - 2);
+	draw_footer(ui, hints, sizeof(hints) / sizeof(hints[0]));
+}
+
+/* --- keys --- */
+
+/* Moves the cursor to a cell of mapping i; the screen row follows by the same number of
+ * lines (scrolling when it leaves the screen). */
+static void move_to(struct heatmap *m, size_t i, uint64_t cell)
+{
+	const struct hm_layout *l = &m->lay;
+	const struct hm_map *h = &l->maps[i];
+	int64_t d;
+
+	if (cell >= h->ncells)
+		cell = h->ncells ? h->ncells - 1 : 0;
+	d = (int64_t)layout_cell_line(l, h, cell, NULL) - (int64_t)m->cur_line;
+	m->cur_page = h->start + cell * l->zoom;
+	if (d > m->vis_h || d < -m->vis_h)
+		m->cur_row += d > 0 ? m->vis_h : -m->vis_h;
+	else
+		m->cur_row += (int)d;
+	m->cur_line = layout_cell_line(l, h, cell, NULL);
+	m->cur_map = i;
+	m->cur_cell = cell;
+}
+
+/* The cell at a line and column (a label or gap line means the mapping's first row). */
+static void move_to_line(struct heatmap *m, uint64_t line, uint64_t col)
+{
+	const struct hm_layout *l = &m->lay;
+	size_t i;
+	const struct hm_map *h;
+	uint64_t first, row;
+
+	if (line >= l->lines)
+		line = l->lines - 1;
+	i = layout_find_line(l, line);
+	h = &l->maps[i];
+	first = hm_label_line(h) + 1;
+	row = line < first ? 0 : line - first;
+	if (row >= h->nrows)
+		row = h->nrows - 1;
+	move_to(m, i, row * l->per_line + col);
+}
+
+static void zoom_by(struct heatmap *m, int dir)
+{
+	uint64_t z = m->lay.zoom ? m->lay.zoom : m->zoom;
+
+	m->zoom_auto = false;
+	if (dir > 0 && z > 1)
+		z >>= 1;
+	else if (dir < 0 && z < 1ULL << 40)
+		z <<= 1;
+	m->zoom = z;
+}
+
+static void goto_address(struct ui *ui, const char *text)
+{
+	struct heatmap *m = ui->map;
+	char *end;
+	unsigned long long a;
+
+	errno = 0;
+	a = strtoull(text, &end, 16);
+	if (errno || end == text || *end) {
+		log_warn("not an address: '%s' (hex, like 7f12a0000000)", text);
+		return;
+	}
+	m->cur_page = a >> PAGE_SHIFT_4K;
+	m->cur_set = true;
+	m->center = true;
+	if (m->filter != HF_ALL)
+		m->filter = HF_ALL;
+	/* The cell must start at the page asked for, whatever the zoom. */
+	if (m->lay.n) {
+		size_t i = layout_find_page(&m->lay, m->cur_page);
+
+		if (i != SIZE_MAX && (m->cur_page < m->lay.maps[i].start ||
+				      m->cur_page >= m->lay.maps[i].end))
+			log_warn("0x%llx is not mapped: showing the nearest mapping", a);
+	}
+}
+
+bool heatmap_key(struct ui *ui, int key)
+{
+	struct heatmap *m = ui->map;
+	const struct hm_layout *l = &m->lay;
+	uint64_t col = 0;
+	bool have = m->have_frame && m->cur_map != SIZE_MAX && m->cur_map < l->n;
+	const struct hm_map *h = have ? &l->maps[m->cur_map] : NULL;
+	pid_t next;
+
+	if (ui->prompt.kind == PROMPT_GOTO) {
+		int r = prompt_key(&ui->prompt, key);
+
+		if (r > 0)
+			goto_address(ui, ui->prompt.text);
+		if (r)
+			ui->prompt.kind = PROMPT_NONE;
+		return true;
+	}
+	if (h)
+		col = m->cur_cell % l->per_line;
+	switch (key) {
+	case 27:		/* Esc */
+	case KEY_BACKSPACE:
+	case 127:
+	case 8:
+		ui->view = VIEW_LIST;
+		return true;
+	case '\t':
+	case KEY_BTAB:
+		next = proclist_next(ui, m->pid, key == '\t' ? 1 : -1);
+		if (next)
+			heatmap_show(ui, next);
+		return true;
+	case '+':
+		zoom_by(m, 1);
+		return true;
+	case '-':
+	case '_':
+		zoom_by(m, -1);
+		return true;
+	case '=':
+	case '0':
+		m->zoom_auto = true;
+		return true;
+	case 't':
+		m->heat = !m->heat;
+		return true;
+	case 'f':
+		m->filter = (m->filter + 1) % HF_COUNT;
+		return true;
+	case 'F':
+		m->filter = (m->filter + HF_COUNT - 1) % HF_COUNT;
+		return true;
+	case 'g':
+		ui->prompt.kind = PROMPT_GOTO;
+		ui->prompt.len = 0;
+		ui->prompt.text[0] = 0;
+		return true;
+	}
+	if (!h)
+		return false;
+	switch (key) {
+	case KEY_LEFT:
+		if (m->cur_cell)
+			move_to(m, m->cur_map, m->cur_cell - 1);
+		else if (m->cur_map)
+			move_to(m, m->cur_map - 1, UINT64_MAX);
+		return true;
+	case KEY_RIGHT:
+		if (m->cur_cell + 1 < h->ncells)
+			move_to(m, m->cur_map, m->cur_cell + 1);
+		else if (m->cur_map + 1 < l->n)
+			move_to(m, m->cur_map + 1, 0);
+		return true;
+	case KEY_UP:
+		if (m->cur_cell >= (uint64_t)l->per_line)
+			move_to(m, m->cur_map, m->cur_cell - l->per_line);
+		else if (m->cur_map)
+			move_to(m, m->cur_map - 1, (l->maps[m->cur_map - 1].nrows - 1) *
+				l->per_line + col);
+		return true;
+	case KEY_DOWN:
+		if (m->cur_cell / l->per_line + 1 < h->nrows)
+			move_to(m, m->cur_map, m->cur_cell + l->per_line);
+		else if (m->cur_map + 1 < l->n)
+			move_to(m, m->cur_map + 1, col);
+		return true;
+	case KEY_NPAGE:
+		move_to_line(m, m->cur_line + m->vis_h, col);
+		return true;
+	case KEY_PPAGE:
+		move_to_line(m, m->cur_line > (uint64_t)m->vis_h ? m->cur_line - m->vis_h : 0, col);
+		return true;
+	case KEY_HOME:
+		move_to(m, 0, 0);
+		return true;
+	case KEY_END:
+		move_to(m, l->n - 1, UINT64_MAX);
+		return true;
+	case ']':
+	case 'n':
+		if (m->cur_map + 1 < l->n)
+			move_to(m, m->cur_map + 1, 0);
+		return true;
+	case '[':
+	case 'N':
+		move_to(m, m->cur_cell || !m->cur_map ? m->cur_map : m->cur_map - 1, 0);
+		return true;
+	case KEY_MOUSE: {
+		MEVENT ev;
+
+		if (getmouse(&ev) != OK)
+			return false;
+		if (ev.bstate & BUTTON4_PRESSED)
+			move_to_line(m, m->cur_line > 3 ? m->cur_line - 3 : 0, col);
+#ifdef BUTTON5_PRESSED
+		else if (ev.bstate & BUTTON5_PRESSED)
+			move_to_line(m, m->cur_line + 3, col);
+#endif
+		return true;
+	}
+	}
+	return false;
+}

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pageset.h"
+#include "ui_maplayout.h"
+#include "ui_theme.h"
+
+static const char *const filter_names[HF_COUNT] = {
+	[HF_ALL] = "all", [HF_ANON] = "anon", [HF_HEAP] = "heap", [HF_STACK] = "stack",
+	[HF_FILE] = "file", [HF_SHMEM] = "shmem",
+};
+
+const char *hm_filter_name(enum hm_filter f)
+{
+	return f < HF_COUNT ? filter_names[f] : "?";
+}
+
+bool hm_filter_match(enum hm_filter f, enum map_kind k)
+{
+	switch (f) {
+	case HF_ALL:
+		return true;
+	case HF_ANON:
+		return k == MK_ANON;
+	case HF_HEAP:
+		return k == MK_HEAP;
+	case HF_STACK:
+		return k == MK_STACK;
+	case HF_FILE:
+		return k == MK_FILE;
+	case HF_SHMEM:
+		return k == MK_SHMEM;
+	default:
+		return false;
+	}
+}
+
+int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f)
+{
+	size_t need = model_count_maps(p), n = 0;
+	const struct mapping *m;
+	uint64_t prev_end = 0, top = 0;
+	int digits;
+
+	if (need > l->cap) {
+		struct hm_map *v = realloc(l->maps, need * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->maps = v;
+		l->cap = need;
+	}
+	for (m = model_first(p); m && n < l->cap; m = model_next(m)) {
+		struct hm_map *h;
+
+		if (!hm_filter_match(f, m->kind))
+			continue;
+		h = &l->maps[n];
+		h->start = mapping_start(m);
+		h->end = mapping_end(m);
+		h->kind = m->kind;
+		h->m = m;
+		h->gap_pages = 0;
+		if (f == HF_ALL && n && h->start - prev_end >= HM_GAP_MIN_PAGES)
+			h->gap_pages = h->start - prev_end;
+		prev_end = h->end;
+		/* [vsyscall] (ffffffffff600000) would widen every row's address to 16 digits;
+		 * its own row shows a shortened address instead. */
+		if (h->end > top && h->kind != MK_VSYSCALL)
+			top = h->end;
+		n++;
+	}
+	l->n = n;
+	/* Hex digits of the highest byte address: 12 for user space. */
+	top = top ? ((top << 12) - 1) : 0;
+	for (digits = 1; digits < 16 && top >> (4 * digits); digits++)
+		;
+	l->addr_digits = digits < 12 ? 12 : digits;
+	return 0;
+}
+
+static uint64_t div_up(uint64_t a, uint64_t b)
+{
+	return a / b + (a % b != 0);
+}
+
+void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc)
+{
+	uint64_t line = 0;
+	size_t i;
+
+	l->zoom = zoom ? zoom : 1;
+	l->width = width > 0 ? width : 1;
+	l->cpc = cpc > 0 ? cpc : 1;
+	l->per_line = l->width * l->cpc;
+	for (i = 0; i < l->n; i++) {
+		struct hm_map *h = &l->maps[i];
+
+		h->line = line;
+		h->ncells = div_up(h->end - h->start, l->zoom);
+		h->nrows = div_up(h->ncells, l->per_line);
+		h->nlines = (h->gap_pages ? 1 : 0) + 1 + h->nrows;
+		line += h->nlines;
+	}
+	l->lines = line;
+}
+
+/* Lines the layout would take at a zoom, stopping early past `limit`. */
+static uint64_t lines_at(const struct hm_layout *l, uint64_t zoom, uint64_t per_line,
+			 uint64_t limit)
+{
+	uint64_t total = 0;
+	size_t i;
+
+	for (i = 0; i < l->n && total <= limit; i++) {
+		const struct hm_map *h = &l->maps[i];
+
+		total += (h->gap_pages ? 1 : 0) + 1 +
+			 div_up(div_up(h->end - h->start, zoom), per_line);
+	}
+	return total;
+}
+
+uint64_t layout_fit_zoom(const struct hm_layout *l, int width, int cpc, uint64_t lines)
+{
+	uint64_t per_line = (uint64_t)(width > 0 ? width : 1) * (cpc > 0 ? cpc : 1);
+	uint64_t zoom, largest = 0, quarter = lines / 4 ? lines / 4 : 1;
+	size_t i;
+
+	/* Mappings of one cell each need a line for the cells and one for the label. */
+	if (lines_at(l, 1ULL << 40, per_line, lines) <= lines) {
+		for (zoom = 1; zoom < 1ULL << 40; zoom <<= 1)
+			if (lines_at(l, zoom, per_line, lines) <= lines)
+				return zoom;
+		return zoom;
+	}
+	for (i = 0; i < l->n; i++)
+		if (l->maps[i].end - l->maps[i].start > largest)
+			largest = l->maps[i].end - l->maps[i].start;
+	for (zoom = 1; zoom < 1ULL << 40; zoom <<= 1)
+		if (div_up(div_up(largest, zoom), per_line) <= quarter)
+			break;
+	return zoom;
+}
+
+size_t layout_find_page(const struct hm_layout *l, uint64_t page)
+{
+	size_t lo = 0, hi = l->n;
+
+	if (!l->n)
+		return SIZE_MAX;
+	/* The last mapping starting at or before page. */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->maps[mid].start <= page)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (page < l->maps[lo].start || page < l->maps[lo].end || lo + 1 == l->n)
+		return lo;
+	return lo + 1;
+}
+
+size_t layout_find_line(const struct hm_layout *l, uint64_t line)
+{
+	size_t lo = 0, hi = l->n;
+
+	if (!l->n)
+		return SIZE_MAX;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->maps[mid].line <= line)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+uint64_t layout_cell(const struct hm_layout *l, const struct hm_map *m, uint64_t page)
+{
+	if (page < m->start)
+		return 0;
+	if (page >= m->end)
+		return m->ncells ? m->ncells - 1 : 0;
+	return (page - m->start) / l->zoom;
+}
+
+uint64_t layout_cell_line(const struct hm_layout *l, const struct hm_map *m, uint64_t cell,
+			  int *half)
+{
+	if (half)
+		*half = (int)(cell % l->per_line % l->cpc);
+	return hm_label_line(m) + 1 + cell / l->per_line;
+}
+
+uint8_t paint_counts(uint64_t n, uint64_t r, uint64_t s, uint64_t u)
+{
+	if ((r > 0) + (s > 0) + (u > 0) > 1)
+		return P_MIXED;
+	if (s)
+		return P_SWAP;
+	if (u)
+		return P_UNTR;
+	if (!r)
+		return P_NONRES;
+	if (r >= n)
+		return P_RES4;
+	if (3 * r <= n)
+		return P_RES1;
+	if (3 * r <= 2 * n)
+		return P_RES2;
+	return P_RES3;
+}
+
+/* Heat is kept per 16-page block: intensity is the decayed fault count per page of the
+ * blocks the range overlaps.  One fault in a block is 1/16 and fades below the coldest
+ * level in about 8 s (half-life 2 s); a block faulted in completely just now is 1. */
+uint8_t paint_heat(float h, uint64_t start, uint64_t end, bool resident)
+{
+	uint64_t blocks = ((end - 1) >> HEAT_BLOCK_SHIFT) - (start >> HEAT_BLOCK_SHIFT) + 1;
+	float x = h / (float)(blocks << HEAT_BLOCK_SHIFT);
+
+	if (x < 1.0f / 256)
+		return resident ? P_COLD : P_NONRES;
+	if (x < 1.0f / 32)
+		return P_HEAT1;
+	if (x < 1.0f / 8)
+		return P_HEAT2;
+	if (x < 1.0f / 2)
+		return P_HEAT3;
+	return P_HEAT4;
+}
+
+double heat_to_rate(float h)
+{
+	/* A constant rate r gives a steady heat of r * half_life / ln 2. */
+	return h * M_LN2 / (HEAT_HALF_LIFE_NS / 1e9);
+}
+
+/*
+ * Pages of one set in each cell of [rs, re) (cells of z pages), into cnt[0..cells).
+ *
+ * Walks the set's runs: a run costs tens of nanoseconds whatever its length, while
+ * counting a range in a dense CRoaring bitmap costs microseconds (a rank from the start of
+ * the 64 Ki-page container).  Rows are mostly a few long runs; when a row is too
+ * fragmented for that to pay (more runs than a few per cell), the rest of the row is
+ * counted cell by cell instead, so the cost stays bounded by the screen either way.
+ */
+static void count_cells(const struct pageset *set, uint64_t rs, uint64_t re, uint64_t z,
+			uint64_t cells, uint64_t *cnt)
+{
+	uint64_t from = rs, a, b, k, budget = 8 * cells + 64;
+
+	memset(cnt, 0, cells * sizeof(*cnt));
+	while (pageset_next_run(set, from, re, &a, &b)) {
+		if (!budget--) {
+			for (k = (from - rs) / z; k < cells; k++) {
+				uint64_t cs = rs + k * z, ce = cs + z < re ? cs + z : re;
+
+				cnt[k] += pageset_count_range(set, cs > from ? cs : from, ce);
+			}
+			return;
+		}
+		for (k = (a - rs) / z; k < cells && rs + k * z < b; k++) {
+			uint64_t cs = rs + k * z, ce = cs + z < re ? cs + z : re;
+
+			cnt[k] += (b < ce ? b : ce) - (a > cs ? a : cs);
+		}
+		from = b;
+	}
+}
+
+void paint_row(const struct hm_paint *c, const struct hm_layout *l, const struct hm_map *m,
+	       uint64_t row, uint8_t *out)
+{
+	uint64_t z = l->zoom, rs = m->start + row * l->per_line * z, re, cells, k;
+	uint64_t *r = c->scratch, *sw = r + l->per_line, *u = sw + l->per_line;
+	float heat = 0;
+
+	re = rs + (uint64_t)l->per_line * z;
+	if (re > m->end || re < rs)
+		re = m->end;
+	cells = rs < re ? div_up(re - rs, z) : 0;
+	for (k = cells; k < (uint64_t)l->per_line; k++)
+		out[k] = P_BLANK;
+	if (!cells)
+		return;
+	count_cells(c->p->set[PS_RESIDENT], rs, re, z, cells, r);
+	if (c->heat) {
+		heat = heat_range(&c->p->heat, rs, re, c->now_ns);
+		for (k = 0; k < cells; k++) {
+			uint64_t cs = rs + k * z, ce = cs + z < re ? cs + z : re;
+			float h = heat > 0 ? heat_range(&c->p->heat, cs, ce, c->now_ns) : 0;
+
+			out[k] = paint_heat(h, cs, ce, r[k] > 0);
+		}
+		return;
+	}
+	if (c->has_swapped)
+		count_cells(c->p->set[PS_SWAPPED], rs, re, z, cells, sw);
+	else
+		memset(sw, 0, cells * sizeof(*sw));
+	if (c->has_untracked)
+		count_cells(c->p->set[PS_UNTRACKED], rs, re, z, cells, u);
+	else
+		memset(u, 0, cells * sizeof(*u));
+	for (k = 0; k < cells; k++) {
+		uint64_t cs = rs + k * z, ce = cs + z < re ? cs + z : re;
+
+		out[k] = paint_counts(ce - cs, r[k], sw[k], u[k]);
+	}
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The heatmap's geometry and cells, computed from the model (no curses here).
+ *
+ * The address space is a list of mappings in address order (optionally only one kind).
+ * Each takes one label line, then its cells: `width` characters per line, each showing
+ * `cpc` consecutive cells (2 with half blocks: top, then bottom), so a mapping is a solid
+ * bar as long as its size whatever the terminal.  A cell covers `zoom` pages, counted from
+ * the mapping's start.  Unmapped gaps of 1 GiB or more get one line saying so; smaller ones
+ * take no room at all.  Lines are numbered from 0 over the whole layout; only the visible
+ * ones are ever painted, so a frame costs what the screen shows, not what the process maps.
+ */
+#ifndef MEVITOP_UI_MAPLAYOUT_H
+#define MEVITOP_UI_MAPLAYOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "model.h"
+
+enum hm_filter {
+	HF_ALL,
+	HF_ANON,
+	HF_HEAP,
+	HF_STACK,
+	HF_FILE,
+	HF_SHMEM,
+	HF_COUNT,
+};
+
+#define HM_GAP_MIN_PAGES (1ULL << 18)	/* 1 GiB */
+
+struct hm_map {
+	uint64_t start, end;		/* pages */
+	uint64_t gap_pages;		/* unmapped pages before it (0: no gap line) */
+	uint64_t line;			/* its first line (the gap line, if any) */
+	uint64_t ncells;
+	uint64_t nrows;			/* lines of cells */
+	uint64_t nlines;		/* gap + label + cell lines */
+	enum map_kind kind;
+	const struct mapping *m;	/* only while the model is held (lock or private copy) */
+};
+
+struct hm_layout {
+	struct hm_map *maps;
+	size_t n, cap;
+	uint64_t lines;			/* total */
+	uint64_t zoom;			/* pages per cell */
+	int width;			/* cells per cell row */
+	int cpc;			/* cells per character */
+	int per_line;			/* cells per line: width * cpc */
+	int addr_digits;		/* hex digits of the highest address */
+};
+
+const char *hm_filter_name(enum hm_filter f);
+bool hm_filter_match(enum hm_filter f, enum map_kind k);
+
+/* Collects p's mappings that pass the filter; -ENOMEM on failure (the old list stays). */
+int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f);
+/* Numbers the lines for a zoom (pages per cell), width (characters per line) and cpc. */
+void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc);
+/* The smallest power-of-two zoom that fits every mapping in `lines` lines; when even one
+ * cell per mapping would not fit, the one that keeps the largest mapping to a quarter of
+ * them. */
+uint64_t layout_fit_zoom(const struct hm_layout *l, int width, int cpc, uint64_t lines);
+/* The mapping holding page, else the next one, else the last; SIZE_MAX when empty. */
+size_t layout_find_page(const struct hm_layout *l, uint64_t page);
+/* The mapping whose lines include line (the last one past the end). */
+size_t layout_find_line(const struct hm_layout *l, uint64_t line);
+
+static inline uint64_t hm_label_line(const struct hm_map *m)
+{
+	return m->line + (m->gap_pages ? 1 : 0);
+}
+
+/* The cell of mapping m holding page (clamped to the mapping). */
+uint64_t layout_cell(const struct hm_layout *l, const struct hm_map *m, uint64_t page);
+/* The line of a cell; *half: 0 top, 1 bottom (half blocks). */
+uint64_t layout_cell_line(const struct hm_layout *l, const struct hm_map *m, uint64_t cell,
+			  int *half);
+
+/* Painting cells: what one cell looks like from its page counts and heat. */
+struct hm_paint {
+	const struct proc *p;
+	uint64_t now_ns;		/* heat decays to this time */
+	bool heat;			/* heat layer instead of residency */
+	bool has_swapped, has_untracked; /* the process has any (skips counting them) */
+	uint64_t *scratch;		/* 3 * per_line counters */
+};
+
+/* Paints line `row` of mapping m's cells into out[0..per_line): P_BLANK past its end. */
+void paint_row(const struct hm_paint *c, const struct hm_layout *l, const struct hm_map *m,
+	       uint64_t row, uint8_t *out);
+/* The paint for n pages of which r resident, s swapped, u untracked. */
+uint8_t paint_counts(uint64_t n, uint64_t r, uint64_t s, uint64_t u);
+/* The heat layer's paint for [start, end) with decayed heat h. */
+uint8_t paint_heat(float h, uint64_t start, uint64_t end, bool resident);
+/* Faults per second that a decayed heat sum stands for (steady state). */
+double heat_to_rate(float h);
+
+#endif

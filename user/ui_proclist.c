@@ -1,0 +1,594 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The process list: one row per watched process, like top/htop.
+ *
+ * Each frame copies every process's numbers under the engine lock (model_totals is a
+ * handful of cardinality reads), then filters, sorts and draws without it.  The selection
+ * follows its pid, so rows appearing and vanishing around it do not move it; processes
+ * that exited stay for the engine's tombstone delay, dimmed and marked "exited".
+ */
+#include <curses.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "ui_state.h"
+
+enum pl_col {
+	COL_PID,
+	COL_USER,
+	COL_COMM,
+	COL_MAPPED,
+	COL_RES,
+	COL_SWAP,
+	COL_RESPCT,
+	COL_FAULTS,
+	COL_COUNT,
+};
+
+struct pl_coldef {
+	const char *title;
+	const char *name;		/* in the sort menu */
+	int width;
+	bool right;			/* right-aligned (numbers) */
+	bool desc;			/* sorts biggest first by default */
+	int key;			/* direct sort key, 0 if none */
+};
+
+static const struct pl_coldef coldefs[COL_COUNT] = {
+	[COL_PID] = { "PID", "pid", 7, true, false, 'P' },
+	[COL_USER] = { "USER", "user", 8, false, false, 'U' },
+	[COL_COMM] = { "COMMAND", "command (name)", 15, false, false, 'N' },
+	[COL_MAPPED] = { "MAPPED", "mapped", 7, true, true, 'V' },
+	[COL_RES] = { "RES", "resident", 7, true, true, 'M' },
+	[COL_SWAP] = { "SWAP", "swapped", 7, true, true, 'S' },
+	[COL_RESPCT] = { "RES%", "resident %", 5, true, true, 'R' },
+	[COL_FAULTS] = { "FLT/s", "faults/s", 7, true, true, 'F' },
+};
+
+struct pl_row {
+	pid_t pid;
+	uid_t uid;
+	char comm[16];
+	uint64_t mapped, res, swp, untr;
+	double rate;
+	bool exited;
+};
+
+struct pl_user {
+	uid_t uid;
+	char name[32];
+};
+
+struct proclist {
+	struct pl_row *rows;		/* the last snapshot */
+	size_t n, cap;
+	size_t *order;			/* rows after the filter, sorted */
+	size_t norder;
+	enum pl_col sort;
+	bool desc;
+	pid_t sel_pid;
+	size_t sel, top;
+	char filter[64];		/* accepted filter text */
+	bool menu;			/* the F6 sort menu is open */
+	int menu_sel;
+	size_t nexited;
+	uint64_t mapped, res, swp, untr;
+	struct pl_user users[64];
+	size_t nusers;
+};
+
+struct proclist *proclist_new(void)
+{
+	struct proclist *l = calloc(1, sizeof(*l));
+
+	if (l) {
+		l->sort = COL_RES;
+		l->desc = true;
+	}
+	return l;
+}
+
+void proclist_free(struct proclist *l)
+{
+	if (!l)
+		return;
+	free(l->rows);
+	free(l->order);
+	free(l);
+}
+
+void proclist_update(struct ui *ui)
+{
+	struct proclist *l = ui->list;
+	struct proc **procs;
+	size_t n, i;
+
+	if (ui->paused && l->n)
+		return;
+	procs = engine_procs(ui->e, &n);
+	if (n > l->cap) {
+		struct pl_row *r = realloc(l->rows, n * sizeof(*r));
+		size_t *o = realloc(l->order, n * sizeof(*o));
+
+		if (r)
+			l->rows = r;
+		if (o)
+			l->order = o;
+		if (!r || !o)
+			return;
+		l->cap = n;
+	}
+	l->n = 0;
+	l->nexited = 0;
+	l->mapped = l->res = l->swp = l->untr = 0;
+	for (i = 0; i < n; i++) {
+		const struct proc *p = procs[i];
+		struct pl_row *r = &l->rows[l->n];
+		uint64_t c[PS_COUNT];
+
+		if (!p->ready)
+			continue;
+		model_totals(p, c);
+		r->pid = p->pid;
+		r->uid = p->uid;
+		memcpy(r->comm, p->comm, sizeof(r->comm));
+		r->comm[sizeof(r->comm) - 1] = 0;
+		r->mapped = p->mapped_pages;
+		r->res = c[PS_RESIDENT];
+		r->swp = c[PS_SWAPPED];
+		r->untr = c[PS_UNTRACKED];
+		r->rate = p->exited ? 0 : p->fault_rate;
+		r->exited = p->exited;
+		l->nexited += p->exited;
+		if (!p->exited) {
+			l->mapped += r->mapped;
+			l->res += r->res;
+			l->swp += r->swp;
+			l->untr += r->untr;
+		}
+		l->n++;
+	}
+}
+
+static const char *user_name(struct proclist *l, uid_t uid)
+{
+	struct passwd pw, *res = NULL;
+	char buf[1024];
+	struct pl_user *u;
+	size_t i;
+
+	for (i = 0; i < l->nusers; i++)
+		if (l->users[i].uid == uid)
+			return l->users[i].name;
+	u = &l->users[l->nusers < 64 ? l->nusers++ : 63];
+	u->uid = uid;
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res)
+		snprintf(u->name, sizeof(u->name), "%s", pw.pw_name);
+	else
+		snprintf(u->name, sizeof(u->name), "%u", (unsigned)uid);
+	return u->name;
+}
+
+static const char *filter_text(const struct ui *ui)
+{
+	return ui->prompt.kind == PROMPT_FILTER ? ui->prompt.text : ui->list->filter;
+}
+
+static bool matches(struct proclist *l, const struct pl_row *r, const char *f)
+{
+	char pid[16];
+
+	if (!*f)
+		return true;
+	snprintf(pid, sizeof(pid), "%d", r->pid);
+	return strcasestr(r->comm, f) || strstr(pid, f) || strcasestr(user_name(l, r->uid), f);
+}
+
+static double respct(const struct pl_row *r)
+{
+	return r->mapped ? 100.0 * r->res / r->mapped : 0;
+}
+
+static struct proclist *sort_list;	/* qsort has no context argument; UI thread only */
+
+static int cmp_num(double a, double b)
+{
+	return (a > b) - (a < b);
+}
+
+static int cmp_rows(const void *pa, const void *pb)
+{
+	struct proclist *l = sort_list;
+	const struct pl_row *a = &l->rows[*(const size_t *)pa], *b = &l->rows[*(const size_t *)pb];
+	int c = 0;
+
+	switch (l->sort) {
+	case COL_PID:
+		break;
+	case COL_USER:
+		c = strcmp(user_name(l, a->uid), user_name(l, b->uid));
+		break;
+	case COL_COMM:
+		c = strcasecmp(a->comm, b->comm);
+		break;
+	case COL_MAPPED:
+		c = cmp_num(a->mapped, b->mapped);
+		break;
+	case COL_RES:
+		c = cmp_num(a->res, b->res);
+		break;
+	case COL_SWAP:
+		c = cmp_num(a->swp, b->swp);
+		break;
+	case COL_RESPCT:
+		c = cmp_num(respct(a), respct(b));
+		break;
+	case COL_FAULTS:
+		c = cmp_num(a->rate, b->rate);
+		break;
+	default:
+		break;
+	}
+	if (!c)
+		c = cmp_num(a->pid, b->pid);	/* stable: ties keep pid order */
+	return l->desc ? -c : c;
+}
+
+/* Filters, sorts and re-finds the selection. */
+static void arrange(struct ui *ui, int visible)
+{
+	struct proclist *l = ui->list;
+	const char *f = filter_text(ui);
+	size_t i;
+	bool found = false;
+
+	l->norder = 0;
+	for (i = 0; i < l->n; i++)
+		if (matches(l, &l->rows[i], f))
+			l->order[l->norder++] = i;
+	sort_list = l;
+	qsort(l->order, l->norder, sizeof(*l->order), cmp_rows);
+	for (i = 0; i < l->norder; i++) {
+		if (l->rows[l->order[i]].pid == l->sel_pid) {
+			l->sel = i;
+			found = true;
+			break;
+		}
+	}
+	if (!found) {
+		/* The selected process vanished (or is filtered out): keep the position. */
+		if (l->sel >= l->norder)
+			l->sel = l->norder ? l->norder - 1 : 0;
+		l->sel_pid = l->norder ? l->rows[l->order[l->sel]].pid : 0;
+	}
+	if (visible < 1)
+		visible = 1;
+	if (l->sel < l->top)
+		l->top = l->sel;
+	if (l->sel >= l->top + visible)
+		l->top = l->sel - visible + 1;
+	if (l->top + visible > l->norder)
+		l->top = l->norder > (size_t)visible ? l->norder - visible : 0;
+}
+
+static int list_rows(const struct ui *ui)
+{
+	return ui->rows - UI_HEADER_ROWS - 1 - 2;	/* column header; status, footer */
+}
+
+static void draw_bar(struct ui *ui, int row, int col, int width, double frac,
+		     struct ui_look look, struct ui_look fill)
+{
+	const struct ui_theme *t = &ui->theme;
+	int inner = width - 2, eighths, k;
+
+	if (inner < 1)
+		return;
+	if (frac < 0)
+		frac = 0;
+	if (frac > 1)
+		frac = 1;
+	eighths = (int)(frac * inner * 8 + 0.5);
+	if (!t->bar_eighths)
+		eighths = (int)(frac * inner + 0.5) * 8;
+	canvas_put(&ui->canvas, row, col, '[', look);
+	for (k = 0; k < inner; k++) {
+		int e = eighths - 8 * k;
+
+		if (e >= 8)
+			canvas_put(&ui->canvas, row, col + 1 + k, t->bar_full, fill);
+		else if (e > 0)
+			canvas_put(&ui->canvas, row, col + 1 + k, t->bar_eighths[e - 1], fill);
+		else
+			canvas_put(&ui->canvas, row, col + 1 + k, ' ', look);
+	}
+	canvas_put(&ui->canvas, row, col + 1 + inner, ']', look);
+}
+
+static void draw_header(struct ui *ui)
+{
+	struct proclist *l = ui->list;
+	char a[32], b[64];
+	int col = 0;
+
+	draw_title(ui, ui->cli->npids ? "watched processes" : "all processes",
+		   ui->paused ? "PAUSED" : NULL);
+	snprintf(a, sizeof(a), "%zu", l->n - l->nexited);
+	if (l->nexited)
+		snprintf(a + strlen(a), sizeof(a) - strlen(a), " (+%zu exited)", l->nexited);
+	col = draw_field(ui, 1, col, "processes", a, ST_VALUE);
+	fmt_pages(a, sizeof(a), l->mapped);
+	col = draw_field(ui, 1, col, "mapped", a, ST_VALUE);
+	fmt_pages(a, sizeof(a), l->res);
+	col = draw_field(ui, 1, col, "resident", a, ST_VALUE);
+	fmt_pages(a, sizeof(a), l->swp);
+	col = draw_field(ui, 1, col, "swapped", a, ST_VALUE);
+	fmt_pages(a, sizeof(a), l->untr);
+	draw_field(ui, 1, col, "untracked", a, ST_VALUE);
+
+	col = draw_engine_stats(ui, 2, 0);
+	fmt_pages(a, sizeof(a), (ui->engine_bytes + PAGE_SIZE_4K - 1) / PAGE_SIZE_4K);
+	col = draw_field(ui, 2, col, "model", a, ST_VALUE);
+	snprintf(b, sizeof(b), "%s %s", coldefs[l->sort].name, l->desc ? "desc" : "asc");
+	col = draw_field(ui, 2, col, "sort", b, ST_VALUE);
+	if (*filter_text(ui))
+		draw_field(ui, 2, col, "filter", filter_text(ui), ST_VALUE);
+}
+
+static void draw_colheads(struct ui *ui, int row)
+{
+	struct proclist *l = ui->list;
+	int col = 0, i;
+
+	canvas_fill(&ui->canvas, row, 0, ui->cols, ' ', ui->theme.style[ST_COLHEAD]);
+	for (i = 0; i < COL_COUNT; i++) {
+		const struct pl_coldef *d = &coldefs[i];
+		bool s = (int)l->sort == i;
+		struct ui_look look = ui->theme.style[s ? ST_COLHEAD_SORT : ST_COLHEAD];
+		int w = canvas_text_width(d->title);
+
+		canvas_text(&ui->canvas, row, d->right ? col + d->width - w : col, w, look,
+			    d->title);
+		if (s)
+			canvas_put(&ui->canvas, row, d->right ? col + d->width - w - 1 : col + w,
+				   l->desc ? ui->theme.arrow_down : ui->theme.arrow_up, look);
+		col += d->width + 1;
+	}
+	canvas_text(&ui->canvas, row, col, ui->cols - col, ui->theme.style[ST_COLHEAD],
+		    "RESIDENCY");
+}
+
+static void draw_row(struct ui *ui, int row, const struct pl_row *r, bool selected)
+{
+	struct proclist *l = ui->list;
+	struct ui_look look = ui->theme.style[selected ? ST_SELECT : r->exited ? ST_EXITED :
+					      ST_NORMAL];
+	char cell[COL_COUNT][40];
+	int col = 0, i;
+
+	snprintf(cell[COL_PID], sizeof(cell[0]), "%d", r->pid);
+	snprintf(cell[COL_USER], sizeof(cell[0]), "%s", user_name(l, r->uid));
+	snprintf(cell[COL_COMM], sizeof(cell[0]), "%s", r->comm);
+	fmt_pages(cell[COL_MAPPED], sizeof(cell[0]), r->mapped);
+	fmt_pages(cell[COL_RES], sizeof(cell[0]), r->res);
+	fmt_pages(cell[COL_SWAP], sizeof(cell[0]), r->swp);
+	snprintf(cell[COL_RESPCT], sizeof(cell[0]), "%.1f", respct(r));
+	fmt_rate(cell[COL_FAULTS], sizeof(cell[0]), r->rate);
+	canvas_fill(&ui->canvas, row, 0, ui->cols, ' ', look);
+	for (i = 0; i < COL_COUNT; i++) {
+		const struct pl_coldef *d = &coldefs[i];
+		int w = canvas_text_width(cell[i]);
+
+		if (w > d->width)
+			w = d->width;
+		canvas_text(&ui->canvas, row, d->right ? col + d->width - w : col, w, look, cell[i]);
+		col += d->width + 1;
+	}
+	if (r->exited)
+		canvas_text(&ui->canvas, row, col, ui->cols - col, look, "exited");
+	else
+		draw_bar(ui, row, col, ui->cols - col < 42 ? ui->cols - col : 42,
+			 r->mapped ? (double)r->res / r->mapped : 0, look,
+			 selected ? look : ui->theme.style[ST_BAR]);
+}
+
+static void draw_menu(struct ui *ui)
+{
+	struct proclist *l = ui->list;
+	int top = UI_HEADER_ROWS + 1, left = 2, w = 24, i;
+
+	canvas_fill(&ui->canvas, top, left, w, ' ', ui->theme.style[ST_COLHEAD]);
+	canvas_text(&ui->canvas, top, left + 1, w - 1, ui->theme.style[ST_COLHEAD], "Sort by");
+	for (i = 0; i < COL_COUNT; i++) {
+		struct ui_look look = ui->theme.style[i == l->menu_sel ? ST_POPUP_SEL : ST_POPUP];
+
+		canvas_fill(&ui->canvas, top + 1 + i, left, w, ' ', look);
+		canvas_printf(&ui->canvas, top + 1 + i, left + 1, w - 1, look, "%c %s",
+			      (int)l->sort == i ? '*' : ' ', coldefs[i].name);
+	}
+}
+
+void proclist_draw(struct ui *ui)
+{
+	static const struct key_hint hints[] = {
+		{ "F1", "Help" }, { "Enter", "Heatmap" }, { "/", "Filter" }, { "F6", "Sort" },
+		{ "<>", "Column" }, { "I", "Invert" }, { "Space", "Pause" }, { "q", "Quit" },
+	};
+	struct proclist *l = ui->list;
+	int visible = list_rows(ui), k;
+
+	arrange(ui, visible);
+	draw_header(ui);
+	draw_colheads(ui, UI_HEADER_ROWS);
+	for (k = 0; k < visible && l->top + k < l->norder; k++) {
+		size_t i = l->top + k;
+
+		draw_row(ui, UI_HEADER_ROWS + 1 + k, &l->rows[l->order[i]], i == l->sel);
+	}
+	if (!l->norder)
+		canvas_text(&ui->canvas, UI_HEADER_ROWS + 1, 1, ui->cols - 1,
+			    ui->theme.style[ST_DIM], l->n ? "no process matches the filter" :
+			    "no process yet");
+	if (l->menu)
+		draw_menu(ui);
+	draw_status_line(ui, ui->rows - 2);
+	draw_footer(ui, hints, sizeof(hints) / sizeof(hints[0]));
+}
+
+static void set_sort(struct proclist *l, int col)
+{
+	if ((int)l->sort == col) {
+		l->desc = !l->desc;
+		return;
+	}
+	l->sort = col;
+	l->desc = coldefs[col].desc;
+}
+
+static bool menu_key(struct proclist *l, int key)
+{
+	switch (key) {
+	case KEY_UP:
+		l->menu_sel = (l->menu_sel + COL_COUNT - 1) % COL_COUNT;
+		break;
+	case KEY_DOWN:
+		l->menu_sel = (l->menu_sel + 1) % COL_COUNT;
+		break;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		if ((int)l->sort != l->menu_sel)
+			set_sort(l, l->menu_sel);
+		l->menu = false;
+		break;
+	case 27:
+	case KEY_F(6):
+		l->menu = false;
+		break;
+	}
+	return true;
+}
+
+bool proclist_key(struct ui *ui, int key)
+{
+	struct proclist *l = ui->list;
+	int visible = list_rows(ui), i;
+
+	if (l->menu)
+		return menu_key(l, key);
+	if (ui->prompt.kind == PROMPT_FILTER) {
+		int r = prompt_key(&ui->prompt, key);
+
+		if (r > 0)
+			snprintf(l->filter, sizeof(l->filter), "%s", ui->prompt.text);
+		if (r)
+			ui->prompt.kind = PROMPT_NONE;
+		return true;
+	}
+	switch (key) {
+	case KEY_UP:
+		if (l->sel)
+			l->sel--;
+		break;
+	case KEY_DOWN:
+		if (l->sel + 1 < l->norder)
+			l->sel++;
+		break;
+	case KEY_PPAGE:
+		l->sel = l->sel > (size_t)visible ? l->sel - visible : 0;
+		break;
+	case KEY_NPAGE:
+		l->sel += visible;
+		if (l->sel >= l->norder)
+			l->sel = l->norder ? l->norder - 1 : 0;
+		break;
+	case KEY_HOME:
+		l->sel = 0;
+		break;
+	case KEY_END:
+		l->sel = l->norder ? l->norder - 1 : 0;
+		break;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		if (l->norder)
+			ui_open_map(ui, l->rows[l->order[l->sel]].pid);
+		return true;
+	case '/':
+	case KEY_F(3):
+	case KEY_F(4):
+		ui->prompt.kind = PROMPT_FILTER;
+		snprintf(ui->prompt.text, sizeof(ui->prompt.text), "%s", l->filter);
+		ui->prompt.len = strlen(ui->prompt.text);
+		return true;
+	case 27:
+		l->filter[0] = 0;
+		return true;
+	case KEY_F(6):
+		l->menu = true;
+		l->menu_sel = l->sort;
+		return true;
+	case '<':
+	case ',':
+		l->sort = (l->sort + COL_COUNT - 1) % COL_COUNT;
+		l->desc = coldefs[l->sort].desc;
+		return true;
+	case '>':
+	case '.':
+		l->sort = (l->sort + 1) % COL_COUNT;
+		l->desc = coldefs[l->sort].desc;
+		return true;
+	case 'I':
+		l->desc = !l->desc;
+		return true;
+	case KEY_MOUSE: {
+		MEVENT ev;
+
+		if (getmouse(&ev) != OK)
+			return false;
+		if (ev.bstate & BUTTON4_PRESSED)
+			l->sel = l->sel > 3 ? l->sel - 3 : 0;
+#ifdef BUTTON5_PRESSED
+		else if (ev.bstate & BUTTON5_PRESSED)
+			l->sel = l->sel + 3 < l->norder ? l->sel + 3 : (l->norder ? l->norder - 1 : 0);
+#endif
+		break;
+	}
+	default:
+		for (i = 0; i < COL_COUNT; i++) {
+			if (coldefs[i].key == key) {
+				set_sort(l, i);
+				return true;
+			}
+		}
+		return false;
+	}
+	if (l->norder)
+		l->sel_pid = l->rows[l->order[l->sel]].pid;
+	return true;
+}
+
+pid_t proclist_next(struct ui *ui, pid_t pid, int dir)
+{
+	struct proclist *l = ui->list;
+	size_t i;
+
+	engine_lock(ui->e);
+	proclist_update(ui);
+	engine_unlock(ui->e);
+	arrange(ui, list_rows(ui));
+	if (!l->norder)
+		return 0;
+	for (i = 0; i < l->norder; i++) {
+		if (l->rows[l->order[i]].pid == pid) {
+			i = (i + l->norder + dir) % l->norder;
+			l->sel = i;
+			l->sel_pid = l->rows[l->order[i]].pid;
+			return l->sel_pid;
+		}
+	}
+	return l->rows[l->order[0]].pid;
+}

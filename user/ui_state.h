@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The UI's state, shared by its modules.  Only the UI thread touches it (the engine thread
+ * only runs the engine and queues status messages through ui.c's log sink).
+ *
+ *   ui.c            loop, frame pacing, engine thread, signals, global keys, status line
+ *   ui_term.c       owns the terminal: curses set-up, restore on every exit, crash path
+ *   ui_canvas.c     off-screen frame, flushed row by row when changed
+ *   ui_theme.c      colours and glyphs for this terminal
+ *   ui_draw.c       header, footer, prompt, number formatting shared by the views
+ *   ui_proclist.c   the process list (top-like)
+ *   ui_heatmap.c    the heatmap view: frame building under the lock, drawing, keys
+ *   ui_maplayout.c  mappings → lines and cells (no curses; the part that must be fast)
+ *   ui_help.c       help screen and legend
+ */
+#ifndef MEVITOP_UI_STATE_H
+#define MEVITOP_UI_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cli.h"
+#include "engine.h"
+#include "ui_canvas.h"
+#include "ui_theme.h"
+
+#define UI_FRAME_MS 80		/* 12.5 frames per second */
+#define UI_MIN_COLS 80
+#define UI_MIN_ROWS 24
+#define UI_HEADER_ROWS 3	/* title bar + two lines of numbers */
+
+enum ui_view {
+	VIEW_LIST,
+	VIEW_MAP,
+};
+
+/* A one-line editor at the bottom (filter, go to address). */
+enum prompt_kind {
+	PROMPT_NONE,
+	PROMPT_FILTER,
+	PROMPT_GOTO,
+};
+
+struct ui_prompt {
+	enum prompt_kind kind;
+	char text[64];
+	size_t len;
+};
+
+struct proclist;
+struct heatmap;
+
+struct ui {
+	struct engine *e;
+	const struct cli *cli;
+	struct ui_theme theme;
+	struct ui_canvas canvas;
+	int rows, cols;
+	bool too_small;
+	enum ui_view view;
+	bool help;			/* help screen shown over the view */
+	bool paused;			/* space: the picture is frozen (the engine runs on) */
+	struct ui_prompt prompt;
+	struct engine_stats stats;	/* copied under the lock each frame */
+	size_t engine_bytes;
+	double fps;
+	uint64_t now_ns;		/* CLOCK_MONOTONIC of this frame's data */
+	struct proclist *list;
+	struct heatmap *map;
+};
+
+/* ui.c */
+/* The newest status message if it is recent (and not yet superseded). */
+bool ui_status(char *buf, size_t len, bool *is_error);
+void ui_open_map(struct ui *ui, pid_t pid);
+
+/* ui_draw.c */
+void fmt_pages(char *buf, size_t len, uint64_t pages);	/* "1.5G", "12K", "0" */
+void fmt_rate(char *buf, size_t len, double per_sec);	/* "0", "12", "1.2k" */
+/* Title bar: "mevitop VERSION │ what │ mode │ interval │ fps"; warn (may be NULL) in red. */
+void draw_title(struct ui *ui, const char *what, const char *warn);
+/* "events/s N  lost N  drift N" with non-zero losses highlighted; returns the next column. */
+int draw_engine_stats(struct ui *ui, int row, int col);
+struct key_hint {
+	const char *key, *what;
+};
+void draw_footer(struct ui *ui, const struct key_hint *hints, size_t n);
+/* The prompt if one is open, else the newest status message. */
+void draw_status_line(struct ui *ui, int row);
+void draw_too_small(struct ui *ui);
+/* Line editing for the prompt: returns 1 accepted (Enter), -1 cancelled (Esc), 0 editing. */
+int prompt_key(struct ui_prompt *p, int key);
+/* Text of a labelled field at (row, col), returns the next column: "label value  ". */
+int draw_field(struct ui *ui, int row, int col, const char *label, const char *value,
+	       enum ui_style value_style);
+
+/* ui_proclist.c */
+struct proclist *proclist_new(void);
+void proclist_free(struct proclist *l);
+void proclist_update(struct ui *ui);			/* under the engine lock */
+void proclist_draw(struct ui *ui);
+bool proclist_key(struct ui *ui, int key);
+/* The pid after (dir 1) or before (dir -1) pid in the list's order, or 0. */
+pid_t proclist_next(struct ui *ui, pid_t pid, int dir);
+
+/* ui_heatmap.c */
+struct heatmap *heatmap_new(void);
+void heatmap_free(struct heatmap *m);
+void heatmap_show(struct ui *ui, pid_t pid);
+pid_t heatmap_pid(const struct heatmap *m);
+/* Builds the frame (takes the engine lock itself, unless the picture is frozen). */
+void heatmap_update(struct ui *ui);
+void heatmap_draw(struct ui *ui);
+bool heatmap_key(struct ui *ui, int key);
+/* The pause key: keep a private copy of the process (or drop it). */
+void heatmap_pause(struct ui *ui, bool paused);
+
+/* ui_help.c */
+void help_draw(struct ui *ui);
+
+#endif
