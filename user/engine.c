@@ -1677,17 +1677,25 @@ void engine_take_exits(struct engine *e, void (*fn)(void *ctx, const struct proc
 	e->nexits = 0;
 }
 
+size_t engine_proc_bytes(const struct proc *p)
+{
+	const struct pstate *s = ps(p);
+
+	return proc_bytes(p) + sizeof(*s) + s->capscan * sizeof(*s->scan) +
+	       s->capchecks * sizeof(*s->checks);
+}
+
 size_t engine_bytes(struct engine *e)
 {
 	size_t bytes = sizeof(*e) + e->capsorted * sizeof(void *) +
-		       e->capruns * sizeof(struct scan_run);
+		       e->capruns * sizeof(struct scan_run) +
+		       (e->capaliases + e->capexits) * sizeof(void *);
 	struct proc *p;
 	size_t i;
 
 	for (i = 0; i < NBUCKETS; i++)
 		for (p = e->buckets[i]; p; p = p->hnext)
-			bytes += proc_bytes(p) + sizeof(struct pstate) +
-				 ps(p)->capscan * sizeof(struct range);
+			bytes += engine_proc_bytes(p);
 	return bytes;
 }
 

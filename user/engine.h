@@ -123,6 +123,8 @@ uint32_t engine_interval_scale(struct engine *e);
 
 /* Heap bytes used by the models. */
 size_t engine_bytes(struct engine *e);
+/* ... of which this process's model. */
+size_t engine_proc_bytes(const struct proc *p);
 uint64_t engine_now_ns(void);
 
 #endif

@@ -166,7 +166,8 @@ int json_snapshot(FILE *out, struct engine *e, const struct json_opts *o, uint64
 		any = true;
 		put_str(&b, p->comm);
 		put(&b, ", \"state\": \"%s\", \"faults\": %" PRIu64 ", \"fault_rate\": %.1f, "
-		    "\"pages\": ", p->exited ? "exited" : "running", p->faults, p->fault_rate);
+		    "\"model_bytes\": %zu, \"pages\": ", p->exited ? "exited" : "running", p->faults,
+		    p->fault_rate, engine_proc_bytes(p));
 		put_pages(&b, c, p->mapped_pages);
 		if (o->maps) {
 			put(&b, ", \"mappings\": [");
