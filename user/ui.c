@@ -150,6 +150,30 @@ static int engine_thread_start(struct engine_thread *t)
 	return -err;
 }
 
+/* --- the engine lock, as the UI thread takes it (timed for -v) --- */
+
+void ui_lock(struct ui *ui)
+{
+	uint64_t t0 = engine_now_ns();
+
+	engine_lock(ui->e);
+	ui->lock_t0 = engine_now_ns();
+	ui->lock_wait_ns += ui->lock_t0 - t0;
+	if (ui->lock_t0 - t0 > ui->lock_wait_max_ns)
+		ui->lock_wait_max_ns = ui->lock_t0 - t0;
+	ui->locks++;
+}
+
+void ui_unlock(struct ui *ui)
+{
+	uint64_t held = engine_now_ns() - ui->lock_t0;
+
+	engine_unlock(ui->e);
+	ui->lock_hold_ns += held;
+	if (held > ui->lock_hold_max_ns)
+		ui->lock_hold_max_ns = held;
+}
+
 /* --- frames --- */
 
 struct ui_perf {
@@ -184,7 +208,7 @@ static void frame(struct ui *ui, struct ui_perf *perf)
 	if (ui->too_small) {
 		draw_too_small(ui);
 	} else {
-		engine_lock(ui->e);
+		ui_lock(ui);
 		ui->stats = *engine_stats(ui->e);
 		/* Walks every model: once a second is plenty for a header figure. */
 		if (ui->view == VIEW_LIST && ui->now_ns - perf->bytes_ns > 1000000000ULL) {
@@ -193,7 +217,7 @@ static void frame(struct ui *ui, struct ui_perf *perf)
 		}
 		if (ui->view == VIEW_LIST)
 			proclist_update(ui);
-		engine_unlock(ui->e);
+		ui_unlock(ui);
 		if (ui->view == VIEW_MAP)
 			heatmap_update(ui);
 		if (ui->help)
@@ -269,6 +293,11 @@ static void print_perf(const struct ui *ui, const struct ui_perf *perf, uint64_t
 		 "engine thread CPU %.3f s = %.2f%%", ui_cpu_ns / 1e9, 100.0 * ui_cpu_ns / wall_ns,
 		 perf->frame_cpu_ns / 1e9, perf->frame_cpu_ns / 1e6 / perf->frames,
 		 t->cpu_ns / 1e9, 100.0 * t->cpu_ns / wall_ns);
+	if (ui->locks)
+		log_info("ui: engine lock taken %" PRIu64 " times: waited %.3f ms on average "
+			 "(max %.1f ms), held %.3f ms on average (max %.1f ms)", ui->locks,
+			 ui->lock_wait_ns / 1e6 / ui->locks, ui->lock_wait_max_ns / 1e6,
+			 ui->lock_hold_ns / 1e6 / ui->locks, ui->lock_hold_max_ns / 1e6);
 }
 
 int ui_check_terminal(void)

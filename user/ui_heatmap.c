@@ -32,7 +32,7 @@ struct hm_vline {
 	enum vline_type type;
 	size_t map;			/* index in the layout */
 	uint64_t row;			/* VL_CELLS: its first cell row */
-	int label;			/* VL_LABEL: index in labels */
+	int label;			/* VL_LABEL, compact first lines: index in labels, or -1 */
 };
 
 struct hm_label {
@@ -48,7 +48,8 @@ struct hm_label {
 struct hm_readout {
 	bool valid;
 	uint64_t start, end;		/* the cursor cell's pages */
-	uint64_t map_start;
+	uint64_t map_start, map_end, map_res;
+	uint32_t perms;
 	uint64_t res, swp, untr;
 	float heat;
 	enum page_state state;		/* when the cell is one page */
@@ -74,6 +75,7 @@ struct heatmap {
 	uint64_t zoom;
 	bool zoom_auto;
 	bool heat;			/* heat layer */
+	bool compact;			/* no label lines: names in the gutter */
 	enum hm_filter filter;
 	bool cur_set;
 	uint64_t cur_page;		/* a page of the cursor cell */
@@ -328,6 +330,9 @@ static void fill_readout(struct heatmap *m, const struct hm_paint *pc)
 
 	ro->valid = true;
 	ro->map_start = h->start;
+	ro->map_end = h->end;
+	ro->perms = h->m->perms;
+	ro->map_res = model_count(p, PS_RESIDENT, h->start, h->end);
 	ro->start = h->start + m->cur_cell * m->lay.zoom;
 	ro->end = ro->start + m->lay.zoom < h->end ? ro->start + m->lay.zoom : h->end;
 	ro->res = model_count(p, PS_RESIDENT, ro->start, ro->end);
@@ -361,8 +366,8 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	if (ensure_buffers(m, m->vis_h, width, cpc))
 		return;
 	if (m->zoom_auto)
-		m->zoom = layout_fit_zoom(l, width, cpc, m->vis_h);
-	layout_place(l, m->zoom, width, cpc);
+		m->zoom = layout_fit_zoom(l, width, cpc, !m->compact, m->vis_h);
+	layout_place(l, m->zoom, width, cpc, !m->compact);
 	cursor_place(m);
 	top = scroll_top(m);
 
@@ -390,14 +395,17 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 			v->type = VL_GAP;
 			continue;
 		}
+		v->label = -1;
 		if (line == hm_label_line(h)) {
-			v->type = VL_LABEL;
 			v->label = m->nlabels;
 			fill_label(&m->labels[m->nlabels++], h, &pc);
-			continue;
+			if (l->label_lines) {
+				v->type = VL_LABEL;
+				continue;
+			}
 		}
 		v->type = VL_CELLS;
-		v->row = line - hm_label_line(h) - 1;
+		v->row = line - hm_cells_line(l, h);
 		paint_row(&pc, l, h, v->row, m->paint + (size_t)k * l->per_line);
 	}
 	if (m->cur_map != SIZE_MAX)
@@ -414,29 +422,29 @@ void heatmap_update(struct ui *ui)
 		build(ui, m->frozen, m->frozen_ns);
 		return;
 	}
-	engine_lock(ui->e);
+	ui_lock(ui);
 	p = engine_find(ui->e, m->pid);
 	if (!p) {
 		/* Never seen, or dropped before we saw it exit: keep the last frame. */
 		if (m->found)
 			m->gone = true;
-		engine_unlock(ui->e);
+		ui_unlock(ui);
 		return;
 	}
 	copy_info(m, p);
 	if (!p->ready) {
-		engine_unlock(ui->e);
+		ui_unlock(ui);
 		return;
 	}
 	if (p->exited || ui->paused)
 		freeze(m, p, ui->now_ns);
 	if (m->frozen) {
-		engine_unlock(ui->e);
+		ui_unlock(ui);
 		build(ui, m->frozen, m->frozen_ns);
 		return;
 	}
 	build(ui, p, ui->now_ns);
-	engine_unlock(ui->e);
+	ui_unlock(ui);
 }
 
 /* --- drawing --- */
@@ -545,7 +553,17 @@ static void draw_cells(struct ui *ui, int row, int k, const struct hm_vline *v)
 	uint64_t addr = (h->start + v->row * l->per_line * l->zoom) << PAGE_SHIFT_4K;
 	const uint8_t *cells = m->paint + (size_t)k * l->per_line;
 
-	if (l->addr_digits < 16 && addr >> (4 * l->addr_digits))
+	if (v->label >= 0 && m->labels[v->label].kind != MK_ANON) {
+		/* Compact: the mapping's name where its label line would be (anonymous ones
+		 * keep their address, in the label's style). */
+		canvas_text(&ui->canvas, row, 0, m->gutter - 1,
+			    ui->theme.style[v->map == m->cur_map ? ST_LABEL_CUR : ST_LABEL],
+			    m->labels[v->label].name);
+	} else if (v->label >= 0) {
+		canvas_printf(&ui->canvas, row, 0, m->gutter - 1,
+			      ui->theme.style[v->map == m->cur_map ? ST_LABEL_CUR : ST_LABEL],
+			      "%0*" PRIx64, l->addr_digits, addr);
+	} else if (l->addr_digits < 16 && addr >> (4 * l->addr_digits))
 		/* Too long for the gutter ([vsyscall]): its low digits after an ellipsis. */
 		canvas_printf(&ui->canvas, row, 0, m->gutter, ui->theme.style[ST_GUTTER],
 			      "%s%0*" PRIx64, ui->theme.utf8 ? "\u2026" : "~", l->addr_digits - 1,
@@ -553,7 +571,7 @@ static void draw_cells(struct ui *ui, int row, int k, const struct hm_vline *v)
 	else
 		canvas_printf(&ui->canvas, row, 0, m->gutter, ui->theme.style[ST_GUTTER],
 			      "%0*" PRIx64, l->addr_digits, addr);
-	if (v->map == m->cur_map && m->cur_line == hm_label_line(h) + 1 + v->row) {
+	if (v->map == m->cur_map && m->cur_line == hm_cells_line(l, h) + v->row) {
 		cursor_col = (int)(m->cur_cell % l->per_line / cpc);
 		cursor_half = (int)(m->cur_cell % cpc) + 1;
 	}
@@ -605,15 +623,26 @@ static void draw_readout(struct ui *ui, int row)
 					n - ro->res - ro->swp - ro->untr);
 	}
 	if (len < sizeof(buf))
-		snprintf(buf + len, sizeof(buf) - len, "%sheat %s f/s%spage %" PRIu64 " of %s",
-			 dot, rate, dot, ro->start - ro->map_start, ro->name);
+		len += snprintf(buf + len, sizeof(buf) - len, "%sheat %s f/s%spage %" PRIu64
+				" of %s", dot, rate, dot, ro->start - ro->map_start, ro->name);
+	if (m->compact && len < sizeof(buf)) {
+		/* No label lines: the cursor's mapping's label is here. */
+		char perms[5], res[16], map[16];
+
+		perms_str(ro->perms, perms);
+		fmt_pages(res, sizeof(res), ro->map_res);
+		fmt_pages(map, sizeof(map), ro->map_end - ro->map_start);
+		snprintf(buf + len, sizeof(buf) - len, " (%0*" PRIx64 "-%0*" PRIx64 " %s, res %s/%s)",
+			 m->lay.addr_digits, ro->map_start << PAGE_SHIFT_4K, m->lay.addr_digits,
+			 ro->map_end << PAGE_SHIFT_4K, perms, res, map);
+	}
 	canvas_text(&ui->canvas, row, 0, ui->cols, look, buf);
 }
 
 void heatmap_draw(struct ui *ui)
 {
 	static const struct key_hint hints[] = {
-		{ "F1", "Help" }, { "+-", "Zoom" }, { "t", "Heat" }, { "f", "Kinds" },
+		{ "F1", "Help" }, { "+-", "Zoom" }, { "t", "Heat" }, { "f", "Kinds" }, { "l", "Labels" },
 		{ "[]", "Mapping" }, { "g", "Go to" }, { "Tab", "Next pid" },
 		{ "Esc", "List" }, { "Space", "Pause" }, { "q", "Quit" },
 	};
@@ -688,7 +717,7 @@ static void move_to_line(struct heatmap *m, uint64_t line, uint64_t col)
 		line = l->lines - 1;
 	i = layout_find_line(l, line);
 	h = &l->maps[i];
-	first = hm_label_line(h) + 1;
+	first = hm_cells_line(l, h);
 	row = line < first ? 0 : line - first;
 	if (row >= h->nrows)
 		row = h->nrows - 1;
@@ -783,6 +812,9 @@ bool heatmap_key(struct ui *ui, int key)
 		return true;
 	case 'f':
 		m->filter = (m->filter + 1) % HF_COUNT;
+		return true;
+	case 'l':
+		m->compact = !m->compact;
 		return true;
 	case 'F':
 		m->filter = (m->filter + HF_COUNT - 1) % HF_COUNT;

@@ -31,6 +31,7 @@ static const struct help_line map_keys[] = {
 	{ "= 0", "zoom to fit (auto)" },
 	{ "t", "heat layer (faults)" },
 	{ "f F", "cycle the kinds shown" },
+	{ "l", "label lines / compact" },
 	{ "g", "go to an address" },
 	{ "Tab S-Tab", "next / previous process" },
 	{ "Esc Bksp", "back to the list" },

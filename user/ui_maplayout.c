@@ -86,7 +86,7 @@ static uint64_t div_up(uint64_t a, uint64_t b)
 	return a / b + (a % b != 0);
 }
 
-void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc)
+void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc, bool labels)
 {
 	uint64_t line = 0;
 	size_t i;
@@ -95,13 +95,14 @@ void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc)
 	l->width = width > 0 ? width : 1;
 	l->cpc = cpc > 0 ? cpc : 1;
 	l->per_line = l->width * l->cpc;
+	l->label_lines = labels;
 	for (i = 0; i < l->n; i++) {
 		struct hm_map *h = &l->maps[i];
 
 		h->line = line;
 		h->ncells = div_up(h->end - h->start, l->zoom);
 		h->nrows = div_up(h->ncells, l->per_line);
-		h->nlines = (h->gap_pages ? 1 : 0) + 1 + h->nrows;
+		h->nlines = (h->gap_pages ? 1 : 0) + l->label_lines + h->nrows;
 		line += h->nlines;
 	}
 	l->lines = line;
@@ -109,7 +110,7 @@ void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc)
 
 /* Lines the layout would take at a zoom, stopping early past `limit`. */
 static uint64_t lines_at(const struct hm_layout *l, uint64_t zoom, uint64_t per_line,
-			 uint64_t limit)
+			 int labels, uint64_t limit)
 {
 	uint64_t total = 0;
 	size_t i;
@@ -117,22 +118,23 @@ static uint64_t lines_at(const struct hm_layout *l, uint64_t zoom, uint64_t per_
 	for (i = 0; i < l->n && total <= limit; i++) {
 		const struct hm_map *h = &l->maps[i];
 
-		total += (h->gap_pages ? 1 : 0) + 1 +
+		total += (h->gap_pages ? 1 : 0) + labels +
 			 div_up(div_up(h->end - h->start, zoom), per_line);
 	}
 	return total;
 }
 
-uint64_t layout_fit_zoom(const struct hm_layout *l, int width, int cpc, uint64_t lines)
+uint64_t layout_fit_zoom(const struct hm_layout *l, int width, int cpc, bool labels,
+			 uint64_t lines)
 {
 	uint64_t per_line = (uint64_t)(width > 0 ? width : 1) * (cpc > 0 ? cpc : 1);
 	uint64_t zoom, largest = 0, quarter = lines / 4 ? lines / 4 : 1;
 	size_t i;
 
 	/* Mappings of one cell each need a line for the cells and one for the label. */
-	if (lines_at(l, 1ULL << 40, per_line, lines) <= lines) {
+	if (lines_at(l, 1ULL << 40, per_line, labels, lines) <= lines) {
 		for (zoom = 1; zoom < 1ULL << 40; zoom <<= 1)
-			if (lines_at(l, zoom, per_line, lines) <= lines)
+			if (lines_at(l, zoom, per_line, labels, lines) <= lines)
 				return zoom;
 		return zoom;
 	}
@@ -196,7 +198,7 @@ uint64_t layout_cell_line(const struct hm_layout *l, const struct hm_map *m, uin
 {
 	if (half)
 		*half = (int)(cell % l->per_line % l->cpc);
-	return hm_label_line(m) + 1 + cell / l->per_line;
+	return hm_cells_line(l, m) + cell / l->per_line;
 }
 
 uint8_t paint_counts(uint64_t n, uint64_t r, uint64_t s, uint64_t u)

@@ -49,6 +49,7 @@ struct hm_layout {
 	int width;			/* cells per cell row */
 	int cpc;			/* cells per character */
 	int per_line;			/* cells per line: width * cpc */
+	int label_lines;		/* 1: a label line above each mapping; 0: compact */
 	int addr_digits;		/* hex digits of the highest address */
 };
 
@@ -57,12 +58,14 @@ bool hm_filter_match(enum hm_filter f, enum map_kind k);
 
 /* Collects p's mappings that pass the filter; -ENOMEM on failure (the old list stays). */
 int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f);
-/* Numbers the lines for a zoom (pages per cell), width (characters per line) and cpc. */
-void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc);
+/* Numbers the lines for a zoom (pages per cell), width (characters per line), cpc, and
+ * with or without label lines. */
+void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc, bool labels);
 /* The smallest power-of-two zoom that fits every mapping in `lines` lines; when even one
  * cell per mapping would not fit, the one that keeps the largest mapping to a quarter of
  * them. */
-uint64_t layout_fit_zoom(const struct hm_layout *l, int width, int cpc, uint64_t lines);
+uint64_t layout_fit_zoom(const struct hm_layout *l, int width, int cpc, bool labels,
+			 uint64_t lines);
 /* The mapping holding page, else the next one, else the last; SIZE_MAX when empty. */
 size_t layout_find_page(const struct hm_layout *l, uint64_t page);
 /* The mapping whose lines include line (the last one past the end). */
@@ -71,6 +74,12 @@ size_t layout_find_line(const struct hm_layout *l, uint64_t line);
 static inline uint64_t hm_label_line(const struct hm_map *m)
 {
 	return m->line + (m->gap_pages ? 1 : 0);
+}
+
+/* The line of m's first cells (its label line too, in compact layouts). */
+static inline uint64_t hm_cells_line(const struct hm_layout *l, const struct hm_map *m)
+{
+	return hm_label_line(m) + l->label_lines;
 }
 
 /* The cell of mapping m holding page (clamped to the mapping). */

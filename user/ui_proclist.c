@@ -576,9 +576,9 @@ pid_t proclist_next(struct ui *ui, pid_t pid, int dir)
 	struct proclist *l = ui->list;
 	size_t i;
 
-	engine_lock(ui->e);
+	ui_lock(ui);
 	proclist_update(ui);
-	engine_unlock(ui->e);
+	ui_unlock(ui);
 	arrange(ui, list_rows(ui));
 	if (!l->norder)
 		return 0;

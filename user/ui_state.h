@@ -67,9 +67,15 @@ struct ui {
 	uint64_t now_ns;		/* CLOCK_MONOTONIC of this frame's data */
 	struct proclist *list;
 	struct heatmap *map;
+	/* How long the UI waits for and holds the engine lock (reported with -v). */
+	uint64_t locks, lock_t0;
+	uint64_t lock_wait_ns, lock_wait_max_ns, lock_hold_ns, lock_hold_max_ns;
 };
 
 /* ui.c */
+/* engine_lock/unlock for the UI thread: timed, for -v. */
+void ui_lock(struct ui *ui);
+void ui_unlock(struct ui *ui);
 /* The newest status message if it is recent (and not yet superseded). */
 bool ui_status(char *buf, size_t len, bool *is_error);
 void ui_open_map(struct ui *ui, pid_t pid);

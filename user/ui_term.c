@@ -42,6 +42,12 @@ int term_check(char *why, size_t len)
 			 "TERM=xterm) or use --json", t && *t ? t : "(unset)");
 		return -1;
 	}
+	if (!tigetstr("cup") || tigetstr("cup") == (char *)-1) {
+		snprintf(why, len, "terminal type '%s' cannot move the cursor: the interactive view "
+			 "needs one that can (e.g. TERM=xterm), or use --json", getenv("TERM"));
+		del_curterm(cur_term);
+		return -1;
+	}
 	del_curterm(cur_term);
 	return 0;
 }

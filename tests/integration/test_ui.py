@@ -37,6 +37,7 @@ class Screen:
         self.err = tmp_path / f"{name}.stderr"
         self.tmux("new-session", "-d", "-x", str(width), "-y", str(height), "-s", "ui",
                   "env PS1='$ ' bash --norc --noprofile")
+        self.socket = self.tmux("display", "-p", "#{socket_path}").strip()
         self.wait(lambda s: "$" in s, "the shell prompt")
 
     def tmux(self, *args):
@@ -117,6 +118,10 @@ class Screen:
 
     def kill(self):
         subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
+        try:
+            os.unlink(self.socket)
+        except OSError:
+            pass
 
 
 @pytest.fixture
@@ -214,6 +219,20 @@ def test_heatmap_cells_labels_zoom_live(screen, layout):
                    for k in range(32))
     scr.wait(lambda s: row_cells(s, A, 32) == want and row_cells(s, A, 33)[32] == " ",
              "region a at 2 pages per cell")
+
+    # Compact: no label lines, the cursor's mapping described by the readout.
+    scr.keys("l")
+    s = scr.wait(lambda s: label(A, 64) not in s and row_cells(s, A, 32) == want,
+                 "the compact layout")
+    assert "kinds all" in s
+    scr.keys("g")
+    scr.type(f"{A:x}")
+    scr.keys("Enter")
+    scr.wait(lambda s: re.search(f"cursor {A:#x} \\+2 pages: 1 resident, 1 not resident .*"
+                                 f"page 0 of anon \\({A:012x}-{A + 64 * PAGE:012x} rw-p, "
+                                 "res 88K/256K\\)", s), "the compact readout")
+    scr.keys("l")
+    scr.wait_for(label(A, 64))
 
     # Help and back; kinds filter; then q.
     scr.keys("h")
@@ -436,3 +455,28 @@ def test_vt100_ascii_ctrl_c(screen, layout):
     scr.wait(lambda s: row_cells(s, A, 64) == "#" * 32 + "." * 32, "ASCII cells")
     scr.keys("C-c")
     assert_clean_exit(scr)
+
+
+def test_drawing_cost_1000_mappings_1m_pages(screen, workload):
+    """The budget: at 200x60, with 1000 mappings and 1 Mi pages faulting live, at least 10
+    frames/s and under 5% of a core for the UI thread (what -v prints at exit; the
+    sanitizer build is slower than the real one, so this is a ceiling)."""
+    wl = workload("ui_big", ["--churn", "20000"])
+    scr = screen()
+    scr.start(["-v", "-p", str(wl.pid)], term="tmux-256color")
+    scr.wait_for("maps 10")
+    scr.wait_for("100000000000-")
+    # Measure over a few seconds of live drawing (watching that it keeps drawing).
+    until = time.monotonic() + 6
+    while time.monotonic() < until:
+        assert "100000000000" in scr.text()
+        time.sleep(0.2)
+    scr.keys("q")
+    assert_clean_exit(scr)
+    err = scr.stderr()
+    frames = re.search(r"ui: 200 x 60, half blocks.*; (\d+) frames in ([\d.]+) s \(([\d.]+)/s\)",
+                       err)
+    cpu = re.search(r"UI thread CPU [\d.]+ s = ([\d.]+)% of a core", err)
+    assert frames and cpu, err
+    assert float(frames.group(3)) >= 10, err
+    assert float(cpu.group(1)) < 5, err
