@@ -370,18 +370,18 @@ def test_process_list_sort_search_enter_esc(screen, layout):
     s = scr.wait(lambda s: "uialpha" in s and "uibeta" in s, "both workloads in the list")
     assert "all processes" in s
 
+    # (A capture may catch a frame half written: each check waits for a whole one.)
+    def sorted_by(header, key, reverse=False):
+        def cond(s):
+            col = [key(row) for row in table(s)]
+            return header in s and len(col) > 3 and col == sorted(col, reverse=reverse)
+        return cond
     scr.keys("P")
-    s = scr.wait_for("sort pid asc")
-    pids = [p for p, _, _ in table(s)]
-    assert len(pids) > 3 and pids == sorted(pids), s
+    scr.wait(sorted_by("sort pid asc", lambda r: r[0]), "rows by pid")
     scr.keys("P")
-    s = scr.wait_for("sort pid desc")
-    pids = [p for p, _, _ in table(s)]
-    assert pids == sorted(pids, reverse=True), s
+    scr.wait(sorted_by("sort pid desc", lambda r: r[0], reverse=True), "rows by pid, desc")
     scr.keys("N")
-    s = scr.wait_for("sort command (name) asc")
-    names = [n.lower() for _, n, _ in table(s)]
-    assert names == sorted(names), s
+    scr.wait(sorted_by("sort command (name) asc", lambda r: r[1].lower()), "rows by name")
     scr.keys("F6")
     scr.wait_for("Sort by")
     scr.keys("Down", "Enter")   # the entry after "command (name)": mapped
