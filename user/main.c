@@ -132,9 +132,11 @@ static int run_json(struct engine *e, struct cli *c)
 		if (now < next) {
 			uint64_t left_ms = (next - now) / 1000000ULL;
 
-			/* Drain every 10 ms: the ring buffer never waits long, whatever the
-			 * interval, and records carry no wake-up (see bpf/common.bpf.h). */
-			engine_step(e, left_ms < 10 ? (int)left_ms : 10);
+			/* Drain often whatever the interval: records carry no wake-up (see
+			 * bpf/common.bpf.h), so the ring buffer is emptied on this timer. */
+			int poll = engine_poll_ms(e);
+
+			engine_step(e, left_ms < (uint64_t)poll ? (int)left_ms : poll);
 			continue;
 		}
 		mono = engine_now_ns();
@@ -146,9 +148,10 @@ static int run_json(struct engine *e, struct cli *c)
 		if (err)
 			return err == -EPIPE ? 0 : 1;
 		printed++;
-		next += c->interval_ms * 1000000ULL;
+		/* --max-cpu may stretch the interval (engine_interval_scale). */
+		next += c->interval_ms * engine_interval_scale(e) * 1000000ULL;
 		if (next < now)
-			next = now + c->interval_ms * 1000000ULL;
+			next = now + c->interval_ms * engine_interval_scale(e) * 1000000ULL;
 		if (c->npids && !engine_alive_targets(e)) {
 			log_err("no watched process is left");
 			break;
@@ -220,6 +223,9 @@ int main(int argc, char **argv)
 	eo.follow_children = !c.no_children;
 	eo.reconcile = !c.no_reconcile;
 	eo.ringbuf_bytes = c.ringbuf_bytes;
+	eo.chunk_map_entries = c.chunk_map_entries;
+	eo.filter = filter_active(&c.filter) ? &c.filter : NULL;
+	eo.max_cpu_pct = c.max_cpu;
 	install_signals();
 	err = engine_new(&eo, &f, &e, why, sizeof(why));
 	if (!err)
