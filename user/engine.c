@@ -600,12 +600,15 @@ static void apply_brk(struct engine *e, struct proc *p, const struct ev_syscall 
 	struct mapping *heap = model_heap(p);
 
 	if (heap) {
-		if (end == mapping_end(heap))
+		uint64_t hs = mapping_start(heap), he = mapping_end(heap);
+
+		if (end == he)
 			return;
-		start = mapping_end(heap);
-		model_set_end(p, heap, end > mapping_start(heap) ? end : mapping_start(heap));
-		if (end <= mapping_start(heap))
-			model_unmap(p, mapping_start(heap), mapping_end(heap));
+		start = he;
+		if (end <= hs)
+			model_unmap(p, hs, he);	/* shrunk to nothing: the heap is gone */
+		else
+			model_set_end(p, heap, end);
 	} else {
 		struct mapping_attrs a = { .perms = MP_READ | MP_WRITE, .kind = MK_HEAP };
 

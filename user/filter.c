@@ -120,7 +120,8 @@ int filter_refresh(struct filter *f)
 		return 0;
 	f->nmembers = 0;
 	read_cgroup(f, f->cgroup, 0);
-	qsort(f->members, f->nmembers, sizeof(*f->members), cmp_pid);
+	if (f->nmembers)
+		qsort(f->members, f->nmembers, sizeof(*f->members), cmp_pid);
 	return 0;
 }
 
@@ -158,7 +159,8 @@ bool filter_match(const struct filter *f, pid_t pid, const char *comm)
 		if (strncmp(comm, f->comm, sizeof(f->comm)))
 			return false;
 	}
-	if (f->cgroup && !bsearch(&pid, f->members, f->nmembers, sizeof(pid), cmp_pid))
+	if (f->cgroup && (!f->nmembers ||
+			  !bsearch(&pid, f->members, f->nmembers, sizeof(pid), cmp_pid)))
 		return false;
 	return true;
 }

@@ -134,7 +134,13 @@ class Mevitop:
             raise AssertionError("mevitop did not start: " + "\n".join(self.err.all))
 
     def snapshot(self, timeout=GUARD_S):
-        line = self.out.get(timeout=timeout, what="a mevitop snapshot")
+        try:
+            line = self.out.get(timeout=timeout, what="a mevitop snapshot")
+        except EOFError:
+            self.proc.wait(timeout=10)
+            self.err.join(timeout=5)
+            raise EOFError(f"mevitop exited ({self.proc.returncode}) while a snapshot was "
+                           "awaited; its stderr:\n" + self.stderr_text())
         self.last = json.loads(line)
         return self.last
 
