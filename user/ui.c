@@ -5,7 +5,9 @@
  * Two threads.  The engine thread does what run_json does in main.c: engine_step() on the
  * engine's drain timer (engine_poll_ms) and engine_tick() once per --interval.  The UI thread (this one) reads keys
  * and draws a frame every UI_FRAME_MS (and at once after a key).  They meet only at the
- * engine lock, which the UI holds just long enough to copy one frame's numbers.
+ * engine lock, which the UI holds just long enough to copy one frame's numbers, and waits
+ * for at most UI_LOCK_WAIT_MS (ui_lock.c): a busy engine makes frames show older data, it
+ * never stops the UI from reading keys and drawing.
  *
  * Why a thread rather than a single loop: writing to a terminal can block for as long as
  * the terminal pleases (a slow ssh link, a tmux pane in copy mode, Ctrl-S flow control),
@@ -30,6 +32,7 @@
 #include <curses.h>
 #include "log.h"
 #include "ui.h"
+#include "ui_lock.h"
 #include "ui_state.h"
 #include "ui_term.h"
 
@@ -152,11 +155,8 @@ static int engine_thread_start(struct engine_thread *t)
 
 /* --- the engine lock, as the UI thread takes it (timed for -v) --- */
 
-void ui_lock(struct ui *ui)
+static void lock_taken(struct ui *ui, uint64_t t0)
 {
-	uint64_t t0 = engine_now_ns();
-
-	engine_lock(ui->e);
 	ui->lock_t0 = engine_now_ns();
 	ui->lock_wait_ns += ui->lock_t0 - t0;
 	if (ui->lock_t0 - t0 > ui->lock_wait_max_ns)
@@ -164,14 +164,39 @@ void ui_lock(struct ui *ui)
 	ui->locks++;
 }
 
+void ui_lock(struct ui *ui)
+{
+	uint64_t t0 = engine_now_ns();
+
+	ui_lock_acquire(ui->lock, -1);
+	lock_taken(ui, t0);
+}
+
+bool ui_trylock(struct ui *ui, int timeout_ms)
+{
+	uint64_t t0 = engine_now_ns();
+
+	if (!ui_lock_acquire(ui->lock, timeout_ms)) {
+		ui->lock_misses++;
+		return false;
+	}
+	lock_taken(ui, t0);
+	return true;
+}
+
 void ui_unlock(struct ui *ui)
 {
 	uint64_t held = engine_now_ns() - ui->lock_t0;
 
-	engine_unlock(ui->e);
+	ui_lock_release(ui->lock);
 	ui->lock_hold_ns += held;
 	if (held > ui->lock_hold_max_ns)
 		ui->lock_hold_max_ns = held;
+}
+
+const char *ui_stale(const struct ui *ui)
+{
+	return ui->now_ns - ui->data_ns > 1000000000ULL ? "ENGINE BUSY" : NULL;
 }
 
 /* --- frames --- */
@@ -208,18 +233,24 @@ static void frame(struct ui *ui, struct ui_perf *perf)
 	if (ui->too_small) {
 		draw_too_small(ui);
 	} else {
-		ui_lock(ui);
-		ui->stats = *engine_stats(ui->e);
-		/* Walks every model: once a second is plenty for a header figure. */
-		if (ui->view == VIEW_LIST && ui->now_ns - perf->bytes_ns > 1000000000ULL) {
-			ui->engine_bytes = engine_bytes(ui->e);
-			perf->bytes_ns = ui->now_ns;
+		/* When the engine is busy for longer, this frame shows the data it has: keys
+		 * and drawing do not wait for the engine. */
+		if (ui_trylock(ui, UI_LOCK_WAIT_MS)) {
+			ui->stats = *engine_stats(ui->e);
+			/* Walks every model: once a second is plenty for a header figure. */
+			if (ui->view == VIEW_LIST && ui->now_ns - perf->bytes_ns > 1000000000ULL) {
+				ui->engine_bytes = engine_bytes(ui->e);
+				perf->bytes_ns = ui->now_ns;
+			}
+			if (ui->view == VIEW_LIST)
+				proclist_update(ui);
+			else
+				heatmap_update(ui, true);
+			ui_unlock(ui);
+			ui->data_ns = ui->now_ns;
+		} else if (ui->view == VIEW_MAP) {
+			heatmap_update(ui, false);
 		}
-		if (ui->view == VIEW_LIST)
-			proclist_update(ui);
-		ui_unlock(ui);
-		if (ui->view == VIEW_MAP)
-			heatmap_update(ui);
 		if (ui->help)
 			help_draw(ui);
 		else if (ui->view == VIEW_MAP)
@@ -294,8 +325,9 @@ static void print_perf(const struct ui *ui, const struct ui_perf *perf, uint64_t
 		 perf->frame_cpu_ns / 1e9, perf->frame_cpu_ns / 1e6 / perf->frames,
 		 t->cpu_ns / 1e9, 100.0 * t->cpu_ns / wall_ns);
 	if (ui->locks)
-		log_info("ui: engine lock taken %" PRIu64 " times: waited %.3f ms on average "
-			 "(max %.1f ms), held %.3f ms on average (max %.1f ms)", ui->locks,
+		log_info("ui: engine lock taken %" PRIu64 " times (%" PRIu64 " frames gave up "
+			 "after %d ms): waited %.3f ms on average (max %.1f ms), held %.3f ms on "
+			 "average (max %.1f ms)", ui->locks, ui->lock_misses, UI_LOCK_WAIT_MS,
 			 ui->lock_wait_ns / 1e6 / ui->locks, ui->lock_wait_max_ns / 1e6,
 			 ui->lock_hold_ns / 1e6 / ui->locks, ui->lock_hold_max_ns / 1e6);
 }
@@ -338,6 +370,12 @@ int ui_run(struct engine *e, const struct cli *c)
 			getenv("TERM") ? getenv("TERM") : "");
 		goto out;
 	}
+	ui.lock = ui_lock_new(e);
+	if (!ui.lock) {
+		term_close();
+		log_err("failed to start the interactive view: %s", strerror(ENOMEM));
+		goto out;
+	}
 	log_set_sink(status_sink);
 	atomic_init(&t.stop, false);
 	atomic_init(&t.ticks, 0);
@@ -345,12 +383,14 @@ int ui_run(struct engine *e, const struct cli *c)
 		heatmap_show(&ui, c->pids[0]);
 	err = engine_thread_start(&t);
 	if (err) {
+		ui_lock_free(ui.lock);
 		term_close();
 		log_set_sink(NULL);
 		log_err("failed to start the engine thread: %s", strerror(-err));
 		goto out;
 	}
 	t0 = engine_now_ns();
+	ui.data_ns = t0;
 	cpu0 = thread_cpu_ns();
 	next_frame = t0;
 	perf.fps_t0 = t0;
@@ -381,6 +421,8 @@ int ui_run(struct engine *e, const struct cli *c)
 	}
 	atomic_store(&t.stop, true);
 	pthread_join(t.tid, NULL);
+	ui_lock_free(ui.lock);
+	ui.lock = NULL;
 	term_close();
 	log_set_sink(NULL);
 	if (stop_signal)

@@ -2,9 +2,10 @@
 /*
  * The heatmap view: one process's address space as cells, live.
  *
- * Each frame is built in two steps.  Under the engine lock: the layout (every mapping, a
- * few numbers each), then only what the screen shows, copied into this view's buffers
- * (labels, cell paints, the cursor readout).  Without the lock: drawing from those buffers.
+ * Each frame is built in two steps.  Under the engine lock (ui.c takes it): the layout
+ * (every mapping, a few numbers each), then only what the screen shows, copied into this
+ * view's buffers (labels, cell paints, the cursor readout).  Without the lock: drawing
+ * from those buffers.
  * While paused, and after the process exits, the view works on its own copy of the
  * process (proc_clone), so scrolling and zooming still work on the frozen picture.
  *
@@ -413,7 +414,7 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	m->have_frame = true;
 }
 
-void heatmap_update(struct ui *ui)
+void heatmap_update(struct ui *ui, bool locked)
 {
 	struct heatmap *m = ui->map;
 	struct proc *p;
@@ -422,29 +423,21 @@ void heatmap_update(struct ui *ui)
 		build(ui, m->frozen, m->frozen_ns);
 		return;
 	}
-	ui_lock(ui);
+	if (!locked)
+		return;		/* the last frame stays until the model can be read */
 	p = engine_find(ui->e, m->pid);
 	if (!p) {
 		/* Never seen, or dropped before we saw it exit: keep the last frame. */
 		if (m->found)
 			m->gone = true;
-		ui_unlock(ui);
 		return;
 	}
 	copy_info(m, p);
-	if (!p->ready) {
-		ui_unlock(ui);
+	if (!p->ready)
 		return;
-	}
 	if (p->exited || ui->paused)
 		freeze(m, p, ui->now_ns);
-	if (m->frozen) {
-		ui_unlock(ui);
-		build(ui, m->frozen, m->frozen_ns);
-		return;
-	}
-	build(ui, p, ui->now_ns);
-	ui_unlock(ui);
+	build(ui, m->frozen ? m->frozen : p, m->frozen ? m->frozen_ns : ui->now_ns);
 }
 
 /* --- drawing --- */
@@ -476,6 +469,8 @@ static void draw_header(struct ui *ui)
 		warn = "EXITED";
 	else if (ui->paused)
 		warn = "PAUSED";
+	else if (ui_stale(ui))
+		warn = ui_stale(ui);
 	else if (!m->ready)
 		warn = "SCANNING";
 	draw_title(ui, what, warn);

@@ -315,7 +315,7 @@ static void draw_header(struct ui *ui)
 	int col = 0;
 
 	draw_title(ui, ui->cli->npids ? "watched processes" : "all processes",
-		   ui->paused ? "PAUSED" : NULL);
+		   ui->paused ? "PAUSED" : ui_stale(ui));
 	snprintf(a, sizeof(a), "%zu", l->n - l->nexited);
 	if (l->nexited)
 		snprintf(a + strlen(a), sizeof(a) - strlen(a), " (+%zu exited)", l->nexited);

@@ -4,6 +4,7 @@
  * only runs the engine and queues status messages through ui.c's log sink).
  *
  *   ui.c            loop, frame pacing, engine thread, signals, global keys, status line
+ *   ui_lock.c       the engine lock with a timeout (a proxy thread takes it for the UI)
  *   ui_term.c       owns the terminal: curses set-up, restore on every exit, crash path
  *   ui_canvas.c     off-screen frame, flushed row by row when changed
  *   ui_theme.c      colours and glyphs for this terminal
@@ -28,6 +29,7 @@
 #define UI_MIN_COLS 80
 #define UI_MIN_ROWS 24
 #define UI_HEADER_ROWS 3	/* title bar + two lines of numbers */
+#define UI_LOCK_WAIT_MS 25	/* a frame waits this long for the engine lock at most */
 
 enum ui_view {
 	VIEW_LIST,
@@ -67,15 +69,21 @@ struct ui {
 	uint64_t now_ns;		/* CLOCK_MONOTONIC of this frame's data */
 	struct proclist *list;
 	struct heatmap *map;
+	struct ui_lock *lock;		/* the engine lock, with a timeout */
+	uint64_t data_ns;		/* when the frame data was last read from the model */
 	/* How long the UI waits for and holds the engine lock (reported with -v). */
-	uint64_t locks, lock_t0;
+	uint64_t locks, lock_misses, lock_t0;
 	uint64_t lock_wait_ns, lock_wait_max_ns, lock_hold_ns, lock_hold_max_ns;
 };
 
 /* ui.c */
-/* engine_lock/unlock for the UI thread: timed, for -v. */
+/* The engine lock for the UI thread (ui_lock.h): ui_lock waits for it, ui_trylock gives up
+ * after timeout_ms (the frame then shows the data it has). */
 void ui_lock(struct ui *ui);
+bool ui_trylock(struct ui *ui, int timeout_ms);
 void ui_unlock(struct ui *ui);
+/* "ENGINE BUSY" when the model could not be read for a while, else NULL. */
+const char *ui_stale(const struct ui *ui);
 /* The newest status message if it is recent (and not yet superseded). */
 bool ui_status(char *buf, size_t len, bool *is_error);
 void ui_open_map(struct ui *ui, pid_t pid);
@@ -114,8 +122,9 @@ struct heatmap *heatmap_new(void);
 void heatmap_free(struct heatmap *m);
 void heatmap_show(struct ui *ui, pid_t pid);
 pid_t heatmap_pid(const struct heatmap *m);
-/* Builds the frame (takes the engine lock itself, unless the picture is frozen). */
-void heatmap_update(struct ui *ui);
+/* Builds the frame; locked: the caller holds the engine lock (without it only a frozen
+ * picture can be rebuilt, otherwise the last frame stays). */
+void heatmap_update(struct ui *ui, bool locked);
 void heatmap_draw(struct ui *ui);
 bool heatmap_key(struct ui *ui, int key);
 /* The pause key: keep a private copy of the process (or drop it). */
