@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +132,8 @@ struct engine {
 	struct proc *retry[RETRY_MAX];	/* processes with faults still in flight */
 	size_t nretry;
 	struct engine_hooks hooks;
+	atomic_int waiting;		/* readers blocked in engine_lock() */
+	uint64_t locked_at;		/* when the engine thread took the lock */
 	uint64_t cpu_at_tick;		/* process CPU time at the last tick */
 	uint32_t scale;			/* --max-cpu interval multiplier */
 	struct proc **exits;		/* exited since engine_take_exits */
@@ -165,6 +169,36 @@ const char *engine_mode_name(enum engine_mode m)
 	case MODE_EXACT: return "exact";
 	}
 	return "?";
+}
+
+/* The engine thread's own lock/unlock: records when it took the lock, so long batch ends
+ * can hand it to a waiting reader (the UI) between processes and between scan chunks. */
+static void elock(struct engine *e)
+{
+	pthread_mutex_lock(&e->lock);
+	e->locked_at = engine_now_ns();
+}
+
+static void eunlock(struct engine *e)
+{
+	pthread_mutex_unlock(&e->lock);
+}
+
+#define YIELD_AFTER_NS 2000000ULL	/* 2 ms */
+
+/* Called at points where the model is consistent: if a reader waits and the lock has been
+ * held long, let it in.  The reader sees each process either before or after its work. */
+static void yield_lock(struct engine *e)
+{
+	int i;
+
+	if (!atomic_load(&e->waiting) || engine_now_ns() - e->locked_at < YIELD_AFTER_NS)
+		return;
+	pthread_mutex_unlock(&e->lock);
+	/* A waiter decrements `waiting` once it holds the lock: wait for that (bounded). */
+	for (i = 0; i < 1000 && atomic_load(&e->waiting); i++)
+		sched_yield();
+	elock(e);
 }
 
 static struct pstate *ps(const struct proc *p)
@@ -964,6 +998,7 @@ static int64_t scan_range(struct engine *e, struct proc *p, uint64_t start, uint
 			return err;
 		e->st.scanned_pages += t - s;
 		total += model_apply_scan(p, s, t, e->runs, e->nruns);
+		yield_lock(e);	/* a big process: let a reader in between chunks */
 	}
 	return total;
 }
@@ -1269,6 +1304,7 @@ static void flush(struct engine *e)
 		}
 		if (!err && ps(p)->nchecks)
 			check_faults(e, p);
+		yield_lock(e);
 		if (err == -ESRCH || err == -ENOENT) {
 			/* Gone (or never had an address space): its exit record may follow. */
 			if (!p->ready) {
@@ -1369,9 +1405,9 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		}
 		free(pids);
 	}
-	pthread_mutex_lock(&e->lock);
+	elock(e);
 	flush(e);
-	pthread_mutex_unlock(&e->lock);
+	eunlock(e);
 	if (e->o.npids) {
 		for (i = 0; i < e->o.npids; i++) {
 			struct proc *p = engine_find(e, e->o.pids[i]);
@@ -1400,12 +1436,12 @@ int engine_step(struct engine *e, int timeout_ms)
 	/* Wait for a wake-up (or the timeout) without the lock, so readers are never held up
 	 * by an idle wait; then apply everything available under it. */
 	tracer_wait(e->tracer, timeout_ms);
-	pthread_mutex_lock(&e->lock);
+	elock(e);
 	e->now_ns = engine_now_ns();
 	n = tracer_consume(e->tracer);
 	HOOK(e, step);
 	flush(e);
-	pthread_mutex_unlock(&e->lock);
+	eunlock(e);
 	return n;
 }
 
@@ -1523,7 +1559,7 @@ void engine_tick(struct engine *e)
 	struct proc **procs;
 	size_t n, i, k;
 
-	pthread_mutex_lock(&e->lock);
+	elock(e);
 	cpu_budget(e, dt);
 	e->st.interval_scale = e->scale;
 	budget = e->o.reconcile_budget_pages / e->scale;
@@ -1623,7 +1659,9 @@ void engine_queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_
 
 void engine_lock(struct engine *e)
 {
+	atomic_fetch_add(&e->waiting, 1);
 	pthread_mutex_lock(&e->lock);
+	atomic_fetch_sub(&e->waiting, 1);
 }
 
 void engine_unlock(struct engine *e)
