@@ -388,8 +388,13 @@ static struct proc *proc_for(struct engine *e, pid_t tgid)
 	struct proc *p = engine_find(e, tgid);
 	pid_t parent;
 
-	if (p)
-		return p->exited ? NULL : p;
+	if (p && !p->exited)
+		return p;
+	if (p) {
+		/* Records of a process come before its exit record: this is a new process that
+		 * reused the pid while the old one was still shown as exited. */
+		table_del(e, p);
+	}
 	parent = e->naliases ? alias_parent(e, tgid) : 0;
 	if (parent)
 		return engine_find(e, parent);
@@ -790,8 +795,11 @@ static void apply_fork(struct engine *e, const struct ev_proc *ev)
 	struct proc *parent = engine_find(e, ev->ptgid), *c;
 	pid_t tgid;
 
-	if (engine_find(e, ev->tgid))
+	c = engine_find(e, ev->tgid);
+	if (c && !c->exited)
 		return;
+	if (c)
+		table_del(e, c);	/* the pid was reused while its old owner was a tombstone */
 	if (ev->flags & EVP_MAYBE_THREAD) {
 		/* The classic fork event does not say thread or process. */
 		if (procfs_read_tgid(ev->tgid, &tgid) == 0 && tgid != (pid_t)ev->tgid)
@@ -1449,11 +1457,17 @@ int engine_step(struct engine *e, int timeout_ms)
 static void on_chunk(void *ctx, const struct chunk_key *k, const struct chunk_val *v)
 {
 	struct engine *e = ctx;
-	struct proc *p = proc_for(e, k->tgid);
+	struct proc *p = engine_find(e, k->tgid);
 	uint64_t start = k->chunk << (MEVITOP_CHUNK_SHIFT - PAGE_SHIFT_4K), b;
 	uint64_t pages = 1ULL << (MEVITOP_CHUNK_SHIFT - PAGE_SHIFT_4K);
 	uint64_t blocks = pages >> HEAT_BLOCK_SHIFT;
 
+	/* Counts are drained at ticks, after the exit record of a process that faulted and
+	 * exited in between: those belong to the tombstone, not to a new process. */
+	if (p && p->exited)
+		return;
+	if (!p)
+		p = proc_for(e, k->tgid);
 	if (!p)
 		return;
 	p->faults += v->faults;
@@ -1474,8 +1488,8 @@ static void on_lost_tgid(void *ctx, pid_t tgid, uint64_t count)
 	/* We cannot know what the lost records said: layout and pages both. */
 	if (p && !p->exited)
 		mark(e, p, PEND_MAPS | PEND_RECONCILE);
-	else if (!p && !e->o.npids)
-		new_proc(e, tgid, false);
+	else if (!p)
+		proc_for(e, tgid);	/* its fork record may be what was lost */
 }
 
 static int cmp_proc(const void *a, const void *b)

@@ -198,3 +198,29 @@ def test_max_cpu_widens_the_interval(mevitop):
     finally:
         bench.kill()
         bench.wait()
+
+
+def test_pid_reused_while_tombstoned(mevitop, workload):
+    """A process exits and, while mevitop still shows it as exited, a new process gets the
+    same pid (forced through /proc/sys/kernel/ns_last_pid): the new one is modelled."""
+    mv = mevitop(["-i", "50", "--maps"])
+    old = workload()
+    pid = old.pid
+    t, _ = old.do("map a 16")
+    assert find_proc(mv.snapshot_after(t), pid)["state"] == "running"
+    old.do("exit")
+    for _ in range(100):
+        p = find_proc(mv.snapshot(), pid)
+        if p and p["state"] == "exited":
+            break
+    assert p and p["state"] == "exited", p
+    with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+        f.write(str(pid - 1))
+    new = workload()
+    assert new.pid == pid, "could not reuse the pid (another process took it)"
+    new.do("map a 32")
+    t, _ = new.do("touch a 0 32 1 w")
+    snap = mv.snapshot_after(t)
+    entry = find_proc(snap, pid)
+    assert entry and entry["state"] == "running", entry
+    assert_matches(snap, pid)
