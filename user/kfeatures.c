@@ -33,12 +33,13 @@ static const struct {
 	{ "kprobe", DIS_KPROBE },
 	{ "smaps", DIS_SMAPS },
 	{ "btf", DIS_BTF },
+	{ "uffd", DIS_UFFD },
 };
 
 const char *features_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
-	       "smaps, btf";
+	       "smaps, btf, uffd";
 }
 
 int features_parse_disable(const char *list, uint32_t *mask)
@@ -182,8 +183,13 @@ static void probe_thp(struct features *f)
 static void probe_uffd(struct features *f)
 {
 	struct uffdio_api api = { .api = UFFD_API };
-	int fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	int fd;
 
+	if (f->disabled & DIS_UFFD) {
+		f->uffd_errno = ENOSYS;		/* as on a kernel without CONFIG_USERFAULTFD */
+		return;
+	}
+	fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		f->uffd_errno = errno;
 		return;

@@ -22,6 +22,7 @@ enum feat_disable {
 	DIS_KPROBE = 1 << 7,		/* "kprobe" */
 	DIS_SMAPS = 1 << 8,		/* "smaps": don't read VmFlags for THP eligibility */
 	DIS_BTF = 1 << 9,		/* "btf": behave as on a kernel without BTF */
+	DIS_UFFD = 1 << 10,		/* "uffd": behave as if userfaultfd were unavailable */
 };
 
 enum hook {
