@@ -4,7 +4,7 @@ this one run: baseline and monitored runs are interleaved, and medians are repor
 are not tests: nothing here asserts a timing.
 
   run_bench.py [--quick] [--only NAME[,NAME]]
-  names: slowdown, events, attach, memory, idle, scale
+  names: slowdown, events, attach, memory, idle, scale, exact
 """
 import argparse
 import json
@@ -238,10 +238,68 @@ def bench_scale(args, results):
         hog.wait()
 
 
+def run_exact(variant, size_mb=64, rounds=20):
+    """faultbench under `mevitop run --exact=VARIANT`: its own result line (CMD shares
+    mevitop's stdout) and mevitop's last snapshot (printed when CMD is done)."""
+    out = subprocess.run([MEVITOP, "run", "--json", "-i", "1000", f"--exact={variant}", "--",
+                          os.path.join(BENCH, "faultbench"), str(size_mb), str(rounds)],
+                         capture_output=True, text=True, check=True).stdout
+    bench, snap = None, None
+    for line in out.splitlines():
+        d = json.loads(line)
+        if "stats" in d:
+            snap = d
+        elif "ns_per_page" in d:
+            bench = d
+    return bench, snap["stats"]["exact"]
+
+
+def bench_exact(args, results):
+    """Exact mode on the fault-bound microbenchmark, both variants, each pair interleaved
+    (plain, fast, ordered, in a rotating order); median ratios.  Also: how many pages each
+    64 MiB mapping had before mevitop registered it (registration latency in a tight
+    mmap-then-touch loop), and how many first touches each variant reported."""
+    pairs = 5 if args.quick else 9
+    rounds = 20
+    runs = {"plain": [], "fast": [], "ordered": []}
+    stats = {}
+    for i in range(pairs):
+        order = ["plain", "fast", "ordered"]
+        order = order[i % 3:] + order[:i % 3]
+        for what in order:
+            if what == "plain":
+                runs[what].append(faultbench(64, rounds)["ns_per_page"])
+            else:
+                b, st = run_exact(what, 64, rounds)
+                runs[what].append(b["ns_per_page"])
+                stats.setdefault(what, []).append(st)
+    pages = rounds * (64 << 8)
+    for v in ("fast", "ordered"):
+        ratios = [m / b for m, b in zip(runs[v], runs["plain"])]
+        last = stats[v][-1]
+        r = {"median_ratio": round(statistics.median(ratios), 3),
+             "ratios": [round(x, 2) for x in ratios],
+             "baseline_ns_per_page": round(statistics.median(runs["plain"]), 1),
+             "monitored_ns_per_page": round(statistics.median(runs[v]), 1),
+             "pages_touched": pages,
+             "first_touches_reported": statistics.median(s["touches"] for s in stats[v]),
+             "prereg_pages_max_per_mapping": max(s["prereg_max"] for s in stats[v]),
+             "prereg_pages_median_total": statistics.median(s["prereg_pages"] for s in stats[v])}
+        if v == "ordered":
+            r["latency_us_hist"] = last["latency_us_hist"]
+            r["server_threads"] = last["server"]["threads"]
+        results[f"exact_{v}"] = r
+        print(f"exact [{v}]: median ratio {r['median_ratio']:.2f} (baseline "
+              f"{r['baseline_ns_per_page']:.0f} ns/page, monitored {r['monitored_ns_per_page']:.0f}"
+              f" ns/page, {pairs} interleaved pairs); first touches reported "
+              f"{r['first_touches_reported']:.0f} of {pages}; pages touched before registration:"
+              f" at most {r['prereg_pages_max_per_mapping']} per 64 MiB mapping")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer pairs")
-    ap.add_argument("--only", default="slowdown,events,attach,memory,idle,scale")
+    ap.add_argument("--only", default="slowdown,events,attach,memory,idle,scale,exact")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
     if os.geteuid() != 0:

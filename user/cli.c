@@ -23,6 +23,7 @@ enum {
 	OPT_CGROUP,
 	OPT_MAX_CPU,
 	OPT_CHUNK_MAP,
+	OPT_ATTACH_TIMEOUT,
 };
 
 static const struct option longopts[] = {
@@ -32,7 +33,8 @@ static const struct option longopts[] = {
 	{ "count", required_argument, NULL, 'n' },
 	{ "maps", no_argument, NULL, OPT_MAPS },
 	{ "mode", required_argument, NULL, OPT_MODE },
-	{ "exact", no_argument, NULL, OPT_EXACT },
+	{ "exact", optional_argument, NULL, OPT_EXACT },
+	{ "attach-timeout", required_argument, NULL, OPT_ATTACH_TIMEOUT },
 	{ "no-reconcile", no_argument, NULL, OPT_NO_RECONCILE },
 	{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
 	{ "probe", no_argument, NULL, OPT_PROBE },
@@ -55,9 +57,14 @@ void cli_usage(FILE *out)
 	fprintf(out,
 "Usage: mevitop [OPTIONS]                 watch every process (like top)\n"
 "       mevitop -p PID[,PID...] [OPTIONS] the heatmap of these processes\n"
+"       mevitop --exact[=HOW] -p PID[,PID...] [OPTIONS]\n"
+"                                         the same, seeing every first touch\n"
+"       mevitop run [OPTIONS] [--] CMD [ARGS...]\n"
+"                                         start CMD in exact mode and show it; exits\n"
+"                                         with CMD's status (CMD dies with mevitop)\n"
 "\n"
 "Shows, page by page, which parts of processes' address spaces are in RAM, live.\n"
-"Needs root (BPF, other processes' pagemap).\n"
+"Needs root (BPF, other processes' pagemap; exact mode: ptrace and userfaultfd).\n"
 "\n"
 "Options:\n"
 "  -p, --pid PID[,PID...]   watch these processes (and, unless --no-children, their\n"
@@ -73,6 +80,21 @@ void cli_usage(FILE *out)
 "                           chunk, changed chunks rescanned at each refresh: exact at\n"
 "                           every refresh for a cost a server does not notice\n"
 "                           trace: every fault and mm syscall, streamed in order\n"
+"      --exact[=HOW]        exact mode: mevitop gives the process a userfaultfd only\n"
+"                           mevitop holds (a brief ptrace stop) and registers its\n"
+"                           private anonymous mappings; other mappings stay tracked\n"
+"                           by pagemap (JSON \"tracker\").  HOW is\n"
+"                           fast (default): first touches found by scanning page\n"
+"                           tables (new mappings every ms, all at each refresh),\n"
+"                           unordered within a scan; about 1x the process's speed\n"
+"                           ordered: every first touch seen as it happens, in order,\n"
+"                           with its thread; mevitop serves each one (the process\n"
+"                           runs several times slower on fault-heavy work)\n"
+"                           q, Ctrl-C or SIGTERM detach and leave the process as it\n"
+"                           was, running or stopped; so does mevitop dying\n"
+"      --attach-timeout MS  exact mode: the longest a process may be held stopped\n"
+"                           while mevitop attaches (default 2000); past it mevitop\n"
+"                           backs out and leaves the process unchanged\n"
 "      --no-reconcile       no periodic rescans (event-driven scans and healing after\n"
 "                           lost events stay)\n"
 "      --no-children        with -p, do not follow forked children\n"
@@ -162,6 +184,7 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	memset(c, 0, sizeof(*c));
 	c->interval_ms = 1000;
 	c->mode = MODE_SAMPLE;
+	c->attach_timeout_ms = 2000;
 	if (argc > 1 && !strcmp(argv[1], "run")) {
 		c->run = true;
 		argv++;
@@ -207,6 +230,19 @@ int cli_parse(int argc, char **argv, struct cli *c)
 			break;
 		case OPT_EXACT:
 			c->exact = true;
+			if (!optarg || !strcmp(optarg, "fast"))
+				c->exact_variant = optarg ? EXACT_FAST : EXACT_AUTO;
+			else if (!strcmp(optarg, "ordered"))
+				c->exact_variant = EXACT_ORDERED;
+			else
+				return usage_error("unknown exact mode '%s' (known: fast, ordered)",
+						   optarg);
+			break;
+		case OPT_ATTACH_TIMEOUT:
+			if (!parse_u64(optarg, &v, 10, 600000))
+				return usage_error("invalid attach timeout '%s': expected milliseconds "
+						   "between 10 and 600000", optarg);
+			c->attach_timeout_ms = v;
 			break;
 		case OPT_NO_RECONCILE:
 			c->no_reconcile = true;
@@ -270,9 +306,17 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		if (optind >= argc)
 			return usage_error("run needs a command: mevitop run [OPTIONS] -- CMD");
 		c->run_argv = argv + optind;
+		if (c->npids)
+			return usage_error("run starts its own process: -p does not apply");
+		c->exact = true;
 	} else if (optind < argc) {
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	}
+	if (c->exact && !c->run && !c->npids && !c->help && !c->version && !c->probe)
+		return usage_error("--exact needs processes: --exact -p PID, or mevitop run -- CMD");
+	if (c->exact && (c->mode_set || filter_active(&c->filter)))
+		return usage_error("--mode and the filters (-u, --comm, --cgroup) do not apply to "
+				   "exact mode");
 	if (c->npids && filter_active(&c->filter))
 		return usage_error("-p and the filters (-u, --comm, --cgroup) do not mix");
 	return 0;

@@ -10,6 +10,13 @@
 #include "engine.h"
 #include "filter.h"
 
+/* Exact mode's two ways of seeing first touches (user/exact.h explains the trade-off). */
+enum exact_variant {
+	EXACT_AUTO,			/* the default: fast */
+	EXACT_FAST,			/* per interval, unordered, ~1x */
+	EXACT_ORDERED,			/* every first touch in order, each served by mevitop */
+};
+
 struct cli {
 	bool run;			/* `mevitop run -- CMD` */
 	char **run_argv;
@@ -18,7 +25,9 @@ struct cli {
 	bool json;
 	bool maps;
 	bool probe;
-	bool exact;
+	bool exact;			/* --exact (implied by run) */
+	enum exact_variant exact_variant;
+	uint64_t attach_timeout_ms;	/* longest a target may be held stopped */
 	bool help, version;
 	bool no_reconcile;
 	bool no_children;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "cli.h"
 #include "engine.h"
+#include "exact.h"
 #include "kfeatures.h"
 #include "json.h"
 #include "log.h"
@@ -202,8 +203,20 @@ int main(int argc, char **argv)
 	if (rc)
 		goto out;
 	if (c.run || c.exact) {
-		log_err("exact mode (run, --exact) is not available in this build");
-		rc = 1;
+		/* Exact mode (user/exact.h): CMD started or -p attached, the engine with its
+		 * hooks, then the same view; teardown detaches (run: returns CMD's status). */
+		struct exact *x = NULL;
+
+		if (!c.json && ui_check_terminal()) {
+			rc = 1;
+			goto out;
+		}
+		install_signals();
+		rc = exact_setup(&c, &f, &e, &x);
+		if (!rc) {
+			rc = c.json ? run_json(e, &c) : ui_run(e, &c);
+			rc = exact_teardown(x, rc);
+		}
 		goto out;
 	}
 	if (!c.json && ui_check_terminal()) {

@@ -1,0 +1,918 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * exact.c - exact mode's processes and threads: start CMD or attach to -p's processes, give
+ * each address space a userfaultfd only mevitop holds, serve it, follow execs, detach.
+ * The model side (what the records mean for the page model) is exact_track.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/userfaultfd.h>
+#include "exact.h"
+#include "exact_int.h"
+#include "inject.h"
+#include "json.h"
+#include "log.h"
+#include "procfs.h"
+
+#define PAUSE_DEFAULT_MS	60000
+#define CHILD_GRACE_MS		200	/* run: how long CMD may take to exit by itself on quit */
+#define FOLLOW_SLICE_MS		100
+/* Between the view's drains (every 100 ms) the pump drains the ring buffer this often, so
+ * a new mapping is registered within ~1 ms of its mmap (see exact.h; measured in bench). */
+#define PUMP_DEFAULT_US		1000
+
+uint64_t x_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+void x_test_pause(struct exact *x, const char *stage)
+{
+	if (!x->pause_stage[0] || strcmp(x->pause_stage, stage))
+		return;
+	fprintf(stderr, "mevitop: test-pause %s\n", stage);
+	fflush(stderr);
+	sleep_ms(x->pause_ms);
+}
+
+/* ---- the record ring: the server produces, the engine side consumes ---- */
+
+static bool q_push_one(struct exact *x, const struct xrec *r, bool event)
+{
+	uint32_t head = atomic_load_explicit(&x->q_head, memory_order_relaxed);
+	uint32_t tail = atomic_load_explicit(&x->q_tail, memory_order_acquire);
+	uint32_t room = XQ_SIZE - (event ? 0 : XQ_EVENT_RESERVE);
+
+	if (head - tail >= room) {
+		if (!event)
+			atomic_fetch_add_explicit(&x->q_dropped, 1, memory_order_relaxed);
+		atomic_store_explicit(&x->q_overflow, true, memory_order_release);
+		return false;
+	}
+	x->q[head & (XQ_SIZE - 1)] = *r;
+	atomic_store_explicit(&x->q_head, head + 1, memory_order_release);
+	return true;
+}
+
+/* Several servers push into one ring: a spin lock held for a copy. */
+static bool q_push(struct exact *x, const struct xrec *r, bool event)
+{
+	bool ok;
+
+	if (x->nsrv == 1)
+		return q_push_one(x, r, event);
+	pthread_spin_lock(&x->q_lock);
+	ok = q_push_one(x, r, event);
+	pthread_spin_unlock(&x->q_lock);
+	return ok;
+}
+
+static uint32_t fd_to_id(struct exact *x, int fd)
+{
+	if (fd < 0 || fd >= FD_TABLE)
+		return 0;
+	return atomic_load_explicit(&x->fd_id[fd], memory_order_acquire);
+}
+
+/* ---- the fault server (its thread never takes the engine lock) ---- */
+
+static void on_fault(void *ctx, int fd, const struct uffd_fault *f)
+{
+	struct exact *x = ctx;
+	uint64_t now = x_now_ns();
+	struct xrec r = {
+		.ts_ns = f->ts_ns,
+		.a = f->addr,
+		.id = fd_to_id(x, fd),
+		.tid = f->tid,
+		.lat_ns = now - f->ts_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)(now - f->ts_ns),
+		.kind = XR_TOUCH,
+		.flags = (f->flags & UFFD_PAGEFAULT_FLAG_WRITE) ? XT_WRITE : 0,
+	};
+
+	q_push(x, &r, false);
+	x_test_pause(x, "fault");
+}
+
+static int make_copies(struct exact *x, int fd, uint32_t id, int skip, int copies[MAX_SRV]);
+static int give_copies(struct exact *x, const int copies[MAX_SRV]);
+static __thread int my_server = -1;	/* the index of the server whose thread this is */
+
+static int on_event(void *ctx, int fd, const struct uffd_event *ev)
+{
+	struct exact *x = ctx;
+	struct xrec r = { .ts_ns = ev->ts_ns, .id = fd_to_id(x, fd) };
+	int mine, i, copies[MAX_SRV];
+
+	switch (ev->kind) {
+	case UFFD_EV_FORK:
+		/* The child's userfaultfd arrived in our fd table.  Keep a copy for registering
+		 * (its number stays ours whatever the server does with the original). */
+		if (!x->follow_children || ev->fork.fd >= FD_TABLE)
+			goto drop_child;
+		mine = fcntl(ev->fork.fd, F_DUPFD_CLOEXEC, 3);
+		if (mine < 0)
+			goto drop_child;
+		r.kind = XR_FORK;
+		r.tid = atomic_fetch_add(&x->next_id, 1);
+		r.fd = mine;
+		/* The other servers' copies are made before the engine side owns `mine`. */
+		make_copies(x, ev->fork.fd, r.tid, my_server, copies);
+		atomic_store_explicit(&x->fd_id[ev->fork.fd], r.tid, memory_order_release);
+		if (!q_push(x, &r, true)) {
+			for (i = 0; i < x->nsrv; i++)
+				if (copies[i] >= 0)
+					close(copies[i]);
+			close(mine);
+			goto drop_child;
+		}
+		give_copies(x, copies);
+		return 1;	/* this server serves it from now on, and the others too */
+drop_child:
+		/* Closing the only copy unregisters the child's ranges: it runs on untracked. */
+		close(ev->fork.fd);
+		return 0;
+	case UFFD_EV_REMAP:
+		r.kind = XR_REMAP;
+		r.a = ev->remap.from;
+		r.b = ev->remap.to;
+		r.c = ev->remap.len;
+		break;
+	case UFFD_EV_REMOVE:
+	case UFFD_EV_UNMAP:
+		r.kind = ev->kind == UFFD_EV_REMOVE ? XR_REMOVE : XR_UNMAP;
+		r.a = ev->range.start;
+		r.b = ev->range.end;
+		break;
+	case UFFD_EV_GONE:
+		r.kind = XR_GONE;
+		break;
+	default:
+		return 1;
+	}
+	q_push(x, &r, true);
+	return 1;
+}
+
+/*
+ * Where the time goes (bench/run_bench.py bench_exact; FACTS.md): a first touch served by
+ * mevitop costs two context switches and three system calls when the server runs on the
+ * faulting thread's CPU (~8 us here), but ~40 us when a wake-up crosses to a halted vCPU,
+ * and the scheduler decides which happens: one server measured 4.5x or 20x a run, at
+ * random.  Steering it did not work (the server following the faulting thread's CPU,
+ * SCHED_IDLE so the woken thread stays, mevitop's other threads kept away: all ~20x), nor
+ * did spinning (10x: the faulting CPU halts) or SCHED_FIFO (9-17x).  What does: a server
+ * pinned to each CPU, so one always sits where the fault is (8-9x, every run); the others
+ * are woken too, for nothing (~6 us).  Beyond SRV_PERCPU_MAX CPUs those useless wake-ups
+ * would cost more than they save: one server then.
+ */
+#define SRV_PERCPU_MAX	4
+
+static void *server_main(void *arg)
+{
+	struct srv_arg *sa = arg;
+	struct exact *x = sa->x;
+	struct uffd_server *srv = x->srvs[sa->i];
+	char name[16];
+
+	my_server = sa->i;
+	snprintf(name, sizeof(name), "mevitop-uffd%d", sa->i);
+	pthread_setname_np(pthread_self(), name);
+	if (x->nsrv > 1) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(x->srv_cpu[sa->i], &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	for (;;) {
+		int r = uffd_server_poll(srv, 250);
+
+		if (r == -ECANCELED)
+			break;
+		if (r == -ENOENT) {
+			/* No fd yet (or every process is gone): wait for the next one. */
+			uint64_t seen = atomic_load(&x->srv_adds);
+
+			pthread_mutex_lock(&x->lock);
+			while (!x->stopping && atomic_load(&x->srv_adds) == seen)
+				pthread_cond_wait(&x->cond, &x->lock);
+			pthread_mutex_unlock(&x->lock);
+			if (x->stopping)
+				break;
+			continue;
+		}
+		if (r < 0) {
+			log_warn("userfaultfd server: %s", strerror(-r));
+			sleep_ms(10);
+		}
+	}
+	return NULL;
+}
+
+/* A copy of @fd known by @id for each server but @skip (-1: all); -1 where none could be
+ * made.  Returns how many were made. */
+static int make_copies(struct exact *x, int fd, uint32_t id, int skip, int copies[MAX_SRV])
+{
+	int i, c, n = 0;
+
+	for (i = 0; i < x->nsrv; i++) {
+		copies[i] = -1;
+		if (i == skip)
+			continue;
+		c = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (c >= FD_TABLE) {
+			close(c);
+			c = -1;
+		}
+		if (c < 0)
+			continue;
+		atomic_store_explicit(&x->fd_id[c], id, memory_order_release);
+		copies[i] = c;
+		n++;
+	}
+	return n;
+}
+
+/* Hands each server its copy (the server owns it from then on); returns how many took it. */
+static int give_copies(struct exact *x, const int copies[MAX_SRV])
+{
+	int i, n = 0;
+
+	for (i = 0; i < x->nsrv; i++) {
+		if (copies[i] < 0)
+			continue;
+		if (uffd_server_add(x->srvs[i], copies[i]))
+			close(copies[i]);
+		else
+			n++;
+	}
+	pthread_mutex_lock(&x->lock);
+	atomic_fetch_add(&x->srv_adds, 1);
+	pthread_cond_broadcast(&x->cond);
+	pthread_mutex_unlock(&x->lock);
+	return n;
+}
+
+static int make_servers(struct exact *x, const struct uffd_server_ops *ops)
+{
+	const char *env = getenv("MEVITOP_EXACT_SERVERS");
+	unsigned want = env ? (unsigned)strtoul(env, NULL, 10) : 0;
+	cpu_set_t set;
+	int cpu, n = 0, i;
+
+	x->nsrv = 1;
+	if (x->variant == EXACT_ORDERED && sched_getaffinity(0, sizeof(set), &set) == 0) {
+		for (cpu = 0; cpu < CPU_SETSIZE && n < MAX_SRV; cpu++)
+			if (CPU_ISSET(cpu, &set))
+				x->srv_cpu[n++] = cpu;
+		if (env ? want > 1 : (n > 1 && n <= SRV_PERCPU_MAX))
+			x->nsrv = env && want < (unsigned)n ? (int)want : n;
+	}
+	pthread_spin_init(&x->q_lock, PTHREAD_PROCESS_PRIVATE);
+	for (i = 0; i < x->nsrv; i++) {
+		if (uffd_server_new(ops, x, UFFD_SRV_COPY, &x->srvs[i]))
+			return -1;
+		x->srv_args[i] = (struct srv_arg){ x, i };
+	}
+	return 0;
+}
+
+/*
+ * Hands a fresh userfaultfd of @pid to the servers (a copy each) and to the engine side,
+ * which owns @fd from now on, whatever happens.  Call before the process resumes: in ordered
+ * mode its faults wait for a server.
+ */
+static int hand_over(struct exact *x, pid_t pid, int fd)
+{
+	struct adopt *a = calloc(1, sizeof(*a));
+	int copies[MAX_SRV], i, spare = -1;
+	uint32_t id = atomic_fetch_add(&x->next_id, 1);
+
+	/* spare: a copy of our own, if no server can take it (fd is the engine's then). */
+	if (!a || make_copies(x, fd, id, -1, copies) < x->nsrv ||
+	    (spare = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		for (i = 0; a && i < x->nsrv; i++)
+			if (copies[i] >= 0)
+				close(copies[i]);
+		close(fd);	/* our only copy: every registration goes with it */
+		free(a);
+		return a ? -EMFILE : -ENOMEM;
+	}
+	a->pid = pid;
+	a->id = id;
+	a->fd = fd;
+	/* Posted before a server can read a message of this fd, so the engine side knows the id
+	 * of every record it drains (exact_track.c: drain). */
+	pthread_mutex_lock(&x->lock);
+	a->next = x->adopts;
+	x->adopts = a;
+	pthread_mutex_unlock(&x->lock);
+	if (!give_copies(x, copies)) {
+		/* Out of memory: nobody would serve this process's faults.  The engine side may
+		 * already hold fd, so unregister everything instead. */
+		char buf[32] = "65536";
+		uint64_t low;
+
+		procfs_read_file("/proc/sys/vm/mmap_min_addr", buf, sizeof(buf));
+		low = (strtoull(buf, NULL, 10) + 4095) & ~4095ull;
+		uffd_unregister(spare, low, 0x7ffffffff000ull - low);
+		close(spare);
+		return -ENOMEM;
+	}
+	close(spare);
+	return 0;
+}
+
+/* ---- injection ---- */
+
+struct reg_ctx {
+	struct exact *x;
+	int fd;
+	unsigned ranges;
+};
+
+static int register_entry(const struct maps_entry *me, void *arg)
+{
+	struct reg_ctx *rc = arg;
+
+	if (!xt_eligible_entry(me->path, me->perms))
+		return 0;
+	/* A mapping the kernel will not register (another userfaultfd owns it, VM_PFNMAP)
+	 * stays tracked by pagemap. */
+	if (uffd_register(rc->fd, me->start, me->end - me->start, rc->x->reg_mode, NULL) == 0)
+		rc->ranges++;
+	else
+		log_debug("%s", uffd_why());
+	return 0;
+}
+
+/* With @in holding @pid stopped: inject a userfaultfd and register every private anonymous
+ * mapping.  Returns our fd or -errno with why. */
+static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char *why,
+			       size_t whylen)
+{
+	struct reg_ctx rc = { .x = x, .fd = -1 };
+	uint64_t got = 0;
+	int err;
+
+	err = uffd_inject(in, x->features, &rc.fd, &got);
+	if (err) {
+		snprintf(why, whylen, "%s", uffd_why());
+		return err;
+	}
+	x_test_pause(x, "injected");
+	err = procfs_read_maps(pid, register_entry, &rc);
+	if (err) {
+		close(rc.fd);
+		snprintf(why, whylen, "failed to read the mappings of process %d: %s", pid,
+			 strerror(-err));
+		return err;
+	}
+	log_debug("process %d: userfaultfd features 0x%llx, %u mappings registered", pid,
+		  (unsigned long long)got, rc.ranges);
+	x_test_pause(x, "registered");
+	return rc.fd;
+}
+
+static void explain_seize(struct exact *x, pid_t pid, int err, const char *inj_why, char *why,
+			  size_t whylen)
+{
+	const char *alt = x->run_pid ? "" : "; or watch it without --exact (mevitop -p PID)";
+
+	if (err == -EPERM && strstr(inj_why, "already traced"))
+		snprintf(why, whylen, "cannot attach to process %d: %s. Exact mode needs ptrace: "
+			 "detach the other tracer first%s", pid, inj_why, alt);
+	else if (err == -EPERM)
+		snprintf(why, whylen, "cannot attach to process %d: %s. Exact mode needs ptrace: "
+			 "run mevitop as root with CAP_SYS_PTRACE%s", pid, inj_why, alt);
+	else
+		snprintf(why, whylen, "cannot attach to process %d: %s", pid, inj_why);
+}
+
+/* Seize @pid, inject, register, hand over, release.  The process is held stopped for the
+ * whole of it, within --attach-timeout (inj's watchdog releases it if we stall). */
+static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
+{
+	uint64_t t0 = x_now_ns(), held_ms;
+	char iwhy[256] = "";
+	struct inj *in = NULL;
+	int err, fd;
+
+	err = inj_seize(pid, (unsigned)x->c->attach_timeout_ms, &in, iwhy, sizeof(iwhy));
+	if (err) {
+		explain_seize(x, pid, err, iwhy, why, whylen);
+		return err;
+	}
+	x_test_pause(x, "seized");
+	if (inj_seccomp_mode(in)) {
+		inj_release(in);
+		snprintf(why, whylen, "cannot attach to process %d: it runs under a seccomp filter, "
+			 "which could kill it for the system calls mevitop would inject%s", pid,
+			 x->run_pid ? "" : "; watch it without --exact (mevitop -p PID)");
+		return -EPERM;
+	}
+	fd = inject_and_register(x, in, pid, why, whylen);
+	held_ms = (x_now_ns() - t0) / 1000000;
+	if (fd >= 0 && held_ms > x->c->attach_timeout_ms) {
+		close(fd);	/* our only copy: every registration goes with it */
+		fd = -ETIMEDOUT;
+	}
+	if (fd == -ETIMEDOUT) {
+		inj_release(in);
+		snprintf(why, whylen, "attaching to process %d took %llu ms, more than "
+			 "--attach-timeout %llu ms: backed out, the process is as it was", pid,
+			 (unsigned long long)held_ms, (unsigned long long)x->c->attach_timeout_ms);
+		return -ETIMEDOUT;
+	}
+	if (fd < 0) {
+		inj_release(in);
+		return fd;
+	}
+	/* The server must serve before the process runs again (ordered: its faults wait). */
+	err = hand_over(x, pid, fd);
+	if (err) {
+		inj_release(in);
+		snprintf(why, whylen, "failed to serve the userfaultfd of process %d: %s", pid,
+			 strerror(-err));
+		return err;
+	}
+	err = inj_release(in);
+	if (err)
+		log_warn("process %d: detaching ptrace: %s", pid, strerror(-err));
+	atomic_store(&x->last_attach_ms, held_ms);
+	return 0;
+}
+
+/* ---- the control thread: execed processes get a new userfaultfd ---- */
+
+void x_queue_job(struct exact *x, pid_t pid)
+{
+	size_t i;
+
+	pthread_mutex_lock(&x->lock);
+	for (i = 0; i < x->njobs; i++)
+		if (x->jobs[i] == pid)
+			goto out;
+	if (x->njobs == x->capjobs) {
+		size_t cap = x->capjobs ? x->capjobs * 2 : 8;
+		pid_t *j = realloc(x->jobs, cap * sizeof(*j));
+
+		if (!j)
+			goto out;
+		x->jobs = j;
+		x->capjobs = cap;
+	}
+	x->jobs[x->njobs++] = pid;
+	pthread_cond_broadcast(&x->cond);
+out:
+	pthread_mutex_unlock(&x->lock);
+}
+
+static void *control_main(void *arg)
+{
+	struct exact *x = arg;
+
+	pthread_mutex_lock(&x->lock);
+	for (;;) {
+		char why[512];
+		pid_t pid;
+
+		while (!x->stopping && !x->njobs)
+			pthread_cond_wait(&x->cond, &x->lock);
+		if (x->stopping)
+			break;
+		pid = x->jobs[0];
+		memmove(x->jobs, x->jobs + 1, --x->njobs * sizeof(*x->jobs));
+		pthread_mutex_unlock(&x->lock);
+		if (attach_one(x, pid, why, sizeof(why)) && kill(pid, 0) == 0)
+			log_warn("process %d executed a new program and could not be attached again "
+				 "(%s): its memory is tracked by pagemap only", pid, why);
+		pthread_mutex_lock(&x->lock);
+	}
+	pthread_mutex_unlock(&x->lock);
+	return NULL;
+}
+
+/* ---- run: follow CMD with ptrace until it exits ---- */
+
+static void *runner_main(void *arg)
+{
+	struct exact *x = arg;
+	char why[512];
+	int err, status = 0, fd;
+
+	for (;;) {
+		err = inj_follow_exec(x->run_inj, FOLLOW_SLICE_MS, &status);
+		if (err == -ETIMEDOUT)
+			continue;
+		if (err == 0) {
+			/* CMD executed a new program: it is parked at the new entry point. */
+			fd = inject_and_register(x, x->run_inj, x->run_pid, why, sizeof(why));
+			if (fd >= 0 && (err = hand_over(x, x->run_pid, fd)))
+				snprintf(why, sizeof(why), "%s", strerror(-err));
+			if (fd < 0 || err)
+				log_warn("%s executed a new program and could not get a userfaultfd "
+					 "(%s): its memory is tracked by pagemap only",
+					 x->c->run_argv[0], why);
+			continue;
+		}
+		break;
+	}
+	if (err != -ESRCH) {
+		/* Cannot follow it any more: it must not outlive a mevitop that lost it. */
+		log_err("lost track of %s: %s", x->c->run_argv[0], strerror(-err));
+		kill(x->run_pid, SIGKILL);
+		status = W_EXITCODE(0, SIGKILL);
+	}
+	x->child_status = status;
+	atomic_store(&x->child_done, true);
+	pthread_mutex_lock(&x->lock);
+	if (!x->stopping)
+		kill(getpid(), SIGTERM);	/* the view quits; teardown returns the status */
+	pthread_mutex_unlock(&x->lock);
+	return NULL;
+}
+
+/* ---- the pump ---- */
+
+static void *pump_main(void *arg)
+{
+	struct exact *x = arg;
+
+	for (;;) {
+		struct timespec ts = { .tv_nsec = (long)x->pump_us * 1000 };
+		bool stop;
+
+		pthread_mutex_lock(&x->lock);
+		stop = x->stopping;
+		pthread_mutex_unlock(&x->lock);
+		if (stop)
+			break;
+		nanosleep(&ts, NULL);
+		engine_step(x->e, 0);
+	}
+	return NULL;
+}
+
+/* ---- setup and teardown ---- */
+
+static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int err;
+
+	/* Our threads take no signals: SIGINT/SIGTERM belong to the view's thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
+static void parse_pause(struct exact *x)
+{
+	const char *env = getenv("MEVITOP_TEST_PAUSE");
+	const char *colon;
+
+	x->pause_ms = PAUSE_DEFAULT_MS;
+	if (!env || !*env)
+		return;
+	colon = strchr(env, ':');
+	snprintf(x->pause_stage, sizeof(x->pause_stage), "%.*s",
+		 (int)(colon ? (size_t)(colon - env) : strlen(env)), env);
+	if (colon)
+		x->pause_ms = (unsigned)strtoul(colon + 1, NULL, 10);
+}
+
+/* Can this kernel register anonymous memory in WP mode (fast)?  Tried on a page of ours. */
+static bool wp_works(void)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
+	bool ok = false;
+	void *p;
+	int fd;
+
+	fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED && ioctl(fd, UFFDIO_API, &api) == 0) {
+		reg.range.start = (uint64_t)(uintptr_t)p;
+		reg.range.len = 4096;
+		ok = ioctl(fd, UFFDIO_REGISTER, &reg) == 0;
+	}
+	if (p != MAP_FAILED)
+		munmap(p, 4096);
+	close(fd);
+	return ok;
+}
+
+/* Says what to change when userfaultfd cannot be used; returns false then. */
+static bool check_uffd(struct exact *x, const struct features *f)
+{
+	const char *what = x->c->run ? "mevitop run needs exact mode" :
+			   "--exact needs userfaultfd";
+	const char *alt = x->c->run ? "" : "; or watch without --exact (mevitop -p PID)";
+	uint64_t need = UFFD_FEATURE_EVENT_FORK | UFFD_FEATURE_EVENT_REMAP |
+			UFFD_FEATURE_EVENT_REMOVE | UFFD_FEATURE_EVENT_UNMAP |
+			UFFD_FEATURE_THREAD_ID;
+
+	if (!f->uffd && (f->disabled & DIS_UFFD)) {
+		log_err("%s, and userfaultfd is disabled (--disable uffd or MEVITOP_DISABLE)%s",
+			what, alt);
+		return false;
+	}
+	if (!f->uffd && f->uffd_errno == ENOSYS) {
+		log_err("%s, and this kernel has no userfaultfd: build it with CONFIG_USERFAULTFD=y%s",
+			what, alt);
+		return false;
+	}
+	if (!f->uffd && f->uffd_errno == EPERM) {
+		log_err("%s, and userfaultfd is not permitted: run mevitop as root (CAP_SYS_PTRACE), "
+			"or set sysctl vm.unprivileged_userfaultfd=1%s", what, alt);
+		return false;
+	}
+	if (!f->uffd) {
+		log_err("%s, and userfaultfd failed: %s%s", what, strerror(f->uffd_errno), alt);
+		return false;
+	}
+	if ((f->uffd_features & need) != need) {
+		log_err("%s with fork, remap, remove and unmap events and thread ids (Linux 4.14+); "
+			"this kernel's userfaultfd offers features 0x%llx%s", what,
+			(unsigned long long)f->uffd_features, alt);
+		return false;
+	}
+	return true;
+}
+
+static int choose_variant(struct exact *x, const struct features *f)
+{
+	bool wp = wp_works();
+
+	x->variant = x->c->exact_variant == EXACT_ORDERED ? EXACT_ORDERED : EXACT_FAST;
+	if (x->variant == EXACT_FAST && !wp) {
+		if (x->c->exact_variant == EXACT_FAST) {
+			log_err("--exact=fast needs userfaultfd write-protect registration of anonymous "
+				"memory (Linux 5.7+ with CONFIG_HAVE_ARCH_USERFAULTFD_WP): use "
+				"--exact=ordered");
+			return -EOPNOTSUPP;
+		}
+		log_info("userfaultfd write-protect unavailable: exact mode is ordered");
+		x->variant = EXACT_ORDERED;
+	}
+	x->features = UFFD_EXACT_FEATURES;
+	if (x->variant == EXACT_FAST) {
+		x->reg_mode = UFFDIO_REGISTER_MODE_WP;
+		/* Nothing is ever write-protected; if a PTE carried the bit anyway (inherited),
+		 * the kernel would resolve the write itself instead of waiting for us. */
+		x->features |= f->uffd_features & UFFD_FEATURE_WP_ASYNC;
+	} else {
+		x->reg_mode = UFFDIO_REGISTER_MODE_MISSING;
+	}
+	return 0;
+}
+
+static void free_exact(struct exact *x)
+{
+	if (!x)
+		return;
+	xt_free(x);
+	for (int i = 0; i < x->nsrv; i++)
+		uffd_server_free(x->srvs[i]);
+	if (x->nsrv)
+		pthread_spin_destroy(&x->q_lock);
+	pthread_cond_destroy(&x->cond);
+	pthread_mutex_destroy(&x->lock);
+	free(x->jobs);
+	free(x->q);
+	free(x);
+}
+
+/* Stops our threads, closes every userfaultfd (attached processes run on untouched), and
+ * for run ends CMD.  Safe at any point of setup. */
+static void stop_all(struct exact *x)
+{
+	int i;
+
+	pthread_mutex_lock(&x->lock);
+	x->stopping = true;
+	pthread_cond_broadcast(&x->cond);
+	pthread_mutex_unlock(&x->lock);
+	if (x->pump_started)
+		pthread_join(x->pump_thread, NULL);
+	x->pump_started = false;
+	if (x->run_inj) {
+		if (x->run_started) {
+			for (i = 0; i < CHILD_GRACE_MS && !atomic_load(&x->child_done); i++)
+				sleep_ms(1);
+			if (!atomic_load(&x->child_done))
+				kill(x->run_pid, SIGKILL);
+			pthread_join(x->run_thread, NULL);
+			x->run_started = false;
+		} else {
+			kill(x->run_pid, SIGKILL);
+			x->child_status = W_EXITCODE(0, SIGKILL);
+		}
+		inj_release(x->run_inj);	/* reaps CMD if it was never followed */
+		x->run_inj = NULL;
+	}
+	if (x->ctl_started)
+		pthread_join(x->ctl_thread, NULL);
+	x->ctl_started = false;
+	for (i = 0; i < x->nsrv; i++)
+		uffd_server_stop(x->srvs[i]);
+	for (i = 0; i < x->srv_started; i++)
+		pthread_join(x->srv_threads[i], NULL);
+	x->srv_started = 0;
+}
+
+static int fail_setup(struct exact *x, struct engine **e, int rc)
+{
+	stop_all(x);
+	free_exact(x);
+	engine_free(*e);
+	*e = NULL;
+	return rc;
+}
+
+int exact_setup(struct cli *c, struct features *f, struct engine **e, struct exact **out)
+{
+	struct uffd_server_ops ops = { .fault = on_fault, .event = on_event };
+	struct engine_opts eo = { 0 };
+	char why[512] = "";
+	struct exact *x;
+	const char *env;
+	size_t i;
+	int err;
+
+	*e = NULL;
+	*out = NULL;
+	err = features_probe(f, why, sizeof(why));
+	if (err) {
+		log_err("%s", why);
+		return 1;
+	}
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return 1;
+	x->c = c;
+	x->follow_children = !c->no_children;
+	x->use_scan = f->pagemap_scan && !(f->disabled & DIS_PAGEMAP_SCAN);
+	atomic_init(&x->next_id, 1);
+	pthread_mutex_init(&x->lock, NULL);
+	pthread_cond_init(&x->cond, NULL);
+	parse_pause(x);
+	env = getenv("MEVITOP_EXACT_PUMP_US");
+	x->pump_us = env ? (unsigned)strtoul(env, NULL, 10) : PUMP_DEFAULT_US;
+	x->q = calloc(XQ_SIZE, sizeof(*x->q));
+	if (!x->q || !check_uffd(x, f) || choose_variant(x, f) ||
+	    make_servers(x, &ops)) {
+		free_exact(x);
+		return 1;
+	}
+
+	if (c->run) {
+		pid_t *pids = realloc(c->pids, sizeof(*pids));
+
+		if (!pids) {
+			free_exact(x);
+			return 1;
+		}
+		c->pids = pids;
+		err = inj_spawn(c->run_argv, &x->run_inj, &x->run_pid, why, sizeof(why));
+		if (err) {
+			log_err("%s", why);
+			free_exact(x);
+			return err == -ENOENT ? 127 : err == -EACCES ? 126 : 1;
+		}
+		/* From here on `run` behaves like -p CMD: its heatmap, its mappings in JSON. */
+		c->pids[0] = x->run_pid;
+		c->npids = 1;
+	}
+
+	eo.mode = MODE_EXACT;
+	eo.pids = c->pids;
+	eo.npids = c->npids;
+	eo.follow_children = !c->no_children;
+	eo.reconcile = !c->no_reconcile;
+	eo.ringbuf_bytes = c->ringbuf_bytes;
+	err = engine_new(&eo, f, e, why, sizeof(why));
+	if (!err) {
+		x->e = *e;
+		xt_install_hooks(x);
+		err = engine_start(*e, why, sizeof(why));
+	}
+	if (err) {
+		log_err("%s", why[0] ? why : strerror(-err));
+		return fail_setup(x, e, 1);
+	}
+	while (x->srv_started < x->nsrv &&
+	       start_thread(&x->srv_threads[x->srv_started], server_main,
+			    &x->srv_args[x->srv_started]) == 0)
+		x->srv_started++;
+	if (start_thread(&x->ctl_thread, control_main, x) == 0)
+		x->ctl_started = true;
+	if (x->srv_started < x->nsrv || !x->ctl_started) {
+		log_err("failed to start exact mode's threads");
+		return fail_setup(x, e, 1);
+	}
+
+	if (c->run) {
+		int fd = inject_and_register(x, x->run_inj, x->run_pid, why, sizeof(why));
+
+		if (fd >= 0 && (err = hand_over(x, x->run_pid, fd))) {
+			snprintf(why, sizeof(why), "failed to serve a userfaultfd: %s", strerror(-err));
+			fd = err;
+		}
+		if (fd < 0) {
+			log_err("cannot watch %s in exact mode: %s", c->run_argv[0], why);
+			return fail_setup(x, e, 1);
+		}
+		atomic_store(&x->last_attach_ms, 0);
+	} else {
+		for (i = 0; i < c->npids; i++) {
+			err = attach_one(x, c->pids[i], why, sizeof(why));
+			if (err) {
+				log_err("%s", why);
+				return fail_setup(x, e, 1);
+			}
+		}
+	}
+	/* Apply the hand-overs now, so the first snapshot already says which mappings are
+	 * tracked by userfaultfd. */
+	engine_step(*e, 0);
+	if (c->run) {
+		if (start_thread(&x->run_thread, runner_main, x)) {
+			log_err("failed to start the thread following %s", c->run_argv[0]);
+			return fail_setup(x, e, 1);
+		}
+		x->run_started = true;
+	}
+	if (x->pump_us && start_thread(&x->pump_thread, pump_main, x) == 0)
+		x->pump_started = true;
+	log_info("exact mode (%s) on %zu process(es)",
+		 x->variant == EXACT_ORDERED ? "ordered" : "fast", c->npids);
+	x_test_pause(x, "serving");
+	*out = x;
+	return 0;
+}
+
+/* run --json: CMD finished, so the view stopped before its next tick; one last snapshot
+ * gives the picture at exit with everything counted. */
+static void last_snapshot(struct exact *x)
+{
+	struct json_opts jo = { .maps = true, .interval_ms = x->c->interval_ms };
+	struct timespec wall;
+	uint64_t mono;
+
+	engine_tick(x->e);
+	clock_gettime(CLOCK_REALTIME, &wall);
+	engine_lock(x->e);
+	mono = engine_now_ns();
+	json_snapshot(stdout, x->e, &jo, mono, wall.tv_sec + wall.tv_nsec / 1e9);
+	engine_unlock(x->e);
+}
+
+int exact_teardown(struct exact *x, int rc)
+{
+	bool finished;
+	int st;
+
+	if (!x)
+		return rc;
+	x_test_pause(x, "detach");
+	finished = x->run_pid && atomic_load(&x->child_done);
+	stop_all(x);
+	if (finished && x->c->json)
+		last_snapshot(x);
+	if (x->run_pid) {
+		st = x->child_status;
+		rc = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+	}
+	free_exact(x);
+	return rc;
+}

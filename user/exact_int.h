@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Exact mode's insides, shared by exact.c (processes: attach, spawn, exec, detach; threads)
+ * and exact_track.c (the model side: records, registration, scans, JSON stats).
+ *
+ * Threads and who owns what:
+ *   servers  (exact.c) run the uffd fault servers (one per CPU in ordered mode on small
+ *            machines, else one): resolve a fault first, then push one record per first
+ *            touch or event into `q`, a ring (a spin lock held for a copy when there are
+ *            several).  They never take a lock the engine holds: a target never waits on
+ *            mevitop's locks.
+ *   engine   (the caller of engine_step/engine_tick: main's loop, the UI's engine thread,
+ *            our pump) runs the hooks with the engine lock held; it alone touches struct
+ *            xproc, struct xfd and the model.
+ *   control  (exact.c) seizes and injects: the -p processes at start (from the main
+ *            thread), execed processes later.  It hands each new userfaultfd to the engine
+ *            side through `adopts` (under `lock`).
+ *   runner   (exact.c, run only) follows CMD with ptrace (inj_follow_exec) until it exits.
+ *
+ * A userfaultfd is known by an id, never by its number: the server may close its copy and
+ * the number be reused at any time.  The engine side keeps its own dup for registering.
+ */
+#ifndef MEVITOP_EXACT_INT_H
+#define MEVITOP_EXACT_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cli.h"
+#include "engine.h"
+#include "pageset.h"
+#include "uffd.h"
+
+enum xrec_kind {
+	XR_TOUCH = 1,		/* a first touch (ordered): a = address */
+	XR_FORK,		/* id forked: tid = the child's uffd id, fd = our copy of it */
+	XR_REMAP,		/* a = from, b = to, c = length (bytes) */
+	XR_REMOVE,		/* [a, b) zapped (MADV_DONTNEED/REMOVE) */
+	XR_UNMAP,		/* [a, b) unmapped */
+	XR_GONE,		/* the mm behind id is gone */
+};
+
+#define XT_WRITE	(1u << 0)
+
+struct xrec {
+	uint64_t ts_ns;		/* CLOCK_MONOTONIC when the server read the message */
+	uint64_t a, b, c;
+	uint32_t id;		/* the userfaultfd it came from */
+	uint32_t tid;		/* XR_TOUCH: the faulting thread; XR_FORK: the child's id */
+	uint32_t lat_ns;	/* XR_TOUCH: from reading the message to the fault resolved */
+	uint16_t kind;		/* enum xrec_kind */
+	uint16_t flags;		/* XT_* */
+	int32_t fd;		/* XR_FORK: our copy of the child's userfaultfd */
+	uint32_t _pad;
+};
+
+#define XQ_SIZE		16384u	/* records; a power of two */
+#define XQ_EVENT_RESERVE 64u	/* slots only events may use (a lost fork is a lost fd) */
+#define FD_TABLE	65536	/* server fd number -> id */
+#define XHASH		256
+#define LOG_MAX		100	/* first touches listed per JSON snapshot (json.c gives 8 KiB) */
+#define HIST_BUCKETS	14	/* latency: < 1, 2, 4 ... 4096 us, more */
+
+struct span {
+	uint64_t start, end;	/* pages */
+};
+
+struct young {
+	uint64_t start, end;	/* pages */
+	uint64_t born_ns;
+};
+
+/* One userfaultfd, i.e. one address space (engine side). */
+struct xfd {
+	uint32_t id;
+	int fd;			/* our copy: registration; its number stays ours */
+	pid_t pid;		/* whose mm; 0 = a forked child not identified yet */
+	pid_t parent;		/* forked children: the parent's pid */
+	struct pageset *inherit;	/* fast, forked children: the parent's pages at fork */
+	uint64_t born_ns;
+	struct xfd *next;	/* hash chain by id */
+};
+
+/* A watched process (engine side). */
+struct xproc {
+	pid_t pid;
+	struct xfd *xf;		/* its current userfaultfd, or NULL */
+	int pagemap_fd;		/* fast: the scanner's */
+	struct pageset *seen;	/* fast: pages present at the last scan */
+	bool seeded;		/* fast: seen holds a first scan */
+	bool awaiting;		/* execed: its new userfaultfd comes from an injection */
+	struct span *fresh;	/* fast: ranges zapped since the last scan */
+	size_t nfresh, capfresh;
+	struct young *young;	/* fast: mappings registered lately, scanned at each drain */
+	size_t nyoung, capyoung;
+	struct xproc *next;
+};
+
+/* A userfaultfd handed over by the control or runner thread. */
+struct adopt {
+	pid_t pid;
+	uint32_t id;
+	int fd;			/* our copy */
+	struct adopt *next;
+};
+
+struct xlog {
+	pid_t pid;
+	uint32_t tid;
+	uint64_t addr;
+	uint64_t ts_ns;
+	bool write;
+};
+
+struct exact;
+
+struct srv_arg {
+	struct exact *x;
+	int i;
+};
+
+struct exact {
+	struct cli *c;
+	struct engine *e;
+	enum exact_variant variant;	/* EXACT_FAST or EXACT_ORDERED */
+	uint64_t reg_mode;		/* UFFDIO_REGISTER_MODE_* */
+	uint64_t features;		/* UFFDIO_API features asked for */
+	bool use_scan;			/* PAGEMAP_SCAN, else pread of pagemap */
+	bool follow_children;
+	pid_t run_pid;			/* run: CMD, else 0 */
+
+	/* server side: one server per CPU (ordered, few CPUs) or one; see exact.c */
+#define MAX_SRV 64
+	struct uffd_server *srvs[MAX_SRV];
+	pthread_t srv_threads[MAX_SRV];
+	struct srv_arg srv_args[MAX_SRV];
+	int srv_cpu[MAX_SRV];
+	int nsrv;
+	int srv_started;		/* threads running */
+	pthread_spinlock_t q_lock;	/* the ring, when several servers push */
+	_Atomic uint32_t fd_id[FD_TABLE];
+	_Atomic uint32_t next_id;
+	struct xrec *q;
+	_Atomic uint32_t q_head;	/* written by the server */
+	_Atomic uint32_t q_tail;	/* written by the engine side */
+	_Atomic uint64_t q_dropped;	/* touches not queued (ring full) */
+	_Atomic bool q_overflow;	/* something was dropped: rescan */
+	_Atomic uint64_t srv_adds;	/* fds handed to the server (wakes an idle one) */
+
+	/* control side, under lock */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct adopt *adopts;
+	pid_t *jobs;			/* pids to seize and inject (execed) */
+	size_t njobs, capjobs;
+	bool stopping;
+	pthread_t ctl_thread;
+	bool ctl_started;
+
+	/* run */
+	struct inj *run_inj;
+	pthread_t run_thread;
+	bool run_started;
+	_Atomic bool child_done;
+	int child_status;
+
+	/* pump: drains the ring buffer between the view's drains */
+	pthread_t pump_thread;
+	bool pump_started;
+	unsigned pump_us;
+
+	/* engine side (engine lock) */
+	struct xrec *stage;		/* drained from the ring, not applied yet (by read time) */
+	size_t nstage, capstage;
+	struct xfd *fds[XHASH];
+	struct xproc *procs[XHASH];
+	uint64_t bound_ns;		/* records read before this are safe to apply */
+	struct {
+		uint64_t touches, touches_interval, prereg_pages, prereg_max, stale;
+		uint64_t fork, remap, remove, unmap, gone;
+		uint64_t attaches, attach_failures, attach_ms_max;
+		uint64_t hist[HIST_BUCKETS];
+		uint64_t lat_max_ns;
+		uint64_t logged_dropped;
+	} st;
+	struct xlog log[LOG_MAX];
+	size_t nlog;
+	_Atomic uint64_t last_attach_ms;
+
+	/* testing */
+	char pause_stage[32];
+	unsigned pause_ms;
+};
+
+/* exact_track.c: the engine hooks. */
+void xt_install_hooks(struct exact *x);
+/* Tears down the engine side (closes our copies); call with the engine stopped. */
+void xt_free(struct exact *x);
+/* Is a private anonymous mapping of this kind one userfaultfd can cover? */
+bool xt_eligible_entry(const char *path, uint32_t perms);
+
+/* exact.c: helpers the track side uses. */
+void x_test_pause(struct exact *x, const char *stage);
+void x_queue_job(struct exact *x, pid_t pid);
+uint64_t x_now_ns(void);
+
+#endif

@@ -1,0 +1,1091 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * exact_track.c - exact mode's engine hooks: what the userfaultfds say, applied to the model.
+ *
+ * Everything here runs in the engine's thread with the engine lock held (engine.h).
+ *
+ * Order.  The server queues records in the order it read them, which per userfaultfd is the
+ * kernel's order.  The engine applies its BPF records before calling the hooks, so a record
+ * is applied only if the server read it before the previous hook call ended (`bound_ns`):
+ * every mm syscall that returned before such a touch has then been applied by the engine,
+ * and a touch that follows a MADV_DONTNEED never lands before it.  A touch reported for a
+ * mapping that is no longer a registered one (unmapped and mapped again meanwhile) is not
+ * applied; the REMOVE/UNMAP/REMAP record that made it stale queues a scan of its range, so
+ * the model converges on pagemap whatever the interleaving.
+ *
+ * Registration.  A process's private anonymous mappings are registered when its
+ * userfaultfd is handed over (from /proc/PID/maps, while it is stopped), again from the
+ * model after each reload (new process, exec: idempotent, and it sets MF_UFFD), and new
+ * ones from the `mapped` hook, i.e. from the engine's BPF mmap/brk/mremap records.  The
+ * pages a new mapping had when it was registered were touched before mevitop could see
+ * them: they are counted (prereg_pages) and scanned.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "exact_int.h"
+#include "log.h"
+#include "pagemap.h"
+#include "procfs.h"
+
+#define PAGE_SHIFT	12
+
+/* ---- lookups ---- */
+
+static struct xfd *xfd_find(struct exact *x, uint32_t id)
+{
+	struct xfd *f;
+
+	for (f = x->fds[id % XHASH]; f; f = f->next)
+		if (f->id == id)
+			return f;
+	return NULL;
+}
+
+static struct xfd *xfd_add(struct exact *x, uint32_t id, int fd, pid_t pid, pid_t parent)
+{
+	struct xfd *f = calloc(1, sizeof(*f));
+
+	if (!f) {
+		close(fd);
+		return NULL;
+	}
+	f->id = id;
+	f->fd = fd;
+	f->pid = pid;
+	f->parent = parent;
+	f->born_ns = x_now_ns();
+	f->next = x->fds[id % XHASH];
+	x->fds[id % XHASH] = f;
+	return f;
+}
+
+static void xfd_del(struct exact *x, struct xfd *f)
+{
+	struct xfd **pp;
+
+	for (pp = &x->fds[f->id % XHASH]; *pp; pp = &(*pp)->next) {
+		if (*pp == f) {
+			*pp = f->next;
+			break;
+		}
+	}
+	close(f->fd);
+	pageset_free(f->inherit);
+	free(f);
+}
+
+static struct xproc *xp_find(struct exact *x, pid_t pid)
+{
+	struct xproc *xp;
+
+	for (xp = x->procs[(uint32_t)pid % XHASH]; xp; xp = xp->next)
+		if (xp->pid == pid)
+			return xp;
+	return NULL;
+}
+
+static struct xproc *xp_get(struct exact *x, pid_t pid)
+{
+	struct xproc *xp = xp_find(x, pid);
+
+	if (xp)
+		return xp;
+	xp = calloc(1, sizeof(*xp));
+	if (!xp)
+		return NULL;
+	xp->pid = pid;
+	xp->pagemap_fd = -1;
+	xp->next = x->procs[(uint32_t)pid % XHASH];
+	x->procs[(uint32_t)pid % XHASH] = xp;
+	return xp;
+}
+
+/* Forgets what was learnt about the address space (exec): the uffd, the scanner's state. */
+static void xp_reset_mm(struct exact *x, struct xproc *xp)
+{
+	if (xp->pagemap_fd >= 0)
+		close(xp->pagemap_fd);
+	xp->pagemap_fd = -1;
+	pageset_free(xp->seen);
+	xp->seen = NULL;
+	xp->seeded = false;
+	xp->nfresh = 0;
+	xp->nyoung = 0;
+}
+
+static void xp_del(struct exact *x, struct xproc *xp)
+{
+	struct xproc **pp;
+
+	for (pp = &x->procs[(uint32_t)xp->pid % XHASH]; *pp; pp = &(*pp)->next) {
+		if (*pp == xp) {
+			*pp = xp->next;
+			break;
+		}
+	}
+	if (xp->xf)
+		xfd_del(x, xp->xf);
+	xp_reset_mm(x, xp);
+	free(xp->fresh);
+	free(xp->young);
+	free(xp);
+}
+
+static int xp_pagemap(struct xproc *xp)
+{
+	if (xp->pagemap_fd < 0)
+		xp->pagemap_fd = pagemap_open(xp->pid);
+	return xp->pagemap_fd;
+}
+
+/* ---- which mappings ---- */
+
+bool xt_eligible_entry(const char *path, uint32_t perms)
+{
+	enum map_kind k = map_kind_classify(path, perms, false);
+
+	return !(perms & MP_SHARED) && (k == MK_ANON || k == MK_HEAP || k == MK_STACK);
+}
+
+static bool eligible(const struct mapping *m)
+{
+	return !(m->perms & MP_SHARED) && !(m->flags & (MF_HUGETLB | MF_PFNMAP)) &&
+	       (m->kind == MK_ANON || m->kind == MK_HEAP || m->kind == MK_STACK);
+}
+
+/* Pieces of [start, end) covered by registered mappings (@uffd_only) or by eligible ones not
+ * registered yet, adjacent pieces merged.  Collected first: changing flags splits mappings
+ * under an iteration. */
+static size_t collect(const struct proc *p, uint64_t start, uint64_t end, bool uffd_only,
+		      struct span **out)
+{
+	struct mapping *m = model_find(p, start);
+	struct span *v = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!m)
+		m = model_find_ge(p, start);
+	for (; m && mapping_start(m) < end; m = model_next(m)) {
+		uint64_t s = mapping_start(m) > start ? mapping_start(m) : start;
+		uint64_t t = mapping_end(m) < end ? mapping_end(m) : end;
+
+		if (uffd_only ? !(m->flags & MF_UFFD) : (!eligible(m) || (m->flags & MF_UFFD)))
+			continue;
+		if (n && v[n - 1].end == s) {
+			v[n - 1].end = t;
+			continue;
+		}
+		if (n == cap) {
+			struct span *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n++] = (struct span){ s, t };
+	}
+	*out = v;
+	return n;
+}
+
+/* ---- counting pages with our own pagemap reader ---- */
+
+struct count_ctx {
+	uint64_t pages;
+};
+
+static void count_run(uint64_t start, uint64_t end, uint32_t cats, void *arg)
+{
+	struct count_ctx *c = arg;
+
+	c->pages += end - start;
+}
+
+static uint64_t count_present(struct exact *x, struct xproc *xp, uint64_t start, uint64_t end)
+{
+	struct count_ctx c = { 0 };
+	int fd = xp_pagemap(xp);
+
+	if (fd >= 0)
+		pagemap_scan(fd, start, end, x->use_scan, count_run, &c);
+	return c.pages;
+}
+
+/* ---- registration ---- */
+
+/* Registers the eligible, not yet registered parts of [start, end) of p with xp's uffd. */
+static void register_range(struct exact *x, struct xproc *xp, struct proc *p, uint64_t start,
+			   uint64_t end, bool fresh_mapping)
+{
+	struct span *v;
+	size_t n, i;
+
+	if (!xp->xf)
+		return;
+	n = collect(p, start, end, false, &v);
+	for (i = 0; i < n; i++) {
+		uint64_t s = v[i].start, t = v[i].end, pre;
+
+		if (uffd_register(xp->xf->fd, s << PAGE_SHIFT, (t - s) << PAGE_SHIFT, x->reg_mode,
+				  NULL)) {
+			log_debug("process %d: %s", p->pid, uffd_why());
+			continue;
+		}
+		model_set_flags(p, s, t, MF_UFFD, 0);
+		if (!fresh_mapping)
+			continue;
+		/* Touched between the mmap and now: accounted by a scan, not seen one by one. */
+		pre = count_present(x, xp, s, t);
+		x->st.prereg_pages += pre;
+		if (pre > x->st.prereg_max)
+			x->st.prereg_max = pre;
+		engine_queue_scan(x->e, p, s, t);
+	}
+	free(v);
+}
+
+/* ---- fast: first touches are what a scan finds that the previous one did not ---- */
+
+struct cat_run {
+	uint64_t start, end;
+	uint32_t cats;
+};
+
+struct cat_runs {
+	struct cat_run *v;
+	size_t n, cap;
+};
+
+static void collect_cat(uint64_t start, uint64_t end, uint32_t cats, void *arg)
+{
+	struct cat_runs *r = arg;
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct cat_run *v = realloc(r->v, cap * sizeof(*v));
+
+		if (!v)
+			return;
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n++] = (struct cat_run){ start, end, cats };
+}
+
+static void log_touch(struct exact *x, pid_t pid, uint32_t tid, uint64_t addr, uint64_t ts,
+		      bool write)
+{
+	if (x->nlog < LOG_MAX)
+		x->log[x->nlog++] = (struct xlog){ pid, tid, addr, ts, write };
+	else
+		x->st.logged_dropped++;
+}
+
+/* Pages [s, t) of p became present since the last scan: first touches. */
+static void fast_touches(struct exact *x, struct proc *p, uint64_t s, uint64_t t, uint32_t cats,
+			 uint64_t now)
+{
+	uint64_t pg, b;
+	enum page_state st = (cats & PMC_PRESENT) ? PS_RESIDENT : PS_SWAPPED;
+
+	x->st.touches += t - s;
+	x->st.touches_interval += t - s;
+	model_set_state(p, s, t, st);
+	for (pg = s; pg < t && x->nlog < LOG_MAX; pg++)
+		log_touch(x, p->pid, 0, pg << PAGE_SHIFT, now, !(cats & PMC_ZERO));
+	if (t - s > (uint64_t)(pg - s))
+		x->st.logged_dropped += t - pg;
+	/* Heat per block of the heat map, as much as the block got. */
+	for (pg = s; pg < t; pg = b) {
+		b = ((pg >> HEAT_BLOCK_SHIFT) + 1) << HEAT_BLOCK_SHIFT;
+		if (b > t)
+			b = t;
+		heat_add(&p->heat, pg, (float)(b - pg), now);
+	}
+}
+
+static void add_fresh(struct xproc *xp, uint64_t s, uint64_t t)
+{
+	if (xp->nfresh == xp->capfresh) {
+		size_t cap = xp->capfresh ? xp->capfresh * 2 : 8;
+		void *v = realloc(xp->fresh, cap * sizeof(*xp->fresh));
+
+		if (!v)
+			return;
+		xp->fresh = v;
+		xp->capfresh = cap;
+	}
+	xp->fresh[xp->nfresh].start = s;
+	xp->fresh[xp->nfresh].end = t;
+	xp->nfresh++;
+}
+
+/* The first zapped range overlapping [s, t), or NULL. */
+static const struct span *first_fresh(const struct xproc *xp, uint64_t s, uint64_t t)
+{
+	const struct span *best = NULL;
+	size_t i;
+
+	for (i = 0; i < xp->nfresh; i++)
+		if (xp->fresh[i].start < t && s < xp->fresh[i].end &&
+		    (!best || xp->fresh[i].start < best->start))
+			best = &xp->fresh[i];
+	return best;
+}
+
+/* Pages of run [s, t) absent from the last picture are first touches, except in ranges
+ * zapped since it: the zap may still be in progress (its event comes first), so what is
+ * there is counted at the next scan. */
+static void diff_run(struct exact *x, struct xproc *xp, struct proc *p, uint64_t s, uint64_t t,
+		     uint32_t cats, uint64_t now)
+{
+	uint64_t cur = s, end, rs, re;
+	const struct span *z;
+
+	while (cur < t) {
+		z = first_fresh(xp, cur, t);
+		end = z ? (z->start > cur ? z->start : cur) : t;
+		while (cur < end) {
+			if (!pageset_next_run(xp->seen, cur, end, &rs, &re)) {
+				fast_touches(x, p, cur, end, cats, now);
+				break;
+			}
+			if (rs > cur)
+				fast_touches(x, p, cur, rs, cats, now);
+			cur = re;
+		}
+		cur = z ? (z->end > end ? z->end : end) : t;
+	}
+}
+
+/* Scans spans (registered mappings, or young parts of them); with @count, what is new since
+ * the last picture is first touches, else (seeding) it is what the process already had. */
+static void fast_scan_spans(struct exact *x, struct xproc *xp, struct proc *p,
+			    const struct span *v, size_t n, bool count)
+{
+	struct cat_runs r = { 0 };
+	uint64_t now = x_now_ns();
+	size_t i, k;
+	int fd = xp_pagemap(xp);
+
+	if (fd < 0 || (!xp->seen && !(xp->seen = pageset_new())))
+		return;
+	for (i = 0; i < n; i++) {
+		r.n = 0;
+		if (pagemap_scan(fd, v[i].start, v[i].end, x->use_scan, collect_cat, &r))
+			continue;
+		for (k = 0; count && k < r.n; k++)
+			diff_run(x, xp, p, r.v[k].start, r.v[k].end, r.v[k].cats, now);
+		pageset_remove_range(xp->seen, v[i].start, v[i].end);
+		for (k = 0; k < r.n; k++)
+			pageset_add_range(xp->seen, r.v[k].start, r.v[k].end);
+		for (k = 0; k < xp->nfresh; k++)
+			pageset_remove_range(xp->seen, xp->fresh[k].start, xp->fresh[k].end);
+	}
+	free(r.v);
+}
+
+/* Every registered mapping: at each refresh, and to take the first picture. */
+static void fast_scan(struct exact *x, struct xproc *xp, struct proc *p, bool count)
+{
+	struct span *v;
+	size_t n = collect(p, 0, UINT64_MAX >> PAGE_SHIFT, true, &v);
+
+	fast_scan_spans(x, xp, p, v, n, count);
+	free(v);
+	xp->nfresh = 0;
+	xp->nyoung = 0;
+	xp->seeded = true;
+}
+
+/*
+ * Young mappings (registered from an mmap, brk or mremap less than YOUNG_NS ago) at every
+ * drain: a buffer mapped, filled and unmapped between two refreshes (faultbench: 35 ms)
+ * would otherwise never be seen.  Costs mevitop ~5 ns per present page per drain, for
+ * YOUNG_NS only.
+ */
+#define YOUNG_NS	500000000ull
+
+static void add_young(struct xproc *xp, uint64_t s, uint64_t t)
+{
+	size_t i;
+
+	for (i = 0; i < xp->nyoung; i++) {
+		if (xp->young[i].start <= s && t <= xp->young[i].end) {
+			xp->young[i].born_ns = x_now_ns();
+			return;
+		}
+	}
+	if (xp->nyoung == xp->capyoung) {
+		size_t cap = xp->capyoung ? xp->capyoung * 2 : 8;
+		void *v = realloc(xp->young, cap * sizeof(*xp->young));
+
+		if (!v)
+			return;
+		xp->young = v;
+		xp->capyoung = cap;
+	}
+	xp->young[xp->nyoung].start = s;
+	xp->young[xp->nyoung].end = t;
+	xp->young[xp->nyoung].born_ns = x_now_ns();
+	xp->nyoung++;
+}
+
+static void fast_scan_young(struct exact *x, struct xproc *xp, struct proc *p)
+{
+	uint64_t now = x_now_ns();
+	struct span *v;
+	size_t i, keep = 0, n;
+
+	for (i = 0; i < xp->nyoung; i++) {
+		if (now - xp->young[i].born_ns > YOUNG_NS)
+			continue;
+		xp->young[keep++] = xp->young[i];
+		n = collect(p, xp->young[i].start, xp->young[i].end, true, &v);
+		fast_scan_spans(x, xp, p, v, n, true);
+		free(v);
+	}
+	xp->nyoung = keep;
+	xp->nfresh = 0;
+}
+
+/* ---- binding userfaultfds to processes ---- */
+
+/* Registers everything p has and, fast, takes the picture later scans compare with. */
+static void xp_start(struct exact *x, struct xproc *xp, struct proc *p, bool scan_now)
+{
+	struct span *v;
+	size_t n, i;
+
+	if (!p || !p->ready || p->exited || !xp->xf)
+		return;
+	register_range(x, xp, p, 0, UINT64_MAX >> PAGE_SHIFT, false);
+	if (scan_now) {
+		/* Touched since the engine last looked (between its scan and the registration). */
+		n = collect(p, 0, UINT64_MAX >> PAGE_SHIFT, true, &v);
+		for (i = 0; i < n; i++)
+			engine_queue_scan(x->e, p, v[i].start, v[i].end);
+		free(v);
+	}
+	if (x->variant == EXACT_FAST && !xp->seeded)
+		fast_scan(x, xp, p, false);
+}
+
+static void bind(struct exact *x, struct xfd *f, pid_t pid)
+{
+	struct xproc *xp = xp_get(x, pid);
+
+	f->pid = pid;
+	if (!xp || xp->xf == f)
+		return;
+	if (xp->xf) {
+		/* Two children of one parent forked at once and were guessed the wrong way
+		 * round: the thread id of a fault is the truth. */
+		xp->xf->pid = 0;
+	}
+	xp->xf = f;
+	xp_reset_mm(x, xp);
+	if (f->inherit) {
+		/* A forked child starts from its parent's picture: what it touches after the
+		 * fork are its first touches, even before we knew its pid. */
+		xp->seen = f->inherit;
+		xp->seeded = true;
+		f->inherit = NULL;
+	}
+	xp_start(x, xp, engine_find(x->e, pid), true);
+}
+
+static pid_t read_ppid(pid_t pid)
+{
+	char path[64], buf[512], *s;
+	int ppid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (procfs_read_file(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	s = strrchr(buf, ')');
+	if (!s || sscanf(s + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return ppid;
+}
+
+/* A forked child without a uffd yet: the oldest unidentified one its parent gave birth to. */
+static void identify_child(struct exact *x, struct proc *p)
+{
+	struct xfd *f, *best = NULL;
+	pid_t ppid = read_ppid(p->pid);
+	size_t i;
+
+	if (!ppid)
+		return;
+	for (i = 0; i < XHASH; i++)
+		for (f = x->fds[i]; f; f = f->next)
+			if (!f->pid && f->parent == ppid && (!best || f->born_ns < best->born_ns))
+				best = f;
+	if (best)
+		bind(x, best, p->pid);
+}
+
+/* The other way round: a fork record applied after the engine modelled the child. */
+static void identify_children(struct exact *x, pid_t parent)
+{
+	struct proc **procs;
+	size_t n, i;
+
+	procs = engine_procs(x->e, &n);
+	for (i = 0; i < n; i++) {
+		struct xproc *xp = xp_find(x, procs[i]->pid);
+
+		if (procs[i]->exited || !procs[i]->ready || (xp && (xp->xf || xp->awaiting)) ||
+		    procs[i]->pid == parent || read_ppid(procs[i]->pid) != parent)
+			continue;
+		identify_child(x, procs[i]);
+	}
+}
+
+/* ---- applying records ---- */
+
+static unsigned hist_bucket(uint32_t ns)
+{
+	uint32_t us = ns / 1000;
+	unsigned b = 0;
+
+	while (us && b < HIST_BUCKETS - 1) {
+		us >>= 1;
+		b++;
+	}
+	return b;
+}
+
+static void apply_touch(struct exact *x, struct xfd *f, const struct xrec *r)
+{
+	uint64_t page = r->a >> PAGE_SHIFT;
+	struct mapping *m;
+	struct proc *p;
+	pid_t tgid;
+
+	if (!f->pid && r->tid && procfs_read_tgid(r->tid, &tgid) == 0)
+		bind(x, f, tgid);
+	x->st.touches++;
+	x->st.touches_interval++;
+	x->st.hist[hist_bucket(r->lat_ns)]++;
+	if (r->lat_ns > x->st.lat_max_ns)
+		x->st.lat_max_ns = r->lat_ns;
+	log_touch(x, f->pid, r->tid, r->a, r->ts_ns, r->flags & XT_WRITE);
+	p = f->pid ? engine_find(x->e, f->pid) : NULL;
+	if (!p || !p->ready || p->exited)
+		return;
+	m = model_find(p, page);
+	if (!m || !(m->flags & MF_UFFD))
+		return;		/* stale: its REMOVE/UNMAP/REMAP record rescans the range */
+	model_set_page(p, page, PS_RESIDENT);
+	heat_add(&p->heat, page, 1.0f, r->ts_ns);
+}
+
+/* REMAP, REMOVE, UNMAP: the engine applies the syscalls from BPF; here the scanner's
+ * picture follows, and the range is rescanned (it may hold stale touches). */
+static void apply_layout(struct exact *x, struct xfd *f, const struct xrec *r)
+{
+	struct proc *p = f->pid ? engine_find(x->e, f->pid) : NULL;
+	struct xproc *xp = f->pid ? xp_find(x, f->pid) : NULL;
+	uint64_t s = r->a >> PAGE_SHIFT, t = (r->b + 4095) >> PAGE_SHIFT;
+
+	if (r->kind == XR_REMAP) {
+		x->st.remap++;
+		s = r->b >> PAGE_SHIFT;
+		t = (r->b + r->c + 4095) >> PAGE_SHIFT;
+		if (xp && xp->seen && xp->xf == f)
+			pageset_move_range(xp->seen, r->a >> PAGE_SHIFT,
+					   (r->a + r->c + 4095) >> PAGE_SHIFT, s);
+	} else {
+		if (r->kind == XR_REMOVE)
+			x->st.remove++;
+		else
+			x->st.unmap++;
+		if (xp && xp->seen && xp->xf == f) {
+			pageset_remove_range(xp->seen, s, t);
+			add_fresh(xp, s, t);
+		}
+	}
+	if (p && p->ready && !p->exited)
+		engine_queue_scan(x->e, p, s, t);
+}
+
+struct add_ctx {
+	struct pageset *set;
+};
+
+static void add_run(uint64_t start, uint64_t end, uint32_t cats, void *arg)
+{
+	pageset_add_range(((struct add_ctx *)arg)->set, start, end);
+}
+
+/* Fast: what a forked child is born with, as far as we can tell now: the parent's pages at
+ * its last scan and at this moment (pages it touched between its last scan and the fork
+ * are in both it and the child, and are not the child's first touches). */
+static struct pageset *inherited(struct exact *x, pid_t parent)
+{
+	struct xproc *xp = parent ? xp_find(x, parent) : NULL;
+	struct proc *p = parent ? engine_find(x->e, parent) : NULL;
+	struct add_ctx c;
+	struct span *v;
+	size_t n, i;
+	int fd;
+
+	if (!xp || !xp->seen || !p || (fd = xp_pagemap(xp)) < 0)
+		return NULL;
+	c.set = pageset_clone(xp->seen);
+	if (!c.set)
+		return NULL;
+	n = collect(p, 0, UINT64_MAX >> PAGE_SHIFT, true, &v);
+	for (i = 0; i < n; i++)
+		pagemap_scan(fd, v[i].start, v[i].end, x->use_scan, add_run, &c);
+	free(v);
+	return c.set;
+}
+
+static void apply(struct exact *x, const struct xrec *r)
+{
+	struct xfd *f = xfd_find(x, r->id), *child;
+	struct xproc *xp;
+
+	if (r->kind == XR_FORK) {
+		/* The child's pid does not exist yet when the event is read (dup_mmap runs
+		 * before it is allocated): learnt later from a fault or from its parent. */
+		x->st.fork++;
+		child = xfd_add(x, r->tid, r->fd, 0, f ? f->pid : 0);
+		if (child && x->variant == EXACT_FAST)
+			child->inherit = inherited(x, child->parent);
+		if (child && child->parent)
+			identify_children(x, child->parent);
+		return;
+	}
+	if (!f) {
+		x->st.stale++;	/* its process exited or execed */
+		return;
+	}
+	switch (r->kind) {
+	case XR_TOUCH:
+		apply_touch(x, f, r);
+		break;
+	case XR_REMAP:
+	case XR_REMOVE:
+	case XR_UNMAP:
+		apply_layout(x, f, r);
+		break;
+	case XR_GONE:
+		x->st.gone++;
+		xp = f->pid ? xp_find(x, f->pid) : NULL;
+		if (xp && xp->xf == f)
+			xp->xf = NULL;
+		xfd_del(x, f);
+		break;
+	}
+}
+
+/* inject.c looks for a `syscall` instruction in the executable mappings (the vDSO first)
+ * through /proc/PID/mem, one byte past each page it reads: that brings pages in without a
+ * fault of the process, which the engine would never hear of. */
+static void rescan_text(struct exact *x, struct proc *p)
+{
+	struct span *v = NULL;
+	struct mapping *m;
+	size_t n = 0, cap = 0, i;
+
+	for (m = model_first(p); m; m = model_next(m)) {
+		if (!(m->perms & MP_EXEC) || m->kind == MK_VSYSCALL)
+			continue;
+		if (n == cap) {
+			struct span *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n++] = (struct span){ mapping_start(m), mapping_end(m) };
+	}
+	for (i = 0; i < n; i++)
+		engine_queue_scan(x->e, p, v[i].start, v[i].end);
+	free(v);
+}
+
+static void take_adopts(struct exact *x)
+{
+	struct adopt *a, *next, *rev = NULL;
+
+	pthread_mutex_lock(&x->lock);
+	a = x->adopts;
+	x->adopts = NULL;
+	pthread_mutex_unlock(&x->lock);
+	for (; a; a = next) {		/* oldest first */
+		next = a->next;
+		a->next = rev;
+		rev = a;
+	}
+	for (a = rev; a; a = next) {
+		struct xproc *xp = xp_get(x, a->pid);
+		struct proc *p;
+		struct xfd *f;
+
+		next = a->next;
+		f = xfd_add(x, a->id, a->fd, a->pid, 0);
+		p = engine_find(x->e, a->pid);
+		p = engine_find(x->e, a->pid);
+		if (p && p->ready && !p->exited)
+			rescan_text(x, p);
+		if (xp && f) {
+			if (xp->xf)
+				xfd_del(x, xp->xf);
+			xp->xf = f;
+			xp->awaiting = false;
+			xp_reset_mm(x, xp);
+			x->st.attaches++;
+			if (atomic_load(&x->last_attach_ms) > x->st.attach_ms_max)
+				x->st.attach_ms_max = atomic_load(&x->last_attach_ms);
+			xp_start(x, xp, p, true);
+		}
+		free(a);
+	}
+}
+
+static void rescan_all(struct exact *x)
+{
+	struct proc **procs;
+	struct span *v;
+	size_t n, i, k, nv;
+
+	procs = engine_procs(x->e, &n);
+	for (i = 0; i < n; i++) {
+		if (!procs[i]->ready || procs[i]->exited)
+			continue;
+		nv = collect(procs[i], 0, UINT64_MAX >> PAGE_SHIFT, true, &v);
+		for (k = 0; k < nv; k++)
+			engine_queue_scan(x->e, procs[i], v[k].start, v[k].end);
+		free(v);
+	}
+}
+
+/*
+ * Several servers (exact.c) push records in the order they get to it, not always in the
+ * order they read them; the drain moves everything from the ring to a staging array, sorts
+ * it by read time and applies what is older than the bound, less SETTLE_NS with several
+ * servers: a server takes microseconds from reading a fault to queueing it.
+ */
+#define SETTLE_NS	2000000ull
+
+static void stage(struct exact *x, uint32_t head)
+{
+	uint32_t tail = atomic_load_explicit(&x->q_tail, memory_order_relaxed);
+	size_t need = x->nstage + (head - tail), i, j;
+
+	if (need > x->capstage) {
+		size_t cap = x->capstage ? x->capstage : 1024;
+		struct xrec *v;
+
+		while (cap < need)
+			cap *= 2;
+		v = realloc(x->stage, cap * sizeof(*v));
+		if (!v) {
+			atomic_store(&x->q_overflow, true);
+			return;		/* stays in the ring */
+		}
+		x->stage = v;
+		x->capstage = cap;
+	}
+	for (; tail != head; tail++) {
+		struct xrec r = x->q[tail & (XQ_SIZE - 1)];
+
+		/* Insertion by read time: records come nearly sorted, so this is an append. */
+		for (i = x->nstage; i > 0 && x->stage[i - 1].ts_ns > r.ts_ns; i--)
+			;
+		for (j = x->nstage; j > i; j--)
+			x->stage[j] = x->stage[j - 1];
+		x->stage[i] = r;
+		x->nstage++;
+	}
+	atomic_store_explicit(&x->q_tail, tail, memory_order_release);
+}
+
+static void drain(struct exact *x)
+{
+	uint32_t head = atomic_load_explicit(&x->q_head, memory_order_acquire);
+	uint64_t limit = x->bound_ns;
+	size_t i;
+
+	/* Adopts after loading head: every record below head has a known id (hand_over). */
+	take_adopts(x);
+	stage(x, head);
+	if (x->nsrv > 1)
+		limit = limit > SETTLE_NS ? limit - SETTLE_NS : 0;
+	for (i = 0; i < x->nstage && x->stage[i].ts_ns < limit; i++)
+		apply(x, &x->stage[i]);
+	if (i) {
+		memmove(x->stage, x->stage + i, (x->nstage - i) * sizeof(*x->stage));
+		x->nstage -= i;
+	}
+	if (atomic_exchange(&x->q_overflow, false))
+		rescan_all(x);
+}
+
+/* ---- hooks ---- */
+
+static void h_step(void *ctx)
+{
+	struct exact *x = ctx;
+	struct xproc *xp;
+	size_t i;
+
+	drain(x);
+	if (x->variant == EXACT_FAST) {
+		for (i = 0; i < XHASH; i++) {
+			for (xp = x->procs[i]; xp; xp = xp->next) {
+				struct proc *p;
+
+				if (!xp->nyoung || !xp->xf || !xp->seeded)
+					continue;
+				p = engine_find(x->e, xp->pid);
+				if (p && p->ready && !p->exited)
+					fast_scan_young(x, xp, p);
+			}
+		}
+	}
+	x->bound_ns = x_now_ns();
+}
+
+static void h_tick(void *ctx)
+{
+	struct exact *x = ctx;
+	struct xproc *xp;
+	size_t i;
+
+	drain(x);
+	if (x->variant == EXACT_FAST) {
+		for (i = 0; i < XHASH; i++) {
+			for (xp = x->procs[i]; xp; xp = xp->next) {
+				struct proc *p = engine_find(x->e, xp->pid);
+
+				if (xp->xf && p && p->ready && !p->exited)
+					fast_scan(x, xp, p, xp->seeded);
+			}
+		}
+	}
+	x->bound_ns = x_now_ns();
+}
+
+static void h_reloaded(void *ctx, struct proc *p)
+{
+	struct exact *x = ctx;
+	struct xproc *xp = xp_find(x, p->pid);
+
+	if (!xp || (!xp->xf && !xp->awaiting)) {
+		identify_child(x, p);
+		return;
+	}
+	xp_start(x, xp, p, false);
+}
+
+static void h_mapped(void *ctx, struct proc *p, uint64_t start, uint64_t end)
+{
+	struct exact *x = ctx;
+	struct xproc *xp = xp_find(x, p->pid);
+
+	if (!xp || !xp->xf)
+		return;
+	register_range(x, xp, p, start, end, true);
+	if (x->variant == EXACT_FAST)
+		add_young(xp, start, end);
+}
+
+static void h_exec(void *ctx, struct proc *p)
+{
+	struct exact *x = ctx;
+	struct xproc *xp = xp_get(x, p->pid);
+
+	if (!xp)
+		return;
+	/* run: the ptrace follower may already have given the new image its uffd. */
+	if (xp->xf && uffd_alive(xp->xf->fd) == 1)
+		return;
+	if (xp->xf) {
+		xfd_del(x, xp->xf);
+		xp->xf = NULL;
+	}
+	xp_reset_mm(x, xp);
+	xp->awaiting = true;
+	if (p->pid != x->run_pid)
+		x_queue_job(x, p->pid);
+}
+
+static void h_exited(void *ctx, struct proc *p)
+{
+	struct exact *x = ctx;
+	struct xproc *xp = xp_find(x, p->pid);
+
+	if (xp)
+		xp_del(x, xp);
+}
+
+/* ---- JSON ---- */
+
+struct out {
+	char *buf;
+	size_t len, cap;
+	bool full;
+};
+
+static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->full)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= o->cap - o->len) {
+		o->buf[o->len] = 0;	/* drop the partial member */
+		o->full = true;
+		return;
+	}
+	o->len += n;
+}
+
+static size_t h_json_stats(void *ctx, char *buf, size_t len)
+{
+	static const char *const hist_keys[HIST_BUCKETS] = {
+		"<1", "<2", "<4", "<8", "<16", "<32", "<64", "<128", "<256", "<512", "<1024",
+		"<2048", "<4096", ">=4096",
+	};
+	struct exact *x = ctx;
+	struct out o = { .buf = buf, .cap = len };
+	struct uffd_server_stats ss;
+	uint64_t registered = 0, tracked = 0, listed = 0;
+	struct proc **procs;
+	const struct mapping *m;
+	size_t n, i, k, mark;
+
+	procs = engine_procs(x->e, &n);
+	for (i = 0; i < n; i++) {
+		struct xproc *xp = xp_find(x, procs[i]->pid);
+
+		if (procs[i]->exited)
+			continue;
+		tracked += xp && xp->xf;
+		for (m = model_first(procs[i]); m; m = model_next(m))
+			if (m->flags & MF_UFFD)
+				registered += mapping_end(m) - mapping_start(m);
+	}
+	memset(&ss, 0, sizeof(ss));
+	for (i = 0; i < (size_t)x->nsrv; i++) {
+		struct uffd_server_stats one;
+
+		uffd_server_get_stats(x->srvs[i], &one);
+		ss.reads += one.reads;
+		ss.faults += one.faults;
+		ss.resolved += one.resolved;
+		ss.raced += one.raced;
+		ss.retried += one.retried;
+	}
+	put(&o, "\"exact\": {\"variant\": \"%s\", \"processes\": %" PRIu64
+	    ", \"registered_pages\": %" PRIu64 ", \"touches\": %" PRIu64
+	    ", \"touches_interval\": %" PRIu64 ", \"touches_dropped\": %" PRIu64
+	    ", \"prereg_pages\": %" PRIu64 ", \"prereg_max\": %" PRIu64 ", \"stale\": %" PRIu64,
+	    x->variant == EXACT_ORDERED ? "ordered" : "fast", tracked, registered,
+	    x->st.touches, x->st.touches_interval, atomic_load(&x->q_dropped),
+	    x->st.prereg_pages, x->st.prereg_max, x->st.stale);
+	put(&o, ", \"events\": {\"fork\": %" PRIu64 ", \"remap\": %" PRIu64 ", \"remove\": %"
+	    PRIu64 ", \"unmap\": %" PRIu64 ", \"gone\": %" PRIu64 "}", x->st.fork, x->st.remap,
+	    x->st.remove, x->st.unmap, x->st.gone);
+	put(&o, ", \"attaches\": %" PRIu64 ", \"attach_ms_max\": %" PRIu64, x->st.attaches,
+	    x->st.attach_ms_max);
+	put(&o, ", \"server\": {\"threads\": %d, \"reads\": %" PRIu64 ", \"faults\": %" PRIu64
+	    ", \"resolved\": %" PRIu64 ", \"raced\": %" PRIu64 ", \"retried\": %" PRIu64 "}",
+	    x->nsrv, ss.reads, ss.faults, ss.resolved, ss.raced, ss.retried);
+	if (x->variant == EXACT_ORDERED) {
+		put(&o, ", \"latency_us_hist\": {");
+		for (k = 0; k < HIST_BUCKETS; k++)
+			put(&o, "%s\"%s\": %" PRIu64, k ? ", " : "", hist_keys[k], x->st.hist[k]);
+		put(&o, "}, \"latency_us_max\": %.1f", x->st.lat_max_ns / 1000.0);
+	}
+	/* The log goes last: whatever does not fit is counted, never cut in the middle. */
+	put(&o, ", \"first_touches\": [");
+	for (i = 0; i < x->nlog && !o.full; i++) {
+		const struct xlog *l = &x->log[i];
+
+		mark = o.len;
+		put(&o, "%s[%d, %u, \"0x%" PRIx64 "\", \"%s\", %.6f]", i ? ", " : "", l->pid, l->tid,
+		    l->addr, l->write ? "w" : "r", l->ts_ns / 1e9);
+		if (o.len + 64 >= o.cap) {
+			o.len = mark;
+			o.buf[mark] = 0;
+			break;
+		}
+		listed++;
+	}
+	o.full = false;
+	put(&o, "], \"first_touches_unlisted\": %" PRIu64 "}",
+	    x->st.logged_dropped + (x->nlog - listed));
+	x->nlog = 0;
+	x->st.logged_dropped = 0;
+	x->st.touches_interval = 0;
+	return o.full ? 0 : o.len;
+}
+
+/* ---- setup ---- */
+
+void xt_install_hooks(struct exact *x)
+{
+	struct engine_hooks h = {
+		.ctx = x,
+		.reloaded = h_reloaded,
+		.mapped = h_mapped,
+		.exec = h_exec,
+		.exited = h_exited,
+		.step = h_step,
+		.tick = h_tick,
+		.json_stats = h_json_stats,
+	};
+
+	engine_set_hooks(x->e, &h);
+}
+
+void xt_free(struct exact *x)
+{
+	struct adopt *a, *next;
+	size_t i;
+
+	for (i = 0; i < XHASH; i++)		/* with their userfaultfds */
+		while (x->procs[i])
+			xp_del(x, x->procs[i]);
+	for (i = 0; i < XHASH; i++)		/* forked children not identified */
+		while (x->fds[i])
+			xfd_del(x, x->fds[i]);
+	for (a = x->adopts; a; a = next) {
+		next = a->next;
+		close(a->fd);
+		free(a);
+	}
+	x->adopts = NULL;
+	/* Forked children's fds still queued (never applied) are ours too. */
+	for (i = 0; i < x->nstage; i++)
+		if (x->stage[i].kind == XR_FORK)
+			close(x->stage[i].fd);
+	free(x->stage);
+	x->stage = NULL;
+	x->nstage = 0;
+	while (x->q && atomic_load(&x->q_tail) != atomic_load(&x->q_head)) {
+		uint32_t t = atomic_load(&x->q_tail);
+
+		if (x->q[t & (XQ_SIZE - 1)].kind == XR_FORK)
+			close(x->q[t & (XQ_SIZE - 1)].fd);
+		atomic_store(&x->q_tail, t + 1);
+	}
+}
