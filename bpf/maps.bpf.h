@@ -83,7 +83,8 @@ MEVITOP_SHARED struct {
 	__type(value, struct chunk_slot);
 } chunk_slot SEC(".maps");
 
-/* Map overflows (a bound was hit), indexed by OVF_* (events.h). */
+/* Map overflows (a bound was hit), indexed by OVF_* (events.h; OVF_SYSCALL_STASH is no longer
+ * used: syscall arguments come from the saved registers at exit). */
 MEVITOP_SHARED struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, OVF_SLOTS);

@@ -76,9 +76,13 @@ void cli_usage(FILE *out)
 "  -n, --count N            exit after N snapshots (the first included)\n"
 "      --maps               include mappings and page runs in whole-system JSON\n"
 "                           (always included with -p)\n"
-"      --mode MODE          sample (default): faults counted in the kernel per 2 MiB\n"
-"                           chunk, changed chunks rescanned at each refresh: exact at\n"
-"                           every refresh for a cost a server does not notice\n"
+"      --mode MODE          sample (default): nothing runs at page faults; at each\n"
+"                           refresh the processes whose fault or rss counters moved\n"
+"                           are rescanned: exact at every refresh, for a cost a\n"
+"                           server does not notice\n"
+"                           chunk: faults counted in the kernel per 2 MiB chunk, only\n"
+"                           the chunks that changed rescanned (finer heat; costs a\n"
+"                           BPF program per fault)\n"
 "                           trace: every fault and mm syscall, streamed in order\n"
 "      --exact[=HOW]        exact mode: mevitop gives the process a userfaultfd only\n"
 "                           mevitop holds (a brief ptrace stop) and registers its\n"
@@ -224,8 +228,11 @@ int cli_parse(int argc, char **argv, struct cli *c)
 				c->mode = MODE_TRACE;
 			else if (!strcmp(optarg, "sample"))
 				c->mode = MODE_SAMPLE;
+			else if (!strcmp(optarg, "chunk"))
+				c->mode = MODE_CHUNK;
 			else
-				return usage_error("unknown mode '%s' (known: sample, trace)", optarg);
+				return usage_error("unknown mode '%s' (known: sample, chunk, trace)",
+						   optarg);
 			c->mode_set = true;
 			break;
 		case OPT_EXACT:

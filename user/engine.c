@@ -71,6 +71,7 @@
 #define PEND_MAPS	(1u << 1)	/* re-read maps: names, layout the events could not say */
 #define PEND_SCAN	(1u << 2)	/* scan the queued ranges */
 #define PEND_RECONCILE	(1u << 3)	/* full rescan, corrections counted as drift */
+#define PEND_RESCAN	(1u << 4)	/* sample mode: full rescan of a process that changed */
 
 struct range {
 	uint64_t start, end;	/* pages */
@@ -95,7 +96,9 @@ struct pstate {
 	struct fault_check *checks;
 	size_t nchecks, capchecks;
 	uint64_t events_tick;		/* events applied since the last tick */
-	uint64_t rss_updates;		/* rss_stat hits (or statm's rss) at the last tick */
+	uint64_t rss_updates;		/* trace: rss_stat hits at the last tick */
+	struct proc_counters c;		/* other modes: /proc/PID/stat counters at the last tick */
+	bool counters_seen;
 	uint64_t last_full_ns;		/* last full scan */
 	bool target;			/* named with -p */
 	bool locked_future;		/* mlockall(MCL_FUTURE) */
@@ -133,6 +136,7 @@ struct engine {
 	size_t nretry;
 	struct engine_hooks hooks;
 	atomic_int waiting;		/* readers blocked in engine_lock() */
+	bool heat_scan;			/* scans record newly resident pages as heat */
 	uint64_t locked_at;		/* when the engine thread took the lock */
 	uint64_t cpu_at_tick;		/* process CPU time at the last tick */
 	uint32_t scale;			/* --max-cpu interval multiplier */
@@ -166,6 +170,7 @@ const char *engine_mode_name(enum engine_mode m)
 	switch (m) {
 	case MODE_TRACE: return "trace";
 	case MODE_SAMPLE: return "sample";
+	case MODE_CHUNK: return "chunk";
 	case MODE_EXACT: return "exact";
 	}
 	return "?";
@@ -994,7 +999,7 @@ static int64_t scan_range(struct engine *e, struct proc *p, uint64_t start, uint
 		 * sanitizer's 16 TiB shadow reservation would take hours.  Say "unknown". */
 		struct scan_run r = { start, end, PS_UNTRACKED };
 
-		return model_apply_scan(p, start, end, &r, 1);
+		return model_apply_scan(p, start, end, &r, 1, 0);
 	}
 	for (s = start; s < end; s = t) {
 		t = (s | (SCAN_CHUNK - 1)) + 1;
@@ -1005,7 +1010,8 @@ static int64_t scan_range(struct engine *e, struct proc *p, uint64_t start, uint
 		if (err)
 			return err;
 		e->st.scanned_pages += t - s;
-		total += model_apply_scan(p, s, t, e->runs, e->nruns);
+		total += model_apply_scan(p, s, t, e->runs, e->nruns,
+					  e->heat_scan ? e->now_ns : 0);
 		yield_lock(e);	/* a big process: let a reader in between chunks */
 	}
 	return total;
@@ -1035,8 +1041,14 @@ static int64_t scan_clipped(struct engine *e, struct proc *p, uint64_t start, ui
 
 static int64_t scan_all(struct engine *e, struct proc *p)
 {
+	struct pstate *s = ps(p);
 	struct mapping *m;
 	int64_t total = 0, r;
+
+	/* The counters the next tick compares with are those from before this scan: a fault
+	 * during the scan shows as a change then. */
+	if (e->f.hook[HOOK_RSS] == AT_NONE && procfs_read_counters(p->pid, &s->c) == 0)
+		s->counters_seen = true;
 
 	for (m = model_first(p); m; m = model_next(m)) {
 		if (m->kind == MK_VSYSCALL)
@@ -1306,6 +1318,16 @@ static void flush(struct engine *e)
 					err = r;
 				else
 					e->st.drift_pages += r;
+			} else if (!err && (what & PEND_RESCAN)) {
+				/* The mode's own scan, not a correction: no drift counted, and
+				 * the pages that became resident are this interval's heat. */
+				e->st.scans++;
+				ps(p)->nscan = 0;
+				e->heat_scan = true;
+				r = scan_all(e, p);
+				e->heat_scan = false;
+				if (r < 0)
+					err = r;
 			}
 			if (!err && (what & (PEND_SCAN | PEND_MAPS)))
 				err = scan_queued(e, p);
@@ -1367,7 +1389,7 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		.filter = filtered(e),
 		.all_proc_events = filter_active(e->o.filter),
 		.chunk_map_entries = e->o.chunk_map_entries,
-		.sample = e->o.mode != MODE_TRACE,	/* exact: chunks too (user/exact.h) */
+		.sample = e->o.mode == MODE_CHUNK,
 		.ringbuf_bytes = e->o.ringbuf_bytes,
 		.wakeup_bytes = e->o.ringbuf_bytes ? e->o.ringbuf_bytes / 4 : 2 << 20,
 		.self = getpid(),
@@ -1379,8 +1401,16 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 
 	if (to.wakeup_bytes < 64)
 		to.wakeup_bytes = 64;
+	/*
+	 * Any program on the page-fault tracepoints costs ~80 ns a fault on this class of
+	 * machine, an empty one included (4-5% of a 2 us fault; bench/run_bench.py), and the
+	 * rss_stat hook fires at every fault too.  Only trace and chunk mode pay for them;
+	 * sample and exact mode poll each process's fault and rss counters instead.
+	 */
+	if (e->o.mode == MODE_SAMPLE || e->o.mode == MODE_EXACT)
+		e->f.hook[HOOK_FAULT] = e->f.hook[HOOK_KFAULT] = AT_NONE;
 	if (e->o.mode != MODE_TRACE)
-		e->f.hook[HOOK_RSS] = AT_NONE;	/* polled from /proc/PID/statm instead */
+		e->f.hook[HOOK_RSS] = AT_NONE;
 	err = tracer_open(&e->f, &to, on_event, e, &e->tracer, why, whylen);
 	if (err)
 		return err;
@@ -1526,6 +1556,47 @@ struct proc **engine_procs(struct engine *e, size_t *n)
 	return e->sorted;
 }
 
+/*
+ * What changed a process since the last tick, when no BPF program runs at each fault.
+ *   trace: the rss_stat hook's counters moved but no record of this process came ->
+ *          reclaim, swap-out, khugepaged, KSM or GUP changed it behind our back: reconcile.
+ *   chunk: the same from /proc/PID/stat's rss.
+ *   sample, exact: its fault counters (exact, kept by the kernel per process) or its rss
+ *          or size moved: rescan it, and re-read its layout if its size changed (a stack
+ *          growing by faults makes no syscall).
+ */
+static void poll_counters(struct engine *e, struct proc *p)
+{
+	struct pstate *s = ps(p);
+	struct proc_counters c;
+	struct rss_val rv;
+
+	if (e->f.hook[HOOK_RSS] != AT_NONE) {
+		if (tracer_read_rss(e->tracer, p->pid, &rv) == 0) {
+			if (rv.updates != s->rss_updates && !s->events_tick && s->rss_updates)
+				mark(e, p, PEND_RECONCILE);
+			s->rss_updates = rv.updates;
+		}
+		return;
+	}
+	if (procfs_read_counters(p->pid, &c))
+		return;
+	if (s->counters_seen) {
+		uint64_t faults = c.minflt + c.majflt, before = s->c.minflt + s->c.majflt;
+		bool moved = faults != before || c.rss != s->c.rss || c.vsize != s->c.vsize;
+
+		if (e->o.mode == MODE_CHUNK) {
+			if (c.rss != s->c.rss && !s->events_tick)
+				mark(e, p, PEND_RECONCILE);
+		} else if (moved) {
+			p->faults += faults > before ? faults - before : 0;
+			mark(e, p, PEND_RESCAN | (c.vsize != s->c.vsize ? PEND_MAPS : 0));
+		}
+	}
+	s->c = c;
+	s->counters_seen = true;
+}
+
 /* --cgroup: processes join and leave the cgroup without any event we see. */
 static void refresh_cgroup(struct engine *e)
 {
@@ -1581,7 +1652,7 @@ void engine_tick(struct engine *e)
 	if (e->o.filter && e->o.filter->cgroup)
 		refresh_cgroup(e);
 	tracer_consume(e->tracer);
-	if (e->o.mode != MODE_TRACE) {
+	if (e->o.mode == MODE_CHUNK) {
 		tracer_drain_chunks(e->tracer, on_chunk, e);
 		tracer_read_chunk_slots(e->tracer, on_chunk, e);
 	}
@@ -1594,7 +1665,6 @@ void engine_tick(struct engine *e)
 	for (i = 0; i < n; i++) {
 		struct proc *p = procs[i];
 		struct pstate *s = ps(p);
-		struct rss_val rv;
 
 		if (p->exited) {
 			/* Shown as exited at least once (engine_take_exits), then dropped. */
@@ -1607,24 +1677,8 @@ void engine_tick(struct engine *e)
 			p->fault_rate = (p->faults - p->faults_prev) / dt;
 			p->faults_prev = p->faults;
 		}
-		/* The rss counters moved but no event of this process came: reclaim, swap-out,
-		 * khugepaged, KSM or GUP changed it behind our back.  Trace mode reads the
-		 * counters the rss_stat hook keeps; the other modes poll /proc/PID/statm, so
-		 * that no BPF program runs at each fault for this (it cost ~3% of a fault). */
-		if (p->ready && e->f.hook[HOOK_RSS] != AT_NONE &&
-		    tracer_read_rss(e->tracer, p->pid, &rv) == 0) {
-			if (rv.updates != s->rss_updates && !s->events_tick && s->rss_updates)
-				mark(e, p, PEND_RECONCILE);
-			s->rss_updates = rv.updates;
-		} else if (p->ready && e->f.hook[HOOK_RSS] == AT_NONE) {
-			uint64_t rss;
-
-			if (procfs_read_rss(p->pid, &rss) == 0) {
-				if (rss != s->rss_updates && !s->events_tick && s->rss_updates)
-					mark(e, p, PEND_RECONCILE);
-				s->rss_updates = rss ? rss : 1;
-			}
-		}
+		if (p->ready)
+			poll_counters(e, p);
 		s->events_tick = 0;
 		if (p->heat.used > 4096)
 			heat_prune(&p->heat, now);

@@ -25,9 +25,12 @@
 #include "model.h"
 
 enum engine_mode {
-	MODE_TRACE,	/* every event, in order */
-	MODE_SAMPLE,	/* faults aggregated in the kernel, changed chunks rescanned */
-	MODE_EXACT,	/* userfaultfd: every first touch */
+	MODE_TRACE,	/* every fault and mm syscall streamed, applied in order */
+	MODE_SAMPLE,	/* no fault hook: processes whose fault or rss counters moved since the
+			 * last refresh are rescanned (the default: nothing runs per fault) */
+	MODE_CHUNK,	/* faults counted per (process, 2 MiB chunk) in the kernel; the chunks
+			 * that changed are rescanned */
+	MODE_EXACT,	/* sample mode plus a userfaultfd per process (user/exact.h) */
 };
 
 struct engine_opts {

@@ -85,9 +85,9 @@ const char *attach_name(enum attach a)
 	case AT_NONE: return "none";
 	case AT_TP_BTF: return "tp_btf";
 	case AT_TP: return "tracepoint";
-	case AT_TP_PER_SYSCALL: return "tracepoint syscalls/sys_{enter,exit}_*";
-	case AT_TP_BTF_RAW_SYSCALLS: return "tp_btf sys_enter/sys_exit";
-	case AT_TP_RAW_SYSCALLS: return "tracepoint raw_syscalls/sys_{enter,exit}";
+	case AT_TP_PER_SYSCALL: return "tracepoint syscalls/sys_exit_*";
+	case AT_TP_BTF_RAW_SYSCALLS: return "tp_btf sys_exit";
+	case AT_TP_RAW_SYSCALLS: return "tracepoint raw_syscalls/sys_exit";
 	case AT_FENTRY: return "fentry handle_mm_fault";
 	case AT_KPROBE: return "kprobe handle_mm_fault";
 	case AT_COVERED: return "covered by the fault hook";
@@ -240,11 +240,11 @@ static void choose_hooks(struct features *f, struct btf *vmlinux, bool tracefs_o
 
 	/* Per-syscall tracepoints first: only mm syscalls pay.  The raw hooks run a program on
 	 * every syscall of every process. */
-	if (!(f->disabled & DIS_SYSCALL_TP) && TP_EXISTS("syscalls/sys_enter_mmap"))
+	if (!(f->disabled & DIS_SYSCALL_TP) && TP_EXISTS("syscalls/sys_exit_mmap"))
 		h[HOOK_SYSCALLS] = AT_TP_PER_SYSCALL;
-	else if (btf_ok && btf_has_tp(vmlinux, "sys_enter") && btf_has_tp(vmlinux, "sys_exit"))
+	else if (btf_ok && btf_has_tp(vmlinux, "sys_exit"))
 		h[HOOK_SYSCALLS] = AT_TP_BTF_RAW_SYSCALLS;
-	else if (TP_EXISTS("raw_syscalls/sys_enter"))
+	else if (TP_EXISTS("raw_syscalls/sys_exit"))
 		h[HOOK_SYSCALLS] = AT_TP_RAW_SYSCALLS;
 	else
 		h[HOOK_SYSCALLS] = AT_NONE;

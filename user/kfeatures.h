@@ -40,9 +40,9 @@ enum attach {
 	AT_NONE,		/* unavailable */
 	AT_TP_BTF,		/* tp_btf/<event> */
 	AT_TP,			/* tp/<category>/<event> through tracefs */
-	AT_TP_PER_SYSCALL,	/* tp/syscalls/sys_{enter,exit}_<name> */
-	AT_TP_BTF_RAW_SYSCALLS,	/* tp_btf/sys_enter + sys_exit, filtered by number */
-	AT_TP_RAW_SYSCALLS,	/* tp/raw_syscalls/sys_{enter,exit} */
+	AT_TP_PER_SYSCALL,	/* tp/syscalls/sys_exit_<name> */
+	AT_TP_BTF_RAW_SYSCALLS,	/* tp_btf/sys_exit, filtered by number */
+	AT_TP_RAW_SYSCALLS,	/* tp/raw_syscalls/sys_exit */
 	AT_FENTRY,		/* fentry/handle_mm_fault */
 	AT_KPROBE,		/* kprobe/handle_mm_fault */
 	AT_COVERED,		/* handled by another hook's program (handle_mm_fault sees both) */

@@ -606,8 +606,29 @@ void model_totals(const struct proc *p, uint64_t counts[PS_COUNT])
 	}
 }
 
+/* Heat for pages that became resident: spread over the blocks of the run. */
+static void heat_new_pages(struct proc *p, const struct scan_run *r, uint64_t now_ns)
+{
+	uint64_t len = r->end - r->start, fresh, b, b0, b1;
+
+	fresh = len - pageset_count_range(p->set[PS_RESIDENT], r->start, r->end);
+	if (!fresh)
+		return;
+	b0 = r->start >> HEAT_BLOCK_SHIFT;
+	b1 = (r->end - 1) >> HEAT_BLOCK_SHIFT;
+	for (b = b0; b <= b1; b++) {
+		uint64_t s = b << HEAT_BLOCK_SHIFT, t = s + (1ULL << HEAT_BLOCK_SHIFT);
+
+		if (s < r->start)
+			s = r->start;
+		if (t > r->end)
+			t = r->end;
+		heat_add(&p->heat, s, (float)fresh * (t - s) / len, now_ns);
+	}
+}
+
 uint64_t model_apply_scan(struct proc *p, uint64_t start, uint64_t end,
-			  const struct scan_run *runs, size_t n)
+			  const struct scan_run *runs, size_t n, uint64_t heat_now_ns)
 {
 	uint64_t old_total = 0, new_total = 0, both, same = 0;
 	size_t i, k;
@@ -626,6 +647,10 @@ uint64_t model_apply_scan(struct proc *p, uint64_t start, uint64_t end,
 	 * per run and nothing rewritten. */
 	if (old_total == new_total && same == new_total)
 		return 0;
+	if (heat_now_ns)
+		for (i = 0; i < n; i++)
+			if (runs[i].state == PS_RESIDENT)
+				heat_new_pages(p, &runs[i], heat_now_ns);
 	/* Pages whose state differs = |old ∪ new| - |same|, over pages not "not resident":
 	 * |old ∪ new| = |old| + |new| - |old ∩ new|. */
 	both = same;

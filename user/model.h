@@ -182,13 +182,14 @@ uint64_t model_count(const struct proc *p, enum page_state s, uint64_t start, ui
 void model_totals(const struct proc *p, uint64_t counts[PS_COUNT]);
 
 /* Replaces the states of [start, end) with a scan result: runs of present or swapped pages
- * in ascending order.  Returns how many pages changed state (drift when reconciling). */
+ * in ascending order.  Returns how many pages changed state (drift when reconciling).  With
+ * heat_now_ns, pages that became resident add to the heat (scans that stand in for faults). */
 struct scan_run {
 	uint64_t start, end;
 	enum page_state state;
 };
 uint64_t model_apply_scan(struct proc *p, uint64_t start, uint64_t end,
-			  const struct scan_run *runs, size_t n);
+			  const struct scan_run *runs, size_t n, uint64_t heat_now_ns);
 
 /* Runs of one mapping that are not PS_NOT_RESIDENT, merged and sorted, clipped to [from,
  * to).  Calls fn(start, end, state) for each; stops if fn returns non-zero. */

@@ -267,19 +267,34 @@ int procfs_read_start_brk(pid_t pid, uint64_t *start_brk)
 	return 0;
 }
 
-int procfs_read_rss(pid_t pid, uint64_t *pages)
+int procfs_read_counters(pid_t pid, struct proc_counters *c)
 {
-	char path[64], buf[256];
-	unsigned long long size, rss;
+	char path[64], buf[2048], *p;
+	unsigned long long v[24];
 	ssize_t n;
+	int i;
 
-	snprintf(path, sizeof(path), "/proc/%d/statm", pid);
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
 	n = procfs_read_file(path, buf, sizeof(buf));
 	if (n < 0)
 		return gone(n);
-	if (sscanf(buf, "%llu %llu", &size, &rss) != 2)
+	/* Fields restart after the last ')' (comm may hold anything); field 3 is the state. */
+	p = strrchr(buf, ')');
+	if (!p || !(p = strchr(p + 2, ' ')))
 		return -EINVAL;
-	*pages = rss;
+	/* Fields 4..24 (ppid .. rss) are numbers. */
+	for (i = 4; i <= 24; i++) {
+		char *end;
+
+		v[i - 1] = strtoull(p, &end, 10);
+		if (end == p)
+			return -EINVAL;
+		p = end;
+	}
+	c->minflt = v[9];
+	c->majflt = v[11];
+	c->vsize = v[22];
+	c->rss = v[23];
 	return 0;
 }
 

@@ -44,8 +44,14 @@ int procfs_read_uid(pid_t pid, uid_t *uid);
 int procfs_read_start_brk(pid_t pid, uint64_t *start_brk); /* /proc/PID/stat field 47 */
 bool procfs_is_kernel_thread(pid_t pid);		/* no mm: empty maps */
 int procfs_tracer_pid(pid_t pid, pid_t *tracer);
-/* Resident pages from /proc/PID/statm (the kernel's approximate rss counters). */
-int procfs_read_rss(pid_t pid, uint64_t *pages);
+/* Counters of /proc/PID/stat: faults (exact, summed over threads), size and resident
+ * pages (the kernel's approximate rss counters). */
+struct proc_counters {
+	uint64_t minflt, majflt;
+	uint64_t vsize;		/* bytes */
+	uint64_t rss;		/* pages */
+};
+int procfs_read_counters(pid_t pid, struct proc_counters *c);
 
 /* All pids (tgids) in /proc, sorted; *pids is malloc'ed. */
 int procfs_list_pids(pid_t **pids, size_t *n);

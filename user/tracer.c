@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,13 +87,11 @@ static void hook_programs(struct mevitop_bpf *s, enum hook h, enum attach a,
 		break;
 	case HOOK_SYSCALLS:
 		if (a == AT_TP_BTF_RAW_SYSCALLS) {
-			ADD(btf_sys_enter);
 			ADD(btf_sys_exit);
 		} else if (a == AT_TP_RAW_SYSCALLS) {
-			ADD(tp_raw_sys_enter);
 			ADD(tp_raw_sys_exit);
 		} else if (a == AT_TP_PER_SYSCALL) {
-#define ADD_SC(name) ADD(tp_enter_##name); ADD(tp_exit_##name);
+#define ADD_SC(name) ADD(tp_exit_##name);
 			MEVITOP_SYSCALL_LIST(ADD_SC)
 #undef ADD_SC
 		}
@@ -245,15 +244,39 @@ fail:
 	return err;
 }
 
-void tracer_close(struct tracer *t)
+static void *destroy_link(void *arg)
 {
+	bpf_link__destroy(arg);
+	return NULL;
+}
+
+/*
+ * Detaching a tracepoint waits for an RCU grace period (~75 ms here); one after the other,
+ * the 28 per-syscall tracepoints made `q` take two seconds.  Detached from parallel threads,
+ * the waits share grace periods.
+ */
+static void destroy_links(struct bpf_link **links, size_t n)
+{
+	pthread_t tids[64];
+	bool started[64] = { false };
 	size_t i;
 
+	for (i = 0; i < n && i < 64; i++)
+		started[i] = pthread_create(&tids[i], NULL, destroy_link, links[i]) == 0;
+	for (i = 0; i < n && i < 64; i++) {
+		if (started[i])
+			pthread_join(tids[i], NULL);
+		else
+			bpf_link__destroy(links[i]);
+	}
+}
+
+void tracer_close(struct tracer *t)
+{
 	if (!t)
 		return;
 	ring_buffer__free(t->rb);
-	for (i = 0; i < t->nlinks; i++)
-		bpf_link__destroy(t->links[i]);
+	destroy_links(t->links, t->nlinks);
 	free(t->links);
 	free(t->percpu);
 	free(t->slots);

@@ -1,6 +1,6 @@
 """Accuracy: after each behaviour, mevitop's model (--no-reconcile) equals /proc/PID/pagemap
 read by the test, page for page: in trace mode with every forced fallback, and in sample mode
-(the default) with the fallbacks that change its path."""
+(the default) and chunk mode with the fallbacks that change their path."""
 import os
 import signal
 
@@ -22,7 +22,8 @@ FALLBACKS = {
 
 
 CONFIGS = [("trace", fb) for fb in FALLBACKS] + \
-          [("sample", fb) for fb in ("default", "no-tp_btf", "no-pagemap_scan")]
+          [("sample", fb) for fb in ("default", "no-tp_btf", "no-pagemap_scan")] + \
+          [("chunk", fb) for fb in ("default", "no-tp_btf")]
 
 
 @pytest.fixture(params=CONFIGS, ids=[f"{m}-{fb}" for m, fb in CONFIGS])

@@ -20,7 +20,7 @@ def test_chunk_map_overflow_is_counted_and_healed(mevitop, workload):
     """A chunk map of 4 entries cannot hold 32 dirty chunks: the overflow is counted and the
     process is rescanned until it equals pagemap (even with --no-reconcile)."""
     wl = workload()
-    mv = mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--mode", "sample",
+    mv = mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--mode", "chunk",
                   "--chunk-map-size", "4"])
     wl.do("map a 16384")
     t, _ = wl.do("touch a 0 16384 1 w")

@@ -226,7 +226,7 @@ static void op_scan(struct proc *p, struct ref *r)
 		else
 			runs[n++] = (struct scan_run){ BASE + i, BASE + i + 1, st };
 	}
-	changed = model_apply_scan(p, BASE + s, BASE + s + len, runs, n);
+	changed = model_apply_scan(p, BASE + s, BASE + s + len, runs, n, 0);
 	assert_int_equal(changed, want);
 }
 
