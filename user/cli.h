@@ -41,6 +41,7 @@ struct cli {
 	size_t chunk_map_entries;
 	struct filter filter;		/* -u, --comm, --cgroup */
 	uint32_t max_cpu;		/* --max-cpu PCT, 0: off */
+	bool rss_hook;			/* --rss-hook */
 	int verbose;
 };
 

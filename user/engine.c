@@ -101,6 +101,7 @@ struct pstate {
 	bool counters_seen;
 	uint64_t last_full_ns;		/* last full scan */
 	bool target;			/* named with -p */
+	int load_err;			/* why the last reload failed (-errno), 0 if it did not */
 	bool locked_future;		/* mlockall(MCL_FUTURE) */
 };
 
@@ -1307,6 +1308,7 @@ static void flush(struct engine *e)
 		err = 0;
 		if (what & PEND_RELOAD) {
 			err = reload(e, p);
+			ps(p)->load_err = err;
 		} else {
 			if (what & PEND_MAPS)
 				err = relayout(e, p);
@@ -1404,13 +1406,14 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 	/*
 	 * Any program on the page-fault tracepoints costs ~80 ns a fault on this class of
 	 * machine, an empty one included (4-5% of a 2 us fault; bench/run_bench.py), and the
-	 * rss_stat hook fires at every fault too.  Only trace and chunk mode pay for them;
-	 * sample and exact mode poll each process's fault and rss counters instead.
+	 * rss_stat hook fires at every fault too (another ~3.5%).  Only trace and chunk mode
+	 * hook faults; sample and exact mode poll each process's fault and rss counters.  The
+	 * rss_stat hook (counters kept in a BPF map) is opt-in: --rss-hook.
 	 */
 	if (e->o.mode == MODE_SAMPLE || e->o.mode == MODE_EXACT)
 		e->f.hook[HOOK_FAULT] = e->f.hook[HOOK_KFAULT] = AT_NONE;
-	if (e->o.mode != MODE_TRACE)
-		e->f.hook[HOOK_RSS] = AT_NONE;
+	if (!e->o.rss_hook)
+		e->f.hook[HOOK_RSS] = AT_NONE;	/* /proc/PID/stat is polled instead */
 	err = tracer_open(&e->f, &to, on_event, e, &e->tracer, why, whylen);
 	if (err)
 		return err;
@@ -1450,6 +1453,11 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		for (i = 0; i < e->o.npids; i++) {
 			struct proc *p = engine_find(e, e->o.pids[i]);
 
+			if (p && !p->ready && ps(p)->load_err && ps(p)->load_err != -ESRCH) {
+				snprintf(why, whylen, "cannot read process %d's memory map: %s",
+					 e->o.pids[i], strerror(-ps(p)->load_err));
+				return ps(p)->load_err;
+			}
 			if (!p || !p->ready) {
 				snprintf(why, whylen, "process %d vanished while attaching",
 					 e->o.pids[i]);
@@ -1585,7 +1593,8 @@ static void poll_counters(struct engine *e, struct proc *p)
 		uint64_t faults = c.minflt + c.majflt, before = s->c.minflt + s->c.majflt;
 		bool moved = faults != before || c.rss != s->c.rss || c.vsize != s->c.vsize;
 
-		if (e->o.mode == MODE_CHUNK) {
+		if (e->o.mode == MODE_CHUNK || e->o.mode == MODE_TRACE) {
+			/* Faults arrive as records; an rss change with none is unexplained. */
 			if (c.rss != s->c.rss && !s->events_tick)
 				mark(e, p, PEND_RECONCILE);
 		} else if (moved) {

@@ -46,6 +46,7 @@ struct engine_opts {
 	uint64_t tombstone_ms;		/* how long an exited process stays visible */
 	struct filter *filter;		/* -u, --comm, --cgroup (whole-system mode), or NULL */
 	uint32_t max_cpu_pct;		/* --max-cpu: widen the interval past this; 0: off */
+	bool rss_hook;			/* --rss-hook: kmem:rss_stat counters in a BPF map */
 };
 
 struct engine_stats {

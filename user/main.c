@@ -239,6 +239,7 @@ int main(int argc, char **argv)
 	eo.chunk_map_entries = c.chunk_map_entries;
 	eo.filter = filter_active(&c.filter) ? &c.filter : NULL;
 	eo.max_cpu_pct = c.max_cpu;
+	eo.rss_hook = c.rss_hook;
 	install_signals();
 	err = engine_new(&eo, &f, &e, why, sizeof(why));
 	if (!err)

@@ -28,10 +28,10 @@ def swapfile():
     os.unlink(path)
 
 
-@pytest.mark.parametrize("mode", ["sample", "trace", "chunk"])
+@pytest.mark.parametrize("mode", ["sample", "trace", "chunk", "trace --rss-hook"])
 def test_pageout_to_swap_and_back(mevitop, workload, swapfile, mode):
     wl = workload()
-    mv = mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--mode", mode])
+    mv = mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--mode", *mode.split()])
     wl.do("map a 256")
     wl.do("touch a 0 256 1 w")
     t, _ = wl.do("advise a 0 128 pageout")
@@ -50,6 +50,7 @@ def test_pageout_to_swap_and_back(mevitop, workload, swapfile, mode):
         t = snap["monotonic"]
     assert_matches(snap, wl.pid)
     if mode != "sample":
-        # Trace and chunk mode learn of it from the rss counters: a reconciliation.  Sample
-        # mode rescans any process whose counters moved anyway.
+        # Trace and chunk mode learn of it from the rss counters (polled, or kept by the
+        # rss_stat hook with --rss-hook): a reconciliation.  Sample mode rescans any process
+        # whose counters moved anyway.
         assert snap["stats"]["reconciles"] > 0
