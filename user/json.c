@@ -88,14 +88,6 @@ static int put_run(uint64_t start, uint64_t end, enum page_state s, void *arg)
 	return 0;
 }
 
-static void perms_str(uint32_t perms, char out[5])
-{
-	out[0] = perms & MP_READ ? 'r' : '-';
-	out[1] = perms & MP_WRITE ? 'w' : '-';
-	out[2] = perms & MP_EXEC ? 'x' : '-';
-	out[3] = perms & MP_SHARED ? 's' : 'p';
-	out[4] = 0;
-}
 
 static void put_mapping(struct buf *b, const struct proc *p, const struct mapping *m)
 {
@@ -103,7 +95,7 @@ static void put_mapping(struct buf *b, const struct proc *p, const struct mappin
 	struct runs_ctx rc = { .b = b, .first = true };
 	char perms[5];
 
-	perms_str(m->perms, perms);
+	mapping_perms_str(m->perms, perms);
 	c[PS_RESIDENT] = model_count(p, PS_RESIDENT, s, t);
 	c[PS_SWAPPED] = model_count(p, PS_SWAPPED, s, t);
 	c[PS_UNTRACKED] = model_count(p, PS_UNTRACKED, s, t);

@@ -20,6 +20,15 @@ const char *map_kind_name(enum map_kind k)
 	return k < MK_COUNT ? names[k] : "other";
 }
 
+void mapping_perms_str(uint32_t perms, char out[5])
+{
+	out[0] = perms & MP_READ ? 'r' : '-';
+	out[1] = perms & MP_WRITE ? 'w' : '-';
+	out[2] = perms & MP_EXEC ? 'x' : '-';
+	out[3] = perms & MP_SHARED ? 's' : 'p';
+	out[4] = 0;
+}
+
 const char *page_state_name(enum page_state s)
 {
 	static const char *names[PS_COUNT] = {
@@ -268,36 +277,31 @@ static bool same_attrs(const struct mapping *a, const struct mapping *b)
 
 /* Merges m with contiguous neighbours of identical attributes, as the kernel merges VMAs
  * (mprotect back and forth, adjacent anonymous mmaps); keeps the layout readable. */
+/* Merges hi into lo when they are contiguous twins; returns the survivor or NULL. */
+static struct mapping *merge_pair(struct proc *p, struct mapping *lo, struct mapping *hi)
+{
+	if (lo->node.last + 1 != hi->node.start || !same_attrs(lo, hi) ||
+	    lo->kind == MK_HEAP || lo->kind == MK_STACK)
+		return NULL;
+	remove_mapping(p, lo);
+	remove_mapping(p, hi);
+	lo->node.last = hi->node.last;
+	free_mapping(hi);
+	insert_mapping(p, lo);
+	return lo;
+}
+
 static struct mapping *try_merge(struct proc *p, struct mapping *m)
 {
 	struct itree_node *n;
-	struct mapping *o;
+	struct mapping *merged;
 
 	n = itree_prev(&m->node);
-	if (n) {
-		o = node_map(n);
-		if (o->node.last + 1 == m->node.start && same_attrs(o, m) &&
-		    o->kind != MK_HEAP && o->kind != MK_STACK) {
-			remove_mapping(p, o);
-			remove_mapping(p, m);
-			o->node.last = m->node.last;
-			free_mapping(m);
-			insert_mapping(p, o);
-			m = o;
-		}
-	}
+	if (n && (merged = merge_pair(p, node_map(n), m)))
+		m = merged;
 	n = itree_next(&m->node);
-	if (n) {
-		o = node_map(n);
-		if (m->node.last + 1 == o->node.start && same_attrs(m, o) &&
-		    o->kind != MK_HEAP && o->kind != MK_STACK) {
-			remove_mapping(p, o);
-			remove_mapping(p, m);
-			m->node.last = o->node.last;
-			free_mapping(o);
-			insert_mapping(p, m);
-		}
-	}
+	if (n)
+		merge_pair(p, m, node_map(n));
 	return m;
 }
 

@@ -208,6 +208,8 @@ size_t proc_bytes(const struct proc *p);
 
 const char *map_kind_name(enum map_kind k);
 const char *page_state_name(enum page_state s);
+/* "rw-p" as in /proc/PID/maps. */
+void mapping_perms_str(uint32_t perms, char out[5]);
 enum map_kind map_kind_classify(const char *path, uint32_t perms, bool anon_shared);
 
 #endif

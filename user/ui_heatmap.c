@@ -442,14 +442,6 @@ void heatmap_update(struct ui *ui, bool locked)
 
 /* --- drawing --- */
 
-static void perms_str(uint32_t perms, char out[5])
-{
-	out[0] = perms & MP_READ ? 'r' : '-';
-	out[1] = perms & MP_WRITE ? 'w' : '-';
-	out[2] = perms & MP_EXEC ? 'x' : '-';
-	out[3] = perms & MP_SHARED ? 's' : 'p';
-	out[4] = 0;
-}
 
 static void draw_header(struct ui *ui)
 {
@@ -514,7 +506,7 @@ static void draw_label(struct ui *ui, int row, const struct hm_label *lb, bool c
 	int d = m->lay.addr_digits, rw;
 	size_t n;
 
-	perms_str(lb->perms, perms);
+	mapping_perms_str(lb->perms, perms);
 	snprintf(left, sizeof(left), "%0*" PRIx64 "-%0*" PRIx64 " %s %s", d,
 		 lb->start << PAGE_SHIFT_4K, d, lb->end << PAGE_SHIFT_4K, perms, lb->name);
 	fmt_pages(res, sizeof(res), lb->res);
@@ -624,7 +616,7 @@ static void draw_readout(struct ui *ui, int row)
 		/* No label lines: the cursor's mapping's label is here. */
 		char perms[5], res[16], map[16];
 
-		perms_str(ro->perms, perms);
+		mapping_perms_str(ro->perms, perms);
 		fmt_pages(res, sizeof(res), ro->map_res);
 		fmt_pages(map, sizeof(map), ro->map_end - ro->map_start);
 		snprintf(buf + len, sizeof(buf) - len, " (%0*" PRIx64 "-%0*" PRIx64 " %s, res %s/%s)",

@@ -14,6 +14,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "children.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -117,14 +118,6 @@ static int check_registers(void)
 		: "rbx", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "r13",
 		  "r14", "r15", "cc");
 	return (int)bad;
-}
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /*
@@ -270,44 +263,11 @@ static void __attribute__((noreturn)) target_main(struct shared *sh, int cmd_r, 
 
 /* ---- harness helpers ---- */
 
-/* Children still alive when a test fails are killed by the teardown. */
-static pid_t live[16];
-
-static void track(pid_t pid)
-{
-	for (int i = 0; i < 16; i++) {
-		if (!live[i]) {
-			live[i] = pid;
-			return;
-		}
-	}
-}
-
-static void untrack(pid_t pid)
-{
-	for (int i = 0; i < 16; i++)
-		if (live[i] == pid)
-			live[i] = 0;
-}
-
 static int kill_leftovers(void **state)
 {
 	(void)state;
-	for (int i = 0; i < 16; i++) {
-		if (live[i]) {
-			kill(live[i], SIGKILL);
-			waitpid(live[i], NULL, 0);
-			live[i] = 0;
-		}
-	}
+	kill_children();
 	return 0;
-}
-
-static bool wait_readable(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	return poll(&p, 1, ms) == 1;
 }
 
 static void start_target(struct target *t, unsigned flags)
@@ -361,13 +321,6 @@ static int finish_target(struct target *t)
 	return WEXITSTATUS(st);
 }
 
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
 /* Wait (bounded) until every worker thread made progress again. */
 static bool progresses(struct target *t)
 {
@@ -385,25 +338,6 @@ static bool progresses(struct target *t)
 		sleep_ms(1);
 	}
 	return false;
-}
-
-static char state_of(pid_t pid, pid_t tid)
-{
-	char path[64], buf[512], st = '?';
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	f = fopen(path, "r");
-	if (!f)
-		return '?';
-	if (fgets(buf, sizeof(buf), f)) {
-		char *p = strrchr(buf, ')');
-
-		if (p && p[1] == ' ')
-			st = p[2];
-	}
-	fclose(f);
-	return st;
 }
 
 /* Is any task of @t stopped (T) or traced (t)? */
@@ -452,31 +386,6 @@ static bool maps_contain(pid_t pid, uint64_t addr)
 	}
 	fclose(f);
 	return found;
-}
-
-static char *slurp(const char *path)
-{
-	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap);
-	FILE *f = fopen(path, "r");
-
-	assert_non_null(buf);
-	assert_non_null(f);
-	for (;;) {
-		size_t r = fread(buf + n, 1, cap - n - 1, f);
-
-		n += r;
-		if (r == 0)
-			break;
-		if (n + 1 == cap) {
-			cap *= 2;
-			buf = realloc(buf, cap);
-			assert_non_null(buf);
-		}
-	}
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
 }
 
 static long remote(struct inj *in, long nr, long a0, long a1, long a2, long a3, long a4, long a5)

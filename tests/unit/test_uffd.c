@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include "children.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -82,21 +83,6 @@ static int page_of(int k, int j, int round)
 static long futex(volatile int *addr, int op, int val)
 {
 	return syscall(SYS_futex, addr, op, val, NULL, NULL, 0);
-}
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
 }
 
 /* ---- the target ---- */
@@ -260,44 +246,12 @@ static void __attribute__((noreturn)) target_main(struct ushared *sh, int cmd_r,
 
 /* ---- harness ---- */
 
-static pid_t live[16];
-
-static void track(pid_t pid)
-{
-	for (int i = 0; i < 16; i++) {
-		if (!live[i]) {
-			live[i] = pid;
-			return;
-		}
-	}
-}
-
-static void untrack(pid_t pid)
-{
-	for (int i = 0; i < 16; i++)
-		if (live[i] == pid)
-			live[i] = 0;
-}
-
 static int kill_leftovers(void **state)
 {
 	(void)state;
-	for (int i = 0; i < 16; i++) {
-		if (live[i]) {
-			kill(live[i], SIGKILL);
-			waitpid(live[i], NULL, 0);
-			live[i] = 0;
-		}
-	}
+	kill_children();
 	uffd_set_api_path(UFFD_API_AUTO);
 	return 0;
-}
-
-static bool wait_readable(int fd, int ms)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	return poll(&p, 1, ms) == 1;
 }
 
 static void start_target(struct utarget *t)
@@ -356,25 +310,6 @@ static void finish_target(struct utarget *t)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
-static char state_of(pid_t pid, pid_t tid)
-{
-	char path[64], buf[512], st = '?';
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	f = fopen(path, "r");
-	if (!f)
-		return '?';
-	if (fgets(buf, sizeof(buf), f)) {
-		char *p = strrchr(buf, ')');
-
-		if (p && p[1] == ' ')
-			st = p[2];
-	}
-	fclose(f);
-	return st;
-}
-
 static bool any_stopped(struct utarget *t)
 {
 	char path[64];
@@ -409,31 +344,6 @@ static bool spins(struct utarget *t)
 		sleep_ms(1);
 	}
 	return false;
-}
-
-static char *slurp(const char *path)
-{
-	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap);
-	FILE *f = fopen(path, "r");
-
-	assert_non_null(buf);
-	assert_non_null(f);
-	for (;;) {
-		size_t r = fread(buf + n, 1, cap - n - 1, f);
-
-		n += r;
-		if (r == 0)
-			break;
-		if (n + 1 == cap) {
-			cap *= 2;
-			buf = realloc(buf, cap);
-			assert_non_null(buf);
-		}
-	}
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
 }
 
 static char *maps_of(pid_t pid)

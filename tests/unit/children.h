@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the unit tests that drive real child processes (test_inject.c,
+ * test_uffd.c): children to kill when a test fails, waits with a guard, /proc readers.
+ */
+#ifndef MEVITOP_TEST_CHILDREN_H
+#define MEVITOP_TEST_CHILDREN_H
+
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Children still alive when a test fails are killed by the teardown (kill_children). */
+static pid_t live[16];
+
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static char state_of(pid_t pid, pid_t tid)
+{
+	char path[64], buf[512], st = '?';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return '?';
+	if (fgets(buf, sizeof(buf), f)) {
+		char *p = strrchr(buf, ')');
+
+		if (p && p[1] == ' ')
+			st = p[2];
+	}
+	fclose(f);
+	return st;
+}
+
+static char *slurp(const char *path)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *buf = malloc(cap);
+	FILE *f = fopen(path, "r");
+
+	assert_non_null(buf);
+	assert_non_null(f);
+	for (;;) {
+		size_t r = fread(buf + n, 1, cap - n - 1, f);
+
+		n += r;
+		if (r == 0)
+			break;
+		if (n + 1 == cap) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+	}
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static bool wait_readable(int fd, int ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, ms) == 1;
+}
+
+static void track(pid_t pid)
+{
+	for (int i = 0; i < 16; i++) {
+		if (!live[i]) {
+			live[i] = pid;
+			return;
+		}
+	}
+}
+
+static void untrack(pid_t pid)
+{
+	for (int i = 0; i < 16; i++)
+		if (live[i] == pid)
+			live[i] = 0;
+}
+
+static void kill_children(void)
+{
+	for (int i = 0; i < 16; i++) {
+		if (live[i]) {
+			kill(live[i], SIGKILL);
+			waitpid(live[i], NULL, 0);
+			live[i] = 0;
+		}
+	}
+}
+
+#endif
