@@ -1,6 +1,7 @@
 """Shared fixtures.  BPF tests need root; without it they skip with a clear message (CI runs
 as root and runs them all: tests/run-all.sh fails if anything was skipped there)."""
 import os
+import subprocess
 import sys
 
 import pytest
@@ -58,3 +59,22 @@ def datafile(tmp_path):
                 pass
         return str(path)
     return make
+
+
+@pytest.fixture
+def swapfile():
+    """A 64 MiB swap file, switched on for the test (the swap tests and the UI's swapped
+    cells)."""
+    path = "/var/tmp/mevitop-test.swap"
+    subprocess.run(["swapoff", path], capture_output=True)
+    subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=1M", "count=64"], check=True,
+                   capture_output=True)
+    os.chmod(path, 0o600)
+    subprocess.run(["mkswap", path], check=True, capture_output=True)
+    r = subprocess.run(["swapon", path], capture_output=True, text=True)
+    if r.returncode:
+        os.unlink(path)
+        pytest.fail(f"swapon failed (this test needs a filesystem that takes swap files): {r.stderr}")
+    yield path
+    subprocess.run(["swapoff", path], capture_output=True)
+    os.unlink(path)

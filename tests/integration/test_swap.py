@@ -2,30 +2,12 @@
 mevitop shows them as swapped, page for page.  Swapping them back in with swapoff changes
 the process without any fault or syscall of its own: the rss counters notice and the model
 is healed -- in every mode."""
-import os
 import subprocess
 import time
 
 import pytest
 
 from harness import assert_matches, find_proc
-
-
-@pytest.fixture
-def swapfile():
-    path = "/var/tmp/mevitop-test.swap"
-    subprocess.run(["swapoff", path], capture_output=True)
-    subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=1M", "count=64"], check=True,
-                   capture_output=True)
-    os.chmod(path, 0o600)
-    subprocess.run(["mkswap", path], check=True, capture_output=True)
-    r = subprocess.run(["swapon", path], capture_output=True, text=True)
-    if r.returncode:
-        os.unlink(path)
-        pytest.fail(f"swapon failed (this test needs a filesystem that takes swap files): {r.stderr}")
-    yield path
-    subprocess.run(["swapoff", path], capture_output=True)
-    os.unlink(path)
 
 
 @pytest.mark.parametrize("mode", ["sample", "trace", "chunk", "trace --rss-hook"])

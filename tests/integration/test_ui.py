@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from harness import GUARD_S, MEVITOP, SAN_ENV, Workload
+from harness import GUARD_S, MEVITOP, SAN_ENV, Workload, pagemap_truth
 
 PAGE = 4096
 A = 0x200000000000          # region a: 64 pages, every 3rd page written
@@ -345,6 +345,48 @@ def test_exited_target_keeps_last_picture(screen, layout):
     scr.keys("+")
     scr.wait(lambda s: row_cells(s, A, 64) == want_a, "the frozen picture at 1 page/cell")
     os.kill(scr.mevitop_pid(), signal.SIGTERM)
+    assert_clean_exit(scr)
+
+
+def test_swapped_and_mixed_cells(screen, layout, swapfile):
+    """Pages sent to swap are drawn as swapped ('S'); a cell holding resident and swapped
+    pages gets the mixed marker ('*').  The expected cells come from the test's own read of
+    pagemap, so pages the kernel declined to page out cannot make the test wrong."""
+    wl = layout()
+    wl.do(f"map a {A:x} 64")
+    wl.do("touch a 0 64 1")
+    wl.do("pageout a 0 31")
+    first = A // PAGE
+    truth = pagemap_truth(wl.pid)
+    state = [truth.get(first + i, "not") for i in range(64)]
+    assert state.count("swapped") > 0, "MADV_PAGEOUT sent nothing to swap"
+    glyph = {"resident": FULL, "swapped": "S", "not": NONE}
+    want1 = "".join(glyph[st] for st in state)
+
+    def cell(pair):
+        if "resident" in pair and "swapped" in pair:
+            return "*"
+        if "swapped" in pair:
+            return "S"
+        return FULL if pair == ["resident", "resident"] else HALF if "resident" in pair else NONE
+    want2 = "".join(cell(state[2 * k:2 * k + 2]) for k in range(32))
+    assert "*" in want2, f"no cell holds both resident and swapped pages: {state}"
+
+    scr = screen()
+    scr.start(["-p", str(wl.pid), "-i", "100"])
+    scr.wait_for(label(A, 64))
+    zoom_to_one_page(scr)
+    scr.wait(lambda s: row_cells(s, A, 64) == want1, f"region a's cells {want1!r}")
+    page = state.index("swapped")
+    scr.keys("g")
+    scr.type(f"{A + page * PAGE:x}")
+    scr.keys("Enter")
+    scr.wait_for(f"cursor {A + page * PAGE:#x}: swapped")
+    scr.keys("End")
+    scr.keys("-")
+    scr.wait_for("zoom 2 pages/cell (8K)")
+    scr.wait(lambda s: row_cells(s, A, 32) == want2, f"region a at 2 pages per cell {want2!r}")
+    scr.keys("q")
     assert_clean_exit(scr)
 
 

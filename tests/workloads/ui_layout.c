@@ -9,6 +9,7 @@
  *   map NAME ADDR PAGES [r|rw]       mmap at ADDR (hex) exactly; answers the address
  *   touch NAME START COUNT STRIDE    write every STRIDE-th page of [START, START+COUNT)
  *   unmap NAME START COUNT
+ *   pageout NAME START COUNT         MADV_PAGEOUT (to swap, when there is a swap device)
  *   exit
  */
 #include <stdbool.h>
@@ -20,6 +21,9 @@
 #define PAGE 4096UL
 #define MAX_REGIONS 32
 
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
 #endif
@@ -119,6 +123,15 @@ int main(int argc, char **argv)
 			if (munmap(r->base + strtoul(args[2], NULL, 0) * PAGE,
 				   strtoul(args[3], NULL, 0) * PAGE))
 				fail("munmap");
+			else
+				done(NULL);
+		} else if (!strcmp(args[0], "pageout") && n >= 4) {
+			/* Sends pages to swap (with a swap device), for the swapped cells. */
+			if (!(r = find(args[1])))
+				continue;
+			if (madvise(r->base + strtoul(args[2], NULL, 0) * PAGE,
+				    strtoul(args[3], NULL, 0) * PAGE, MADV_PAGEOUT))
+				fail("madvise");
 			else
 				done(NULL);
 		} else if (!strcmp(args[0], "exit")) {
