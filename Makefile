@@ -53,7 +53,7 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
               libncurses-dev libroaring-dev libcmocka-dev python3 python3-pytest tmux \
-              procps util-linux
+              procps util-linux mount
 
 .DELETE_ON_ERROR:
 .PHONY: all deps run test unit integration bench clean vmlinux install man
