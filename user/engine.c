@@ -540,10 +540,14 @@ static void apply_fault(struct engine *e, const struct ev_fault *ev)
 		queue_window(e, p, m, page, PMD_PAGES);
 	} else if (m->kind == MK_FILE || m->kind == MK_SHMEM || m->kind == MK_VDSO ||
 		   m->kind == MK_OTHER) {
-		/* Read faults map the cached neighbours too (do_fault_around); write faults
-		 * on file mappings (COW or shared) map just the one page. */
-		if (!(ev->flags & EVF_WRITE))
-			queue_window(e, p, m, page, e->f.fault_around_bytes >> PAGE_SHIFT_4K);
+		/* Read faults map the cached neighbours too (do_fault_around).  And where the
+		 * page cache holds large folios (shmem; ext4/xfs/btrfs files written with large
+		 * writes), 6.18's read and shared-write faults map the whole folio, as far as
+		 * it lies in the VMA and in the faulting page's PMD: beyond the fault-around
+		 * window, possibly the whole 2 MiB.  So the window scanned is that PMD (a few
+		 * microseconds with PAGEMAP_SCAN).  A private write fault copies one page. */
+		if (!(ev->flags & EVF_WRITE) || (m->perms & MP_SHARED))
+			queue_window(e, p, m, page, PMD_PAGES);
 	} else if (thp_possible(e, m)) {
 		queue_window(e, p, m, page, PMD_PAGES);
 	}

@@ -48,12 +48,17 @@ def mevitop():
 
 @pytest.fixture
 def datafile(tmp_path):
-    """A file of N pages with distinct contents, in the page cache."""
-    def make(pages, name="data.bin"):
+    """A file of N pages with distinct contents, in the page cache.  Written a page at a
+    time, the page cache holds small folios; with one_write=True, one large write leaves
+    large folios (up to 2 MiB) on filesystems that support them (ext4 since 6.16)."""
+    def make(pages, name="data.bin", one_write=False):
         path = tmp_path / name
         with open(path, "wb") as f:
-            for i in range(pages):
-                f.write(bytes([i % 251 + 1]) * harness.PAGE)
+            if one_write:
+                f.write(b"".join(bytes([i % 251 + 1]) * harness.PAGE for i in range(pages)))
+            else:
+                for i in range(pages):
+                    f.write(bytes([i % 251 + 1]) * harness.PAGE)
         with open(path, "rb") as f:
             while f.read(1 << 20):
                 pass

@@ -133,6 +133,23 @@ def test_shared_file_fault_around(mevitop, workload, disable, datafile):
         [f"map f 256 sharedfile={path}", "touch f 0 256 17 r"], states)
 
 
+def test_file_large_folios(mevitop, workload, disable, datafile):
+    """Page cache in large folios: a read fault, and a write fault on a shared mapping, map
+    the whole folio (within the VMA and the PMD), well beyond the fault-around window.  A
+    private write fault copies one page.  (Found on a fresh install, where libc's page cache
+    came from dpkg's large writes.)"""
+    path = datafile(1024, one_write=True)
+
+    def states(wl, entry):
+        st = region_states(entry, wl.region("f"), 1024)
+        assert st.count("resident") > 3 * 16, \
+            f"only {st.count('resident')} pages resident: no large folio was mapped here"
+        assert region_states(entry, wl.region("c"), 1024).count("resident") == 1
+    run(mevitop, workload, disable,
+        [f"map f 1024 sharedfile={path}", "touch f 100 1 1 r", "touch f 700 1 1 w",
+         f"map c 1024 file={path}", "touch c 300 1 1 w"], states)
+
+
 def test_madv_pageout_file(mevitop, workload, disable, datafile):
     path = datafile(128)
 
