@@ -441,12 +441,10 @@ static bool thp_possible(const struct engine *e, const struct mapping *m)
 		return false;
 	if (m->flags & MF_NOHUGEPAGE)
 		return false;
+	/* f.thp is the strongest setting over every THP size, multi-size THP included. */
 	if (e->f.thp == THP_ALWAYS)
 		return true;
-	if (e->f.thp == THP_MADVISE && (m->flags & MF_HUGEPAGE))
-		return true;
-	/* Multi-size THP sizes set to "always" apply without madvise. */
-	return false;
+	return e->f.thp == THP_MADVISE && (m->flags & MF_HUGEPAGE);
 }
 
 static void add_check(struct proc *p, uint64_t page, uint64_t ws, uint64_t we)

@@ -154,27 +154,46 @@ static bool find_tracefs(struct features *f)
 	return false;
 }
 
+/* "always", "madvise" or "never" (and "inherit" for the per-size files) in a THP setting. */
+static int thp_setting(const char *buf, int inherit)
+{
+	if (strstr(buf, "[always]"))
+		return THP_ALWAYS;
+	if (strstr(buf, "[madvise]"))
+		return THP_MADVISE;
+	if (strstr(buf, "[inherit]"))
+		return inherit;
+	return THP_NEVER;
+}
+
+/* What an anonymous fault may map: the strongest setting over every THP size.  Since 6.8
+ * each size (16 KiB .. 2 MiB) has its own switch, "inherit" taking the top-level one; a
+ * fault then maps a folio of an enabled size (e.g. 16 pages for 64 KiB "always") and the
+ * engine must scan the faulting page's PMD, not just the page. */
 static void probe_thp(struct features *f)
 {
 	char buf[256];
-	int i;
+	int i, top = THP_NEVER, best = THP_NEVER;
+	bool sized = false;
 
-	f->thp = THP_NEVER;
-	if (procfs_read_file("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf)) > 0) {
-		if (strstr(buf, "[always]"))
-			f->thp = THP_ALWAYS;
-		else if (strstr(buf, "[madvise]"))
-			f->thp = THP_MADVISE;
-	}
-	/* Multi-size THP (6.8+): any size not "never" maps several pages per anon fault. */
+	if (procfs_read_file("/sys/kernel/mm/transparent_hugepage/enabled", buf, sizeof(buf)) > 0)
+		top = thp_setting(buf, THP_NEVER);
 	for (i = 3; i < 12; i++) {
 		char path[128];
+		int v;
 
 		snprintf(path, sizeof(path),
 			 "/sys/kernel/mm/transparent_hugepage/hugepages-%dkB/enabled", 1 << i);
-		if (procfs_read_file(path, buf, sizeof(buf)) > 0 && !strstr(buf, "[never]"))
+		if (procfs_read_file(path, buf, sizeof(buf)) <= 0)
+			continue;
+		sized = true;
+		v = thp_setting(buf, top);
+		if (v != THP_NEVER)
 			f->thp_sizes_kb_mask |= 1ULL << i;
+		if (v > best)
+			best = v;
 	}
+	f->thp = sized ? (enum thp_mode)best : (enum thp_mode)top;
 	f->fault_around_bytes = 65536;
 	if (procfs_read_file("/sys/kernel/debug/fault_around_bytes", buf, sizeof(buf)) > 0)
 		f->fault_around_bytes = strtoull(buf, NULL, 0) ?: 4096;
@@ -405,7 +424,11 @@ void features_print(const struct features *f, bool json)
 		       (unsigned long long)f->uffd_features);
 	else
 		printf("  %-28s no (%s)\n", "userfaultfd", strerror(f->uffd_errno));
-	printf("  %-28s %s\n", "transparent huge pages", thp[f->thp]);
+	printf("  %-28s %s", "transparent huge pages", thp[f->thp]);
+	for (i = 3; i < 12; i++)
+		if (f->thp_sizes_kb_mask & (1ULL << i))
+			printf(" %dK", 1 << i);
+	printf("\n");
 	printf("  %-28s %llu\n", "fault_around_bytes", (unsigned long long)f->fault_around_bytes);
 	printf("hooks\n");
 	for (i = 0; i < HOOK_COUNT; i++)

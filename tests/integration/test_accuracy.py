@@ -196,6 +196,32 @@ def test_thp_madv_hugepage(mevitop, workload, disable):
         ["map h 1024 hugepage align2m", "touch h 0 1 1 w", "touch h 700 1 1 r"], states)
 
 
+MTHP_64K = "/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled"
+
+
+@pytest.fixture
+def mthp_64k():
+    """Multi-size THP: 64 KiB folios for every anonymous mapping, while the test runs
+    (set before mevitop starts: it probes the THP settings once)."""
+    if not os.path.exists(MTHP_64K):
+        pytest.fail(f"{MTHP_64K} is missing: this kernel has no multi-size THP (6.8+)")
+    with open(MTHP_64K) as f:
+        old = f.read().split("[")[1].split("]")[0]
+    with open(MTHP_64K, "w") as f:
+        f.write("always")
+    yield
+    with open(MTHP_64K, "w") as f:
+        f.write(old)
+
+
+def test_multi_size_thp(mevitop, workload, disable, mthp_64k):
+    def states(wl, entry):
+        st = region_states(entry, wl.region("m"), 256)
+        # Each write fault maps a 64 KiB folio: 16 pages per touched page.
+        assert st.count("resident") == 8 * 16, st.count("resident")
+    run(mevitop, workload, disable, ["map m 256 align2m", "touch m 0 256 32 w"], states)
+
+
 def test_fork_copy_on_write(mevitop, workload, disable):
     wl = workload()
     mv = watch(mevitop, wl, disable)
