@@ -1,8 +1,10 @@
 """Shared fixtures.  BPF tests need root; without it they skip with a clear message (CI runs
 as root and runs them all: tests/run-all.sh fails if anything was skipped there)."""
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -50,9 +52,18 @@ def mevitop():
 def datafile(tmp_path):
     """A file of N pages with distinct contents, in the page cache.  Written a page at a
     time, the page cache holds small folios; with one_write=True, one large write leaves
-    large folios (up to 2 MiB) on filesystems that support them (ext4 since 6.16)."""
+    large folios (up to 2 MiB) on filesystems that support them (ext4 since 6.16).  That
+    file goes to /var/tmp: /tmp may be a tmpfs (Debian 13's default), whose folios stay
+    small unless it is mounted with huge=."""
+    made = []
+
     def make(pages, name="data.bin", one_write=False):
-        path = tmp_path / name
+        if one_write:
+            d = tempfile.mkdtemp(prefix="mevitop-test-", dir="/var/tmp")
+            made.append(d)
+            path = os.path.join(d, name)
+        else:
+            path = tmp_path / name
         with open(path, "wb") as f:
             if one_write:
                 f.write(b"".join(bytes([i % 251 + 1]) * harness.PAGE for i in range(pages)))
@@ -63,7 +74,9 @@ def datafile(tmp_path):
             while f.read(1 << 20):
                 pass
         return str(path)
-    return make
+    yield make
+    for d in made:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture
