@@ -47,8 +47,8 @@ class Screen:
             raise AssertionError(f"tmux {' '.join(args)}: {r.stderr.strip()}")
         return r.stdout
 
-    def start(self, args, term="screen", lang="C.UTF-8"):
-        env = dict(SAN_ENV, TERM=term, LANG=lang, LC_ALL=lang)
+    def start(self, args, term="screen", lang="C.UTF-8", env_extra=None):
+        env = dict(SAN_ENV, TERM=term, LANG=lang, LC_ALL=lang, **(env_extra or {}))
         envs = " ".join(f"{k}={v}" for k, v in env.items())
         cmd = (f"clear; {envs} {MEVITOP} {' '.join(args)} 2>{self.err}; echo EXIT=$?; "
                f"stty -a | grep -o -e '-\\?icanon' -e '-\\?echo ' | tr '\\n' ' '; echo")
@@ -281,8 +281,10 @@ def test_half_blocks_colours_and_heat(screen, layout):
     scr.start(["-p", str(wl.pid), "-i", "100"], term="tmux-256color")
     scr.wait_for(label(A, 64))
     zoom_to_one_page(scr)
-    # Move the cursor off region a (the lowest mapping) so it does not paint a cell white.
-    scr.keys("End")
+    # Move the cursor off region a (the lowest mapping) so it does not paint a cell white:
+    # to the next mapping, so the view keeps region a (End would scroll it away where
+    # the process has more mappings than fit on the screen).
+    scr.keys("]")
 
     def row_colours():
         for line in scr.escapes().split("\n"):
@@ -382,7 +384,7 @@ def test_swapped_and_mixed_cells(screen, layout, swapfile):
     scr.type(f"{A + page * PAGE:x}")
     scr.keys("Enter")
     scr.wait_for(f"cursor {A + page * PAGE:#x}: swapped")
-    scr.keys("End")
+    scr.keys("]")
     scr.keys("-")
     scr.wait_for("zoom 2 pages/cell (8K)")
     scr.wait(lambda s: row_cells(s, A, 32) == want2, f"region a at 2 pages per cell {want2!r}")
@@ -462,7 +464,10 @@ def test_tab_resize_and_too_small(screen, layout):
     wl.do(f"map a {A:x} 64")
     other.do(f"map b {B:x} 16")
     scr = screen()
-    scr.start(["-p", f"{wl.pid},{other.pid}", "-i", "100"])
+    # LINES and COLUMNS exported (some shells and tools do): the size must still follow
+    # the terminal, not the environment.
+    scr.start(["-p", f"{wl.pid},{other.pid}", "-i", "100"],
+              env_extra={"LINES": "60", "COLUMNS": "200"})
     scr.wait_for(label(A, 64))
     # Several pids: Tab and Shift-Tab switch between them.
     scr.keys("Tab")
