@@ -490,6 +490,15 @@ static void queue_window(struct engine *e, struct proc *p, const struct mapping 
 	add_check(p, page, ws, we);
 }
 
+/* A range the kernel populates page by page (MADV_POPULATE_*, WILLNEED, mlock, mprotect
+ * of a locked range, COLLAPSE): each page is populated as a fault would be, so a large
+ * folio (THP, multi-size THP, a large page-cache folio) maps past the range's ends, though
+ * never past the PMDs it touches.  Scanned up to those bounds (clipped to the mappings). */
+static void queue_scan_populated(struct engine *e, struct proc *p, uint64_t start, uint64_t end)
+{
+	queue_scan(e, p, start & ~(PMD_PAGES - 1), (end + PMD_PAGES - 1) & ~(PMD_PAGES - 1));
+}
+
 /* --- applying events --- */
 
 static void apply_fault(struct engine *e, const struct ev_fault *ev)
@@ -605,7 +614,7 @@ static void apply_mmap(struct engine *e, struct proc *p, const struct ev_syscall
 	if (!anon || (flags & K_MAP_HUGETLB))
 		mark(e, p, PEND_MAPS);		/* names, shmem vs file, hugetlb details */
 	if (flags & (K_MAP_POPULATE | K_MAP_LOCKED) || ps(p)->locked_future)
-		queue_scan(e, p, start, end);	/* populated without faults */
+		queue_scan_populated(e, p, start, end);	/* populated without faults */
 }
 
 static void apply_munmap(struct engine *e, struct proc *p, const struct ev_syscall *ev)
@@ -669,7 +678,7 @@ static void apply_brk(struct engine *e, struct proc *p, const struct ev_syscall 
 	if (end > start)
 		HOOK(e, mapped, p, start, end);
 	if (ps(p)->locked_future && end > start)
-		queue_scan(e, p, start, end);
+		queue_scan_populated(e, p, start, end);
 }
 
 static void apply_madvise(struct engine *e, struct proc *p, uint64_t addr, uint64_t len,
@@ -714,7 +723,7 @@ static void apply_madvise(struct engine *e, struct proc *p, uint64_t addr, uint6
 		 * POPULATE_*, WILLNEED, COLLAPSE, GUARD_*: the kernel decides page by page. */
 		break;
 	}
-	queue_scan(e, p, start, end);
+	queue_scan_populated(e, p, start, end);
 }
 
 static void apply_process_madvise(struct engine *e, struct proc *caller,
@@ -770,14 +779,15 @@ static void apply_syscall(struct engine *e, const struct ev_syscall *ev)
 		len = pages_up(ev->args[1]);
 		model_protect(p, start, start + len, prot_perms(ev->args[2], 0));
 		/* Making an mlock'ed range writable populates it. */
-		queue_scan(e, p, start, start + len);
+		queue_scan_populated(e, p, start, start + len);
 		break;
 	case SYS_MLOCK:
 	case SYS_MLOCK2:
 		if (ev->ret != 0)
 			break;
 		start = ev->args[0] >> PAGE_SHIFT_4K;
-		queue_scan(e, p, start, start + pages_up(ev->args[1] + (ev->args[0] & 4095)));
+		queue_scan_populated(e, p, start,
+				     start + pages_up(ev->args[1] + (ev->args[0] & 4095)));
 		break;
 	case SYS_MLOCKALL:
 		if (ev->ret != 0)

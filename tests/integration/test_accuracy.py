@@ -219,7 +219,12 @@ def test_multi_size_thp(mevitop, workload, disable, mthp_64k):
         st = region_states(entry, wl.region("m"), 256)
         # Each write fault maps a 64 KiB folio: 16 pages per touched page.
         assert st.count("resident") == 8 * 16, st.count("resident")
-    run(mevitop, workload, disable, ["map m 256 align2m", "touch m 0 256 32 w"], states)
+        # MADV_POPULATE_WRITE of pages 8..23 populates the two folios they touch, 0..31.
+        st = region_states(entry, wl.region("q"), 256)
+        assert st[:32] == ["resident"] * 32 and st.count("resident") == 32, st
+    run(mevitop, workload, disable,
+        ["map m 256 align2m", "touch m 0 256 32 w",
+         "map q 256 align2m", "advise q 8 16 populate_write"], states)
 
 
 def test_fork_copy_on_write(mevitop, workload, disable):
