@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/types.h>
+#include "array.h"
 #include "engine.h"
 #include "log.h"
 #include "pagemap.h"
@@ -321,16 +322,9 @@ static void queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_
 		   s->scan[s->nscan - 1].end >= end) {
 		/* already queued */
 	} else {
-		if (s->nscan == s->capscan) {
-			size_t cap = s->capscan ? s->capscan * 2 : 16;
-			struct range *r = realloc(s->scan, cap * sizeof(*r));
-
-			if (!r) {
-				mark(e, p, PEND_RECONCILE);
-				return;
-			}
-			s->scan = r;
-			s->capscan = cap;
+		if (array_reserve(s->scan, s->nscan, s->capscan, 16)) {
+			mark(e, p, PEND_RECONCILE);
+			return;
 		}
 		s->scan[s->nscan++] = (struct range){ start, end };
 	}
@@ -370,15 +364,8 @@ static void alias_del(struct engine *e, pid_t child)
 
 static void alias_add(struct engine *e, pid_t child, pid_t parent)
 {
-	if (e->naliases == e->capaliases) {
-		size_t cap = e->capaliases ? e->capaliases * 2 : 8;
-		struct alias *a = realloc(e->aliases, cap * sizeof(*a));
-
-		if (!a)
-			return;
-		e->aliases = a;
-		e->capaliases = cap;
-	}
+	if (array_reserve(e->aliases, e->naliases, e->capaliases, 8))
+		return;
 	e->aliases[e->naliases++] = (struct alias){ child, parent };
 }
 
@@ -456,15 +443,8 @@ static void add_check(struct proc *p, uint64_t page, uint64_t ws, uint64_t we)
 		s->checks[s->nchecks - 1].page = page;	/* the latest fault of the window */
 		return;
 	}
-	if (s->nchecks == s->capchecks) {
-		size_t cap = s->capchecks ? s->capchecks * 2 : 8;
-		struct fault_check *c = realloc(s->checks, cap * sizeof(*c));
-
-		if (!c)
-			return;
-		s->checks = c;
-		s->capchecks = cap;
-	}
+	if (array_reserve(s->checks, s->nchecks, s->capchecks, 8))
+		return;
 	s->checks[s->nchecks++] = (struct fault_check){ page, { ws, we }, 0 };
 }
 
@@ -902,15 +882,8 @@ static void apply_exec(struct engine *e, const struct ev_proc *ev)
 
 static void note_exit(struct engine *e, struct proc *p)
 {
-	if (e->nexits == e->capexits) {
-		size_t cap = e->capexits ? e->capexits * 2 : 16;
-		struct proc **v = realloc(e->exits, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		e->exits = v;
-		e->capexits = cap;
-	}
+	if (array_reserve(e->exits, e->nexits, e->capexits, 16))
+		return;
 	e->exits[e->nexits++] = p;
 }
 

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/userfaultfd.h>
+#include "array.h"
 #include "exact.h"
 #include "exact_int.h"
 #include "inject.h"
@@ -476,15 +477,8 @@ void x_queue_job(struct exact *x, pid_t pid)
 	for (i = 0; i < x->njobs; i++)
 		if (x->jobs[i] == pid)
 			goto out;
-	if (x->njobs == x->capjobs) {
-		size_t cap = x->capjobs ? x->capjobs * 2 : 8;
-		pid_t *j = realloc(x->jobs, cap * sizeof(*j));
-
-		if (!j)
-			goto out;
-		x->jobs = j;
-		x->capjobs = cap;
-	}
+	if (array_reserve(x->jobs, x->njobs, x->capjobs, 8))
+		goto out;
 	x->jobs[x->njobs++] = pid;
 	pthread_cond_broadcast(&x->cond);
 out:

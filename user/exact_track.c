@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "array.h"
 #include "exact_int.h"
 #include "log.h"
 #include "pagemap.h"
@@ -311,15 +312,8 @@ static void fast_touches(struct exact *x, struct proc *p, uint64_t s, uint64_t t
 
 static void add_fresh(struct xproc *xp, uint64_t s, uint64_t t)
 {
-	if (xp->nfresh == xp->capfresh) {
-		size_t cap = xp->capfresh ? xp->capfresh * 2 : 8;
-		void *v = realloc(xp->fresh, cap * sizeof(*xp->fresh));
-
-		if (!v)
-			return;
-		xp->fresh = v;
-		xp->capfresh = cap;
-	}
+	if (array_reserve(xp->fresh, xp->nfresh, xp->capfresh, 8))
+		return;
 	xp->fresh[xp->nfresh].start = s;
 	xp->fresh[xp->nfresh].end = t;
 	xp->nfresh++;
@@ -421,15 +415,8 @@ static void add_young(struct xproc *xp, uint64_t s, uint64_t t)
 			return;
 		}
 	}
-	if (xp->nyoung == xp->capyoung) {
-		size_t cap = xp->capyoung ? xp->capyoung * 2 : 8;
-		void *v = realloc(xp->young, cap * sizeof(*xp->young));
-
-		if (!v)
-			return;
-		xp->young = v;
-		xp->capyoung = cap;
-	}
+	if (array_reserve(xp->young, xp->nyoung, xp->capyoung, 8))
+		return;
 	xp->young[xp->nyoung].start = s;
 	xp->young[xp->nyoung].end = t;
 	xp->young[xp->nyoung].born_ns = x_now_ns();
@@ -502,16 +489,9 @@ static void bind(struct exact *x, struct xfd *f, pid_t pid)
 
 static pid_t read_ppid(pid_t pid)
 {
-	char path[64], buf[512], *s;
-	int ppid = 0;
+	struct proc_counters c;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (procfs_read_file(path, buf, sizeof(buf)) <= 0)
-		return 0;
-	s = strrchr(buf, ')');
-	if (!s || sscanf(s + 1, " %*c %d", &ppid) != 1)
-		return 0;
-	return ppid;
+	return procfs_read_counters(pid, &c) ? 0 : c.ppid;
 }
 
 /* A forked child without a uffd yet: the oldest unidentified one its parent gave birth to. */

@@ -244,21 +244,29 @@ int procfs_read_uid(pid_t pid, uid_t *uid)
 	return err;
 }
 
-int procfs_read_start_brk(pid_t pid, uint64_t *start_brk)
+/* /proc/PID/stat into buf; *fields points just past the last ')' (comm may hold spaces and
+ * parentheses), where field 3, the state, begins. */
+static int read_stat(pid_t pid, char *buf, size_t len, char **fields)
 {
-	char path[64], buf[2048], *p;
+	char path[64];
 	ssize_t n;
-	int field;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	n = procfs_read_file(path, buf, sizeof(buf));
+	n = procfs_read_file(path, buf, len);
 	if (n < 0)
 		return gone(n);
-	/* comm may hold spaces and parentheses: fields restart after the last ')'. */
-	p = strrchr(buf, ')');
-	if (!p)
-		return -EINVAL;
-	/* After ')' comes field 3 (state); start_brk is field 47. */
+	*fields = strrchr(buf, ')');
+	return *fields ? 0 : -EINVAL;
+}
+
+int procfs_read_start_brk(pid_t pid, uint64_t *start_brk)
+{
+	char buf[2048], *p;
+	int field, err = read_stat(pid, buf, sizeof(buf), &p);
+
+	if (err)
+		return err;
+	/* start_brk is field 47. */
 	for (field = 2; field < 47 && p; field++)
 		p = strchr(p + 1, ' ');
 	if (!p)
@@ -269,18 +277,13 @@ int procfs_read_start_brk(pid_t pid, uint64_t *start_brk)
 
 int procfs_read_counters(pid_t pid, struct proc_counters *c)
 {
-	char path[64], buf[2048], *p;
+	char buf[2048], *p;
 	unsigned long long v[24];
-	ssize_t n;
-	int i;
+	int i, err = read_stat(pid, buf, sizeof(buf), &p);
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	n = procfs_read_file(path, buf, sizeof(buf));
-	if (n < 0)
-		return gone(n);
-	/* Fields restart after the last ')' (comm may hold anything); field 3 is the state. */
-	p = strrchr(buf, ')');
-	if (!p || !(p = strchr(p + 2, ' ')))
+	if (err)
+		return err;
+	if (!(p = strchr(p + 2, ' ')))		/* past the state */
 		return -EINVAL;
 	/* Fields 4..24 (ppid .. rss) are numbers. */
 	for (i = 4; i <= 24; i++) {
@@ -291,6 +294,7 @@ int procfs_read_counters(pid_t pid, struct proc_counters *c)
 			return -EINVAL;
 		p = end;
 	}
+	c->ppid = (pid_t)v[3];
 	c->minflt = v[9];
 	c->majflt = v[11];
 	c->vsize = v[22];

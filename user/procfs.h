@@ -45,8 +45,9 @@ int procfs_read_start_brk(pid_t pid, uint64_t *start_brk); /* /proc/PID/stat fie
 bool procfs_is_kernel_thread(pid_t pid);		/* no mm: empty maps */
 int procfs_tracer_pid(pid_t pid, pid_t *tracer);
 /* Counters of /proc/PID/stat: faults (exact, summed over threads), size and resident
- * pages (the kernel's approximate rss counters). */
+ * pages (the kernel's approximate rss counters); and the parent. */
 struct proc_counters {
+	pid_t ppid;
 	uint64_t minflt, majflt;
 	uint64_t vsize;		/* bytes */
 	uint64_t rss;		/* pages */

@@ -36,18 +36,6 @@ struct region {
 static struct region regions[MAX_REGIONS];
 static size_t nregions;
 
-static void done(const char *extra)
-{
-	printf("done %llu%s%s\n", (unsigned long long)wl_now_ns(), extra ? " " : "",
-	       extra ? extra : "");
-	fflush(stdout);
-}
-
-static void fail(const char *what)
-{
-	printf("error %s: %s\n", what, strerror(errno));
-	fflush(stdout);
-}
 
 static struct region *find(const char *name)
 {
@@ -77,14 +65,14 @@ static void cmd_map(char **argv, int argc)
 	p = mmap((void *)addr, pages * PAGE, prot, MAP_PRIVATE | MAP_ANONYMOUS |
 		 MAP_FIXED_NOREPLACE, -1, 0);
 	if (p == MAP_FAILED || p != (void *)addr) {
-		fail("mmap");
+		wl_fail("mmap");
 		return;
 	}
 	r = &regions[nregions++];
 	snprintf(r->name, sizeof(r->name), "%s", argv[1]);
 	r->base = p;
 	snprintf(extra, sizeof(extra), "%p", p);
-	done(extra);
+	wl_done(extra);
 }
 
 int main(int argc, char **argv)
@@ -116,24 +104,24 @@ int main(int argc, char **argv)
 				continue;
 			for (i = s; i < s + c; i += st ? st : 1)
 				((volatile char *)r->base)[i * PAGE] = 1;
-			done(NULL);
+			wl_done(NULL);
 		} else if (!strcmp(args[0], "unmap") && n >= 4) {
 			if (!(r = find(args[1])))
 				continue;
 			if (munmap(r->base + strtoul(args[2], NULL, 0) * PAGE,
 				   strtoul(args[3], NULL, 0) * PAGE))
-				fail("munmap");
+				wl_fail("munmap");
 			else
-				done(NULL);
+				wl_done(NULL);
 		} else if (!strcmp(args[0], "pageout") && n >= 4) {
 			/* Sends pages to swap (with a swap device), for the swapped cells. */
 			if (!(r = find(args[1])))
 				continue;
 			if (madvise(r->base + strtoul(args[2], NULL, 0) * PAGE,
 				    strtoul(args[3], NULL, 0) * PAGE, MADV_PAGEOUT))
-				fail("madvise");
+				wl_fail("madvise");
 			else
-				done(NULL);
+				wl_done(NULL);
 		} else if (!strcmp(args[0], "exit")) {
 			return 0;
 		} else {

@@ -76,18 +76,6 @@ static struct region *get(const char *name)
 	return r;
 }
 
-static void done(const char *extra)
-{
-	printf("done %llu%s%s\n", (unsigned long long)wl_now_ns(), extra ? " " : "",
-	       extra ? extra : "");
-	fflush(stdout);
-}
-
-static void fail(const char *what)
-{
-	printf("error %s: %s\n", what, strerror(errno));
-	fflush(stdout);
-}
 
 static void touch(char *base, size_t start, size_t count, size_t stride, bool write)
 {
@@ -126,7 +114,7 @@ static void cmd_map(char **argv, int argc)
 
 			fd = open(strchr(argv[i], '=') + 1, O_RDWR);
 			if (fd < 0) {
-				fail("open");
+				wl_fail("open");
 				return;
 			}
 			flags = shared ? MAP_SHARED : MAP_PRIVATE;
@@ -145,7 +133,7 @@ static void cmd_map(char **argv, int argc)
 		uintptr_t a;
 
 		if (res == MAP_FAILED) {
-			fail("mmap");
+			wl_fail("mmap");
 			return;
 		}
 		a = ((uintptr_t)res + (2UL << 20) - 1) & ~((2UL << 20) - 1);
@@ -161,11 +149,11 @@ static void cmd_map(char **argv, int argc)
 	if (fd >= 0)
 		close(fd);
 	if (base == MAP_FAILED) {
-		fail("mmap");
+		wl_fail("mmap");
 		return;
 	}
 	if (hugepage && madvise(base, pages * PAGE, MADV_HUGEPAGE)) {
-		fail("madvise");
+		wl_fail("madvise");
 		return;
 	}
 	r = &regions[nregions++];
@@ -175,7 +163,7 @@ static void cmd_map(char **argv, int argc)
 	char extra[64];
 
 	snprintf(extra, sizeof(extra), "%p", base);
-	done(extra);
+	wl_done(extra);
 }
 
 static int advice_of(const char *s)
@@ -234,7 +222,7 @@ static void cmd_threads(char **argv)
 	for (i = 0; i < n; i++)
 		pthread_join(tids[i], NULL);
 	pthread_barrier_destroy(&barrier);
-	done(NULL);
+	wl_done(NULL);
 }
 
 static void cmd_fork(char **argv)
@@ -249,7 +237,7 @@ static void cmd_fork(char **argv)
 		return;
 	pid = fork();
 	if (pid < 0) {
-		fail("fork");
+		wl_fail("fork");
 		return;
 	}
 	if (pid == 0) {
@@ -262,12 +250,12 @@ static void cmd_fork(char **argv)
 	}
 	close(pfd[1]);
 	if (read(pfd[0], &c, 1) != 1) {
-		fail("child");
+		wl_fail("child");
 		return;
 	}
 	close(pfd[0]);
 	snprintf(extra, sizeof(extra), "%d", pid);
-	done(extra);
+	wl_done(extra);
 }
 
 static void cmd_readfile(char **argv)
@@ -278,16 +266,16 @@ static void cmd_readfile(char **argv)
 	ssize_t n;
 
 	if (!r || fd < 0) {
-		fail("open");
+		wl_fail("open");
 		return;
 	}
 	n = read(fd, r->base + start * PAGE, count * PAGE);
 	close(fd);
 	if (n != (ssize_t)(count * PAGE)) {
-		fail("read");
+		wl_fail("read");
 		return;
 	}
-	done(NULL);
+	wl_done(NULL);
 }
 
 static void dispatch(char **argv, int argc)
@@ -302,16 +290,16 @@ static void dispatch(char **argv, int argc)
 			return;
 		touch(r->base, strtoul(argv[2], NULL, 0), strtoul(argv[3], NULL, 0),
 		      strtoul(argv[4], NULL, 0) ?: 1, argv[5][0] == 'w');
-		done(NULL);
+		wl_done(NULL);
 	} else if (!strcmp(argv[0], "unmap") && argc >= 4) {
 		if (!(r = get(argv[1])))
 			return;
 		start = strtoul(argv[2], NULL, 0);
 		count = strtoul(argv[3], NULL, 0);
 		if (munmap(r->base + start * PAGE, count * PAGE))
-			fail("munmap");
+			wl_fail("munmap");
 		else
-			done(NULL);
+			wl_done(NULL);
 	} else if (!strcmp(argv[0], "advise") && argc >= 5) {
 		int adv = advice_of(argv[4]);
 
@@ -320,9 +308,9 @@ static void dispatch(char **argv, int argc)
 		start = strtoul(argv[2], NULL, 0);
 		count = strtoul(argv[3], NULL, 0);
 		if (adv < 0 || madvise(r->base + start * PAGE, count * PAGE, adv))
-			fail("madvise");
+			wl_fail("madvise");
 		else
-			done(NULL);
+			wl_done(NULL);
 	} else if (!strcmp(argv[0], "remap") && argc >= 4) {
 		size_t np = strtoul(argv[2], NULL, 0);
 		char *nb;
@@ -335,7 +323,7 @@ static void dispatch(char **argv, int argc)
 					 -1, 0);
 
 			if (dst == MAP_FAILED) {
-				fail("mmap");
+				wl_fail("mmap");
 				return;
 			}
 			nb = mremap(r->base, r->pages * PAGE, np * PAGE,
@@ -344,7 +332,7 @@ static void dispatch(char **argv, int argc)
 			nb = mremap(r->base, r->pages * PAGE, np * PAGE, MREMAP_MAYMOVE);
 		}
 		if (nb == MAP_FAILED) {
-			fail("mremap");
+			wl_fail("mremap");
 			return;
 		}
 		r->base = nb;
@@ -352,7 +340,7 @@ static void dispatch(char **argv, int argc)
 		char extra[64];
 
 		snprintf(extra, sizeof(extra), "%p", nb);
-		done(extra);
+		wl_done(extra);
 	} else if (!strcmp(argv[0], "protect") && argc >= 5) {
 		int prot = !strcmp(argv[4], "rw") ? PROT_READ | PROT_WRITE :
 			   !strcmp(argv[4], "r") ? PROT_READ : PROT_NONE;
@@ -362,31 +350,31 @@ static void dispatch(char **argv, int argc)
 		start = strtoul(argv[2], NULL, 0);
 		count = strtoul(argv[3], NULL, 0);
 		if (mprotect(r->base + start * PAGE, count * PAGE, prot))
-			fail("mprotect");
+			wl_fail("mprotect");
 		else
-			done(NULL);
+			wl_done(NULL);
 	} else if (!strcmp(argv[0], "mlock") && argc >= 4) {
 		if (!(r = get(argv[1])))
 			return;
 		start = strtoul(argv[2], NULL, 0);
 		count = strtoul(argv[3], NULL, 0);
 		if (mlock(r->base + start * PAGE, count * PAGE))
-			fail("mlock");
+			wl_fail("mlock");
 		else
-			done(NULL);
+			wl_done(NULL);
 	} else if (!strcmp(argv[0], "brk") && argc >= 2) {
 		long delta = strtol(argv[1], NULL, 0);
 
 		if (sbrk(delta * (long)PAGE) == (void *)-1)
-			fail("sbrk");
+			wl_fail("sbrk");
 		else
-			done(NULL);
+			wl_done(NULL);
 	} else if (!strcmp(argv[0], "brktouch") && argc >= 2) {
 		char *top = sbrk(0);
 
 		count = strtoul(argv[1], NULL, 0);
 		touch(top - count * PAGE, 0, count, 1, true);
-		done(NULL);
+		wl_done(NULL);
 	} else if (!strcmp(argv[0], "threads") && argc >= 5) {
 		cmd_threads(argv);
 	} else if (!strcmp(argv[0], "readfile") && argc >= 5) {
@@ -398,7 +386,7 @@ static void dispatch(char **argv, int argc)
 
 		fflush(stdout);
 		execv(self_path, args);
-		fail("exec");
+		wl_fail("exec");
 	} else if (!strcmp(argv[0], "exit")) {
 		fflush(stdout);
 		exit(0);

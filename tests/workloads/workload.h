@@ -19,6 +19,20 @@ static inline uint64_t wl_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+/* The harness protocol's answers: "done MONO_NS [extra]", or "error WHAT: ERRNO". */
+static inline void wl_done(const char *extra)
+{
+	printf("done %llu%s%s\n", (unsigned long long)wl_now_ns(), extra ? " " : "",
+	       extra ? extra : "");
+	fflush(stdout);
+}
+
+static inline void wl_fail(const char *what)
+{
+	printf("error %s: %s\n", what, strerror(errno));
+	fflush(stdout);
+}
+
 #define wl_die(...) do {						\
 	fprintf(stderr, "workload: " __VA_ARGS__);			\
 	fprintf(stderr, " (%s)\n", strerror(errno));			\
