@@ -2,9 +2,10 @@
 /*
  * The interactive view: a top-like process list and a live heatmap of one address space.
  *
- * ui_check_terminal() runs before anything is loaded, so `mevitop` without a terminal fails
- * early with a clear message; ui_run() takes the terminal, runs the engine in its own thread
- * and returns the exit code once the user quits (q, F10, Ctrl-C, SIGTERM, SIGHUP).
+ * ui_check_terminal() runs before anything is loaded or any thread starts, so `mevitop`
+ * without a terminal fails early with a clear message; ui_run() takes the terminal, runs
+ * the engine in its own thread and returns the exit code once the user quits (q, F10,
+ * Ctrl-C, SIGTERM, SIGHUP).
  */
 #ifndef MEVITOP_UI_H
 #define MEVITOP_UI_H

@@ -29,6 +29,15 @@ int term_check(char *why, size_t len)
 {
 	int err = 0;
 
+	/* The terminal's own size, not LINES/COLUMNS from the environment: where a parent
+	 * exported them (bash keeps exported ones current), ncurses takes them at start and
+	 * again at every SIGWINCH, and a resize is never seen.  use_tioctl(TRUE) does not
+	 * help with ncurses 6.4/6.5 (measured); dropping them does.  Done here, before any
+	 * thread exists (unsetenv races with getenv); a command that `mevitop run` starts
+	 * asks the terminal too. */
+	unsetenv("LINES");
+	unsetenv("COLUMNS");
+
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		snprintf(why, len, "the interactive view needs a terminal (std%s is not one): "
 			 "use --json for machine-readable output",
@@ -145,13 +154,6 @@ int term_open(struct ui_theme *theme)
 	cs = nl_langinfo(CODESET);
 	utf8 = cs && (!strcmp(cs, "UTF-8") || !strcmp(cs, "utf8"));
 	have_tio = tcgetattr(STDIN_FILENO, &saved_tio) == 0;
-	/* The terminal's own size, not LINES/COLUMNS from the environment: where a parent
-	 * exported them (bash keeps exported ones current), ncurses takes them at start and
-	 * again at every SIGWINCH, and a resize is never seen.  use_tioctl(TRUE) does not
-	 * help with ncurses 6.4/6.5 (measured); dropping them does.  A command that
-	 * `mevitop run` starts later asks the terminal too. */
-	unsetenv("LINES");
-	unsetenv("COLUMNS");
 	screen = newterm(NULL, stdout, stdin);
 	if (!screen)
 		return -1;
