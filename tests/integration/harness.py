@@ -76,15 +76,21 @@ class Workload:
         assert m, f"unexpected workload line {line!r}"
         return int(m.group(1))
 
-    def do(self, cmd):
-        """Runs one command; returns (done_monotonic_seconds, extra words)."""
+    def send(self, cmd):
         self.proc.stdin.write((cmd + "\n").encode())
         self.proc.stdin.flush()
+
+    def wait_exit(self):
+        self.proc.wait(timeout=GUARD_S)
+
+    def do(self, cmd):
+        """Runs one command; returns (done_monotonic_seconds, extra words)."""
+        self.send(cmd)
         if cmd.split()[0] == "exec":
             self.pid = self.wait_ready()
             return time.monotonic(), []
         if cmd.split()[0] == "exit":
-            self.proc.wait(timeout=GUARD_S)
+            self.wait_exit()
             return time.monotonic(), []
         line = self.out.get(what=f"'{cmd}' to finish")
         if not line.startswith("done "):
