@@ -39,7 +39,8 @@ BPF_SRCS   := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(sort $(wildcard bpf/*
 BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 SKEL       := $(BUILD)/mevitop.skel.h
 
-USER_SRCS  := $(sort $(wildcard user/*.c))
+# user/ holds the core modules; each subfolder of user/ is a layer of its own (user/LAYER/*.c).
+USER_SRCS  := $(sort $(wildcard user/*.c user/*/*.c))
 USER_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
 # Everything but main.o, so unit tests and helpers can link the engine.
 LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
@@ -147,4 +148,4 @@ install: all
 clean:
 	rm -rf build build-san build-* mevitop
 
--include $(wildcard $(BUILD)/user/*.d $(BUILD)/bpf/*.d $(BUILD)/tests/*.d)
+-include $(wildcard $(BUILD)/user/*.d $(BUILD)/user/*/*.d $(BUILD)/bpf/*.d $(BUILD)/tests/*.d)
