@@ -25,6 +25,9 @@ enum {
 	OPT_CHUNK_MAP,
 	OPT_ATTACH_TIMEOUT,
 	OPT_RSS_HOOK,
+	OPT_LISTEN,
+	OPT_METRICS_TOP,
+	OPT_METRICS_PROCS,
 };
 
 static const struct option longopts[] = {
@@ -44,6 +47,9 @@ static const struct option longopts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "max-cpu", required_argument, NULL, OPT_MAX_CPU },
 	{ "rss-hook", no_argument, NULL, OPT_RSS_HOOK },
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "metrics-top", required_argument, NULL, OPT_METRICS_TOP },
+	{ "metrics-procs", required_argument, NULL, OPT_METRICS_PROCS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -64,6 +70,9 @@ void cli_usage(FILE *out)
 "       mevitop run [OPTIONS] [--] CMD [ARGS...]\n"
 "                                         start CMD in exact mode and show it; exits\n"
 "                                         with CMD's status (CMD dies with mevitop)\n"
+"       mevitop serve [--listen ADDR:PORT] [OPTIONS]\n"
+"                                         no view: serve Prometheus metrics (logs on\n"
+"                                         stderr, exits 0 on SIGTERM; for systemd)\n"
 "\n"
 "Shows, page by page, which parts of processes' address spaces are in RAM, live.\n"
 "Needs root (BPF, other processes' pagemap; exact mode: ptrace and userfaultfd).\n"
@@ -114,6 +123,14 @@ void cli_usage(FILE *out)
 "      --rss-hook           learn rss changes from kmem:rss_stat (counters kept in a\n"
 "                           BPF map) instead of polling /proc/PID/stat; runs a BPF\n"
 "                           program at every fault (~3.5%% of a fault measured here)\n"
+"      --listen ADDR:PORT   also serve Prometheus/OpenMetrics text on\n"
+"                           http://ADDR:PORT/metrics (with the view, --json or serve;\n"
+"                           serve's default " LISTEN_ADDR_DEFAULT "). :PORT or PORT alone\n"
+"                           binds loopback; 0.0.0.0:PORT or [::]:PORT every interface\n"
+"      --metrics-top N      per-mapping series for the N largest resident mappings of\n"
+"                           each process (default %d, 0: none)\n"
+"      --metrics-procs N    export at most N processes, the largest by resident bytes\n"
+"                           (default %d)\n"
 "      --probe              print kernel features and the hooks mevitop would use, exit\n"
 "  -v, --verbose            more messages on stderr (-vv: libbpf debug)\n"
 "  -h, --help               this help\n"
@@ -122,7 +139,7 @@ void cli_usage(FILE *out)
 "Testing switches: --disable FEATURE[,...] forces a fallback (%s;\n"
 "also MEVITOP_DISABLE=...), --ringbuf-size BYTES (power of two, >= 4096),\n"
 "--chunk-map-size N (entries of sample mode's chunk map).\n",
-		features_disable_names());
+		METRICS_TOP_DEFAULT, METRICS_PROCS_DEFAULT, features_disable_names());
 }
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -194,8 +211,13 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	c->interval_ms = 1000;
 	c->mode = MODE_SAMPLE;
 	c->attach_timeout_ms = 2000;
+	c->metrics = (struct metrics_opts){ .top = METRICS_TOP_DEFAULT, .procs = METRICS_PROCS_DEFAULT };
 	if (argc > 1 && !strcmp(argv[1], "run")) {
 		c->run = true;
+		argv++;
+		argc--;
+	} else if (argc > 1 && !strcmp(argv[1], "serve")) {
+		c->serve = true;
 		argv++;
 		argc--;
 	}
@@ -301,6 +323,26 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		case OPT_RSS_HOOK:
 			c->rss_hook = true;
 			break;
+		case OPT_LISTEN: {
+			char why[160];
+
+			if (listen_addr_parse(optarg, &c->listen, why, sizeof(why)))
+				return usage_error("%s", why);
+			c->listen_set = true;
+			break;
+		}
+		case OPT_METRICS_TOP:
+			if (!parse_u64(optarg, &v, 0, METRICS_TOP_MAX))
+				return usage_error("invalid --metrics-top '%s': expected 0 to %d",
+						   optarg, METRICS_TOP_MAX);
+			c->metrics.top = v;
+			break;
+		case OPT_METRICS_PROCS:
+			if (!parse_u64(optarg, &v, 1, METRICS_PROCS_MAX))
+				return usage_error("invalid --metrics-procs '%s': expected 1 to %d",
+						   optarg, METRICS_PROCS_MAX);
+			c->metrics.procs = v;
+			break;
 		case OPT_CHUNK_MAP:
 			if (!parse_u64(optarg, &v, 1, 1 << 24))
 				return usage_error("invalid chunk map size '%s'", optarg);
@@ -334,6 +376,16 @@ int cli_parse(int argc, char **argv, struct cli *c)
 				   "exact mode");
 	if (c->npids && filter_active(&c->filter))
 		return usage_error("-p and the filters (-u, --comm, --cgroup) do not mix");
+	c->metrics.interval_ms = c->interval_ms;
+	if (c->serve && c->json)
+		return usage_error("serve writes no snapshots: use --json --listen ADDR:PORT");
+	if (c->serve && !c->listen_set) {
+		char why[160];
+
+		if (listen_addr_parse(LISTEN_ADDR_DEFAULT, &c->listen, why, sizeof(why)))
+			return usage_error("%s", why);
+		c->listen_set = true;
+	}
 	return 0;
 }
 

@@ -9,6 +9,8 @@
 #include <sys/types.h>
 #include "engine.h"
 #include "filter.h"
+#include "out/listen_addr.h"
+#include "out/metrics.h"
 
 /* Exact mode's two ways of seeing first touches (user/exact.h explains the trade-off). */
 enum exact_variant {
@@ -42,6 +44,10 @@ struct cli {
 	struct filter filter;		/* -u, --comm, --cgroup */
 	uint32_t max_cpu;		/* --max-cpu PCT, 0: off */
 	bool rss_hook;			/* --rss-hook */
+	bool serve;			/* `mevitop serve`: no terminal, metrics endpoint only */
+	bool listen_set;		/* --listen (implied by serve) */
+	struct listen_addr listen;
+	struct metrics_opts metrics;	/* --metrics-top, --metrics-procs */
 	int verbose;
 };
 

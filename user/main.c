@@ -19,6 +19,7 @@
 #include "kfeatures.h"
 #include "json.h"
 #include "log.h"
+#include "out/http.h"
 #include "procfs.h"
 #include "ui.h"
 
@@ -114,15 +115,17 @@ static void report_exit(void *ctx, const struct proc *p)
 		log_err("process %d (%s) exited", p->pid, p->comm);
 }
 
+/* Also `serve`'s loop, with no snapshot written (out NULL): the engine on the main thread. */
 static int run_json(struct engine *e, struct cli *c)
 {
 	struct json_opts jo = { .maps = c->maps || c->npids, .interval_ms = c->interval_ms };
+	FILE *out = c->serve ? NULL : stdout;
 	uint64_t printed = 0, next, now, mono;
 	int err;
 
 	engine_lock(e);
 	mono = engine_now_ns();
-	err = json_snapshot(stdout, e, &jo, mono, wall_now());
+	err = out ? json_snapshot(out, e, &jo, mono, wall_now()) : 0;
 	engine_unlock(e);
 	if (err)
 		return err == -EPIPE ? 0 : 1;
@@ -144,7 +147,7 @@ static int run_json(struct engine *e, struct cli *c)
 		engine_tick(e);
 		engine_lock(e);
 		engine_take_exits(e, report_exit, c);
-		err = json_snapshot(stdout, e, &jo, mono, wall_now());
+		err = out ? json_snapshot(out, e, &jo, mono, wall_now()) : 0;
 		engine_unlock(e);
 		if (err)
 			return err == -EPIPE ? 0 : 1;
@@ -159,6 +162,24 @@ static int run_json(struct engine *e, struct cli *c)
 		}
 	}
 	return 0;
+}
+
+/* The view, JSON or serve's headless loop, with the metrics endpoint beside it (--listen). */
+static int run_view(struct engine *e, struct cli *c)
+{
+	struct metrics_http *h = NULL;
+	char why[256];
+	int rc;
+
+	if (c->listen_set && metrics_http_start(e, &c->listen, &c->metrics, &h, why, sizeof(why))) {
+		log_err("%s", why);
+		return 1;
+	}
+	if (h)
+		log_err("serving metrics on http://%s/metrics", c->listen.text);
+	rc = c->json || c->serve ? run_json(e, c) : ui_run(e, c);
+	metrics_http_stop(h);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -207,19 +228,19 @@ int main(int argc, char **argv)
 		 * hooks, then the same view; teardown detaches (run: returns CMD's status). */
 		struct exact *x = NULL;
 
-		if (!c.json && ui_check_terminal()) {
+		if (!c.json && !c.serve && ui_check_terminal()) {
 			rc = 1;
 			goto out;
 		}
 		install_signals();
 		rc = exact_setup(&c, &f, &e, &x);
 		if (!rc) {
-			rc = c.json ? run_json(e, &c) : ui_run(e, &c);
+			rc = run_view(e, &c);
 			rc = exact_teardown(x, rc);
 		}
 		goto out;
 	}
-	if (!c.json && ui_check_terminal()) {
+	if (!c.json && !c.serve && ui_check_terminal()) {
 		rc = 1;
 		goto out;
 	}
@@ -249,7 +270,7 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	rc = c.json ? run_json(e, &c) : ui_run(e, &c);
+	rc = run_view(e, &c);
 out:
 	engine_free(e);
 	cli_free(&c);

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <curses.h>
 #include "log.h"
+#include "thread_signals.h"
 #include "ui.h"
 #include "ui_lock.h"
 #include "ui_state.h"
@@ -136,18 +137,11 @@ static void *engine_main(void *arg)
 
 static int engine_thread_start(struct engine_thread *t)
 {
-	sigset_t block, old;
+	sigset_t old;
 	int err;
 
 	/* Terminal and stop signals belong to the UI thread. */
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGHUP);
-	sigaddset(&block, SIGWINCH);
-	sigaddset(&block, SIGTSTP);
-	sigaddset(&block, SIGCONT);
-	pthread_sigmask(SIG_BLOCK, &block, &old);
+	thread_signals_block(&old);
 	err = pthread_create(&t->tid, NULL, engine_main, t);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return -err;

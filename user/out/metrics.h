@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The metrics endpoint's data: a copy of what the exposition needs, taken from the model
+ * under the engine lock (numbers and a few names, no formatting), then turned into text
+ * after the lock is released.  README.md lists every metric and its labels.
+ *
+ * Cardinality is bounded: processes that exited are left out (their series end with the
+ * process), at most `procs` processes are exported (the largest by resident bytes; the
+ * rest are counted in mevitop_metrics_processes_omitted), kinds a process has no mapping
+ * of are left out, and at most `top` mappings per process get a series of their own.
+ */
+#ifndef MEVITOP_OUT_METRICS_H
+#define MEVITOP_OUT_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "engine.h"
+#include "model.h"
+
+#define METRICS_TOP_DEFAULT 5		/* --metrics-top: mappings per process */
+#define METRICS_TOP_MAX 1000
+#define METRICS_PROCS_DEFAULT 500	/* --metrics-procs: processes per scrape */
+#define METRICS_PROCS_MAX 100000
+
+struct metrics_opts {
+	uint32_t top;
+	uint32_t procs;
+	uint64_t interval_ms;		/* --interval */
+};
+
+struct metrics_map {
+	uint64_t start;			/* bytes */
+	uint64_t resident;		/* pages */
+	enum map_kind kind;
+	char *name;			/* path, [heap], [stack], or NULL (anonymous) */
+};
+
+struct metrics_proc {
+	pid_t pid;
+	char comm[16];
+	char *cgroup;			/* "/system.slice/x.service"; "" when unknown */
+	uint64_t faults;
+	uint64_t pages[MK_COUNT][PS_COUNT];	/* [kind][PS_NOT_RESIDENT] holds mapped */
+	struct metrics_map *top;	/* the largest resident mappings, largest first */
+	size_t ntop;
+};
+
+struct metrics_snap {
+	const char *mode;		/* engine_mode_name(): static */
+	const char *version;
+	struct engine_stats st;
+	size_t model_bytes;
+	uint64_t interval_ms;		/* as --max-cpu stretches it */
+	size_t running;			/* processes watched, exited ones excluded */
+	size_t omitted;			/* running processes beyond opts.procs */
+	double cpu_seconds;		/* mevitop's user + system time */
+	double age_seconds;		/* how old the model copy is when served */
+	double lock_hold_seconds;	/* how long the copy held the engine lock */
+	uint64_t taken_ns;		/* CLOCK_MONOTONIC when copied */
+	struct metrics_proc *procs;
+	size_t nprocs;
+};
+
+/* Copies the model; the caller holds the engine lock.  0 or -ENOMEM. */
+int metrics_collect(struct engine *e, const struct metrics_opts *o, struct metrics_snap *s);
+/* The part that reads /proc (cgroup paths) and trims to opts.procs: after the lock. */
+void metrics_finish(struct metrics_snap *s, const struct metrics_opts *o);
+void metrics_snap_free(struct metrics_snap *s);
+
+enum metrics_format {
+	METRICS_TEXT,			/* Prometheus text exposition 0.0.4 */
+	METRICS_OPENMETRICS,		/* OpenMetrics 1.0.0 */
+};
+
+/* What an Accept header asks for, as the Prometheus client libraries decide it: media
+ * ranges by quality (q=0: refused), the first openmetrics-text (version 1.0.0, 0.0.1 or
+ * none) or text/plain (0.0.4 or none) wins; anything else means the text format. */
+enum metrics_format metrics_negotiate(const char *accept);
+const char *metrics_content_type(enum metrics_format f);
+
+/* The exposition text, malloc'ed.  0 or -ENOMEM. */
+int metrics_format(const struct metrics_snap *s, enum metrics_format f, char **out,
+		   size_t *len);
+
+#endif

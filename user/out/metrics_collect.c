@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The copy a scrape takes of the model (under the engine lock), and what it adds after. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include "out/metrics.h"
+
+/* Keeps p->top the o->top largest resident mappings, largest first (names not copied yet). */
+static void top_insert(struct metrics_proc *mp, uint32_t cap, const struct mapping *m,
+		       uint64_t resident)
+{
+	size_t i;
+
+	if (!cap || !resident)
+		return;
+	if (mp->ntop == cap && mp->top[cap - 1].resident >= resident)
+		return;
+	i = mp->ntop < cap ? mp->ntop++ : cap - 1;
+	for (; i > 0 && mp->top[i - 1].resident < resident; i--)
+		mp->top[i] = mp->top[i - 1];
+	mp->top[i] = (struct metrics_map){
+		.start = mapping_start(m) << PAGE_SHIFT_4K,
+		.resident = resident,
+		.kind = m->kind,
+		.name = m->path,	/* the model's; copied once the process is done */
+	};
+}
+
+static int collect_proc(const struct proc *p, uint32_t top, struct metrics_proc *mp)
+{
+	const struct mapping *m;
+	size_t i;
+
+	mp->pid = p->pid;
+	memcpy(mp->comm, p->comm, sizeof(mp->comm));
+	mp->comm[sizeof(mp->comm) - 1] = 0;
+	mp->faults = p->faults;
+	if (top && !(mp->top = calloc(top, sizeof(*mp->top))))
+		return -ENOMEM;
+	for (m = model_first(p); m; m = model_next(m)) {
+		uint64_t s = mapping_start(m), e = mapping_end(m), *k = mp->pages[m->kind];
+		uint64_t res = model_count(p, PS_RESIDENT, s, e);
+
+		k[PS_NOT_RESIDENT] += e - s;
+		k[PS_RESIDENT] += res;
+		k[PS_SWAPPED] += model_count(p, PS_SWAPPED, s, e);
+		k[PS_UNTRACKED] += model_count(p, PS_UNTRACKED, s, e);
+		top_insert(mp, top, m, res);
+	}
+	for (i = 0; i < mp->ntop; i++) {
+		const char *name = mp->top[i].name;
+
+		mp->top[i].name = NULL;
+		if (name && !(mp->top[i].name = strdup(name)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int metrics_collect(struct engine *e, const struct metrics_opts *o, struct metrics_snap *s)
+{
+	struct proc **procs;
+	size_t n, i;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	procs = engine_procs(e, &n);
+	s->mode = engine_mode_name(engine_mode(e));
+	s->version = MEVITOP_VERSION;
+	s->st = *engine_stats(e);
+	s->model_bytes = engine_bytes(e);
+	s->interval_ms = o->interval_ms * engine_interval_scale(e);
+	s->taken_ns = engine_now_ns();
+	s->procs = calloc(n ? n : 1, sizeof(*s->procs));
+	if (!s->procs)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		/* An exited process leaves the output at once: its series end with it. */
+		if (!procs[i]->ready || procs[i]->exited)
+			continue;
+		err = collect_proc(procs[i], o->top, &s->procs[s->nprocs++]);
+		if (err)
+			return err;
+	}
+	s->running = s->nprocs;
+	return 0;
+}
+
+static uint64_t proc_resident(const struct metrics_proc *p)
+{
+	uint64_t sum = 0;
+	int k;
+
+	for (k = 0; k < MK_COUNT; k++)
+		sum += p->pages[k][PS_RESIDENT];
+	return sum;
+}
+
+static int by_resident_desc(const void *a, const void *b)
+{
+	uint64_t x = proc_resident(a), y = proc_resident(b);
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct metrics_proc *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static void free_proc(struct metrics_proc *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->ntop; i++)
+		free(p->top[i].name);
+	free(p->top);
+	free(p->cgroup);
+}
+
+/* The unified (v2) hierarchy's path, "0::/PATH"; without one, the first v1 hierarchy's. */
+static char *read_cgroup(pid_t pid)
+{
+	char path[64], line[4096], *best = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return strdup("");
+	while (fgets(line, sizeof(line), f)) {
+		char *c = strchr(line, ':');
+
+		c = c ? strchr(c + 1, ':') : NULL;
+		if (!c)
+			continue;
+		c[1 + strcspn(c + 1, "\n")] = 0;
+		if (!strncmp(line, "0::", 3) || !best) {
+			free(best);
+			best = strdup(c + 1);
+			if (!strncmp(line, "0::", 3))
+				break;
+		}
+	}
+	fclose(f);
+	return best ? best : strdup("");
+}
+
+void metrics_finish(struct metrics_snap *s, const struct metrics_opts *o)
+{
+	struct rusage ru;
+	size_t i;
+
+	if (s->nprocs > o->procs) {
+		qsort(s->procs, s->nprocs, sizeof(*s->procs), by_resident_desc);
+		for (i = o->procs; i < s->nprocs; i++)
+			free_proc(&s->procs[i]);
+		s->omitted = s->nprocs - o->procs;
+		s->nprocs = o->procs;
+		qsort(s->procs, s->nprocs, sizeof(*s->procs), by_pid);
+	}
+	for (i = 0; i < s->nprocs; i++)
+		s->procs[i].cgroup = read_cgroup(s->procs[i].pid);
+	if (!getrusage(RUSAGE_SELF, &ru))
+		s->cpu_seconds = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+				 ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+void metrics_snap_free(struct metrics_snap *s)
+{
+	size_t i;
+
+	if (!s->procs)
+		return;
+	for (i = 0; i < s->nprocs; i++)
+		free_proc(&s->procs[i]);
+	free(s->procs);
+	s->procs = NULL;
+	s->nprocs = 0;
+}

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The exposition text: Prometheus text format 0.0.4 and OpenMetrics 1.0.0 from one table of
+ * metric families.  The two differ only in the metadata lines: OpenMetrics names a counter
+ * family without its "_total" and an info family without its "_info", writes TYPE before
+ * HELP, adds UNIT, and ends with "# EOF".  No I/O: the text goes to a memory stream.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "out/metrics.h"
+
+enum fam_type { FT_GAUGE, FT_COUNTER, FT_INFO };
+
+struct family {
+	const char *name;		/* the family name, as OpenMetrics writes it */
+	enum fam_type type;
+	const char *unit;		/* OpenMetrics UNIT (the name ends with it), or NULL */
+	const char *help;
+};
+
+enum fam_id {
+	F_BUILD, F_MODE, F_INTERVAL, F_PROCESSES, F_OMITTED, F_AGE, F_LOCK_HOLD, F_EVENTS, F_LOST,
+	F_RECONCILES, F_DRIFT, F_SCANS, F_OVERFLOWS, F_CPU, F_MODEL,
+	F_P_RESIDENT, F_P_SWAPPED, F_P_MAPPED, F_P_UNTRACKED, F_P_FAULTS, F_M_RESIDENT,
+	F_COUNT,
+};
+
+static const struct family families[F_COUNT] = {
+	[F_BUILD] = { "mevitop_build", FT_INFO, NULL, "mevitop's version." },
+	[F_MODE] = { "mevitop_mode", FT_GAUGE, NULL,
+		     "The tracking mode in use (sample, chunk, trace or exact): 1 for it." },
+	[F_INTERVAL] = { "mevitop_interval_seconds", FT_GAUGE, "seconds",
+			 "Refresh interval, stretched by --max-cpu when it applies." },
+	[F_PROCESSES] = { "mevitop_processes", FT_GAUGE, NULL,
+			  "Processes watched and running." },
+	[F_OMITTED] = { "mevitop_metrics_processes_omitted", FT_GAUGE, NULL,
+			"Running processes left out of this output by --metrics-procs "
+			"(the smallest by resident bytes)." },
+	[F_AGE] = { "mevitop_snapshot_age_seconds", FT_GAUGE, "seconds",
+		    "Age of the model copy this output shows (above 0 when the engine was "
+		    "busy and an earlier copy was served)." },
+	[F_LOCK_HOLD] = { "mevitop_scrape_lock_hold_seconds", FT_GAUGE, "seconds",
+			  "How long the copy for this output held the engine lock." },
+	[F_EVENTS] = { "mevitop_events", FT_COUNTER, NULL,
+		       "Kernel records applied to the model, by kind." },
+	[F_LOST] = { "mevitop_lost_events", FT_COUNTER, NULL,
+		     "Kernel records the ring buffer could not queue, by kind (each heals by "
+		     "a rescan)." },
+	[F_RECONCILES] = { "mevitop_reconciles", FT_COUNTER, NULL,
+			   "Processes rescanned to check the model against pagemap." },
+	[F_DRIFT] = { "mevitop_drift_bytes", FT_COUNTER, "bytes",
+		      "Memory whose state those rescans corrected." },
+	[F_SCANS] = { "mevitop_scans", FT_COUNTER, NULL, "Event-driven pagemap scans." },
+	[F_OVERFLOWS] = { "mevitop_overflows", FT_COUNTER, NULL,
+			  "BPF map bounds hit (each heals by a rescan)." },
+	[F_CPU] = { "mevitop_cpu_seconds", FT_COUNTER, "seconds",
+		    "CPU time mevitop used, user and system." },
+	[F_MODEL] = { "mevitop_model_bytes", FT_GAUGE, "bytes",
+		      "Heap memory of mevitop's page model." },
+	[F_P_RESIDENT] = { "mevitop_process_resident_bytes", FT_GAUGE, "bytes",
+			   "Memory of a process in RAM, by kind of mapping (pagemap present)." },
+	[F_P_SWAPPED] = { "mevitop_process_swapped_bytes", FT_GAUGE, "bytes",
+			  "Memory of a process in swap, by kind of mapping." },
+	[F_P_MAPPED] = { "mevitop_process_mapped_bytes", FT_GAUGE, "bytes",
+			 "Address space a process has mapped, by kind of mapping." },
+	[F_P_UNTRACKED] = { "mevitop_process_untracked_bytes", FT_GAUGE, "bytes",
+			    "Mapped memory whose state mevitop does not know yet, by kind." },
+	[F_P_FAULTS] = { "mevitop_process_faults", FT_COUNTER, NULL,
+			 "Page faults of a process since mevitop started watching it." },
+	[F_M_RESIDENT] = { "mevitop_mapping_resident_bytes", FT_GAUGE, "bytes",
+			   "Memory in RAM of one of the --metrics-top largest resident "
+			   "mappings of a process." },
+};
+
+static const char *const fam_type_name[] = {
+	[FT_GAUGE] = "gauge", [FT_COUNTER] = "counter", [FT_INFO] = "info",
+};
+
+/* The kinds of kernel record, as mevitop_events_total{kind} names them (bpf/events.h). */
+static const char *const event_kind_name[EV_KIND_MAX] = {
+	[EV_FAULT] = "fault", [EV_SYSCALL] = "syscall", [EV_FORK] = "fork",
+	[EV_EXEC] = "exec", [EV_EXIT] = "exit",
+};
+
+struct out {
+	FILE *f;
+	enum metrics_format fmt;
+	bool labels;			/* the current sample has a '{' open */
+};
+
+static const char *suffix(const struct family *fam)
+{
+	return fam->type == FT_COUNTER ? "_total" : fam->type == FT_INFO ? "_info" : "";
+}
+
+/* HELP text: both formats escape backslash and newline; OpenMetrics also the quote. */
+static void put_help(struct out *o, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", o->f);
+		else if (*s == '\n')
+			fputs("\\n", o->f);
+		else if (*s == '"' && o->fmt == METRICS_OPENMETRICS)
+			fputs("\\\"", o->f);
+		else
+			fputc(*s, o->f);
+	}
+}
+
+static void family_header(struct out *o, enum fam_id id)
+{
+	const struct family *fam = &families[id];
+
+	if (o->fmt == METRICS_OPENMETRICS) {
+		fprintf(o->f, "# TYPE %s %s\n", fam->name, fam_type_name[fam->type]);
+		if (fam->unit)
+			fprintf(o->f, "# UNIT %s %s\n", fam->name, fam->unit);
+		fprintf(o->f, "# HELP %s ", fam->name);
+	} else {
+		fprintf(o->f, "# HELP %s%s ", fam->name, suffix(fam));
+	}
+	put_help(o, fam->help);
+	fputc('\n', o->f);
+	if (o->fmt == METRICS_TEXT)	/* 0.0.4 has no info type: a gauge of 1 */
+		fprintf(o->f, "# TYPE %s%s %s\n", fam->name, suffix(fam),
+			fam->type == FT_COUNTER ? "counter" : "gauge");
+}
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* Overlong forms, surrogates and code points past U+10FFFF. */
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+		return 0;
+	return n;
+}
+
+/*
+ * A label value: backslash, double quote and newline escaped (the only escapes either
+ * format defines).  Both formats require UTF-8 and a comm or a path is just bytes (a comm
+ * is cut at 15 bytes, maybe inside a character): invalid bytes become U+FFFD.
+ */
+static void put_value(struct out *o, const char *v)
+{
+	const unsigned char *s = (const unsigned char *)(v ? v : "");
+
+	while (*s) {
+		size_t n = utf8_len(s);
+
+		if (*s == '\\')
+			fputs("\\\\", o->f);
+		else if (*s == '"')
+			fputs("\\\"", o->f);
+		else if (*s == '\n')
+			fputs("\\n", o->f);
+		else if (!n)
+			fputs("\xef\xbf\xbd", o->f);
+		else
+			fwrite(s, 1, n, o->f);
+		s += n ? n : 1;
+	}
+}
+
+static void label(struct out *o, const char *name, const char *value)
+{
+	fprintf(o->f, "%s%s=\"", o->labels ? "," : "{", name);
+	o->labels = true;
+	put_value(o, value);
+	fputc('"', o->f);
+}
+
+/* Starts a sample: its name, and for a process the pid, comm and cgroup labels. */
+static void sample_start(struct out *o, enum fam_id id, const struct metrics_proc *p)
+{
+	char pid[16];
+
+	fprintf(o->f, "%s%s", families[id].name, suffix(&families[id]));
+	o->labels = false;
+	if (p) {
+		snprintf(pid, sizeof(pid), "%d", (int)p->pid);
+		label(o, "pid", pid);
+		label(o, "comm", p->comm);
+		label(o, "cgroup", p->cgroup);
+	}
+}
+
+static void sample_end_u64(struct out *o, uint64_t v)
+{
+	fprintf(o->f, "%s %" PRIu64 "\n", o->labels ? "}" : "", v);
+}
+
+static void sample_end_double(struct out *o, double v)
+{
+	fprintf(o->f, "%s %.6f\n", o->labels ? "}" : "", v);
+}
+
+/* A family with one unlabelled sample. */
+static void scalar_u64(struct out *o, enum fam_id id, uint64_t v)
+{
+	family_header(o, id);
+	sample_start(o, id, NULL);
+	sample_end_u64(o, v);
+}
+
+static void scalar_double(struct out *o, enum fam_id id, double v)
+{
+	family_header(o, id);
+	sample_start(o, id, NULL);
+	sample_end_double(o, v);
+}
+
+static void by_event_kind(struct out *o, enum fam_id id, const uint64_t *counts)
+{
+	int k;
+
+	family_header(o, id);
+	for (k = 0; k < EV_KIND_MAX; k++) {
+		if (!event_kind_name[k])
+			continue;
+		sample_start(o, id, NULL);
+		label(o, "kind", event_kind_name[k]);
+		sample_end_u64(o, counts[k]);
+	}
+}
+
+static void health(struct out *o, const struct metrics_snap *s)
+{
+	family_header(o, F_BUILD);
+	sample_start(o, F_BUILD, NULL);
+	label(o, "version", s->version);
+	sample_end_u64(o, 1);
+	family_header(o, F_MODE);
+	sample_start(o, F_MODE, NULL);
+	label(o, "mode", s->mode);
+	sample_end_u64(o, 1);
+	scalar_double(o, F_INTERVAL, s->interval_ms / 1000.0);
+	scalar_u64(o, F_PROCESSES, s->running);
+	scalar_u64(o, F_OMITTED, s->omitted);
+	scalar_double(o, F_AGE, s->age_seconds);
+	scalar_double(o, F_LOCK_HOLD, s->lock_hold_seconds);
+	by_event_kind(o, F_EVENTS, s->st.events_by_kind);
+	by_event_kind(o, F_LOST, s->st.lost_by_kind);
+	scalar_u64(o, F_RECONCILES, s->st.reconciles);
+	scalar_u64(o, F_DRIFT, s->st.drift_pages * PAGE_SIZE_4K);
+	scalar_u64(o, F_SCANS, s->st.scans);
+	scalar_u64(o, F_OVERFLOWS, s->st.overflows);
+	scalar_double(o, F_CPU, s->cpu_seconds);
+	scalar_u64(o, F_MODEL, s->model_bytes);
+}
+
+/* One family per page state, one sample per (process, kind it has mapped). */
+static void per_kind(struct out *o, const struct metrics_snap *s, enum fam_id id,
+		     enum page_state st)
+{
+	size_t i;
+	int k;
+
+	family_header(o, id);
+	for (i = 0; i < s->nprocs; i++) {
+		const struct metrics_proc *p = &s->procs[i];
+
+		for (k = 0; k < MK_COUNT; k++) {
+			if (!p->pages[k][PS_NOT_RESIDENT])
+				continue;
+			sample_start(o, id, p);
+			label(o, "kind", map_kind_name(k));
+			sample_end_u64(o, p->pages[k][st] * PAGE_SIZE_4K);
+		}
+	}
+}
+
+static void per_process(struct out *o, const struct metrics_snap *s)
+{
+	size_t i, j;
+
+	per_kind(o, s, F_P_RESIDENT, PS_RESIDENT);
+	per_kind(o, s, F_P_SWAPPED, PS_SWAPPED);
+	per_kind(o, s, F_P_MAPPED, PS_NOT_RESIDENT);	/* that slot holds mapped */
+	per_kind(o, s, F_P_UNTRACKED, PS_UNTRACKED);
+	family_header(o, F_P_FAULTS);
+	for (i = 0; i < s->nprocs; i++) {
+		sample_start(o, F_P_FAULTS, &s->procs[i]);
+		sample_end_u64(o, s->procs[i].faults);
+	}
+	family_header(o, F_M_RESIDENT);
+	for (i = 0; i < s->nprocs; i++) {
+		const struct metrics_proc *p = &s->procs[i];
+
+		for (j = 0; j < p->ntop; j++) {
+			const struct metrics_map *m = &p->top[j];
+			char start[24];
+
+			snprintf(start, sizeof(start), "0x%" PRIx64, m->start);
+			sample_start(o, F_M_RESIDENT, p);
+			label(o, "kind", map_kind_name(m->kind));
+			label(o, "mapping", m->name ? m->name : "[anon]");
+			label(o, "start", start);
+			sample_end_u64(o, m->resident * PAGE_SIZE_4K);
+		}
+	}
+}
+
+int metrics_format(const struct metrics_snap *s, enum metrics_format fmt, char **text,
+		   size_t *len)
+{
+	struct out o = { .fmt = fmt };
+	bool failed;
+
+	*text = NULL;
+	*len = 0;
+	o.f = open_memstream(text, len);
+	if (!o.f)
+		return -errno;
+	health(&o, s);
+	per_process(&o, s);
+	if (fmt == METRICS_OPENMETRICS)
+		fputs("# EOF\n", o.f);
+	failed = ferror(o.f);
+	if (fclose(o.f) || failed) {
+		free(*text);
+		*text = NULL;
+		*len = 0;
+		return -ENOMEM;
+	}
+	return 0;
+}
