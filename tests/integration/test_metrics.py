@@ -516,3 +516,52 @@ def test_listen_with_the_interactive_view(tmp_path, quiet_workload):
         assert rc == 0, scr.stderr()
     finally:
         scr.kill()
+
+
+def test_busy_engine_serves_the_last_copy(quiet_workload):
+    """The engine stuck holding its lock (here: writing JSON into a pipe nobody reads):
+    a scrape waits at most its budget and serves the previous copy, marked by its age;
+    once the engine runs again, scrapes are fresh again."""
+    wl, _ = quiet_workload
+    port = free_port()
+    env = dict(os.environ, **SAN_ENV)
+    p = subprocess.Popen([MEVITOP, "--json", "--maps", "--listen", f"127.0.0.1:{port}",
+                          "-p", str(wl.pid), "-i", "20"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    try:
+        assert p.stdout.readline().startswith(b"{")
+        st, _h, text = get(port)
+        assert st == 200 and value(text, "mevitop_snapshot_age_seconds") < 1
+        deadline = time.monotonic() + GUARD_S
+        while True:		# the pipe fills within a few snapshots
+            t0 = time.monotonic()
+            st, _h, text = get(port)
+            took = time.monotonic() - t0
+            assert st == 200
+            if value(text, "mevitop_snapshot_age_seconds") > 1:
+                break
+            assert time.monotonic() < deadline, "the engine never blocked"
+        assert took < 0.5 + 1.5, f"a scrape of a stuck engine took {took:.2f} s"
+        a = wl.region("a")
+        assert value(text, "mevitop_mapping_resident_bytes", pid=wl.pid, start=f"{a:#x}") == \
+            1500 * PAGE
+        drain = threading.Thread(target=lambda: p.stdout.read(), daemon=True)
+        drain.start()
+        deadline = time.monotonic() + GUARD_S
+        while value(get(port)[2], "mevitop_snapshot_age_seconds") > 0.5:
+            assert time.monotonic() < deadline, "scrapes stayed stale"
+        assert p.poll() is None
+    finally:
+        p.terminate()
+        assert p.wait(timeout=GUARD_S) == 0
+
+
+def test_docs_name_every_metrics_option():
+    with open(os.path.join(harness.ROOT, "README.md")) as f:
+        readme = f.read()
+    with open(os.path.join(harness.ROOT, "doc", "mevitop.8")) as f:
+        man = f.read().replace("\\-", "-")
+    helptext = subprocess.run([MEVITOP, "--help"], capture_output=True, text=True,
+                              env=dict(os.environ, **SAN_ENV)).stdout
+    for opt in ("--listen", "--metrics-top", "--metrics-procs", "serve"):
+        assert opt in readme and opt in man and opt in helptext, opt
