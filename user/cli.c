@@ -83,7 +83,7 @@ void cli_usage(FILE *out)
 "  -j, --json               print NDJSON snapshots on stdout instead of the interactive\n"
 "                           view; the first line comes once the hooks are attached and\n"
 "                           the initial scan is complete\n"
-"  -i, --interval MS        snapshot / refresh period in milliseconds (default 1000)\n"
+"  -i, --interval MS        snapshot / refresh period, 10 to 3600000 ms (default 1000)\n"
 "  -n, --count N            exit after N snapshots (the first included)\n"
 "      --maps               include mappings and page runs in whole-system JSON\n"
 "                           (always included with -p)\n"
@@ -118,6 +118,8 @@ void cli_usage(FILE *out)
 "      --cgroup PATH        only processes in this cgroup or below it (v2, or a v1\n"
 "                           hierarchy; relative paths start at /sys/fs/cgroup);\n"
 "                           processes join and leave live\n"
+"                           (-u, --comm and --cgroup filter the whole system: they\n"
+"                           do not combine with -p or --exact)\n"
 "      --max-cpu PCT        when mevitop would use more than PCT%% of one core, widen\n"
 "                           its interval (shown as interval_scale) instead\n"
 "      --rss-hook           learn rss changes from kmem:rss_stat (counters kept in a\n"
@@ -138,7 +140,7 @@ void cli_usage(FILE *out)
 "\n"
 "Testing switches: --disable FEATURE[,...] forces a fallback (%s;\n"
 "also MEVITOP_DISABLE=...), --ringbuf-size BYTES (power of two, >= 4096),\n"
-"--chunk-map-size N (entries of sample mode's chunk map).\n",
+"--chunk-map-size N (entries of chunk mode's per-chunk fault map).\n",
 		METRICS_TOP_DEFAULT, METRICS_PROCS_DEFAULT, features_disable_names());
 }
 

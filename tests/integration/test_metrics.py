@@ -555,13 +555,3 @@ def test_busy_engine_serves_the_last_copy(quiet_workload):
         p.terminate()
         assert p.wait(timeout=GUARD_S) == 0
 
-
-def test_docs_name_every_metrics_option():
-    with open(os.path.join(harness.ROOT, "README.md")) as f:
-        readme = f.read()
-    with open(os.path.join(harness.ROOT, "doc", "mevitop.8")) as f:
-        man = f.read().replace("\\-", "-")
-    helptext = subprocess.run([MEVITOP, "--help"], capture_output=True, text=True,
-                              env=dict(os.environ, **SAN_ENV)).stdout
-    for opt in ("--listen", "--metrics-top", "--metrics-procs", "serve"):
-        assert opt in readme and opt in man and opt in helptext, opt
