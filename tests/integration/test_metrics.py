@@ -2,6 +2,7 @@
 build and its stored values are compared with the workload's pagemap, read by the test;
 promtool lints the text; bad clients and process churn cannot hurt the engine or the series
 count."""
+import gzip
 import http.client
 import json
 import os
@@ -27,12 +28,16 @@ def free_port():
 
 
 def get(port, path="/metrics", method="GET", headers=None, host="127.0.0.1"):
-    """(status, headers dict with lower-case names, body text)."""
+    """(status, headers dict with lower-case names, body text); gzip bodies inflated."""
     c = http.client.HTTPConnection(host, port, timeout=GUARD_S)
     try:
         c.request(method, path, headers=headers or {})
         r = c.getresponse()
-        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read().decode()
+        hdr = {k.lower(): v for k, v in r.getheaders()}
+        body = r.read()
+        if hdr.get("content-encoding") == "gzip":
+            body = gzip.decompress(body)
+        return r.status, hdr, body.decode()
     finally:
         c.close()
 
@@ -243,6 +248,12 @@ def test_promtool_and_formats(mevitop, quiet_workload):
     assert a.keys() == b.keys()
     assert {k: v for k, v in a.items() if k[0] not in own} == \
         {k: v for k, v in b.items() if k[0] not in own}
+    # Compressed when asked (Prometheus asks), the same series.
+    st, hdr, zipped = get(port, headers={"Accept-Encoding": "gzip"})
+    assert st == 200 and hdr["content-encoding"] == "gzip"
+    assert int(hdr["content-length"]) * 4 < len(zipped)
+    assert {(n, tuple(sorted(lab.items()))) for n, lab, _v in parse(zipped)} == a.keys()
+    assert "content-encoding" not in get(port)[1]
     # HEAD: the headers of a scrape, no body.
     st, hdr, body = get(port, method="HEAD")
     assert st == 200 and body == "" and hdr["content-type"].startswith("text/plain")

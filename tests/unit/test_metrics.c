@@ -16,6 +16,9 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include <zlib.h>
+
+#include "out/gzip.h"
 #include "out/listen_addr.h"
 #include "out/metrics.h"
 #include "rng.h"
@@ -311,6 +314,68 @@ static void test_negotiate_random(void **state)
 	}
 }
 
+/* ---- gzip ---- */
+
+static void test_accepts_gzip(void **state)
+{
+	assert_false(metrics_accepts_gzip(NULL));
+	assert_false(metrics_accepts_gzip(""));
+	assert_true(metrics_accepts_gzip("gzip"));		/* what Prometheus sends */
+	assert_true(metrics_accepts_gzip("deflate, GZIP;q=0.5"));
+	assert_true(metrics_accepts_gzip("br , gzip , identity"));
+	assert_false(metrics_accepts_gzip("gzip;q=0"));
+	assert_false(metrics_accepts_gzip("gzip;q=0.000, identity"));
+	assert_false(metrics_accepts_gzip("x-gzip, deflate, br"));
+	assert_false(metrics_accepts_gzip("identity;q=1, gzipped"));
+}
+
+/* What gzip_compress() writes, inflated by zlib on its own, is the input; over random
+ * input of every size, and Accept-Encoding parsing never crashes on random headers. */
+static void test_gzip_round_trip_random(void **state)
+{
+	static const char *const pieces[] = { "gzip", ",", ";", "q=", "0", "1", "0.5", " ",
+					      "identity", "br" };
+	char *in = malloc(300000), *out, hdr[128];
+	unsigned char *back = malloc(300000);
+	size_t outlen, n;
+	int i, j;
+
+	assert_non_null(in);
+	assert_non_null(back);
+	rng_seed("test_metrics gzip");
+	for (i = 0; i < 60; i++) {
+		n = i == 0 ? 0 : rng_under(300000);
+		for (j = 0; j < (int)n; j++)	/* text-like: a small alphabet, some runs */
+			in[j] = rng_under(4) ? "mevitop_{}=\",0123456789\n"[rng_under(22)]
+					     : (char)rng_u64();
+		assert_int_equal(gzip_compress(in, n, &out, &outlen), 0);
+		z_stream z = { .next_in = (Bytef *)out, .avail_in = outlen,
+			       .next_out = back, .avail_out = 300000 };
+
+		assert_int_equal(inflateInit2(&z, 16 + 15), Z_OK);
+		assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+		assert_int_equal(z.total_out, n);
+		assert_memory_equal(back, in, n);
+		inflateEnd(&z);
+		free(out);
+	}
+	for (i = 0; i < 100000; i++) {
+		size_t len = 0, k = rng_under(12);
+
+		while (k-- && len < sizeof(hdr) - 16) {
+			const char *p = pieces[rng_under(sizeof(pieces) / sizeof(pieces[0]))];
+
+			memcpy(hdr + len, p, strlen(p));
+			len += strlen(p);
+		}
+		hdr[len] = 0;
+		if (metrics_accepts_gzip(hdr))
+			assert_non_null(strstr(hdr, "gzip"));
+	}
+	free(in);
+	free(back);
+}
+
 /* ---- --listen ---- */
 
 static void test_listen_addr(void **state)
@@ -392,6 +457,8 @@ int main(void)
 		cmocka_unit_test(test_escaping_random),
 		cmocka_unit_test(test_negotiate),
 		cmocka_unit_test(test_negotiate_random),
+		cmocka_unit_test(test_accepts_gzip),
+		cmocka_unit_test(test_gzip_round_trip_random),
 		cmocka_unit_test(test_listen_addr),
 		cmocka_unit_test(test_listen_addr_random),
 	};

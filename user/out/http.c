@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <microhttpd.h>
 #include "log.h"
+#include "out/gzip.h"
 #include "out/http.h"
 #include "thread_signals.h"
 #include "ui_lock.h"
@@ -36,7 +37,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 }
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
-			     char *body, size_t len, bool must_free)
+			     char *body, size_t len, bool must_free, bool gzipped)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -49,6 +50,10 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 		return MHD_NO;		/* MHD closes the connection */
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (gzipped)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	if (status == MHD_HTTP_OK)	/* the body depends on these request headers */
+		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	ret = MHD_queue_response(c, status, r);
@@ -58,7 +63,8 @@ static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const ch
 
 static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *msg)
 {
-	return reply(c, status, "text/plain; charset=utf-8", (char *)msg, strlen(msg), false);
+	return reply(c, status, "text/plain; charset=utf-8", (char *)msg, strlen(msg), false,
+		     false);
 }
 
 /* A fresh copy of the model if the engine lets go of its lock in time, else the last one. */
@@ -90,8 +96,10 @@ static enum MHD_Result scrape(struct metrics_http *h, struct MHD_Connection *c)
 	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 							 MHD_HTTP_HEADER_ACCEPT);
 	enum metrics_format fmt = metrics_negotiate(accept);
-	size_t len;
-	char *text;
+	bool gz = metrics_accepts_gzip(MHD_lookup_connection_value(
+		c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
+	size_t len, zlen;
+	char *text, *ztext;
 	int err;
 
 	/* libmicrohttpd runs every request on its one thread: scrapes never overlap. */
@@ -103,7 +111,15 @@ static enum MHD_Result scrape(struct metrics_http *h, struct MHD_Connection *c)
 	h->last.age_seconds = (engine_now_ns() - h->last.taken_ns) / 1e9;
 	if (metrics_format(&h->last, fmt, &text, &len))
 		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
-	return reply(c, MHD_HTTP_OK, metrics_content_type(fmt), text, len, true);
+	if (gz) {
+		err = gzip_compress(text, len, &ztext, &zlen);
+		free(text);
+		if (err)
+			return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		text = ztext;
+		len = zlen;
+	}
+	return reply(c, MHD_HTTP_OK, metrics_content_type(fmt), text, len, true, gz);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,

@@ -4,7 +4,8 @@
  * thread.  Everything else is refused: other paths 404, other methods 405.  Requests are
  * bounded (HTTP_MEMORY_LIMIT per connection: a larger header is refused), so are
  * connections (HTTP_MAX_CONNECTIONS; more are closed at once) and idleness
- * (HTTP_IDLE_TIMEOUT_S: a client that connects and never sends is dropped).
+ * (HTTP_IDLE_TIMEOUT_S: a client that connects and never sends is dropped).  The body is
+ * gzip'ed when Accept-Encoding takes it.
  *
  * A scrape never makes the engine wait for it: it asks for the engine lock through a proxy
  * (ui_lock.h) and waits at most HTTP_LOCK_WAIT_MS; with the lock it only copies numbers

@@ -12,6 +12,7 @@
 #ifndef MEVITOP_OUT_METRICS_H
 #define MEVITOP_OUT_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -78,6 +79,8 @@ enum metrics_format {
  * none) or text/plain (0.0.4 or none) wins; anything else means the text format. */
 enum metrics_format metrics_negotiate(const char *accept);
 const char *metrics_content_type(enum metrics_format f);
+/* Does an Accept-Encoding header take gzip (and not with q=0)? */
+bool metrics_accepts_gzip(const char *accept_encoding);
 
 /* The exposition text, malloc'ed.  0 or -ENOMEM. */
 int metrics_format(const struct metrics_snap *s, enum metrics_format f, char **out,

@@ -126,6 +126,35 @@ enum metrics_format metrics_negotiate(const char *accept)
 	return best.q ? best.fmt : METRICS_TEXT;
 }
 
+bool metrics_accepts_gzip(const char *accept_encoding)
+{
+	const char *s = accept_encoding;
+	size_t n = 0;
+
+	while (s && *s && n++ < ACCEPT_MAX_RANGES) {
+		const char *e = strchr(s, ','), *semi, *te, *q;
+
+		if (!e)
+			e = s + strlen(s);
+		semi = memchr(s, ';', (size_t)(e - s));
+		te = semi ? semi : e;
+		trim(&s, &te);
+		if (token_is(s, te, "gzip")) {
+			/* "gzip;q=0" refuses it; any other quality accepts it. */
+			q = semi ? strstr(semi, "q=") : NULL;
+			if (!q || q >= e)
+				return true;
+			const char *qe = q + 2;
+
+			while (qe < e && !is_space(*qe) && *qe != ';')
+				qe++;
+			return parse_q(q + 2, qe) > 0;
+		}
+		s = *e ? e + 1 : e;
+	}
+	return false;
+}
+
 const char *metrics_content_type(enum metrics_format f)
 {
 	return f == METRICS_OPENMETRICS ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
