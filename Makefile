@@ -57,7 +57,7 @@ DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
               procps util-linux mount
 
 .DELETE_ON_ERROR:
-.PHONY: all deps run test unit integration bench clean vmlinux install man
+.PHONY: all deps run test stress unit integration bench clean vmlinux install man
 
 all: mevitop
 
@@ -126,6 +126,13 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory SAN=1 $(BUILD)-san/mevitop test-bins
 	$(Q)$(MAKE) --no-print-directory workloads
 	$(Q)tests/run-all.sh
+
+# The races the default suite hits a few times each, hit 50 times in a row.
+stress: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory SAN=1 $(BUILD)-san/mevitop test-bins
+	$(Q)$(MAKE) --no-print-directory workloads
+	$(Q)MEVITOP_STRESS_ROUNDS=50 tests/run-all.sh -k stress_race
 
 test-bins: $(UNIT_BINS)
 

@@ -19,6 +19,8 @@
  *   threads NAME NTHREADS START COUNT   (all threads write interleaved pages at once)
  *   readfile NAME START COUNT PATH      (read() into the region: kernel-mode faults)
  *   fork NAME START COUNT      (child writes those pages, reports, then waits forever)
+ *   forkwait NAME START COUNT  (the same, but the child first waits for "release")
+ *   release                    (lets the forkwait child write; done once it has)
  *   exec                       (re-exec this program; prints "ready PID" again)
  *   exit
  */
@@ -225,15 +227,18 @@ static void cmd_threads(char **argv)
 	wl_done(NULL);
 }
 
-static void cmd_fork(char **argv)
+/* The forkwait child's start signal: written by "release", read by the child. */
+static int release_fd = -1, released_fd = -1;
+
+static void cmd_fork(char **argv, bool wait_release)
 {
 	struct region *r = get(argv[1]);
 	size_t start = strtoul(argv[2], NULL, 0), count = strtoul(argv[3], NULL, 0);
-	int pfd[2];
+	int pfd[2], go[2] = { -1, -1 };
 	pid_t pid;
 	char c, extra[32];
 
-	if (!r || pipe(pfd))
+	if (!r || pipe(pfd) || (wait_release && pipe(go)))
 		return;
 	pid = fork();
 	if (pid < 0) {
@@ -242,6 +247,13 @@ static void cmd_fork(char **argv)
 	}
 	if (pid == 0) {
 		close(pfd[0]);
+		if (wait_release) {
+			/* Born idle: touches nothing until the test says so, then writes and
+			 * sleeps -- the pages must show up though no event of its own follows. */
+			close(go[1]);
+			if (write(pfd[1], "x", 1) != 1 || read(go[0], &c, 1) != 1)
+				_exit(1);
+		}
 		touch(r->base, start, count, 1, true);	/* copy-on-write */
 		if (write(pfd[1], "x", 1) != 1)
 			_exit(1);
@@ -249,13 +261,34 @@ static void cmd_fork(char **argv)
 			pause();
 	}
 	close(pfd[1]);
+	if (wait_release)
+		close(go[0]);
 	if (read(pfd[0], &c, 1) != 1) {
 		wl_fail("child");
 		return;
 	}
-	close(pfd[0]);
+	if (wait_release) {
+		release_fd = go[1];
+		released_fd = pfd[0];
+	} else {
+		close(pfd[0]);
+	}
 	snprintf(extra, sizeof(extra), "%d", pid);
 	wl_done(extra);
+}
+
+static void cmd_release(void)
+{
+	char c;
+
+	if (release_fd < 0 || write(release_fd, "x", 1) != 1 || read(released_fd, &c, 1) != 1) {
+		wl_fail("release");
+		return;
+	}
+	close(release_fd);
+	close(released_fd);
+	release_fd = released_fd = -1;
+	wl_done(NULL);
 }
 
 static void cmd_readfile(char **argv)
@@ -380,7 +413,11 @@ static void dispatch(char **argv, int argc)
 	} else if (!strcmp(argv[0], "readfile") && argc >= 5) {
 		cmd_readfile(argv);
 	} else if (!strcmp(argv[0], "fork") && argc >= 4) {
-		cmd_fork(argv);
+		cmd_fork(argv, false);
+	} else if (!strcmp(argv[0], "forkwait") && argc >= 4) {
+		cmd_fork(argv, true);
+	} else if (!strcmp(argv[0], "release")) {
+		cmd_release();
 	} else if (!strcmp(argv[0], "exec")) {
 		char *args[] = { self_path, NULL };
 
