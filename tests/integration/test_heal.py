@@ -3,6 +3,8 @@ touches pages and goes back to sleep; reclaim under a memory cgroup with swap; e
 lost under fork load.  Every check compares with /proc/PID/pagemap (or /proc) read by the
 test, with --no-reconcile, so only the mechanism under test can make the model right."""
 import os
+import subprocess
+import time
 
 import pytest
 
@@ -72,3 +74,65 @@ def test_stress_race_idle_forked_child_touching_after_first_scan(mevitop, procs,
     wl.do("touch a 0 256 1 w")
     for _ in range(ROUNDS):
         idle_child_round(mv, wl)
+
+
+@pytest.mark.parametrize("mode", ["sample", "chunk", "trace", "exact"])
+def test_reclaim_under_memory_cgroup_with_swap(mevitop, procs, tmp_path, mode):  # noqa: F811
+    """96 MiB re-written at random in a 48 MiB memory cgroup with swap: reclaim swaps pages
+    out behind the target's back while its own faults bring others in.  Once it stops, the
+    model equals pagemap within 2 refreshes -- with no periodic reconciliation."""
+    pages = 24576
+    with harness.swap_file(160), \
+            harness.memory_cgroup(f"mevitop-test-heal-{os.getpid()}", 48 << 20) as enter:
+        wl, mv = watch(mevitop, procs, tmp_path, mode)
+        enter(wl.pid)
+        wl.do(f"map a {pages}")
+        wl.do(f"touch a 0 {pages} 1 w")
+        t, _ = wl.do(f"random a {pages * 2} 12345")
+        snap = exact_within(mv, wl.pid, t)
+        entry = find_proc(snap, wl.pid)
+        assert entry["pages"]["swapped"] > pages // 4, entry["pages"]
+        mv.stop()
+        wl.close()
+
+
+def running_ghosts(snap):
+    """Processes the snapshot says are running that /proc says are gone, reused or zombies."""
+    ghosts = []
+    for p in snap["processes"]:
+        if p["state"] != "running":
+            continue
+        try:
+            with open(f"/proc/{p['pid']}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            state = "gone"
+        if state in ("gone", "Z", "X"):
+            ghosts.append((p["pid"], p["comm"], state))
+    return ghosts
+
+
+@pytest.mark.parametrize("mode", ["sample", "chunk", "trace"])
+def test_lost_exit_records_retired(mevitop, mode):
+    """A shell forking 1500 short processes, watched with a 4 KiB ring buffer: fork, exec and
+    exit records are lost.  Two refreshes after the load stops, no process the model says is
+    running is gone, the shell itself equals pagemap, and stats count the retired ghosts."""
+    shell = subprocess.Popen(
+        ["sh", "-c", 'read go; i=0; while [ $i -lt 1500 ]; do /bin/true; i=$((i+1)); done; '
+         'echo stopped; read end'], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        mv = mevitop(["-p", str(shell.pid), "-i", "50", "--no-reconcile", "--mode", mode,
+                      "--ringbuf-size", "4096"])
+        shell.stdin.write(b"go\n")
+        shell.stdin.flush()
+        assert shell.stdout.readline() == b"stopped\n"
+        snap = mv.snapshot_after(time.monotonic())
+        snap = mv.snapshot()
+        st = snap["stats"]
+        assert st["lost_by_kind"]["exit"] > 0, f"no exit record was lost: {st}"
+        assert running_ghosts(snap) == [], st
+        assert st["retired"] > 0, st
+        assert_matches(snap, shell.pid)
+    finally:
+        shell.stdin.close()
+        shell.wait(timeout=10)

@@ -18,6 +18,7 @@
  *   brktouch COUNT             (write the top COUNT pages below the break)
  *   threads NAME NTHREADS START COUNT   (all threads write interleaved pages at once)
  *   readfile NAME START COUNT PATH      (read() into the region: kernel-mode faults)
+ *   random NAME COUNT SEED     (writes COUNT pseudo-random pages of the region)
  *   fork NAME START COUNT      (child writes those pages, reports, then waits forever)
  *   forkwait NAME START COUNT  (the same, but the child first waits for "release")
  *   release                    (lets the forkwait child write; done once it has)
@@ -91,6 +92,25 @@ static void touch(char *base, size_t start, size_t count, size_t stride, bool wr
 		else
 			(void)*p;
 	}
+}
+
+/* Writes count pages picked by a seeded xorshift: a working set larger than memory keeps
+ * reclaim busy behind the process's back. */
+static void cmd_random(char **argv)
+{
+	struct region *r = get(argv[1]);
+	size_t count = strtoul(argv[2], NULL, 0), i;
+	uint64_t x = strtoull(argv[3], NULL, 0) | 1;
+
+	if (!r)
+		return;
+	for (i = 0; i < count; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		r->base[(x % r->pages) * PAGE] = (char)i | 1;
+	}
+	wl_done(NULL);
 }
 
 static void cmd_map(char **argv, int argc)
@@ -414,6 +434,8 @@ static void dispatch(char **argv, int argc)
 		cmd_readfile(argv);
 	} else if (!strcmp(argv[0], "fork") && argc >= 4) {
 		cmd_fork(argv, false);
+	} else if (!strcmp(argv[0], "random") && argc >= 4) {
+		cmd_random(argv);
 	} else if (!strcmp(argv[0], "forkwait") && argc >= 4) {
 		cmd_fork(argv, true);
 	} else if (!strcmp(argv[0], "release")) {
