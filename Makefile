@@ -48,7 +48,8 @@ LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
 UNIT_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 WL_SRCS    := $(sort $(wildcard tests/workloads/*.c))
-WL_BINS    := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WL_SRCS))
+WL_BINS    := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WL_SRCS)) \
+	      $(BUILD)/workloads/wl32
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
@@ -94,6 +95,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS) -lcmocka
 
 # Workloads and benchmarks are plain programs: no sanitizers, they are what gets watched.
+# wl32 is a 32-bit process with no libc (gcc-multilib's is not needed).
+$(BUILD)/workloads/wl32: tests/workloads/wl32.S
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -m32 -nostdlib -static -o $@ $<
+
 $(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/workload.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)

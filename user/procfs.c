@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <ctype.h>
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -335,6 +336,23 @@ bool procfs_process_ended(pid_t pid, uint64_t born)
 	/* A zombie leader whose other threads still run (it called pthread_exit()) is alive:
 	 * the thread count drops only as threads are released, and a zombie group keeps 1. */
 	return status_field(pid, "Threads", &threads) || threads <= 1;
+}
+
+int procfs_exe_is_32bit(pid_t pid)
+{
+	char path[64], ident[EI_NIDENT];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return gone(-errno);
+	n = pread(fd, ident, sizeof(ident), 0);
+	close(fd);
+	if (n != (ssize_t)sizeof(ident) || memcmp(ident, ELFMAG, SELFMAG))
+		return -ENOEXEC;
+	return ident[EI_CLASS] == ELFCLASS32;
 }
 
 bool procfs_is_kernel_thread(pid_t pid)

@@ -1,5 +1,6 @@
 """Bad input gets one clear line on stderr and a non-zero exit, never a crash or a hang; lost
 events are counted, shown and healed from pagemap."""
+import json
 import os
 import signal
 import subprocess
@@ -115,6 +116,34 @@ def test_snapshot_write_failures(workload):
     assert rc == 1
     assert one_clear_line(err) == "mevitop: failed to write to stdout: Bad file descriptor"
     assert wl.do("map a 1")[0] > 0          # still running, still answering
+
+
+def test_32bit_process_refused_in_exact_mode():
+    """An i386 process: exact mode says why it cannot, and leaves it running, unstopped;
+    the pagemap engine watches it."""
+    wl32 = subprocess.Popen([os.path.join(harness.WORKLOADS, "wl32")], stdout=subprocess.PIPE)
+    try:
+        pid = int(wl32.stdout.readline().split()[1])
+        want = (f"mevitop: process {pid} is 32-bit: 32-bit processes are not supported in "
+                "exact mode")
+        rc, out, err = run_mevitop(["--json", "-n", "1", "--exact", "-p", str(pid)])
+        assert rc == 1 and out == ""
+        assert one_clear_line(err) == want + "; watch it without --exact (mevitop -p PID)"
+        with open(f"/proc/{pid}/stat") as f:
+            assert f.read().rsplit(")", 1)[1].split()[0] == "S"     # paused, not stopped
+        with open(f"/proc/{pid}/status") as f:
+            assert "TracerPid:\t0\n" in f.read()
+        rc, out, err = run_mevitop(["--json", "-n", "1", "-p", str(pid)])
+        assert rc == 0, err
+        assert_matches(json.loads(out), pid)
+        rc, _, err = run_mevitop(["run", "--json", "-n", "1", "--",
+                                  os.path.join(harness.WORKLOADS, "wl32")])
+        assert rc == 1
+        assert one_clear_line(err).startswith("mevitop: cannot watch ")
+        assert "is 32-bit: 32-bit processes are not supported in exact mode" in err
+    finally:
+        wl32.kill()
+        wl32.wait()
 
 
 def test_kernel_thread_refused():
