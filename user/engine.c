@@ -106,6 +106,8 @@ struct pstate {
 					 * scan (engine_heal.c) */
 	bool rss_gap_seen;
 	uint64_t born;			/* start time (/proc/PID/stat), to tell a reused pid */
+	pid_t io_pid;			/* whose /proc entries to read: the pid, or a live thread
+					 * once the main thread has exited (procfs_live_thread) */
 	uint64_t last_full_ns;		/* last full scan */
 	bool target;			/* named with -p */
 	int load_err;			/* why the last reload failed (-errno), 0 if it did not */
@@ -223,6 +225,29 @@ static struct pstate *ps(const struct proc *p)
 }
 
 /* --- process table --- */
+
+static pid_t io(const struct proc *p)
+{
+	return ps(p)->io_pid ? ps(p)->io_pid : p->pid;
+}
+
+/* Picks the thread to read p through (procfs_live_thread); a new one needs a new pagemap
+ * fd, since the old one may be the exited main thread's. */
+static int choose_io_pid(struct proc *p)
+{
+	struct pstate *s = ps(p);
+	pid_t tid;
+	int err = procfs_live_thread(p->pid, &tid);
+
+	if (err)
+		return err;
+	if (tid != io(p) && s->pagemap_fd >= 0) {
+		close(s->pagemap_fd);
+		s->pagemap_fd = -1;
+	}
+	s->io_pid = tid;
+	return 0;
+}
 
 static struct proc **bucket(struct engine *e, pid_t pid)
 {
@@ -961,7 +986,7 @@ static int pagemap_fd(struct proc *p)
 	struct pstate *s = ps(p);
 
 	if (s->pagemap_fd < 0)
-		s->pagemap_fd = pagemap_open(p->pid);
+		s->pagemap_fd = pagemap_open(io(p));
 	return s->pagemap_fd;
 }
 
@@ -1081,7 +1106,7 @@ static void rss_gap_check(struct engine *e, struct proc *p)
 	uint64_t rss;
 
 	if (!s->counters_seen || !s->rss_gap_seen || p->exited || !p->ready || p->pending ||
-	    procfs_read_rss(p->pid, &rss))
+	    procfs_read_rss(io(p), &rss))
 		return;
 	if (rss != s->c.rss)
 		mark(e, p, PEND_VERIFY);
@@ -1103,7 +1128,7 @@ static int64_t scan_all(struct engine *e, struct proc *p)
 
 	/* The counters the next tick compares with are those from before this scan: a fault
 	 * during the scan shows as a change then. */
-	if (e->f.hook[HOOK_RSS] == AT_NONE && procfs_read_counters(p->pid, &s->c) == 0)
+	if (e->f.hook[HOOK_RSS] == AT_NONE && procfs_read_counters(io(p), &s->c) == 0)
 		s->counters_seen = true;
 
 	for (m = model_first(p); m; m = model_next(m)) {
@@ -1268,23 +1293,24 @@ static int reload(struct engine *e, struct proc *p)
 	proc_reset(p);
 	ps(p)->nscan = 0;
 	ps(p)->nchecks = 0;
+	err = choose_io_pid(p);
+	if (err)
+		return err;
 	e->st.maps_reads++;
-	err = procfs_read_maps(p->pid, layout_entry, &c);
+	err = procfs_read_maps(io(p), layout_entry, &c);
 	if (err)
 		return err;
 	if (!model_count_maps(p))
 		return -ESRCH;	/* a kernel thread or a zombie: no address space */
 	if (want_vmflags(e, p))
-		procfs_read_vmflags(p->pid, vmflags_entry, &c);
-	procfs_read_start_brk(p->pid, &p->brk_start);
+		procfs_read_vmflags(io(p), vmflags_entry, &c);
+	procfs_read_start_brk(io(p), &p->brk_start);
 	if (!p->comm[0])
 		procfs_read_comm(p->pid, p->comm, sizeof(p->comm));
 	procfs_read_uid(p->pid, &p->uid);
 	ps(p)->born = 0;
-	if (procfs_read_counters(p->pid, &ps(p)->c) == 0) {
-		ps(p)->born = ps(p)->c.start_time;
-		ps(p)->counters_seen = true;
-	}
+	if (procfs_read_counters(p->pid, &ps(p)->c) == 0)
+		ps(p)->born = ps(p)->c.start_time;	/* the process's, not io_pid's */
 	r = scan_all(e, p);
 	if (r < 0)
 		return r;
@@ -1318,7 +1344,7 @@ static int relayout(struct engine *e, struct proc *p)
 	}
 	e->st.maps_reads++;
 	model_clear_layout(p);
-	err = procfs_read_maps(p->pid, layout_entry, &c);
+	err = procfs_read_maps(io(p), layout_entry, &c);
 	if (!err) {
 		/* Pages outside the new layout are gone. */
 		for (m = model_first(p); m; m = model_next(m)) {
@@ -1636,8 +1662,13 @@ static bool retire_if_ended(struct engine *e, struct proc *p, const struct proc_
 
 	if (c && (!s->born || c->start_time == s->born) && c->state != 'Z' && c->state != 'X')
 		return false;	/* the common case, decided without another read */
-	if (!procfs_process_ended(p->pid, s->born))
+	if (!procfs_process_ended(p->pid, s->born)) {
+		/* Alive, but the thread we read it through is gone or a zombie (the main
+		 * thread called pthread_exit()): read it through a live one. */
+		if (!c || c->state == 'Z' || c->state == 'X')
+			mark(e, p, PEND_RELOAD);
 		return false;
+	}
 	mark_exited(e, p);
 	e->st.retired++;
 	return true;
@@ -1670,7 +1701,7 @@ static void poll_counters(struct engine *e, struct proc *p)
 		}
 		return;
 	}
-	if (retire_if_ended(e, p, procfs_read_counters(p->pid, &c) ? NULL : &c))
+	if (retire_if_ended(e, p, procfs_read_counters(io(p), &c) ? NULL : &c))
 		return;
 	if (s->counters_seen) {
 		uint64_t faults = c.minflt + c.majflt, before = s->c.minflt + s->c.majflt;

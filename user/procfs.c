@@ -355,11 +355,60 @@ int procfs_exe_is_32bit(pid_t pid)
 	return ident[EI_CLASS] == ELFCLASS32;
 }
 
+static char stat_state(const char *path)
+{
+	char buf[512], *p;
+
+	if (procfs_read_file(path, buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')) || !p[1])
+		return 0;
+	return p[2];
+}
+
+int procfs_live_thread(pid_t pid, pid_t *tid)
+{
+	char path[96];
+	struct dirent *d;
+	DIR *dir;
+	char st;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	st = stat_state(path);
+	if (!st)
+		return -ESRCH;
+	*tid = pid;
+	if (st != 'Z' && st != 'X')
+		return 0;
+	/* The main thread exited (pthread_exit()) and waits as a zombie for the others:
+	 * /proc/PID/maps, statm and pagemap read its mm, which is gone; any live thread's
+	 * /proc/TID has the process's. */
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return -ESRCH;
+	while ((d = readdir(dir))) {
+		pid_t t = (pid_t)strtol(d->d_name, NULL, 10);
+
+		if (t <= 0 || t == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, t);
+		st = stat_state(path);
+		if (st && st != 'Z' && st != 'X') {
+			*tid = t;
+			break;
+		}
+	}
+	closedir(dir);
+	return *tid != pid ? 0 : -ESRCH;
+}
+
 bool procfs_is_kernel_thread(pid_t pid)
 {
 	char path[64], buf[16];
 
-	/* Kernel threads have no mm: /proc/PID/maps is empty (and exe unreadable). */
+	/* Kernel threads have no mm: /proc/PID/maps is empty (and exe unreadable).  So has a
+	 * zombie main thread, but then a live thread shows the process's. */
+	if (procfs_live_thread(pid, &pid))
+		return true;
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	return procfs_read_file(path, buf, sizeof(buf)) == 0;
 }

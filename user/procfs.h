@@ -42,9 +42,12 @@ int procfs_read_comm(pid_t pid, char *comm, size_t len);
 int procfs_read_tgid(pid_t tid, pid_t *tgid);		/* from /proc/TID/status */
 int procfs_read_uid(pid_t pid, uid_t *uid);
 int procfs_read_start_brk(pid_t pid, uint64_t *start_brk); /* /proc/PID/stat field 47 */
-bool procfs_is_kernel_thread(pid_t pid);
+bool procfs_is_kernel_thread(pid_t pid);		/* no mm: empty maps */
+/* The thread whose /proc/TID entries show pid's address space: pid itself, or a live thread
+ * if pid's main thread has exited while others run; -ESRCH if there is none. */
+int procfs_live_thread(pid_t pid, pid_t *tid);
 /* 1 if pid runs a 32-bit ELF image (i386 or x32), 0 if 64-bit, -errno if unknown. */
-int procfs_exe_is_32bit(pid_t pid);		/* no mm: empty maps */
+int procfs_exe_is_32bit(pid_t pid);
 int procfs_tracer_pid(pid_t pid, pid_t *tracer);
 /* Counters of /proc/PID/stat: faults (exact, summed over threads), size and the parent;
  * resident pages from /proc/PID/statm (procfs_read_rss). */

@@ -136,3 +136,37 @@ def test_lost_exit_records_retired(mevitop, mode):
     finally:
         shell.stdin.close()
         shell.wait(timeout=10)
+
+
+def exact_through(mv, pid, tid, t, refreshes=2):
+    """exact_within for a process whose main thread has exited: pagemap is read through a
+    live thread (/proc/TID), the model is the process's."""
+    for i in range(refreshes):
+        snap = mv.snapshot_after(t) if i == 0 else mv.snapshot()
+        entry = find_proc(snap, pid)
+        assert entry is not None and entry["state"] == "running", snap["processes"]
+        bad, lines = diff_pages(model_pages(entry), pagemap_truth(tid))
+        if not bad:
+            return snap
+    raise AssertionError(f"{len(bad)} pages differ:\n" + "\n".join(lines))
+
+
+@pytest.mark.parametrize("mode", ["sample", "chunk", "trace"])
+def test_main_thread_exited_process_is_watched(mevitop, workload, mode):
+    """A process whose main thread called pthread_exit() while another runs on: its main
+    thread is a zombie with no mm, but the process is alive.  Watched from the start, and
+    when it happens while watched."""
+    before = workload()
+    before.do("map a 64")
+    _, (tid,) = before.do("leaderexit")
+    mv = mevitop(["-p", str(before.pid), "-i", "50", "--no-reconcile", "--mode", mode])
+    t, _ = before.do("touch a 0 64 1 w")
+    snap = exact_through(mv, before.pid, int(tid), t)
+    assert find_proc(snap, before.pid)["pages"]["resident"] >= 64
+
+    during = workload()
+    during.do("map a 64")
+    mv = mevitop(["-p", str(during.pid), "-i", "50", "--no-reconcile", "--mode", mode])
+    _, (tid,) = during.do("leaderexit")
+    t, _ = during.do("touch a 0 64 1 w")
+    exact_through(mv, during.pid, int(tid), t)

@@ -22,6 +22,8 @@
  *   fork NAME START COUNT      (child writes those pages, reports, then waits forever)
  *   forkwait NAME START COUNT  (the same, but the child first waits for "release")
  *   release                    (lets the forkwait child write; done once it has)
+ *   leaderexit                 (another thread takes over, the main thread pthread_exit()s;
+ *                               done says the new thread's tid)
  *   exec                       (re-exec this program; prints "ready PID" again)
  *   exit
  */
@@ -30,6 +32,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "workload.h"
@@ -455,18 +458,19 @@ static void dispatch(char **argv, int argc)
 	}
 }
 
-int main(int argc, char **argv)
+/* Reads and runs commands until stdin ends.  arg non-NULL: a thread taking over from the
+ * main thread ("leaderexit"), which says so with its tid first. */
+static void *serve(void *arg)
 {
 	char line[1024], *args[16], *save, *tok;
 	int n;
 
-	self_path = realpath("/proc/self/exe", NULL);
-	(void)argc;
-	(void)argv;
-	/* Keep malloc out of the way: no arenas or mmap'd chunks appearing mid-test. */
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("ready %d\n", getpid());
-	fflush(stdout);
+	if (arg) {
+		char extra[32];
+
+		snprintf(extra, sizeof(extra), "%ld", (long)syscall(SYS_gettid));
+		wl_done(extra);
+	}
 	while (fgets(line, sizeof(line), stdin)) {
 		n = 0;
 		for (tok = strtok_r(line, " \t\n", &save); tok && n < 15;
@@ -475,7 +479,30 @@ int main(int argc, char **argv)
 		if (!n)
 			continue;
 		args[n] = NULL;
+		if (!strcmp(args[0], "leaderexit")) {
+			pthread_t t;
+
+			/* The main thread leaves, the process lives on in another thread: a
+			 * zombie leader with a live process behind it. */
+			if (pthread_create(&t, NULL, serve, "") == 0)
+				pthread_exit(NULL);
+			wl_fail("pthread_create");
+			continue;
+		}
 		dispatch(args, n);
 	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	self_path = realpath("/proc/self/exe", NULL);
+	(void)argc;
+	(void)argv;
+	/* Keep malloc out of the way: no arenas or mmap'd chunks appearing mid-test. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("ready %d\n", getpid());
+	fflush(stdout);
+	serve(NULL);
 	return 0;
 }
