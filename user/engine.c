@@ -103,7 +103,7 @@ struct pstate {
 	struct proc_counters c;		/* /proc/PID/stat counters at the last tick or full scan */
 	bool counters_seen;
 	int64_t rss_gap;		/* model's resident pages - kernel rss, at the last full
-					 * scan (engine_heal.c) */
+					 * scan (rss_gap_check) */
 	bool rss_gap_seen;
 	uint64_t born;			/* start time (/proc/PID/stat), to tell a reused pid */
 	pid_t io_pid;			/* whose /proc entries to read: the pid, or a live thread
