@@ -3,6 +3,7 @@ touches pages and goes back to sleep; reclaim under a memory cgroup with swap; e
 lost under fork load.  Every check compares with /proc/PID/pagemap (or /proc) read by the
 test, with --no-reconcile, so only the mechanism under test can make the model right."""
 import os
+import signal
 import subprocess
 import time
 
@@ -114,24 +115,41 @@ def running_ghosts(snap):
 
 @pytest.mark.parametrize("mode", ["sample", "chunk", "trace"])
 def test_lost_exit_records_retired(mevitop, mode):
-    """A shell forking 1500 short processes, watched with a 4 KiB ring buffer: fork, exec and
-    exit records are lost.  Two refreshes after the load stops, no process the model says is
-    running is gone, the shell itself equals pagemap, and stats count the retired ghosts."""
+    """A shell's 20 sleeping children are in the model; with mevitop's consumer stopped
+    (SIGSTOP) and a 4 KiB ring buffer, the shell runs 300 short processes, which fill the
+    ring, then kills the sleepers: their exit records are lost for sure.  Two refreshes after
+    mevitop resumes, no process it says is running is gone, the shell equals pagemap, and
+    stats count the sleepers as retired."""
     shell = subprocess.Popen(
-        ["sh", "-c", 'read go; i=0; while [ $i -lt 1500 ]; do /bin/true; i=$((i+1)); done; '
-         'echo stopped; read end'], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        ["sh", "-c", 'read start; for i in $(seq 20); do sleep 1000 & echo $!; pids="$pids $!"; '
+         'done; echo started; read go; i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i+1)); '
+         'done; kill $pids; wait; echo stopped; read end'],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         mv = mevitop(["-p", str(shell.pid), "-i", "50", "--no-reconcile", "--mode", mode,
                       "--ringbuf-size", "4096"])
-        shell.stdin.write(b"go\n")
+        shell.stdin.write("start\n")
         shell.stdin.flush()
-        assert shell.stdout.readline() == b"stopped\n"
-        snap = mv.snapshot_after(time.monotonic())
+        sleepers = set()
+        while (line := shell.stdout.readline()) != "started\n":
+            sleepers.add(int(line))
+        while not sleepers <= {p["pid"] for p in mv.snapshot()["processes"]
+                               if p["state"] == "running"}:
+            pass
+        os.kill(mv.proc.pid, signal.SIGSTOP)
+        try:
+            shell.stdin.write("go\n")
+            shell.stdin.flush()
+            assert shell.stdout.readline() == "stopped\n"
+            t = time.monotonic()
+        finally:
+            os.kill(mv.proc.pid, signal.SIGCONT)
+        snap = mv.snapshot_after(t)
         snap = mv.snapshot()
         st = snap["stats"]
-        assert st["lost_by_kind"]["exit"] > 0, f"no exit record was lost: {st}"
+        assert st["lost_by_kind"]["exit"] >= len(sleepers), st
         assert running_ghosts(snap) == [], st
-        assert st["retired"] > 0, st
+        assert st["retired"] >= len(sleepers), st
         assert_matches(snap, shell.pid)
     finally:
         shell.stdin.close()
