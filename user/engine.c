@@ -105,6 +105,7 @@ struct pstate {
 	int64_t rss_gap;		/* model's resident pages - kernel rss, at the last full
 					 * scan (rss_gap_check) */
 	bool rss_gap_seen;
+	bool rss_gap_dirty;		/* events or an rss change since the last check */
 	uint64_t born;			/* start time (/proc/PID/stat), to tell a reused pid */
 	pid_t io_pid;			/* whose /proc entries to read: the pid, or a live thread
 					 * once the main thread has exited (procfs_live_thread) */
@@ -120,6 +121,7 @@ struct alias {
 
 #define NBUCKETS 4096
 #define GHOST_TICKS 5	/* ticks to look for processes after exit records were lost */
+#define VERIFY_MIN_NS 5000000000ULL	/* rss gap undecided: rescan at most this often */
 #define RETRY_MAX 256
 
 struct engine {
@@ -1097,21 +1099,30 @@ static void rss_gap_rebase(struct proc *p)
  * after the scans.  If they are equal, nothing moved meanwhile and every fault the kernel
  * counted is in the model (its record or chunk count precedes the counter update), so a
  * different gap is a change no event said: reconcile.  If they differ, the process moved
- * during the check and the gap proves nothing either way: rescan it (PEND_VERIFY), so a
- * process that never stops is still healed at every tick.
+ * during the check and the gap proves nothing either way: rescan it (PEND_VERIFY, at most
+ * every VERIFY_MIN_NS), so a process that never stops is still healed.
  */
 static void rss_gap_check(struct engine *e, struct proc *p)
 {
 	struct pstate *s = ps(p);
 	uint64_t rss;
 
+	/* No event and the same rss: the gap cannot have moved (most processes, most ticks). */
+	if (!s->rss_gap_dirty && !s->events_tick)
+		return;
 	if (!s->counters_seen || !s->rss_gap_seen || p->exited || !p->ready || p->pending ||
 	    procfs_read_rss(io(p), &rss))
 		return;
-	if (rss != s->c.rss)
-		mark(e, p, PEND_VERIFY);
-	else if (model_resident(p) - (int64_t)rss != s->rss_gap)
+	s->rss_gap_dirty = false;
+	if (rss != s->c.rss) {
+		/* A full rescan of a process that keeps moving costs what sample mode pays for
+		 * it: at most every VERIFY_MIN_NS, and one that pauses is decided at once. */
+		s->rss_gap_dirty = true;
+		if (e->now_ns - s->last_full_ns >= VERIFY_MIN_NS)
+			mark(e, p, PEND_VERIFY);
+	} else if (model_resident(p) - (int64_t)rss != s->rss_gap) {
 		mark(e, p, PEND_RECONCILE);
+	}
 }
 
 static bool rss_gap_mode(const struct engine *e)
@@ -1703,6 +1714,8 @@ static void poll_counters(struct engine *e, struct proc *p)
 	}
 	if (retire_if_ended(e, p, procfs_read_counters(io(p), &c) ? NULL : &c))
 		return;
+	if (s->events_tick || c.rss != s->c.rss)
+		s->rss_gap_dirty = true;
 	if (s->counters_seen) {
 		uint64_t faults = c.minflt + c.majflt, before = s->c.minflt + s->c.majflt;
 		bool moved = faults != before || c.rss != s->c.rss || c.vsize != s->c.vsize;
