@@ -48,7 +48,8 @@ LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
 UNIT_SRCS  := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 WL_SRCS    := $(sort $(wildcard tests/workloads/*.c))
-WL_BINS    := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WL_SRCS))
+WL_BINS    := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(WL_SRCS)) \
+	      $(BUILD)/workloads/wl32
 BENCH_SRCS := $(sort $(wildcard bench/*.c))
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
@@ -57,7 +58,7 @@ DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
               procps util-linux mount libmicrohttpd-dev prometheus
 
 .DELETE_ON_ERROR:
-.PHONY: all deps run test unit integration bench clean vmlinux install man
+.PHONY: all deps run test stress unit integration bench clean vmlinux install man
 
 all: mevitop
 
@@ -94,6 +95,12 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS) -lcmocka
 
 # Workloads and benchmarks are plain programs: no sanitizers, they are what gets watched.
+# wl32 is a 32-bit process with no libc (gcc-multilib's is not needed).
+$(BUILD)/workloads/wl32: tests/workloads/wl32.S
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -m32 -nostdlib -static -o $@ $<
+
 $(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/workload.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
@@ -126,6 +133,13 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory SAN=1 $(BUILD)-san/mevitop test-bins
 	$(Q)$(MAKE) --no-print-directory workloads
 	$(Q)tests/run-all.sh
+
+# The races the default suite hits a few times each, hit 50 times in a row.
+stress: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory SAN=1 $(BUILD)-san/mevitop test-bins
+	$(Q)$(MAKE) --no-print-directory workloads
+	$(Q)MEVITOP_STRESS_ROUNDS=50 tests/run-all.sh -k stress_race
 
 test-bins: $(UNIT_BINS)
 

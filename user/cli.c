@@ -163,7 +163,8 @@ static bool parse_u64(const char *s, uint64_t *v, uint64_t min, uint64_t max)
 	char *end;
 	unsigned long long x;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	/* Digits only: strtoull would also take leading blanks and a sign. */
+	if (!s || *s < '0' || *s > '9')
 		return false;
 	errno = 0;
 	x = strtoull(s, &end, 10);

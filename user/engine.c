@@ -73,6 +73,8 @@
 #define PEND_SCAN	(1u << 2)	/* scan the queued ranges */
 #define PEND_RECONCILE	(1u << 3)	/* full rescan, corrections counted as drift */
 #define PEND_RESCAN	(1u << 4)	/* sample mode: full rescan of a process that changed */
+#define PEND_VERIFY	(1u << 5)	/* full rescan: a check the counters could not decide
+					 * (counted as a reconcile, its corrections not as drift) */
 
 struct range {
 	uint64_t start, end;	/* pages */
@@ -98,8 +100,15 @@ struct pstate {
 	size_t nchecks, capchecks;
 	uint64_t events_tick;		/* events applied since the last tick */
 	uint64_t rss_updates;		/* trace: rss_stat hits at the last tick */
-	struct proc_counters c;		/* other modes: /proc/PID/stat counters at the last tick */
+	struct proc_counters c;		/* /proc/PID/stat counters at the last tick or full scan */
 	bool counters_seen;
+	int64_t rss_gap;		/* model's resident pages - kernel rss, at the last full
+					 * scan (rss_gap_check) */
+	bool rss_gap_seen;
+	bool rss_gap_dirty;		/* events or an rss change since the last check */
+	uint64_t born;			/* start time (/proc/PID/stat), to tell a reused pid */
+	pid_t io_pid;			/* whose /proc entries to read: the pid, or a live thread
+					 * once the main thread has exited (procfs_live_thread) */
 	uint64_t last_full_ns;		/* last full scan */
 	bool target;			/* named with -p */
 	int load_err;			/* why the last reload failed (-errno), 0 if it did not */
@@ -111,6 +120,8 @@ struct alias {
 };
 
 #define NBUCKETS 4096
+#define GHOST_TICKS 5	/* ticks to look for processes after exit records were lost */
+#define VERIFY_MIN_NS 5000000000ULL	/* rss gap undecided: rescan at most this often */
 #define RETRY_MAX 256
 
 struct engine {
@@ -143,6 +154,8 @@ struct engine {
 	uint64_t cpu_at_tick;		/* process CPU time at the last tick */
 	uint32_t scale;			/* --max-cpu interval multiplier */
 	struct proc **exits;		/* exited since engine_take_exits */
+	uint64_t lost_exits;		/* lost exit records at the last tick */
+	uint32_t ghost_ticks;		/* ticks left to look for processes those were about */
 	size_t nexits, capexits;
 };
 
@@ -214,6 +227,29 @@ static struct pstate *ps(const struct proc *p)
 }
 
 /* --- process table --- */
+
+static pid_t io(const struct proc *p)
+{
+	return ps(p)->io_pid ? ps(p)->io_pid : p->pid;
+}
+
+/* Picks the thread to read p through (procfs_live_thread); a new one needs a new pagemap
+ * fd, since the old one may be the exited main thread's. */
+static int choose_io_pid(struct proc *p)
+{
+	struct pstate *s = ps(p);
+	pid_t tid;
+	int err = procfs_live_thread(p->pid, &tid);
+
+	if (err)
+		return err;
+	if (tid != io(p) && s->pagemap_fd >= 0) {
+		close(s->pagemap_fd);
+		s->pagemap_fd = -1;
+	}
+	s->io_pid = tid;
+	return 0;
+}
 
 static struct proc **bucket(struct engine *e, pid_t pid)
 {
@@ -887,14 +923,8 @@ static void note_exit(struct engine *e, struct proc *p)
 	e->exits[e->nexits++] = p;
 }
 
-static void apply_exit(struct engine *e, const struct ev_proc *ev)
+static void mark_exited(struct engine *e, struct proc *p)
 {
-	struct proc *p = engine_find(e, ev->tgid);
-
-	if (e->naliases)
-		alias_del(e, ev->tgid);
-	if (!p || p->exited)
-		return;
 	/* Keep the last picture for a while (a tombstone), as top and htop do. */
 	p->exited = true;
 	p->exited_ns = e->now_ns;
@@ -905,6 +935,17 @@ static void apply_exit(struct engine *e, const struct ev_proc *ev)
 	}
 	note_exit(e, p);
 	HOOK(e, exited, p);
+}
+
+static void apply_exit(struct engine *e, const struct ev_proc *ev)
+{
+	struct proc *p = engine_find(e, ev->tgid);
+
+	if (e->naliases)
+		alias_del(e, ev->tgid);
+	if (!p || p->exited)
+		return;
+	mark_exited(e, p);
 }
 
 static int on_event(void *ctx, const void *data, size_t size)
@@ -947,7 +988,7 @@ static int pagemap_fd(struct proc *p)
 	struct pstate *s = ps(p);
 
 	if (s->pagemap_fd < 0)
-		s->pagemap_fd = pagemap_open(p->pid);
+		s->pagemap_fd = pagemap_open(io(p));
 	return s->pagemap_fd;
 }
 
@@ -1025,6 +1066,71 @@ static int64_t scan_clipped(struct engine *e, struct proc *p, uint64_t start, ui
 	return total;
 }
 
+/* --- healing what no event says: the rss gap (trace and chunk mode) ---
+ *
+ * Reclaim, swap-out and swap-in, khugepaged, KSM, migration, swapoff, another process's
+ * process_madvise: none of them is an event of the target, and in trace and chunk mode its
+ * own faults keep its rss moving, so "rss moved without events" hides them.  What does not
+ * move while the model follows every event is the gap between the model's resident pages
+ * and the kernel's rss (the zero page, vvar and hugetlb pages are resident in pagemap but
+ * not in rss: a constant).  It is taken at each full scan, from counters read before the
+ * scan, and checked at each tick: a different gap is a change no event explained.  The
+ * check runs at ticks only, nothing at faults.
+ */
+static int64_t model_resident(const struct proc *p)
+{
+	uint64_t counts[PS_COUNT];
+
+	model_totals(p, counts);
+	return (int64_t)counts[PS_RESIDENT];
+}
+
+/* After a full scan: the gap that stays while events explain every change. */
+static void rss_gap_rebase(struct proc *p)
+{
+	struct pstate *s = ps(p);
+
+	s->rss_gap_seen = s->counters_seen;
+	s->rss_gap = model_resident(p) - (int64_t)s->c.rss;
+}
+
+/*
+ * At a tick, after the batch-end scans: s->c.rss was read before the tick's drain, rss now
+ * after the scans.  If they are equal, nothing moved meanwhile and every fault the kernel
+ * counted is in the model (its record or chunk count precedes the counter update), so a
+ * different gap is a change no event said: reconcile.  If they differ, the process moved
+ * during the check and the gap proves nothing either way: rescan it (PEND_VERIFY, at most
+ * every VERIFY_MIN_NS), so a process that never stops is still healed.
+ */
+static void rss_gap_check(struct engine *e, struct proc *p)
+{
+	struct pstate *s = ps(p);
+	uint64_t rss;
+
+	/* No event and the same rss: the gap cannot have moved (most processes, most ticks). */
+	if (!s->rss_gap_dirty && !s->events_tick)
+		return;
+	if (!s->counters_seen || !s->rss_gap_seen || p->exited || !p->ready || p->pending ||
+	    procfs_read_rss(io(p), &rss))
+		return;
+	s->rss_gap_dirty = false;
+	if (rss != s->c.rss) {
+		/* A full rescan of a process that keeps moving costs what sample mode pays for
+		 * it: at most every VERIFY_MIN_NS, and one that pauses is decided at once. */
+		s->rss_gap_dirty = true;
+		if (e->now_ns - s->last_full_ns >= VERIFY_MIN_NS)
+			mark(e, p, PEND_VERIFY);
+	} else if (model_resident(p) - (int64_t)rss != s->rss_gap) {
+		mark(e, p, PEND_RECONCILE);
+	}
+}
+
+static bool rss_gap_mode(const struct engine *e)
+{
+	return (e->o.mode == MODE_TRACE || e->o.mode == MODE_CHUNK) &&
+	       e->f.hook[HOOK_RSS] == AT_NONE;
+}
+
 static int64_t scan_all(struct engine *e, struct proc *p)
 {
 	struct pstate *s = ps(p);
@@ -1033,7 +1139,7 @@ static int64_t scan_all(struct engine *e, struct proc *p)
 
 	/* The counters the next tick compares with are those from before this scan: a fault
 	 * during the scan shows as a change then. */
-	if (e->f.hook[HOOK_RSS] == AT_NONE && procfs_read_counters(p->pid, &s->c) == 0)
+	if (e->f.hook[HOOK_RSS] == AT_NONE && procfs_read_counters(io(p), &s->c) == 0)
 		s->counters_seen = true;
 
 	for (m = model_first(p); m; m = model_next(m)) {
@@ -1045,6 +1151,7 @@ static int64_t scan_all(struct engine *e, struct proc *p)
 		total += r;
 	}
 	ps(p)->last_full_ns = engine_now_ns();
+	rss_gap_rebase(p);
 	return total;
 }
 
@@ -1197,18 +1304,24 @@ static int reload(struct engine *e, struct proc *p)
 	proc_reset(p);
 	ps(p)->nscan = 0;
 	ps(p)->nchecks = 0;
+	err = choose_io_pid(p);
+	if (err)
+		return err;
 	e->st.maps_reads++;
-	err = procfs_read_maps(p->pid, layout_entry, &c);
+	err = procfs_read_maps(io(p), layout_entry, &c);
 	if (err)
 		return err;
 	if (!model_count_maps(p))
 		return -ESRCH;	/* a kernel thread or a zombie: no address space */
 	if (want_vmflags(e, p))
-		procfs_read_vmflags(p->pid, vmflags_entry, &c);
-	procfs_read_start_brk(p->pid, &p->brk_start);
+		procfs_read_vmflags(io(p), vmflags_entry, &c);
+	procfs_read_start_brk(io(p), &p->brk_start);
 	if (!p->comm[0])
 		procfs_read_comm(p->pid, p->comm, sizeof(p->comm));
 	procfs_read_uid(p->pid, &p->uid);
+	ps(p)->born = 0;
+	if (procfs_read_counters(p->pid, &ps(p)->c) == 0)
+		ps(p)->born = ps(p)->c.start_time;	/* the process's, not io_pid's */
 	r = scan_all(e, p);
 	if (r < 0)
 		return r;
@@ -1242,7 +1355,7 @@ static int relayout(struct engine *e, struct proc *p)
 	}
 	e->st.maps_reads++;
 	model_clear_layout(p);
-	err = procfs_read_maps(p->pid, layout_entry, &c);
+	err = procfs_read_maps(io(p), layout_entry, &c);
 	if (!err) {
 		/* Pages outside the new layout are gone. */
 		for (m = model_first(p); m; m = model_next(m)) {
@@ -1297,13 +1410,13 @@ static void flush(struct engine *e)
 		} else {
 			if (what & PEND_MAPS)
 				err = relayout(e, p);
-			if (!err && (what & PEND_RECONCILE)) {
+			if (!err && (what & (PEND_RECONCILE | PEND_VERIFY))) {
 				e->st.reconciles++;
 				ps(p)->nscan = 0;
 				r = scan_all(e, p);
 				if (r < 0)
 					err = r;
-				else
+				else if (what & PEND_RECONCILE)
 					e->st.drift_pages += r;
 			} else if (!err && (what & PEND_RESCAN)) {
 				/* The mode's own scan, not a correction: no drift counted, and
@@ -1550,10 +1663,34 @@ struct proc **engine_procs(struct engine *e, size_t *n)
 }
 
 /*
+ * A process whose exit record was lost (a small ring under fork load) would stay in the model
+ * as running forever: found here gone, reused (another start time) or a zombie, and retired
+ * as its exit record would have.  c: its counters just read, or NULL if they could not be.
+ */
+static bool retire_if_ended(struct engine *e, struct proc *p, const struct proc_counters *c)
+{
+	struct pstate *s = ps(p);
+
+	if (c && (!s->born || c->start_time == s->born) && c->state != 'Z' && c->state != 'X')
+		return false;	/* the common case, decided without another read */
+	if (!procfs_process_ended(p->pid, s->born)) {
+		/* Alive, but the thread we read it through is gone or a zombie (the main
+		 * thread called pthread_exit()): read it through a live one. */
+		if (!c || c->state == 'Z' || c->state == 'X')
+			mark(e, p, PEND_RELOAD);
+		return false;
+	}
+	mark_exited(e, p);
+	e->st.retired++;
+	return true;
+}
+
+/*
  * What changed a process since the last tick, when no BPF program runs at each fault.
- *   trace: the rss_stat hook's counters moved but no record of this process came ->
- *          reclaim, swap-out, khugepaged, KSM or GUP changed it behind our back: reconcile.
- *   chunk: the same from /proc/PID/stat's rss.
+ *   trace with --rss-hook: the rss_stat hook's counters moved but no record of this
+ *          process came -> reclaim, swap-out, khugepaged, KSM or GUP changed it behind our
+ *          back: reconcile.
+ *   trace, chunk: the counters are read for rss_gap_check, which decides after the drain.
  *   sample, exact: its fault counters (exact, kept by the kernel per process) or its rss
  *          or size moved: rescan it, and re-read its layout if its size changed (a stack
  *          growing by faults makes no syscall).
@@ -1565,6 +1702,9 @@ static void poll_counters(struct engine *e, struct proc *p)
 	struct rss_val rv;
 
 	if (e->f.hook[HOOK_RSS] != AT_NONE) {
+		/* /proc/PID/stat is not polled: look for ghosts only after exits were lost. */
+		if (e->ghost_ticks && retire_if_ended(e, p, NULL))
+			return;
 		if (tracer_read_rss(e->tracer, p->pid, &rv) == 0) {
 			if (rv.updates != s->rss_updates && !s->events_tick && s->rss_updates)
 				mark(e, p, PEND_RECONCILE);
@@ -1572,17 +1712,17 @@ static void poll_counters(struct engine *e, struct proc *p)
 		}
 		return;
 	}
-	if (procfs_read_counters(p->pid, &c))
+	if (retire_if_ended(e, p, procfs_read_counters(io(p), &c) ? NULL : &c))
 		return;
+	if (s->events_tick || c.rss != s->c.rss)
+		s->rss_gap_dirty = true;
 	if (s->counters_seen) {
 		uint64_t faults = c.minflt + c.majflt, before = s->c.minflt + s->c.majflt;
 		bool moved = faults != before || c.rss != s->c.rss || c.vsize != s->c.vsize;
 
-		if (e->o.mode == MODE_CHUNK || e->o.mode == MODE_TRACE) {
-			/* Faults arrive as records; an rss change with none is unexplained. */
-			if (c.rss != s->c.rss && !s->events_tick)
-				mark(e, p, PEND_RECONCILE);
-		} else if (moved) {
+		/* Trace and chunk mode: faults arrive as records or counts, and what none
+		 * explains shows in the rss gap (rss_gap_check). */
+		if (e->o.mode != MODE_CHUNK && e->o.mode != MODE_TRACE && moved) {
 			p->faults += faults > before ? faults - before : 0;
 			mark(e, p, PEND_RESCAN | (c.vsize != s->c.vsize ? PEND_MAPS : 0));
 		}
@@ -1626,6 +1766,30 @@ static void cpu_budget(struct engine *e, double dt)
 		e->scale /= 2;
 }
 
+/* Everything the kernel has for us: records, and chunk mode's fault counts. */
+static void drain_all(struct engine *e)
+{
+	tracer_consume(e->tracer);
+	if (e->o.mode == MODE_CHUNK) {
+		tracer_drain_chunks(e->tracer, on_chunk, e);
+		tracer_read_chunk_slots(e->tracer, on_chunk, e);
+	}
+}
+
+/* The counters were read (poll_counters); bring the model up to that moment -- every fault
+ * they count has its record or chunk count in by now -- and compare. */
+static void rss_gap_tick(struct engine *e)
+{
+	struct proc **procs;
+	size_t n, i;
+
+	drain_all(e);
+	flush(e);
+	procs = engine_procs(e, &n);
+	for (i = 0; i < n; i++)
+		rss_gap_check(e, procs[i]);
+}
+
 uint32_t engine_interval_scale(struct engine *e)
 {
 	return e->scale;
@@ -1645,14 +1809,18 @@ void engine_tick(struct engine *e)
 	e->now_ns = now;
 	if (e->o.filter && e->o.filter->cgroup)
 		refresh_cgroup(e);
-	tracer_consume(e->tracer);
-	if (e->o.mode == MODE_CHUNK) {
-		tracer_drain_chunks(e->tracer, on_chunk, e);
-		tracer_read_chunk_slots(e->tracer, on_chunk, e);
-	}
+	drain_all(e);
 	HOOK(e, tick);
 	e->st.lost = tracer_lost(e->tracer, e->st.lost_by_kind);
 	e->st.overflows = tracer_overflows(e->tracer);
+	if (e->st.lost_by_kind[EV_EXIT] != e->lost_exits) {
+		/* Some exit records were lost: a process may still be exiting, or a zombie
+		 * not yet reaped, at this tick; look again for a few. */
+		e->lost_exits = e->st.lost_by_kind[EV_EXIT];
+		e->ghost_ticks = GHOST_TICKS;
+	} else if (e->ghost_ticks) {
+		e->ghost_ticks--;
+	}
 	tracer_drain_lost_tgids(e->tracer, on_lost_tgid, e);
 
 	procs = engine_procs(e, &n);
@@ -1677,6 +1845,8 @@ void engine_tick(struct engine *e)
 		if (p->heat.used > 4096)
 			heat_prune(&p->heat, now);
 	}
+	if (rss_gap_mode(e))
+		rss_gap_tick(e);
 	/* Periodic reconciliation, round robin, within a page budget per tick. */
 	procs = engine_procs(e, &n);
 	if (e->o.reconcile && n) {

@@ -60,6 +60,7 @@ struct engine_stats {
 	uint64_t scanned_pages;
 	uint64_t maps_reads;
 	uint64_t overflows;
+	uint64_t retired;		/* processes found gone whose exit record was lost */
 	double events_per_sec;
 	double interval_s;
 	double cpu_pct;			/* mevitop's CPU over the last interval, % of one core */

@@ -379,6 +379,14 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 	uint64_t got = 0;
 	int err;
 
+	/* The injected syscalls and saved registers are x86-64's: in a 32-bit image (i386 or
+	 * x32, its own syscall table) the first injected mmap fails with EFAULT. */
+	if (procfs_exe_is_32bit(pid) == 1) {
+		snprintf(why, whylen, "process %d is 32-bit: 32-bit processes are not supported "
+			 "in exact mode%s", pid,
+			 x->run_pid ? "" : "; watch it without --exact (mevitop -p PID)");
+		return -ENOEXEC;
+	}
 	err = uffd_inject(in, x->features, &rc.fd, &got);
 	if (err) {
 		snprintf(why, whylen, "%s", uffd_why());

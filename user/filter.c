@@ -14,21 +14,27 @@
 int filter_set_user(struct filter *f, const char *user)
 {
 	struct passwd *pw = getpwnam(user);
+	unsigned long long v;
 	char *end;
-	long v;
 
 	if (pw) {
 		f->uid = pw->pw_uid;
 		f->uid_set = true;
 		return 0;
 	}
-	v = strtol(user, &end, 10);
-	if (*user && !*end && v >= 0) {
-		f->uid = v;
-		f->uid_set = true;
-		return 0;
+	/* A uid is digits only and fits uid_t; (uid_t)-1 means "no uid" to the kernel.  strtol
+	 * alone would take " 0", "+0" or 4294967296 (as 0: root). */
+	if (*user >= '0' && *user <= '9') {
+		errno = 0;
+		v = strtoull(user, &end, 10);
+		if (!errno && !*end && v < (uid_t)-1) {
+			f->uid = v;
+			f->uid_set = true;
+			return 0;
+		}
 	}
-	log_err("no such user: %s", user);
+	log_err("no such user: '%s' (a user name, or a uid from 0 to %u)", user,
+		(unsigned)(uid_t)-1 - 1);
 	return -EINVAL;
 }
 

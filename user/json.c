@@ -125,13 +125,14 @@ int json_snapshot(FILE *out, struct engine *e, const struct json_opts *o, uint64
 	put(&b, "{\"time\": %.6f, \"monotonic\": %.6f, \"mode\": \"%s\", \"interval_ms\": %" PRIu64
 	    ", \"stats\": {\"events\": %" PRIu64 ", \"lost\": %" PRIu64 ", \"reconciles\": %" PRIu64
 	    ", \"drift_pages\": %" PRIu64 ", \"scans\": %" PRIu64 ", \"scanned_pages\": %" PRIu64
-	    ", \"maps_reads\": %" PRIu64 ", \"overflows\": %" PRIu64 ", \"events_per_sec\": %.1f"
+	    ", \"maps_reads\": %" PRIu64 ", \"overflows\": %" PRIu64 ", \"retired\": %" PRIu64
+	    ", \"events_per_sec\": %.1f"
 	    ", \"engine_bytes\": %zu, \"processes\": %zu, \"cpu_pct\": %.2f"
 	    ", \"interval_scale\": %u",
 	    wall, mono_ns / 1e9, engine_mode_name(engine_mode(e)),
 	    o->interval_ms * (st->interval_scale ? st->interval_scale : 1), st->events,
 	    st->lost, st->reconciles, st->drift_pages, st->scans, st->scanned_pages,
-	    st->maps_reads, st->overflows, st->events_per_sec, engine_bytes(e), n, st->cpu_pct,
+	    st->maps_reads, st->overflows, st->retired, st->events_per_sec, engine_bytes(e), n, st->cpu_pct,
 	    st->interval_scale ? st->interval_scale : 1);
 	put(&b, ", \"lost_by_kind\": {\"fault\": %" PRIu64 ", \"syscall\": %" PRIu64
 	    ", \"fork\": %" PRIu64 ", \"exec\": %" PRIu64 ", \"exit\": %" PRIu64 "}",

@@ -45,6 +45,7 @@ const char *features_disable_names(void)
 int features_parse_disable(const char *list, uint32_t *mask)
 {
 	char *copy = strdup(list), *tok, *save = NULL;
+	bool named = false;
 	size_t i;
 
 	if (!copy)
@@ -60,8 +61,13 @@ int features_parse_disable(const char *list, uint32_t *mask)
 			return -EINVAL;
 		}
 		*mask |= disable_names[i].bit;
+		named = true;
 	}
 	free(copy);
+	if (!named) {
+		log_err("--disable needs a feature name (known: %s)", features_disable_names());
+		return -EINVAL;
+	}
 	return 0;
 }
 

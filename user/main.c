@@ -4,7 +4,9 @@
  * main() only wires things: options → feature probe → engine → JSON or UI.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +117,35 @@ static void report_exit(void *ctx, const struct proc *p)
 		log_err("process %d (%s) exited", p->pid, p->comm);
 }
 
+/* A reader that went away (`| head`) is a normal end; anything else is said. */
+static int snapshot_failed(int err)
+{
+	if (err == -EPIPE)
+		return 0;
+	log_err("failed to write snapshot: %s", strerror(-err));
+	return 1;
+}
+
+/*
+ * Started with fd 0, 1 or 2 closed, the first files mevitop opens (BPF objects, pagemap)
+ * would get those numbers, and snapshots or messages would be written into them: closed
+ * ones are pointed at /dev/null.  Returns whether stdout was closed.
+ */
+static bool guard_std_fds(void)
+{
+	bool out_closed = false;
+	int fd;
+
+	for (fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		out_closed |= fd == 1;
+		if (open("/dev/null", fd ? O_WRONLY : O_RDONLY) != fd)
+			exit(1);
+	}
+	return out_closed;
+}
+
 /* Also `serve`'s loop, with no snapshot written (out NULL): the engine on the main thread. */
 static int run_json(struct engine *e, struct cli *c)
 {
@@ -128,7 +159,7 @@ static int run_json(struct engine *e, struct cli *c)
 	err = out ? json_snapshot(out, e, &jo, mono, wall_now()) : 0;
 	engine_unlock(e);
 	if (err)
-		return err == -EPIPE ? 0 : 1;
+		return snapshot_failed(err);
 	printed++;
 	next = mono + c->interval_ms * 1000000ULL;
 	while (!stop_signal && (!c->count || printed < c->count)) {
@@ -150,7 +181,7 @@ static int run_json(struct engine *e, struct cli *c)
 		err = out ? json_snapshot(out, e, &jo, mono, wall_now()) : 0;
 		engine_unlock(e);
 		if (err)
-			return err == -EPIPE ? 0 : 1;
+			return snapshot_failed(err);
 		printed++;
 		/* --max-cpu may stretch the interval (engine_interval_scale). */
 		next += c->interval_ms * engine_interval_scale(e) * 1000000ULL;
@@ -184,6 +215,7 @@ static int run_view(struct engine *e, struct cli *c)
 
 int main(int argc, char **argv)
 {
+	bool out_closed = guard_std_fds();	/* before anything opens a file */
 	struct engine_opts eo = { 0 };
 	struct features f = { 0 };
 	struct engine *e = NULL;
@@ -194,6 +226,13 @@ int main(int argc, char **argv)
 	rc = cli_parse(argc, argv, &c);
 	if (rc)
 		goto out;
+	if (out_closed) {
+		/* Everything mevitop prints goes to stdout (the view, snapshots, help). */
+		log_err("failed to write %s: %s", c.json ? "snapshot" : "to stdout",
+			strerror(EBADF));
+		rc = 1;
+		goto out;
+	}
 	if (c.help) {
 		cli_usage(stdout);
 		goto out;

@@ -43,16 +43,28 @@ int procfs_read_tgid(pid_t tid, pid_t *tgid);		/* from /proc/TID/status */
 int procfs_read_uid(pid_t pid, uid_t *uid);
 int procfs_read_start_brk(pid_t pid, uint64_t *start_brk); /* /proc/PID/stat field 47 */
 bool procfs_is_kernel_thread(pid_t pid);		/* no mm: empty maps */
+/* The thread whose /proc/TID entries show pid's address space: pid itself, or a live thread
+ * if pid's main thread has exited while others run; -ESRCH if there is none. */
+int procfs_live_thread(pid_t pid, pid_t *tid);
+/* 1 if pid runs a 32-bit ELF image (i386 or x32), 0 if 64-bit, -errno if unknown. */
+int procfs_exe_is_32bit(pid_t pid);
 int procfs_tracer_pid(pid_t pid, pid_t *tracer);
-/* Counters of /proc/PID/stat: faults (exact, summed over threads), size and resident
- * pages (the kernel's approximate rss counters); and the parent. */
+/* Counters of /proc/PID/stat: faults (exact, summed over threads), size and the parent;
+ * resident pages from /proc/PID/statm (procfs_read_rss). */
 struct proc_counters {
 	pid_t ppid;
 	uint64_t minflt, majflt;
 	uint64_t vsize;		/* bytes */
-	uint64_t rss;		/* pages */
+	uint64_t rss;		/* pages, exact: from /proc/PID/statm */
+	uint64_t start_time;	/* clock ticks after boot: tells a reused pid */
+	char state;		/* R, S, D, Z, ... (of the main thread) */
 };
 int procfs_read_counters(pid_t pid, struct proc_counters *c);
+/* pid is no longer the process started at born (start_time; 0: any): gone, reused, or
+ * exited and not yet reaped. */
+bool procfs_process_ended(pid_t pid, uint64_t born);
+/* The resident pages the kernel counts for pid's mm (file + anon + shmem), summed exactly. */
+int procfs_read_rss(pid_t pid, uint64_t *rss);
 
 /* All pids (tgids) in /proc, sorted; *pids is malloc'ed. */
 int procfs_list_pids(pid_t **pids, size_t *n);

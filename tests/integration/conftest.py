@@ -2,7 +2,6 @@
 as root and runs them all: tests/run-all.sh fails if anything was skipped there)."""
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -83,16 +82,5 @@ def datafile(tmp_path):
 def swapfile():
     """A 64 MiB swap file, switched on for the test (the swap tests and the UI's swapped
     cells)."""
-    path = "/var/tmp/mevitop-test.swap"
-    subprocess.run(["swapoff", path], capture_output=True)
-    subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=1M", "count=64"], check=True,
-                   capture_output=True)
-    os.chmod(path, 0o600)
-    subprocess.run(["mkswap", path], check=True, capture_output=True)
-    r = subprocess.run(["swapon", path], capture_output=True, text=True)
-    if r.returncode:
-        os.unlink(path)
-        pytest.fail(f"swapon failed (this test needs a filesystem that takes swap files): {r.stderr}")
-    yield path
-    subprocess.run(["swapoff", path], capture_output=True)
-    os.unlink(path)
+    with harness.swap_file(64) as path:
+        yield path

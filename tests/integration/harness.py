@@ -4,6 +4,7 @@ Everything here synchronises on readiness: the workload's "ready"/"done" lines a
 mevitop's snapshots (whose "monotonic" field is CLOCK_MONOTONIC at the start of the drain
 that preceded them).  Timeouts exist only as failure guards.
 """
+import contextlib
 import json
 import os
 import queue
@@ -264,3 +265,59 @@ def assert_matches(snapshot, pid, context=""):
     # The totals agree with the runs.
     assert entry["pages"]["resident"] == sum(1 for s in model.values() if s == "resident")
     return entry, truth
+
+
+# --- kernel state a test sets up and takes down ---
+
+@contextlib.contextmanager
+def swap_file(mib):
+    """A swap file of `mib` MiB, on while the block runs; named with this pid so that tests
+    running at the same time (other worktrees) do not share one."""
+    path = f"/var/tmp/mevitop-test-{os.getpid()}.swap"
+    subprocess.run(["swapoff", path], capture_output=True)
+    subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=1M", f"count={mib}"], check=True,
+                   capture_output=True)
+    os.chmod(path, 0o600)
+    subprocess.run(["mkswap", path], check=True, capture_output=True)
+    r = subprocess.run(["swapon", path], capture_output=True, text=True)
+    if r.returncode:
+        os.unlink(path)
+        raise AssertionError("swapon failed (this test needs a filesystem that takes swap "
+                             f"files): {r.stderr}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["swapoff", path], capture_output=True)
+        os.unlink(path)
+
+
+@contextlib.contextmanager
+def memory_cgroup(name, limit_bytes):
+    """A memory cgroup (v1 where the memory controller is mounted as v1, else v2) limited to
+    limit_bytes; yields a function that moves a pid into it.  Removed at the end (its
+    processes must have exited or been moved out by then)."""
+    v1 = "/sys/fs/cgroup/memory"
+    if os.path.isdir(v1):
+        path, limit = os.path.join(v1, name), "memory.limit_in_bytes"
+    else:
+        path, limit = os.path.join("/sys/fs/cgroup", name), "memory.max"
+    os.mkdir(path)
+    try:
+        with open(os.path.join(path, limit), "w") as f:
+            f.write(str(limit_bytes))
+
+        def enter(pid):
+            with open(os.path.join(path, "cgroup.procs"), "w") as f:
+                f.write(str(pid))
+        yield enter
+    finally:
+        deadline = time.monotonic() + GUARD_S
+        while True:
+            try:
+                os.rmdir(path)
+                break
+            except OSError:
+                # The last process's exit is still uncharging it: retry until it is empty.
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)

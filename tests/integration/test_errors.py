@@ -1,5 +1,6 @@
 """Bad input gets one clear line on stderr and a non-zero exit, never a crash or a hang; lost
 events are counted, shown and healed from pagemap."""
+import json
 import os
 import signal
 import subprocess
@@ -8,12 +9,17 @@ import harness
 from harness import assert_matches, find_proc
 
 
-def run_mevitop(args, user=None, timeout=30):
+def run_mevitop(args, user=None, timeout=30, env_extra=None, **kw):
     cmd = [harness.MEVITOP, *args]
     if user:
         cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
-    env = dict(os.environ, **harness.SAN_ENV)
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    env = dict(os.environ, **harness.SAN_ENV, **(env_extra or {}))
+    if "stdout" in kw:
+        p = subprocess.run(cmd, stderr=subprocess.PIPE, text=True, timeout=timeout, env=env,
+                           **kw)
+    else:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env,
+                           **kw)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -67,6 +73,77 @@ def test_no_fault_hook():
     rc, _, err = run_mevitop(["--json", "-n", "1", "--disable", "tp_btf,tracefs,fentry,kprobe"])
     assert rc == 1
     assert "no page-fault hook is available" in one_clear_line(err)
+
+
+def test_uid_must_fit_and_be_digits_only():
+    # 4294967296 wrapped to uid 0 (root's processes); (uid_t)-1 means "no uid".
+    for bad in ("4294967296", "4294967295", " 0", "+0", "0x1", ""):
+        rc, out, err = run_mevitop(["--json", "-n", "1", "-u", bad])
+        assert rc == 2 and out == "", bad
+        assert one_clear_line(err) == f"mevitop: no such user: '{bad}' (a user name, or a " \
+                                      "uid from 0 to 4294967294)", bad
+
+
+def test_disable_needs_a_feature():
+    for bad in ("", ",", " , "):
+        rc, _, err = run_mevitop(["--json", "-n", "1", "--disable", bad])
+        assert rc == 2, repr(bad)
+        assert one_clear_line(err).startswith("mevitop: --disable needs a feature name")
+    rc, _, err = run_mevitop(["--json", "-n", "1"], env_extra={"MEVITOP_DISABLE": ","})
+    assert rc == 2 and "--disable needs a feature name" in one_clear_line(err)
+
+
+def test_pid_with_blank_or_sign():
+    for bad in (" 1", "+1", "1 ", "\t1"):
+        rc, _, err = run_mevitop(["--json", "-p", bad])
+        assert rc == 2, repr(bad)
+        assert f"invalid pid '{bad}'" in one_clear_line(err)
+
+
+def test_snapshot_write_failures(workload):
+    """stdout closed or full: one line saying why, exit 1 -- the target is untouched."""
+    wl = workload()
+    args = ["--json", "-n", "2", "-i", "50", "-p", str(wl.pid)]
+    with open("/dev/full", "w") as full:
+        rc, _, err = run_mevitop(args, stdout=full)
+    assert rc == 1
+    assert one_clear_line(err) == "mevitop: failed to write snapshot: No space left on device"
+    rc, _, err = run_mevitop(args, stdout=subprocess.DEVNULL, preexec_fn=lambda: os.close(1))
+    assert rc == 1
+    assert one_clear_line(err) == "mevitop: failed to write snapshot: Bad file descriptor"
+    rc, _, err = run_mevitop(["-p", str(wl.pid)], stdout=subprocess.DEVNULL,
+                             preexec_fn=lambda: os.close(1))
+    assert rc == 1
+    assert one_clear_line(err) == "mevitop: failed to write to stdout: Bad file descriptor"
+    assert wl.do("map a 1")[0] > 0          # still running, still answering
+
+
+def test_32bit_process_refused_in_exact_mode():
+    """An i386 process: exact mode says why it cannot, and leaves it running, unstopped;
+    the pagemap engine watches it."""
+    wl32 = subprocess.Popen([os.path.join(harness.WORKLOADS, "wl32")], stdout=subprocess.PIPE)
+    try:
+        pid = int(wl32.stdout.readline().split()[1])
+        want = (f"mevitop: process {pid} is 32-bit: 32-bit processes are not supported in "
+                "exact mode")
+        rc, out, err = run_mevitop(["--json", "-n", "1", "--exact", "-p", str(pid)])
+        assert rc == 1 and out == ""
+        assert one_clear_line(err) == want + "; watch it without --exact (mevitop -p PID)"
+        with open(f"/proc/{pid}/stat") as f:
+            assert f.read().rsplit(")", 1)[1].split()[0] == "S"     # paused, not stopped
+        with open(f"/proc/{pid}/status") as f:
+            assert "TracerPid:\t0\n" in f.read()
+        rc, out, err = run_mevitop(["--json", "-n", "1", "-p", str(pid)])
+        assert rc == 0, err
+        assert_matches(json.loads(out), pid)
+        rc, _, err = run_mevitop(["run", "--json", "-n", "1", "--",
+                                  os.path.join(harness.WORKLOADS, "wl32")])
+        assert rc == 1
+        assert one_clear_line(err).startswith("mevitop: cannot watch ")
+        assert "is 32-bit: 32-bit processes are not supported in exact mode" in err
+    finally:
+        wl32.kill()
+        wl32.wait()
 
 
 def test_kernel_thread_refused():

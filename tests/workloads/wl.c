@@ -18,7 +18,12 @@
  *   brktouch COUNT             (write the top COUNT pages below the break)
  *   threads NAME NTHREADS START COUNT   (all threads write interleaved pages at once)
  *   readfile NAME START COUNT PATH      (read() into the region: kernel-mode faults)
+ *   random NAME COUNT SEED     (writes COUNT pseudo-random pages of the region)
  *   fork NAME START COUNT      (child writes those pages, reports, then waits forever)
+ *   forkwait NAME START COUNT  (the same, but the child first waits for "release")
+ *   release                    (lets the forkwait child write; done once it has)
+ *   leaderexit                 (another thread takes over, the main thread pthread_exit()s;
+ *                               done says the new thread's tid)
  *   exec                       (re-exec this program; prints "ready PID" again)
  *   exit
  */
@@ -27,6 +32,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "workload.h"
@@ -89,6 +95,25 @@ static void touch(char *base, size_t start, size_t count, size_t stride, bool wr
 		else
 			(void)*p;
 	}
+}
+
+/* Writes count pages picked by a seeded xorshift: a working set larger than memory keeps
+ * reclaim busy behind the process's back. */
+static void cmd_random(char **argv)
+{
+	struct region *r = get(argv[1]);
+	size_t count = strtoul(argv[2], NULL, 0), i;
+	uint64_t x = strtoull(argv[3], NULL, 0) | 1;
+
+	if (!r)
+		return;
+	for (i = 0; i < count; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		r->base[(x % r->pages) * PAGE] = (char)i | 1;
+	}
+	wl_done(NULL);
 }
 
 static void cmd_map(char **argv, int argc)
@@ -225,15 +250,18 @@ static void cmd_threads(char **argv)
 	wl_done(NULL);
 }
 
-static void cmd_fork(char **argv)
+/* The forkwait child's start signal: written by "release", read by the child. */
+static int release_fd = -1, released_fd = -1;
+
+static void cmd_fork(char **argv, bool wait_release)
 {
 	struct region *r = get(argv[1]);
 	size_t start = strtoul(argv[2], NULL, 0), count = strtoul(argv[3], NULL, 0);
-	int pfd[2];
+	int pfd[2], go[2] = { -1, -1 };
 	pid_t pid;
 	char c, extra[32];
 
-	if (!r || pipe(pfd))
+	if (!r || pipe(pfd) || (wait_release && pipe(go)))
 		return;
 	pid = fork();
 	if (pid < 0) {
@@ -242,6 +270,13 @@ static void cmd_fork(char **argv)
 	}
 	if (pid == 0) {
 		close(pfd[0]);
+		if (wait_release) {
+			/* Born idle: touches nothing until the test says so, then writes and
+			 * sleeps -- the pages must show up though no event of its own follows. */
+			close(go[1]);
+			if (write(pfd[1], "x", 1) != 1 || read(go[0], &c, 1) != 1)
+				_exit(1);
+		}
 		touch(r->base, start, count, 1, true);	/* copy-on-write */
 		if (write(pfd[1], "x", 1) != 1)
 			_exit(1);
@@ -249,13 +284,34 @@ static void cmd_fork(char **argv)
 			pause();
 	}
 	close(pfd[1]);
+	if (wait_release)
+		close(go[0]);
 	if (read(pfd[0], &c, 1) != 1) {
 		wl_fail("child");
 		return;
 	}
-	close(pfd[0]);
+	if (wait_release) {
+		release_fd = go[1];
+		released_fd = pfd[0];
+	} else {
+		close(pfd[0]);
+	}
 	snprintf(extra, sizeof(extra), "%d", pid);
 	wl_done(extra);
+}
+
+static void cmd_release(void)
+{
+	char c;
+
+	if (release_fd < 0 || write(release_fd, "x", 1) != 1 || read(released_fd, &c, 1) != 1) {
+		wl_fail("release");
+		return;
+	}
+	close(release_fd);
+	close(released_fd);
+	release_fd = released_fd = -1;
+	wl_done(NULL);
 }
 
 static void cmd_readfile(char **argv)
@@ -380,7 +436,13 @@ static void dispatch(char **argv, int argc)
 	} else if (!strcmp(argv[0], "readfile") && argc >= 5) {
 		cmd_readfile(argv);
 	} else if (!strcmp(argv[0], "fork") && argc >= 4) {
-		cmd_fork(argv);
+		cmd_fork(argv, false);
+	} else if (!strcmp(argv[0], "random") && argc >= 4) {
+		cmd_random(argv);
+	} else if (!strcmp(argv[0], "forkwait") && argc >= 4) {
+		cmd_fork(argv, true);
+	} else if (!strcmp(argv[0], "release")) {
+		cmd_release();
 	} else if (!strcmp(argv[0], "exec")) {
 		char *args[] = { self_path, NULL };
 
@@ -396,18 +458,19 @@ static void dispatch(char **argv, int argc)
 	}
 }
 
-int main(int argc, char **argv)
+/* Reads and runs commands until stdin ends.  arg non-NULL: a thread taking over from the
+ * main thread ("leaderexit"), which says so with its tid first. */
+static void *serve(void *arg)
 {
 	char line[1024], *args[16], *save, *tok;
 	int n;
 
-	self_path = realpath("/proc/self/exe", NULL);
-	(void)argc;
-	(void)argv;
-	/* Keep malloc out of the way: no arenas or mmap'd chunks appearing mid-test. */
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("ready %d\n", getpid());
-	fflush(stdout);
+	if (arg) {
+		char extra[32];
+
+		snprintf(extra, sizeof(extra), "%ld", (long)syscall(SYS_gettid));
+		wl_done(extra);
+	}
 	while (fgets(line, sizeof(line), stdin)) {
 		n = 0;
 		for (tok = strtok_r(line, " \t\n", &save); tok && n < 15;
@@ -416,7 +479,30 @@ int main(int argc, char **argv)
 		if (!n)
 			continue;
 		args[n] = NULL;
+		if (!strcmp(args[0], "leaderexit")) {
+			pthread_t t;
+
+			/* The main thread leaves, the process lives on in another thread: a
+			 * zombie leader with a live process behind it. */
+			if (pthread_create(&t, NULL, serve, "") == 0)
+				pthread_exit(NULL);
+			wl_fail("pthread_create");
+			continue;
+		}
 		dispatch(args, n);
 	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	self_path = realpath("/proc/self/exe", NULL);
+	(void)argc;
+	(void)argv;
+	/* Keep malloc out of the way: no arenas or mmap'd chunks appearing mid-test. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("ready %d\n", getpid());
+	fflush(stdout);
+	serve(NULL);
 	return 0;
 }
