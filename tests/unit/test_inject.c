@@ -17,6 +17,7 @@
 #include "children.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -581,13 +582,34 @@ static void test_signal_while_held(void **state)
 	assert_int_equal(finish_target(&t), 0);
 }
 
-/* Seize, inject and release leave /proc/PID/maps and the fd table exactly as they were. */
+/* Remove the /proc/PID/maps line of the mapping starting at @start from @maps (in place). */
+static void drop_map_line(char *maps, uint64_t start)
+{
+	char key[32], *p, *e;
+
+	snprintf(key, sizeof(key), "%" PRIx64 "-", start);
+	for (p = maps; p && *p; p = e ? e + 1 : NULL) {
+		e = strchr(p, '\n');
+		if (!strncmp(p, key, strlen(key))) {
+			memmove(p, e ? e + 1 : p + strlen(p), strlen(e ? e + 1 : p + strlen(p)) + 1);
+			return;
+		}
+	}
+	fail_msg("no mapping at %" PRIx64 " in maps", start);
+}
+
+/*
+ * Seize, inject and release leave /proc/PID/maps and the fd table exactly as they were,
+ * but for the one scratch page (named, if the kernel names anonymous mappings), which
+ * the next seize reuses instead of mapping another.
+ */
 static void test_maps_and_fds_unchanged(void **state)
 {
 	struct target t;
 	struct inj *in = NULL;
 	char why[256], path[64];
 	char *maps0, *maps1, *fds0, *fds1;
+	uint64_t scratch, scratch_len;
 
 	(void)state;
 	start_target(&t, 0);
@@ -617,8 +639,23 @@ static void test_maps_and_fds_unchanged(void **state)
 		assert_int_equal(remote(in, SYS_close, fd, 0, 0, 0, 0, 0), 0);
 		assert_int_equal(remote(in, SYS_munmap, addr, 8192, 0, 0, 0, 0), 0);
 	}
+	scratch = inj_scratch(in, &scratch_len);
+	assert_true(scratch != 0);
+	assert_int_equal(scratch_len, 4096);
 	assert_int_equal(inj_release(in), 0);
 	maps1 = slurp(path);
+	{
+		char *again;
+
+		assert_int_equal(inj_seize(t.pid, 0, &in, why, sizeof(why)), 0);
+		assert_int_equal(inj_scratch(in, NULL), scratch);
+		assert_int_equal(remote(in, SYS_getpid, 0, 0, 0, 0, 0, 0), t.pid);
+		assert_int_equal(inj_release(in), 0);
+		again = slurp(path);
+		assert_string_equal(maps1, again);
+		free(again);
+	}
+	drop_map_line(maps1, scratch);
 	{
 		char cmd[128];
 		FILE *p;
