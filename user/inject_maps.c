@@ -13,6 +13,8 @@
 
 #define CODE_CHUNK	65536
 #define CODE_OVERLAP	16	/* longest pattern we search for, so none straddles a chunk */
+#define SCRATCH_PAGE	4096
+#define SCRATCH_MAX	(4 * SCRATCH_PAGE)	/* the largest scratch mapping we make */
 
 struct map_line {
 	uint64_t start, end, offset, inode;
@@ -143,18 +145,28 @@ struct scratch_arg {
 	struct inj_vma *out;
 };
 
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
 static int match_scratch(const struct map_line *m, void *arg)
 {
 	struct scratch_arg *a = arg;
-	uint8_t head[64];
+	uint8_t page[SCRATCH_PAGE];
 
 	if (strcmp(m->name, a->name)) {
-		/* unnamed: anonymous, private, r-x, starting with our magic */
-		if (m->inode || m->name[0] || strcmp(m->perms, "r-xp"))
+		/* unnamed: anonymous, private, r-x, small */
+		if (m->inode || m->name[0] || strcmp(m->perms, "r-xp") ||
+		    m->end - m->start > SCRATCH_MAX || a->magic_len > sizeof(page))
 			return 0;
-		if (a->magic_len > sizeof(head) ||
-		    pread(a->memfd, head, a->magic_len, (off_t)m->start) != (ssize_t)a->magic_len ||
-		    memcmp(head, a->magic, a->magic_len))
+		if (pread(a->memfd, page, sizeof(page), (off_t)m->start) != (ssize_t)sizeof(page))
+			return 0;
+		/* ours, or one whose mapping we saw complete but died before writing it */
+		if (memcmp(page, a->magic, a->magic_len) && !all_zero(page, sizeof(page)))
 			return 0;
 	}
 	a->out->start = m->start;

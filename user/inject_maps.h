@@ -34,9 +34,12 @@ int injmap_find_code(pid_t pid, int memfd, const char *first, injmap_match_fn ma
 		     uint64_t *addr);
 
 /*
- * A scratch page left by an earlier attach: the mapping named @name, or else a private
- * anonymous r-x mapping whose first bytes are @magic (the kernel may lack anonymous VMA
- * names).  Returns 0, -ENOENT, or -errno.
+ * A scratch page left by an earlier attach: the mapping named @name, or else a small
+ * private anonymous r-x mapping whose first bytes are @magic (the kernel may lack
+ * anonymous VMA names) or whose first page is all zeros (a monitor killed right after
+ * the bootstrap's mmap, before it wrote the page: adopting it keeps the leftover to one
+ * mapping, and a program has no use for a page of zeros it can only execute).
+ * Returns 0, -ENOENT, or -errno.
  */
 int injmap_find_scratch(pid_t pid, int memfd, const char *name, const void *magic,
 			size_t magic_len, struct inj_vma *out);
