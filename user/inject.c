@@ -307,6 +307,7 @@ static void mark_gone(struct inj_thread *t)
 
 static int follow_clone_event(struct inj *in, pid_t tid);
 static int bootstrap_scratch(struct inj *in);
+static int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted);
 
 /*
  * Wait until thread @idx sits in an event stop (interrupt or group stop).  A PTRACE_INTERRUPT
@@ -441,6 +442,46 @@ static int scratch_write_code(struct inj *in)
 }
 
 /*
+ * A thread that an earlier monitor died under may still be inside our trampoline: a
+ * stopped process runs it only once continued.  Its own context is in the page's frame,
+ * so before anything writes a new frame, let it run to the end of the trampoline (its
+ * rt_sigreturn) under our eyes, and park it there, home.
+ */
+static int finish_inflight(struct inj *in)
+{
+	for (int i = 0; i < in->nr; i++) {
+		uint64_t deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
+		struct user_regs_struct r;
+		bool interrupted = false;
+		int err;
+
+		if (!in->t[i].parked || in->t[i].gone ||
+		    ptrace(PTRACE_GETREGS, in->t[i].tid, 0, &r) < 0 ||
+		    r.rip - in->scratch >= in->scratch_len)
+			continue;
+		in->t[i].parked = false;
+		do {
+			err = step_to(in, i, PTRACE_SYSCALL_INFO_EXIT, deadline, &interrupted);
+			if (!err && ptrace(PTRACE_GETREGS, in->t[i].tid, 0, &r) < 0)
+				err = -errno;
+		} while (!err && r.rip - in->scratch < in->scratch_len);
+		if (err == -ESRCH)
+			continue;
+		if (err) {
+			set_why(in, "failed to let thread %d of process %d finish an earlier "
+				"injection: %s", in->t[i].tid, in->pid, strerror(-err));
+			return err;
+		}
+		ptrace(PTRACE_INTERRUPT, in->t[i].tid, 0, 0);
+		ptrace(PTRACE_CONT, in->t[i].tid, 0, 0);
+		err = park(in, i, deadline);
+		if (err && err != -ESRCH)
+			return err;
+	}
+	return 0;
+}
+
+/*
  * Before any call: reuse a scratch page an earlier attach left, or find the two pieces
  * of the target's own code the bootstrap borrows (we never write the target's text).
  */
@@ -455,7 +496,9 @@ static int prepare_scratch(struct inj *in)
 	if (!err) {
 		in->scratch = v.start;
 		in->scratch_len = v.end - v.start;
-		err = scratch_write_code(in);
+		err = finish_inflight(in);
+		if (!err)
+			err = scratch_write_code(in);
 		if (!err)
 			return 0;
 		in->scratch = 0;
@@ -476,6 +519,31 @@ static int prepare_scratch(struct inj *in)
 }
 
 /* ---- seize ---- */
+
+/*
+ * For the kill -9 tests (tests/integration/killsweep.py): MEVITOP_TEST_KILL_US=N has the
+ * kernel SIGKILL this process N microseconds after its first PTRACE_SEIZE.  A POSIX
+ * timer, so the death lands at any instruction of ours, exactly as an OOM kill would,
+ * and no code of ours runs at that moment.
+ */
+static void test_kill_arm(void)
+{
+	static bool armed;
+	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGKILL };
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+	const char *s = getenv("MEVITOP_TEST_KILL_US");
+	unsigned long us;
+	timer_t timer;
+
+	if (armed || !s || !*s)
+		return;
+	armed = true;
+	us = strtoul(s, NULL, 10);
+	its.it_value.tv_sec = (time_t)(us / 1000000);
+	its.it_value.tv_nsec = (long)(us % 1000000) * 1000 + 1;	/* 0 would disarm it */
+	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) == 0)
+		timer_settime(timer, 0, &its, NULL);
+}
 
 static int check_target(struct inj *in)
 {
@@ -626,6 +694,7 @@ static int do_seize(struct inj *in)
 				explain_seize_error(in, tid, err);
 				goto fail;
 			}
+			test_kill_arm();
 			idx = add_thread(in, tid);
 			if (idx < 0) {
 				err = idx;

@@ -4,11 +4,13 @@ default suite) and tests/stress/exact_kill.py (`make stress`, >= 200 kills per t
 
 The target is tests/workloads/kill_target: its main thread - the one exact mode injects
 into - checks its own rbx, r12-r15, ymm8 and ymm9 in a loop (or around a blocking read),
-so borrowed registers or a lost AVX state show up as "error corrupt" and exit 4.  After
-each kill the test waits for the kernel to detach the target (every thread's TracerPid
+so borrowed registers or a lost AVX state show up as "error corrupt" and exit 4.  mevitop
+is killed by a timer it arms at its first PTRACE_SEIZE (MEVITOP_TEST_KILL_US), so the
+delay is exact and the death can land on any instruction.  After each kill the test waits for the kernel to detach the target (every thread's TracerPid
 back to 0), then compares /proc/PID/maps (all but the one scratch page), the fd table,
 each thread's SigBlk/SigIgn/SigCgt and the process state with what they were before.
 """
+import difflib
 import os
 import random
 import signal
@@ -51,23 +53,6 @@ def traced(pid):
     return any(int(s.get("TracerPid", "0")) for s in thread_status(pid).values())
 
 
-class TracerWatch:
-    """Polls the main thread's TracerPid as fast as Python can (a few µs a read, with the
-    file kept open: the seize is seen within microseconds, the delay counts from there)."""
-
-    def __init__(self, pid):
-        self.fd = os.open(f"/proc/{pid}/status", os.O_RDONLY)
-
-    def traced(self):
-        os.lseek(self.fd, 0, os.SEEK_SET)
-        text = os.read(self.fd, 8192)
-        i = text.index(b"TracerPid:")
-        return text[i + 10:text.index(b"\n", i)].strip() != b"0"
-
-    def close(self):
-        os.close(self.fd)
-
-
 def wait_for(cond, what, timeout=GUARD_S):
     deadline = time.monotonic() + timeout
     while not cond():
@@ -83,8 +68,7 @@ class Target:
         self.mode, self.stopped = mode, stopped
         self.wl = harness.Workload("kill_target", [mode, "-t", str(threads)])
         self.pid = self.wl.pid
-        if mode != "block":
-            self.rounds = self.status()
+        self.settle()   # every thread has run: stdio buffers and malloc arenas exist
         if stopped:
             os.kill(self.pid, signal.SIGSTOP)
             wait_for(lambda: proc_state(self.pid) == "T", "the target to stop")
@@ -105,26 +89,55 @@ class Target:
             "stopped": proc_state(self.pid) == "T",
         }
 
+    def settle(self):
+        """Wait until the main thread is back in its own code: a thread the monitor died
+        under finishes the injected call and restores itself only when it next runs, and
+        on 2 busy vCPUs that can take a while.  spin/fork: it completed a whole check loop
+        after this call; block: its read() was restarted and answered."""
+        if self.mode == "block":
+            self.status()
+            return
+        first = self.status()
+        deadline = time.monotonic() + GUARD_S
+        while self.status() <= first:
+            assert time.monotonic() < deadline, "the main thread made no progress"
+            time.sleep(0.001)
+
     def problems(self):
-        """What differs from before (empty: the target is as it was)."""
+        """What differs from before (empty: the target is as it was).  A stopped target
+        stays stopped.  A thread of it that mevitop died under finishes the injected call
+        (closing its fd) and restores its mask only when it runs again - before any code
+        of its own - so its fds and masks are compared after SIGCONT (finish())."""
         if self.wl.proc.poll() is not None:
             return [f"target died: exit status {self.wl.proc.returncode}"]
-        now, bad = self.snapshot(), []
+        bad = []
+        if not self.stopped:
+            try:
+                self.settle()
+            except AssertionError as e:
+                return [f"target does not answer: {e}"]
+        else:
+            # Woken by the detach, a stopped thread runs in the kernel until it enters the
+            # group stop again (state R for a moment): it never returns to its own code.
+            try:
+                wait_for(lambda: proc_state(self.pid) == "T", "the target to stop again", 5)
+            except AssertionError as e:
+                bad.append(str(e))
+        now = self.snapshot()
         with open(f"/proc/{self.pid}/maps") as f:
             scratch = harness.scratch_lines(self.pid, f.read())
         if len(scratch) > 1:
             bad.append(f"more than one scratch mapping: {scratch}")
         for key in ("maps", "fds", "signals", "stopped"):
+            if key in ("signals", "fds") and self.stopped:
+                continue
             if now[key] != self.before[key]:
-                bad.append(f"{key} changed: {self.before[key]!r} -> {now[key]!r}")
-        if not self.stopped:
-            try:
-                rounds = self.status()
-                if self.mode != "block" and rounds <= self.rounds:
-                    bad.append(f"main thread made no progress ({self.rounds} -> {rounds})")
-                self.rounds = rounds
-            except AssertionError as e:
-                bad.append(f"target does not answer: {e}")
+                if key == "maps":
+                    diff = difflib.unified_diff(self.before[key].splitlines(),
+                                                now[key].splitlines(), lineterm="", n=0)
+                    bad.append("maps changed: " + " | ".join(list(diff)[2:]))
+                else:
+                    bad.append(f"{key} changed: {self.before[key]!r} -> {now[key]!r}")
         return bad
 
     def finish(self):
@@ -140,31 +153,27 @@ class Target:
 
 
 def kill_once(target, delay_s, binary=None):
-    """Start mevitop --exact on TARGET, SIGKILL it DELAY_S after the target became traced,
-    wait for the kernel to detach the target.  Returns mevitop's stderr (for reports)."""
+    """Start mevitop --exact on TARGET with MEVITOP_TEST_KILL_US (user/inject.c): the kernel
+    SIGKILLs it DELAY_S after its first PTRACE_SEIZE of the target.  Wait for that death
+    and for the kernel to detach the target.  Returns a problem string or None."""
     env = dict(os.environ, **harness.SAN_ENV)
+    env["MEVITOP_TEST_KILL_US"] = str(int(delay_s * 1e6))
     with tempfile.TemporaryFile() as err:
         mv = subprocess.Popen([binary or harness.MEVITOP, "--exact", "-p", str(target.pid),
                                "-j", "-i", "50"], stdout=subprocess.DEVNULL, stderr=err,
                               env=env)
-        watch = TracerWatch(target.pid)
         try:
-            deadline = time.monotonic() + GUARD_S
-            while not watch.traced():
-                if mv.poll() is not None or time.monotonic() > deadline:
-                    err.seek(0)
-                    raise AssertionError("mevitop never seized the target: " +
-                                         err.read().decode(errors="replace"))
-            t0 = time.perf_counter()
-            while time.perf_counter() - t0 < delay_s:
-                pass
-        finally:
+            rc = mv.wait(timeout=GUARD_S)
+        except subprocess.TimeoutExpired:
             mv.kill()
             mv.wait()
-            watch.close()
+            rc = "still running"
         wait_for(lambda: not traced(target.pid), "the kernel to detach the target")
-        err.seek(0)
-        return err.read().decode(errors="replace")
+        if rc != -signal.SIGKILL:
+            err.seek(0)
+            return (f"mevitop was not killed by the timer (exit {rc}): " +
+                    err.read().decode(errors="replace")[-500:])
+    return None
 
 
 def sweep(kind, kills, max_delay_s=0.003, per_target=2, seed=9, binary=None):
@@ -180,7 +189,9 @@ def sweep(kind, kills, max_delay_s=0.003, per_target=2, seed=9, binary=None):
             if target is None:
                 target = Target(mode, threads, stopped)
             delay = i * step + rng.uniform(0, step)
-            kill_once(target, delay, binary)
+            problem = kill_once(target, delay, binary)
+            if problem:
+                failures.append((int(delay * 1e6), problem))
             failures += [(int(delay * 1e6), p) for p in target.problems()]
             if (i + 1) % per_target == 0 or i + 1 == kills:
                 failures += [(int(delay * 1e6), p) for p in target.finish()]

@@ -16,6 +16,7 @@
 #include "workload.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/wait.h>
@@ -27,6 +28,7 @@ struct expect {
 } __attribute__((aligned(64)));
 
 static _Atomic long rounds;
+static _Atomic int started;	/* threads past their start (their signal mask is final) */
 
 static void corrupt(const char *who)
 {
@@ -114,6 +116,7 @@ static void *spinner(void *arg)
 
 	fill(&e, (uint64_t)(uintptr_t)arg);
 	snprintf(who, sizeof(who), "thread%lu", (unsigned long)(uintptr_t)arg);
+	atomic_fetch_add(&started, 1);
 	for (;;)
 		if (spin_check(&e, 1000000))
 			corrupt(who);
@@ -140,6 +143,8 @@ static void *reporter(void *arg)
 	char line[128];
 
 	(void)arg;
+	free(malloc(1));	/* this thread's malloc arena exists before "ready" */
+	atomic_fetch_add(&started, 1);
 	while (fgets(line, sizeof(line), stdin))
 		if (!answer(line))
 			printf("error unknown command: %s", line);
@@ -182,6 +187,10 @@ int main(int argc, char **argv)
 			wl_die("failed to create thread");
 	if (strcmp(mode, "block") && pthread_create(&th, NULL, reporter, NULL))
 		wl_die("failed to create thread");
+	/* "ready" once every thread runs with its own signal mask (pthread_create starts a
+	 * thread with all signals blocked) */
+	while (atomic_load(&started) < nthreads + !!strcmp(mode, "block"))
+		sched_yield();
 	printf("ready %d\n", getpid());
 	if (!strcmp(mode, "block")) {
 		char line[128], *p = line;
