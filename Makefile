@@ -57,7 +57,7 @@ DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
               procps util-linux mount
 
 .DELETE_ON_ERROR:
-.PHONY: all deps run test unit integration bench clean vmlinux install man
+.PHONY: all deps run test unit integration bench stress clean vmlinux install man
 
 all: mevitop
 
@@ -134,6 +134,12 @@ workloads: $(WL_BINS) $(BENCH_BINS)
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all workloads
 	$(Q)$(PYTHON) bench/run_bench.py $(BENCH_ARGS)
+
+# Long safety sweeps, too slow for `make test` (tests/stress/*.py, each prints its counts):
+# kill -9 of exact mode at hundreds of moments of the attach (issue 9).
+stress: deps
+	$(Q)$(MAKE) --no-print-directory all workloads
+	$(Q)set -e; for t in tests/stress/*.py; do $(PYTHON) $$t; done
 
 # Regenerate the checked-in vmlinux.h from a BTF file (default: the running kernel).
 BTF ?= /sys/kernel/btf/vmlinux

@@ -31,7 +31,11 @@ def _status(path):
 def thread_status(pid):
     """{tid: status dict} for every thread still there."""
     out = {}
-    for tid in os.listdir(f"/proc/{pid}/task"):
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return out      # it died: problems() says so
+    for tid in tids:
         try:
             out[int(tid)] = _status(f"/proc/{pid}/task/{tid}/status")
         except (FileNotFoundError, ProcessLookupError):
@@ -108,14 +112,16 @@ class Target:
         stays stopped.  A thread of it that mevitop died under finishes the injected call
         (closing its fd) and restores its mask only when it runs again - before any code
         of its own - so its fds and masks are compared after SIGCONT (finish())."""
-        if self.wl.proc.poll() is not None:
+        if self.wl.proc.poll() is not None or not os.path.exists(f"/proc/{self.pid}"):
+            self.wl.proc.wait()
             return [f"target died: exit status {self.wl.proc.returncode}"]
         bad = []
         if not self.stopped:
             try:
                 self.settle()
-            except AssertionError as e:
-                return [f"target does not answer: {e}"]
+            except (AssertionError, EOFError, OSError) as e:
+                self.wl.proc.wait()
+                return [f"target does not answer ({e}); exit status {self.wl.proc.returncode}"]
         else:
             # Woken by the detach, a stopped thread runs in the kernel until it enters the
             # group stop again (state R for a moment): it never returns to its own code.
@@ -145,6 +151,7 @@ class Target:
         bad = []
         if self.stopped and self.wl.proc.poll() is None:
             os.kill(self.pid, signal.SIGCONT)
+            wait_for(lambda: proc_state(self.pid) != "T", "the target to continue", 5)
             self.stopped = False
             self.before["stopped"] = False
             bad = self.problems()
@@ -193,6 +200,10 @@ def sweep(kind, kills, max_delay_s=0.003, per_target=2, seed=9, binary=None):
             if problem:
                 failures.append((int(delay * 1e6), problem))
             failures += [(int(delay * 1e6), p) for p in target.problems()]
+            if target.wl.proc.poll() is not None:
+                target.wl.close()
+                target = None
+                continue
             if (i + 1) % per_target == 0 or i + 1 == kills:
                 failures += [(int(delay * 1e6), p) for p in target.finish()]
                 target = None
