@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include "children.h"
+#include "inject_x86.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -886,6 +887,113 @@ static void test_spawn_follow_exec(void **state)
 	assert_int_equal(inj_release(in), 0);
 }
 
+/* ---- the x86 pieces: trampoline bytes and the bootstrap's code patterns ---- */
+
+/* The trampoline's entries reach the same rt_sigreturn sequence, aimed at frame + 8. */
+static void test_trampoline_bytes(void **state)
+{
+	uint8_t code[128];
+	uint64_t entry[X86_TRAMP_NENTRIES], base = 0x7f0000001040ull, frame = 0x7f00000010c0ull;
+	size_t n = x86_tramp_build(code, sizeof(code), base, frame, entry), restore = 0;
+	int32_t disp;
+
+	(void)state;
+	assert_true(n > 0 && n <= sizeof(code));
+	for (size_t i = 0; i + 7 <= n; i++)
+		if (code[i] == 0x48 && code[i + 1] == 0x8d && code[i + 2] == 0x25)
+			restore = i;	/* lea disp32(%rip),%rsp */
+	assert_true(restore > 0);
+	memcpy(&disp, code + restore + 3, sizeof(disp));
+	assert_int_equal(base + restore + 7 + (uint64_t)(int64_t)disp, frame + 8);
+	assert_memory_equal(code + restore + 7, "\xb8\x0f\x00\x00\x00\x0f\x05", 7);
+	/* plain: syscall; jmp restore */
+	{
+		size_t at = (size_t)(entry[X86_TRAMP_PLAIN] - base);
+
+		assert_memory_equal(code + at, "\x0f\x05\xeb", 3);
+		assert_int_equal(at + 4 + code[at + 3], restore);
+	}
+	/* close: syscall; test; js restore; mov %rax,%rdi; mov $3,%eax; syscall; restore */
+	{
+		size_t at = (size_t)(entry[X86_TRAMP_CLOSE] - base);
+
+		assert_memory_equal(code + at, "\x0f\x05\x48\x85\xc0\x78", 6);
+		assert_int_equal(at + 7 + code[at + 6], restore);
+		assert_memory_equal(code + at + 7, "\x48\x89\xc7\xb8\x03\x00\x00\x00\x0f\x05", 10);
+		assert_int_equal(at + 17, restore);
+	}
+}
+
+/* Independent checks of what a match must be. */
+static bool is_gadget_at(const uint8_t *p, size_t n, size_t at)
+{
+	size_t j = at + 2;
+
+	if (at + 2 > n || p[at] != 0x0f || p[at + 1] != 0x05)
+		return false;
+	for (;;) {
+		size_t rex = j < n && (p[j] == 0x45 || p[j] == 0x48 || p[j] == 0x4d);
+
+		if (j < n && p[j] == 0xc3)
+			return true;
+		if (j + rex + 2 > n || p[j + rex] != 0x31)
+			return false;
+		if ((p[j + rex + 1] & 0xc0) != 0xc0 ||
+		    ((p[j + rex + 1] >> 3) & 7) != (p[j + rex + 1] & 7))
+			return false;
+		j += rex + 2;
+	}
+}
+
+static bool is_restorer_at(const uint8_t *p, size_t n, size_t at)
+{
+	return (at + 7 <= n && !memcmp(p + at, "\xb8\x0f\x00\x00\x00\x0f\x05", 7)) ||
+	       (at + 9 <= n && !memcmp(p + at, "\x48\xc7\xc0\x0f\x00\x00\x00\x0f\x05", 9));
+}
+
+static void test_code_patterns(void **state)
+{
+	static const uint8_t vdso[] = { 0x90, 0x0f, 0x05, 0x31, 0xd2, 0x31, 0xc9, 0x45, 0x31,
+					0xdb, 0xc3 };
+	static const uint8_t no_ret[] = { 0x0f, 0x05, 0x31, 0xd1, 0xc3, 0x0f, 0x05, 0x90, 0xc3,
+					  0x0f, 0x05, 0x31 };
+	static const uint8_t glibc[] = { 0x66, 0x90, 0x90, 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00,
+					 0x00, 0x0f, 0x05 };
+	static const uint8_t bytes[] = { 0x0f, 0x05, 0x31, 0xc0, 0xc9, 0xd2, 0xdb, 0x45, 0x48,
+					 0x4d, 0xc3, 0xb8, 0x00, 0x0f, 0x00, 0xc7 };
+	const char *env = getenv("MEVITOP_TEST_SEED");
+	uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
+
+	(void)state;
+	assert_int_equal(x86_find_ret_gadget(vdso, sizeof(vdso)), 1);
+	assert_int_equal(x86_find_ret_gadget(no_ret, sizeof(no_ret)), -1);
+	assert_int_equal(x86_find_restorer(glibc, sizeof(glibc)), 3);
+	assert_int_equal(x86_find_restorer(glibc, sizeof(glibc) - 1), -1);
+	/* seeded random code under ASan: exact-size buffers, so an overread is caught */
+	printf("test_inject: MEVITOP_TEST_SEED=%" PRIu64 "\n", seed);
+	srandom((unsigned)seed);
+	for (int i = 0; i < 20000; i++) {
+		size_t n = (size_t)(random() % 40);
+		uint8_t *p = malloc(n ? n : 1);
+		long g, r;
+
+		assert_non_null(p);
+		for (size_t k = 0; k < n; k++)
+			p[k] = random() % 4 ? bytes[random() % sizeof(bytes)] : (uint8_t)random();
+		g = x86_find_ret_gadget(p, n);
+		r = x86_find_restorer(p, n);
+		for (long k = 0; k < (g < 0 ? (long)n : g); k++)
+			assert_false(is_gadget_at(p, n, (size_t)k));
+		if (g >= 0)
+			assert_true(is_gadget_at(p, n, (size_t)g));
+		for (long k = 0; k < (r < 0 ? (long)n : r); k++)
+			assert_false(is_restorer_at(p, n, (size_t)k));
+		if (r >= 0)
+			assert_true(is_restorer_at(p, n, (size_t)r));
+		free(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -901,6 +1009,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_hold_watchdog, kill_leftovers),
 		cmocka_unit_test_teardown(test_spawn, kill_leftovers),
 		cmocka_unit_test_teardown(test_spawn_follow_exec, kill_leftovers),
+		cmocka_unit_test(test_trampoline_bytes),
+		cmocka_unit_test(test_code_patterns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
