@@ -308,6 +308,7 @@ static void mark_gone(struct inj_thread *t)
 static int follow_clone_event(struct inj *in, pid_t tid);
 static int bootstrap_scratch(struct inj *in);
 static int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted);
+static int run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted);
 
 /*
  * Wait until thread @idx sits in an event stop (interrupt or group stop).  A PTRACE_INTERRUPT
@@ -441,6 +442,37 @@ static int scratch_write_code(struct inj *in)
 	return inj_mem_write(in, in->scratch, head, sizeof(head));
 }
 
+/* Self-restore switch (tests): see inj_force_self_restore(). */
+static bool self_restore;
+
+void inj_force_self_restore(bool on)
+{
+	self_restore = on;
+}
+
+/*
+ * Let a thread that carries borrowed state run on, as it would with no tracer, up to
+ * the exit of its rt_sigreturn (the trampoline's or the bootstrap's restorer's): from
+ * there it has its own context back.  It stays in that syscall-exit stop.
+ */
+static int run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
+{
+	struct __ptrace_syscall_info info;
+	int err;
+
+	for (;;) {
+		err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, interrupted);
+		if (err)
+			return err;
+		memset(&info, 0, sizeof(info));
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, in->t[idx].tid, sizeof(info), &info) <= 0)
+			return -errno;
+		err = step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, interrupted);
+		if (err || info.entry.nr == __NR_rt_sigreturn)
+			return err;
+	}
+}
+
 /*
  * A thread that an earlier monitor died under may still be inside our trampoline: a
  * stopped process runs it only once continued.  Its own context is in the page's frame,
@@ -460,11 +492,7 @@ static int finish_inflight(struct inj *in)
 		    r.rip - in->scratch >= in->scratch_len)
 			continue;
 		in->t[i].parked = false;
-		do {
-			err = step_to(in, i, PTRACE_SYSCALL_INFO_EXIT, deadline, &interrupted);
-			if (!err && ptrace(PTRACE_GETREGS, in->t[i].tid, 0, &r) < 0)
-				err = -errno;
-		} while (!err && r.rip - in->scratch < in->scratch_len);
+		err = run_home(in, i, deadline, &interrupted);
 		if (err == -ESRCH)
 			continue;
 		if (err) {
@@ -1137,6 +1165,20 @@ static int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
 	if (err == -ETIMEDOUT && !in->t[idx].parked && !interrupted_stop(in, idx)) {
 		/* It does not stop: the trampoline finishes and restores it on its own. */
 		in->t[idx].dirty = true;
+		return err;
+	}
+	if (!err && self_restore) {
+		/* the path a dead monitor leaves: the call's own code restores the thread */
+		err = run_home(in, idx, deadline, &interrupted);
+		if (!err) {
+			ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+			if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
+				err = -errno;
+		}
+		if (!err)
+			err = park(in, idx, deadline);
+		if (err == -ESRCH)
+			mark_gone(&in->t[idx]);
 		return err;
 	}
 restore:

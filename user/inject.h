@@ -116,6 +116,13 @@ bool inj_thread_was_stopped(const struct inj *in, int idx, pid_t *tid);
 int inj_seccomp_mode(const struct inj *in);
 /* Allow inj_syscall() although the target has a seccomp filter (caller checked it). */
 void inj_allow_seccomp(struct inj *in, bool allow);
+/*
+ * Tests: after each call let the thread restore itself - run the rest of the trampoline
+ * and its rt_sigreturn, exactly what happens when the monitor dies mid-call - instead of
+ * the tracer putting registers and mask back.  (Process-wide, like uffd_set_api_path.)
+ */
+void inj_force_self_restore(bool on);
+
 /* Where injected calls start in the target: the trampoline (or the bootstrap gadget). */
 uint64_t inj_syscall_ip(const struct inj *in);
 /* The scratch page in the target: its address (0 if none) and length in *len. */

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/ptrace.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 
 #ifndef NT_X86_XSTATE
@@ -109,11 +108,14 @@ void x86_apply_restart(struct user_regs_struct *r)
 	case -ERESTARTSYS:
 	case -ERESTARTNOINTR:
 	case -ERESTARTNOHAND:
-		r->rax = r->orig_rax;
-		r->rip -= SYSCALL_INSN_LEN;
-		break;
 	case -ERESTART_RESTARTBLOCK:
-		r->rax = SYS_restart_syscall;
+		/*
+		 * For RESTARTBLOCK the kernel would run restart_syscall, but rt_sigreturn
+		 * resets the restart block (restart_syscall would then fail with EINTR):
+		 * issue the original call again.  Its arguments are still in the registers;
+		 * a relative timeout (nanosleep, poll) starts over, never an error.
+		 */
+		r->rax = r->orig_rax;
 		r->rip -= SYSCALL_INSN_LEN;
 		break;
 	default:

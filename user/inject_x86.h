@@ -31,8 +31,8 @@ int x86_cpu_get(pid_t tid, struct x86_cpu *cpu);
 /*
  * rt_sigreturn sets orig_ax = -1, so the kernel's syscall restart cannot run after it: a
  * thread parked inside an interrupted system call gets the restart applied here, as the
- * kernel would on its way out (-ERESTARTSYS/NOINTR/NOHAND: back over the `syscall`;
- * -ERESTART_RESTARTBLOCK: restart_syscall).
+ * kernel would on its way out: back over the `syscall` with the call's number (also for
+ * -ERESTART_RESTARTBLOCK: rt_sigreturn voids the restart block restart_syscall needs).
  */
 void x86_apply_restart(struct user_regs_struct *r);
 

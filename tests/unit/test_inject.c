@@ -139,8 +139,13 @@ static void compute_loop(struct tctx *c)
 {
 	struct shared *sh = c->sh;
 	sigset_t want, cur;
+	stack_t alt = { .ss_size = 65536 }, now;
 
 	sh->tids[c->idx] = (int)syscall(SYS_gettid);
+	/* an alternate signal stack the injection must leave alone (rt_sigreturn sets one) */
+	alt.ss_sp = malloc(alt.ss_size);
+	if (!alt.ss_sp || sigaltstack(&alt, NULL))
+		sh->bad[c->idx] |= 4;
 	/* a per-thread mask the injection must give back */
 	sigemptyset(&want);
 	sigaddset(&want, SIGUSR1);
@@ -166,8 +171,15 @@ static void compute_loop(struct tctx *c)
 		if (!sigismember(&cur, SIGUSR1) || !sigismember(&cur, SIGRTMIN + c->idx) ||
 		    sigismember(&cur, SIGUSR2))
 			sh->bad[c->idx] |= 2;
+		if (sigaltstack(NULL, &now) || now.ss_sp != alt.ss_sp || now.ss_flags ||
+		    now.ss_size != alt.ss_size)
+			sh->bad[c->idx] |= 4;
 		sh->progress[c->idx]++;
 	}
+	/* ASan unmaps a thread's alternate stack at exit: not ours */
+	now.ss_flags = SS_DISABLE;
+	sigaltstack(&now, NULL);
+	free(alt.ss_sp);
 }
 
 static void *compute_thread(void *arg)
@@ -887,6 +899,44 @@ static void test_spawn_follow_exec(void **state)
 	assert_int_equal(inj_release(in), 0);
 }
 
+/* ---- the path a dead monitor leaves: the thread restores itself (rt_sigreturn) ---- */
+
+static int self_restore_off(void **state)
+{
+	inj_force_self_restore(false);
+	return kill_leftovers(state);
+}
+
+/* Registers, masks and the alternate stack of a computing main thread, via the frame. */
+static void test_self_restore_running_thread(void **state)
+{
+	(void)state;
+	inj_force_self_restore(true);
+	inject_multithreaded(TF_MAIN_COMPUTES);
+}
+
+/* A main thread blocked in read(): the frame's pre-applied restart reads our byte. */
+static void test_self_restore_blocked_read(void **state)
+{
+	(void)state;
+	inj_force_self_restore(true);
+	inject_multithreaded(0);
+}
+
+/* clock_nanosleep (-ERESTART_RESTARTBLOCK) sleeps on and returns 0, never EINTR. */
+static void test_self_restore_nanosleep(void **state)
+{
+	inj_force_self_restore(true);
+	test_nanosleep_restart_block(state);
+}
+
+/* A stopped target stays stopped, a running one runs. */
+static void test_self_restore_stop_state(void **state)
+{
+	inj_force_self_restore(true);
+	test_release_keeps_stop_state(state);
+}
+
 /* ---- the x86 pieces: trampoline bytes and the bootstrap's code patterns ---- */
 
 /* The trampoline's entries reach the same rt_sigreturn sequence, aimed at frame + 8. */
@@ -1009,6 +1059,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_hold_watchdog, kill_leftovers),
 		cmocka_unit_test_teardown(test_spawn, kill_leftovers),
 		cmocka_unit_test_teardown(test_spawn_follow_exec, kill_leftovers),
+		cmocka_unit_test_teardown(test_self_restore_running_thread, self_restore_off),
+		cmocka_unit_test_teardown(test_self_restore_blocked_read, self_restore_off),
+		cmocka_unit_test_teardown(test_self_restore_nanosleep, self_restore_off),
+		cmocka_unit_test_teardown(test_self_restore_stop_state, self_restore_off),
 		cmocka_unit_test(test_trampoline_bytes),
 		cmocka_unit_test(test_code_patterns),
 	};
