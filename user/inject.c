@@ -10,11 +10,16 @@
  *   -ERESTARTSYS & co., rip just after the `syscall` instruction) and the kernel will
  *   apply its restart rules only *after* get_signal() returns.
  *
- *   To run a call we save registers and signal mask, block every signal, point rip at
- *   a `syscall` instruction that already exists in the target (the vDSO has one), set
- *   orig_rax = -1 so the pending restart logic leaves our registers alone, and step it
- *   with PTRACE_SYSCALL to the syscall-exit stop.  Then we put the saved registers and
- *   mask back and, instead of resuming from that syscall-exit stop (where the kernel
+ *   To run a call we save registers, signal mask and XSAVE state, write an rt_sigreturn
+ *   frame holding them into our scratch page in the target, point rip at the page's
+ *   trampoline (`syscall` [; close the new fd]; rt_sigreturn on that frame), set
+ *   orig_rax = -1 so the pending restart logic leaves our registers alone, block every
+ *   signal - in that order: a borrowed register or mask is only ever seen with rip in
+ *   code that gets the thread home by itself - and step it with PTRACE_SYSCALL to the
+ *   syscall-exit stop.  If the monitor dies at any point from here on, the kernel lets
+ *   the thread go and the trampoline finishes: no fd left, everything restored.  With
+ *   the monitor alive we put the mask and then the registers back ourselves and, instead
+ *   of resuming from that syscall-exit stop (where the kernel
  *   would return -ERESTARTSYS to user space verbatim), queue a PTRACE_INTERRUPT and
  *   continue: the thread goes through get_signal() again and parks in a fresh event
  *   stop with its original registers.  When it is finally detached, the kernel restarts
@@ -22,7 +27,12 @@
  *   had never been there - including -ERESTART_RESTARTBLOCK (nanosleep, poll) and the
  *   sigsuspend()/ppoll() temporary masks.  CRIU's compel instead rewrites the registers
  *   to the restarted state itself, which turns a signal that arrives while the thread is
- *   held into a lost EINTR.
+ *   held into a lost EINTR.  (The frame, used only when we are dead, has to pre-apply
+ *   the restart the same way: rt_sigreturn disables it.)
+ *
+ *   The scratch page is mapped once per address space by a bootstrap call that borrows
+ *   the target's own code (bootstrap_scratch()), found again by later attaches, and is
+ *   the one thing an attach leaves behind (README, "Exact mode").
  *
  * The ptrace tracer is a worker thread owned by each struct inj, so the monitor can
  * call from any thread, and so a tracee that never stopped can still be released (the
