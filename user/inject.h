@@ -25,6 +25,9 @@
  * and the kernel drops that tracee's pending stop.  No other code in the monitor may
  * waitpid(-1, ..., __WALL) while a struct inj exists: it would steal stop reports.
  *
+ * Tests: MEVITOP_TEST_KILL_US=N in the environment has the kernel SIGKILL this process
+ * N microseconds after its first PTRACE_SEIZE (tests/integration/killsweep.py).
+ *
  * Errors: functions return 0 or -errno.  Functions taking why/whylen also write a
  * human-readable reason there ("already traced by PID 12 (gdb)").
  */
