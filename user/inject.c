@@ -10,11 +10,16 @@
  *   -ERESTARTSYS & co., rip just after the `syscall` instruction) and the kernel will
  *   apply its restart rules only *after* get_signal() returns.
  *
- *   To run a call we save registers and signal mask, block every signal, point rip at
- *   a `syscall` instruction that already exists in the target (the vDSO has one), set
- *   orig_rax = -1 so the pending restart logic leaves our registers alone, and step it
- *   with PTRACE_SYSCALL to the syscall-exit stop.  Then we put the saved registers and
- *   mask back and, instead of resuming from that syscall-exit stop (where the kernel
+ *   To run a call we save registers, signal mask and XSAVE state, write an rt_sigreturn
+ *   frame holding them into our scratch page in the target, point rip at the page's
+ *   trampoline (`syscall` [; close the new fd]; rt_sigreturn on that frame), set
+ *   orig_rax = -1 so the pending restart logic leaves our registers alone, block every
+ *   signal - in that order: a borrowed register or mask is only ever seen with rip in
+ *   code that gets the thread home by itself - and step it with PTRACE_SYSCALL to the
+ *   syscall-exit stop.  If the monitor dies at any point from here on, the kernel lets
+ *   the thread go and the trampoline finishes: no fd left, everything restored.  With
+ *   the monitor alive we put the mask and then the registers back ourselves and, instead
+ *   of resuming from that syscall-exit stop (where the kernel
  *   would return -ERESTARTSYS to user space verbatim), queue a PTRACE_INTERRUPT and
  *   continue: the thread goes through get_signal() again and parks in a fresh event
  *   stop with its original registers.  When it is finally detached, the kernel restarts
@@ -22,13 +27,20 @@
  *   had never been there - including -ERESTART_RESTARTBLOCK (nanosleep, poll) and the
  *   sigsuspend()/ppoll() temporary masks.  CRIU's compel instead rewrites the registers
  *   to the restarted state itself, which turns a signal that arrives while the thread is
- *   held into a lost EINTR.
+ *   held into a lost EINTR.  (The frame, used only when we are dead, has to pre-apply
+ *   the restart the same way: rt_sigreturn disables it.)
+ *
+ *   The scratch page is mapped once per address space by a bootstrap call that borrows
+ *   the target's own code (bootstrap_scratch()), found again by later attaches, and is
+ *   the one thing an attach leaves behind (README, "Exact mode").
  *
  * The ptrace tracer is a worker thread owned by each struct inj, so the monitor can
  * call from any thread, and so a tracee that never stopped can still be released (the
  * kernel detaches everything a tracer thread held when it exits).
  */
 #include "inject.h"
+#include "inject_maps.h"
+#include "inject_x86.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -40,6 +52,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/user.h>
@@ -65,7 +79,6 @@
 
 #define INJ_DEFAULT_TIMEOUT_MS	2000
 #define INJ_HOLD_FACTOR		10	/* watchdog: idle hold limit = factor * timeout */
-#define SYSCALL_INSN_LEN	2
 
 struct inj_thread {
 	pid_t tid;
@@ -76,9 +89,7 @@ struct inj_thread {
 	bool group_stop;	/* its last event stop was a group stop */
 	bool pending_stop;	/* we swallowed a SIGSTOP while it ran our call */
 	bool foreign;		/* auto-attached task of another process: detach it */
-	bool dirty;		/* runs borrowed registers (a call that never stopped) */
-	struct user_regs_struct saved;	/* what to put back if dirty */
-	uint64_t saved_mask;
+	bool dirty;		/* runs the trampoline alone (a call that never stopped) */
 };
 
 enum inj_op { OP_NONE, OP_SYSCALL, OP_FOLLOW, OP_RELEASE };
@@ -94,7 +105,13 @@ struct inj {
 	int seccomp;
 	unsigned timeout_ms;
 	unsigned long options;	/* ptrace options in effect */
-	uint64_t syscall_ip;
+	uint64_t gadget_ip;	/* bootstrap: `syscall; xor..; ret` in the target's code */
+	uint64_t restorer_ip;	/* bootstrap: `mov $15,%eax; syscall` in the target's code */
+	uint64_t scratch;	/* our page in the target (0: not mapped yet) */
+	uint64_t scratch_len;
+	uint64_t entry[X86_TRAMP_NENTRIES];	/* trampoline entry points in it */
+	struct x86_cpu cpu;	/* the borrowed thread's own state (too big for a stack) */
+	uint8_t frame[X86_FRAME_MAX];	/* the rt_sigreturn frame being written */
 	int nr, cap;
 	struct inj_thread *t;
 
@@ -108,6 +125,8 @@ struct inj {
 	long op_nr;
 	long op_args[6];
 	long op_ret;
+	bool op_take_fd;
+	int op_fd;
 	unsigned op_timeout;
 	int op_status;
 	int op_err;
@@ -297,6 +316,9 @@ static void mark_gone(struct inj_thread *t)
 }
 
 static int follow_clone_event(struct inj *in, pid_t tid);
+static int bootstrap_scratch(struct inj *in);
+static int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted);
+static int run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted);
 
 /*
  * Wait until thread @idx sits in an event stop (interrupt or group stop).  A PTRACE_INTERRUPT
@@ -387,64 +409,179 @@ static int open_mem(struct inj *in)
 	return in->memfd < 0 ? -errno : 0;
 }
 
-/* Search [start, end) of the target for the bytes 0f 05 (`syscall`). */
-static int scan_for_syscall(struct inj *in, uint64_t start, uint64_t end, uint64_t *ip)
+/*
+ * The scratch page.  Layout: a header (magic, then the name we give the mapping), the
+ * trampoline code, and one rt_sigreturn frame for the call in progress.  It is mapped
+ * once per address space (the bootstrap below) and found again by the next attach.
+ */
+#define SCRATCH_NAME		"mevitop-scratch"
+#define SCRATCH_MAPS_NAME	"[anon:" SCRATCH_NAME "]"
+#define SCRATCH_MAGIC		"MEVITOP-SCRATCH1"	/* 16 bytes, no NUL needed */
+#define SCRATCH_MAGIC_LEN	16
+#define SCRATCH_NAME_OFF	16
+#define SCRATCH_CODE_OFF	64
+#define SCRATCH_FRAME_OFF	192	/* 64-aligned, after the code */
+#define PAGE_SZ			4096ull
+#ifndef PR_SET_VMA
+#define PR_SET_VMA		0x53564d41
+#define PR_SET_VMA_ANON_NAME	0
+#endif
+
+static uint64_t scratch_need(size_t xsize)
 {
-	unsigned char buf[4096 + 1];
-	uint64_t a;
+	uint64_t n = SCRATCH_FRAME_OFF + x86_frame_size(xsize);
 
-	for (a = start; a < end; a += 4096) {
-		size_t len = end - a > 4096 ? 4096 : end - a;
-		ssize_t n = pread(in->memfd, buf, len + (a + len < end), (off_t)a);
+	return (n + PAGE_SZ - 1) / PAGE_SZ * PAGE_SZ;
+}
 
-		if (n < 2)
-			return -EIO;
-		for (ssize_t i = 0; i + 1 < n; i++) {
-			if (buf[i] == 0x0f && buf[i + 1] == 0x05) {
-				*ip = a + (uint64_t)i;
-				return 0;
-			}
-		}
-	}
-	return -ENOENT;
+/* Write the header and trampoline into the mapped page at in->scratch. */
+static int scratch_write_code(struct inj *in)
+{
+	uint8_t head[SCRATCH_FRAME_OFF];
+	size_t n;
+
+	memset(head, 0, sizeof(head));
+	memcpy(head, SCRATCH_MAGIC, SCRATCH_MAGIC_LEN);
+	memcpy(head + SCRATCH_NAME_OFF, SCRATCH_NAME, sizeof(SCRATCH_NAME));
+	n = x86_tramp_build(head + SCRATCH_CODE_OFF, SCRATCH_FRAME_OFF - SCRATCH_CODE_OFF,
+			    in->scratch + SCRATCH_CODE_OFF, in->scratch + SCRATCH_FRAME_OFF,
+			    in->entry);
+	if (!n)
+		return -EOVERFLOW;
+	/* /proc/PID/mem writes through the page's missing write permission (FOLL_FORCE) */
+	return inj_mem_write(in, in->scratch, head, sizeof(head));
+}
+
+/* Self-restore switch (tests): see inj_force_self_restore(). */
+static bool self_restore;
+
+void inj_force_self_restore(bool on)
+{
+	self_restore = on;
 }
 
 /*
- * Find a `syscall` instruction that already exists in the target: the vDSO first, then
- * any other executable mapping.  We never write to the target's text.
+ * Let a thread that carries borrowed state run on, as it would with no tracer, up to
+ * the exit of its rt_sigreturn (the trampoline's or the bootstrap's restorer's): from
+ * there it has its own context back.  It stays in that syscall-exit stop.
  */
-static int find_syscall_ip(struct inj *in)
+static int run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
 {
-	char path[64], line[512];
-	FILE *f;
-	int pass, err = -ENOENT;
+	struct __ptrace_syscall_info info;
+	int err;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", in->pid);
-	for (pass = 0; pass < 2 && err; pass++) {
-		f = fopen(path, "re");
-		if (!f)
+	for (;;) {
+		err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, interrupted);
+		if (err)
+			return err;
+		memset(&info, 0, sizeof(info));
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, in->t[idx].tid, sizeof(info), &info) <= 0)
 			return -errno;
-		while (err && fgets(line, sizeof(line), f)) {
-			unsigned long long s, e;
-			char perms[8], name[256] = "";
-
-			if (sscanf(line, "%llx-%llx %7s %*s %*s %*s %255[^\n]", &s, &e, perms, name) < 3)
-				continue;
-			if (perms[2] != 'x' || !strcmp(name, "[vsyscall]"))
-				continue;
-			if ((pass == 0) != !strcmp(name, "[vdso]"))
-				continue;
-			err = scan_for_syscall(in, s, e, &in->syscall_ip);
-		}
-		fclose(f);
+		err = step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, interrupted);
+		if (err || info.entry.nr == __NR_rt_sigreturn)
+			return err;
 	}
-	if (err)
-		set_why(in, "failed to find a syscall instruction in process %d: %s",
+}
+
+/*
+ * A thread that an earlier monitor died under may still be inside our trampoline: a
+ * stopped process runs it only once continued.  Its own context is in the page's frame,
+ * so before anything writes a new frame, let it run to the end of the trampoline (its
+ * rt_sigreturn) under our eyes, and park it there, home.
+ */
+static int finish_inflight(struct inj *in)
+{
+	for (int i = 0; i < in->nr; i++) {
+		uint64_t deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
+		struct user_regs_struct r;
+		bool interrupted = false;
+		int err;
+
+		if (!in->t[i].parked || in->t[i].gone ||
+		    ptrace(PTRACE_GETREGS, in->t[i].tid, 0, &r) < 0 ||
+		    r.rip - in->scratch >= in->scratch_len)
+			continue;
+		in->t[i].parked = false;
+		err = run_home(in, i, deadline, &interrupted);
+		if (err == -ESRCH)
+			continue;
+		if (err) {
+			set_why(in, "failed to let thread %d of process %d finish an earlier "
+				"injection: %s", in->t[i].tid, in->pid, strerror(-err));
+			return err;
+		}
+		ptrace(PTRACE_INTERRUPT, in->t[i].tid, 0, 0);
+		ptrace(PTRACE_CONT, in->t[i].tid, 0, 0);
+		err = park(in, i, deadline);
+		if (err && err != -ESRCH)
+			return err;
+	}
+	return 0;
+}
+
+/*
+ * Before any call: reuse a scratch page an earlier attach left, or find the two pieces
+ * of the target's own code the bootstrap borrows (we never write the target's text).
+ */
+static int prepare_scratch(struct inj *in)
+{
+	struct inj_vma v;
+	int err;
+
+	in->scratch = 0;
+	err = injmap_find_scratch(in->pid, in->memfd, SCRATCH_MAPS_NAME, SCRATCH_MAGIC,
+				  SCRATCH_MAGIC_LEN, &v);
+	if (!err) {
+		in->scratch = v.start;
+		in->scratch_len = v.end - v.start;
+		err = finish_inflight(in);
+		if (!err)
+			err = scratch_write_code(in);
+		if (!err)
+			return 0;
+		in->scratch = 0;
+	}
+	err = injmap_find_code(in->pid, in->memfd, "[vdso]", x86_find_ret_gadget, &in->gadget_ip);
+	if (err) {
+		set_why(in, "failed to find a `syscall; ret` sequence in process %d: %s", in->pid,
+			strerror(-err));
+		return err;
+	}
+	err = injmap_find_code(in->pid, in->memfd, "libc", x86_find_restorer, &in->restorer_ip);
+	if (err) {
+		set_why(in, "failed to find an rt_sigreturn restorer in the code of process %d: %s",
 			in->pid, strerror(-err));
-	return err;
+		return err;
+	}
+	return 0;
 }
 
 /* ---- seize ---- */
+
+/*
+ * For the kill -9 tests (tests/integration/killsweep.py): MEVITOP_TEST_KILL_US=N has the
+ * kernel SIGKILL this process N microseconds after its first PTRACE_SEIZE.  A POSIX
+ * timer, so the death lands at any instruction of ours, exactly as an OOM kill would,
+ * and no code of ours runs at that moment.
+ */
+static void test_kill_arm(void)
+{
+	static bool armed;
+	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGKILL };
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+	const char *s = getenv("MEVITOP_TEST_KILL_US");
+	unsigned long us;
+	timer_t timer;
+
+	if (armed || !s || !*s)
+		return;
+	armed = true;
+	us = strtoul(s, NULL, 10);
+	its.it_value.tv_sec = (time_t)(us / 1000000);
+	its.it_value.tv_nsec = (long)(us % 1000000) * 1000 + 1;	/* 0 would disarm it */
+	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) == 0)
+		timer_settime(timer, 0, &its, NULL);
+}
 
 static int check_target(struct inj *in)
 {
@@ -595,6 +732,7 @@ static int do_seize(struct inj *in)
 				explain_seize_error(in, tid, err);
 				goto fail;
 			}
+			test_kill_arm();
 			idx = add_thread(in, tid);
 			if (idx < 0) {
 				err = idx;
@@ -643,7 +781,9 @@ static int do_seize(struct inj *in)
 		set_why(in, "failed to open memory of process %d: %s", in->pid, strerror(-err));
 		goto fail;
 	}
-	err = find_syscall_ip(in);
+	err = prepare_scratch(in);
+	if (!err && !in->seccomp)
+		err = bootstrap_scratch(in);
 	if (err)
 		goto fail;
 	return 0;
@@ -798,7 +938,9 @@ static int do_spawn(struct inj *in)
 		set_why(in, "failed to open memory of child %d: %s", pid, strerror(-err));
 		goto fail_kill;
 	}
-	err = find_syscall_ip(in);
+	err = prepare_scratch(in);
+	if (!err && !in->seccomp)
+		err = bootstrap_scratch(in);
 	if (err)
 		goto fail_kill;
 	goto cleanup;
@@ -941,16 +1083,269 @@ static int pick_thread(struct inj *in)
 	return first;
 }
 
-static int do_syscall(struct inj *in, long nr, const long a[6], long *ret)
+/*
+ * Put the thread's own mask back, then its own registers, and park it in get_signal()
+ * again (see top).  In this order: until the registers are back its rip is in code that
+ * finishes the call and restores everything without us, so a monitor killed between two
+ * of these ptrace calls leaves a thread that still gets home (with its own mask).
+ */
+static int restore_thread(struct inj *in, int idx, const struct user_regs_struct *regs,
+			  uint64_t mask)
 {
-	struct user_regs_struct saved, restore, regs;
-	uint64_t deadline, mask, all = ~0ull;
-	bool interrupted = false;
-	int idx, err, err2;
-	pid_t tid;
+	pid_t tid = in->t[idx].tid;
+	int err = 0;
 
+	if (ptrace(PTRACE_SETSIGMASK, tid, sizeof(mask), &mask) < 0 ||
+	    ptrace(PTRACE_SETREGS, tid, 0, regs) < 0)
+		err = -errno;
+	if (!err) {
+		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+		if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
+			err = -errno;
+	}
+	if (!err)
+		err = park(in, idx, now_ns() + (uint64_t)in->timeout_ms * 1000000ull);
+	if (err == -ESRCH)
+		mark_gone(&in->t[idx]);
+	return err;
+}
+
+/* Step the borrowed thread over one whole system call (its entry and exit stops). */
+static int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
+{
+	int err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, interrupted);
+
+	return err ? err : step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, interrupted);
+}
+
+/*
+ * One injected call on thread @idx, whose own state is in in->cpu and whose restore
+ * frame is already written.  The call starts at @rip with stack pointer @sp: code that,
+ * run alone, makes the call and then rt_sigreturns to that frame.  With @take_fd the
+ * result is a descriptor in the target: we copy it into *local_fd and step over the
+ * trampoline's close() of the target's copy before we restore.  @restore: the registers
+ * to put back (in->cpu.regs after the rseq fix-up).
+ */
+static int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
+		    const long a[6], bool take_fd, const struct user_regs_struct *restore,
+		    long *ret, int *local_fd)
+{
+	struct user_regs_struct regs = in->cpu.regs;
+	uint64_t all = ~0ull, deadline;
+	bool interrupted = false;
+	pid_t tid = in->t[idx].tid;
+	int err, err2;
+
+	x86_set_call(&regs, rip, nr, a);
+	x86_set_sp(&regs, sp);
+	/* Registers before the mask: a borrowed mask is only ever seen with our rip. */
+	if (ptrace(PTRACE_SETREGS, tid, 0, &regs) < 0) {
+		err = -errno;
+		if (err == -ESRCH)
+			mark_gone(&in->t[idx]);
+		return err;
+	}
+	if (ptrace(PTRACE_SETSIGMASK, tid, sizeof(all), &all) < 0) {
+		err = -errno;
+		goto restore;
+	}
+	in->t[idx].parked = false;
+	deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
+	err = step_over(in, idx, deadline, &interrupted);
+	if (!err) {
+		if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+			err = -errno;
+		else
+			*ret = x86_call_result(&regs);
+	}
+	if (!err && take_fd && *ret >= 0) {
+		err = inj_getfd(in, (int)*ret, local_fd);
+		err2 = step_over(in, idx, deadline, &interrupted);	/* its close() */
+		if (!err)
+			err = err2;
+		if (err && !err2 && *local_fd >= 0) {
+			close(*local_fd);
+			*local_fd = -1;
+		}
+	}
+	if (!err && interrupted)
+		err = -ETIMEDOUT;
+	if (err == -ESRCH)
+		return err;
+	if (err == -ETIMEDOUT && !in->t[idx].parked && !interrupted_stop(in, idx)) {
+		/* It does not stop: the trampoline finishes and restores it on its own. */
+		in->t[idx].dirty = true;
+		return err;
+	}
+	if (!err && self_restore) {
+		/* the path a dead monitor leaves: the call's own code restores the thread */
+		err = run_home(in, idx, deadline, &interrupted);
+		if (!err) {
+			ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+			if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
+				err = -errno;
+		}
+		if (!err)
+			err = park(in, idx, deadline);
+		if (err == -ESRCH)
+			mark_gone(&in->t[idx]);
+		return err;
+	}
+restore:
+	err2 = restore_thread(in, idx, restore, in->cpu.mask);
+	return err ? err : err2;
+}
+
+/*
+ * Read thread @idx's state into in->cpu and write the frame that restores it at @addr
+ * (pretcode @pretcode).  The frame carries the syscall restart pre-applied, because
+ * rt_sigreturn disables it; with the monitor alive it is never used (restore_thread()
+ * keeps the kernel's own restart), only when the thread has to get home alone.
+ */
+static int save_thread(struct inj *in, int idx, uint64_t addr, uint64_t pretcode,
+		       struct user_regs_struct *restore)
+{
+	struct user_regs_struct fr;
+	pid_t tid = in->t[idx].tid;
+	int err;
+
+	err = x86_cpu_get(tid, &in->cpu);
+	if (err) {
+		if (err == -ESRCH)
+			mark_gone(&in->t[idx]);
+		return err;
+	}
+	*restore = in->cpu.regs;
+	rseq_fixup(in, tid, restore);
+	fr = *restore;
+	x86_apply_restart(&fr);
+	err = x86_frame_build(in->frame, sizeof(in->frame), addr, pretcode, &fr, &in->cpu);
+	if (!err)
+		err = inj_mem_write(in, addr, in->frame, x86_frame_size(in->cpu.xsize));
+	return err;
+}
+
+/* The thread to run the bootstrap on: its stack pointer must be in [stack] (see below). */
+static int pick_stack_thread(struct inj *in, const struct inj_vma *stack)
+{
+	int first = -1;
+
+	for (int i = 0; i < in->nr; i++) {
+		struct user_regs_struct r;
+
+		if (!in->t[i].parked || in->t[i].gone ||
+		    ptrace(PTRACE_GETREGS, in->t[i].tid, 0, &r) < 0)
+			continue;
+		if (x86_sp(&r) < stack->start + PAGE_SZ || x86_sp(&r) >= stack->end)
+			continue;
+		if (in->t[i].tid == in->pid)
+			return i;
+		if (first < 0)
+			first = i;
+	}
+	return first;
+}
+
+/* Name the page so a person reading /proc/PID/maps can tell what it is. */
+static void scratch_name(struct inj *in)
+{
+	long a[6] = { PR_SET_VMA, PR_SET_VMA_ANON_NAME, (long)in->scratch, (long)in->scratch_len,
+		      (long)(in->scratch + SCRATCH_NAME_OFF), 0 };
+	struct user_regs_struct restore;
+	long ret;
+	int idx = pick_thread(in);
+
+	/* EINVAL without CONFIG_ANON_VMA_NAME: the magic in the header identifies it then */
+	if (idx >= 0 && !save_thread(in, idx, in->scratch + SCRATCH_FRAME_OFF, 0, &restore))
+		run_call(in, idx, in->entry[X86_TRAMP_PLAIN], x86_sp(&in->cpu.regs), __NR_prctl,
+			 a, false, &restore, &ret, NULL);
+}
+
+/*
+ * Map the scratch page with the target's own code, before any code of ours exists in
+ * it.  The call runs at a vDSO `syscall; xor..; ret` sequence with rsp at a frame below
+ * the red zone of a thread on the main stack ([stack]: memory only that thread uses, and
+ * below its stack pointer it uses none; never a goroutine's or green thread's stack in
+ * the heap).  The frame starts with the address of a `mov $15,%eax; syscall` restorer
+ * of the target's (libc's __restore_rt), so after the mmap the `ret` lands there and
+ * rt_sigreturn restores the thread.  With the monitor alive the thread is restored at the
+ * mmap's exit stop instead and the stack bytes are put back.  A monitor killed after the
+ * mmap and before the header is written leaves one anonymous r-x mapping (documented).
+ */
+static int bootstrap_scratch(struct inj *in)
+{
+	struct user_regs_struct restore;
+	struct inj_vma stack;
+	uint64_t frame, len, fsize;
+	uint8_t *old = NULL;
+	long a[6], addr = 0;
+	int idx, err;
+
+	if (in->scratch)
+		return 0;
+	err = injmap_find_named(in->pid, "[stack]", &stack);
+	idx = err ? -1 : pick_stack_thread(in, &stack);
+	if (idx < 0) {
+		set_why(in, "no thread of process %d runs on its main stack, which the injection "
+			"needs once to map its scratch page", in->pid);
+		return -EOPNOTSUPP;
+	}
+	err = x86_cpu_get(in->t[idx].tid, &in->cpu);
+	if (err)
+		goto out;
+	fsize = x86_frame_size(in->cpu.xsize);
+	frame = (x86_sp(&in->cpu.regs) - X86_RED_ZONE - fsize) & ~63ull;
+	if (frame < stack.start + PAGE_SZ) {
+		set_why(in, "no room below the stack pointer of thread %d of process %d",
+			in->t[idx].tid, in->pid);
+		return -ENOSPC;
+	}
+	old = malloc(fsize);
+	err = old ? inj_mem_read(in, frame, old, fsize) : -ENOMEM;
+	if (!err)
+		err = save_thread(in, idx, frame, in->restorer_ip, &restore);
+	if (err)
+		goto out;
+	len = scratch_need(in->cpu.xsize);
+	a[0] = 0;
+	a[1] = (long)len;
+	a[2] = PROT_READ | PROT_EXEC;
+	a[3] = MAP_PRIVATE | MAP_ANONYMOUS;
+	a[4] = -1;
+	a[5] = 0;
+	err = run_call(in, idx, in->gadget_ip, frame, __NR_mmap, a, false, &restore, &addr, NULL);
+	if (!in->t[idx].dirty && !in->t[idx].gone)
+		inj_mem_write(in, frame, old, fsize);	/* below its rsp: dead, but as it was */
+	if (!err && addr < 0 && addr > -4096)
+		err = (int)addr;
+	if (err)
+		goto out;
+	in->scratch = (uint64_t)addr;
+	in->scratch_len = len;
+	err = scratch_write_code(in);
+	if (!err)
+		scratch_name(in);
+out:
+	if (err && !in->why[0])
+		set_why(in, "failed to map the injection's scratch page in process %d: %s",
+			in->pid, strerror(-err));
+	free(old);
+	return err;
+}
+
+static int do_syscall(struct inj *in, long nr, const long a[6], bool take_fd, long *ret,
+		      int *local_fd)
+{
+	struct user_regs_struct restore;
+	int idx, err;
+
+	if (local_fd)
+		*local_fd = -1;
 	if (in->seccomp && !in->allow_seccomp)
 		return -EPERM;
+	for (int i = 0; i < in->nr; i++)
+		if (in->t[i].dirty && !in->t[i].gone)
+			return -ETIMEDOUT;	/* its frame is still in use */
 	idx = pick_thread(in);
 	if (idx < 0) {
 		for (int i = 0; i < in->nr; i++)
@@ -958,70 +1353,19 @@ static int do_syscall(struct inj *in, long nr, const long a[6], long *ret)
 				return -EBUSY;	/* followed and running: inj_follow_exec() first */
 		return -ESRCH;
 	}
-	tid = in->t[idx].tid;
-	if (ptrace(PTRACE_GETREGS, tid, 0, &saved) < 0 ||
-	    ptrace(PTRACE_GETSIGMASK, tid, sizeof(mask), &mask) < 0) {
-		err = -errno;
-		if (err == -ESRCH)
-			mark_gone(&in->t[idx]);
+	err = bootstrap_scratch(in);
+	if (err)
 		return err;
-	}
-	restore = saved;
-	rseq_fixup(in, tid, &restore);
-
-	regs = saved;
-	regs.rip = in->syscall_ip;
-	regs.rax = (unsigned long long)nr;
-	regs.orig_rax = (unsigned long long)-1;	/* no restart logic on our way out */
-	regs.rdi = (unsigned long long)a[0];
-	regs.rsi = (unsigned long long)a[1];
-	regs.rdx = (unsigned long long)a[2];
-	regs.r10 = (unsigned long long)a[3];
-	regs.r8 = (unsigned long long)a[4];
-	regs.r9 = (unsigned long long)a[5];
-	if (ptrace(PTRACE_SETSIGMASK, tid, sizeof(all), &all) < 0 ||
-	    ptrace(PTRACE_SETREGS, tid, 0, &regs) < 0) {
-		err = -errno;
-		goto restore;
-	}
-	in->t[idx].parked = false;
-	deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
-	err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, &interrupted);
-	if (!err)
-		err = step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, &interrupted);
-	if (!err) {
-		if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
-			err = -errno;
-		else
-			*ret = (long)regs.rax;
-		if (!err && interrupted)
-			err = -ETIMEDOUT;
-	}
-	if (err == -ESRCH)
+	idx = pick_thread(in);
+	if (idx < 0)
+		return -ESRCH;
+	err = save_thread(in, idx, in->scratch + SCRATCH_FRAME_OFF, 0, &restore);
+	if (!err && in->scratch_len < scratch_need(in->cpu.xsize))
+		err = -EOVERFLOW;
+	if (err)
 		return err;
-	if (err == -ETIMEDOUT && !in->t[idx].parked && !interrupted_stop(in, idx)) {
-		/* It does not stop: remember what to put back when it finally does. */
-		in->t[idx].dirty = true;
-		in->t[idx].saved = restore;
-		in->t[idx].saved_mask = mask;
-		return err;
-	}
-restore:
-	/* Put everything back and park the thread in get_signal() again (see top). */
-	err2 = 0;
-	if (ptrace(PTRACE_SETREGS, tid, 0, &restore) < 0 ||
-	    ptrace(PTRACE_SETSIGMASK, tid, sizeof(mask), &mask) < 0)
-		err2 = -errno;
-	if (!err2) {
-		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
-		if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
-			err2 = -errno;
-	}
-	if (!err2)
-		err2 = park(in, idx, now_ns() + (uint64_t)in->timeout_ms * 1000000ull);
-	if (err2 == -ESRCH)
-		mark_gone(&in->t[idx]);
-	return err ? err : err2;
+	return run_call(in, idx, in->entry[take_fd ? X86_TRAMP_CLOSE : X86_TRAMP_PLAIN],
+			x86_sp(&in->cpu.regs), nr, a, take_fd, &restore, ret, local_fd);
 }
 
 /* ---- follow a spawned child across exec ---- */
@@ -1077,7 +1421,9 @@ static int after_exec(struct inj *in, uint64_t deadline)
 		return err;
 	err = open_mem(in);
 	if (!err)
-		err = find_syscall_ip(in);
+		err = prepare_scratch(in);	/* a new address space: no scratch page yet */
+	if (!err && !in->seccomp)
+		err = bootstrap_scratch(in);
 	return err;
 }
 
@@ -1193,21 +1539,19 @@ static int do_release(struct inj *in)
 
 	if (in->released)
 		return 0;
-	/* a call that never stopped: try once more to get the thread back */
+	/*
+	 * A call that never stopped: the thread runs our trampoline, which finishes and
+	 * restores it by itself.  Let it go as soon as it is in a stop we can detach from.
+	 */
 	for (int i = 0; i < in->nr; i++) {
 		struct inj_thread *t = &in->t[i];
 
 		if (t->gone || !t->dirty)
 			continue;
 		ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
-		if (wait_stopped_any(t->tid, deadline) == 0 &&
-		    ptrace(PTRACE_SETREGS, t->tid, 0, &t->saved) == 0 &&
-		    ptrace(PTRACE_SETSIGMASK, t->tid, sizeof(t->saved_mask), &t->saved_mask) == 0) {
-			t->dirty = false;
-			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
-			ptrace(PTRACE_CONT, t->tid, 0, 0);
-			park(in, i, deadline);
-		}
+		if (wait_stopped_any(t->tid, deadline) == 0)
+			ptrace(PTRACE_DETACH, t->tid, 0, 0);
+		mark_gone(t);
 	}
 	/* followed threads are running: stop them first (new ones may appear meanwhile) */
 	for (int i = 0; i < in->nr; i++) {
@@ -1278,7 +1622,8 @@ static void *worker_main(void *arg)
 		switch (op) {
 		case OP_SYSCALL:
 			err = in->released ? (in->watchdog_fired ? -ETIMEDOUT : -ESRCH)
-					   : do_syscall(in, in->op_nr, in->op_args, &in->op_ret);
+					   : do_syscall(in, in->op_nr, in->op_args, in->op_take_fd,
+							&in->op_ret, &in->op_fd);
 			break;
 		case OP_FOLLOW:
 			err = in->released ? -ESRCH : do_follow(in, in->op_timeout, &in->op_status);
@@ -1447,6 +1792,25 @@ int inj_syscall(struct inj *in, long nr, const long args[6], long *ret)
 	return err;
 }
 
+int inj_syscall_fd(struct inj *in, long nr, const long args[6], long *ret, int *local_fd)
+{
+	int err;
+
+	if (!in || !in->worker_started || !local_fd)
+		return -EINVAL;
+	memcpy(in->op_args, args, sizeof(in->op_args));
+	in->op_nr = nr;
+	in->op_ret = 0;
+	in->op_take_fd = true;
+	in->op_fd = -1;
+	err = run_op(in, OP_SYSCALL);
+	in->op_take_fd = false;
+	if (ret)
+		*ret = in->op_ret;
+	*local_fd = in->op_fd;
+	return err;
+}
+
 int inj_getfd(struct inj *in, int remote_fd, int *local_fd)
 {
 	int fd;
@@ -1523,5 +1887,14 @@ void inj_allow_seccomp(struct inj *in, bool allow)
 
 uint64_t inj_syscall_ip(const struct inj *in)
 {
-	return in ? in->syscall_ip : 0;
+	if (!in)
+		return 0;
+	return in->scratch ? in->entry[X86_TRAMP_PLAIN] : in->gadget_ip;
+}
+
+uint64_t inj_scratch(const struct inj *in, uint64_t *len)
+{
+	if (len)
+		*len = in ? in->scratch_len : 0;
+	return in ? in->scratch : 0;
 }

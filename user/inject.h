@@ -2,13 +2,20 @@
 /*
  * inject.h - a small staged ptrace injection API (in the spirit of CRIU's compel).
  *
- * Stages: inj_seize() (or inj_spawn()) -> inj_syscall()/inj_getfd() any number of times
- * -> inj_release().  Between calls every thread of the target is parked in a ptrace stop
- * inside the kernel's signal path with its own registers and signal mask, so a monitor
- * that dies between two calls leaves the target exactly as it was (the kernel detaches
- * it and it runs on).  Only *during* inj_syscall() does a thread carry borrowed
- * registers; a monitor killed inside that window (a few tens of microseconds per call)
- * can crash the target.  This is the same trade-off compel and mevi make.
+ * Stages: inj_seize() (or inj_spawn()) -> inj_syscall()/inj_syscall_fd() any number of
+ * times -> inj_release().  Between calls every thread of the target is parked in a ptrace
+ * stop inside the kernel's signal path with its own registers and signal mask, so a
+ * monitor that dies between two calls leaves the target exactly as it was (the kernel
+ * detaches it and it runs on).
+ *
+ * Safe against the monitor's death *during* a call too (kill -9, OOM killer): a call runs
+ * from a scratch page of ours in the target (`[anon:mevitop-scratch]`, one page, mapped
+ * by the seize and reused by every later attach) whose code makes the call, closes the
+ * descriptor of an fd-producing call, and rt_sigreturns to a frame holding the thread's
+ * own registers, signal mask and FPU/AVX state.  Whenever a thread carries borrowed
+ * state its rip is in that code, so with or without us it gets home.  Mapping the page
+ * needs one call before any code of ours exists: it runs at the vDSO's `syscall; ret`
+ * with its return address on the main stack pointing at libc's rt_sigreturn restorer.
  *
  * Threads: each struct inj owns a small worker thread that is the ptrace tracer, so
  * inj_* calls may come from any thread of the monitor (one at a time).  Besides the
@@ -17,6 +24,9 @@
  * return -ETIMEDOUT.  If the worker cannot detach a thread that never stopped, it exits,
  * and the kernel drops that tracee's pending stop.  No other code in the monitor may
  * waitpid(-1, ..., __WALL) while a struct inj exists: it would steal stop reports.
+ *
+ * Tests: MEVITOP_TEST_KILL_US=N in the environment has the kernel SIGKILL this process
+ * N microseconds after its first PTRACE_SEIZE (tests/integration/killsweep.py).
  *
  * Errors: functions return 0 or -errno.  Functions taking why/whylen also write a
  * human-readable reason there ("already traced by PID 12 (gdb)").
@@ -54,6 +64,15 @@ int inj_seize(pid_t pid, unsigned timeout_ms, struct inj **out, char *why, size_
  * is interrupted and restored; if it does not even stop, inj_release() tries again).
  */
 int inj_syscall(struct inj *in, long nr, const long args[6], long *ret);
+
+/*
+ * An fd-producing call (userfaultfd, memfd_create, ...): run it like inj_syscall(), copy
+ * the new descriptor into our process (*local_fd, -1 if none) and close the target's
+ * copy before the thread resumes - in the trampoline, so the target never keeps it, even
+ * if we die right after the call.  *ret: the call's raw result (the remote fd number or
+ * -errno).  Returns 0 if the call ran and its fd, if any, was taken.
+ */
+int inj_syscall_fd(struct inj *in, long nr, const long args[6], long *ret, int *local_fd);
 
 /* Copy the target's file descriptor @remote_fd into our process (pidfd_getfd). */
 int inj_getfd(struct inj *in, int remote_fd, int *local_fd);
@@ -100,7 +119,16 @@ bool inj_thread_was_stopped(const struct inj *in, int idx, pid_t *tid);
 int inj_seccomp_mode(const struct inj *in);
 /* Allow inj_syscall() although the target has a seccomp filter (caller checked it). */
 void inj_allow_seccomp(struct inj *in, bool allow);
-/* The address of the `syscall` instruction borrowed in the target (for diagnostics). */
+/*
+ * Tests: after each call let the thread restore itself - run the rest of the trampoline
+ * and its rt_sigreturn, exactly what happens when the monitor dies mid-call - instead of
+ * the tracer putting registers and mask back.  (Process-wide, like uffd_set_api_path.)
+ */
+void inj_force_self_restore(bool on);
+
+/* Where injected calls start in the target: the trampoline (or the bootstrap gadget). */
 uint64_t inj_syscall_ip(const struct inj *in);
+/* The scratch page in the target: its address (0 if none) and length in *len. */
+uint64_t inj_scratch(const struct inj *in, uint64_t *len);
 
 #endif /* MEVITOP_INJECT_H */

@@ -209,9 +209,34 @@ int uffd_inject(struct inj *in, uint64_t want_features, int *local_fd, uint64_t 
 
 	/* Never UFFD_USER_MODE_ONLY: kernel-mode faults (read() into a registered buffer)
 	 * would then fail with EFAULT in the target instead of being served. */
+	if (path != UFFD_API_REMOTE) {
+		/* The target's copy is closed inside the injected call, even if we die. */
+		err = inj_syscall_fd(in, __NR_userfaultfd, args, &rfd, &fd);
+		if (!err && rfd < 0)
+			err = (int)rfd;
+		if (!err) {
+			err = api_local(fd, want_features, &got);
+			if (!err) {
+				api_path_last = UFFD_API_LOCAL;
+				*local_fd = fd;
+				if (got_features)
+					*got_features = got;
+				return 0;
+			}
+			close(fd);
+			fd = -1;
+			set_why("failed to enable userfaultfd API on the taken fd: %s", strerror(-err));
+			if (path == UFFD_API_LOCAL)
+				return err;
+		} else {
+			goto explain;
+		}
+	}
+	/* The remote UFFDIO_API needs the target's copy open across several calls. */
 	err = inj_syscall(in, __NR_userfaultfd, args, &rfd);
 	if (!err && rfd < 0)
 		err = (int)rfd;
+explain:
 	if (err) {
 		if (err == -EPERM)
 			set_why("failed to create userfaultfd in process %d: %s (the target needs "
@@ -228,19 +253,9 @@ int uffd_inject(struct inj *in, uint64_t want_features, int *local_fd, uint64_t 
 			strerror(-err));
 		goto close_remote;
 	}
-	err = -EOPNOTSUPP;
-	if (path != UFFD_API_REMOTE) {
-		err = api_local(fd, want_features, &got);
-		if (!err)
-			api_path_last = UFFD_API_LOCAL;
-		else
-			set_why("failed to enable userfaultfd API on the taken fd: %s", strerror(-err));
-	}
-	if (err && path != UFFD_API_LOCAL) {
-		err = api_remote(in, (int)rfd, want_features, &got);
-		if (!err)
-			api_path_last = UFFD_API_REMOTE;
-	}
+	err = api_remote(in, (int)rfd, want_features, &got);
+	if (!err)
+		api_path_last = UFFD_API_REMOTE;
 close_remote:
 	/* The target must not keep a copy: if it did and we died, it would block forever. */
 	{

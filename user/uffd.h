@@ -66,8 +66,10 @@ int uffd_probe(uint64_t *features);
  * UFFDIO_API (@want_features & what the kernel offers) is issued from our process on the
  * stolen fd; if that is refused, from the target with a scratch page mapped and unmapped
  * again.  Nothing is left in the target.  *got_features: the features now enabled.
- * If the monitor is killed between the remote userfaultfd() and close() (~100 us), the
- * target keeps one inert fd with no registrations; it is never blocked by it.
+ * On the local path the target's copy is closed inside the injected call itself
+ * (inj_syscall_fd), so a monitor killed at any moment leaves no fd behind.  The remote
+ * path (forced, or when the local UFFDIO_API is refused) keeps the copy open across
+ * several calls: a monitor killed then leaves one inert fd with no registrations.
  */
 int uffd_inject(struct inj *in, uint64_t want_features, int *local_fd, uint64_t *got_features);
 

@@ -181,6 +181,45 @@ class Mevitop:
 MAPS_RE = re.compile(r"^([0-9a-f]+)-([0-9a-f]+) (\S{4}) ([0-9a-f]+) \S+ \d+\s*(.*)$")
 
 
+SCRATCH_NAME = "[anon:mevitop-scratch]"
+SCRATCH_MAGIC = b"MEVITOP-SCRATCH1"
+
+
+def scratch_lines(pid, maps_text):
+    """The /proc/PID/maps lines of exact mode's scratch page (user/inject.h): named
+    [anon:mevitop-scratch], or (kernels without anonymous VMA names) a small anonymous
+    r-xp mapping whose first bytes, read here from /proc/PID/mem, are its magic or, if
+    mevitop was killed between mapping and writing it, zeros."""
+    found = []
+    with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
+        for line in maps_text.splitlines(keepends=True):
+            if SCRATCH_NAME in line:
+                found.append(line)
+                continue
+            f = line.split()
+            if len(f) == 5 and f[1] == "r-xp" and f[2] == "00000000" and f[4] == "0":
+                start, end = (int(x, 16) for x in f[0].split("-"))
+                try:
+                    mem.seek(start)
+                    page = mem.read(PAGE)
+                except OSError:
+                    continue
+                # ours, or mapped by a mevitop killed before it could write it
+                if end - start <= 4 * PAGE and (page.startswith(SCRATCH_MAGIC) or
+                                                page == bytes(PAGE)):
+                    found.append(line)
+    return found
+
+
+def maps_without_scratch(pid):
+    """/proc/PID/maps minus the one scratch page exact mode leaves by design."""
+    with open(f"/proc/{pid}/maps") as f:
+        text = f.read()
+    for line in scratch_lines(pid, text):
+        text = text.replace(line, "", 1)
+    return text
+
+
 def read_maps(pid):
     out = []
     with open(f"/proc/{pid}/maps") as f:

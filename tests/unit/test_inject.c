@@ -15,8 +15,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include "children.h"
+#include "inject_x86.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -137,8 +139,13 @@ static void compute_loop(struct tctx *c)
 {
 	struct shared *sh = c->sh;
 	sigset_t want, cur;
+	stack_t alt = { .ss_size = 65536 }, now;
 
 	sh->tids[c->idx] = (int)syscall(SYS_gettid);
+	/* an alternate signal stack the injection must leave alone (rt_sigreturn sets one) */
+	alt.ss_sp = malloc(alt.ss_size);
+	if (!alt.ss_sp || sigaltstack(&alt, NULL))
+		sh->bad[c->idx] |= 4;
 	/* a per-thread mask the injection must give back */
 	sigemptyset(&want);
 	sigaddset(&want, SIGUSR1);
@@ -164,8 +171,15 @@ static void compute_loop(struct tctx *c)
 		if (!sigismember(&cur, SIGUSR1) || !sigismember(&cur, SIGRTMIN + c->idx) ||
 		    sigismember(&cur, SIGUSR2))
 			sh->bad[c->idx] |= 2;
+		if (sigaltstack(NULL, &now) || now.ss_sp != alt.ss_sp || now.ss_flags ||
+		    now.ss_size != alt.ss_size)
+			sh->bad[c->idx] |= 4;
 		sh->progress[c->idx]++;
 	}
+	/* ASan unmaps a thread's alternate stack at exit: not ours */
+	now.ss_flags = SS_DISABLE;
+	sigaltstack(&now, NULL);
+	free(alt.ss_sp);
 }
 
 static void *compute_thread(void *arg)
@@ -581,13 +595,18 @@ static void test_signal_while_held(void **state)
 	assert_int_equal(finish_target(&t), 0);
 }
 
-/* Seize, inject and release leave /proc/PID/maps and the fd table exactly as they were. */
+/*
+ * Seize, inject and release leave /proc/PID/maps and the fd table exactly as they were,
+ * but for the one scratch page (named, if the kernel names anonymous mappings), which
+ * the next seize reuses instead of mapping another.
+ */
 static void test_maps_and_fds_unchanged(void **state)
 {
 	struct target t;
 	struct inj *in = NULL;
 	char why[256], path[64];
 	char *maps0, *maps1, *fds0, *fds1;
+	uint64_t scratch, scratch_len;
 
 	(void)state;
 	start_target(&t, 0);
@@ -617,8 +636,30 @@ static void test_maps_and_fds_unchanged(void **state)
 		assert_int_equal(remote(in, SYS_close, fd, 0, 0, 0, 0, 0), 0);
 		assert_int_equal(remote(in, SYS_munmap, addr, 8192, 0, 0, 0, 0), 0);
 	}
+	scratch = inj_scratch(in, &scratch_len);
+	assert_true(scratch != 0);
+	assert_int_equal(scratch_len, 4096);
 	assert_int_equal(inj_release(in), 0);
 	maps1 = slurp(path);
+	{
+		char *again;
+
+		assert_int_equal(inj_seize(t.pid, 0, &in, why, sizeof(why)), 0);
+		assert_int_equal(inj_scratch(in, NULL), scratch);
+		assert_int_equal(remote(in, SYS_getpid, 0, 0, 0, 0, 0, 0), t.pid);
+		assert_int_equal(inj_release(in), 0);
+		again = slurp(path);
+		assert_string_equal(maps1, again);
+		free(again);
+	}
+	{
+		char key[32];
+
+		snprintf(key, sizeof(key), "\n%" PRIx64 "-", scratch);
+		assert_non_null(strstr(maps1, key));
+		free(maps1);
+		maps1 = maps_without_scratch(t.pid);
+	}
 	{
 		char cmd[128];
 		FILE *p;
@@ -858,6 +899,151 @@ static void test_spawn_follow_exec(void **state)
 	assert_int_equal(inj_release(in), 0);
 }
 
+/* ---- the path a dead monitor leaves: the thread restores itself (rt_sigreturn) ---- */
+
+static int self_restore_off(void **state)
+{
+	inj_force_self_restore(false);
+	return kill_leftovers(state);
+}
+
+/* Registers, masks and the alternate stack of a computing main thread, via the frame. */
+static void test_self_restore_running_thread(void **state)
+{
+	(void)state;
+	inj_force_self_restore(true);
+	inject_multithreaded(TF_MAIN_COMPUTES);
+}
+
+/* A main thread blocked in read(): the frame's pre-applied restart reads our byte. */
+static void test_self_restore_blocked_read(void **state)
+{
+	(void)state;
+	inj_force_self_restore(true);
+	inject_multithreaded(0);
+}
+
+/* clock_nanosleep (-ERESTART_RESTARTBLOCK) sleeps on and returns 0, never EINTR. */
+static void test_self_restore_nanosleep(void **state)
+{
+	inj_force_self_restore(true);
+	test_nanosleep_restart_block(state);
+}
+
+/* A stopped target stays stopped, a running one runs. */
+static void test_self_restore_stop_state(void **state)
+{
+	inj_force_self_restore(true);
+	test_release_keeps_stop_state(state);
+}
+
+/* ---- the x86 pieces: trampoline bytes and the bootstrap's code patterns ---- */
+
+/* The trampoline's entries reach the same rt_sigreturn sequence, aimed at frame + 8. */
+static void test_trampoline_bytes(void **state)
+{
+	uint8_t code[128];
+	uint64_t entry[X86_TRAMP_NENTRIES], base = 0x7f0000001040ull, frame = 0x7f00000010c0ull;
+	size_t n = x86_tramp_build(code, sizeof(code), base, frame, entry), restore = 0;
+	int32_t disp;
+
+	(void)state;
+	assert_true(n > 0 && n <= sizeof(code));
+	for (size_t i = 0; i + 7 <= n; i++)
+		if (code[i] == 0x48 && code[i + 1] == 0x8d && code[i + 2] == 0x25)
+			restore = i;	/* lea disp32(%rip),%rsp */
+	assert_true(restore > 0);
+	memcpy(&disp, code + restore + 3, sizeof(disp));
+	assert_int_equal(base + restore + 7 + (uint64_t)(int64_t)disp, frame + 8);
+	assert_memory_equal(code + restore + 7, "\xb8\x0f\x00\x00\x00\x0f\x05", 7);
+	/* plain: syscall; jmp restore */
+	{
+		size_t at = (size_t)(entry[X86_TRAMP_PLAIN] - base);
+
+		assert_memory_equal(code + at, "\x0f\x05\xeb", 3);
+		assert_int_equal(at + 4 + code[at + 3], restore);
+	}
+	/* close: syscall; test; js restore; mov %rax,%rdi; mov $3,%eax; syscall; restore */
+	{
+		size_t at = (size_t)(entry[X86_TRAMP_CLOSE] - base);
+
+		assert_memory_equal(code + at, "\x0f\x05\x48\x85\xc0\x78", 6);
+		assert_int_equal(at + 7 + code[at + 6], restore);
+		assert_memory_equal(code + at + 7, "\x48\x89\xc7\xb8\x03\x00\x00\x00\x0f\x05", 10);
+		assert_int_equal(at + 17, restore);
+	}
+}
+
+/* Independent checks of what a match must be. */
+static bool is_gadget_at(const uint8_t *p, size_t n, size_t at)
+{
+	size_t j = at + 2;
+
+	if (at + 2 > n || p[at] != 0x0f || p[at + 1] != 0x05)
+		return false;
+	for (;;) {
+		size_t rex = j < n && (p[j] == 0x45 || p[j] == 0x48 || p[j] == 0x4d);
+
+		if (j < n && p[j] == 0xc3)
+			return true;
+		if (j + rex + 2 > n || p[j + rex] != 0x31)
+			return false;
+		if ((p[j + rex + 1] & 0xc0) != 0xc0 ||
+		    ((p[j + rex + 1] >> 3) & 7) != (p[j + rex + 1] & 7))
+			return false;
+		j += rex + 2;
+	}
+}
+
+static bool is_restorer_at(const uint8_t *p, size_t n, size_t at)
+{
+	return (at + 7 <= n && !memcmp(p + at, "\xb8\x0f\x00\x00\x00\x0f\x05", 7)) ||
+	       (at + 9 <= n && !memcmp(p + at, "\x48\xc7\xc0\x0f\x00\x00\x00\x0f\x05", 9));
+}
+
+static void test_code_patterns(void **state)
+{
+	static const uint8_t vdso[] = { 0x90, 0x0f, 0x05, 0x31, 0xd2, 0x31, 0xc9, 0x45, 0x31,
+					0xdb, 0xc3 };
+	static const uint8_t no_ret[] = { 0x0f, 0x05, 0x31, 0xd1, 0xc3, 0x0f, 0x05, 0x90, 0xc3,
+					  0x0f, 0x05, 0x31 };
+	static const uint8_t glibc[] = { 0x66, 0x90, 0x90, 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00,
+					 0x00, 0x0f, 0x05 };
+	static const uint8_t bytes[] = { 0x0f, 0x05, 0x31, 0xc0, 0xc9, 0xd2, 0xdb, 0x45, 0x48,
+					 0x4d, 0xc3, 0xb8, 0x00, 0x0f, 0x00, 0xc7 };
+	const char *env = getenv("MEVITOP_TEST_SEED");
+	uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
+
+	(void)state;
+	assert_int_equal(x86_find_ret_gadget(vdso, sizeof(vdso)), 1);
+	assert_int_equal(x86_find_ret_gadget(no_ret, sizeof(no_ret)), -1);
+	assert_int_equal(x86_find_restorer(glibc, sizeof(glibc)), 3);
+	assert_int_equal(x86_find_restorer(glibc, sizeof(glibc) - 1), -1);
+	/* seeded random code under ASan: exact-size buffers, so an overread is caught */
+	printf("test_inject: MEVITOP_TEST_SEED=%" PRIu64 "\n", seed);
+	srandom((unsigned)seed);
+	for (int i = 0; i < 20000; i++) {
+		size_t n = (size_t)(random() % 40);
+		uint8_t *p = malloc(n ? n : 1);
+		long g, r;
+
+		assert_non_null(p);
+		for (size_t k = 0; k < n; k++)
+			p[k] = random() % 4 ? bytes[random() % sizeof(bytes)] : (uint8_t)random();
+		g = x86_find_ret_gadget(p, n);
+		r = x86_find_restorer(p, n);
+		for (long k = 0; k < (g < 0 ? (long)n : g); k++)
+			assert_false(is_gadget_at(p, n, (size_t)k));
+		if (g >= 0)
+			assert_true(is_gadget_at(p, n, (size_t)g));
+		for (long k = 0; k < (r < 0 ? (long)n : r); k++)
+			assert_false(is_restorer_at(p, n, (size_t)k));
+		if (r >= 0)
+			assert_true(is_restorer_at(p, n, (size_t)r));
+		free(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -873,6 +1059,12 @@ int main(void)
 		cmocka_unit_test_teardown(test_hold_watchdog, kill_leftovers),
 		cmocka_unit_test_teardown(test_spawn, kill_leftovers),
 		cmocka_unit_test_teardown(test_spawn_follow_exec, kill_leftovers),
+		cmocka_unit_test_teardown(test_self_restore_running_thread, self_restore_off),
+		cmocka_unit_test_teardown(test_self_restore_blocked_read, self_restore_off),
+		cmocka_unit_test_teardown(test_self_restore_nanosleep, self_restore_off),
+		cmocka_unit_test_teardown(test_self_restore_stop_state, self_restore_off),
+		cmocka_unit_test(test_trampoline_bytes),
+		cmocka_unit_test(test_code_patterns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -346,12 +346,10 @@ static bool spins(struct utarget *t)
 	return false;
 }
 
+/* The maps to compare before and after: all but the injection's one scratch page. */
 static char *maps_of(pid_t pid)
 {
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	return slurp(path);
+	return maps_without_scratch(pid);
 }
 
 static int cmp_int(const void *a, const void *b)
