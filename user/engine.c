@@ -127,7 +127,7 @@ struct engine {
 	struct alias *aliases;
 	size_t naliases, capaliases;
 	struct engine_stats st;
-	uint64_t last_tick_ns, events_at_tick;
+	uint64_t last_tick_ns, events_at_tick, maps_reads_at_tick;
 	uint64_t now_ns;		/* of the batch being applied */
 	bool use_scan;			/* PAGEMAP_SCAN, else pread */
 	bool smaps;			/* read VmFlags where THP eligibility matters */
@@ -1344,6 +1344,61 @@ static void flush(struct engine *e)
 	e->nretry = 0;
 }
 
+/* --- layout changes without syscall records (sample and chunk modes) --- */
+
+/* The layout hook replaces the syscall records: tp_btf/mmap_lock_released, when the kernel
+ * has it and the mode needs no ordered stream (trace) or prompt registration (exact). */
+static void choose_layout_source(struct engine *e)
+{
+	bool wants = e->o.mode == MODE_SAMPLE || e->o.mode == MODE_CHUNK;
+
+	if (wants && e->f.hook[HOOK_LAYOUT] != AT_NONE)
+		e->f.hook[HOOK_SYSCALLS] = AT_NONE;
+	else
+		e->f.hook[HOOK_LAYOUT] = AT_NONE;
+}
+
+static bool layout_hooked(const struct engine *e)
+{
+	return e->f.hook[HOOK_LAYOUT] != AT_NONE;
+}
+
+/* p's mmap_lock was released for writing since the last refresh: re-read its layout once,
+ * at this refresh (relayout scans what the new layout covers and the old did not). */
+static void on_layout_changed(void *ctx, pid_t tgid, uint64_t count)
+{
+	struct engine *e = ctx;
+	struct proc *p = engine_find(e, tgid);
+
+	/* exit_mmap() takes the lock too: a tombstone stays as it is, and a process not seen
+	 * yet is announced by its fork record (or healed as a lost one). */
+	if (!p || p->exited || !p->ready)
+		return;
+	e->st.layout_changes++;
+	mark(e, p, PEND_MAPS);
+}
+
+/*
+ * What the counters say when no syscall record explains anything (layout hooked):
+ *   the size moved: a layout change the hook cannot see -- munmap, brk or mremap shrinking
+ *     and a stack growing by faults downgrade the write lock to a read lock instead of
+ *     releasing it, so no write release fires: re-read the layout;
+ *   chunk mode: rss fell (MADV_DONTNEED/FREE/PAGEOUT, reclaim, munmap) or moved with no
+ *     fault counted (MADV_POPULATE_*, mlock, GUP): rescan it -- the mode's own scan now,
+ *     not a correction, since no record could have said it.
+ */
+static uint32_t layout_unexplained(const struct engine *e, const struct pstate *s,
+				   const struct proc_counters *c)
+{
+	uint32_t what = 0;
+
+	if (c->vsize != s->c.vsize)
+		what |= PEND_MAPS;
+	if (e->o.mode == MODE_CHUNK && (c->rss < s->c.rss || (c->rss != s->c.rss && !s->events_tick)))
+		what |= PEND_RESCAN;
+	return what;
+}
+
 /* --- public --- */
 
 int engine_new(const struct engine_opts *o, const struct features *f, struct engine **out,
@@ -1399,6 +1454,7 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		e->f.hook[HOOK_FAULT] = e->f.hook[HOOK_KFAULT] = AT_NONE;
 	if (!e->o.rss_hook)
 		e->f.hook[HOOK_RSS] = AT_NONE;	/* /proc/PID/stat is polled instead */
+	choose_layout_source(e);
 	err = tracer_open(&e->f, &to, on_event, e, &e->tracer, why, whylen);
 	if (err)
 		return err;
@@ -1578,7 +1634,9 @@ static void poll_counters(struct engine *e, struct proc *p)
 		uint64_t faults = c.minflt + c.majflt, before = s->c.minflt + s->c.majflt;
 		bool moved = faults != before || c.rss != s->c.rss || c.vsize != s->c.vsize;
 
-		if (e->o.mode == MODE_CHUNK || e->o.mode == MODE_TRACE) {
+		if (layout_hooked(e) && e->o.mode == MODE_CHUNK) {
+			mark(e, p, layout_unexplained(e, s, &c));
+		} else if (e->o.mode == MODE_CHUNK || e->o.mode == MODE_TRACE) {
 			/* Faults arrive as records; an rss change with none is unexplained. */
 			if (c.rss != s->c.rss && !s->events_tick)
 				mark(e, p, PEND_RECONCILE);
@@ -1654,6 +1712,10 @@ void engine_tick(struct engine *e)
 	e->st.lost = tracer_lost(e->tracer, e->st.lost_by_kind);
 	e->st.overflows = tracer_overflows(e->tracer);
 	tracer_drain_lost_tgids(e->tracer, on_lost_tgid, e);
+	if (layout_hooked(e)) {
+		tracer_drain_layout(e->tracer, on_layout_changed, e);
+		e->st.layout_unowned = tracer_layout_unowned(e->tracer);
+	}
 
 	procs = engine_procs(e, &n);
 	for (i = 0; i < n; i++) {
@@ -1697,9 +1759,11 @@ void engine_tick(struct engine *e)
 	flush(e);
 	if (dt > 0) {
 		e->st.events_per_sec = (e->st.events - e->events_at_tick) / dt;
+		e->st.maps_reads_per_sec = (e->st.maps_reads - e->maps_reads_at_tick) / dt;
 		e->st.interval_s = dt;
 	}
 	e->events_at_tick = e->st.events;
+	e->maps_reads_at_tick = e->st.maps_reads;
 	e->last_tick_ns = now;
 	pthread_mutex_unlock(&e->lock);
 }

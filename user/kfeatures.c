@@ -34,12 +34,13 @@ static const struct {
 	{ "smaps", DIS_SMAPS },
 	{ "btf", DIS_BTF },
 	{ "uffd", DIS_UFFD },
+	{ "mmap_lock", DIS_MMAP_LOCK },
 };
 
 const char *features_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
-	       "smaps, btf, uffd";
+	       "smaps, btf, uffd, mmap_lock";
 }
 
 int features_parse_disable(const char *list, uint32_t *mask)
@@ -75,6 +76,7 @@ const char *hook_name(enum hook h)
 		[HOOK_EXEC] = "exec",
 		[HOOK_EXIT] = "exit",
 		[HOOK_RSS] = "rss counters",
+		[HOOK_LAYOUT] = "layout changes",
 	};
 	return h < HOOK_COUNT ? names[h] : "?";
 }
@@ -91,6 +93,7 @@ const char *attach_name(enum attach a)
 	case AT_FENTRY: return "fentry handle_mm_fault";
 	case AT_KPROBE: return "kprobe handle_mm_fault";
 	case AT_COVERED: return "covered by the fault hook";
+	case AT_TP_BTF_MMAP_LOCK: return "tp_btf mmap_lock_released";
 	}
 	return "?";
 }
@@ -283,6 +286,13 @@ static void choose_hooks(struct features *f, struct btf *vmlinux, bool tracefs_o
 		h[HOOK_RSS] = AT_TP;
 	else
 		h[HOOK_RSS] = AT_NONE;
+
+	/* Only as tp_btf: the classic event's detach would wait for an RCU grace period, and
+	 * where it is missing the syscall hooks say the same (and more). */
+	if (!(f->disabled & DIS_MMAP_LOCK) && btf_ok && btf_has_tp(vmlinux, "mmap_lock_released"))
+		h[HOOK_LAYOUT] = AT_TP_BTF_MMAP_LOCK;
+	else
+		h[HOOK_LAYOUT] = AT_NONE;
 #undef TP_EXISTS
 }
 
