@@ -15,6 +15,7 @@
 #include "log.h"
 #include "pagemap.h"
 #include "procfs.h"
+#include "procmap.h"
 #include "syscalls.h"
 #include "tracer.h"
 
@@ -130,6 +131,7 @@ struct engine {
 	uint64_t last_tick_ns, events_at_tick, maps_reads_at_tick;
 	uint64_t now_ns;		/* of the batch being applied */
 	bool use_scan;			/* PAGEMAP_SCAN, else pread */
+	bool use_procmap;		/* PROCMAP_QUERY, else the text of /proc/PID/maps */
 	bool smaps;			/* read VmFlags where THP eligibility matters */
 	size_t reconcile_cursor;
 	struct scan_run *runs;
@@ -1187,6 +1189,23 @@ static bool want_vmflags(const struct engine *e, const struct proc *p)
 	return false;
 }
 
+/* The layout of pid: PROCMAP_QUERY (binary, one ioctl per mapping) where the kernel has it,
+ * else the text of /proc/PID/maps.  A refusal of the ioctl switches to the text for good. */
+static int read_layout(struct engine *e, pid_t pid, maps_cb cb, void *arg)
+{
+	int err;
+
+	e->st.maps_reads++;
+	if (e->use_procmap) {
+		err = procmap_read_maps(pid, cb, arg);
+		if (err != -ENOTTY && err != -EINVAL && err != -EOPNOTSUPP)
+			return err;
+		log_info("PROCMAP_QUERY refused (%s): reading /proc/PID/maps text", strerror(-err));
+		e->use_procmap = false;
+	}
+	return procfs_read_maps(pid, cb, arg);
+}
+
 /* Models a process from scratch: layout from /proc/PID/maps, pages from pagemap. */
 static int reload(struct engine *e, struct proc *p)
 {
@@ -1197,8 +1216,7 @@ static int reload(struct engine *e, struct proc *p)
 	proc_reset(p);
 	ps(p)->nscan = 0;
 	ps(p)->nchecks = 0;
-	e->st.maps_reads++;
-	err = procfs_read_maps(p->pid, layout_entry, &c);
+	err = read_layout(e, p->pid, layout_entry, &c);
 	if (err)
 		return err;
 	if (!model_count_maps(p))
@@ -1240,9 +1258,8 @@ static int relayout(struct engine *e, struct proc *p)
 		next = model_next(m);
 		model_map_keep(old, mapping_start(m), mapping_end(m), &a);
 	}
-	e->st.maps_reads++;
 	model_clear_layout(p);
-	err = procfs_read_maps(p->pid, layout_entry, &c);
+	err = read_layout(e, p->pid, layout_entry, &c);
 	if (!err) {
 		/* Pages outside the new layout are gone. */
 		for (m = model_first(p); m; m = model_next(m)) {
@@ -1412,6 +1429,7 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 	e->f = *f;
 	pthread_mutex_init(&e->lock, NULL);
 	e->use_scan = f->pagemap_scan && !(f->disabled & DIS_PAGEMAP_SCAN);
+	e->use_procmap = f->procmap_query && !(f->disabled & DIS_PROCMAP_QUERY);
 	e->scale = 1;
 	e->cpu_at_tick = cpu_ns();
 	e->smaps = !(f->disabled & DIS_SMAPS);

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "pagemap.h"
 #include "procfs.h"
+#include "procmap.h"
 
 static const struct {
 	const char *name;
@@ -35,12 +36,13 @@ static const struct {
 	{ "btf", DIS_BTF },
 	{ "uffd", DIS_UFFD },
 	{ "mmap_lock", DIS_MMAP_LOCK },
+	{ "procmap_query", DIS_PROCMAP_QUERY },
 };
 
 const char *features_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
-	       "smaps, btf, uffd, mmap_lock";
+	       "smaps, btf, uffd, mmap_lock, procmap_query";
 }
 
 int features_parse_disable(const char *list, uint32_t *mask)
@@ -315,6 +317,7 @@ int features_probe(struct features *f, char *why, size_t whylen)
 	f->root = geteuid() == 0;
 	f->btf = !(f->disabled & DIS_BTF) && access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 	f->pagemap_scan = pagemap_scan_supported();
+	f->procmap_query = procmap_query_supported();
 	probe_thp(f);
 	probe_uffd(f);
 
@@ -398,7 +401,8 @@ void features_print(const struct features *f, bool json)
 	if (json) {
 		printf("{\"root\": %s, \"btf\": %s, \"ringbuf\": %s, \"tp_btf\": %s, "
 		       "\"tracefs\": %s, \"tracefs_mounted_by_mevitop\": %s, \"kprobes\": %s, "
-		       "\"fentry\": %s, \"pagemap_scan\": %s, \"userfaultfd\": %s, "
+		       "\"fentry\": %s, \"pagemap_scan\": %s, \"procmap_query\": %s, "
+		       "\"userfaultfd\": %s, "
 		       "\"userfaultfd_features\": \"0x%llx\", \"thp\": \"%s\", "
 		       "\"fault_around_bytes\": %llu, \"disabled\": \"0x%x\", \"hooks\": {",
 		       f->root ? "true" : "false", f->btf ? "true" : "false",
@@ -406,7 +410,7 @@ void features_print(const struct features *f, bool json)
 		       f->tracefs ? "true" : "false",
 		       f->tracefs_mounted_by_us ? "true" : "false", f->kprobes ? "true" : "false",
 		       f->fentry ? "true" : "false", f->pagemap_scan ? "true" : "false",
-		       f->uffd ? "true" : "false", (unsigned long long)f->uffd_features,
+		       f->procmap_query ? "true" : "false", f->uffd ? "true" : "false", (unsigned long long)f->uffd_features,
 		       thp[f->thp], (unsigned long long)f->fault_around_bytes, f->disabled);
 		for (i = 0; i < HOOK_COUNT; i++)
 			printf("%s\"%s\": \"%s\"", i ? ", " : "", hook_name(i),
@@ -429,6 +433,8 @@ void features_print(const struct features *f, bool json)
 	       f->disabled & DIS_FENTRY ? " (disabled by switch)" : "");
 	printf("  %-28s %s%s\n", "PAGEMAP_SCAN", yes(f->pagemap_scan),
 	       f->disabled & DIS_PAGEMAP_SCAN ? " (disabled by switch: pread fallback)" : "");
+	printf("  %-28s %s%s\n", "PROCMAP_QUERY", yes(f->procmap_query),
+	       f->disabled & DIS_PROCMAP_QUERY ? " (disabled by switch: text of /proc/PID/maps)" : "");
 	if (f->uffd)
 		printf("  %-28s yes (features 0x%llx)\n", "userfaultfd",
 		       (unsigned long long)f->uffd_features);

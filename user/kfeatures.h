@@ -24,6 +24,7 @@ enum feat_disable {
 	DIS_BTF = 1 << 9,		/* "btf": behave as on a kernel without BTF */
 	DIS_UFFD = 1 << 10,		/* "uffd": behave as if userfaultfd were unavailable */
 	DIS_MMAP_LOCK = 1 << 11,	/* "mmap_lock": layout changes from the syscall hooks */
+	DIS_PROCMAP_QUERY = 1 << 12,	/* "procmap_query": parse /proc/PID/maps text */
 };
 
 enum hook {
@@ -66,6 +67,7 @@ struct features {
 	bool kprobes;			/* kprobe PMU present */
 	bool fentry;			/* an fentry program loads */
 	bool pagemap_scan;
+	bool procmap_query;		/* PROCMAP_QUERY ioctl on /proc/PID/maps (6.11+) */
 	bool uffd;
 	uint64_t uffd_features;
 	int uffd_errno;

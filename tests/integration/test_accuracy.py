@@ -21,11 +21,14 @@ FALLBACKS = {
     # Sample and chunk modes follow layout changes with tp_btf/mmap_lock_released and no
     # syscall hook; forced off, they use the syscall records as trace mode does.
     "no-mmap_lock": ("mmap_lock",),
+    # Layouts from the text of /proc/PID/maps instead of the PROCMAP_QUERY ioctl.
+    "no-procmap_query": ("procmap_query",),
 }
 
 
 CONFIGS = [("trace", fb) for fb in FALLBACKS] + \
-          [("sample", fb) for fb in ("default", "no-mmap_lock", "no-tp_btf", "no-pagemap_scan")] + \
+          [("sample", fb) for fb in ("default", "no-mmap_lock", "no-tp_btf", "no-pagemap_scan",
+                                     "no-procmap_query")] + \
           [("chunk", fb) for fb in ("default", "no-mmap_lock", "no-tp_btf")]
 
 
