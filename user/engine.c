@@ -1375,6 +1375,20 @@ static void choose_layout_source(struct engine *e)
 		e->f.hook[HOOK_LAYOUT] = AT_NONE;
 }
 
+/*
+ * Exact mode keeps the syscall records (new mappings are registered from them within a
+ * millisecond), but on one tp_btf/sys_exit link rather than 14 classic per-syscall
+ * tracepoints: those take ~5 ms each to open and attach and an RCU grace period each to
+ * detach, which `mevitop run -- CMD` would add to every CMD.  Every syscall takes the
+ * kernel's slow path with either; the raw hook adds a switch on the number to each.
+ */
+static void choose_syscall_hook(struct engine *e)
+{
+	if (e->o.mode == MODE_EXACT && e->f.hook[HOOK_SYSCALLS] == AT_TP_PER_SYSCALL &&
+	    e->f.btf_raw_syscalls)
+		e->f.hook[HOOK_SYSCALLS] = AT_TP_BTF_RAW_SYSCALLS;
+}
+
 static bool layout_hooked(const struct engine *e)
 {
 	return e->f.hook[HOOK_LAYOUT] != AT_NONE;
@@ -1473,6 +1487,7 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 	if (!e->o.rss_hook)
 		e->f.hook[HOOK_RSS] = AT_NONE;	/* /proc/PID/stat is polled instead */
 	choose_layout_source(e);
+	choose_syscall_hook(e);
 	err = tracer_open(&e->f, &to, on_event, e, &e->tracer, why, whylen);
 	if (err)
 		return err;

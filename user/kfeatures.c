@@ -264,9 +264,10 @@ static void choose_hooks(struct features *f, struct btf *vmlinux, bool tracefs_o
 
 	/* Per-syscall tracepoints first: only mm syscalls pay.  The raw hooks run a program on
 	 * every syscall of every process. */
+	f->btf_raw_syscalls = btf_ok && btf_has_tp(vmlinux, "sys_exit");
 	if (!(f->disabled & DIS_SYSCALL_TP) && TP_EXISTS("syscalls/sys_exit_mmap"))
 		h[HOOK_SYSCALLS] = AT_TP_PER_SYSCALL;
-	else if (btf_ok && btf_has_tp(vmlinux, "sys_exit"))
+	else if (f->btf_raw_syscalls)
 		h[HOOK_SYSCALLS] = AT_TP_BTF_RAW_SYSCALLS;
 	else if (TP_EXISTS("raw_syscalls/sys_exit"))
 		h[HOOK_SYSCALLS] = AT_TP_RAW_SYSCALLS;

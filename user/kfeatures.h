@@ -68,6 +68,7 @@ struct features {
 	bool fentry;			/* an fentry program loads */
 	bool pagemap_scan;
 	bool procmap_query;		/* PROCMAP_QUERY ioctl on /proc/PID/maps (6.11+) */
+	bool btf_raw_syscalls;		/* tp_btf/sys_exit usable (a second choice for syscalls) */
 	bool uffd;
 	uint64_t uffd_features;
 	int uffd_errno;
