@@ -1369,10 +1369,17 @@ static void choose_layout_source(struct engine *e)
 {
 	bool wants = e->o.mode == MODE_SAMPLE || e->o.mode == MODE_CHUNK;
 
-	if (wants && e->f.hook[HOOK_LAYOUT] != AT_NONE)
+	if (wants && e->f.hook[HOOK_LAYOUT] != AT_NONE) {
 		e->f.hook[HOOK_SYSCALLS] = AT_NONE;
-	else
-		e->f.hook[HOOK_LAYOUT] = AT_NONE;
+		log_info("layout changes: tp_btf/mmap_lock_released (no syscall hook)");
+		return;
+	}
+	if (wants)
+		log_info("layout changes: %s (no tp_btf/mmap_lock_released%s): every syscall "
+			 "takes the kernel's slow path while mevitop runs",
+			 attach_name(e->f.hook[HOOK_SYSCALLS]),
+			 e->f.disabled & DIS_MMAP_LOCK ? ": disabled by switch" : "");
+	e->f.hook[HOOK_LAYOUT] = AT_NONE;
 }
 
 /*

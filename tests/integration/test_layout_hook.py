@@ -98,3 +98,18 @@ def test_probe_names_the_layout_hook():
     assert probe("--disable", "mmap_lock")["layout changes"] == "none"
     # Only the BTF tracepoint is used: without tp_btf, the syscall hooks say it.
     assert probe("--disable", "tp_btf")["layout changes"] == "none"
+
+
+def test_verbose_says_which_layout_source(workload):
+    """-v names the layout source, and says what the fallback costs."""
+    wl = workload()
+
+    def said(*switches):
+        r = subprocess.run([MEVITOP, "-v", "--json", "-n", "1", "-p", str(wl.pid), *switches],
+                           capture_output=True, text=True, env=dict(os.environ, **SAN_ENV),
+                           timeout=30)
+        assert r.returncode == 0, r.stderr
+        return [l for l in r.stderr.splitlines() if "layout changes:" in l]
+    assert said() == ["mevitop: layout changes: tp_btf/mmap_lock_released (no syscall hook)"]
+    line, = said("--disable", "mmap_lock")
+    assert "syscalls/sys_exit_*" in line and "disabled by switch" in line and "slow path" in line
