@@ -256,10 +256,42 @@ def wall(cmd):
     return time.monotonic() - t
 
 
+def quit_latency(pid):
+    """The interactive view in tmux: from `q` sent to the shell running the next command
+    (the time it prints), tmux's own latency included."""
+    done = f"/tmp/mevitop-bench-q-{os.getpid()}"
+    session = f"mevitop-bench-{os.getpid()}"
+    if os.path.exists(done):
+        os.unlink(done)
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40",
+                    f"{MEVITOP} -p {pid} -i 500; date +%s.%N > {done}; sleep 5"], check=True)
+    try:
+        for _ in range(400):
+            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
+                                    capture_output=True, text=True).stdout
+            if "mevitop 0" in screen:
+                break
+            time.sleep(0.05)
+        time.sleep(0.3)
+        t = time.time()
+        subprocess.run(["tmux", "send-keys", "-t", session, "q"], check=True)
+        for _ in range(2000):
+            if os.path.exists(done) and os.path.getsize(done):
+                break
+            time.sleep(0.002)
+        with open(done) as f:
+            return float(f.read()) - t
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        if os.path.exists(done):
+            os.unlink(done)
+
+
 def bench_latency(args, results):
     """Start and stop: what `mevitop run -- /bin/true` adds to /bin/true, how long
     `mevitop --json -n 1 -p PID` takes from exec to exit, and how long mevitop takes to exit
-    after SIGTERM (the teardown `q` runs too, without the terminal); medians of N."""
+    after SIGTERM, and how long `q` in the interactive view (in tmux) takes to give the
+    shell back; medians of N."""
     n = 5 if args.quick else 15
     sleeper = subprocess.Popen(["sleep", "3600"])
     out = {}
@@ -278,6 +310,7 @@ def bench_latency(args, results):
             m.proc.wait()
             stops.append(time.monotonic() - t)
         out["sigterm_to_exit_s"] = stops
+        out["q_to_shell_s"] = [quit_latency(sleeper.pid) for _ in range(n)]
     finally:
         sleeper.kill()
         sleeper.wait()
