@@ -1385,9 +1385,9 @@ static void choose_layout_source(struct engine *e)
 /*
  * Exact mode keeps the syscall records (new mappings are registered from them within a
  * millisecond), but on one tp_btf/sys_exit link rather than 14 classic per-syscall
- * tracepoints: those take ~5 ms each to open and attach and an RCU grace period each to
- * detach, which `mevitop run -- CMD` would add to every CMD.  Every syscall takes the
- * kernel's slow path with either; the raw hook adds a switch on the number to each.
+ * tracepoints: opening, attaching and detaching those (an RCU grace period each) made
+ * `mevitop run -- /bin/true` take ~150 ms here, ~60 ms with the one link.  Every syscall
+ * takes the kernel's slow path with either; the raw hook adds a switch on the number.
  */
 static void choose_syscall_hook(struct engine *e)
 {
