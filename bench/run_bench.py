@@ -74,7 +74,7 @@ class Bpftrace:
             'tracepoint:exceptions:page_fault_user { @[pid] = count(); }')
 
     def __init__(self):
-        self.proc = subprocess.Popen(PREFIX + ["bpftrace", "-e", self.PROG],
+        self.proc = subprocess.Popen(PREFIX + ["bpftrace", "-B", "line", "-e", self.PROG],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for line in self.proc.stdout:
             if line.strip() == "ready":
