@@ -94,6 +94,8 @@ void cli_usage(FILE *out)
 "                           chunk: faults counted in the kernel per 2 MiB chunk, only\n"
 "                           the chunks that changed rescanned (finer heat; costs a\n"
 "                           BPF program per fault)\n"
+"                           both learn layout changes from mmap_lock releases (no\n"
+"                           syscall hook: syscalls keep their speed)\n"
 "                           trace: every fault and mm syscall, streamed in order\n"
 "      --exact[=HOW]        exact mode: mevitop gives the process a userfaultfd only\n"
 "                           mevitop holds (a brief ptrace stop) and registers its\n"

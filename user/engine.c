@@ -15,6 +15,7 @@
 #include "log.h"
 #include "pagemap.h"
 #include "procfs.h"
+#include "procmap.h"
 #include "syscalls.h"
 #include "tracer.h"
 
@@ -138,9 +139,10 @@ struct engine {
 	struct alias *aliases;
 	size_t naliases, capaliases;
 	struct engine_stats st;
-	uint64_t last_tick_ns, events_at_tick;
+	uint64_t last_tick_ns, events_at_tick, maps_reads_at_tick;
 	uint64_t now_ns;		/* of the batch being applied */
 	bool use_scan;			/* PAGEMAP_SCAN, else pread */
+	bool use_procmap;		/* PROCMAP_QUERY, else the text of /proc/PID/maps */
 	bool smaps;			/* read VmFlags where THP eligibility matters */
 	size_t reconcile_cursor;
 	struct scan_run *runs;
@@ -1294,6 +1296,23 @@ static bool want_vmflags(const struct engine *e, const struct proc *p)
 	return false;
 }
 
+/* The layout of pid: PROCMAP_QUERY (binary, one ioctl per mapping) where the kernel has it,
+ * else the text of /proc/PID/maps.  A refusal of the ioctl switches to the text for good. */
+static int read_layout(struct engine *e, pid_t pid, maps_cb cb, void *arg)
+{
+	int err;
+
+	e->st.maps_reads++;
+	if (e->use_procmap) {
+		err = procmap_read_maps(pid, cb, arg);
+		if (err != -ENOTTY && err != -EINVAL && err != -EOPNOTSUPP)
+			return err;
+		log_info("PROCMAP_QUERY refused (%s): reading /proc/PID/maps text", strerror(-err));
+		e->use_procmap = false;
+	}
+	return procfs_read_maps(pid, cb, arg);
+}
+
 /* Models a process from scratch: layout from /proc/PID/maps, pages from pagemap. */
 static int reload(struct engine *e, struct proc *p)
 {
@@ -1307,8 +1326,7 @@ static int reload(struct engine *e, struct proc *p)
 	err = choose_io_pid(p);
 	if (err)
 		return err;
-	e->st.maps_reads++;
-	err = procfs_read_maps(io(p), layout_entry, &c);
+	err = read_layout(e, io(p), layout_entry, &c);
 	if (err)
 		return err;
 	if (!model_count_maps(p))
@@ -1353,9 +1371,8 @@ static int relayout(struct engine *e, struct proc *p)
 		next = model_next(m);
 		model_map_keep(old, mapping_start(m), mapping_end(m), &a);
 	}
-	e->st.maps_reads++;
 	model_clear_layout(p);
-	err = procfs_read_maps(io(p), layout_entry, &c);
+	err = read_layout(e, io(p), layout_entry, &c);
 	if (!err) {
 		/* Pages outside the new layout are gone. */
 		for (m = model_first(p); m; m = model_next(m)) {
@@ -1457,6 +1474,82 @@ static void flush(struct engine *e)
 	e->nretry = 0;
 }
 
+/* --- layout changes without syscall records (sample and chunk modes) --- */
+
+/* The layout hook replaces the syscall records: tp_btf/mmap_lock_released, when the kernel
+ * has it and the mode needs no ordered stream (trace) or prompt registration (exact). */
+static void choose_layout_source(struct engine *e)
+{
+	bool wants = e->o.mode == MODE_SAMPLE || e->o.mode == MODE_CHUNK;
+
+	if (wants && e->f.hook[HOOK_LAYOUT] != AT_NONE) {
+		e->f.hook[HOOK_SYSCALLS] = AT_NONE;
+		log_info("layout changes: tp_btf/mmap_lock_released (no syscall hook)");
+		return;
+	}
+	if (wants)
+		log_info("layout changes: %s (no tp_btf/mmap_lock_released%s): every syscall "
+			 "takes the kernel's slow path while mevitop runs",
+			 attach_name(e->f.hook[HOOK_SYSCALLS]),
+			 e->f.disabled & DIS_MMAP_LOCK ? ": disabled by switch" : "");
+	e->f.hook[HOOK_LAYOUT] = AT_NONE;
+}
+
+/*
+ * Exact mode keeps the syscall records (new mappings are registered from them within a
+ * millisecond), but on one tp_btf/sys_exit link rather than 14 classic per-syscall
+ * tracepoints: opening, attaching and detaching those (an RCU grace period each) made
+ * `mevitop run -- /bin/true` take ~150 ms here, ~60 ms with the one link.  Every syscall
+ * takes the kernel's slow path with either; the raw hook adds a switch on the number.
+ */
+static void choose_syscall_hook(struct engine *e)
+{
+	if (e->o.mode == MODE_EXACT && e->f.hook[HOOK_SYSCALLS] == AT_TP_PER_SYSCALL &&
+	    e->f.btf_raw_syscalls)
+		e->f.hook[HOOK_SYSCALLS] = AT_TP_BTF_RAW_SYSCALLS;
+}
+
+static bool layout_hooked(const struct engine *e)
+{
+	return e->f.hook[HOOK_LAYOUT] != AT_NONE;
+}
+
+/* p's mmap_lock was released for writing since the last refresh: re-read its layout once,
+ * at this refresh (relayout scans what the new layout covers and the old did not). */
+static void on_layout_changed(void *ctx, pid_t tgid, uint64_t count)
+{
+	struct engine *e = ctx;
+	struct proc *p = engine_find(e, tgid);
+
+	/* exit_mmap() takes the lock too: a tombstone stays as it is, and a process not seen
+	 * yet is announced by its fork record (or healed as a lost one). */
+	if (!p || p->exited || !p->ready)
+		return;
+	e->st.layout_changes++;
+	mark(e, p, PEND_MAPS);
+}
+
+/*
+ * What the counters say when no syscall record explains anything (layout hooked):
+ *   the size moved: a layout change the hook cannot see -- munmap, brk or mremap shrinking
+ *     and a stack growing by faults downgrade the write lock to a read lock instead of
+ *     releasing it, so no write release fires: re-read the layout;
+ *   chunk mode: rss fell (MADV_DONTNEED/FREE/PAGEOUT, reclaim, munmap) or moved with no
+ *     fault counted (MADV_POPULATE_*, mlock, GUP): rescan it -- the mode's own scan now,
+ *     not a correction, since no record could have said it.
+ */
+static uint32_t layout_unexplained(const struct engine *e, const struct pstate *s,
+				   const struct proc_counters *c)
+{
+	uint32_t what = 0;
+
+	if (c->vsize != s->c.vsize)
+		what |= PEND_MAPS;
+	if (e->o.mode == MODE_CHUNK && (c->rss < s->c.rss || (c->rss != s->c.rss && !s->events_tick)))
+		what |= PEND_RESCAN;
+	return what;
+}
+
 /* --- public --- */
 
 int engine_new(const struct engine_opts *o, const struct features *f, struct engine **out,
@@ -1470,6 +1563,7 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 	e->f = *f;
 	pthread_mutex_init(&e->lock, NULL);
 	e->use_scan = f->pagemap_scan && !(f->disabled & DIS_PAGEMAP_SCAN);
+	e->use_procmap = f->procmap_query && !(f->disabled & DIS_PROCMAP_QUERY);
 	e->scale = 1;
 	e->cpu_at_tick = cpu_ns();
 	e->smaps = !(f->disabled & DIS_SMAPS);
@@ -1512,6 +1606,8 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		e->f.hook[HOOK_FAULT] = e->f.hook[HOOK_KFAULT] = AT_NONE;
 	if (!e->o.rss_hook)
 		e->f.hook[HOOK_RSS] = AT_NONE;	/* /proc/PID/stat is polled instead */
+	choose_layout_source(e);
+	choose_syscall_hook(e);
 	err = tracer_open(&e->f, &to, on_event, e, &e->tracer, why, whylen);
 	if (err)
 		return err;
@@ -1720,9 +1816,13 @@ static void poll_counters(struct engine *e, struct proc *p)
 		uint64_t faults = c.minflt + c.majflt, before = s->c.minflt + s->c.majflt;
 		bool moved = faults != before || c.rss != s->c.rss || c.vsize != s->c.vsize;
 
-		/* Trace and chunk mode: faults arrive as records or counts, and what none
-		 * explains shows in the rss gap (rss_gap_check). */
-		if (e->o.mode != MODE_CHUNK && e->o.mode != MODE_TRACE && moved) {
+		if (layout_hooked(e) && e->o.mode == MODE_CHUNK) {
+			/* No syscall records: what the size and rss say (layout_unexplained);
+			 * anything else no event explains shows in the rss gap (rss_gap_check). */
+			mark(e, p, layout_unexplained(e, s, &c));
+		} else if (e->o.mode != MODE_CHUNK && e->o.mode != MODE_TRACE && moved) {
+			/* Sample and exact mode; trace and chunk mode's faults arrive as records
+			 * or counts, and what none explains shows in the rss gap (rss_gap_check). */
 			p->faults += faults > before ? faults - before : 0;
 			mark(e, p, PEND_RESCAN | (c.vsize != s->c.vsize ? PEND_MAPS : 0));
 		}
@@ -1822,6 +1922,10 @@ void engine_tick(struct engine *e)
 		e->ghost_ticks--;
 	}
 	tracer_drain_lost_tgids(e->tracer, on_lost_tgid, e);
+	if (layout_hooked(e)) {
+		tracer_drain_layout(e->tracer, on_layout_changed, e);
+		e->st.layout_unowned = tracer_layout_unowned(e->tracer);
+	}
 
 	procs = engine_procs(e, &n);
 	for (i = 0; i < n; i++) {
@@ -1867,9 +1971,11 @@ void engine_tick(struct engine *e)
 	flush(e);
 	if (dt > 0) {
 		e->st.events_per_sec = (e->st.events - e->events_at_tick) / dt;
+		e->st.maps_reads_per_sec = (e->st.maps_reads - e->maps_reads_at_tick) / dt;
 		e->st.interval_s = dt;
 	}
 	e->events_at_tick = e->st.events;
+	e->maps_reads_at_tick = e->st.maps_reads;
 	e->last_tick_ns = now;
 	pthread_mutex_unlock(&e->lock);
 }

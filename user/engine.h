@@ -59,6 +59,9 @@ struct engine_stats {
 	uint64_t scans;			/* targeted scans (event driven) */
 	uint64_t scanned_pages;
 	uint64_t maps_reads;
+	double maps_reads_per_sec;	/* layout reads over the last interval */
+	uint64_t layout_changes;	/* processes the layout hook marked (one read each) */
+	uint64_t layout_unowned;	/* write-lock releases no process could be named for */
 	uint64_t overflows;
 	uint64_t retired;		/* processes found gone whose exit record was lost */
 	double events_per_sec;

@@ -134,6 +134,10 @@ int json_snapshot(FILE *out, struct engine *e, const struct json_opts *o, uint64
 	    st->lost, st->reconciles, st->drift_pages, st->scans, st->scanned_pages,
 	    st->maps_reads, st->overflows, st->retired, st->events_per_sec, engine_bytes(e), n, st->cpu_pct,
 	    st->interval_scale ? st->interval_scale : 1);
+	put(&b, ", \"maps_reads_per_sec\": %.1f, \"layout_changes\": %" PRIu64
+	    ", \"layout_unowned\": %" PRIu64 ", \"layout_source\": \"%s\"",
+	    st->maps_reads_per_sec, st->layout_changes, st->layout_unowned,
+	    engine_features(e)->hook[HOOK_LAYOUT] != AT_NONE ? "mmap_lock" : "syscalls");
 	put(&b, ", \"lost_by_kind\": {\"fault\": %" PRIu64 ", \"syscall\": %" PRIu64
 	    ", \"fork\": %" PRIu64 ", \"exec\": %" PRIu64 ", \"exit\": %" PRIu64 "}",
 	    st->lost_by_kind[EV_FAULT], st->lost_by_kind[EV_SYSCALL], st->lost_by_kind[EV_FORK],

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "pagemap.h"
 #include "procfs.h"
+#include "procmap.h"
 
 static const struct {
 	const char *name;
@@ -34,12 +35,14 @@ static const struct {
 	{ "smaps", DIS_SMAPS },
 	{ "btf", DIS_BTF },
 	{ "uffd", DIS_UFFD },
+	{ "mmap_lock", DIS_MMAP_LOCK },
+	{ "procmap_query", DIS_PROCMAP_QUERY },
 };
 
 const char *features_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
-	       "smaps, btf, uffd";
+	       "smaps, btf, uffd, mmap_lock, procmap_query";
 }
 
 int features_parse_disable(const char *list, uint32_t *mask)
@@ -81,6 +84,7 @@ const char *hook_name(enum hook h)
 		[HOOK_EXEC] = "exec",
 		[HOOK_EXIT] = "exit",
 		[HOOK_RSS] = "rss counters",
+		[HOOK_LAYOUT] = "layout changes",
 	};
 	return h < HOOK_COUNT ? names[h] : "?";
 }
@@ -97,6 +101,7 @@ const char *attach_name(enum attach a)
 	case AT_FENTRY: return "fentry handle_mm_fault";
 	case AT_KPROBE: return "kprobe handle_mm_fault";
 	case AT_COVERED: return "covered by the fault hook";
+	case AT_TP_BTF_MMAP_LOCK: return "tp_btf mmap_lock_released";
 	}
 	return "?";
 }
@@ -265,9 +270,10 @@ static void choose_hooks(struct features *f, struct btf *vmlinux, bool tracefs_o
 
 	/* Per-syscall tracepoints first: only mm syscalls pay.  The raw hooks run a program on
 	 * every syscall of every process. */
+	f->btf_raw_syscalls = btf_ok && btf_has_tp(vmlinux, "sys_exit");
 	if (!(f->disabled & DIS_SYSCALL_TP) && TP_EXISTS("syscalls/sys_exit_mmap"))
 		h[HOOK_SYSCALLS] = AT_TP_PER_SYSCALL;
-	else if (btf_ok && btf_has_tp(vmlinux, "sys_exit"))
+	else if (f->btf_raw_syscalls)
 		h[HOOK_SYSCALLS] = AT_TP_BTF_RAW_SYSCALLS;
 	else if (TP_EXISTS("raw_syscalls/sys_exit"))
 		h[HOOK_SYSCALLS] = AT_TP_RAW_SYSCALLS;
@@ -289,6 +295,13 @@ static void choose_hooks(struct features *f, struct btf *vmlinux, bool tracefs_o
 		h[HOOK_RSS] = AT_TP;
 	else
 		h[HOOK_RSS] = AT_NONE;
+
+	/* Only as tp_btf: the classic event's detach would wait for an RCU grace period, and
+	 * where it is missing the syscall hooks say the same (and more). */
+	if (!(f->disabled & DIS_MMAP_LOCK) && btf_ok && btf_has_tp(vmlinux, "mmap_lock_released"))
+		h[HOOK_LAYOUT] = AT_TP_BTF_MMAP_LOCK;
+	else
+		h[HOOK_LAYOUT] = AT_NONE;
 #undef TP_EXISTS
 }
 
@@ -311,6 +324,7 @@ int features_probe(struct features *f, char *why, size_t whylen)
 	f->root = geteuid() == 0;
 	f->btf = !(f->disabled & DIS_BTF) && access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 	f->pagemap_scan = pagemap_scan_supported();
+	f->procmap_query = procmap_query_supported();
 	probe_thp(f);
 	probe_uffd(f);
 
@@ -394,7 +408,8 @@ void features_print(const struct features *f, bool json)
 	if (json) {
 		printf("{\"root\": %s, \"btf\": %s, \"ringbuf\": %s, \"tp_btf\": %s, "
 		       "\"tracefs\": %s, \"tracefs_mounted_by_mevitop\": %s, \"kprobes\": %s, "
-		       "\"fentry\": %s, \"pagemap_scan\": %s, \"userfaultfd\": %s, "
+		       "\"fentry\": %s, \"pagemap_scan\": %s, \"procmap_query\": %s, "
+		       "\"userfaultfd\": %s, "
 		       "\"userfaultfd_features\": \"0x%llx\", \"thp\": \"%s\", "
 		       "\"fault_around_bytes\": %llu, \"disabled\": \"0x%x\", \"hooks\": {",
 		       f->root ? "true" : "false", f->btf ? "true" : "false",
@@ -402,7 +417,7 @@ void features_print(const struct features *f, bool json)
 		       f->tracefs ? "true" : "false",
 		       f->tracefs_mounted_by_us ? "true" : "false", f->kprobes ? "true" : "false",
 		       f->fentry ? "true" : "false", f->pagemap_scan ? "true" : "false",
-		       f->uffd ? "true" : "false", (unsigned long long)f->uffd_features,
+		       f->procmap_query ? "true" : "false", f->uffd ? "true" : "false", (unsigned long long)f->uffd_features,
 		       thp[f->thp], (unsigned long long)f->fault_around_bytes, f->disabled);
 		for (i = 0; i < HOOK_COUNT; i++)
 			printf("%s\"%s\": \"%s\"", i ? ", " : "", hook_name(i),
@@ -425,6 +440,8 @@ void features_print(const struct features *f, bool json)
 	       f->disabled & DIS_FENTRY ? " (disabled by switch)" : "");
 	printf("  %-28s %s%s\n", "PAGEMAP_SCAN", yes(f->pagemap_scan),
 	       f->disabled & DIS_PAGEMAP_SCAN ? " (disabled by switch: pread fallback)" : "");
+	printf("  %-28s %s%s\n", "PROCMAP_QUERY", yes(f->procmap_query),
+	       f->disabled & DIS_PROCMAP_QUERY ? " (disabled by switch: text of /proc/PID/maps)" : "");
 	if (f->uffd)
 		printf("  %-28s yes (features 0x%llx)\n", "userfaultfd",
 		       (unsigned long long)f->uffd_features);

@@ -23,6 +23,8 @@ enum feat_disable {
 	DIS_SMAPS = 1 << 8,		/* "smaps": don't read VmFlags for THP eligibility */
 	DIS_BTF = 1 << 9,		/* "btf": behave as on a kernel without BTF */
 	DIS_UFFD = 1 << 10,		/* "uffd": behave as if userfaultfd were unavailable */
+	DIS_MMAP_LOCK = 1 << 11,	/* "mmap_lock": layout changes from the syscall hooks */
+	DIS_PROCMAP_QUERY = 1 << 12,	/* "procmap_query": parse /proc/PID/maps text */
 };
 
 enum hook {
@@ -33,6 +35,8 @@ enum hook {
 	HOOK_EXEC,
 	HOOK_EXIT,
 	HOOK_RSS,		/* kmem:rss_stat */
+	HOOK_LAYOUT,		/* mmap_lock released for writing: the layout changed (sample and
+				 * chunk modes use it instead of the syscall hooks) */
 	HOOK_COUNT,
 };
 
@@ -46,6 +50,7 @@ enum attach {
 	AT_FENTRY,		/* fentry/handle_mm_fault */
 	AT_KPROBE,		/* kprobe/handle_mm_fault */
 	AT_COVERED,		/* handled by another hook's program (handle_mm_fault sees both) */
+	AT_TP_BTF_MMAP_LOCK,	/* tp_btf/mmap_lock_released, write releases only */
 };
 
 enum thp_mode { THP_NEVER, THP_MADVISE, THP_ALWAYS };
@@ -62,6 +67,8 @@ struct features {
 	bool kprobes;			/* kprobe PMU present */
 	bool fentry;			/* an fentry program loads */
 	bool pagemap_scan;
+	bool procmap_query;		/* PROCMAP_QUERY ioctl on /proc/PID/maps (6.11+) */
+	bool btf_raw_syscalls;		/* tp_btf/sys_exit usable (a second choice for syscalls) */
 	bool uffd;
 	uint64_t uffd_features;
 	int uffd_errno;

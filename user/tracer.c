@@ -25,6 +25,7 @@ struct tracer {
 	struct chunk_slot *slots, *slots_seen;	/* per-CPU chunk slots: now, last look */
 	volatile __u64 *targets;	/* mmap of the target bitmap */
 	size_t targets_words, targets_len;
+	volatile __u64 *layout;		/* mmap of the layout-changed bitmap (same size) */
 	volatile struct rss_val *rss;	/* mmap of the rss slots */
 	size_t rss_len;
 	struct bpf_link **links;
@@ -120,6 +121,10 @@ static void hook_programs(struct mevitop_bpf *s, enum hook h, enum attach a,
 		else if (a == AT_TP)
 			ADD(tp_rss_stat);
 		break;
+	case HOOK_LAYOUT:
+		if (a == AT_TP_BTF_MMAP_LOCK)
+			ADD(btf_mmap_lock_released);
+		break;
 	case HOOK_COUNT:
 		break;
 	}
@@ -174,6 +179,7 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 		bpf_map__set_max_entries(t->skel->maps.chunks, o->chunk_map_entries);
 	t->targets_words = (pid_max() + 63) / 64;
 	bpf_map__set_max_entries(t->skel->maps.targets, t->targets_words);
+	bpf_map__set_max_entries(t->skel->maps.layout_dirty, t->targets_words);
 	if (o->ringbuf_bytes)
 		bpf_map__set_max_entries(t->skel->maps.events, o->ringbuf_bytes);
 
@@ -196,9 +202,11 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 	t->targets_len = page_round(t->targets_words * sizeof(__u64));
 	t->targets = mmap(NULL, t->targets_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 			  bpf_map__fd(t->skel->maps.targets), 0);
+	t->layout = mmap(NULL, t->targets_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 bpf_map__fd(t->skel->maps.layout_dirty), 0);
 	t->rss_len = page_round(RSS_SLOTS * sizeof(struct rss_val));
 	t->rss = mmap(NULL, t->rss_len, PROT_READ, MAP_SHARED, bpf_map__fd(t->skel->maps.rss), 0);
-	if (t->targets == MAP_FAILED || t->rss == MAP_FAILED) {
+	if (t->targets == MAP_FAILED || t->layout == MAP_FAILED || t->rss == MAP_FAILED) {
 		err = -errno;
 		snprintf(why, whylen, "failed to map BPF arrays: %s", strerror(-err));
 		goto fail;
@@ -283,6 +291,8 @@ void tracer_close(struct tracer *t)
 	free(t->slots_seen);
 	if (t->targets && t->targets != MAP_FAILED)
 		munmap((void *)t->targets, t->targets_len);
+	if (t->layout && t->layout != MAP_FAILED)
+		munmap((void *)t->layout, t->targets_len);
 	if (t->rss && t->rss != MAP_FAILED)
 		munmap((void *)t->rss, t->rss_len);
 	mevitop_bpf__destroy(t->skel);
@@ -397,6 +407,35 @@ void tracer_drain_lost_tgids(struct tracer *t, tracer_tgid_fn fn, void *ctx)
 			continue;
 		fn(ctx, batch[i], v);
 	}
+}
+
+int tracer_drain_layout(struct tracer *t, tracer_tgid_fn fn, void *ctx)
+{
+	size_t i;
+	int n = 0;
+
+	/* A plain read skips the (almost all) zero words; the swap takes the bits BPF set
+	 * so far, and a release after it sets its bit again for the next refresh. */
+	for (i = 0; i < t->targets_words; i++) {
+		__u64 w;
+
+		if (!t->layout[i])
+			continue;
+		w = __atomic_exchange_n(&t->layout[i], 0, __ATOMIC_SEQ_CST);
+		while (w) {
+			int b = __builtin_ctzll(w);
+
+			w &= w - 1;
+			fn(ctx, (pid_t)(i * 64 + b), 1);
+			n++;
+		}
+	}
+	return n;
+}
+
+uint64_t tracer_layout_unowned(struct tracer *t)
+{
+	return sum_percpu(t, t->skel->maps.layout_unowned, 0);
 }
 
 int tracer_read_rss(struct tracer *t, pid_t tgid, struct rss_val *v)

@@ -55,6 +55,12 @@ uint64_t tracer_overflows(struct tracer *t);
 typedef void (*tracer_tgid_fn)(void *ctx, pid_t tgid, uint64_t count);
 void tracer_drain_lost_tgids(struct tracer *t, tracer_tgid_fn fn, void *ctx);
 
+/* Layout hook (tp_btf/mmap_lock_released): calls fn for each process whose mmap_lock was
+ * released for writing since the last call, and clears its mark.  Returns how many. */
+int tracer_drain_layout(struct tracer *t, tracer_tgid_fn fn, void *ctx);
+/* Write releases the BPF program could not attribute to a process (no mm->owner). */
+uint64_t tracer_layout_unowned(struct tracer *t);
+
 /* The rss slot of tgid; -ENOENT if another process wrote it last (or none). */
 int tracer_read_rss(struct tracer *t, pid_t tgid, struct rss_val *v);
 

@@ -44,6 +44,15 @@ static void on_stop(int sig)
 	stop_signal = sig;
 }
 
+/* Does nothing: its delivery to the engine thread ends the wait it is in (epoll_wait returns
+ * EINTR whatever SA_RESTART says), so quitting does not wait out a 100 ms drain period. */
+static void on_wake(int sig)
+{
+	(void)sig;
+}
+
+#define WAKE_SIGNAL SIGURG	/* ignored by default: a stray one harms nothing */
+
 /* --- status line: log.h messages from any thread --- */
 
 #define STATUS_SHOW_NS (10ULL * 1000000000ULL)
@@ -353,6 +362,8 @@ int ui_run(struct engine *e, const struct cli *c)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_wake;
+	sigaction(WAKE_SIGNAL, &sa, NULL);
 	ui.list = proclist_new();
 	ui.map = heatmap_new();
 	if (!ui.list || !ui.map) {
@@ -414,6 +425,7 @@ int ui_run(struct engine *e, const struct cli *c)
 		}
 	}
 	atomic_store(&t.stop, true);
+	pthread_kill(t.tid, WAKE_SIGNAL);
 	pthread_join(t.tid, NULL);
 	ui_lock_free(ui.lock);
 	ui.lock = NULL;

@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from harness import assert_matches, find_proc, pagemap_truth, PAGE
+from harness import assert_matches, find_proc, pagemap_truth, read_maps, PAGE
 
 # Each forced fallback runs the whole suite: default hooks, classic tracepoints instead of
 # tp_btf, raw syscall hooks instead of per-syscall ones (via tp_btf and via tracefs), no
@@ -18,12 +18,18 @@ FALLBACKS = {
     "raw_syscalls-tracefs": ("tp_btf", "syscall_tp"),
     "no-tracefs": ("tracefs",),
     "no-pagemap_scan": ("pagemap_scan",),
+    # Sample and chunk modes follow layout changes with tp_btf/mmap_lock_released and no
+    # syscall hook; forced off, they use the syscall records as trace mode does.
+    "no-mmap_lock": ("mmap_lock",),
+    # Layouts from the text of /proc/PID/maps instead of the PROCMAP_QUERY ioctl.
+    "no-procmap_query": ("procmap_query",),
 }
 
 
 CONFIGS = [("trace", fb) for fb in FALLBACKS] + \
-          [("sample", fb) for fb in ("default", "no-tp_btf", "no-pagemap_scan")] + \
-          [("chunk", fb) for fb in ("default", "no-tp_btf")]
+          [("sample", fb) for fb in ("default", "no-mmap_lock", "no-tp_btf", "no-pagemap_scan",
+                                     "no-procmap_query")] + \
+          [("chunk", fb) for fb in ("default", "no-mmap_lock", "no-tp_btf")]
 
 
 @pytest.fixture(params=CONFIGS, ids=[f"{m}-{fb}" for m, fb in CONFIGS])
@@ -33,10 +39,20 @@ def disable(request):
     return mode, FALLBACKS[fb]
 
 
+def layout_source(disable):
+    """How the configuration must learn layout changes: sample and chunk modes from
+    tp_btf/mmap_lock_released unless it is forced off, the others from syscall records."""
+    mode, switches = disable
+    hooked = mode in ("sample", "chunk") and not {"mmap_lock", "tp_btf"} & set(switches)
+    return "mmap_lock" if hooked else "syscalls"
+
+
 def watch(mevitop, wl, disable, extra=()):
     mode, switches = disable
-    return mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--mode", mode, *extra],
-                   switches)
+    mv = mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--mode", mode, *extra],
+                 switches)
+    mv.want_layout = layout_source(disable)
+    return mv
 
 
 def check(mv, wl, t, pids=None):
@@ -47,6 +63,7 @@ def check(mv, wl, t, pids=None):
         assert_matches(snap, pid)
     assert snap["stats"]["lost"] == 0, snap["stats"]
     assert snap["stats"]["drift_pages"] == 0, snap["stats"]
+    assert snap["stats"]["layout_source"] == mv.want_layout, snap["stats"]
     return snap
 
 
@@ -108,6 +125,38 @@ def test_mremap_grow_and_move(mevitop, workload, disable):
     run(mevitop, workload, disable,
         ["map a 32", "touch a 0 32 1 w", "remap a 64 grow", "touch a 40 8 1 w",
          "remap a 128 move"], states)
+
+
+def test_layout_changes_of_the_same_size(mevitop, workload, disable):
+    """mprotect, and a move to a fresh place of the same size, change no counter of
+    /proc/PID/stat (size, rss, faults): only the layout source -- the mmap_lock hook or the
+    syscall records -- can tell the engine.  Each step is checked in a snapshot of its own,
+    so no earlier change's layout read can pick it up.  The mappings must equal the
+    kernel's."""
+    wl = workload()
+    mv = watch(mevitop, wl, disable)
+
+    def layout_of_a(snap):
+        base = wl.region("a")
+        end = base + 32 * PAGE
+
+        def inside(spans):
+            return [(max(s, base), min(e, end), perms) for s, e, perms in spans
+                    if s < end and e > base]
+        model = inside((int(m["start"], 16), int(m["end"], 16), m["perms"])
+                       for m in find_proc(snap, wl.pid)["mappings"])
+        kernel = inside((s, e, perms) for s, e, perms, _path in read_maps(wl.pid))
+        assert model == kernel
+        return [(s - base, e - base, perms) for s, e, perms in model]
+
+    wl.do("map a 32")
+    t, _ = wl.do("touch a 0 32 1 w")
+    assert layout_of_a(check(mv, wl, t)) == [(0, 32 * PAGE, "rw-p")]
+    t, _ = wl.do("protect a 0 8 r")
+    want = [(0, 8 * PAGE, "r--p"), (8 * PAGE, 32 * PAGE, "rw-p")]
+    assert layout_of_a(check(mv, wl, t)) == want
+    t, _ = wl.do("remap a 32 move")
+    assert layout_of_a(check(mv, wl, t)) == want
 
 
 def test_brk_up_and_down(mevitop, workload, disable):
@@ -275,12 +324,14 @@ def test_exit_is_reported(mevitop, workload, disable):
 def test_whole_system_several_processes(mevitop, workload, disable):
     mode, switches = disable
     mv = mevitop(["-i", "50", "--no-reconcile", "--maps", "--mode", mode], switches)
+    mv.want_layout = layout_source(disable)
     wls = [workload() for _ in range(3)]
     t = 0
     for i, wl in enumerate(wls):
         wl.do(f"map a {64 * (i + 1)}")
         t, _ = wl.do(f"touch a 0 {64 * (i + 1)} {i + 1} w")
     snap = mv.snapshot_after(t)
+    assert snap["stats"]["layout_source"] == mv.want_layout, snap["stats"]
     for wl in wls:
         assert_matches(snap, wl.pid, f"(workload {wl.pid})")
     # Processes that started after mevitop appear; exited ones disappear.

@@ -13,6 +13,8 @@
  *          populate_write|hugepage|nohugepage
  *   remap NAME NEWPAGES grow|move|shrink
  *   protect NAME START COUNT r|rw|none
+ *   protectloop NAME MS        (flip page 0 between r and rw for MS ms: a layout that changes
+ *                              hundreds of thousands of times a second; answers the count)
  *   mlock NAME START COUNT
  *   brk DELTA_PAGES            (sbrk; positive grows, negative shrinks)
  *   brktouch COUNT             (write the top COUNT pages below the break)
@@ -28,6 +30,7 @@
  *   exit
  */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -409,6 +412,26 @@ static void dispatch(char **argv, int argc)
 			wl_fail("mprotect");
 		else
 			wl_done(NULL);
+	} else if (!strcmp(argv[0], "protectloop") && argc >= 3) {
+		uint64_t until, flips = 0;
+		char extra[32];
+
+		if (!(r = get(argv[1])))
+			return;
+		until = wl_now_ns() + strtoull(argv[2], NULL, 0) * 1000000ULL;
+		while (wl_now_ns() < until) {
+			if (mprotect(r->base, PAGE, flips & 1 ? PROT_READ | PROT_WRITE : PROT_READ)) {
+				wl_fail("mprotect");
+				return;
+			}
+			flips++;
+		}
+		if (flips & 1 && mprotect(r->base, PAGE, PROT_READ | PROT_WRITE)) {
+			wl_fail("mprotect");
+			return;
+		}
+		snprintf(extra, sizeof(extra), "%" PRIu64, flips);
+		wl_done(extra);
 	} else if (!strcmp(argv[0], "mlock") && argc >= 4) {
 		if (!(r = get(argv[1])))
 			return;

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A process's mappings through the PROCMAP_QUERY ioctl on /proc/PID/maps (Linux 6.11+): one
+ * binary record per VMA, no text to format in the kernel or to parse here.  The same
+ * entries, in the same order, as procfs_read_maps(), which is the fallback.
+ */
+#ifndef MEVITOP_PROCMAP_H
+#define MEVITOP_PROCMAP_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include "procfs.h"
+
+/* Does this kernel answer PROCMAP_QUERY (asked once, on /proc/self/maps)? */
+bool procmap_query_supported(void);
+
+/* Calls cb for each mapping of pid in address order, as procfs_read_maps() does; -ENOTTY
+ * where the ioctl is missing, -ESRCH when the process is gone. */
+int procmap_read_maps(pid_t pid, maps_cb cb, void *arg);
+
+#endif
