@@ -57,7 +57,7 @@ DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
               procps util-linux mount
 
 .DELETE_ON_ERROR:
-.PHONY: all deps run test unit integration bench clean vmlinux install man
+.PHONY: all deps run test stress unit integration bench clean vmlinux install man
 
 all: mevitop
 
@@ -126,6 +126,15 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory SAN=1 $(BUILD)-san/mevitop test-bins
 	$(Q)$(MAKE) --no-print-directory workloads
 	$(Q)tests/run-all.sh
+
+# Long repetitions that would slow the default suite (tests/stress/, pytest): the same
+# builds and environment as `make test`.
+stress: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory SAN=1 $(BUILD)-san/mevitop test-bins
+	$(Q)$(MAKE) --no-print-directory workloads
+	$(Q)MEVITOP_BUILD=$(CURDIR)/$(BUILD) MEVITOP_BIN=$(CURDIR)/$(BUILD)-san/mevitop \
+		$(PYTHON) -m pytest -q -s -p no:cacheprovider tests/stress
 
 test-bins: $(UNIT_BINS)
 

@@ -140,6 +140,8 @@ struct engine {
 	atomic_int waiting;		/* readers blocked in engine_lock() */
 	bool heat_scan;			/* scans record newly resident pages as heat */
 	uint64_t locked_at;		/* when the engine thread took the lock */
+	uint64_t drain_from;		/* when this drain of the ring buffer began */
+	uint64_t drained;		/* records applied in it */
 	uint64_t cpu_at_tick;		/* process CPU time at the last tick */
 	uint32_t scale;			/* --max-cpu interval multiplier */
 	struct proc **exits;		/* exited since engine_take_exits */
@@ -907,10 +909,42 @@ static void apply_exit(struct engine *e, const struct ev_proc *ev)
 	HOOK(e, exited, p);
 }
 
+/*
+ * One drain of the ring buffer applies records for DRAIN_BUDGET_NS at most: libbpf's
+ * consume loops as long as the producer keeps up, and a target that maps and unmaps flat
+ * out (exact mode's hooks cost a system call per mapping) would otherwise keep the engine
+ * lock, and the quit that waits for it, forever.  What is left stays in the ring for the
+ * next drain; if the ring overflows meanwhile, the usual loss healing applies.
+ */
+#define DRAIN_BUDGET_NS		5000000ULL
+#define DRAIN_CHECK_EVERY	64	/* records between two looks at the clock */
+#define DRAIN_PAUSED		(-EAGAIN)	/* on_event's "stop here" (libbpf keeps the
+						 * record consumed and returns it) */
+
+static void drain_begin(struct engine *e)
+{
+	e->drain_from = engine_now_ns();
+	e->drained = 0;
+}
+
+static int drain(struct engine *e)
+{
+	int n;
+
+	drain_begin(e);
+	n = tracer_consume(e->tracer);
+	return n == DRAIN_PAUSED ? (int)e->drained : n;
+}
+
 static int on_event(void *ctx, const void *data, size_t size)
 {
 	struct engine *e = ctx;
 	uint8_t kind = *(const uint8_t *)data;
+	int rc = 0;
+
+	if (++e->drained % DRAIN_CHECK_EVERY == 0 &&
+	    engine_now_ns() - e->drain_from > DRAIN_BUDGET_NS)
+		rc = DRAIN_PAUSED;	/* this record is applied, the next ones wait */
 
 	e->st.events++;
 	if (kind < EV_KIND_MAX)
@@ -937,7 +971,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 			apply_exit(e, data);
 		break;
 	}
-	return 0;
+	return rc;
 }
 
 /* --- scanning --- */
@@ -1287,6 +1321,14 @@ static void flush(struct engine *e)
 		uint32_t what = p->pending;
 		int64_t r;
 
+		if (engine_quitting()) {
+			/* Nobody will see the result: leave the target's mmap lock alone. */
+			e->pending = p->pending_next;
+			p->pending = 0;
+			p->pending_next = NULL;
+			continue;
+		}
+
 		e->pending = p->pending_next;
 		p->pending = 0;
 		p->pending_next = NULL;
@@ -1460,16 +1502,31 @@ int engine_poll_ms(const struct engine *e)
 	return e->o.mode == MODE_TRACE ? 10 : 100;
 }
 
+static atomic_bool quitting;
+
+void engine_set_quitting(bool on)
+{
+	atomic_store(&quitting, on);
+}
+
+bool engine_quitting(void)
+{
+	return atomic_load_explicit(&quitting, memory_order_relaxed);
+}
+
 int engine_step(struct engine *e, int timeout_ms)
 {
 	int n;
+
+	if (engine_quitting())
+		return 0;
 
 	/* Wait for a wake-up (or the timeout) without the lock, so readers are never held up
 	 * by an idle wait; then apply everything available under it. */
 	tracer_wait(e->tracer, timeout_ms);
 	elock(e);
 	e->now_ns = engine_now_ns();
-	n = tracer_consume(e->tracer);
+	n = drain(e);
 	HOOK(e, step);
 	flush(e);
 	eunlock(e);
@@ -1645,7 +1702,7 @@ void engine_tick(struct engine *e)
 	e->now_ns = now;
 	if (e->o.filter && e->o.filter->cgroup)
 		refresh_cgroup(e);
-	tracer_consume(e->tracer);
+	drain(e);
 	if (e->o.mode == MODE_CHUNK) {
 		tracer_drain_chunks(e->tracer, on_chunk, e);
 		tracer_read_chunk_slots(e->tracer, on_chunk, e);

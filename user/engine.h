@@ -78,6 +78,16 @@ int engine_start(struct engine *e, char *why, size_t whylen);
 int engine_poll_ms(const struct engine *e);
 /* Waits up to timeout_ms for events, applies them and does the batch-end work. */
 int engine_step(struct engine *e, int timeout_ms);
+/*
+ * The user asked to quit (q, a signal): every engine, and exact mode's hooks, stop
+ * starting work that may wait on a target (a scan or registration waits for its mmap lock,
+ * which a target that maps flat out keeps busy), so the quit is answered at once.  Sets
+ * an atomic flag: async-signal-safe.  engine_step() then returns without draining and
+ * batch ends skip their scans; false again (run: CMD exited, one last snapshot follows)
+ * restores both.
+ */
+void engine_set_quitting(bool on);
+bool engine_quitting(void);
 /* Once per interval: reconcile, rates, tombstones. */
 void engine_tick(struct engine *e);
 void engine_free(struct engine *e);

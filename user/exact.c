@@ -353,20 +353,24 @@ struct reg_ctx {
 	struct exact *x;
 	int fd;
 	unsigned ranges;
+	unsigned busy;		/* refused with EBUSY: registered with another userfaultfd */
 };
 
 static int register_entry(const struct maps_entry *me, void *arg)
 {
 	struct reg_ctx *rc = arg;
+	int err;
 
 	if (!xt_eligible_entry(me->path, me->perms))
 		return 0;
 	/* A mapping the kernel will not register (another userfaultfd owns it, VM_PFNMAP)
 	 * stays tracked by pagemap. */
-	if (uffd_register(rc->fd, me->start, me->end - me->start, rc->x->reg_mode, NULL) == 0)
+	err = uffd_register(rc->fd, me->start, me->end - me->start, rc->x->reg_mode, NULL);
+	if (err == 0)
 		rc->ranges++;
 	else
 		log_debug("%s", uffd_why());
+	rc->busy += err == -EBUSY;
 	return 0;
 }
 
@@ -392,8 +396,22 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 			 strerror(-err));
 		return err;
 	}
-	log_debug("process %d: userfaultfd features 0x%llx, %u mappings registered", pid,
-		  (unsigned long long)got, rc.ranges);
+	/*
+	 * The kernel lets one userfaultfd register a VMA and answers EBUSY to any other: this
+	 * is how a second monitor (another mevitop, a CRIU lazy-pages daemon) shows.  A
+	 * program using userfaultfd on a few of its own ranges leaves most mappings free;
+	 * a monitor holds most of them (all but the ones it has not reached yet).
+	 */
+	if (rc.busy && rc.busy >= rc.ranges) {
+		close(rc.fd);	/* our only copy: what we did register goes with it */
+		snprintf(why, whylen, "process %d is already watched by another userfaultfd monitor "
+			 "(%u of its %u private anonymous mappings are registered with another "
+			 "userfaultfd): stop that monitor first%s", pid, rc.busy, rc.busy + rc.ranges,
+			 x->run_pid ? "" : "; or watch it without --exact (mevitop -p PID)");
+		return -EBUSY;
+	}
+	log_debug("process %d: userfaultfd features 0x%llx, %u mappings registered, %u held by "
+		  "another userfaultfd", pid, (unsigned long long)got, rc.ranges, rc.busy);
 	x_test_pause(x, "registered");
 	return rc.fd;
 }
@@ -563,7 +581,7 @@ static void *pump_main(void *arg)
 		pthread_mutex_lock(&x->lock);
 		stop = x->stopping;
 		pthread_mutex_unlock(&x->lock);
-		if (stop)
+		if (stop || engine_quitting())
 			break;
 		nanosleep(&ts, NULL);
 		engine_step(x->e, 0);
@@ -901,8 +919,11 @@ int exact_teardown(struct exact *x, int rc)
 	x_test_pause(x, "detach");
 	finished = x->run_pid && atomic_load(&x->child_done);
 	stop_all(x);
-	if (finished && x->c->json)
+	if (finished && x->c->json) {
+		/* The view stopped on the runner's SIGTERM, not on the user's: count all. */
+		engine_set_quitting(false);
 		last_snapshot(x);
+	}
 	if (x->run_pid) {
 		st = x->child_status;
 		rc = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;

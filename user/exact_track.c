@@ -117,6 +117,7 @@ static void xp_reset_mm(struct exact *x, struct xproc *xp)
 	xp->seeded = false;
 	xp->nfresh = 0;
 	xp->nyoung = 0;
+	xp->npend = 0;
 }
 
 static void xp_del(struct exact *x, struct xproc *xp)
@@ -134,6 +135,7 @@ static void xp_del(struct exact *x, struct xproc *xp)
 	xp_reset_mm(x, xp);
 	free(xp->fresh);
 	free(xp->young);
+	free(xp->pend);
 	free(xp);
 }
 
@@ -219,6 +221,8 @@ static uint64_t count_present(struct exact *x, struct xproc *xp, uint64_t start,
 
 /* ---- registration ---- */
 
+static void add_young(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t);
+
 /* Registers the eligible, not yet registered parts of [start, end) of p with xp's uffd. */
 static void register_range(struct exact *x, struct xproc *xp, struct proc *p, uint64_t start,
 			   uint64_t end, bool fresh_mapping)
@@ -246,8 +250,63 @@ static void register_range(struct exact *x, struct xproc *xp, struct proc *p, ui
 		if (pre > x->st.prereg_max)
 			x->st.prereg_max = pre;
 		engine_queue_scan(x->e, p, s, t);
+		if (x->variant == EXACT_FAST)
+			add_young(x, xp, s, t);
 	}
 	free(v);
+}
+
+/*
+ * New mappings (the `mapped` hook) are registered at the end of a drain, newest first, for
+ * REG_BUDGET_NS per drain at most: each UFFDIO_REGISTER, and the scan after it, takes the
+ * target's mmap lock, against every thread of a target that maps and unmaps flat out
+ * (16 threads doing mmap, touch 16 pages, munmap kept the engine in one drain for minutes,
+ * deaf to q and SIGTERM).  Most such mappings are gone by then, and cost nothing: the
+ * model no longer has them.  A mapping still waiting after PEND_MAX_NS, or beyond PEND_MAX
+ * waiting ones, is left to the engine's pagemap tracking ("tracker": "pagemap") and
+ * counted in stats.exact.behind: exact mode says it cannot keep up instead of stalling.
+ */
+#define REG_BUDGET_NS	2000000ull
+#define PEND_MAX_NS	100000000ull
+#define PEND_MAX	1024
+
+static void add_pending(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t)
+{
+	struct young *last = xp->npend ? &xp->pend[xp->npend - 1] : NULL;
+
+	if (last && s <= last->end && last->start <= t) {
+		/* The same place again (an unmapped range reused), or a neighbour. */
+		last->start = s < last->start ? s : last->start;
+		last->end = t > last->end ? t : last->end;
+		last->born_ns = x_now_ns();
+		return;
+	}
+	if (xp->npend >= PEND_MAX || array_reserve(xp->pend, xp->npend, xp->cappend, 16)) {
+		x->st.behind++;
+		return;
+	}
+	xp->pend[xp->npend++] = (struct young){ s, t, x_now_ns() };
+}
+
+static void register_pending(struct exact *x, struct xproc *xp, struct proc *p,
+			     uint64_t deadline)
+{
+	uint64_t now;
+	size_t i, keep = 0;
+
+	while (xp->npend && x_now_ns() < deadline && !engine_quitting()) {
+		struct young y = xp->pend[--xp->npend];
+
+		register_range(x, xp, p, y.start, y.end, true);
+	}
+	now = x_now_ns();
+	for (i = 0; i < xp->npend; i++) {
+		if (now - xp->pend[i].born_ns > PEND_MAX_NS)
+			x->st.behind++;
+		else
+			xp->pend[keep++] = xp->pend[i];
+	}
+	xp->npend = keep;
 }
 
 /* ---- fast: first touches are what a scan finds that the previous one did not ---- */
@@ -369,7 +428,7 @@ static void fast_scan_spans(struct exact *x, struct xproc *xp, struct proc *p,
 
 	if (fd < 0 || (!xp->seen && !(xp->seen = pageset_new())))
 		return;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !engine_quitting(); i++) {
 		r.n = 0;
 		if (pagemap_scan(fd, v[i].start, v[i].end, x->use_scan, collect_cat, &r))
 			continue;
@@ -404,8 +463,9 @@ static void fast_scan(struct exact *x, struct xproc *xp, struct proc *p, bool co
  * YOUNG_NS only.
  */
 #define YOUNG_NS	500000000ull
+#define YOUNG_MAX	256	/* beyond: scanned at refreshes only (counted as behind) */
 
-static void add_young(struct xproc *xp, uint64_t s, uint64_t t)
+static void add_young(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t)
 {
 	size_t i;
 
@@ -415,8 +475,10 @@ static void add_young(struct xproc *xp, uint64_t s, uint64_t t)
 			return;
 		}
 	}
-	if (array_reserve(xp->young, xp->nyoung, xp->capyoung, 8))
+	if (xp->nyoung >= YOUNG_MAX || array_reserve(xp->young, xp->nyoung, xp->capyoung, 8)) {
+		x->st.behind++;
 		return;
+	}
 	xp->young[xp->nyoung].start = s;
 	xp->young[xp->nyoung].end = t;
 	xp->young[xp->nyoung].born_ns = x_now_ns();
@@ -814,6 +876,28 @@ static void drain(struct exact *x)
 
 /* ---- hooks ---- */
 
+/* Every process's new mappings, within one REG_BUDGET_NS for all. */
+static void register_all_pending(struct exact *x)
+{
+	uint64_t deadline = x_now_ns() + REG_BUDGET_NS;
+	struct xproc *xp;
+	size_t i;
+
+	for (i = 0; i < XHASH; i++) {
+		for (xp = x->procs[i]; xp; xp = xp->next) {
+			struct proc *p;
+
+			if (!xp->npend)
+				continue;
+			p = xp->xf ? engine_find(x->e, xp->pid) : NULL;
+			if (p && p->ready && !p->exited)
+				register_pending(x, xp, p, deadline);
+			else
+				xp->npend = 0;
+		}
+	}
+}
+
 static void h_step(void *ctx)
 {
 	struct exact *x = ctx;
@@ -821,6 +905,7 @@ static void h_step(void *ctx)
 	size_t i;
 
 	drain(x);
+	register_all_pending(x);
 	if (x->variant == EXACT_FAST) {
 		for (i = 0; i < XHASH; i++) {
 			for (xp = x->procs[i]; xp; xp = xp->next) {
@@ -844,6 +929,7 @@ static void h_tick(void *ctx)
 	size_t i;
 
 	drain(x);
+	register_all_pending(x);
 	if (x->variant == EXACT_FAST) {
 		for (i = 0; i < XHASH; i++) {
 			for (xp = x->procs[i]; xp; xp = xp->next) {
@@ -876,9 +962,7 @@ static void h_mapped(void *ctx, struct proc *p, uint64_t start, uint64_t end)
 
 	if (!xp || !xp->xf)
 		return;
-	register_range(x, xp, p, start, end, true);
-	if (x->variant == EXACT_FAST)
-		add_young(xp, start, end);
+	add_pending(x, xp, start, end);
 }
 
 static void h_exec(void *ctx, struct proc *p)
@@ -977,10 +1061,11 @@ static size_t h_json_stats(void *ctx, char *buf, size_t len)
 	put(&o, "\"exact\": {\"variant\": \"%s\", \"processes\": %" PRIu64
 	    ", \"registered_pages\": %" PRIu64 ", \"touches\": %" PRIu64
 	    ", \"touches_interval\": %" PRIu64 ", \"touches_dropped\": %" PRIu64
-	    ", \"prereg_pages\": %" PRIu64 ", \"prereg_max\": %" PRIu64 ", \"stale\": %" PRIu64,
+	    ", \"prereg_pages\": %" PRIu64 ", \"prereg_max\": %" PRIu64 ", \"stale\": %" PRIu64
+	    ", \"behind\": %" PRIu64,
 	    x->variant == EXACT_ORDERED ? "ordered" : "fast", tracked, registered,
 	    x->st.touches, x->st.touches_interval, atomic_load(&x->q_dropped),
-	    x->st.prereg_pages, x->st.prereg_max, x->st.stale);
+	    x->st.prereg_pages, x->st.prereg_max, x->st.stale, x->st.behind);
 	put(&o, ", \"events\": {\"fork\": %" PRIu64 ", \"remap\": %" PRIu64 ", \"remove\": %"
 	    PRIu64 ", \"unmap\": %" PRIu64 ", \"gone\": %" PRIu64 "}", x->st.fork, x->st.remap,
 	    x->st.remove, x->st.unmap, x->st.gone);

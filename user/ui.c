@@ -41,6 +41,7 @@ static volatile sig_atomic_t stop_signal;
 static void on_stop(int sig)
 {
 	stop_signal = sig;
+	engine_set_quitting(true);
 }
 
 /* --- status line: log.h messages from any thread --- */
@@ -420,6 +421,7 @@ int ui_run(struct engine *e, const struct cli *c)
 		}
 	}
 	atomic_store(&t.stop, true);
+	engine_set_quitting(true);
 	pthread_join(t.tid, NULL);
 	ui_lock_free(ui.lock);
 	ui.lock = NULL;
