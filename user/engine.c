@@ -118,6 +118,10 @@ struct engine {
 	struct features f;
 	struct tracer *tracer;
 	pthread_mutex_t lock;
+	/* Held by whichever thread steps or ticks the engine (exact mode has two: the view's
+	 * and the pump), for the whole step: yield_lock() lets readers in mid-step, never
+	 * another writer, which would change the model under the step's iterators. */
+	pthread_mutex_t step_lock;
 	struct proc *buckets[NBUCKETS];
 	size_t nprocs;
 	struct proc **sorted;
@@ -184,6 +188,7 @@ const char *engine_mode_name(enum engine_mode m)
  * can hand it to a waiting reader (the UI) between processes and between scan chunks. */
 static void elock(struct engine *e)
 {
+	pthread_mutex_lock(&e->step_lock);
 	pthread_mutex_lock(&e->lock);
 	e->locked_at = engine_now_ns();
 }
@@ -191,6 +196,7 @@ static void elock(struct engine *e)
 static void eunlock(struct engine *e)
 {
 	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&e->step_lock);
 }
 
 #define YIELD_AFTER_NS 2000000ULL	/* 2 ms */
@@ -207,7 +213,8 @@ static void yield_lock(struct engine *e)
 	/* A waiter decrements `waiting` once it holds the lock: wait for that (bounded). */
 	for (i = 0; i < 1000 && atomic_load(&e->waiting); i++)
 		sched_yield();
-	elock(e);
+	pthread_mutex_lock(&e->lock);	/* step_lock stays ours */
+	e->locked_at = engine_now_ns();
 }
 
 static struct pstate *ps(const struct proc *p)
@@ -606,6 +613,7 @@ static void apply_munmap(struct engine *e, struct proc *p, const struct ev_sysca
 	if (ev->ret != 0)
 		return;
 	model_unmap(p, start, start + pages_up(ev->args[1]));
+	HOOK(e, zapped, p, start, start + pages_up(ev->args[1]), true);
 }
 
 static void apply_mremap(struct engine *e, struct proc *p, const struct ev_syscall *ev)
@@ -624,6 +632,10 @@ static void apply_mremap(struct engine *e, struct proc *p, const struct ev_sysca
 	}
 	if (model_remap(p, old, old_len, new, new_len, flags & K_MREMAP_DONTUNMAP))
 		mark(e, p, PEND_MAPS);
+	if (new != old)
+		HOOK(e, moved, p, old, new, old_len < new_len ? old_len : new_len);
+	else if (new_len < old_len)
+		HOOK(e, zapped, p, old + new_len, old + old_len, true);
 	HOOK(e, mapped, p, new, new + new_len);
 	/* The moved pages are exact; a scan of the result costs little and absorbs any
 	 * race with a fault that was still in flight when the mapping moved. */
@@ -647,6 +659,8 @@ static void apply_brk(struct engine *e, struct proc *p, const struct ev_syscall 
 			model_unmap(p, hs, he);	/* shrunk to nothing: the heap is gone */
 		else
 			model_set_end(p, heap, end);
+		if (end < he)
+			HOOK(e, zapped, p, end > hs ? end : hs, he, true);
 	} else {
 		struct mapping_attrs a = { .perms = MP_READ | MP_WRITE, .kind = MK_HEAP };
 
@@ -697,6 +711,7 @@ static void apply_madvise(struct engine *e, struct proc *p, uint64_t addr, uint6
 		if (ret == 0) {
 			/* zap_page_range: every PTE of the range is gone, whatever backed it. */
 			model_set_state(p, start, end, PS_NOT_RESIDENT);
+			HOOK(e, zapped, p, start, end, false);
 			return;
 		}
 		break;
@@ -1398,6 +1413,7 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 	e->o = *o;
 	e->f = *f;
 	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutex_init(&e->step_lock, NULL);
 	e->use_scan = f->pagemap_scan && !(f->disabled & DIS_PAGEMAP_SCAN);
 	e->scale = 1;
 	e->cpu_at_tick = cpu_ns();
@@ -1758,7 +1774,7 @@ void engine_tick(struct engine *e)
 	}
 	e->events_at_tick = e->st.events;
 	e->last_tick_ns = now;
-	pthread_mutex_unlock(&e->lock);
+	eunlock(e);
 }
 
 void engine_set_hooks(struct engine *e, const struct engine_hooks *h)
@@ -1879,5 +1895,6 @@ void engine_free(struct engine *e)
 	free(e->runs);
 	free(e->exits);
 	pthread_mutex_destroy(&e->lock);
+	pthread_mutex_destroy(&e->step_lock);
 	free(e);
 }

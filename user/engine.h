@@ -117,6 +117,11 @@ struct engine_hooks {
 	void (*reloaded)(void *ctx, struct proc *p);
 	/* [start, end) (pages) became mapped by an event: mmap, brk growth, mremap target. */
 	void (*mapped)(void *ctx, struct proc *p, uint64_t start, uint64_t end);
+	/* [start, end) (pages) lost its pages: unmapped (@unmapped: munmap, brk shrink, mremap
+	 * shrink) or zapped (MADV_DONTNEED/REMOVE), once the syscall returned. */
+	void (*zapped)(void *ctx, struct proc *p, uint64_t start, uint64_t end, bool unmapped);
+	/* mremap moved @len pages from @old to @new (before `mapped` for the result). */
+	void (*moved)(void *ctx, struct proc *p, uint64_t old, uint64_t new, uint64_t len);
 	/* p's address space was replaced (exec) or p exited. */
 	void (*exec)(void *ctx, struct proc *p);
 	void (*exited)(void *ctx, struct proc *p);

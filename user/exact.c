@@ -520,8 +520,8 @@ static void *control_main(void *arg)
 		memmove(x->jobs, x->jobs + 1, --x->njobs * sizeof(*x->jobs));
 		pthread_mutex_unlock(&x->lock);
 		if (attach_one(x, pid, why, sizeof(why)) && kill(pid, 0) == 0)
-			log_warn("process %d executed a new program and could not be attached again "
-				 "(%s): its memory is tracked by pagemap only", pid, why);
+			log_warn("process %d (a new program or a forked child) could not be given a "
+				 "userfaultfd (%s): its memory is tracked by pagemap only", pid, why);
 		pthread_mutex_lock(&x->lock);
 	}
 	pthread_mutex_unlock(&x->lock);
@@ -698,6 +698,12 @@ static int choose_variant(struct exact *x, const struct features *f)
 	}
 	x->features = UFFD_EXACT_FEATURES;
 	if (x->variant == EXACT_FAST) {
+		/* No non-cooperative events: the kernel makes the target's fork, mremap, munmap
+		 * and madvise(DONTNEED) wait until the monitor has read each one, so a stopped
+		 * mevitop (SIGSTOP, Ctrl-Z) would stall the target.  Fast mode learns the same
+		 * from the engine's BPF records instead (the zapped/moved/mapped hooks), and
+		 * gives forked children a userfaultfd of their own by injection. */
+		x->features = UFFD_FEATURE_THREAD_ID;
 		x->reg_mode = UFFDIO_REGISTER_MODE_WP;
 		/* Nothing is ever write-protected; if a PTE carried the bit anyway (inherited),
 		 * the kernel would resolve the write itself instead of waiting for us. */
@@ -705,6 +711,7 @@ static int choose_variant(struct exact *x, const struct features *f)
 	} else {
 		x->reg_mode = UFFDIO_REGISTER_MODE_MISSING;
 	}
+	x->c->exact_variant = x->variant;	/* resolved: the view words Ctrl-Z by it */
 	return 0;
 }
 

@@ -90,7 +90,8 @@ struct xproc {
 	int pagemap_fd;		/* fast: the scanner's */
 	struct pageset *seen;	/* fast: pages present at the last scan */
 	bool seeded;		/* fast: seen holds a first scan */
-	bool awaiting;		/* execed: its new userfaultfd comes from an injection */
+	bool awaiting;		/* execed, or forked (fast): a userfaultfd comes from an injection */
+	struct pageset *inherit;	/* fast, forked: the parent's pages at the fork */
 	struct span *fresh;	/* fast: ranges zapped since the last scan */
 	size_t nfresh, capfresh;
 	struct young *young;	/* fast: mappings registered lately, scanned at each drain */

@@ -133,6 +133,7 @@ static void xp_del(struct exact *x, struct xproc *xp)
 	if (xp->xf)
 		xfd_del(x, xp->xf);
 	xp_reset_mm(x, xp);
+	pageset_free(xp->inherit);
 	free(xp->fresh);
 	free(xp->young);
 	free(xp->pend);
@@ -786,6 +787,13 @@ static void take_adopts(struct exact *x)
 			xp->xf = f;
 			xp->awaiting = false;
 			xp_reset_mm(x, xp);
+			if (xp->inherit) {
+				/* Forked (fast): its first touches are what it has that its
+				 * parent had not, including those before this attach. */
+				xp->seen = xp->inherit;
+				xp->seeded = true;
+				xp->inherit = NULL;
+			}
 			x->st.attaches++;
 			if (atomic_load(&x->last_attach_ms) > x->st.attach_ms_max)
 				x->st.attach_ms_max = atomic_load(&x->last_attach_ms);
@@ -943,13 +951,36 @@ static void h_tick(void *ctx)
 	x->bound_ns = x_now_ns();
 }
 
+/*
+ * Fast: a child of a process we hold, new to the engine (the BPF fork hook added it).
+ * Without UFFD_FEATURE_EVENT_FORK the kernel gave it no registrations: it gets its own
+ * userfaultfd from the control thread, like an execed process, and starts from its
+ * parent's picture.
+ */
+static void fast_child(struct exact *x, struct proc *p)
+{
+	pid_t ppid = read_ppid(p->pid);
+	struct xproc *parent = ppid ? xp_find(x, ppid) : NULL, *xp;
+
+	if (!x->follow_children || !parent || !parent->xf || !(xp = xp_get(x, p->pid)))
+		return;
+	pageset_free(xp->inherit);
+	xp->inherit = inherited(x, ppid);
+	xp->awaiting = true;
+	x->st.fork++;
+	x_queue_job(x, p->pid);
+}
+
 static void h_reloaded(void *ctx, struct proc *p)
 {
 	struct exact *x = ctx;
 	struct xproc *xp = xp_find(x, p->pid);
 
 	if (!xp || (!xp->xf && !xp->awaiting)) {
-		identify_child(x, p);
+		if (x->variant == EXACT_FAST)
+			fast_child(x, p);
+		else
+			identify_child(x, p);
 		return;
 	}
 	xp_start(x, xp, p, false);
@@ -962,7 +993,43 @@ static void h_mapped(void *ctx, struct proc *p, uint64_t start, uint64_t end)
 
 	if (!xp || !xp->xf)
 		return;
+	/* What the model says may be stale: brk growth is a new VMA the kernel did not
+	 * register (it cannot merge with a registered one), and in fast mode an mremap'd
+	 * VMA loses its registration (no UFFD_FEATURE_EVENT_REMAP).  Registering again is
+	 * harmless where it was kept. */
+	model_set_flags(p, start, end, 0, MF_UFFD);
 	add_pending(x, xp, start, end);
+}
+
+/* Fast: what the UNMAP/REMOVE events say in ordered mode, from the engine's records. */
+static void h_zapped(void *ctx, struct proc *p, uint64_t start, uint64_t end, bool unmapped)
+{
+	struct exact *x = ctx;
+	struct xproc *xp = xp_find(x, p->pid);
+
+	if (x->variant != EXACT_FAST || !xp || !xp->xf)
+		return;
+	if (unmapped)
+		x->st.unmap++;
+	else
+		x->st.remove++;
+	if (xp->seen) {
+		pageset_remove_range(xp->seen, start, end);
+		add_fresh(xp, start, end);
+	}
+}
+
+/* Fast: what the REMAP event says in ordered mode: the pages moved without a fault. */
+static void h_moved(void *ctx, struct proc *p, uint64_t old, uint64_t new, uint64_t len)
+{
+	struct exact *x = ctx;
+	struct xproc *xp = xp_find(x, p->pid);
+
+	if (x->variant != EXACT_FAST || !xp || !xp->xf)
+		return;
+	x->st.remap++;
+	if (xp->seen)
+		pageset_move_range(xp->seen, old, old + len, new);
 }
 
 static void h_exec(void *ctx, struct proc *p)
@@ -980,6 +1047,8 @@ static void h_exec(void *ctx, struct proc *p)
 		xp->xf = NULL;
 	}
 	xp_reset_mm(x, xp);
+	pageset_free(xp->inherit);
+	xp->inherit = NULL;
 	xp->awaiting = true;
 	if (p->pid != x->run_pid)
 		x_queue_job(x, p->pid);
@@ -1112,6 +1181,8 @@ void xt_install_hooks(struct exact *x)
 		.ctx = x,
 		.reloaded = h_reloaded,
 		.mapped = h_mapped,
+		.zapped = h_zapped,
+		.moved = h_moved,
 		.exec = h_exec,
 		.exited = h_exited,
 		.step = h_step,

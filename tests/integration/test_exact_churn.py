@@ -145,3 +145,148 @@ def test_churn_model_equals_pagemap(churn):
     finally:
         os.kill(wl.pid, signal.SIGCONT)
         mv.stop()
+
+
+def wchans(pid):
+    out = []
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{t}/wchan") as f:
+                out.append(f.read())
+        except OSError:
+            pass
+    return out
+
+
+def state_of_task(pid, tid):
+    with open(f"/proc/{pid}/task/{tid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+STOP_S = 3.0        # how long mevitop stays stopped: the duration under test, not a wait
+
+
+def test_stopped_mevitop_never_blocks_fast(churn):
+    """kill -STOP of mevitop for 3 s in fast mode while the target loops mmap / write /
+    madvise(MADV_DONTNEED) / write / munmap: the target makes progress all along (fast mode
+    requests no userfaultfd event that waits for the reader)."""
+    wl = churn(threads=4)
+    mv = harness.Mevitop(["--exact=fast", "-i", "100", "-p", str(wl.pid)])
+    try:
+        s = mv.snapshot()
+        assert s["stats"]["exact"]["registered_pages"] > 0
+        os.kill(mv.proc.pid, signal.SIGSTOP)
+        t0, c0 = time.monotonic(), wl.count()
+        counts = []
+        while time.monotonic() - t0 < STOP_S:
+            time.sleep(0.5)
+            counts.append(wl.count())
+        assert all(b > a for a, b in zip([c0] + counts, counts)), \
+            f"the target stalled while mevitop was stopped: {[c0] + counts}"
+        assert "userfaultfd_event_wait_completion" not in wchans(wl.pid)
+        os.kill(mv.proc.pid, signal.SIGCONT)
+        s = mv.snapshot()
+        assert s["stats"]["exact"]["events"]["unmap"] > 0      # learnt from BPF instead
+        rc = mv.stop()
+        assert rc == 0, mv.stderr_text()
+    finally:
+        if mv.proc.poll() is None:
+            os.kill(mv.proc.pid, signal.SIGCONT)
+            mv.stop(signal.SIGKILL)
+    assert wl.progresses()
+
+
+def test_stopped_mevitop_blocks_ordered(tmp_path):
+    """The documented other side: in ordered mode mevitop serves every first touch of a
+    registered mapping, so while it is SIGSTOPped a thread touching one waits
+    (handle_userfault); SIGCONT lets it finish, and the target runs on."""
+    wl = harness.Workload()
+    try:
+        wl.do("map a 16")
+        mv = harness.Mevitop(["--exact=ordered", "-i", "100", "-p", str(wl.pid)])
+        try:
+            mv.snapshot()
+            os.kill(mv.proc.pid, signal.SIGSTOP)
+            deadline = time.monotonic() + 5
+            while any(state_of_task(mv.proc.pid, t) != "T"
+                      for t in os.listdir(f"/proc/{mv.proc.pid}/task")):
+                assert time.monotonic() < deadline, "mevitop did not stop"
+                time.sleep(0.01)
+            wl.send("touch a 0 16 1 w")
+            deadline = time.monotonic() + 5
+            while "handle_userfault" not in wchans(wl.pid):
+                assert time.monotonic() < deadline, "the touch did not wait for mevitop"
+                time.sleep(0.01)
+            os.kill(mv.proc.pid, signal.SIGCONT)
+            line = wl.out.get(timeout=5, what="the touch to complete after SIGCONT")
+            assert line.startswith("done "), line
+            rc = mv.stop()
+            assert rc == 0, mv.stderr_text()
+        finally:
+            if mv.proc.poll() is None:
+                os.kill(mv.proc.pid, signal.SIGCONT)
+                mv.stop(signal.SIGKILL)
+        wl.do("map b 16")
+        wl.do("touch b 0 16 1 w")
+    finally:
+        wl.close()
+
+
+# --- the interactive view --------------------------------------------------------------
+
+def state_of(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+@pytest.fixture
+def screen(tmp_path, request):
+    from test_ui import Screen
+    made = []
+
+    def make(**kw):
+        s = Screen(tmp_path, request.node.name.replace("[", "-").replace("]", ""), **kw)
+        made.append(s)
+        return s
+    yield make
+    for s in made:
+        s.kill()
+
+
+def test_ui_ctrl_z_refused_ordered(screen):
+    """Ctrl-Z in the ordered-mode view: refused with a word in the status line (mevitop
+    is not suspended, the target's first touches are still served); q then quits."""
+    wl = harness.Workload()
+    try:
+        wl.do("map a 16")
+        scr = screen()
+        scr.start(["--exact=ordered", "-p", str(wl.pid)])
+        scr.wait_for(f"pid {wl.pid}")
+        scr.keys("C-z")
+        scr.wait_for("Ctrl-Z refused")
+        pid = scr.mevitop_pid()
+        assert state_of(pid) != "T"
+        wl.do("touch a 0 16 1 w")           # served: mevitop is running
+        scr.keys("q")
+        rc, _ = scr.wait_exit()
+        assert rc == 0, scr.stderr()
+        wl.do("map b 8")
+        wl.do("touch b 0 8 1 w")
+    finally:
+        wl.close()
+
+
+def test_ui_quits_at_once_under_churn(churn, screen):
+    """q in the exact-mode view ends it at once however hard the target churns."""
+    wl = churn()
+    scr = screen()
+    scr.start(["--exact", "-i", "100", "-p", str(wl.pid)])
+    scr.wait_for(f"pid {wl.pid}")
+    scr.wait_for("exact")
+    t0 = time.monotonic()
+    scr.keys("q")
+    rc, _ = scr.wait_exit()
+    took = time.monotonic() - t0
+    assert rc == 0, scr.stderr()
+    assert took < QUIT_S, f"q took {took:.3f} s"
+    assert wl.progresses()
