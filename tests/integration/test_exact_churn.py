@@ -15,6 +15,7 @@ import pytest
 
 import harness
 from harness import assert_matches
+from test_ui import screen  # noqa: F401  (a fixture: a tmux server driving the view)
 
 CHURN_THREADS = 16
 # The livelock took minutes; a quit must take no more than this here, under the load of the
@@ -163,6 +164,13 @@ def state_of_task(pid, tid):
         return f.read().rsplit(")", 1)[1].split()[0]
 
 
+def resume_and_kill(mv):
+    """Whatever a test left it as: a stopped mevitop is continued and killed."""
+    if mv.proc.poll() is None:
+        os.kill(mv.proc.pid, signal.SIGCONT)
+        mv.stop(signal.SIGKILL)
+
+
 STOP_S = 3.0        # how long mevitop stays stopped: the duration under test, not a wait
 
 
@@ -190,9 +198,7 @@ def test_stopped_mevitop_never_blocks_fast(churn):
         rc = mv.stop()
         assert rc == 0, mv.stderr_text()
     finally:
-        if mv.proc.poll() is None:
-            os.kill(mv.proc.pid, signal.SIGCONT)
-            mv.stop(signal.SIGKILL)
+        resume_and_kill(mv)
     assert wl.progresses()
 
 
@@ -223,9 +229,7 @@ def test_stopped_mevitop_blocks_ordered(tmp_path):
             rc = mv.stop()
             assert rc == 0, mv.stderr_text()
         finally:
-            if mv.proc.poll() is None:
-                os.kill(mv.proc.pid, signal.SIGCONT)
-                mv.stop(signal.SIGKILL)
+            resume_and_kill(mv)
         wl.do("map b 16")
         wl.do("touch b 0 16 1 w")
     finally:
@@ -237,20 +241,6 @@ def test_stopped_mevitop_blocks_ordered(tmp_path):
 def state_of(pid):
     with open(f"/proc/{pid}/stat") as f:
         return f.read().rsplit(")", 1)[1].split()[0]
-
-
-@pytest.fixture
-def screen(tmp_path, request):
-    from test_ui import Screen
-    made = []
-
-    def make(**kw):
-        s = Screen(tmp_path, request.node.name.replace("[", "-").replace("]", ""), **kw)
-        made.append(s)
-        return s
-    yield make
-    for s in made:
-        s.kill()
 
 
 def test_ui_ctrl_z_refused_ordered(screen):
