@@ -142,15 +142,19 @@ bench: deps
 	$(Q)$(MAKE) --no-print-directory all workloads
 	$(Q)$(PYTHON) bench/run_bench.py $(BENCH_ARGS)
 
-# Long sweeps and soaks, too slow for `make test`; each prints its counts:
-# the races the default suite hits a few times each, hit 50 times in a row (issue 10), and
-# kill -9 of exact mode at hundreds of moments of the attach (tests/stress/*.py, issue 9).
+# Long sweeps and soaks, too slow for `make test`; each prints its counts, with the builds
+# and environment of `make test`: the races the default suite hits a few times each, hit 50
+# times in a row; the pytest files of tests/stress/ (exact mode quitting under churn); its
+# scripts (kill -9 of exact mode at hundreds of moments of the attach, the build users run).
+STRESS_ENV := MEVITOP_BUILD=$(CURDIR)/$(BUILD) MEVITOP_BIN=$(CURDIR)/$(BUILD)-san/mevitop
 stress: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 $(BUILD)-san/mevitop test-bins
 	$(Q)$(MAKE) --no-print-directory workloads
 	$(Q)MEVITOP_STRESS_ROUNDS=50 tests/run-all.sh -k stress_race
-	$(Q)set -e; for t in tests/stress/*.py; do $(PYTHON) $$t; done
+	$(Q)$(STRESS_ENV) $(PYTHON) -m pytest -q -s -p no:cacheprovider tests/stress
+	$(Q)set -e; for t in $(filter-out tests/stress/test_%,$(wildcard tests/stress/*.py)); do \
+		$(PYTHON) $$t; done
 
 # Regenerate the checked-in vmlinux.h from a BTF file (default: the running kernel).
 BTF ?= /sys/kernel/btf/vmlinux

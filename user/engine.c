@@ -130,6 +130,10 @@ struct engine {
 	struct features f;
 	struct tracer *tracer;
 	pthread_mutex_t lock;
+	/* Held by whichever thread steps or ticks the engine (exact mode has two: the view's
+	 * and the pump), for the whole step: yield_lock() lets readers in mid-step, never
+	 * another writer, which would change the model under the step's iterators. */
+	pthread_mutex_t step_lock;
 	struct proc *buckets[NBUCKETS];
 	size_t nprocs;
 	struct proc **sorted;
@@ -153,6 +157,8 @@ struct engine {
 	atomic_int waiting;		/* readers blocked in engine_lock() */
 	bool heat_scan;			/* scans record newly resident pages as heat */
 	uint64_t locked_at;		/* when the engine thread took the lock */
+	uint64_t drain_from;		/* when this drain of the ring buffer began */
+	uint64_t drained;		/* records applied in it */
 	uint64_t cpu_at_tick;		/* process CPU time at the last tick */
 	uint32_t scale;			/* --max-cpu interval multiplier */
 	struct proc **exits;		/* exited since engine_take_exits */
@@ -197,6 +203,7 @@ const char *engine_mode_name(enum engine_mode m)
  * can hand it to a waiting reader (the UI) between processes and between scan chunks. */
 static void elock(struct engine *e)
 {
+	pthread_mutex_lock(&e->step_lock);
 	pthread_mutex_lock(&e->lock);
 	e->locked_at = engine_now_ns();
 }
@@ -204,6 +211,7 @@ static void elock(struct engine *e)
 static void eunlock(struct engine *e)
 {
 	pthread_mutex_unlock(&e->lock);
+	pthread_mutex_unlock(&e->step_lock);
 }
 
 #define YIELD_AFTER_NS 2000000ULL	/* 2 ms */
@@ -220,7 +228,8 @@ static void yield_lock(struct engine *e)
 	/* A waiter decrements `waiting` once it holds the lock: wait for that (bounded). */
 	for (i = 0; i < 1000 && atomic_load(&e->waiting); i++)
 		sched_yield();
-	elock(e);
+	pthread_mutex_lock(&e->lock);	/* step_lock stays ours */
+	e->locked_at = engine_now_ns();
 }
 
 static struct pstate *ps(const struct proc *p)
@@ -642,6 +651,7 @@ static void apply_munmap(struct engine *e, struct proc *p, const struct ev_sysca
 	if (ev->ret != 0)
 		return;
 	model_unmap(p, start, start + pages_up(ev->args[1]));
+	HOOK(e, zapped, p, start, start + pages_up(ev->args[1]), true);
 }
 
 static void apply_mremap(struct engine *e, struct proc *p, const struct ev_syscall *ev)
@@ -660,6 +670,10 @@ static void apply_mremap(struct engine *e, struct proc *p, const struct ev_sysca
 	}
 	if (model_remap(p, old, old_len, new, new_len, flags & K_MREMAP_DONTUNMAP))
 		mark(e, p, PEND_MAPS);
+	if (new != old)
+		HOOK(e, moved, p, old, new, old_len < new_len ? old_len : new_len);
+	else if (new_len < old_len)
+		HOOK(e, zapped, p, old + new_len, old + old_len, true);
 	HOOK(e, mapped, p, new, new + new_len);
 	/* The moved pages are exact; a scan of the result costs little and absorbs any
 	 * race with a fault that was still in flight when the mapping moved. */
@@ -683,6 +697,8 @@ static void apply_brk(struct engine *e, struct proc *p, const struct ev_syscall 
 			model_unmap(p, hs, he);	/* shrunk to nothing: the heap is gone */
 		else
 			model_set_end(p, heap, end);
+		if (end < he)
+			HOOK(e, zapped, p, end > hs ? end : hs, he, true);
 	} else {
 		struct mapping_attrs a = { .perms = MP_READ | MP_WRITE, .kind = MK_HEAP };
 
@@ -733,6 +749,7 @@ static void apply_madvise(struct engine *e, struct proc *p, uint64_t addr, uint6
 		if (ret == 0) {
 			/* zap_page_range: every PTE of the range is gone, whatever backed it. */
 			model_set_state(p, start, end, PS_NOT_RESIDENT);
+			HOOK(e, zapped, p, start, end, false);
 			return;
 		}
 		break;
@@ -950,10 +967,42 @@ static void apply_exit(struct engine *e, const struct ev_proc *ev)
 	mark_exited(e, p);
 }
 
+/*
+ * One drain of the ring buffer applies records for DRAIN_BUDGET_NS at most: libbpf's
+ * consume loops as long as the producer keeps up, and a target that maps and unmaps flat
+ * out (exact mode's hooks cost a system call per mapping) would otherwise keep the engine
+ * lock, and the quit that waits for it, forever.  What is left stays in the ring for the
+ * next drain; if the ring overflows meanwhile, the usual loss healing applies.
+ */
+#define DRAIN_BUDGET_NS		5000000ULL
+#define DRAIN_CHECK_EVERY	64	/* records between two looks at the clock */
+#define DRAIN_PAUSED		(-EAGAIN)	/* on_event's "stop here" (libbpf keeps the
+						 * record consumed and returns it) */
+
+static void drain_begin(struct engine *e)
+{
+	e->drain_from = engine_now_ns();
+	e->drained = 0;
+}
+
+static int drain(struct engine *e)
+{
+	int n;
+
+	drain_begin(e);
+	n = tracer_consume(e->tracer);
+	return n == DRAIN_PAUSED ? (int)e->drained : n;
+}
+
 static int on_event(void *ctx, const void *data, size_t size)
 {
 	struct engine *e = ctx;
 	uint8_t kind = *(const uint8_t *)data;
+	int rc = 0;
+
+	if (++e->drained % DRAIN_CHECK_EVERY == 0 &&
+	    engine_now_ns() - e->drain_from > DRAIN_BUDGET_NS)
+		rc = DRAIN_PAUSED;	/* this record is applied, the next ones wait */
 
 	e->st.events++;
 	if (kind < EV_KIND_MAX)
@@ -980,7 +1029,7 @@ static int on_event(void *ctx, const void *data, size_t size)
 			apply_exit(e, data);
 		break;
 	}
-	return 0;
+	return rc;
 }
 
 /* --- scanning --- */
@@ -1417,6 +1466,14 @@ static void flush(struct engine *e)
 		uint32_t what = p->pending;
 		int64_t r;
 
+		if (engine_quitting()) {
+			/* Nobody will see the result: leave the target's mmap lock alone. */
+			e->pending = p->pending_next;
+			p->pending = 0;
+			p->pending_next = NULL;
+			continue;
+		}
+
 		e->pending = p->pending_next;
 		p->pending = 0;
 		p->pending_next = NULL;
@@ -1562,6 +1619,7 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 	e->o = *o;
 	e->f = *f;
 	pthread_mutex_init(&e->lock, NULL);
+	pthread_mutex_init(&e->step_lock, NULL);
 	e->use_scan = f->pagemap_scan && !(f->disabled & DIS_PAGEMAP_SCAN);
 	e->use_procmap = f->procmap_query && !(f->disabled & DIS_PROCMAP_QUERY);
 	e->scale = 1;
@@ -1669,16 +1727,31 @@ int engine_poll_ms(const struct engine *e)
 	return e->o.mode == MODE_TRACE ? 10 : 100;
 }
 
+static atomic_bool quitting;
+
+void engine_set_quitting(bool on)
+{
+	atomic_store(&quitting, on);
+}
+
+bool engine_quitting(void)
+{
+	return atomic_load_explicit(&quitting, memory_order_relaxed);
+}
+
 int engine_step(struct engine *e, int timeout_ms)
 {
 	int n;
+
+	if (engine_quitting())
+		return 0;
 
 	/* Wait for a wake-up (or the timeout) without the lock, so readers are never held up
 	 * by an idle wait; then apply everything available under it. */
 	tracer_wait(e->tracer, timeout_ms);
 	elock(e);
 	e->now_ns = engine_now_ns();
-	n = tracer_consume(e->tracer);
+	n = drain(e);
 	HOOK(e, step);
 	flush(e);
 	eunlock(e);
@@ -1869,7 +1942,7 @@ static void cpu_budget(struct engine *e, double dt)
 /* Everything the kernel has for us: records, and chunk mode's fault counts. */
 static void drain_all(struct engine *e)
 {
-	tracer_consume(e->tracer);
+	drain(e);
 	if (e->o.mode == MODE_CHUNK) {
 		tracer_drain_chunks(e->tracer, on_chunk, e);
 		tracer_read_chunk_slots(e->tracer, on_chunk, e);
@@ -1977,7 +2050,7 @@ void engine_tick(struct engine *e)
 	e->events_at_tick = e->st.events;
 	e->maps_reads_at_tick = e->st.maps_reads;
 	e->last_tick_ns = now;
-	pthread_mutex_unlock(&e->lock);
+	eunlock(e);
 }
 
 void engine_set_hooks(struct engine *e, const struct engine_hooks *h)
@@ -2098,5 +2171,6 @@ void engine_free(struct engine *e)
 	free(e->runs);
 	free(e->exits);
 	pthread_mutex_destroy(&e->lock);
+	pthread_mutex_destroy(&e->step_lock);
 	free(e);
 }

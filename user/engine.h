@@ -82,6 +82,16 @@ int engine_start(struct engine *e, char *why, size_t whylen);
 int engine_poll_ms(const struct engine *e);
 /* Waits up to timeout_ms for events, applies them and does the batch-end work. */
 int engine_step(struct engine *e, int timeout_ms);
+/*
+ * The user asked to quit (q, a signal): every engine, and exact mode's hooks, stop
+ * starting work that may wait on a target (a scan or registration waits for its mmap lock,
+ * which a target that maps flat out keeps busy), so the quit is answered at once.  Sets
+ * an atomic flag: async-signal-safe.  engine_step() then returns without draining and
+ * batch ends skip their scans; false again (run: CMD exited, one last snapshot follows)
+ * restores both.
+ */
+void engine_set_quitting(bool on);
+bool engine_quitting(void);
 /* Once per interval: reconcile, rates, tombstones. */
 void engine_tick(struct engine *e);
 void engine_free(struct engine *e);
@@ -111,6 +121,11 @@ struct engine_hooks {
 	void (*reloaded)(void *ctx, struct proc *p);
 	/* [start, end) (pages) became mapped by an event: mmap, brk growth, mremap target. */
 	void (*mapped)(void *ctx, struct proc *p, uint64_t start, uint64_t end);
+	/* [start, end) (pages) lost its pages: unmapped (@unmapped: munmap, brk shrink, mremap
+	 * shrink) or zapped (MADV_DONTNEED/REMOVE), once the syscall returned. */
+	void (*zapped)(void *ctx, struct proc *p, uint64_t start, uint64_t end, bool unmapped);
+	/* mremap moved @len pages from @old to @new (before `mapped` for the result). */
+	void (*moved)(void *ctx, struct proc *p, uint64_t old, uint64_t new, uint64_t len);
 	/* p's address space was replaced (exec) or p exited. */
 	void (*exec)(void *ctx, struct proc *p);
 	void (*exited)(void *ctx, struct proc *p);

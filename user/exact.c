@@ -353,20 +353,24 @@ struct reg_ctx {
 	struct exact *x;
 	int fd;
 	unsigned ranges;
+	unsigned busy;		/* refused with EBUSY: registered with another userfaultfd */
 };
 
 static int register_entry(const struct maps_entry *me, void *arg)
 {
 	struct reg_ctx *rc = arg;
+	int err;
 
 	if (!xt_eligible_entry(me->path, me->perms))
 		return 0;
 	/* A mapping the kernel will not register (another userfaultfd owns it, VM_PFNMAP)
 	 * stays tracked by pagemap. */
-	if (uffd_register(rc->fd, me->start, me->end - me->start, rc->x->reg_mode, NULL) == 0)
+	err = uffd_register(rc->fd, me->start, me->end - me->start, rc->x->reg_mode, NULL);
+	if (err == 0)
 		rc->ranges++;
 	else
 		log_debug("%s", uffd_why());
+	rc->busy += err == -EBUSY;
 	return 0;
 }
 
@@ -400,8 +404,22 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 			 strerror(-err));
 		return err;
 	}
-	log_debug("process %d: userfaultfd features 0x%llx, %u mappings registered", pid,
-		  (unsigned long long)got, rc.ranges);
+	/*
+	 * The kernel lets one userfaultfd register a VMA and answers EBUSY to any other: this
+	 * is how a second monitor (another mevitop, a CRIU lazy-pages daemon) shows.  A
+	 * program using userfaultfd on a few of its own ranges leaves most mappings free;
+	 * a monitor holds most of them (all but the ones it has not reached yet).
+	 */
+	if (rc.busy && rc.busy >= rc.ranges) {
+		close(rc.fd);	/* our only copy: what we did register goes with it */
+		snprintf(why, whylen, "process %d is already watched by another userfaultfd monitor "
+			 "(%u of its %u private anonymous mappings are registered with another "
+			 "userfaultfd): stop that monitor first%s", pid, rc.busy, rc.busy + rc.ranges,
+			 x->run_pid ? "" : "; or watch it without --exact (mevitop -p PID)");
+		return -EBUSY;
+	}
+	log_debug("process %d: userfaultfd features 0x%llx, %u mappings registered, %u held by "
+		  "another userfaultfd", pid, (unsigned long long)got, rc.ranges, rc.busy);
 	x_test_pause(x, "registered");
 	return rc.fd;
 }
@@ -510,8 +528,8 @@ static void *control_main(void *arg)
 		memmove(x->jobs, x->jobs + 1, --x->njobs * sizeof(*x->jobs));
 		pthread_mutex_unlock(&x->lock);
 		if (attach_one(x, pid, why, sizeof(why)) && kill(pid, 0) == 0)
-			log_warn("process %d executed a new program and could not be attached again "
-				 "(%s): its memory is tracked by pagemap only", pid, why);
+			log_warn("process %d (a new program or a forked child) could not be given a "
+				 "userfaultfd (%s): its memory is tracked by pagemap only", pid, why);
 		pthread_mutex_lock(&x->lock);
 	}
 	pthread_mutex_unlock(&x->lock);
@@ -571,7 +589,7 @@ static void *pump_main(void *arg)
 		pthread_mutex_lock(&x->lock);
 		stop = x->stopping;
 		pthread_mutex_unlock(&x->lock);
-		if (stop)
+		if (stop || engine_quitting())
 			break;
 		nanosleep(&ts, NULL);
 		engine_step(x->e, 0);
@@ -688,6 +706,12 @@ static int choose_variant(struct exact *x, const struct features *f)
 	}
 	x->features = UFFD_EXACT_FEATURES;
 	if (x->variant == EXACT_FAST) {
+		/* No non-cooperative events: the kernel makes the target's fork, mremap, munmap
+		 * and madvise(DONTNEED) wait until the monitor has read each one, so a stopped
+		 * mevitop (SIGSTOP, Ctrl-Z) would stall the target.  Fast mode learns the same
+		 * from the engine's BPF records instead (the zapped/moved/mapped hooks), and
+		 * gives forked children a userfaultfd of their own by injection. */
+		x->features = UFFD_FEATURE_THREAD_ID;
 		x->reg_mode = UFFDIO_REGISTER_MODE_WP;
 		/* Nothing is ever write-protected; if a PTE carried the bit anyway (inherited),
 		 * the kernel would resolve the write itself instead of waiting for us. */
@@ -695,6 +719,7 @@ static int choose_variant(struct exact *x, const struct features *f)
 	} else {
 		x->reg_mode = UFFDIO_REGISTER_MODE_MISSING;
 	}
+	x->c->exact_variant = x->variant;	/* resolved: the view words Ctrl-Z by it */
 	return 0;
 }
 
@@ -909,8 +934,11 @@ int exact_teardown(struct exact *x, int rc)
 	x_test_pause(x, "detach");
 	finished = x->run_pid && atomic_load(&x->child_done);
 	stop_all(x);
-	if (finished && x->c->json)
+	if (finished && x->c->json) {
+		/* The view stopped on the runner's SIGTERM, not on the user's: count all. */
+		engine_set_quitting(false);
 		last_snapshot(x);
+	}
 	if (x->run_pid) {
 		st = x->child_status;
 		rc = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;

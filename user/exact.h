@@ -20,12 +20,14 @@
  *            it; the engine thread applies the queue by read time.  Every first touch costs
  *            a round trip through mevitop: ~8x (one server per CPU; exact.c says why).
  *   fast     (default) mappings registered in WP mode but never write-protected: faults stay
- *            in the kernel, and the registration only brings the non-cooperative events
- *            (remove, unmap, remap, fork).  PAGEMAP_SCAN lists the pages present: at each
+ *            in the kernel, and no non-cooperative event is requested (each makes the
+ *            target wait until mevitop reads it: a stopped mevitop would stall it); the
+ *            engine's BPF records say what was unmapped, zapped or moved, and forked
+ *            children are injected anew.  PAGEMAP_SCAN lists the pages present: at each
  *            refresh for every registered mapping, at each drain (~1 ms) for mappings
  *            registered in the last 500 ms (so a buffer mapped, filled and unmapped between
  *            two refreshes is seen).  Pages absent from the previous picture, or zapped
- *            since (a REMOVE/UNMAP event says so), are first touches: unordered within one
+ *            since (a munmap/madvise record says so), are first touches: unordered within one
  *            scan, and a page touched and unmapped within ~1 ms goes unseen.  ~1.1x.
  *            Write-protecting (WP_ASYNC + PAGEMAP_SCAN WRITTEN, bench/uffd_bench.c) costs
  *            two faults per first write (~1.5x) and says nothing more about first touches:
@@ -42,8 +44,15 @@
  * (FACTS.md), and a seccomp filter to narrow them is not an option in a process that must
  * outlive mevitop.
  *
- * Forks: UFFD_FEATURE_EVENT_FORK gives the child its own userfaultfd (ours); the child's pid
- * is learnt from its first fault's thread id or from its parent.  Exec: the old mm and its
+ * Churn: new mappings are registered at the end of a drain within a time budget, newest
+ * first; what is left over is counted (stats.exact.behind) and tracked by pagemap
+ * (exact_track.c says why).  A quit (engine_set_quitting) stops every scan and
+ * registration not started yet.
+ *
+ * Forks: ordered, UFFD_FEATURE_EVENT_FORK gives the child its own userfaultfd (ours); the
+ * child's pid is learnt from its first fault's thread id or from its parent.  Fast: the
+ * control thread injects one, as for an exec, and the child starts from its parent's
+ * picture.  Exec: the old mm and its
  * userfaultfd are gone; the new image is seized and injected again (run: by the ptrace
  * follower at the exec stop itself).
  *
@@ -53,6 +62,8 @@
  *   far), touches_interval (since the previous snapshot), touches_dropped (queue full: the
  *   ranges are rescanned instead), prereg_pages / prereg_max (pages a new mapping had when
  *   registered: total / largest), stale (records of a process that exited or execed),
+ *   behind (new mappings exact mode had no time for: registered too late or never, so
+ *   tracked by pagemap, or not rescanned at each drain),
  *   events {fork, remap, remove, unmap, gone}, attaches, attach_ms_max (longest a process
  *   was held stopped), server {threads, reads, faults, resolved, raced, retried};
  *   ordered only: latency_us_hist (per first touch, from a server reading the fault to the

@@ -90,11 +90,14 @@ struct xproc {
 	int pagemap_fd;		/* fast: the scanner's */
 	struct pageset *seen;	/* fast: pages present at the last scan */
 	bool seeded;		/* fast: seen holds a first scan */
-	bool awaiting;		/* execed: its new userfaultfd comes from an injection */
+	bool awaiting;		/* execed, or forked (fast): a userfaultfd comes from an injection */
+	struct pageset *inherit;	/* fast, forked: the parent's pages at the fork */
 	struct span *fresh;	/* fast: ranges zapped since the last scan */
 	size_t nfresh, capfresh;
 	struct young *young;	/* fast: mappings registered lately, scanned at each drain */
 	size_t nyoung, capyoung;
+	struct young *pend;	/* new mappings to register (born_ns: when mapped) */
+	size_t npend, cappend;
 	struct xproc *next;
 };
 
@@ -179,6 +182,7 @@ struct exact {
 	uint64_t bound_ns;		/* records read before this are safe to apply */
 	struct {
 		uint64_t touches, touches_interval, prereg_pages, prereg_max, stale;
+		uint64_t behind;	/* new mappings left to pagemap tracking: no time */
 		uint64_t fork, remap, remove, unmap, gone;
 		uint64_t attaches, attach_failures, attach_ms_max;
 		uint64_t hist[HIST_BUCKETS];

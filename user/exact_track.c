@@ -117,6 +117,7 @@ static void xp_reset_mm(struct exact *x, struct xproc *xp)
 	xp->seeded = false;
 	xp->nfresh = 0;
 	xp->nyoung = 0;
+	xp->npend = 0;
 }
 
 static void xp_del(struct exact *x, struct xproc *xp)
@@ -132,8 +133,10 @@ static void xp_del(struct exact *x, struct xproc *xp)
 	if (xp->xf)
 		xfd_del(x, xp->xf);
 	xp_reset_mm(x, xp);
+	pageset_free(xp->inherit);
 	free(xp->fresh);
 	free(xp->young);
+	free(xp->pend);
 	free(xp);
 }
 
@@ -219,6 +222,8 @@ static uint64_t count_present(struct exact *x, struct xproc *xp, uint64_t start,
 
 /* ---- registration ---- */
 
+static void add_young(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t);
+
 /* Registers the eligible, not yet registered parts of [start, end) of p with xp's uffd. */
 static void register_range(struct exact *x, struct xproc *xp, struct proc *p, uint64_t start,
 			   uint64_t end, bool fresh_mapping)
@@ -246,8 +251,63 @@ static void register_range(struct exact *x, struct xproc *xp, struct proc *p, ui
 		if (pre > x->st.prereg_max)
 			x->st.prereg_max = pre;
 		engine_queue_scan(x->e, p, s, t);
+		if (x->variant == EXACT_FAST)
+			add_young(x, xp, s, t);
 	}
 	free(v);
+}
+
+/*
+ * New mappings (the `mapped` hook) are registered at the end of a drain, newest first, for
+ * REG_BUDGET_NS per drain at most: each UFFDIO_REGISTER, and the scan after it, takes the
+ * target's mmap lock, against every thread of a target that maps and unmaps flat out
+ * (16 threads doing mmap, touch 16 pages, munmap kept the engine in one drain for minutes,
+ * deaf to q and SIGTERM).  Most such mappings are gone by then, and cost nothing: the
+ * model no longer has them.  A mapping still waiting after PEND_MAX_NS, or beyond PEND_MAX
+ * waiting ones, is left to the engine's pagemap tracking ("tracker": "pagemap") and
+ * counted in stats.exact.behind: exact mode says it cannot keep up instead of stalling.
+ */
+#define REG_BUDGET_NS	2000000ull
+#define PEND_MAX_NS	100000000ull
+#define PEND_MAX	1024
+
+static void add_pending(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t)
+{
+	struct young *last = xp->npend ? &xp->pend[xp->npend - 1] : NULL;
+
+	if (last && s <= last->end && last->start <= t) {
+		/* The same place again (an unmapped range reused), or a neighbour. */
+		last->start = s < last->start ? s : last->start;
+		last->end = t > last->end ? t : last->end;
+		last->born_ns = x_now_ns();
+		return;
+	}
+	if (xp->npend >= PEND_MAX || array_reserve(xp->pend, xp->npend, xp->cappend, 16)) {
+		x->st.behind++;
+		return;
+	}
+	xp->pend[xp->npend++] = (struct young){ s, t, x_now_ns() };
+}
+
+static void register_pending(struct exact *x, struct xproc *xp, struct proc *p,
+			     uint64_t deadline)
+{
+	uint64_t now;
+	size_t i, keep = 0;
+
+	while (xp->npend && x_now_ns() < deadline && !engine_quitting()) {
+		struct young y = xp->pend[--xp->npend];
+
+		register_range(x, xp, p, y.start, y.end, true);
+	}
+	now = x_now_ns();
+	for (i = 0; i < xp->npend; i++) {
+		if (now - xp->pend[i].born_ns > PEND_MAX_NS)
+			x->st.behind++;
+		else
+			xp->pend[keep++] = xp->pend[i];
+	}
+	xp->npend = keep;
 }
 
 /* ---- fast: first touches are what a scan finds that the previous one did not ---- */
@@ -357,29 +417,55 @@ static void diff_run(struct exact *x, struct xproc *xp, struct proc *p, uint64_t
 	}
 }
 
-/* Scans spans (registered mappings, or young parts of them); with @count, what is new since
- * the last picture is first touches, else (seeding) it is what the process already had. */
+/*
+ * Spans less than CLUSTER_GAP apart are read with one PAGEMAP_SCAN (it skips holes and
+ * reports present pages only): each call waits for the target's mmap lock, and a target
+ * whose threads map and unmap flat out keeps a queue of writers on it (15-170 ms a call
+ * measured with 16 such threads, and one registered stack per thread).  The pread
+ * fallback reads every page of what it is given: span by span there.
+ */
+#define CLUSTER_GAP	(1ull << (30 - PAGE_SHIFT))	/* 1 GiB, in pages */
+
+/* One span of a cluster's runs (r, sorted; *from: the first run that may reach it). */
+static void fast_apply_span(struct exact *x, struct xproc *xp, struct proc *p,
+			    const struct span *sp, const struct cat_runs *r, size_t *from,
+			    bool count, uint64_t now)
+{
+	size_t k;
+
+	while (*from < r->n && r->v[*from].end <= sp->start)
+		(*from)++;
+	for (k = *from; count && k < r->n && r->v[k].start < sp->end; k++)
+		diff_run(x, xp, p, r->v[k].start > sp->start ? r->v[k].start : sp->start,
+			 r->v[k].end < sp->end ? r->v[k].end : sp->end, r->v[k].cats, now);
+	pageset_remove_range(xp->seen, sp->start, sp->end);
+	for (k = *from; k < r->n && r->v[k].start < sp->end; k++)
+		pageset_add_range(xp->seen, r->v[k].start > sp->start ? r->v[k].start : sp->start,
+				  r->v[k].end < sp->end ? r->v[k].end : sp->end);
+	for (k = 0; k < xp->nfresh; k++)
+		pageset_remove_range(xp->seen, xp->fresh[k].start, xp->fresh[k].end);
+}
+
+/* Scans spans (registered mappings, or young parts of them; sorted); with @count, what is
+ * new since the last picture is first touches, else (seeding) what the process already had. */
 static void fast_scan_spans(struct exact *x, struct xproc *xp, struct proc *p,
 			    const struct span *v, size_t n, bool count)
 {
 	struct cat_runs r = { 0 };
 	uint64_t now = x_now_ns();
-	size_t i, k;
+	size_t i, j, k, from;
 	int fd = xp_pagemap(xp);
 
 	if (fd < 0 || (!xp->seen && !(xp->seen = pageset_new())))
 		return;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !engine_quitting(); i = j) {
+		for (j = i + 1; x->use_scan && j < n && v[j].start - v[j - 1].end <= CLUSTER_GAP; j++)
+			;
 		r.n = 0;
-		if (pagemap_scan(fd, v[i].start, v[i].end, x->use_scan, collect_cat, &r))
+		if (pagemap_scan(fd, v[i].start, v[j - 1].end, x->use_scan, collect_cat, &r))
 			continue;
-		for (k = 0; count && k < r.n; k++)
-			diff_run(x, xp, p, r.v[k].start, r.v[k].end, r.v[k].cats, now);
-		pageset_remove_range(xp->seen, v[i].start, v[i].end);
-		for (k = 0; k < r.n; k++)
-			pageset_add_range(xp->seen, r.v[k].start, r.v[k].end);
-		for (k = 0; k < xp->nfresh; k++)
-			pageset_remove_range(xp->seen, xp->fresh[k].start, xp->fresh[k].end);
+		for (k = i, from = 0; k < j; k++)
+			fast_apply_span(x, xp, p, &v[k], &r, &from, count, now);
 	}
 	free(r.v);
 }
@@ -404,8 +490,9 @@ static void fast_scan(struct exact *x, struct xproc *xp, struct proc *p, bool co
  * YOUNG_NS only.
  */
 #define YOUNG_NS	500000000ull
+#define YOUNG_MAX	256	/* beyond: scanned at refreshes only (counted as behind) */
 
-static void add_young(struct xproc *xp, uint64_t s, uint64_t t)
+static void add_young(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t)
 {
 	size_t i;
 
@@ -415,29 +502,52 @@ static void add_young(struct xproc *xp, uint64_t s, uint64_t t)
 			return;
 		}
 	}
-	if (array_reserve(xp->young, xp->nyoung, xp->capyoung, 8))
+	if (xp->nyoung >= YOUNG_MAX || array_reserve(xp->young, xp->nyoung, xp->capyoung, 8)) {
+		x->st.behind++;
 		return;
+	}
 	xp->young[xp->nyoung].start = s;
 	xp->young[xp->nyoung].end = t;
 	xp->young[xp->nyoung].born_ns = x_now_ns();
 	xp->nyoung++;
 }
 
+static int span_cmp(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The registered parts of every young mapping, scanned together (clusters: one call). */
 static void fast_scan_young(struct exact *x, struct xproc *xp, struct proc *p)
 {
 	uint64_t now = x_now_ns();
-	struct span *v;
-	size_t i, keep = 0, n;
+	struct span *v, *all = NULL;
+	size_t i, k, keep = 0, n, nall = 0, capall = 0;
 
 	for (i = 0; i < xp->nyoung; i++) {
 		if (now - xp->young[i].born_ns > YOUNG_NS)
 			continue;
 		xp->young[keep++] = xp->young[i];
 		n = collect(p, xp->young[i].start, xp->young[i].end, true, &v);
-		fast_scan_spans(x, xp, p, v, n, true);
+		for (k = 0; k < n && !array_reserve(all, nall, capall, 16); k++)
+			all[nall++] = v[k];
 		free(v);
 	}
 	xp->nyoung = keep;
+	if (nall)
+		qsort(all, nall, sizeof(*all), span_cmp);
+	for (i = 0, n = 0; i < nall; i++) {	/* young ranges may overlap: merge */
+		if (n && all[i].start <= all[n - 1].end) {
+			if (all[i].end > all[n - 1].end)
+				all[n - 1].end = all[i].end;
+		} else {
+			all[n++] = all[i];
+		}
+	}
+	fast_scan_spans(x, xp, p, all, n, true);
+	free(all);
 	xp->nfresh = 0;
 }
 
@@ -724,6 +834,13 @@ static void take_adopts(struct exact *x)
 			xp->xf = f;
 			xp->awaiting = false;
 			xp_reset_mm(x, xp);
+			if (xp->inherit) {
+				/* Forked (fast): its first touches are what it has that its
+				 * parent had not, including those before this attach. */
+				xp->seen = xp->inherit;
+				xp->seeded = true;
+				xp->inherit = NULL;
+			}
 			x->st.attaches++;
 			if (atomic_load(&x->last_attach_ms) > x->st.attach_ms_max)
 				x->st.attach_ms_max = atomic_load(&x->last_attach_ms);
@@ -814,6 +931,28 @@ static void drain(struct exact *x)
 
 /* ---- hooks ---- */
 
+/* Every process's new mappings, within one REG_BUDGET_NS for all. */
+static void register_all_pending(struct exact *x)
+{
+	uint64_t deadline = x_now_ns() + REG_BUDGET_NS;
+	struct xproc *xp;
+	size_t i;
+
+	for (i = 0; i < XHASH; i++) {
+		for (xp = x->procs[i]; xp; xp = xp->next) {
+			struct proc *p;
+
+			if (!xp->npend)
+				continue;
+			p = xp->xf ? engine_find(x->e, xp->pid) : NULL;
+			if (p && p->ready && !p->exited)
+				register_pending(x, xp, p, deadline);
+			else
+				xp->npend = 0;
+		}
+	}
+}
+
 static void h_step(void *ctx)
 {
 	struct exact *x = ctx;
@@ -821,6 +960,7 @@ static void h_step(void *ctx)
 	size_t i;
 
 	drain(x);
+	register_all_pending(x);
 	if (x->variant == EXACT_FAST) {
 		for (i = 0; i < XHASH; i++) {
 			for (xp = x->procs[i]; xp; xp = xp->next) {
@@ -844,6 +984,7 @@ static void h_tick(void *ctx)
 	size_t i;
 
 	drain(x);
+	register_all_pending(x);
 	if (x->variant == EXACT_FAST) {
 		for (i = 0; i < XHASH; i++) {
 			for (xp = x->procs[i]; xp; xp = xp->next) {
@@ -857,13 +998,36 @@ static void h_tick(void *ctx)
 	x->bound_ns = x_now_ns();
 }
 
+/*
+ * Fast: a child of a process we hold, new to the engine (the BPF fork hook added it).
+ * Without UFFD_FEATURE_EVENT_FORK the kernel gave it no registrations: it gets its own
+ * userfaultfd from the control thread, like an execed process, and starts from its
+ * parent's picture.
+ */
+static void fast_child(struct exact *x, struct proc *p)
+{
+	pid_t ppid = read_ppid(p->pid);
+	struct xproc *parent = ppid ? xp_find(x, ppid) : NULL, *xp;
+
+	if (!x->follow_children || !parent || !parent->xf || !(xp = xp_get(x, p->pid)))
+		return;
+	pageset_free(xp->inherit);
+	xp->inherit = inherited(x, ppid);
+	xp->awaiting = true;
+	x->st.fork++;
+	x_queue_job(x, p->pid);
+}
+
 static void h_reloaded(void *ctx, struct proc *p)
 {
 	struct exact *x = ctx;
 	struct xproc *xp = xp_find(x, p->pid);
 
 	if (!xp || (!xp->xf && !xp->awaiting)) {
-		identify_child(x, p);
+		if (x->variant == EXACT_FAST)
+			fast_child(x, p);
+		else
+			identify_child(x, p);
 		return;
 	}
 	xp_start(x, xp, p, false);
@@ -876,9 +1040,43 @@ static void h_mapped(void *ctx, struct proc *p, uint64_t start, uint64_t end)
 
 	if (!xp || !xp->xf)
 		return;
-	register_range(x, xp, p, start, end, true);
-	if (x->variant == EXACT_FAST)
-		add_young(xp, start, end);
+	/* What the model says may be stale: brk growth is a new VMA the kernel did not
+	 * register (it cannot merge with a registered one), and in fast mode an mremap'd
+	 * VMA loses its registration (no UFFD_FEATURE_EVENT_REMAP).  Registering again is
+	 * harmless where it was kept. */
+	model_set_flags(p, start, end, 0, MF_UFFD);
+	add_pending(x, xp, start, end);
+}
+
+/* Fast: what the UNMAP/REMOVE events say in ordered mode, from the engine's records. */
+static void h_zapped(void *ctx, struct proc *p, uint64_t start, uint64_t end, bool unmapped)
+{
+	struct exact *x = ctx;
+	struct xproc *xp = xp_find(x, p->pid);
+
+	if (x->variant != EXACT_FAST || !xp || !xp->xf)
+		return;
+	if (unmapped)
+		x->st.unmap++;
+	else
+		x->st.remove++;
+	if (xp->seen) {
+		pageset_remove_range(xp->seen, start, end);
+		add_fresh(xp, start, end);
+	}
+}
+
+/* Fast: what the REMAP event says in ordered mode: the pages moved without a fault. */
+static void h_moved(void *ctx, struct proc *p, uint64_t old, uint64_t new, uint64_t len)
+{
+	struct exact *x = ctx;
+	struct xproc *xp = xp_find(x, p->pid);
+
+	if (x->variant != EXACT_FAST || !xp || !xp->xf)
+		return;
+	x->st.remap++;
+	if (xp->seen)
+		pageset_move_range(xp->seen, old, old + len, new);
 }
 
 static void h_exec(void *ctx, struct proc *p)
@@ -896,6 +1094,8 @@ static void h_exec(void *ctx, struct proc *p)
 		xp->xf = NULL;
 	}
 	xp_reset_mm(x, xp);
+	pageset_free(xp->inherit);
+	xp->inherit = NULL;
 	xp->awaiting = true;
 	if (p->pid != x->run_pid)
 		x_queue_job(x, p->pid);
@@ -977,10 +1177,11 @@ static size_t h_json_stats(void *ctx, char *buf, size_t len)
 	put(&o, "\"exact\": {\"variant\": \"%s\", \"processes\": %" PRIu64
 	    ", \"registered_pages\": %" PRIu64 ", \"touches\": %" PRIu64
 	    ", \"touches_interval\": %" PRIu64 ", \"touches_dropped\": %" PRIu64
-	    ", \"prereg_pages\": %" PRIu64 ", \"prereg_max\": %" PRIu64 ", \"stale\": %" PRIu64,
+	    ", \"prereg_pages\": %" PRIu64 ", \"prereg_max\": %" PRIu64 ", \"stale\": %" PRIu64
+	    ", \"behind\": %" PRIu64,
 	    x->variant == EXACT_ORDERED ? "ordered" : "fast", tracked, registered,
 	    x->st.touches, x->st.touches_interval, atomic_load(&x->q_dropped),
-	    x->st.prereg_pages, x->st.prereg_max, x->st.stale);
+	    x->st.prereg_pages, x->st.prereg_max, x->st.stale, x->st.behind);
 	put(&o, ", \"events\": {\"fork\": %" PRIu64 ", \"remap\": %" PRIu64 ", \"remove\": %"
 	    PRIu64 ", \"unmap\": %" PRIu64 ", \"gone\": %" PRIu64 "}", x->st.fork, x->st.remap,
 	    x->st.remove, x->st.unmap, x->st.gone);
@@ -1027,6 +1228,8 @@ void xt_install_hooks(struct exact *x)
 		.ctx = x,
 		.reloaded = h_reloaded,
 		.mapped = h_mapped,
+		.zapped = h_zapped,
+		.moved = h_moved,
 		.exec = h_exec,
 		.exited = h_exited,
 		.step = h_step,

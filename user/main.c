@@ -30,6 +30,7 @@ static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig)
 {
 	stop_signal = sig;
+	engine_set_quitting(true);
 }
 
 static void install_signals(void)

@@ -38,10 +38,34 @@
 #include "ui_term.h"
 
 static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t tstp_refused;
 
 static void on_stop(int sig)
 {
 	stop_signal = sig;
+	engine_set_quitting(true);
+}
+
+/*
+ * --exact=ordered: every first touch of the target waits for mevitop's fault server, so
+ * a suspended mevitop would stall the target for as long as it stays suspended.  Ctrl-Z
+ * (SIGTSTP) is refused there with a word in the status line; q detaches and quits.  A
+ * SIGSTOP cannot be refused: README, "Exact mode", says what it does in each variant.
+ */
+static void on_tstp(int sig)
+{
+	(void)sig;
+	tstp_refused = 1;
+}
+
+static void refuse_tstp(const struct cli *c)
+{
+	struct sigaction sa = { .sa_handler = on_tstp };
+
+	if (!c->exact || c->exact_variant != EXACT_ORDERED)
+		return;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTSTP, &sa, NULL);	/* over curses' own: it would suspend us */
 }
 
 /* Does nothing: its delivery to the engine thread ends the wait it is in (epoll_wait returns
@@ -382,6 +406,7 @@ int ui_run(struct engine *e, const struct cli *c)
 		goto out;
 	}
 	log_set_sink(status_sink);
+	refuse_tstp(c);
 	atomic_init(&t.stop, false);
 	atomic_init(&t.ticks, 0);
 	if (c->npids)
@@ -417,6 +442,12 @@ int ui_run(struct engine *e, const struct cli *c)
 		now = engine_now_ns();
 		wait_ms = next_frame > now ? (int)((next_frame - now + 999999) / 1000000) : 0;
 		key = term_getch(wait_ms);
+		if (tstp_refused) {
+			tstp_refused = 0;
+			log_warn("Ctrl-Z refused: with --exact=ordered the target's first touches "
+				 "wait for mevitop, a suspended mevitop would stall it; q quits");
+			redraw = true;
+		}
 		/* Handle every key already typed, then draw once. */
 		while (key != ERR && running) {
 			running = handle_key(&ui, key);
@@ -425,6 +456,7 @@ int ui_run(struct engine *e, const struct cli *c)
 		}
 	}
 	atomic_store(&t.stop, true);
+	engine_set_quitting(true);
 	pthread_kill(t.tid, WAKE_SIGNAL);
 	pthread_join(t.tid, NULL);
 	ui_lock_free(ui.lock);

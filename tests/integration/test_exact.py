@@ -546,3 +546,28 @@ def test_run_exit_status_and_bad_command():
                            "directory"), err
     rc, _, err = run_mevitop(["--exact", "--json"])
     assert rc == 2 and "--exact needs processes" in err
+
+
+def test_refuses_second_monitor(procs):
+    """A second `mevitop --exact` on a process the first one holds: exit 1 with the reason,
+    and the first one and the target carry on as before."""
+    wl = harness.Workload()
+    procs.append(wl)
+    wl.do("map a 32")
+    maps, fds = maps_of(wl.pid), fds_of(wl.pid)
+    first = ExactMevitop(["-p", str(wl.pid), "-i", "50", "--exact"])
+    procs.append(first)
+    held = fds_of(wl.pid)
+    rc, out, err = run_mevitop(["--exact", "-p", str(wl.pid), "--json"])
+    assert rc == 1 and out == ""
+    assert re.fullmatch(
+        rf"mevitop: process {wl.pid} is already watched by another userfaultfd monitor "
+        r"\((\d+) of its \1 private anonymous mappings are registered with another "
+        r"userfaultfd\): stop that monitor first; or watch it without --exact "
+        r"\(mevitop -p PID\)", err.strip()), err
+    assert fds_of(wl.pid) == held and tracer_of(wl.pid) == 0
+    # The first one still tracks it.
+    t, _ = wl.do("touch a 0 32 1 w")
+    check(first, wl.pid, t, [wl.region("a")])
+    assert first.stop(signal.SIGTERM) == 0
+    assert_untouched(wl, maps, fds)
