@@ -29,7 +29,7 @@ LDFLAGS    += -fsanitize=address,undefined
 endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
               -DMEVITOP_VERSION='"$(VERSION)"' -I$(BUILD) -Iuser -Ibpf
-LIBS       := -lbpf -lelf -lz -lncursesw -lroaring -lpthread -lm
+LIBS       := -lbpf -lelf -lz -lzstd -lncursesw -lroaring -lpthread -lm
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
               -I$(dir $(VMLINUX)) -Ibpf -I$(BUILD)
@@ -54,7 +54,7 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
               libncurses-dev libroaring-dev libcmocka-dev python3 python3-pytest tmux \
-              procps util-linux mount
+              procps util-linux mount libzstd-dev
 
 .DELETE_ON_ERROR:
 .PHONY: all deps run test unit integration bench clean vmlinux install man

@@ -25,6 +25,8 @@ enum {
 	OPT_CHUNK_MAP,
 	OPT_ATTACH_TIMEOUT,
 	OPT_RSS_HOOK,
+	OPT_DURATION,
+	OPT_MAX_SIZE,
 };
 
 static const struct option longopts[] = {
@@ -44,6 +46,9 @@ static const struct option longopts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "max-cpu", required_argument, NULL, OPT_MAX_CPU },
 	{ "rss-hook", no_argument, NULL, OPT_RSS_HOOK },
+	{ "output", required_argument, NULL, 'o' },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -64,6 +69,10 @@ void cli_usage(FILE *out)
 "       mevitop run [OPTIONS] [--] CMD [ARGS...]\n"
 "                                         start CMD in exact mode and show it; exits\n"
 "                                         with CMD's status (CMD dies with mevitop)\n"
+"       mevitop record -o FILE [-p PID,...] [--duration S] [--max-size SIZE] [OPTIONS]\n"
+"                                         write the model over time to FILE\n"
+"       mevitop replay FILE --json [--at T | --from T1 --to T2]\n"
+"                                         print a recording's frames as live JSON\n"
 "\n"
 "Shows, page by page, which parts of processes' address spaces are in RAM, live.\n"
 "Needs root (BPF, other processes' pagemap; exact mode: ptrace and userfaultfd).\n"
@@ -115,6 +124,10 @@ void cli_usage(FILE *out)
 "                           BPF map) instead of polling /proc/PID/stat; runs a BPF\n"
 "                           program at every fault (~3.5%% of a fault measured here)\n"
 "      --probe              print kernel features and the hooks mevitop would use, exit\n"
+"  -o, --output FILE        record: the recording (FILE.1 too with --max-size)\n"
+"      --duration S         record: stop after S seconds\n"
+"      --max-size SIZE      record: keep the newest history in SIZE bytes (K, M, G\n"
+"                           suffixes; FILE and FILE.1 hold half each)\n"
 "  -v, --verbose            more messages on stderr (-vv: libbpf debug)\n"
 "  -h, --help               this help\n"
 "  -V, --version            version\n"
@@ -151,6 +164,33 @@ static bool parse_u64(const char *s, uint64_t *v, uint64_t min, uint64_t max)
 	if (errno || *end || x < min || x > max)
 		return false;
 	*v = x;
+	return true;
+}
+
+/* "64M", "1G", "4096": bytes with an optional binary suffix. */
+static bool parse_size(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long x;
+	unsigned shift = 0;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return false;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift)
+		end++;
+	if (*end || x > (UINT64_MAX >> shift))
+		return false;
+	*v = x << shift;
 	return true;
 }
 
@@ -198,11 +238,15 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		c->run = true;
 		argv++;
 		argc--;
+	} else if (argc > 1 && !strcmp(argv[1], "record")) {
+		c->record = true;
+		argv++;
+		argc--;
 	}
 	if (env && *env && features_parse_disable(env, &c->disable))
 		return 2;
 	/* "+": stop at the first non-option so `run CMD -x` leaves -x to CMD. */
-	while ((opt = getopt_long(argc, argv, "+p:ji:n:u:vhV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+p:ji:n:u:o:vhV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			err = parse_pids(optarg, c);
@@ -301,6 +345,21 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		case OPT_RSS_HOOK:
 			c->rss_hook = true;
 			break;
+		case 'o':
+			c->record_path = optarg;
+			break;
+		case OPT_DURATION:
+			if (!parse_u64(optarg, &v, 1, UINT32_MAX))
+				return usage_error("invalid duration '%s': expected seconds", optarg);
+			c->duration_s = v;
+			break;
+		case OPT_MAX_SIZE:
+			/* Two segments, each at least a few frames. */
+			if (!parse_size(optarg, &v) || v < 65536)
+				return usage_error("invalid --max-size '%s': expected bytes (K, M, G "
+						   "suffixes), at least 64K", optarg);
+			c->max_size = v;
+			break;
 		case OPT_CHUNK_MAP:
 			if (!parse_u64(optarg, &v, 1, 1 << 24))
 				return usage_error("invalid chunk map size '%s'", optarg);
@@ -327,6 +386,13 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	} else if (optind < argc) {
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	}
+	if (c->record && !c->record_path && !c->help)
+		return usage_error("record needs a file: mevitop record -o FILE");
+	if (!c->record && (c->record_path || c->duration_s || c->max_size))
+		return usage_error("-o, --duration and --max-size apply to mevitop record");
+	if (c->record && c->json)
+		return usage_error("record writes FILE, not JSON: replay it with "
+				   "mevitop replay FILE --json");
 	if (c->exact && !c->run && !c->npids && !c->help && !c->version && !c->probe)
 		return usage_error("--exact needs processes: --exact -p PID, or mevitop run -- CMD");
 	if (c->exact && (c->mode_set || filter_active(&c->filter)))

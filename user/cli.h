@@ -43,6 +43,11 @@ struct cli {
 	uint32_t max_cpu;		/* --max-cpu PCT, 0: off */
 	bool rss_hook;			/* --rss-hook */
 	int verbose;
+	/* `mevitop record -o FILE` (user/rec/): frames go to FILE instead of stdout. */
+	bool record;
+	const char *record_path;	/* -o */
+	uint64_t duration_s;		/* --duration, 0: until stopped */
+	uint64_t max_size;		/* --max-size bytes, 0: unbounded */
 };
 
 /* Parses argv; returns 0, or 2 after printing a usage error. */

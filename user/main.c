@@ -20,6 +20,9 @@
 #include "json.h"
 #include "log.h"
 #include "procfs.h"
+#include "rec/rec_file.h"
+#include "rec/rec_format.h"
+#include "rec/replay.h"
 #include "ui.h"
 
 static volatile sig_atomic_t stop_signal;
@@ -114,21 +117,42 @@ static void report_exit(void *ctx, const struct proc *p)
 		log_err("process %d (%s) exited", p->pid, p->comm);
 }
 
-static int run_json(struct engine *e, struct cli *c)
+/* One snapshot: a JSON line on stdout, or a frame of the recording (mevitop record). */
+static int emit(struct engine *e, const struct json_opts *jo, struct rec_writer *rec,
+		uint64_t mono, double wall)
+{
+	struct json_frame f;
+	char why[512];
+	int err;
+
+	if (!rec)
+		return json_snapshot(stdout, e, jo, mono, wall);
+	err = json_frame_from_engine(&f, e, jo, mono, wall);
+	if (!err)
+		err = rec_writer_frame(rec, &f, jo->maps ? REC_FLAG_MAPS : 0, why, sizeof(why));
+	json_frame_release(&f);
+	if (err)
+		log_err("%s", why);
+	return err;
+}
+
+static int run_json(struct engine *e, struct cli *c, struct rec_writer *rec)
 {
 	struct json_opts jo = { .maps = c->maps || c->npids, .interval_ms = c->interval_ms };
-	uint64_t printed = 0, next, now, mono;
+	uint64_t printed = 0, next, now, mono, end = UINT64_MAX;
 	int err;
 
 	engine_lock(e);
 	mono = engine_now_ns();
-	err = json_snapshot(stdout, e, &jo, mono, wall_now());
+	if (c->duration_s)
+		end = mono + c->duration_s * 1000000000ULL;
+	err = emit(e, &jo, rec, mono, wall_now());
 	engine_unlock(e);
 	if (err)
 		return err == -EPIPE ? 0 : 1;
 	printed++;
 	next = mono + c->interval_ms * 1000000ULL;
-	while (!stop_signal && (!c->count || printed < c->count)) {
+	while (!stop_signal && (!c->count || printed < c->count) && next <= end) {
 		now = engine_now_ns();
 		if (now < next) {
 			uint64_t left_ms = (next - now) / 1000000ULL;
@@ -144,7 +168,7 @@ static int run_json(struct engine *e, struct cli *c)
 		engine_tick(e);
 		engine_lock(e);
 		engine_take_exits(e, report_exit, c);
-		err = json_snapshot(stdout, e, &jo, mono, wall_now());
+		err = emit(e, &jo, rec, mono, wall_now());
 		engine_unlock(e);
 		if (err)
 			return err == -EPIPE ? 0 : 1;
@@ -167,9 +191,13 @@ int main(int argc, char **argv)
 	struct features f = { 0 };
 	struct engine *e = NULL;
 	char why[512] = "";
+	struct rec_writer *rec = NULL;
 	struct cli c;
 	int rc, err;
 
+	/* replay reads a file: no engine, no root, options of its own (user/rec/replay.c). */
+	if (argc > 1 && !strcmp(argv[1], "replay"))
+		return replay_main(argc - 1, argv + 1);
 	rc = cli_parse(argc, argv, &c);
 	if (rc)
 		goto out;
@@ -202,6 +230,16 @@ int main(int argc, char **argv)
 	rc = check_pids(&c);
 	if (rc)
 		goto out;
+	if (c.record) {
+		struct rec_writer_opts ro = { .path = c.record_path, .max_size = c.max_size };
+
+		if (rec_writer_open(&ro, &rec, why, sizeof(why))) {
+			log_err("%s", why);
+			rc = 1;
+			goto out;
+		}
+		c.json = true;	/* the JSON loop, writing frames instead of lines */
+	}
 	if (c.run || c.exact) {
 		/* Exact mode (user/exact.h): CMD started or -p attached, the engine with its
 		 * hooks, then the same view; teardown detaches (run: returns CMD's status). */
@@ -214,7 +252,7 @@ int main(int argc, char **argv)
 		install_signals();
 		rc = exact_setup(&c, &f, &e, &x);
 		if (!rc) {
-			rc = c.json ? run_json(e, &c) : ui_run(e, &c);
+			rc = c.json ? run_json(e, &c, rec) : ui_run(e, &c);
 			rc = exact_teardown(x, rc);
 		}
 		goto out;
@@ -249,9 +287,10 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	rc = c.json ? run_json(e, &c) : ui_run(e, &c);
+	rc = c.json ? run_json(e, &c, rec) : ui_run(e, &c);
 out:
 	engine_free(e);
+	rec_writer_close(rec);
 	cli_free(&c);
 	return rc;
 }
