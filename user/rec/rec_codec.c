@@ -221,6 +221,7 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 /* --- decoder --- */
 
 struct dproc {
+	int pid;		/* kept when p moves on to the next frame */
 	struct proc *p;
 	size_t bytes;
 	uint64_t state_pages;	/* pages in runs, for REC_MAX_STATE_PAGES */
@@ -293,9 +294,9 @@ static struct dproc *find_dproc(struct dproc *d, size_t n, int pid)
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (d[mid].p->pid == pid)
+		if (d[mid].pid == pid)
 			return &d[mid];
-		if (d[mid].p->pid < pid)
+		if (d[mid].pid < pid)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -460,7 +461,7 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 		}
 		pid += delta;
 		old = find_dproc(dec->cur, dec->ncur, pid);
-		if ((keyframe && tag != 3) || (!old && tag != 3)) {
+		if ((keyframe || !old || !old->p) && tag != 3) {
 			err = bad(why, whylen, "process %d: a delta with no earlier state", pid);
 			break;
 		}
@@ -477,6 +478,7 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 			err = bad(why, whylen, "process %d: cut short", pid);
 			break;
 		}
+		d->pid = pid;
 		if (tag & REC_TAG_LAYOUT) {
 			err = decode_layout(c, d, pid, &budget, why, whylen);
 			ncur += d->p != NULL;
