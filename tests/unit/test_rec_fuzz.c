@@ -78,7 +78,7 @@ static struct proc *random_proc(pid_t pid)
 					   .path = below(2) ? "/usr/lib/libfuzz.so" : NULL };
 
 		assert_int_equal(model_map_keep(p, s, s + len, &a), 0);
-		for (j = 0; j < 4; j++) {
+		for (j = 0; j < (i == 0 ? 64u : 4u); j++) {
 			uint64_t rs = s + below(len), re = rs + 1 + below(s + len - rs);
 
 			model_set_state(p, rs, re, 1 + below(3));
@@ -129,6 +129,7 @@ static char *json_of(const struct json_frame *f)
 }
 
 static char path[64];
+static int patches;
 static char *expect[NFRAMES];
 static struct rbuf payloads[NFRAMES];
 
@@ -146,9 +147,17 @@ static void write_recording(void)
 	for (int k = 0; k < NFRAMES; k++) {
 		struct json_frame f;
 
-		if (k == 0 || below(3)) {
+		if (k == 0 || !below(4)) {
 			free_model(&m);
 			make_model(&m, k);
+		} else if (below(3)) {
+			/* A few pages of the first mapping change: the delta is a patch. */
+			struct proc *p = m.procs[below(m.n)];
+			struct mapping *mp = model_first(p);
+			uint64_t s = mapping_start(mp) + below(mapping_end(mp) - mapping_start(mp));
+
+			model_set_state(p, s, s + 1 + below(mapping_end(mp) - s), below(PS_COUNT));
+			patches++;
 		}
 		f = as_frame(&m, k);
 		expect[k] = json_of(&f);
@@ -411,12 +420,55 @@ static void test_hostile_payloads(void **state)
 	assert_int_equal(decode_buf(&b), -EBADMSG);
 }
 
+/* One page of a fragmented 40 MiB mapping changes: the delta is a patch of a few bytes, and
+ * decodes to exactly the changed model. */
+static void test_patch_delta(void **state)
+{
+	struct model_frame m = { .n = 1 };
+	struct rec_encoder *enc = rec_encoder_new();
+	struct rec_decoder *dec = rec_decoder_new();
+	struct mapping_attrs a = { .perms = 3, .kind = MK_ANON };
+	struct rbuf key = { 0 }, delta = { 0 };
+	struct json_frame f, got;
+	uint32_t flags;
+	char why[256], *want, *have;
+
+	m.procs[0] = proc_new(42);
+	m.procs[0]->ready = true;
+	assert_int_equal(model_map_keep(m.procs[0], 0x1000, 0x1000 + 10240, &a), 0);
+	for (uint64_t pg = 0; pg < 10240; pg += 20)
+		model_set_state(m.procs[0], 0x1000 + pg, 0x1000 + pg + 10, PS_RESIDENT);
+	f = as_frame(&m, 0);
+	assert_int_equal(rec_encode(enc, &f, true, REC_FLAG_MAPS, &key), 0);
+	model_set_page(m.procs[0], 0x1000 + 5005, PS_SWAPPED);
+	f = as_frame(&m, 1);
+	assert_int_equal(rec_encode(enc, &f, false, REC_FLAG_MAPS, &delta), 0);
+	assert_true(key.len > 1000);
+	assert_true(delta.len < 120);
+	assert_int_equal(rec_decode(dec, key.p, key.len, true, &got, &flags, why, sizeof(why)), 0);
+	assert_int_equal(rec_decode(dec, delta.p, delta.len, false, &got, &flags, why,
+				    sizeof(why)), 0);
+	got.mono_ns = f.mono_ns;
+	got.wall = f.wall;
+	want = json_of(&f);
+	have = json_of(&got);
+	assert_string_equal(have, want);
+	free(want);
+	free(have);
+	rbuf_free(&key);
+	rbuf_free(&delta);
+	free_model(&m);
+	rec_encoder_free(enc);
+	rec_decoder_free(dec);
+}
+
 int main(void)
 {
 	const char *env = getenv("MEVITOP_TEST_SEED");
 	uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_patch_delta),
 		cmocka_unit_test(test_mutated_files),
 		cmocka_unit_test(test_mutated_payloads),
 		cmocka_unit_test(test_hostile_payloads),
@@ -427,6 +479,7 @@ int main(void)
 	rng = seed;
 	snprintf(path, sizeof(path), "/tmp/mevitop-rec-fuzz-%d", getpid());
 	write_recording();
+	printf("test_rec_fuzz: %d frames changed by a few pages\n", patches);
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	unlink(path);
 	for (int k = 0; k < NFRAMES; k++) {

@@ -41,6 +41,7 @@ static double *stat_f64(struct engine_stats *s, size_t i)
 struct prev_entry {
 	int pid;
 	struct rbuf counters, layout;
+	struct proc *model;		/* a copy of the process as last written, for patches */
 };
 
 struct rec_encoder {
@@ -58,6 +59,7 @@ static void free_entries(struct prev_entry *e, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		rbuf_free(&e[i].counters);
 		rbuf_free(&e[i].layout);
+		proc_free(e[i].model);
 	}
 	free(e);
 }
@@ -70,7 +72,7 @@ void rec_encoder_free(struct rec_encoder *enc)
 	free(enc);
 }
 
-static const struct prev_entry *find_prev(const struct rec_encoder *enc, int pid)
+static struct prev_entry *find_prev(const struct rec_encoder *enc, int pid)
 {
 	size_t lo = 0, hi = enc->nprev;
 
@@ -118,6 +120,114 @@ static void encode_counters(struct rbuf *b, const struct proc *p, size_t bytes)
 	rbuf_varint(b, bytes);
 }
 
+static void encode_attrs(struct rbuf *b, const struct mapping *m, uint64_t at)
+{
+	rbuf_varint(b, mapping_start(m) - at);
+	rbuf_varint(b, mapping_end(m) - mapping_start(m));
+	rbuf_varint(b, m->offset);
+	rbuf_varint(b, m->ino);
+	rbuf_varint(b, m->dev_major);
+	rbuf_varint(b, m->dev_minor);
+	rbuf_varint(b, m->perms);
+	rbuf_varint(b, m->flags);
+	rbuf_varint(b, m->kind);
+	rbuf_str(b, m->path);
+}
+
+/* The runs of [s, e) as an array, for the patch's sweep. */
+struct runs {
+	struct scan_run *r;
+	size_t n, cap;
+	bool oom;
+};
+
+static int collect_run(uint64_t s, uint64_t e, enum page_state st, void *arg)
+{
+	struct runs *rs = arg;
+
+	if (rs->n == rs->cap) {
+		size_t cap = rs->cap ? rs->cap * 2 : 64;
+		struct scan_run *nr = realloc(rs->r, cap * sizeof(*nr));
+
+		if (!nr) {
+			rs->oom = true;
+			return 1;
+		}
+		rs->r = nr;
+		rs->cap = cap;
+	}
+	rs->r[rs->n++] = (struct scan_run){ s, e, st };
+	return 0;
+}
+
+/* State at page `at` from a sorted run array walked forward (*i advances). */
+static enum page_state state_at(const struct runs *rs, size_t *i, uint64_t at, uint64_t *until,
+				uint64_t limit)
+{
+	while (*i < rs->n && rs->r[*i].end <= at)
+		(*i)++;
+	if (*i < rs->n && rs->r[*i].start <= at) {
+		*until = rs->r[*i].end < limit ? rs->r[*i].end : limit;
+		return rs->r[*i].state;
+	}
+	*until = *i < rs->n && rs->r[*i].start < limit ? rs->r[*i].start : limit;
+	return PS_NOT_RESIDENT;
+}
+
+/* The layout without runs, then the pages whose state differs from `old` (per mapping, in
+ * address order, each change inside one mapping): what a delta needs when a few pages of a
+ * large process changed. */
+static int encode_patch(struct rbuf *b, const struct proc *p, const struct proc *old)
+{
+	const struct mapping *m;
+	struct runs a = { 0 }, o = { 0 };
+	struct rbuf ch = { 0 };
+	uint64_t at = 0, last = 0, nch = 0;
+	int err = 0;
+
+	rbuf_str(b, p->comm);
+	rbuf_varint(b, p->uid);
+	rbuf_varint(b, p->brk_start);
+	rbuf_varint(b, model_count_maps(p));
+	for (m = model_first(p); m; m = model_next(m)) {
+		uint64_t s = mapping_start(m), e = mapping_end(m), x = s;
+		size_t ia = 0, io = 0;
+
+		encode_attrs(b, m, at);
+		at = e;
+		a.n = o.n = 0;
+		model_runs(p, s, e, collect_run, &a);
+		model_runs(old, s, e, collect_run, &o);
+		if (a.oom || o.oom) {
+			err = -ENOMEM;
+			break;
+		}
+		while (x < e) {
+			uint64_t ua, uo, u;
+			enum page_state sa = state_at(&a, &ia, x, &ua, e);
+			enum page_state so = state_at(&o, &io, x, &uo, e);
+
+			u = ua < uo ? ua : uo;
+			if (sa != so) {
+				rbuf_varint(&ch, x - last);
+				rbuf_varint(&ch, u - x);
+				rbuf_u8(&ch, sa);
+				last = u;
+				nch++;
+			}
+			x = u;
+		}
+	}
+	rbuf_varint(b, nch);
+	rbuf_bytes(b, ch.p, ch.len);
+	if (ch.oom)
+		err = -ENOMEM;
+	rbuf_free(&ch);
+	free(a.r);
+	free(o.r);
+	return err;
+}
+
 static void encode_layout(struct rbuf *b, const struct proc *p)
 {
 	const struct mapping *m;
@@ -131,16 +241,7 @@ static void encode_layout(struct rbuf *b, const struct proc *p)
 		uint64_t s = mapping_start(m), e = mapping_end(m);
 		struct run_ctx rc = { .b = b, .at = s };
 
-		rbuf_varint(b, s - at);
-		rbuf_varint(b, e - s);
-		rbuf_varint(b, m->offset);
-		rbuf_varint(b, m->ino);
-		rbuf_varint(b, m->dev_major);
-		rbuf_varint(b, m->dev_minor);
-		rbuf_varint(b, m->perms);
-		rbuf_varint(b, m->flags);
-		rbuf_varint(b, m->kind);
-		rbuf_str(b, m->path);
+		encode_attrs(b, m, at);
 		model_runs(p, s, e, count_run, &rc);
 		rbuf_varint(b, rc.n);
 		model_runs(p, s, e, put_run, &rc);
@@ -177,8 +278,8 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 	rbuf_varint(out, nready);
 	for (i = 0; i < f->n; i++) {
 		const struct proc *p = f->procs[i];
-		const struct prev_entry *pe;
-		struct prev_entry *ce;
+		struct prev_entry *pe, *ce;
+		struct rbuf patch = { 0 };
 		uint8_t tag = 0;
 
 		if (!p->ready)
@@ -192,8 +293,19 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 		    memcmp(pe->counters.p, ce->counters.p, ce->counters.len))
 			tag |= REC_TAG_COUNTERS;
 		if (!pe || pe->layout.len != ce->layout.len ||
-		    memcmp(pe->layout.p, ce->layout.p, ce->layout.len))
+		    memcmp(pe->layout.p, ce->layout.p, ce->layout.len)) {
 			tag |= REC_TAG_LAYOUT;
+			/* A patch against the last written copy, when that is smaller. */
+			if (pe && pe->model && !encode_patch(&patch, p, pe->model) && !patch.oom &&
+			    patch.len < ce->layout.len)
+				tag = (tag & ~REC_TAG_LAYOUT) | REC_TAG_PATCH;
+			ce->model = proc_clone(p, p->pid);
+			if (!ce->model)
+				err = -ENOMEM;
+		} else {
+			ce->model = pe->model;	/* unchanged: the copy carries over */
+			pe->model = NULL;
+		}
 		rbuf_varint(out, p->pid - prev_pid);
 		prev_pid = p->pid;
 		rbuf_u8(out, tag);
@@ -201,6 +313,9 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 			rbuf_bytes(out, ce->counters.p, ce->counters.len);
 		if (tag & REC_TAG_LAYOUT)
 			rbuf_bytes(out, ce->layout.p, ce->layout.len);
+		if (tag & REC_TAG_PATCH)
+			rbuf_bytes(out, patch.p, patch.len);
+		rbuf_free(&patch);
 		if (ce->counters.oom || ce->layout.oom)
 			err = -ENOMEM;
 	}
@@ -323,9 +438,73 @@ static void decode_counters(struct rcur *c, struct counters *k)
 	k->bytes = rcur_varint(c);
 }
 
-/* Builds a new process from a layout; *state_budget is what runs may still add. */
-static int decode_layout(struct rcur *c, struct dproc *d, int pid, uint64_t *state_budget,
-			 char *why, size_t whylen)
+/* The runs of one mapping [s, e) of a full layout. */
+static int decode_runs(struct rcur *c, struct proc *p, uint64_t s, uint64_t e,
+		       uint64_t *state_budget, uint64_t *state_pages, char *why, size_t whylen)
+{
+	uint64_t nruns = rcur_varint(c), r, rat = s;
+
+	if (c->bad || nruns > rcur_left(c) / 3)
+		return bad(why, whylen, "process %d: bad run count", p->pid);
+	for (r = 0; r < nruns; r++) {
+		uint64_t rgap = rcur_varint(c), rlen = rcur_varint(c);
+		uint8_t state = rcur_u8(c);
+		uint64_t rs = rat + rgap;
+
+		if (c->bad || rgap > e - rat || rlen == 0 || rlen > e - rs ||
+		    (state != PS_RESIDENT && state != PS_SWAPPED && state != PS_UNTRACKED))
+			return bad(why, whylen, "process %d: run %" PRIu64 " at page 0x%" PRIx64
+				   " out of range or order", p->pid, r, rs);
+		if (rlen > *state_budget)
+			return bad(why, whylen, "more than %llu pages in runs in one frame",
+				   (unsigned long long)REC_MAX_STATE_PAGES);
+		*state_budget -= rlen;
+		*state_pages += rlen;
+		model_set_state(p, rs, rs + rlen, state);
+		rat = rs + rlen;
+	}
+	return 0;
+}
+
+static const enum page_state tracked_states[] = { PS_RESIDENT, PS_SWAPPED, PS_UNTRACKED };
+
+/* A patch's changes: pages whose state differs from the previous frame, each change inside
+ * one mapping of the new layout. */
+static int decode_changes(struct rcur *c, struct proc *p, uint64_t *state_budget,
+			  char *why, size_t whylen)
+{
+	uint64_t n = rcur_varint(c), i, last = 0;
+
+	if (c->bad || n > rcur_left(c) / 3)
+		return bad(why, whylen, "process %d: bad change count", p->pid);
+	for (i = 0; i < n; i++) {
+		uint64_t gap = rcur_varint(c), len = rcur_varint(c), x = last + gap;
+		uint8_t state = rcur_u8(c);
+		const struct mapping *m;
+
+		if (c->bad || gap > REC_MAX_PAGE || x >= REC_MAX_PAGE || len == 0 ||
+		    state >= PS_COUNT || !(m = model_find(p, x)) || len > mapping_end(m) - x)
+			return bad(why, whylen, "process %d: change %" PRIu64 " out of range or "
+				   "order", p->pid, i);
+		if (state != PS_NOT_RESIDENT) {
+			if (len > *state_budget)
+				return bad(why, whylen, "more than %llu pages in runs in one frame",
+					   (unsigned long long)REC_MAX_STATE_PAGES);
+			*state_budget -= len;
+		}
+		model_set_state(p, x, x + len, state);
+		last = x + len;
+	}
+	return 0;
+}
+
+/*
+ * Builds a new process from a layout (old == NULL) or from a patch on old: the same
+ * mapping list, then runs per mapping, or old's states copied into the new mappings and the
+ * changes applied.  *state_budget is what runs may still add.
+ */
+static int decode_layout(struct rcur *c, struct dproc *d, int pid, const struct dproc *old,
+			 uint64_t *state_budget, char *why, size_t whylen)
 {
 	uint64_t nmaps, at = 0, i;
 	char *comm;
@@ -348,12 +527,12 @@ static int decode_layout(struct rcur *c, struct dproc *d, int pid, uint64_t *sta
 	d->p = p;
 	d->state_pages = 0;
 	nmaps = rcur_varint(c);
-	/* Each mapping takes at least 12 bytes: a count beyond that is a lie. */
-	if (c->bad || nmaps > rcur_left(c) / 12)
+	/* Each mapping takes at least 11 bytes: a count beyond that is a lie. */
+	if (c->bad || nmaps > rcur_left(c) / 11)
 		return bad(why, whylen, "process %d: bad mapping count", pid);
 	for (i = 0; i < nmaps; i++) {
 		struct mapping_attrs a = { 0 };
-		uint64_t gap = rcur_varint(c), len = rcur_varint(c), s, e, nruns, r, rat;
+		uint64_t gap = rcur_varint(c), len = rcur_varint(c), s, e;
 		char *path;
 
 		a.offset = rcur_varint(c);
@@ -369,7 +548,7 @@ static int decode_layout(struct rcur *c, struct dproc *d, int pid, uint64_t *sta
 		a.path = path;
 		s = at + gap;
 		e = s + len;
-		/* In address order, without overlap, inside the page space. */
+		/* In address order, without overlap (s >= at by construction), in range. */
 		if (gap > REC_MAX_PAGE || len == 0 || len > REC_MAX_PAGE || e > REC_MAX_PAGE ||
 		    a.kind >= MK_COUNT) {
 			free(path);
@@ -380,28 +559,32 @@ static int decode_layout(struct rcur *c, struct dproc *d, int pid, uint64_t *sta
 		free(path);
 		if (err)
 			return err;
-		nruns = rcur_varint(c);
-		if (c->bad || nruns > rcur_left(c) / 3)
-			return bad(why, whylen, "process %d: bad run count", pid);
-		rat = s;
-		for (r = 0; r < nruns; r++) {
-			uint64_t rgap = rcur_varint(c), rlen = rcur_varint(c);
-			uint8_t state = rcur_u8(c);
-			uint64_t rs = rat + rgap;
+		if (old) {
+			for (size_t k = 0; k < 3; k++) {
+				enum page_state st = tracked_states[k];
 
-			if (c->bad || rgap > e - rat || rlen == 0 || rlen > e - rs ||
-			    (state != PS_RESIDENT && state != PS_SWAPPED && state != PS_UNTRACKED))
-				return bad(why, whylen, "process %d: run %" PRIu64 " of mapping %" PRIu64
-					   " out of range or order", pid, r, i);
-			if (rlen > *state_budget)
-				return bad(why, whylen, "more than %llu pages in runs in one frame",
-					   (unsigned long long)REC_MAX_STATE_PAGES);
-			*state_budget -= rlen;
-			d->state_pages += rlen;
-			model_set_state(p, rs, rs + rlen, state);
-			rat = rs + rlen;
+				pageset_copy_range(p->set[st], old->p->set[st], s, e);
+			}
+		} else {
+			err = decode_runs(c, p, s, e, state_budget, &d->state_pages, why, whylen);
+			if (err)
+				return err;
 		}
 		at = e;
+	}
+	if (old) {
+		uint64_t counts[PS_COUNT];
+
+		/* What was copied is at most what old held, which was within its budget. */
+		if (old->state_pages > *state_budget)
+			return bad(why, whylen, "more than %llu pages in runs in one frame",
+				   (unsigned long long)REC_MAX_STATE_PAGES);
+		*state_budget -= old->state_pages;
+		err = decode_changes(c, p, state_budget, why, whylen);
+		if (err)
+			return err;
+		model_totals(p, counts);
+		d->state_pages = counts[PS_RESIDENT] + counts[PS_SWAPPED] + counts[PS_UNTRACKED];
 	}
 	return 0;
 }
@@ -455,13 +638,14 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 		struct dproc *old, *d = &cur[ncur];
 		struct counters k;
 
-		if (c->bad || delta == 0 || delta > REC_MAX_PID - (uint64_t)pid || tag > 3) {
+		if (c->bad || delta == 0 || delta > REC_MAX_PID - (uint64_t)pid || tag > 7 ||
+		    ((tag & REC_TAG_LAYOUT) && (tag & REC_TAG_PATCH))) {
 			err = bad(why, whylen, "process entry %" PRIu64 ": bad pid or tag", i);
 			break;
 		}
 		pid += delta;
 		old = find_dproc(dec->cur, dec->ncur, pid);
-		if ((keyframe || !old || !old->p) && tag != 3) {
+		if ((keyframe || !old || !old->p) && tag != (REC_TAG_COUNTERS | REC_TAG_LAYOUT)) {
 			err = bad(why, whylen, "process %d: a delta with no earlier state", pid);
 			break;
 		}
@@ -479,8 +663,9 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 			break;
 		}
 		d->pid = pid;
-		if (tag & REC_TAG_LAYOUT) {
-			err = decode_layout(c, d, pid, &budget, why, whylen);
+		if (tag & (REC_TAG_LAYOUT | REC_TAG_PATCH)) {
+			err = decode_layout(c, d, pid, tag & REC_TAG_PATCH ? old : NULL, &budget,
+					    why, whylen);
 			ncur += d->p != NULL;
 			if (err)
 				break;

@@ -22,6 +22,7 @@ enum rec_frame_type {
 /* Frame entry tag bits (per process). */
 #define REC_TAG_COUNTERS	(1u << 0)
 #define REC_TAG_LAYOUT		(1u << 1)
+#define REC_TAG_PATCH		(1u << 2)	/* layout without runs + changed pages */
 
 /* Frame payload flags. */
 #define REC_FLAG_MAPS		(1u << 0)	/* live JSON would have printed mappings */
