@@ -73,6 +73,8 @@ void cli_usage(FILE *out)
 "                                         write the model over time to FILE\n"
 "       mevitop replay FILE --json [--at T | --from T1 --to T2]\n"
 "                                         print a recording's frames as live JSON\n"
+"       mevitop report FILE -o OUT.svg [-p PID]\n"
+"                                         a picture of one process over a recording\n"
 "\n"
 "Shows, page by page, which parts of processes' address spaces are in RAM, live.\n"
 "Needs root (BPF, other processes' pagemap; exact mode: ptrace and userfaultfd).\n"

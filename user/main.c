@@ -23,6 +23,7 @@
 #include "rec/rec_file.h"
 #include "rec/rec_format.h"
 #include "rec/replay.h"
+#include "rec/report.h"
 #include "ui.h"
 
 static volatile sig_atomic_t stop_signal;
@@ -198,6 +199,8 @@ int main(int argc, char **argv)
 	/* replay reads a file: no engine, no root, options of its own (user/rec/replay.c). */
 	if (argc > 1 && !strcmp(argv[1], "replay"))
 		return replay_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "report"))
+		return report_main(argc - 1, argv + 1);
 	rc = cli_parse(argc, argv, &c);
 	if (rc)
 		goto out;

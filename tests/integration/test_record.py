@@ -259,3 +259,39 @@ def test_usage_errors(tmp_path):
                       (["record", "-o", "/nonexistent/dir/f", "-n", "1"], "failed to create")]:
         p = run(*args, check=False)
         assert p.returncode in (1, 2) and msg in p.stderr.decode(), (args, p.stderr)
+
+
+def test_report_svg_counts_every_resident_page(workload, recorder, tmp_path):
+    """report's picture, cell by cell, adds up to the resident pages replay reports for the
+    process at each frame (and so to pagemap, by the test above)."""
+    import xml.etree.ElementTree as ET
+    wl = workload()
+    path = str(tmp_path / "rec")
+    rec = recorder(path, ["-p", str(wl.pid), "-i", "50"])
+    wait_until(rec.frames, "the first frame")
+    for c in ["map a 2048", "touch a 0 1000 1 w", "advise a 0 500 dontneed",
+              "map b 300 shared", "touch b 0 300 3 w", "remap a 4096 move",
+              "touch a 3000 500 2 w"]:
+        t, _ = wl.do(c)
+    rel = t - replay(path, "--at", "0")[0]["monotonic"] + 1e-5
+    wait_until(lambda: replay(path, "--from", f"{rel:.6f}"), "a frame after the last phase")
+    assert rec.stop()[0] == 0
+    svg = str(tmp_path / "out.svg")
+    run("report", path, "-o", svg, "-p", str(wl.pid))
+    frames = replay(path)
+    root = ET.parse(svg).getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    groups = root.iter(ns + "g")
+    cols = [g for g in groups if g.get("class") == "frame"]
+    assert len(cols) == len(frames) <= 600
+    totals = [int(d.text) for d in root.iter(ns + "desc") if d.get("class") == "resident"]
+    for i, g in enumerate(cols):
+        entry = find_proc(frames[int(g.get("data-frame"))], wl.pid)
+        want = entry["pages"]["resident"] if entry else 0
+        got = sum(int(r.get("data-res")) for r in g.iter(ns + "rect"))
+        assert got == want, (i, got, want)
+        assert totals[i] == want
+    # The last frame shows the remapped region's stride-2 pages as half-resident cells.
+    assert any(r.get("fill") not in ("#ffffff",) for r in cols[-1].iter(ns + "rect"))
+    p = run("report", path, "-o", svg, "-p", "999999999", check=False)
+    assert p.returncode in (1, 2) and p.stderr

@@ -390,7 +390,8 @@ void rec_decoder_free(struct rec_decoder *dec)
 	free(dec);
 }
 
-static int bad(char *why, size_t whylen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static int bad(char *why, size_t whylen, const char *fmt, ...)
 {

@@ -9,6 +9,7 @@
 #include "json.h"
 #include "log.h"
 #include "rec/rec_file.h"
+#include "rec/subcmd.h"
 #include "rec/rec_format.h"
 #include "rec/replay.h"
 
@@ -36,19 +37,6 @@ void replay_usage(FILE *out)
 "  -h, --help        this help\n");
 }
 
-static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "mevitop: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'mevitop replay --help'.\n");
-	return 2;
-}
 
 static bool parse_time(const char *s, double *v)
 {
@@ -91,7 +79,7 @@ static int parse(int argc, char **argv, struct replay_opts *o)
 			double v;
 
 			if (!parse_time(optarg, &v))
-				return usage("invalid time '%s': expected seconds from the start "
+				return subcmd_usage("replay", "invalid time '%s': expected seconds from the start "
 					     "of the recording", optarg);
 			if (opt == 'a') {
 				o->at = v;
@@ -111,16 +99,16 @@ static int parse(int argc, char **argv, struct replay_opts *o)
 		}
 	}
 	if (optind >= argc)
-		return usage("%s", "replay needs a recording: mevitop replay FILE --json");
+		return subcmd_usage("replay", "%s", "replay needs a recording: mevitop replay FILE --json");
 	if (optind + 1 < argc)
-		return usage("unexpected argument '%s'", argv[optind + 1]);
+		return subcmd_usage("replay", "unexpected argument '%s'", argv[optind + 1]);
 	o->path = argv[optind];
 	if (o->at_set && (o->from_set || o->to_set))
-		return usage("%s", "--at and --from/--to do not mix");
+		return subcmd_usage("replay", "%s", "--at and --from/--to do not mix");
 	if (o->from_set && o->to_set && o->to < o->from)
-		return usage("%s", "--to is before --from");
+		return subcmd_usage("replay", "%s", "--to is before --from");
 	if (!o->json)
-		return usage("%s", "the interactive replay is not built yet: use "
+		return subcmd_usage("replay", "%s", "the interactive replay is not built yet: use "
 			     "mevitop replay FILE --json");
 	return 0;
 }
