@@ -57,7 +57,7 @@ DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
               procps util-linux mount libzstd-dev
 
 .DELETE_ON_ERROR:
-.PHONY: all deps run test unit integration bench clean vmlinux install man
+.PHONY: all deps run test unit integration bench bench-record clean vmlinux install man
 
 all: mevitop
 
@@ -134,6 +134,11 @@ workloads: $(WL_BINS) $(BENCH_BINS)
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all workloads
 	$(Q)$(PYTHON) bench/run_bench.py $(BENCH_ARGS)
+
+# Recording: file size, seek time and cost against live mode (bench/rec_bench.py).
+bench-record: deps
+	$(Q)$(MAKE) --no-print-directory all workloads
+	$(Q)$(PYTHON) bench/rec_bench.py $(BENCH_ARGS)
 
 # Regenerate the checked-in vmlinux.h from a BTF file (default: the running kernel).
 BTF ?= /sys/kernel/btf/vmlinux
