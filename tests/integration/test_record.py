@@ -44,8 +44,8 @@ def walk_frames(path):
 
 
 def segment(path):
-    """The segment number in a file header (0 for the first)."""
-    with open(path, "rb") as f:
+    """The segment number in a file header (0 for the first; -1: no header)."""
+    with open(path, "rb") as f:  # FILE exists at every moment, even while it rotates
         h = f.read(FILE_HDR)
     return struct.unpack_from("<I", h, 12)[0] if len(h) == FILE_HDR else -1
 
@@ -116,14 +116,14 @@ PHASES = [
 ]
 
 
-def test_replay_at_each_pause_equals_pagemap(workload, recorder, tmp_path):
-    wl = workload()
-    path = str(tmp_path / "rec")
-    rec = recorder(path, ["-p", str(wl.pid), "-i", "50"])
+def check_pauses(wl, rec, path, phases):
+    """Runs each phase, captures pagemap while the workload waits, notes the first frame
+    drained after the phase; after the recorder stops, replay --at that frame's time must
+    equal the capture page for page.  Returns the replayed frames."""
     wait_until(rec.frames, "the first frame")
     start = replay(path, "--at", "0")[0]["monotonic"]
     pauses = []
-    for cmds in PHASES:
+    for cmds in phases:
         for c in cmds:
             t_done, _ = wl.do(c)
         truth = pagemap_truth(wl.pid)
@@ -134,6 +134,7 @@ def test_replay_at_each_pause_equals_pagemap(workload, recorder, tmp_path):
         pauses.append((after[0]["monotonic"], truth))
     rc, err = rec.stop()
     assert rc == 0, err
+    got_all = []
     for i, (mono, truth) in enumerate(pauses):
         got = replay(path, "--at", f"{mono - start + 1e-4:.6f}")
         assert len(got) == 1 and got[0]["monotonic"] == mono, (i, got[:1])
@@ -141,6 +142,30 @@ def test_replay_at_each_pause_equals_pagemap(workload, recorder, tmp_path):
         assert entry is not None, f"pause {i}: pid missing"
         bad, lines = diff_pages(model_pages(entry), truth)
         assert not bad, f"pause {i}:\n" + "\n".join(lines)
+        got_all.append(got[0])
+    return got_all
+
+
+def test_replay_at_each_pause_equals_pagemap(workload, recorder, tmp_path):
+    wl = workload()
+    path = str(tmp_path / "rec")
+    rec = recorder(path, ["-p", str(wl.pid), "-i", "50"])
+    check_pauses(wl, rec, path, PHASES)
+
+
+def test_record_exact_mode(workload, recorder, tmp_path):
+    """record --exact: the frames carry exact mode's model (userfaultfd-tracked mappings)
+    and its statistics, and still equal pagemap at each pause."""
+    wl = workload()
+    path = str(tmp_path / "rec")
+    rec = recorder(path, ["--exact", "-p", str(wl.pid), "-i", "50"])
+    frames = check_pauses(wl, rec, path, PHASES[:2])
+    assert frames[-1]["mode"] == "exact" and "exact" in frames[-1]["stats"]
+    a = wl.region("a")
+    entry = find_proc(frames[-1], wl.pid)
+    assert any(int(m["start"], 16) <= a < int(m["end"], 16) and m["tracker"] == "userfaultfd"
+               for m in entry["mappings"])
+    assert wl.proc.poll() is None
 
 
 def test_replay_prints_what_live_json_printed(workload, recorder, tmp_path):
@@ -240,6 +265,7 @@ def test_max_size_keeps_a_ring_of_recent_history(workload, recorder, tmp_path):
     rc, err = rec.stop()
     assert rc == 0, err
     assert os.path.getsize(path) + os.path.getsize(path + ".1") <= 64 * 1024
+    assert not os.path.exists(path + ".new")
     old, new = walk_frames(path + ".1"), walk_frames(path)
     assert old[0][0] == 1 and new[0][0] == 1, "each segment starts with a keyframe"
     frames = replay(path)

@@ -623,7 +623,7 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 	f->interval_ms = rcur_varint(c);
 	f->engine_bytes = rcur_varint(c);
 	f->nprocs = rcur_varint(c);
-	dec->extra = rcur_str(c, REC_MAX_STR);
+	dec->extra = rcur_str(c, REC_MAX_EXTRA);
 	n = rcur_varint(c);
 	/* Each process entry takes at least 2 bytes. */
 	if (c->bad || n > rcur_left(c) / 2)

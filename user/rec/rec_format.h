@@ -29,7 +29,8 @@ enum rec_frame_type {
 
 /* Limits a reader enforces, so a hostile file cannot make it allocate without bound. */
 #define REC_MAX_RAW		(256u << 20)	/* decompressed payload of one frame */
-#define REC_MAX_STR		4096		/* a path or the extra stats */
+#define REC_MAX_STR		4096		/* a path */
+#define REC_MAX_EXTRA		65536		/* the extra stats (json.c keeps them < 8 KiB) */
 #define REC_MAX_PAGE		(1ULL << 52)	/* page numbers: 64-bit addresses >> 12 */
 #define REC_MAX_STATE_PAGES	(1ULL << 36)	/* pages in runs, over one frame's processes */
 #define REC_MAX_PID		0x7fffffff

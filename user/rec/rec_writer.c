@@ -18,7 +18,7 @@
 #define REC_ZSTD_LEVEL 3
 
 struct rec_writer {
-	char *path, *old_path;
+	char *path, *old_path, *new_path;
 	int fd;
 	uint64_t max_size, size, start_ns, rec_id;
 	uint32_t segment;
@@ -45,14 +45,14 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
-static int create_segment(struct rec_writer *w, char *why, size_t whylen)
+static int create_segment(struct rec_writer *w, const char *path, char *why, size_t whylen)
 {
 	int err;
 
-	w->fd = open(w->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (w->fd < 0) {
 		err = -errno;
-		snprintf(why, whylen, "failed to create recording %s: %s", w->path, strerror(-err));
+		snprintf(why, whylen, "failed to create recording %s: %s", path, strerror(-err));
 		return err;
 	}
 	w->size = 0;
@@ -97,9 +97,11 @@ int rec_writer_open(const struct rec_writer_opts *o, struct rec_writer **out, ch
 	w->path = strdup(o->path);
 	if (w->path && asprintf(&w->old_path, "%s.1", o->path) < 0)
 		w->old_path = NULL;
+	if (w->path && asprintf(&w->new_path, "%s.new", o->path) < 0)
+		w->new_path = NULL;
 	w->enc = rec_encoder_new();
 	w->zc = ZSTD_createCCtx();
-	if (!w->path || !w->old_path || !w->enc || !w->zc) {
+	if (!w->path || !w->old_path || !w->new_path || !w->enc || !w->zc) {
 		rec_writer_close(w);
 		return -ENOMEM;
 	}
@@ -113,7 +115,7 @@ int rec_writer_open(const struct rec_writer_opts *o, struct rec_writer **out, ch
 		rec_writer_close(w);
 		return err;
 	}
-	err = create_segment(w, why, whylen);
+	err = create_segment(w, w->path, why, whylen);
 	if (err) {
 		rec_writer_close(w);
 		return err;
@@ -166,22 +168,45 @@ static int build(struct rec_writer *w, const struct json_frame *f, uint32_t flag
 	return 0;
 }
 
-/* FILE becomes FILE.1 (dropping the older one) and a new FILE starts. */
+static int fail(char *why, size_t whylen, const char *what, const char *path)
+{
+	int err = -errno;
+
+	snprintf(why, whylen, "failed to %s %s: %s", what, path, strerror(-err));
+	return err;
+}
+
+/*
+ * FILE becomes FILE.1 (dropping the older one) and a new FILE starts with `key` (a built
+ * keyframe).  FILE exists at every moment, always whole: FILE.1 is a hard link made before,
+ * and the new segment is written as FILE.new and renamed over FILE once its first frame is
+ * in.  A crash in between leaves FILE (and maybe an unpaired FILE.1 or a stray FILE.new).
+ */
 static int rotate(struct rec_writer *w, char *why, size_t whylen)
 {
-	int err;
+	int old_fd = w->fd, err;
 
-	close(w->fd);
-	w->fd = -1;
-	if (rename(w->path, w->old_path)) {
-		err = -errno;
-		snprintf(why, whylen, "failed to rename %s to %s: %s", w->path, w->old_path,
+	if (unlink(w->old_path) && errno != ENOENT)
+		return fail(why, whylen, "remove", w->old_path);
+	if (link(w->path, w->old_path))
+		return fail(why, whylen, "link", w->old_path);
+	w->segment++;
+	err = create_segment(w, w->new_path, why, whylen);
+	if (!err)
+		err = write_header(w, why, whylen);
+	if (!err && (err = write_all(w->fd, w->out.p, w->out.len)))
+		snprintf(why, whylen, "failed to write recording %s: %s", w->new_path,
 			 strerror(-err));
+	if (!err && rename(w->new_path, w->path))
+		err = fail(why, whylen, "rename", w->new_path);
+	if (err) {
+		if (w->fd >= 0)
+			close(w->fd);
+		w->fd = old_fd;		/* stopped anyway: the caller reports why */
 		return err;
 	}
-	w->segment++;
-	err = create_segment(w, why, whylen);
-	return err ? err : write_header(w, why, whylen);
+	close(old_fd);
+	return 0;
 }
 
 int rec_writer_frame(struct rec_writer *w, const struct json_frame *f, uint32_t flags,
@@ -200,20 +225,24 @@ int rec_writer_frame(struct rec_writer *w, const struct json_frame *f, uint32_t 
 	/* Each segment holds at most half the limit, so FILE and FILE.1 fit in it; a segment
 	 * always starts with a keyframe, so dropping FILE.1 leaves FILE readable. */
 	if (!err && w->max_size && w->frames_in_seg && w->size + w->out.len > w->max_size / 2) {
-		err = rotate(w, why, whylen);
-		if (err)
-			return err;
 		key = true;
 		err = build(w, f, flags, key);
+		if (!err) {
+			err = rotate(w, why, whylen);
+			if (err)
+				return err;
+		}
+	} else if (!err) {
+		err = write_all(w->fd, w->out.p, w->out.len);
+		if (err) {
+			snprintf(why, whylen, "failed to write recording %s: %s", w->path,
+				 strerror(-err));
+			return err;
+		}
 	}
 	if (err) {
 		snprintf(why, whylen, "failed to encode a frame: %s", strerror(-err));
 		w->since_key = 0;
-		return err;
-	}
-	err = write_all(w->fd, w->out.p, w->out.len);
-	if (err) {
-		snprintf(why, whylen, "failed to write recording %s: %s", w->path, strerror(-err));
 		return err;
 	}
 	w->size += w->out.len;
@@ -239,5 +268,6 @@ void rec_writer_close(struct rec_writer *w)
 	rbuf_free(&w->out);
 	free(w->path);
 	free(w->old_path);
+	free(w->new_path);
 	free(w);
 }
