@@ -191,21 +191,39 @@ def test_replay_prints_what_live_json_printed(workload, recorder, tmp_path):
     assert window and all(0.2 - 1e-6 <= f["monotonic"] - ts[0] <= 0.5 + 1e-6 for f in window)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
-def test_sigkill_keeps_every_complete_frame(workload, recorder, tmp_path, seed):
+def seg_header(path):
+    """(segment, recording id) of a file header, or None."""
+    try:
+        with open(path, "rb") as f:
+            h = f.read(FILE_HDR)
+    except FileNotFoundError:
+        return None
+    return struct.unpack_from("<IQ", h, 12) if len(h) == FILE_HDR else None
+
+
+@pytest.mark.parametrize("seed,ring", [(1, False), (2, False), (3, False), (4, True),
+                                       (5, True), (6, True)])
+def test_sigkill_keeps_every_complete_frame(workload, recorder, tmp_path, seed, ring):
     wl = workload()
-    wl.do("map a 256")
+    wl.do("map a 2048")
     path = str(tmp_path / "rec")
-    rec = recorder(path, ["-p", str(wl.pid), "-i", "10"])
+    rec = recorder(path, ["-p", str(wl.pid), "-i", "10"] +
+                   (["--max-size", "64K"] if ring else []))
     wait_until(rec.frames, "the first frame")
     rnd = random.Random(seed)
-    # The workload keeps changing so frames differ; the kill lands at a random moment.
-    for i in range(rnd.randrange(1, 30)):
-        wl.do(f"touch a {rnd.randrange(0, 200)} {rnd.randrange(1, 56)} 1 w")
+    # The workload keeps changing so frames differ (and, with a ring, segments rotate); the
+    # kill lands at a random moment.
+    for i in range(rnd.randrange(1, 60)):
+        wl.do(f"touch a {rnd.randrange(0, 1900)} {rnd.randrange(1, 140)} 2 w")
+    if ring:
+        wait_until(lambda: (seg_header(path) or (0,))[0] >= 1 + seed % 3, "rotations")
     time.sleep(rnd.random() * 0.05)
     rec.proc.kill()
     rec.proc.wait(timeout=GUARD_S)
     spec = walk_frames(path)
+    old, new = seg_header(path + ".1"), seg_header(path)
+    if old and new and old[1] == new[1] and old[0] + 1 == new[0]:
+        spec = walk_frames(path + ".1") + spec
     p = run("replay", path, "--json")
     frames = [json.loads(line) for line in p.stdout.decode().splitlines()]
     assert len(frames) == len(spec) >= 1, p.stderr.decode()
