@@ -25,6 +25,7 @@
 #include "rec/replay.h"
 #include "rec/report.h"
 #include "ui.h"
+#include "ui_replay.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -198,7 +199,7 @@ int main(int argc, char **argv)
 
 	/* replay reads a file: no engine, no root, options of its own (user/rec/replay.c). */
 	if (argc > 1 && !strcmp(argv[1], "replay"))
-		return replay_main(argc - 1, argv + 1);
+		return replay_main(argc - 1, argv + 1, ui_replay_main);
 	if (argc > 1 && !strcmp(argv[1], "report"))
 		return report_main(argc - 1, argv + 1);
 	rc = cli_parse(argc, argv, &c);

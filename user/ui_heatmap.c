@@ -425,7 +425,7 @@ void heatmap_update(struct ui *ui, bool locked)
 	}
 	if (!locked)
 		return;		/* the last frame stays until the model can be read */
-	p = engine_find(ui->e, m->pid);
+	p = ui_find(ui, m->pid);
 	if (!p) {
 		/* Never seen, or dropped before we saw it exit: keep the last frame. */
 		if (m->found)

@@ -23,13 +23,16 @@ struct replay_opts {
 void replay_usage(FILE *out)
 {
 	fprintf(out,
-"Usage: mevitop replay FILE --json [--at T | --from T1 --to T2] [--maps]\n"
+"Usage: mevitop replay FILE                the interactive view on a recording\n"
+"       mevitop replay FILE --json [--at T | --from T1 --to T2] [--maps]\n"
 "\n"
 "Reads a recording made by `mevitop record -o FILE` (and FILE.1, the older half kept by\n"
-"--max-size) and prints its frames as the NDJSON snapshots live mode printed then.\n"
-"Times are seconds from the start of the recording.\n"
+"--max-size).  The view is live mode's with a time cursor on the status line (the\n"
+"timeline bar is total resident over the recording): , . a frame back/forth, { } 10 s,\n"
+"p play/pause, 1 2 3 speed 1x 10x 100x.  --json prints the frames as the NDJSON\n"
+"snapshots live mode printed then.  Times are seconds from the start of the recording.\n"
 "\n"
-"  -j, --json        NDJSON on stdout (needed: the interactive replay is not built yet)\n"
+"  -j, --json        NDJSON on stdout\n"
 "      --at T        only the frame that was current at T (the last one at or before T)\n"
 "      --from T1     frames at or after T1\n"
 "      --to T2       frames at or before T2\n"
@@ -107,9 +110,8 @@ static int parse(int argc, char **argv, struct replay_opts *o)
 		return subcmd_usage("replay", "%s", "--at and --from/--to do not mix");
 	if (o->from_set && o->to_set && o->to < o->from)
 		return subcmd_usage("replay", "%s", "--to is before --from");
-	if (!o->json)
-		return subcmd_usage("replay", "%s", "the interactive replay is not built yet: use "
-			     "mevitop replay FILE --json");
+	if (!o->json && (o->at_set || o->from_set || o->to_set || o->maps))
+		return subcmd_usage("replay", "%s", "--at, --from, --to and --maps apply to --json");
 	return 0;
 }
 
@@ -148,7 +150,7 @@ static int print_frames(struct rec_reader *r, const struct replay_opts *o, size_
 	return 0;
 }
 
-int replay_main(int argc, char **argv)
+int replay_main(int argc, char **argv, int (*interactive)(struct rec_reader *r))
 {
 	struct replay_opts o;
 	struct rec_reader *r = NULL;
@@ -168,6 +170,11 @@ int replay_main(int argc, char **argv)
 	}
 	if (rec_warning(r))
 		log_err("%s", rec_warning(r));
+	if (!o.json) {
+		rc = interactive(r);
+		rec_close(r);
+		return rc;
+	}
 	last = rec_frames(r) - 1;
 	if (o.at_set) {
 		first = last = rec_find(r, at_ns(r, o.at));

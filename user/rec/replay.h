@@ -5,8 +5,12 @@
 
 #include <stdio.h>
 
-/* argv[0] is "replay".  Returns the exit status: 0, 1 (unreadable recording), 2 (usage). */
-int replay_main(int argc, char **argv);
+struct rec_reader;
+
+/* argv[0] is "replay".  Without --json the recording goes to `interactive` (the UI layer's,
+ * passed in by main so this layer stays free of curses).  Returns the exit status: 0, 1
+ * (unreadable recording, no terminal), 2 (usage). */
+int replay_main(int argc, char **argv, int (*interactive)(struct rec_reader *r));
 void replay_usage(FILE *out);
 
 #endif

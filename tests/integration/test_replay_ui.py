@@ -1,0 +1,82 @@
+"""The interactive replay (`mevitop replay FILE`) in tmux: the same view on a recording, with a
+time cursor.  The workload's resident set grows in phases while it is recorded; moving the
+cursor (, . { } and playback) moves the timeline and changes the list and the heatmap to
+what was resident at that frame."""
+import re
+
+from harness import PAGE
+from test_record import Recorder, replay, wait_until
+from test_ui import screen  # noqa: F401  (the fixture)
+
+
+def cursor(s):
+    m = re.search(r"t=([\d.]+)s/([\d.]+)s f(\d+)/(\d+)", s)
+    assert m, s
+    return float(m.group(1)), int(m.group(3)), int(m.group(4))
+
+
+def resident_of(s, pid):
+    """The RES column of pid's row in the process list (e.g. '4.1M')."""
+    for line in s.split("\n"):
+        f = line.split()
+        if f and f[0] == str(pid):
+            return f[4]
+    raise ValueError(f"pid {pid} not in the list")
+
+
+def test_replay_ui_cursor_moves_the_picture(workload, screen, tmp_path):  # noqa: F811
+    wl = workload()
+    path = str(tmp_path / "rec")
+    rec = Recorder(path, ["-p", str(wl.pid), "-i", "50"])
+    try:
+        wait_until(rec.frames, "the first frame")
+        start = replay(path, "--at", "0")[0]["monotonic"]
+        wl.do("map a 8192")
+        for chunk in range(4):
+            t, _ = wl.do(f"touch a {chunk * 2048} 2048 1 w")
+            rel = t - start + 1e-5
+            wait_until(lambda: replay(path, "--from", f"{rel:.6f}"), "a frame of this phase")
+    finally:
+        assert rec.stop()[0] == 0
+    frames = replay(path)
+    res = [next(p for p in f["processes"] if p["pid"] == wl.pid)["pages"]["resident"]
+           for f in frames]
+    assert res[-1] - res[0] >= 8192
+
+    sc = screen()
+    sc.start(["replay", path])
+    s = sc.wait_for(f"f1/{len(frames)}")
+    first = resident_of(s, wl.pid)
+    # To the end (the recording is shorter than 10 s): the last frame's numbers.
+    sc.keys("}")
+    s = sc.wait_for(f"f{len(frames)}/{len(frames)}")
+    last = resident_of(s, wl.pid)
+    assert first != last and cursor(s)[0] > 0
+    # One frame back, then the heatmap of the process at that moment.
+    sc.keys(",")
+    sc.wait_for(f"f{len(frames) - 1}/{len(frames)}")
+    sc.keys("Enter")
+    s = sc.wait_for(f"pid {wl.pid}")
+    a = wl.region("a")
+    label = f"{a:x}-{a + 8192 * PAGE:x}"
+    assert label in s, s
+    # Back to the start: region a was not even mapped then.
+    sc.keys("{")
+    s = sc.wait_for(f"f1/{len(frames)}")
+    assert label not in s
+    # Playback at 100x runs to the end and stops there, the region back in view.
+    sc.keys("3", "p")
+    s = sc.wait(lambda s: f"f{len(frames)}/{len(frames)}" in s and "⏸" in s, "the end")
+    assert label in s
+    # Go to a time: the frame current then (as replay --at says).
+    mid = (frames[len(frames) // 2]["monotonic"] - frames[0]["monotonic"])
+    want = replay(path, "--at", f"{mid + 1e-4:.6f}")[0]["monotonic"]
+    idx = [f["monotonic"] for f in frames].index(want) + 1
+    sc.keys("T")
+    sc.wait_for("Go to time")
+    sc.type(f"{mid + 1e-4:.6f}")
+    sc.keys("Enter")
+    sc.wait_for(f"f{idx}/{len(frames)}")
+    sc.keys("q")
+    status, _ = sc.wait_exit()
+    assert status == 0, sc.stderr()
