@@ -21,9 +21,15 @@ struct ui_replay {
 	uint64_t play_t0_ns;		/* wall clock when playing started ... */
 	uint64_t play_rec0_ns;		/* ... at this recording time */
 	uint64_t *resident;		/* total resident pages at each sampled frame */
+	bool diff;			/* the diff layer is on */
+	size_t ref_at;			/* the marked frame */
+	struct proc **ref;		/* copies of its processes (the decoder's are gone) */
+	size_t nref;
 	size_t nsamples;
 	uint64_t max_resident;
 };
+
+static uint64_t frame_ns(const struct ui_replay *rp, size_t i);
 
 static uint64_t frame_resident(const struct json_frame *f)
 {
@@ -84,10 +90,52 @@ struct ui_replay *ui_replay_new(struct rec_reader *r, char *why, size_t whylen)
 	return rp;
 }
 
+static void drop_ref(struct ui_replay *rp)
+{
+	for (size_t i = 0; i < rp->nref; i++)
+		proc_free(rp->ref[i]);
+	free(rp->ref);
+	rp->ref = NULL;
+	rp->nref = 0;
+}
+
+/* The frame under the cursor becomes the diff layer's reference. */
+static void mark(struct ui_replay *rp)
+{
+	const struct json_frame *f = &rp->frame;
+
+	drop_ref(rp);
+	rp->ref = calloc(f->n ? f->n : 1, sizeof(*rp->ref));
+	if (!rp->ref) {
+		log_err("failed to mark the frame: %s", strerror(ENOMEM));
+		return;
+	}
+	for (size_t i = 0; i < f->n; i++)
+		if ((rp->ref[rp->nref] = proc_clone(f->procs[i], f->procs[i]->pid)))
+			rp->nref++;
+	rp->ref_at = rp->at;
+}
+
+const struct proc *ui_replay_ref(const struct ui_replay *rp, pid_t pid)
+{
+	if (!rp->diff)
+		return NULL;
+	for (size_t i = 0; i < rp->nref; i++)
+		if (rp->ref[i]->pid == pid)
+			return rp->ref[i];
+	return NULL;
+}
+
+double ui_replay_diff_since(const struct ui_replay *rp)
+{
+	return rp->diff ? (frame_ns(rp, rp->ref_at) - rec_start_ns(rp->r)) / 1e9 : -1;
+}
+
 void ui_replay_free(struct ui_replay *rp)
 {
 	if (!rp)
 		return;
+	drop_ref(rp);
 	free(rp->resident);
 	free(rp);
 }
@@ -183,6 +231,20 @@ bool ui_replay_key(struct ui_replay *rp, int key)
 		rp->playing = !rp->playing;
 		if (rp->playing && rp->at + 1 >= n)
 			go(rp, 0);	/* play again from the start */
+		break;
+	case 'm':
+		mark(rp);
+		break;
+	case 'd':
+		/* Without a mark, the diff is against the first frame. */
+		if (!rp->diff && !rp->ref) {
+			size_t here = rp->at;
+
+			if (go(rp, 0) || rp->at == 0)
+				mark(rp);
+			go(rp, here);
+		}
+		rp->diff = !rp->diff;
 		break;
 	case '1':
 		rp->speed = 1;

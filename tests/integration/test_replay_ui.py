@@ -80,3 +80,50 @@ def test_replay_ui_cursor_moves_the_picture(workload, screen, tmp_path):  # noqa
     sc.keys("q")
     status, _ = sc.wait_exit()
     assert status == 0, sc.stderr()
+
+
+def region_rows(esc, label):
+    """The coloured cell rows right under the label line of a mapping (escapes kept)."""
+    lines = esc.split("\n")
+    i = next(k for k, line in enumerate(lines) if label in line)
+    return "\n".join(lines[i + 1:i + 4])
+
+
+def test_replay_ui_diff_layer(workload, screen, tmp_path):  # noqa: F811
+    """d colours the pages whose state changed since the marked frame (the first one unless
+    m marked another): a region touched after the mark looks different from the same
+    region diffed against a mark taken after the touch."""
+    wl = workload()
+    path = str(tmp_path / "rec")
+    rec = Recorder(path, ["-p", str(wl.pid), "-i", "50"])
+    try:
+        wait_until(rec.frames, "the first frame")
+        start = replay(path, "--at", "0")[0]["monotonic"]
+        wl.do("map a 4096")
+        t, _ = wl.do("touch a 0 4096 1 w")
+        rel = t - start + 1e-5
+        wait_until(lambda: replay(path, "--from", f"{rel:.6f}"), "a frame after the touch")
+    finally:
+        assert rec.stop()[0] == 0
+    n = len(replay(path))
+    a = wl.region("a")
+    label = f"{a:x}-{a + 4096 * PAGE:x}"
+    sc = screen()
+    sc.start(["replay", path])
+    sc.wait_for(f"f1/{n}")
+    sc.keys("}", "Enter")
+    sc.wait(lambda s: f"f{n}/{n}" in s and label in s, "the heatmap at the end")
+    plain = region_rows(sc.escapes(), label)
+    sc.keys("d")
+    sc.wait_for("diff since 0.0s")
+    since_start = region_rows(sc.escapes(), label)
+    sc.keys("m")
+    sc.wait(lambda s: "diff since 0.0s" not in s and "diff since" in s, "the new mark")
+    since_end = region_rows(sc.escapes(), label)
+    assert since_start != since_end, "a fully changed region must not look unchanged"
+    assert since_start != plain
+    sc.keys("d")
+    sc.wait_for("layer residency")
+    assert region_rows(sc.escapes(), label) == plain
+    sc.keys("q")
+    assert sc.wait_exit()[0] == 0, sc.stderr()

@@ -134,44 +134,21 @@ static void encode_attrs(struct rbuf *b, const struct mapping *m, uint64_t at)
 	rbuf_str(b, m->path);
 }
 
-/* The runs of [s, e) as an array, for the patch's sweep. */
-struct runs {
-	struct scan_run *r;
-	size_t n, cap;
-	bool oom;
+struct change_ctx {
+	struct rbuf *b;
+	uint64_t last, n;
 };
 
-static int collect_run(uint64_t s, uint64_t e, enum page_state st, void *arg)
+static int put_change(uint64_t s, uint64_t e, enum page_state st, void *arg)
 {
-	struct runs *rs = arg;
+	struct change_ctx *c = arg;
 
-	if (rs->n == rs->cap) {
-		size_t cap = rs->cap ? rs->cap * 2 : 64;
-		struct scan_run *nr = realloc(rs->r, cap * sizeof(*nr));
-
-		if (!nr) {
-			rs->oom = true;
-			return 1;
-		}
-		rs->r = nr;
-		rs->cap = cap;
-	}
-	rs->r[rs->n++] = (struct scan_run){ s, e, st };
+	rbuf_varint(c->b, s - c->last);
+	rbuf_varint(c->b, e - s);
+	rbuf_u8(c->b, st);
+	c->last = e;
+	c->n++;
 	return 0;
-}
-
-/* State at page `at` from a sorted run array walked forward (*i advances). */
-static enum page_state state_at(const struct runs *rs, size_t *i, uint64_t at, uint64_t *until,
-				uint64_t limit)
-{
-	while (*i < rs->n && rs->r[*i].end <= at)
-		(*i)++;
-	if (*i < rs->n && rs->r[*i].start <= at) {
-		*until = rs->r[*i].end < limit ? rs->r[*i].end : limit;
-		return rs->r[*i].state;
-	}
-	*until = *i < rs->n && rs->r[*i].start < limit ? rs->r[*i].start : limit;
-	return PS_NOT_RESIDENT;
 }
 
 /* The layout without runs, then the pages whose state differs from `old` (per mapping, in
@@ -180,51 +157,27 @@ static enum page_state state_at(const struct runs *rs, size_t *i, uint64_t at, u
 static int encode_patch(struct rbuf *b, const struct proc *p, const struct proc *old)
 {
 	const struct mapping *m;
-	struct runs a = { 0 }, o = { 0 };
 	struct rbuf ch = { 0 };
-	uint64_t at = 0, last = 0, nch = 0;
+	struct change_ctx cc = { .b = &ch };
+	uint64_t at = 0;
 	int err = 0;
 
 	rbuf_str(b, p->comm);
 	rbuf_varint(b, p->uid);
 	rbuf_varint(b, p->brk_start);
 	rbuf_varint(b, model_count_maps(p));
-	for (m = model_first(p); m; m = model_next(m)) {
-		uint64_t s = mapping_start(m), e = mapping_end(m), x = s;
-		size_t ia = 0, io = 0;
-
+	for (m = model_first(p); m && !err; m = model_next(m)) {
 		encode_attrs(b, m, at);
-		at = e;
-		a.n = o.n = 0;
-		model_runs(p, s, e, collect_run, &a);
-		model_runs(old, s, e, collect_run, &o);
-		if (a.oom || o.oom) {
-			err = -ENOMEM;
-			break;
-		}
-		while (x < e) {
-			uint64_t ua, uo, u;
-			enum page_state sa = state_at(&a, &ia, x, &ua, e);
-			enum page_state so = state_at(&o, &io, x, &uo, e);
-
-			u = ua < uo ? ua : uo;
-			if (sa != so) {
-				rbuf_varint(&ch, x - last);
-				rbuf_varint(&ch, u - x);
-				rbuf_u8(&ch, sa);
-				last = u;
-				nch++;
-			}
-			x = u;
-		}
+		at = mapping_end(m);
+		/* old's runs are clipped to old's mappings: pages it did not map were not
+		 * resident there, which is also what the decoder's copy starts from. */
+		err = model_diff(p, old, mapping_start(m), mapping_end(m), put_change, &cc);
 	}
-	rbuf_varint(b, nch);
+	rbuf_varint(b, cc.n);
 	rbuf_bytes(b, ch.p, ch.len);
 	if (ch.oom)
 		err = -ENOMEM;
 	rbuf_free(&ch);
-	free(a.r);
-	free(o.r);
 	return err;
 }
 
