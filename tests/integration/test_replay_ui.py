@@ -24,21 +24,27 @@ def resident_of(s, pid):
     raise ValueError(f"pid {pid} not in the list")
 
 
-def test_replay_ui_cursor_moves_the_picture(workload, screen, tmp_path):  # noqa: F811
-    wl = workload()
-    path = str(tmp_path / "rec")
+def record_phases(wl, path, phases):
+    """Records wl while it runs each phase, with at least one frame after each."""
     rec = Recorder(path, ["-p", str(wl.pid), "-i", "50"])
     try:
         wait_until(rec.frames, "the first frame")
         start = replay(path, "--at", "0")[0]["monotonic"]
-        wl.do("map a 8192")
-        for chunk in range(4):
-            t, _ = wl.do(f"touch a {chunk * 2048} 2048 1 w")
+        for cmds in phases:
+            for c in cmds:
+                t, _ = wl.do(c)
             rel = t - start + 1e-5
             wait_until(lambda: replay(path, "--from", f"{rel:.6f}"), "a frame of this phase")
     finally:
         assert rec.stop()[0] == 0
-    frames = replay(path)
+    return replay(path)
+
+
+def test_replay_ui_cursor_moves_the_picture(workload, screen, tmp_path):  # noqa: F811
+    wl = workload()
+    path = str(tmp_path / "rec")
+    frames = record_phases(wl, path, [["map a 8192"]] +
+                           [[f"touch a {k * 2048} 2048 1 w"] for k in range(4)])
     res = [next(p for p in f["processes"] if p["pid"] == wl.pid)["pages"]["resident"]
            for f in frames]
     assert res[-1] - res[0] >= 8192
@@ -95,17 +101,7 @@ def test_replay_ui_diff_layer(workload, screen, tmp_path):  # noqa: F811
     region diffed against a mark taken after the touch."""
     wl = workload()
     path = str(tmp_path / "rec")
-    rec = Recorder(path, ["-p", str(wl.pid), "-i", "50"])
-    try:
-        wait_until(rec.frames, "the first frame")
-        start = replay(path, "--at", "0")[0]["monotonic"]
-        wl.do("map a 4096")
-        t, _ = wl.do("touch a 0 4096 1 w")
-        rel = t - start + 1e-5
-        wait_until(lambda: replay(path, "--from", f"{rel:.6f}"), "a frame after the touch")
-    finally:
-        assert rec.stop()[0] == 0
-    n = len(replay(path))
+    n = len(record_phases(wl, path, [["map a 4096", "touch a 0 4096 1 w"]]))
     a = wl.region("a")
     label = f"{a:x}-{a + 4096 * PAGE:x}"
     sc = screen()

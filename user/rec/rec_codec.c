@@ -109,6 +109,7 @@ static int put_run(uint64_t s, uint64_t e, enum page_state st, void *arg)
 	rbuf_varint(c->b, e - s);
 	rbuf_u8(c->b, st);
 	c->at = e;
+	c->n++;
 	return 0;
 }
 
@@ -134,31 +135,11 @@ static void encode_attrs(struct rbuf *b, const struct mapping *m, uint64_t at)
 	rbuf_str(b, m->path);
 }
 
-struct change_ctx {
-	struct rbuf *b;
-	uint64_t last, n;
-};
-
-static int put_change(uint64_t s, uint64_t e, enum page_state st, void *arg)
-{
-	struct change_ctx *c = arg;
-
-	rbuf_varint(c->b, s - c->last);
-	rbuf_varint(c->b, e - s);
-	rbuf_u8(c->b, st);
-	c->last = e;
-	c->n++;
-	return 0;
-}
-
-/* The layout without runs, then the pages whose state differs from `old` (per mapping, in
- * address order, each change inside one mapping): what a delta needs when a few pages of a
- * large process changed. */
 static int encode_patch(struct rbuf *b, const struct proc *p, const struct proc *old)
 {
 	const struct mapping *m;
 	struct rbuf ch = { 0 };
-	struct change_ctx cc = { .b = &ch };
+	struct run_ctx cc = { .b = &ch };
 	uint64_t at = 0;
 	int err = 0;
 
@@ -171,7 +152,7 @@ static int encode_patch(struct rbuf *b, const struct proc *p, const struct proc 
 		at = mapping_end(m);
 		/* old's runs are clipped to old's mappings: pages it did not map were not
 		 * resident there, which is also what the decoder's copy starts from. */
-		err = model_diff(p, old, mapping_start(m), mapping_end(m), put_change, &cc);
+		err = model_diff(p, old, mapping_start(m), mapping_end(m), put_run, &cc);
 	}
 	rbuf_varint(b, cc.n);
 	rbuf_bytes(b, ch.p, ch.len);
