@@ -131,14 +131,15 @@ static char *json_of(const struct json_frame *f)
 static char path[64];
 static int patches;
 static char *expect[NFRAMES];
-static struct rbuf payloads[NFRAMES];
+static struct rbuf payloads[NFRAMES];	/* each frame as a keyframe */
+static struct rbuf deltas[NFRAMES];	/* ... and as a delta on the frame before */
 
 /* Writes a recording of NFRAMES random frames (some repeated, so deltas are small) and keeps
  * each frame's JSON and raw payload. */
 static void write_recording(void)
 {
 	struct rec_writer_opts o = { .path = path, .keyframe_every = 7 };
-	struct rec_encoder *enc = rec_encoder_new();
+	struct rec_encoder *enc = rec_encoder_new(), *denc = rec_encoder_new();
 	struct rec_writer *w;
 	struct model_frame m = { 0 };
 	char why[256];
@@ -164,10 +165,12 @@ static void write_recording(void)
 		assert_int_equal(rec_writer_frame(w, &f, REC_FLAG_MAPS, why, sizeof(why)), 0);
 		payloads[k].len = 0;
 		assert_int_equal(rec_encode(enc, &f, true, REC_FLAG_MAPS, &payloads[k]), 0);
+		assert_int_equal(rec_encode(denc, &f, k == 0, REC_FLAG_MAPS, &deltas[k]), 0);
 	}
 	free_model(&m);
 	rec_writer_close(w);
 	rec_encoder_free(enc);
+	rec_encoder_free(denc);
 }
 
 /* Opens a file and loads every frame, in order and then at random; any outcome but a crash
@@ -288,6 +291,55 @@ static void decode_some(const uint8_t *p, size_t n)
 	if (!rec_decode(d, p, n, false, &f, &flags, why, sizeof(why)))
 		free(json_of(&f));
 	rec_decoder_free(d);
+}
+
+/* Each delta on the keyframe before it decodes to its frame; mutated, to anything but a
+ * crash (patches against a real base meet lies here). */
+static void test_mutated_deltas(void **state)
+{
+	for (int it = 0; it < 3000; it++) {
+		bool mutate = it >= NFRAMES - 1;	/* first every delta as written */
+		int k = mutate ? 1 + (int)below(NFRAMES - 1) : it + 1;
+		struct rec_decoder *d = rec_decoder_new();
+		const struct rbuf *src = &deltas[k];
+		size_t n = src->len;
+		uint8_t *p = malloc(n + 1);
+		struct json_frame f;
+		uint32_t flags;
+		char why[256];
+
+		memcpy(p, src->p, n);
+		if (mutate)
+			for (int m = 1 + below(3); m-- && n;) {
+				size_t at = below(n);
+
+				switch (below(3)) {
+				case 0: p[at] ^= 1 << below(8); break;
+				case 1: p[at] = below(256); break;
+				case 2: n = below(n + 1); break;
+				}
+			}
+		assert_int_equal(rec_decode(d, payloads[k - 1].p, payloads[k - 1].len, true, &f,
+					    &flags, why, sizeof(why)), 0);
+		if (!rec_decode(d, p, n, false, &f, &flags, why, sizeof(why))) {
+			char *got = json_of(&f);
+
+			if (!mutate) {
+				/* The unmutated delta: exactly its frame, but for the times
+				 * (they are in the frame header, not the payload). */
+				f.mono_ns = 1000000000ULL + k * 50000000ULL;
+				f.wall = 1.7e9 + k;
+				free(got);
+				got = json_of(&f);
+				assert_string_equal(got, expect[k]);
+			}
+			free(got);
+		} else {
+			assert_true(mutate);
+		}
+		free(p);
+		rec_decoder_free(d);
+	}
 }
 
 static void test_mutated_payloads(void **state)
@@ -471,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_patch_delta),
 		cmocka_unit_test(test_mutated_files),
 		cmocka_unit_test(test_mutated_payloads),
+		cmocka_unit_test(test_mutated_deltas),
 		cmocka_unit_test(test_hostile_payloads),
 	};
 	int rc;
@@ -485,6 +538,7 @@ int main(void)
 	for (int k = 0; k < NFRAMES; k++) {
 		free(expect[k]);
 		rbuf_free(&payloads[k]);
+		rbuf_free(&deltas[k]);
 	}
 	return rc;
 }
