@@ -29,7 +29,7 @@ LDFLAGS    += -fsanitize=address,undefined
 endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
               -DMEVITOP_VERSION='"$(VERSION)"' -I$(BUILD) -Iuser -Ibpf
-LIBS       := -lbpf -lelf -lz -lncursesw -lroaring -lmicrohttpd -lpthread -lm
+LIBS       := -lbpf -lelf -lz -lzstd -lncursesw -lroaring -lmicrohttpd -lpthread -lm
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
               -I$(dir $(VMLINUX)) -Ibpf -I$(BUILD)
@@ -55,10 +55,10 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
               libncurses-dev libroaring-dev libcmocka-dev python3 python3-pytest tmux \
-              procps util-linux mount libmicrohttpd-dev prometheus
+              procps util-linux mount libmicrohttpd-dev prometheus libzstd-dev
 
 .DELETE_ON_ERROR:
-.PHONY: all deps run test stress unit integration bench clean vmlinux install man
+.PHONY: all deps run test stress unit integration bench bench-record clean vmlinux install man
 
 all: mevitop
 
@@ -155,6 +155,11 @@ stress: deps
 	$(Q)$(STRESS_ENV) $(PYTHON) -m pytest -q -s -p no:cacheprovider tests/stress
 	$(Q)set -e; for t in $(filter-out tests/stress/test_%,$(wildcard tests/stress/*.py)); do \
 		$(PYTHON) $$t; done
+
+# Recording: file size, seek time and cost against live mode (bench/rec_bench.py).
+bench-record: deps
+	$(Q)$(MAKE) --no-print-directory all workloads
+	$(Q)$(PYTHON) bench/rec_bench.py $(BENCH_ARGS)
 
 # Regenerate the checked-in vmlinux.h from a BTF file (default: the running kernel).
 BTF ?= /sys/kernel/btf/vmlinux

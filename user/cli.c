@@ -28,6 +28,8 @@ enum {
 	OPT_LISTEN,
 	OPT_METRICS_TOP,
 	OPT_METRICS_PROCS,
+	OPT_DURATION,
+	OPT_MAX_SIZE,
 };
 
 static const struct option longopts[] = {
@@ -50,6 +52,9 @@ static const struct option longopts[] = {
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "metrics-top", required_argument, NULL, OPT_METRICS_TOP },
 	{ "metrics-procs", required_argument, NULL, OPT_METRICS_PROCS },
+	{ "output", required_argument, NULL, 'o' },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -73,6 +78,13 @@ void cli_usage(FILE *out)
 "       mevitop serve [--listen ADDR:PORT] [OPTIONS]\n"
 "                                         no view: serve Prometheus metrics (logs on\n"
 "                                         stderr, exits 0 on SIGTERM; for systemd)\n"
+"       mevitop record -o FILE [-p PID,...] [--duration S] [--max-size SIZE] [OPTIONS]\n"
+"                                         write the model over time to FILE\n"
+"       mevitop replay FILE [--json [--at T | --from T1 --to T2]]\n"
+"                                         the view on a recording, with a time cursor;\n"
+"                                         --json: its frames as live JSON\n"
+"       mevitop report FILE -o OUT.svg [-p PID]\n"
+"                                         a picture of one process over a recording\n"
 "\n"
 "Shows, page by page, which parts of processes' address spaces are in RAM, live.\n"
 "Needs root (BPF, other processes' pagemap; exact mode: ptrace and userfaultfd).\n"
@@ -140,6 +152,10 @@ void cli_usage(FILE *out)
 "      --metrics-procs N    export at most N processes, the largest by resident bytes\n"
 "                           (default %d)\n"
 "      --probe              print kernel features and the hooks mevitop would use, exit\n"
+"  -o, --output FILE        record: the recording (FILE.1 too with --max-size)\n"
+"      --duration S         record: stop after S seconds\n"
+"      --max-size SIZE      record: keep the newest history in SIZE bytes (K, M, G\n"
+"                           suffixes; FILE and FILE.1 hold half each)\n"
 "  -v, --verbose            more messages on stderr (-vv: libbpf debug)\n"
 "  -h, --help               this help\n"
 "  -V, --version            version\n"
@@ -177,6 +193,33 @@ static bool parse_u64(const char *s, uint64_t *v, uint64_t min, uint64_t max)
 	if (errno || *end || x < min || x > max)
 		return false;
 	*v = x;
+	return true;
+}
+
+/* "64M", "1G", "4096": bytes with an optional binary suffix. */
+static bool parse_size(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long x;
+	unsigned shift = 0;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	x = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return false;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift)
+		end++;
+	if (*end || x > (UINT64_MAX >> shift))
+		return false;
+	*v = x << shift;
 	return true;
 }
 
@@ -229,11 +272,15 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		c->serve = true;
 		argv++;
 		argc--;
+	} else if (argc > 1 && !strcmp(argv[1], "record")) {
+		c->record = true;
+		argv++;
+		argc--;
 	}
 	if (env && *env && features_parse_disable(env, &c->disable))
 		return 2;
 	/* "+": stop at the first non-option so `run CMD -x` leaves -x to CMD. */
-	while ((opt = getopt_long(argc, argv, "+p:ji:n:u:vhV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+p:ji:n:u:o:vhV", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			err = parse_pids(optarg, c);
@@ -352,6 +399,21 @@ int cli_parse(int argc, char **argv, struct cli *c)
 						   optarg, METRICS_PROCS_MAX);
 			c->metrics.procs = v;
 			break;
+		case 'o':
+			c->record_path = optarg;
+			break;
+		case OPT_DURATION:
+			if (!parse_u64(optarg, &v, 1, UINT32_MAX))
+				return usage_error("invalid duration '%s': expected seconds", optarg);
+			c->duration_s = v;
+			break;
+		case OPT_MAX_SIZE:
+			/* Two segments, each at least a few frames. */
+			if (!parse_size(optarg, &v) || v < 65536)
+				return usage_error("invalid --max-size '%s': expected bytes (K, M, G "
+						   "suffixes), at least 64K", optarg);
+			c->max_size = v;
+			break;
 		case OPT_CHUNK_MAP:
 			if (!parse_u64(optarg, &v, 1, 1 << 24))
 				return usage_error("invalid chunk map size '%s'", optarg);
@@ -378,6 +440,13 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	} else if (optind < argc) {
 		return usage_error("unexpected argument '%s'", argv[optind]);
 	}
+	if (c->record && !c->record_path && !c->help)
+		return usage_error("record needs a file: mevitop record -o FILE");
+	if (!c->record && (c->record_path || c->duration_s || c->max_size))
+		return usage_error("-o, --duration and --max-size apply to mevitop record");
+	if (c->record && c->json)
+		return usage_error("record writes FILE, not JSON: replay it with "
+				   "mevitop replay FILE --json");
 	if (c->exact && !c->run && !c->npids && !c->help && !c->version && !c->probe)
 		return usage_error("--exact needs processes: --exact -p PID, or mevitop run -- CMD");
 	if (c->exact && (c->mode_set || filter_active(&c->filter)))

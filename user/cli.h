@@ -49,6 +49,11 @@ struct cli {
 	struct listen_addr listen;
 	struct metrics_opts metrics;	/* --metrics-top, --metrics-procs */
 	int verbose;
+	/* `mevitop record -o FILE` (user/rec/): frames go to FILE instead of stdout. */
+	bool record;
+	const char *record_path;	/* -o */
+	uint64_t duration_s;		/* --duration, 0: until stopped */
+	uint64_t max_size;		/* --max-size bytes, 0: unbounded */
 };
 
 /* Parses argv; returns 0, or 2 after printing a usage error. */

@@ -111,17 +111,57 @@ static void put_mapping(struct buf *b, const struct proc *p, const struct mappin
 	put(b, "]}");
 }
 
-int json_snapshot(FILE *out, struct engine *e, const struct json_opts *o, uint64_t mono_ns,
-		  double wall)
+int json_frame_from_engine(struct json_frame *f, struct engine *e, const struct json_opts *o,
+			   uint64_t mono_ns, double wall)
 {
 	const struct engine_stats *st = engine_stats(e);
+	size_t i;
+
+	memset(f, 0, sizeof(*f));
+	f->mono_ns = mono_ns;
+	f->wall = wall;
+	f->mode = engine_mode_name(engine_mode(e));
+	f->stats = *st;
+	f->stats.layout_hooked = engine_features(e)->hook[HOOK_LAYOUT] != AT_NONE;
+	if (!f->stats.interval_scale)
+		f->stats.interval_scale = 1;
+	f->interval_ms = o->interval_ms * f->stats.interval_scale;
+	f->engine_bytes = engine_bytes(e);
+	f->procs = engine_procs(e, &f->n);
+	f->nprocs = f->n;
+	f->proc_bytes = calloc(f->n ? f->n : 1, sizeof(*f->proc_bytes));
+	if (!f->proc_bytes)
+		return -ENOMEM;
+	for (i = 0; i < f->n; i++)
+		f->proc_bytes[i] = engine_proc_bytes(f->procs[i]);
+	if (engine_hooks(e)->json_stats) {
+		char extra[8192];
+		size_t len = engine_hooks(e)->json_stats(engine_hooks(e)->ctx, extra, sizeof(extra));
+
+		if (len && len < sizeof(extra) && !(f->extra_stats = strndup(extra, len))) {
+			json_frame_release(f);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void json_frame_release(struct json_frame *f)
+{
+	free(f->proc_bytes);
+	free(f->extra_stats);
+	f->proc_bytes = NULL;
+	f->extra_stats = NULL;
+}
+
+int json_frame_write(FILE *out, const struct json_frame *f, const struct json_opts *o)
+{
+	const struct engine_stats *st = &f->stats;
 	struct buf b = { 0 };
-	struct proc **procs;
-	size_t n, i;
+	size_t i;
 	bool any = false;
 	int err = 0;
 
-	procs = engine_procs(e, &n);
 	put(&b, "{\"time\": %.6f, \"monotonic\": %.6f, \"mode\": \"%s\", \"interval_ms\": %" PRIu64
 	    ", \"stats\": {\"events\": %" PRIu64 ", \"lost\": %" PRIu64 ", \"reconciles\": %" PRIu64
 	    ", \"drift_pages\": %" PRIu64 ", \"scans\": %" PRIu64 ", \"scanned_pages\": %" PRIu64
@@ -129,29 +169,23 @@ int json_snapshot(FILE *out, struct engine *e, const struct json_opts *o, uint64
 	    ", \"events_per_sec\": %.1f"
 	    ", \"engine_bytes\": %zu, \"processes\": %zu, \"cpu_pct\": %.2f"
 	    ", \"interval_scale\": %u",
-	    wall, mono_ns / 1e9, engine_mode_name(engine_mode(e)),
-	    o->interval_ms * (st->interval_scale ? st->interval_scale : 1), st->events,
+	    f->wall, f->mono_ns / 1e9, f->mode, f->interval_ms, st->events,
 	    st->lost, st->reconciles, st->drift_pages, st->scans, st->scanned_pages,
-	    st->maps_reads, st->overflows, st->retired, st->events_per_sec, engine_bytes(e), n, st->cpu_pct,
-	    st->interval_scale ? st->interval_scale : 1);
+	    st->maps_reads, st->overflows, st->retired, st->events_per_sec, f->engine_bytes,
+	    f->nprocs, st->cpu_pct, st->interval_scale ? st->interval_scale : 1);
 	put(&b, ", \"maps_reads_per_sec\": %.1f, \"layout_changes\": %" PRIu64
 	    ", \"layout_unowned\": %" PRIu64 ", \"layout_source\": \"%s\"",
 	    st->maps_reads_per_sec, st->layout_changes, st->layout_unowned,
-	    engine_features(e)->hook[HOOK_LAYOUT] != AT_NONE ? "mmap_lock" : "syscalls");
+	    st->layout_hooked ? "mmap_lock" : "syscalls");
 	put(&b, ", \"lost_by_kind\": {\"fault\": %" PRIu64 ", \"syscall\": %" PRIu64
 	    ", \"fork\": %" PRIu64 ", \"exec\": %" PRIu64 ", \"exit\": %" PRIu64 "}",
 	    st->lost_by_kind[EV_FAULT], st->lost_by_kind[EV_SYSCALL], st->lost_by_kind[EV_FORK],
 	    st->lost_by_kind[EV_EXEC], st->lost_by_kind[EV_EXIT]);
-	if (engine_hooks(e)->json_stats) {
-		char extra[8192];
-		size_t len = engine_hooks(e)->json_stats(engine_hooks(e)->ctx, extra, sizeof(extra));
-
-		if (len && len < sizeof(extra))
-			put(&b, ", %s", extra);
-	}
+	if (f->extra_stats && *f->extra_stats)
+		put(&b, ", %s", f->extra_stats);
 	put(&b, "}, \"processes\": [");
-	for (i = 0; i < n; i++) {
-		const struct proc *p = procs[i];
+	for (i = 0; i < f->n; i++) {
+		const struct proc *p = f->procs[i];
 		uint64_t c[PS_COUNT];
 		const struct mapping *m;
 		bool first = true;
@@ -164,7 +198,7 @@ int json_snapshot(FILE *out, struct engine *e, const struct json_opts *o, uint64
 		put_str(&b, p->comm);
 		put(&b, ", \"state\": \"%s\", \"faults\": %" PRIu64 ", \"fault_rate\": %.1f, "
 		    "\"model_bytes\": %zu, \"pages\": ", p->exited ? "exited" : "running", p->faults,
-		    p->fault_rate, engine_proc_bytes(p));
+		    p->fault_rate, f->proc_bytes[i]);
 		put_pages(&b, c, p->mapped_pages);
 		if (o->maps) {
 			put(&b, ", \"mappings\": [");
@@ -185,5 +219,17 @@ int json_snapshot(FILE *out, struct engine *e, const struct json_opts *o, uint64
 		err = -errno;
 	}
 	free(b.p);
+	return err;
+}
+
+int json_snapshot(FILE *out, struct engine *e, const struct json_opts *o, uint64_t mono_ns,
+		  double wall)
+{
+	struct json_frame f;
+	int err = json_frame_from_engine(&f, e, o, mono_ns, wall);
+
+	if (!err)
+		err = json_frame_write(out, &f, o);
+	json_frame_release(&f);
 	return err;
 }

@@ -12,6 +12,31 @@ struct json_opts {
 	uint64_t interval_ms;
 };
 
+/*
+ * One snapshot as the writer sees it: what live mode reads from the engine, and what a
+ * recording stores and replay rebuilds (user/rec/), so both print the same lines.
+ */
+struct json_frame {
+	uint64_t mono_ns;		/* CLOCK_MONOTONIC when the drain before it started */
+	double wall;
+	const char *mode;		/* engine_mode_name() */
+	uint64_t interval_ms;		/* as printed: scaled by --max-cpu */
+	struct engine_stats stats;
+	size_t engine_bytes;
+	size_t nprocs;			/* every process the engine holds, ready or not */
+	struct proc **procs;		/* sorted by pid; only ready ones are written */
+	size_t *proc_bytes;		/* model bytes of procs[i] */
+	size_t n;
+	char *extra_stats;		/* engine hooks' members ("name": value, ...) or NULL */
+};
+
+/* Fills f from the engine (caller holds the engine lock; f->procs are the engine's). */
+int json_frame_from_engine(struct json_frame *f, struct engine *e, const struct json_opts *o,
+			   uint64_t mono_ns, double wall);
+/* Frees what json_frame_from_engine allocated (not the procs). */
+void json_frame_release(struct json_frame *f);
+int json_frame_write(FILE *out, const struct json_frame *f, const struct json_opts *o);
+
 /* Writes one snapshot line; `mono_ns`/`wall` are when the drain before it started, so every
  * event that happened before that moment is in it.  Caller holds the engine lock. */
 int json_snapshot(FILE *out, struct engine *e, const struct json_opts *o, uint64_t mono_ns,

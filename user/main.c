@@ -23,7 +23,12 @@
 #include "log.h"
 #include "out/http.h"
 #include "procfs.h"
+#include "rec/rec_file.h"
+#include "rec/rec_format.h"
+#include "rec/replay.h"
+#include "rec/report.h"
 #include "ui.h"
+#include "ui_replay.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -118,15 +123,6 @@ static void report_exit(void *ctx, const struct proc *p)
 		log_err("process %d (%s) exited", p->pid, p->comm);
 }
 
-/* A reader that went away (`| head`) is a normal end; anything else is said. */
-static int snapshot_failed(int err)
-{
-	if (err == -EPIPE)
-		return 0;
-	log_err("failed to write snapshot: %s", strerror(-err));
-	return 1;
-}
-
 /*
  * Started with fd 0, 1 or 2 closed, the first files mevitop opens (BPF objects, pagemap)
  * would get those numbers, and snapshots or messages would be written into them: closed
@@ -147,23 +143,52 @@ static bool guard_std_fds(void)
 	return out_closed;
 }
 
-/* Also `serve`'s loop, with no snapshot written (out NULL): the engine on the main thread. */
-static int run_json(struct engine *e, struct cli *c)
+/*
+ * One snapshot: a JSON line on stdout, a frame of the recording (mevitop record), or
+ * nothing (serve: out NULL).  Returns 0, or the exit code: a reader that went away
+ * (`| head`) is a normal end (0 after saying nothing); any other failure is said.
+ */
+static int emit(struct engine *e, const struct json_opts *jo, struct rec_writer *rec, FILE *out,
+		uint64_t mono, double wall)
+{
+	struct json_frame f;
+	char why[512];
+	int err;
+
+	if (!rec) {
+		err = out ? json_snapshot(out, e, jo, mono, wall) : 0;
+		if (err && err != -EPIPE)
+			log_err("failed to write snapshot: %s", strerror(-err));
+		return err;
+	}
+	err = json_frame_from_engine(&f, e, jo, mono, wall);
+	if (!err)
+		err = rec_writer_frame(rec, &f, jo->maps ? REC_FLAG_MAPS : 0, why, sizeof(why));
+	json_frame_release(&f);
+	if (err)
+		log_err("%s", why);
+	return err;
+}
+
+/* Also `serve`'s loop, with no snapshot written: the engine on the main thread. */
+static int run_json(struct engine *e, struct cli *c, struct rec_writer *rec)
 {
 	struct json_opts jo = { .maps = c->maps || c->npids, .interval_ms = c->interval_ms };
 	FILE *out = c->serve ? NULL : stdout;
-	uint64_t printed = 0, next, now, mono;
+	uint64_t printed = 0, next, now, mono, end = UINT64_MAX;
 	int err;
 
 	engine_lock(e);
 	mono = engine_now_ns();
-	err = out ? json_snapshot(out, e, &jo, mono, wall_now()) : 0;
+	if (c->duration_s)
+		end = mono + c->duration_s * 1000000000ULL;
+	err = emit(e, &jo, rec, out, mono, wall_now());
 	engine_unlock(e);
 	if (err)
-		return snapshot_failed(err);
+		return err == -EPIPE ? 0 : 1;
 	printed++;
 	next = mono + c->interval_ms * 1000000ULL;
-	while (!stop_signal && (!c->count || printed < c->count)) {
+	while (!stop_signal && (!c->count || printed < c->count) && next <= end) {
 		now = engine_now_ns();
 		if (now < next) {
 			uint64_t left_ms = (next - now) / 1000000ULL;
@@ -179,10 +204,10 @@ static int run_json(struct engine *e, struct cli *c)
 		engine_tick(e);
 		engine_lock(e);
 		engine_take_exits(e, report_exit, c);
-		err = out ? json_snapshot(out, e, &jo, mono, wall_now()) : 0;
+		err = emit(e, &jo, rec, out, mono, wall_now());
 		engine_unlock(e);
 		if (err)
-			return snapshot_failed(err);
+			return err == -EPIPE ? 0 : 1;
 		printed++;
 		/* --max-cpu may stretch the interval (engine_interval_scale). */
 		next += c->interval_ms * engine_interval_scale(e) * 1000000ULL;
@@ -197,7 +222,7 @@ static int run_json(struct engine *e, struct cli *c)
 }
 
 /* The view, JSON or serve's headless loop, with the metrics endpoint beside it (--listen). */
-static int run_view(struct engine *e, struct cli *c)
+static int run_view(struct engine *e, struct cli *c, struct rec_writer *rec)
 {
 	struct metrics_http *h = NULL;
 	char why[256];
@@ -209,7 +234,7 @@ static int run_view(struct engine *e, struct cli *c)
 	}
 	if (h)
 		log_err("serving metrics on http://%s/metrics", c->listen.text);
-	rc = c->json || c->serve ? run_json(e, c) : ui_run(e, c);
+	rc = c->json || c->serve ? run_json(e, c, rec) : ui_run(e, c);
 	metrics_http_stop(h);
 	return rc;
 }
@@ -221,9 +246,15 @@ int main(int argc, char **argv)
 	struct features f = { 0 };
 	struct engine *e = NULL;
 	char why[512] = "";
+	struct rec_writer *rec = NULL;
 	struct cli c;
 	int rc, err;
 
+	/* replay reads a file: no engine, no root, options of its own (user/rec/replay.c). */
+	if (argc > 1 && !strcmp(argv[1], "replay"))
+		return replay_main(argc - 1, argv + 1, ui_replay_main);
+	if (argc > 1 && !strcmp(argv[1], "report"))
+		return report_main(argc - 1, argv + 1);
 	rc = cli_parse(argc, argv, &c);
 	if (rc)
 		goto out;
@@ -263,6 +294,16 @@ int main(int argc, char **argv)
 	rc = check_pids(&c);
 	if (rc)
 		goto out;
+	if (c.record) {
+		struct rec_writer_opts ro = { .path = c.record_path, .max_size = c.max_size };
+
+		if (rec_writer_open(&ro, &rec, why, sizeof(why))) {
+			log_err("%s", why);
+			rc = 1;
+			goto out;
+		}
+		c.json = true;	/* the JSON loop, writing frames instead of lines */
+	}
 	if (c.run || c.exact) {
 		/* Exact mode (user/exact.h): CMD started or -p attached, the engine with its
 		 * hooks, then the same view; teardown detaches (run: returns CMD's status). */
@@ -275,7 +316,7 @@ int main(int argc, char **argv)
 		install_signals();
 		rc = exact_setup(&c, &f, &e, &x);
 		if (!rc) {
-			rc = run_view(e, &c);
+			rc = run_view(e, &c, rec);
 			rc = exact_teardown(x, rc);
 		}
 		goto out;
@@ -310,9 +351,10 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	rc = run_view(e, &c);
+	rc = run_view(e, &c, rec);
 out:
 	engine_free(e);
+	rec_writer_close(rec);
 	cli_free(&c);
 	return rc;
 }

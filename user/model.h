@@ -196,6 +196,12 @@ uint64_t model_apply_scan(struct proc *p, uint64_t start, uint64_t end,
 typedef int (*model_run_fn)(uint64_t start, uint64_t end, enum page_state s, void *arg);
 int model_runs(const struct proc *p, uint64_t from, uint64_t to, model_run_fn fn, void *arg);
 
+/* The ranges of [from, to) where a's page states differ from b's (user/model_diff.c): fn gets
+ * each with a's state, in address order; stops if fn returns non-zero.  0 or -ENOMEM.
+ * Only mapped ranges have runs: clip [from, to) to mappings of both. */
+int model_diff(const struct proc *a, const struct proc *b, uint64_t from, uint64_t to,
+	       model_run_fn fn, void *arg);
+
 /* --- heat --- */
 void heat_add(struct heat *h, uint64_t page, float amount, uint64_t now_ns);
 /* Sum of decayed heat over the blocks overlapping [start, end). */

@@ -34,6 +34,7 @@
 #include "thread_signals.h"
 #include "ui.h"
 #include "ui_lock.h"
+#include "ui_replay.h"
 #include "ui_state.h"
 #include "ui_term.h"
 
@@ -191,10 +192,45 @@ static void lock_taken(struct ui *ui, uint64_t t0)
 	ui->locks++;
 }
 
+/* --- the model the views draw: the engine's, or the recording's frame --- */
+
+struct proc **ui_procs(struct ui *ui, size_t *n)
+{
+	const struct json_frame *f;
+
+	if (!ui->replay)
+		return engine_procs(ui->e, n);
+	f = ui_replay_frame(ui->replay);
+	*n = f->n;
+	return f->procs;
+}
+
+struct proc *ui_find(struct ui *ui, pid_t pid)
+{
+	struct proc **procs;
+	size_t n, i;
+
+	if (!ui->replay)
+		return engine_find(ui->e, pid);
+	procs = ui_procs(ui, &n);
+	for (i = 0; i < n; i++)
+		if (procs[i]->pid == pid)
+			return procs[i];
+	return NULL;
+}
+
+const char *ui_mode(const struct ui *ui)
+{
+	return ui->replay ? ui_replay_frame(ui->replay)->mode : engine_mode_name(engine_mode(ui->e));
+}
+
+/* Replay has no engine thread: nothing to lock. */
 void ui_lock(struct ui *ui)
 {
 	uint64_t t0 = engine_now_ns();
 
+	if (ui->replay)
+		return;
 	ui_lock_acquire(ui->lock, -1);
 	lock_taken(ui, t0);
 }
@@ -203,6 +239,8 @@ bool ui_trylock(struct ui *ui, int timeout_ms)
 {
 	uint64_t t0 = engine_now_ns();
 
+	if (ui->replay)
+		return true;
 	if (!ui_lock_acquire(ui->lock, timeout_ms)) {
 		ui->lock_misses++;
 		return false;
@@ -215,6 +253,8 @@ void ui_unlock(struct ui *ui)
 {
 	uint64_t held = engine_now_ns() - ui->lock_t0;
 
+	if (ui->replay)
+		return;
 	ui_lock_release(ui->lock);
 	ui->lock_hold_ns += held;
 	if (held > ui->lock_hold_max_ns)
@@ -263,9 +303,15 @@ static void frame(struct ui *ui, struct ui_perf *perf)
 		/* When the engine is busy for longer, this frame shows the data it has: keys
 		 * and drawing do not wait for the engine. */
 		if (ui_trylock(ui, UI_LOCK_WAIT_MS)) {
-			ui->stats = *engine_stats(ui->e);
+			if (ui->replay) {
+				ui->stats = ui_replay_frame(ui->replay)->stats;
+				ui->engine_bytes = ui_replay_frame(ui->replay)->engine_bytes;
+			} else {
+				ui->stats = *engine_stats(ui->e);
+			}
 			/* Walks every model: once a second is plenty for a header figure. */
-			if (ui->view == VIEW_LIST && ui->now_ns - perf->bytes_ns > 1000000000ULL) {
+			if (!ui->replay && ui->view == VIEW_LIST &&
+			    ui->now_ns - perf->bytes_ns > 1000000000ULL) {
 				ui->engine_bytes = engine_bytes(ui->e);
 				perf->bytes_ns = ui->now_ns;
 			}
@@ -284,6 +330,9 @@ static void frame(struct ui *ui, struct ui_perf *perf)
 			heatmap_draw(ui);
 		else
 			proclist_draw(ui);
+		/* Replay's time cursor takes the status line unless a prompt needs it. */
+		if (ui->replay && !ui->help && ui->prompt.kind == PROMPT_NONE)
+			ui_replay_draw(ui, ui->replay, ui->rows - 2);
 	}
 	canvas_flush(&ui->canvas);
 	refresh();
@@ -315,6 +364,21 @@ static bool handle_key(struct ui *ui, int key)
 		return true;
 	}
 	/* An open prompt takes every key (a filter may contain q). */
+	if (ui->prompt.kind == PROMPT_TIME) {
+		int r = prompt_key(&ui->prompt, key);
+
+		if (r == 1)
+			ui_replay_goto(ui->replay, ui->prompt.text);
+		if (r)
+			ui->prompt.kind = PROMPT_NONE;
+		return true;
+	}
+	if (ui->prompt.kind == PROMPT_NONE && ui->replay && key == 'T') {
+		ui->prompt = (struct ui_prompt){ .kind = PROMPT_TIME };
+		return true;
+	}
+	if (ui->prompt.kind == PROMPT_NONE && ui->replay && ui_replay_key(ui->replay, key))
+		return true;
 	if (ui->prompt.kind == PROMPT_NONE) {
 		switch (key) {
 		case 'q':
@@ -370,9 +434,10 @@ int ui_check_terminal(void)
 	return 0;
 }
 
-int ui_run(struct engine *e, const struct cli *c)
+/* The view on the live engine (e, in its own thread) or on a recording (rp). */
+static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
 {
-	struct ui ui = { .e = e, .cli = c, .view = VIEW_LIST };
+	struct ui ui = { .e = e, .replay = rp, .cli = c, .view = VIEW_LIST };
 	struct engine_thread t = { .e = e, .interval_ns = c->interval_ms * 1000000ULL,
 				   .report_exits = c->npids > 0 };
 	struct ui_perf perf = { 0 };
@@ -399,8 +464,8 @@ int ui_run(struct engine *e, const struct cli *c)
 			getenv("TERM") ? getenv("TERM") : "");
 		goto out;
 	}
-	ui.lock = ui_lock_new(e);
-	if (!ui.lock) {
+	ui.lock = e ? ui_lock_new(e) : NULL;
+	if (e && !ui.lock) {
 		term_close();
 		log_err("failed to start the interactive view: %s", strerror(ENOMEM));
 		goto out;
@@ -411,7 +476,7 @@ int ui_run(struct engine *e, const struct cli *c)
 	atomic_init(&t.ticks, 0);
 	if (c->npids)
 		heatmap_show(&ui, c->pids[0]);
-	err = engine_thread_start(&t);
+	err = e ? engine_thread_start(&t) : 0;
 	if (err) {
 		ui_lock_free(ui.lock);
 		term_close();
@@ -428,6 +493,8 @@ int ui_run(struct engine *e, const struct cli *c)
 		uint64_t now = engine_now_ns();
 		int wait_ms;
 
+		if (rp && ui_replay_tick(rp, now))
+			redraw = true;
 		if (redraw || now >= next_frame) {
 			frame(&ui, &perf);
 			redraw = false;
@@ -437,7 +504,7 @@ int ui_run(struct engine *e, const struct cli *c)
 					next_frame = now + UI_FRAME_MS * 1000000ULL;
 			}
 		}
-		if (c->count && atomic_load(&t.ticks) >= c->count)
+		if (e && c->count && atomic_load(&t.ticks) >= c->count)
 			break;
 		now = engine_now_ns();
 		wait_ms = next_frame > now ? (int)((next_frame - now + 999999) / 1000000) : 0;
@@ -455,10 +522,12 @@ int ui_run(struct engine *e, const struct cli *c)
 			key = term_getch(0);
 		}
 	}
-	atomic_store(&t.stop, true);
-	engine_set_quitting(true);
-	pthread_kill(t.tid, WAKE_SIGNAL);
-	pthread_join(t.tid, NULL);
+	if (e) {
+		atomic_store(&t.stop, true);
+		engine_set_quitting(true);
+		pthread_kill(t.tid, WAKE_SIGNAL);
+		pthread_join(t.tid, NULL);
+	}
 	ui_lock_free(ui.lock);
 	ui.lock = NULL;
 	term_close();
@@ -472,4 +541,16 @@ out:
 	proclist_free(ui.list);
 	heatmap_free(ui.map);
 	return rc;
+}
+
+int ui_run(struct engine *e, const struct cli *c)
+{
+	return session(e, c, NULL);
+}
+
+int ui_run_replay(struct ui_replay *rp)
+{
+	struct cli c = { .interval_ms = ui_replay_frame(rp)->interval_ms };
+
+	return session(NULL, &c, rp);
 }

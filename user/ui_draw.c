@@ -62,7 +62,7 @@ void draw_title(struct ui *ui, const char *what, const char *warn)
 				     ui->theme.style[ST_TITLE_WARN], " %s ", warn);
 	}
 	snprintf(buf, sizeof(buf), "%s%s mode%sinterval %" PRIu64 " ms%s%s%.1f fps", sep(ui),
-		 engine_mode_name(engine_mode(ui->e)), sep(ui),
+		 ui_mode(ui), sep(ui),
 		 ui->cli->interval_ms * (ui->stats.interval_scale > 1 ? ui->stats.interval_scale : 1),
 		 ui->stats.interval_scale > 1 ? " (--max-cpu)" : "", sep(ui), ui->fps);
 	canvas_text(&ui->canvas, 0, col, ui->cols - col, look, buf);
@@ -126,6 +126,7 @@ void draw_status_line(struct ui *ui, int row)
 	if (ui->prompt.kind != PROMPT_NONE) {
 		int col = canvas_text(&ui->canvas, row, 0, ui->cols, ui->theme.style[ST_KEY],
 				      ui->prompt.kind == PROMPT_FILTER ? "Filter: " :
+				      ui->prompt.kind == PROMPT_TIME ? "Go to time (s): " :
 				      "Go to address: 0x");
 
 		col += canvas_text(&ui->canvas, row, col, ui->cols - col,

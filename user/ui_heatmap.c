@@ -20,6 +20,7 @@
 #include <curses.h>
 #include "log.h"
 #include "ui_maplayout.h"
+#include "ui_replay.h"
 #include "ui_state.h"
 
 enum vline_type {
@@ -353,7 +354,8 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	struct heatmap *m = ui->map;
 	struct hm_layout *l = &m->lay;
 	int cpc = theme_cells_per_char(&ui->theme), width, k;
-	struct hm_paint pc = { .p = p, .now_ns = now, .heat = m->heat };
+	struct hm_paint pc = { .p = p, .now_ns = now, .heat = m->heat,
+			       .ref = ui->replay ? ui_replay_ref(ui->replay, p->pid) : NULL };
 	size_t mi;
 	uint64_t top;
 
@@ -425,7 +427,7 @@ void heatmap_update(struct ui *ui, bool locked)
 	}
 	if (!locked)
 		return;		/* the last frame stays until the model can be read */
-	p = engine_find(ui->e, m->pid);
+	p = ui_find(ui, m->pid);
 	if (!p) {
 		/* Never seen, or dropped before we saw it exit: keep the last frame. */
 		if (m->found)
@@ -494,7 +496,15 @@ static void draw_header(struct ui *ui)
 		snprintf(zoom, sizeof(zoom), "%" PRIu64 " pages/cell%s", m->lay.zoom,
 			 m->zoom_auto ? " auto" : "");
 	col = draw_field(ui, row, col, "zoom", zoom, ST_VALUE);
-	col = draw_field(ui, row, col, "layer", m->heat ? "heat" : "residency", ST_VALUE);
+	if (ui->replay && ui_replay_diff_since(ui->replay) >= 0) {
+		char since[48];
+
+		snprintf(since, sizeof(since), "diff since %.1fs",
+			 ui_replay_diff_since(ui->replay));
+		col = draw_field(ui, row, col, "layer", since, ST_VALUE);
+	} else {
+		col = draw_field(ui, row, col, "layer", m->heat ? "heat" : "residency", ST_VALUE);
+	}
 	draw_field(ui, row, col, "kinds", hm_filter_name(m->filter), ST_VALUE);
 }
 

@@ -75,6 +75,13 @@ void help_draw(struct ui *ui)
 	col = canvas_text(&ui->canvas, row, 0, ui->cols, ui->theme.style[ST_LABEL], "Anywhere ");
 	canvas_text(&ui->canvas, row, col, ui->cols - col, ui->theme.style[ST_NORMAL],
 		    "h ? F1 help   Space pause   q F10 Ctrl-C quit");
+	if (ui->replay) {
+		col = canvas_text(&ui->canvas, ++row, 0, ui->cols, ui->theme.style[ST_LABEL],
+				  "Replay ");
+		canvas_text(&ui->canvas, row, col, ui->cols - col, ui->theme.style[ST_NORMAL],
+			    ", . frame back/forth   { } 10 s   T go to a time   p play/pause   "
+			    "1 2 3 speed 1x 10x 100x   m mark   d diff since the mark");
+	}
 	row += 2;
 	canvas_printf(&ui->canvas, row++, 0, ui->cols, ui->theme.style[ST_LABEL],
 		      "Legend (%s): a cell is `zoom` pages%s", ui->theme.name,

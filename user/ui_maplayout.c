@@ -278,6 +278,37 @@ static void count_cells(const struct pageset *set, uint64_t rs, uint64_t re, uin
 	}
 }
 
+struct diff_cells {
+	uint64_t rs, z, cells, *cnt;
+};
+
+static int count_diff(uint64_t a, uint64_t b, enum page_state s, void *arg)
+{
+	struct diff_cells *d = arg;
+
+	for (uint64_t k = (a - d->rs) / d->z; k < d->cells && d->rs + k * d->z < b; k++) {
+		uint64_t cs = d->rs + k * d->z, ce = cs + d->z;
+
+		d->cnt[k] += (b < ce ? b : ce) - (a > cs ? a : cs);
+	}
+	return 0;
+}
+
+/* The diff layer's paint: how much of the cell changed state (heat colours), else whether
+ * it is resident. */
+static uint8_t paint_diff(uint64_t changed, uint64_t n, bool resident)
+{
+	if (!changed)
+		return resident ? P_COLD : P_NONRES;
+	if (changed * 4 <= n)
+		return P_HEAT1;
+	if (changed * 2 <= n)
+		return P_HEAT2;
+	if (changed * 4 <= n * 3)
+		return P_HEAT3;
+	return P_HEAT4;
+}
+
 void paint_row(const struct hm_paint *c, const struct hm_layout *l, const struct hm_map *m,
 	       uint64_t row, uint8_t *out)
 {
@@ -294,6 +325,18 @@ void paint_row(const struct hm_paint *c, const struct hm_layout *l, const struct
 	if (!cells)
 		return;
 	count_cells(c->p->set[PS_RESIDENT], rs, re, z, cells, r);
+	if (c->ref) {
+		struct diff_cells d = { .rs = rs, .z = z, .cells = cells, .cnt = sw };
+
+		memset(sw, 0, cells * sizeof(*sw));
+		model_diff(c->p, c->ref, rs, re, count_diff, &d);
+		for (k = 0; k < cells; k++) {
+			uint64_t cs = rs + k * z, ce = cs + z < re ? cs + z : re;
+
+			out[k] = paint_diff(sw[k], ce - cs, r[k] > 0);
+		}
+		return;
+	}
 	if (c->heat) {
 		heat = heat_range(&c->p->heat, rs, re, c->now_ns);
 		for (k = 0; k < cells; k++) {

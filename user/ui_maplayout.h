@@ -93,6 +93,8 @@ struct hm_paint {
 	const struct proc *p;
 	uint64_t now_ns;		/* heat decays to this time */
 	bool heat;			/* heat layer instead of residency */
+	const struct proc *ref;		/* diff layer (replay): pages whose state differs
+					 * from this earlier model, instead of either */
 	bool has_swapped, has_untracked; /* the process has any (skips counting them) */
 	uint64_t *scratch;		/* 3 * per_line counters */
 };

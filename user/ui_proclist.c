@@ -108,7 +108,7 @@ void proclist_update(struct ui *ui)
 
 	if (ui->paused && l->n)
 		return;
-	procs = engine_procs(ui->e, &n);
+	procs = ui_procs(ui, &n);
 	if (n > l->cap) {
 		struct pl_row *r = realloc(l->rows, n * sizeof(*r));
 		size_t *o = realloc(l->order, n * sizeof(*o));

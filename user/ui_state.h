@@ -41,6 +41,7 @@ enum prompt_kind {
 	PROMPT_NONE,
 	PROMPT_FILTER,
 	PROMPT_GOTO,
+	PROMPT_TIME,		/* replay: go to a time */
 };
 
 struct ui_prompt {
@@ -52,8 +53,11 @@ struct ui_prompt {
 struct proclist;
 struct heatmap;
 
+struct ui_replay;
+
 struct ui {
-	struct engine *e;
+	struct engine *e;		/* the live engine, or NULL when replaying */
+	struct ui_replay *replay;	/* the recording's cursor (ui_replay.h), or NULL */
 	const struct cli *cli;
 	struct ui_theme theme;
 	struct ui_canvas canvas;
@@ -87,6 +91,11 @@ const char *ui_stale(const struct ui *ui);
 /* The newest status message if it is recent (and not yet superseded). */
 bool ui_status(char *buf, size_t len, bool *is_error);
 void ui_open_map(struct ui *ui, pid_t pid);
+/* The model the views draw, live or replayed (under ui_lock): processes sorted by pid, one
+ * process, the mode's name. */
+struct proc **ui_procs(struct ui *ui, size_t *n);
+struct proc *ui_find(struct ui *ui, pid_t pid);
+const char *ui_mode(const struct ui *ui);
 
 /* ui_draw.c */
 void fmt_pages(char *buf, size_t len, uint64_t pages);	/* "1.5G", "12K", "0" */

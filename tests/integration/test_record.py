@@ -1,0 +1,341 @@
+"""mevitop record / replay: a recording replayed with --json --at equals /proc/PID/pagemap read
+by the test at each pause of a phased workload, page for page; a recorder killed with SIGKILL
+leaves a file whose every complete frame (counted by an independent reader of the format in
+doc/recording-format.md, below) replays; damaged files get one error line, never a crash."""
+import json
+import os
+import random
+import signal
+import struct
+import subprocess
+import time
+import zlib
+
+import pytest
+
+from harness import (GUARD_S, MEVITOP, SAN_ENV, diff_pages, find_proc, model_pages,
+                     pagemap_truth)
+
+FILE_HDR = 40
+FRAME_HDR = 40
+FRAME_MAGIC = 0x5246564D
+
+
+def walk_frames(path):
+    """Complete frames of one segment, as the spec defines them: (type, mono_ns) each,
+    stopping at the first header or payload that is cut off or fails its checksum."""
+    data = open(path, "rb").read()
+    assert data[:8] == b"MEVIREC\n", "bad magic"
+    ver, hlen = struct.unpack_from("<HH", data, 8)
+    assert (ver, hlen) == (1, FILE_HDR)
+    assert zlib.crc32(data[:36]) == struct.unpack_from("<I", data, 36)[0]
+    off, out = FILE_HDR, []
+    while off + FRAME_HDR <= len(data):
+        magic, ftype = struct.unpack_from("<IB", data, off)
+        mono, _wall, clen, rlen, pcrc, hcrc = struct.unpack_from("<QdIIII", data, off + 8)
+        if magic != FRAME_MAGIC or zlib.crc32(data[off:off + 36]) != hcrc:
+            break
+        payload = data[off + FRAME_HDR:off + FRAME_HDR + clen]
+        if len(payload) < clen or zlib.crc32(payload) != pcrc:
+            break
+        out.append((ftype, mono))
+        off += FRAME_HDR + clen
+    return out
+
+
+def segment(path):
+    """The segment number in a file header (0 for the first; -1: no header)."""
+    with open(path, "rb") as f:  # FILE exists at every moment, even while it rotates
+        h = f.read(FILE_HDR)
+    return struct.unpack_from("<I", h, 12)[0] if len(h) == FILE_HDR else -1
+
+
+def run(*args, check=True):
+    p = subprocess.run([MEVITOP, *args], capture_output=True, env=dict(os.environ, **SAN_ENV),
+                       timeout=GUARD_S)
+    if check:
+        assert p.returncode == 0, p.stderr.decode()
+    return p
+
+
+def replay(path, *args):
+    p = run("replay", path, "--json", *args)
+    return [json.loads(line) for line in p.stdout.decode().splitlines()]
+
+
+def wait_until(fn, what):
+    """Polls a condition (the recorder gives no other signal); the guard is a failure."""
+    deadline = time.monotonic() + GUARD_S
+    while True:
+        v = fn()
+        if v:
+            return v
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+class Recorder:
+    def __init__(self, path, args):
+        self.path = path
+        self.proc = subprocess.Popen([MEVITOP, "record", "-o", path, *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=dict(os.environ, **SAN_ENV))
+
+    def frames(self):
+        if not os.path.exists(self.path) or os.path.getsize(self.path) < FILE_HDR:
+            assert self.proc.poll() is None, self.proc.stderr.read().decode()
+            return []
+        return walk_frames(self.path)
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        rc = self.proc.wait(timeout=GUARD_S)
+        return rc, self.proc.stderr.read().decode()
+
+
+@pytest.fixture
+def recorder():
+    made = []
+
+    def make(*a):
+        r = Recorder(*a)
+        made.append(r)
+        return r
+    yield make
+    for r in made:
+        r.stop(signal.SIGKILL)
+
+
+PHASES = [
+    ["map a 512", "touch a 0 512 1 w"],
+    ["advise a 100 200 dontneed"],
+    ["map b 300 shared", "touch b 0 300 3 w"],
+    ["remap a 1024 move", "touch a 600 100 1 w"],
+    ["unmap b 0 150", "touch a 0 50 1 r"],
+]
+
+
+def check_pauses(wl, rec, path, phases):
+    """Runs each phase, captures pagemap while the workload waits, notes the first frame
+    drained after the phase; after the recorder stops, replay --at that frame's time must
+    equal the capture page for page.  Returns the replayed frames."""
+    wait_until(rec.frames, "the first frame")
+    start = replay(path, "--at", "0")[0]["monotonic"]
+    pauses = []
+    for cmds in phases:
+        for c in cmds:
+            t_done, _ = wl.do(c)
+        truth = pagemap_truth(wl.pid)
+        # A frame drained after the phase ended, written while the workload still waits.
+        t_rel = t_done - start + 1e-5
+        after = wait_until(lambda: replay(path, "--from", f"{t_rel:.6f}"), "a frame after "
+                           "the pause began")
+        pauses.append((after[0]["monotonic"], truth))
+    rc, err = rec.stop()
+    assert rc == 0, err
+    got_all = []
+    for i, (mono, truth) in enumerate(pauses):
+        got = replay(path, "--at", f"{mono - start + 1e-4:.6f}")
+        assert len(got) == 1 and got[0]["monotonic"] == mono, (i, got[:1])
+        entry = find_proc(got[0], wl.pid)
+        assert entry is not None, f"pause {i}: pid missing"
+        bad, lines = diff_pages(model_pages(entry), truth)
+        assert not bad, f"pause {i}:\n" + "\n".join(lines)
+        got_all.append(got[0])
+    return got_all
+
+
+def test_replay_at_each_pause_equals_pagemap(workload, recorder, tmp_path):
+    wl = workload()
+    path = str(tmp_path / "rec")
+    rec = recorder(path, ["-p", str(wl.pid), "-i", "50"])
+    check_pauses(wl, rec, path, PHASES)
+
+
+def test_record_exact_mode(workload, recorder, tmp_path):
+    """record --exact: the frames carry exact mode's model (userfaultfd-tracked mappings)
+    and its statistics, and still equal pagemap at each pause."""
+    wl = workload()
+    path = str(tmp_path / "rec")
+    rec = recorder(path, ["--exact", "-p", str(wl.pid), "-i", "50"])
+    frames = check_pauses(wl, rec, path, PHASES[:2])
+    assert frames[-1]["mode"] == "exact" and "exact" in frames[-1]["stats"]
+    a = wl.region("a")
+    entry = find_proc(frames[-1], wl.pid)
+    assert any(int(m["start"], 16) <= a < int(m["end"], 16) and m["tracker"] == "userfaultfd"
+               for m in entry["mappings"])
+    assert wl.proc.poll() is None
+
+
+def test_replay_prints_what_live_json_printed(workload, recorder, tmp_path):
+    """Every frame replays to the same line shape as live JSON, in time order, once each."""
+    wl = workload()
+    wl.do("map a 64")
+    wl.do("touch a 0 64 1 w")
+    path = str(tmp_path / "rec")
+    rec = recorder(path, ["-p", str(wl.pid), "-i", "20", "--duration", "1"])
+    assert rec.proc.wait(timeout=GUARD_S) == 0, rec.proc.stderr.read().decode()
+    frames = replay(path)
+    spec = walk_frames(path)
+    assert len(frames) == len(spec) >= 10
+    assert [round(f["monotonic"], 6) for f in frames] == [round(m / 1e9, 6) for _, m in spec]
+    assert spec[0][0] == 1 and any(t == 2 for t, _ in spec), "keyframe first, then deltas"
+    for f in frames:
+        assert set(f) == {"time", "monotonic", "mode", "interval_ms", "stats", "processes"}
+        p = find_proc(f, wl.pid)
+        assert p and p["mappings"] and p["pages"]["resident"] >= 64
+    ts = [f["monotonic"] for f in frames]
+    assert ts == sorted(ts)
+    window = replay(path, "--from", "0.2", "--to", "0.5")
+    assert window and all(0.2 - 1e-6 <= f["monotonic"] - ts[0] <= 0.5 + 1e-6 for f in window)
+
+
+def seg_header(path):
+    """(segment, recording id) of a file header, or None."""
+    try:
+        with open(path, "rb") as f:
+            h = f.read(FILE_HDR)
+    except FileNotFoundError:
+        return None
+    return struct.unpack_from("<IQ", h, 12) if len(h) == FILE_HDR else None
+
+
+@pytest.mark.parametrize("seed,ring", [(1, False), (2, False), (3, False), (4, True),
+                                       (5, True), (6, True)])
+def test_sigkill_keeps_every_complete_frame(workload, recorder, tmp_path, seed, ring):
+    wl = workload()
+    wl.do("map a 2048")
+    path = str(tmp_path / "rec")
+    rec = recorder(path, ["-p", str(wl.pid), "-i", "10"] +
+                   (["--max-size", "64K"] if ring else []))
+    wait_until(rec.frames, "the first frame")
+    rnd = random.Random(seed)
+    # The workload keeps changing so frames differ (and, with a ring, segments rotate); the
+    # kill lands at a random moment.
+    for i in range(rnd.randrange(1, 60)):
+        wl.do(f"touch a {rnd.randrange(0, 1900)} {rnd.randrange(1, 140)} 2 w")
+    if ring:
+        wait_until(lambda: (seg_header(path) or (0,))[0] >= 1 + seed % 3, "rotations")
+    time.sleep(rnd.random() * 0.05)
+    rec.proc.kill()
+    rec.proc.wait(timeout=GUARD_S)
+    spec = walk_frames(path)
+    old, new = seg_header(path + ".1"), seg_header(path)
+    if old and new and old[1] == new[1] and old[0] + 1 == new[0]:
+        spec = walk_frames(path + ".1") + spec
+    p = run("replay", path, "--json")
+    frames = [json.loads(line) for line in p.stdout.decode().splitlines()]
+    assert len(frames) == len(spec) >= 1, p.stderr.decode()
+    assert [round(f["monotonic"], 6) for f in frames] == [round(m / 1e9, 6) for _, m in spec]
+    assert wl.proc.poll() is None, "the watched process must keep running"
+
+
+def test_damaged_files_get_one_clear_line(tmp_path, workload, recorder):
+    wl = workload()
+    path = str(tmp_path / "rec")
+    rec = recorder(path, ["-p", str(wl.pid), "-i", "10", "--duration", "1"])
+    assert rec.proc.wait(timeout=GUARD_S) == 0
+    good = open(path, "rb").read()
+    n = len(walk_frames(path))
+    cases = {
+        "empty": (b"", "is empty"),
+        "not-a-recording": (b"hello world, not a recording at all.........", "not a mevitop"),
+        "short-header": (good[:20], "cut short"),
+        "version": (good[:8] + b"\x07\x00" + good[10:], "version"),
+    }
+    for name, (data, msg) in cases.items():
+        f = tmp_path / name
+        f.write_bytes(data)
+        p = run("replay", str(f), "--json", check=False)
+        err = p.stderr.decode()
+        assert p.returncode == 1 and msg in err and len(err.splitlines()) == 1, (name, err)
+    # Cut in the middle of a frame: a clean stop at the last whole frame, with a warning.
+    f = tmp_path / "truncated"
+    f.write_bytes(good[:len(good) - 5])
+    p = run("replay", str(f), "--json", check=False)
+    assert p.returncode == 0 and len(p.stdout.splitlines()) == n - 1, p.stderr.decode()
+    assert "ends at offset" in p.stderr.decode()
+    # A flipped payload byte in the middle: the frames before it print, then one line.
+    spec_off = FILE_HDR
+    for _ in range(n // 2):
+        clen = struct.unpack_from("<I", good, spec_off + 24)[0]
+        spec_off += FRAME_HDR + clen
+    bad = bytearray(good)
+    bad[spec_off + FRAME_HDR + 2] ^= 0x55
+    f.write_bytes(bytes(bad))
+    p = run("replay", str(f), "--json", check=False)
+    assert p.returncode == 0, p.stderr.decode()
+    assert len(p.stdout.splitlines()) == n // 2
+    assert "checksum" in p.stderr.decode() and len(p.stderr.decode().splitlines()) == 1
+
+
+def test_max_size_keeps_a_ring_of_recent_history(workload, recorder, tmp_path):
+    wl = workload()
+    wl.do("map a 4096")
+    path = str(tmp_path / "rec")
+    rec = recorder(path, ["-p", str(wl.pid), "-i", "10", "--max-size", "64K"])
+    wait_until(lambda: os.path.exists(path + ".1"), "the first rotation")
+    # Frames that differ, so the ring turns over more than once.
+    for i in range(40):
+        wl.do(f"touch a {i * 97 % 4000} 50 2 w")
+    wait_until(lambda: segment(path) >= 3, "the ring to turn over")
+    rc, err = rec.stop()
+    assert rc == 0, err
+    assert os.path.getsize(path) + os.path.getsize(path + ".1") <= 64 * 1024
+    assert not os.path.exists(path + ".new")
+    old, new = walk_frames(path + ".1"), walk_frames(path)
+    assert old[0][0] == 1 and new[0][0] == 1, "each segment starts with a keyframe"
+    frames = replay(path)
+    assert len(frames) == len(old) + len(new)
+    assert [round(f["monotonic"], 6) for f in frames] == \
+        [round(m / 1e9, 6) for _, m in old + new]
+
+
+def test_usage_errors(tmp_path):
+    for args, msg in [(["record"], "needs a file"),
+                      (["record", "-o", str(tmp_path / "x"), "--json"], "not JSON"),
+                      (["-o", str(tmp_path / "x")], "apply to mevitop record"),
+                      (["record", "-o", "x", "--max-size", "12Q"], "invalid --max-size"),
+                      (["replay"], "needs a recording"),
+                      (["replay", "f", "--json", "--at", "-1"], "invalid time"),
+                      (["replay", "f", "--json", "--at", "1", "--from", "0"], "do not mix"),
+                      (["record", "-o", "/nonexistent/dir/f", "-n", "1"], "failed to create")]:
+        p = run(*args, check=False)
+        assert p.returncode in (1, 2) and msg in p.stderr.decode(), (args, p.stderr)
+
+
+def test_report_svg_counts_every_resident_page(workload, recorder, tmp_path):
+    """report's picture, cell by cell, adds up to the resident pages replay reports for the
+    process at each frame (and so to pagemap, by the test above)."""
+    import xml.etree.ElementTree as ET
+    wl = workload()
+    path = str(tmp_path / "rec")
+    rec = recorder(path, ["-p", str(wl.pid), "-i", "50"])
+    wait_until(rec.frames, "the first frame")
+    for c in ["map a 2048", "touch a 0 1000 1 w", "advise a 0 500 dontneed",
+              "map b 300 shared", "touch b 0 300 3 w", "remap a 4096 move",
+              "touch a 3000 500 2 w"]:
+        t, _ = wl.do(c)
+    rel = t - replay(path, "--at", "0")[0]["monotonic"] + 1e-5
+    wait_until(lambda: replay(path, "--from", f"{rel:.6f}"), "a frame after the last phase")
+    assert rec.stop()[0] == 0
+    svg = str(tmp_path / "out.svg")
+    run("report", path, "-o", svg, "-p", str(wl.pid))
+    frames = replay(path)
+    root = ET.parse(svg).getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    groups = root.iter(ns + "g")
+    cols = [g for g in groups if g.get("class") == "frame"]
+    assert len(cols) == len(frames) <= 600
+    totals = [int(d.text) for d in root.iter(ns + "desc") if d.get("class") == "resident"]
+    for i, g in enumerate(cols):
+        entry = find_proc(frames[int(g.get("data-frame"))], wl.pid)
+        want = entry["pages"]["resident"] if entry else 0
+        got = sum(int(r.get("data-res")) for r in g.iter(ns + "rect"))
+        assert got == want, (i, got, want)
+        assert totals[i] == want
+    # The last frame shows the remapped region's stride-2 pages as half-resident cells.
+    assert any(r.get("fill") not in ("#ffffff",) for r in cols[-1].iter(ns + "rect"))
+    p = run("report", path, "-o", svg, "-p", "999999999", check=False)
+    assert p.returncode in (1, 2) and p.stderr

@@ -1,0 +1,671 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rec/rec_codec.h"
+#include "rec/rec_format.h"
+
+/* The u64 statistics, in the order the payload stores them (append only: a reader of an
+ * older file finds fewer and leaves the rest 0; a newer file's extra ones are skipped). */
+static uint64_t *stat_u64(struct engine_stats *s, size_t i)
+{
+	uint64_t *fixed[] = { &s->events, &s->lost, &s->reconciles, &s->drift_pages, &s->scans,
+			      &s->scanned_pages, &s->maps_reads, &s->overflows };
+	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
+
+	if (i < nfixed)
+		return fixed[i];
+	i -= nfixed;
+	if (i < EV_KIND_MAX)
+		return &s->lost_by_kind[i];
+	i -= EV_KIND_MAX;
+	if (i < EV_KIND_MAX)
+		return &s->events_by_kind[i];
+	i -= EV_KIND_MAX;
+	/* Added after the first version of the format: appended, so older files (fewer
+	 * values) read as zeroes and older readers skip them. */
+	uint64_t *later[] = { &s->retired, &s->layout_changes, &s->layout_unowned,
+			      &s->layout_hooked };
+	return i < sizeof(later) / sizeof(later[0]) ? later[i] : NULL;
+}
+
+#define N_STAT_U64 (8 + 2 * EV_KIND_MAX + 4)
+
+static double *stat_f64(struct engine_stats *s, size_t i)
+{
+	double *fixed[] = { &s->events_per_sec, &s->cpu_pct, &s->interval_s,
+			    &s->maps_reads_per_sec };
+
+	return i < sizeof(fixed) / sizeof(fixed[0]) ? fixed[i] : NULL;
+}
+
+#define N_STAT_F64 4
+
+/* --- encoder --- */
+
+struct prev_entry {
+	int pid;
+	struct rbuf counters, layout;
+	struct proc *model;		/* a copy of the process as last written, for patches */
+};
+
+struct rec_encoder {
+	struct prev_entry *prev;
+	size_t nprev;
+};
+
+struct rec_encoder *rec_encoder_new(void)
+{
+	return calloc(1, sizeof(struct rec_encoder));
+}
+
+static void free_entries(struct prev_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		rbuf_free(&e[i].counters);
+		rbuf_free(&e[i].layout);
+		proc_free(e[i].model);
+	}
+	free(e);
+}
+
+void rec_encoder_free(struct rec_encoder *enc)
+{
+	if (!enc)
+		return;
+	free_entries(enc->prev, enc->nprev);
+	free(enc);
+}
+
+static struct prev_entry *find_prev(const struct rec_encoder *enc, int pid)
+{
+	size_t lo = 0, hi = enc->nprev;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (enc->prev[mid].pid == pid)
+			return &enc->prev[mid];
+		if (enc->prev[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+struct run_ctx {
+	struct rbuf *b;
+	uint64_t at;
+	uint64_t n;
+};
+
+static int count_run(uint64_t s, uint64_t e, enum page_state st, void *arg)
+{
+	((struct run_ctx *)arg)->n++;
+	return 0;
+}
+
+static int put_run(uint64_t s, uint64_t e, enum page_state st, void *arg)
+{
+	struct run_ctx *c = arg;
+
+	rbuf_varint(c->b, s - c->at);
+	rbuf_varint(c->b, e - s);
+	rbuf_u8(c->b, st);
+	c->at = e;
+	c->n++;
+	return 0;
+}
+
+static void encode_counters(struct rbuf *b, const struct proc *p, size_t bytes)
+{
+	rbuf_u8(b, p->exited);
+	rbuf_varint(b, p->faults);
+	rbuf_f64(b, p->fault_rate);
+	rbuf_varint(b, bytes);
+}
+
+static void encode_attrs(struct rbuf *b, const struct mapping *m, uint64_t at)
+{
+	rbuf_varint(b, mapping_start(m) - at);
+	rbuf_varint(b, mapping_end(m) - mapping_start(m));
+	rbuf_varint(b, m->offset);
+	rbuf_varint(b, m->ino);
+	rbuf_varint(b, m->dev_major);
+	rbuf_varint(b, m->dev_minor);
+	rbuf_varint(b, m->perms);
+	rbuf_varint(b, m->flags);
+	rbuf_varint(b, m->kind);
+	rbuf_str(b, m->path);
+}
+
+static int encode_patch(struct rbuf *b, const struct proc *p, const struct proc *old)
+{
+	const struct mapping *m;
+	struct rbuf ch = { 0 };
+	struct run_ctx cc = { .b = &ch };
+	uint64_t at = 0;
+	int err = 0;
+
+	rbuf_str(b, p->comm);
+	rbuf_varint(b, p->uid);
+	rbuf_varint(b, p->brk_start);
+	rbuf_varint(b, model_count_maps(p));
+	for (m = model_first(p); m && !err; m = model_next(m)) {
+		encode_attrs(b, m, at);
+		at = mapping_end(m);
+		/* old's runs are clipped to old's mappings: pages it did not map were not
+		 * resident there, which is also what the decoder's copy starts from. */
+		err = model_diff(p, old, mapping_start(m), mapping_end(m), put_run, &cc);
+	}
+	rbuf_varint(b, cc.n);
+	rbuf_bytes(b, ch.p, ch.len);
+	if (ch.oom)
+		err = -ENOMEM;
+	rbuf_free(&ch);
+	return err;
+}
+
+static void encode_layout(struct rbuf *b, const struct proc *p)
+{
+	const struct mapping *m;
+	uint64_t at = 0;
+
+	rbuf_str(b, p->comm);
+	rbuf_varint(b, p->uid);
+	rbuf_varint(b, p->brk_start);
+	rbuf_varint(b, model_count_maps(p));
+	for (m = model_first(p); m; m = model_next(m)) {
+		uint64_t s = mapping_start(m), e = mapping_end(m);
+		struct run_ctx rc = { .b = b, .at = s };
+
+		encode_attrs(b, m, at);
+		model_runs(p, s, e, count_run, &rc);
+		rbuf_varint(b, rc.n);
+		model_runs(p, s, e, put_run, &rc);
+		at = e;
+	}
+}
+
+int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyframe,
+	       uint32_t flags, struct rbuf *out)
+{
+	struct engine_stats st = f->stats;
+	struct prev_entry *cur;
+	size_t i, ncur = 0, nready = 0;
+	int prev_pid = 0, err = 0;
+
+	cur = calloc(f->n ? f->n : 1, sizeof(*cur));
+	if (!cur)
+		return -ENOMEM;
+	rbuf_varint(out, flags);
+	rbuf_varint(out, N_STAT_U64);
+	for (i = 0; i < N_STAT_U64; i++)
+		rbuf_varint(out, *stat_u64(&st, i));
+	rbuf_varint(out, N_STAT_F64);
+	for (i = 0; i < N_STAT_F64; i++)
+		rbuf_f64(out, *stat_f64(&st, i));
+	rbuf_varint(out, st.interval_scale);
+	rbuf_str(out, f->mode);
+	rbuf_varint(out, f->interval_ms);
+	rbuf_varint(out, f->engine_bytes);
+	rbuf_varint(out, f->nprocs);
+	rbuf_str(out, f->extra_stats);
+	for (i = 0; i < f->n; i++)
+		nready += f->procs[i]->ready;
+	rbuf_varint(out, nready);
+	for (i = 0; i < f->n; i++) {
+		const struct proc *p = f->procs[i];
+		struct prev_entry *pe, *ce;
+		struct rbuf patch = { 0 };
+		uint8_t tag = 0;
+
+		if (!p->ready)
+			continue;
+		ce = &cur[ncur++];
+		ce->pid = p->pid;
+		encode_counters(&ce->counters, p, f->proc_bytes[i]);
+		encode_layout(&ce->layout, p);
+		pe = keyframe ? NULL : find_prev(enc, p->pid);
+		if (!pe || pe->counters.len != ce->counters.len ||
+		    memcmp(pe->counters.p, ce->counters.p, ce->counters.len))
+			tag |= REC_TAG_COUNTERS;
+		if (!pe || pe->layout.len != ce->layout.len ||
+		    memcmp(pe->layout.p, ce->layout.p, ce->layout.len)) {
+			tag |= REC_TAG_LAYOUT;
+			/* A patch against the last written copy, when that is smaller. */
+			if (pe && pe->model && !encode_patch(&patch, p, pe->model) && !patch.oom &&
+			    patch.len < ce->layout.len)
+				tag = (tag & ~REC_TAG_LAYOUT) | REC_TAG_PATCH;
+			ce->model = proc_clone(p, p->pid);
+			if (!ce->model)
+				err = -ENOMEM;
+		} else {
+			ce->model = pe->model;	/* unchanged: the copy carries over */
+			pe->model = NULL;
+		}
+		rbuf_varint(out, p->pid - prev_pid);
+		prev_pid = p->pid;
+		rbuf_u8(out, tag);
+		if (tag & REC_TAG_COUNTERS)
+			rbuf_bytes(out, ce->counters.p, ce->counters.len);
+		if (tag & REC_TAG_LAYOUT)
+			rbuf_bytes(out, ce->layout.p, ce->layout.len);
+		if (tag & REC_TAG_PATCH)
+			rbuf_bytes(out, patch.p, patch.len);
+		rbuf_free(&patch);
+		if (ce->counters.oom || ce->layout.oom)
+			err = -ENOMEM;
+	}
+	if (out->oom)
+		err = -ENOMEM;
+	free_entries(enc->prev, enc->nprev);
+	enc->prev = cur;
+	enc->nprev = ncur;
+	if (err) {
+		/* The next frame must not be a delta against a state the file does not hold. */
+		free_entries(enc->prev, enc->nprev);
+		enc->prev = NULL;
+		enc->nprev = 0;
+	}
+	return err;
+}
+
+/* --- decoder --- */
+
+struct dproc {
+	int pid;		/* kept when p moves on to the next frame */
+	struct proc *p;
+	size_t bytes;
+	uint64_t state_pages;	/* pages in runs, for REC_MAX_STATE_PAGES */
+};
+
+struct rec_decoder {
+	struct dproc *cur;
+	size_t ncur;
+	/* The json_frame handed out points into these. */
+	struct proc **procs;
+	size_t *bytes;
+	char *mode, *extra;
+};
+
+struct rec_decoder *rec_decoder_new(void)
+{
+	return calloc(1, sizeof(struct rec_decoder));
+}
+
+static void free_dprocs(struct dproc *d, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		proc_free(d[i].p);
+	free(d);
+}
+
+static void free_view(struct rec_decoder *dec)
+{
+	free(dec->procs);
+	free(dec->bytes);
+	free(dec->mode);
+	free(dec->extra);
+	dec->procs = NULL;
+	dec->bytes = NULL;
+	dec->mode = dec->extra = NULL;
+}
+
+void rec_decoder_reset(struct rec_decoder *dec)
+{
+	free_dprocs(dec->cur, dec->ncur);
+	dec->cur = NULL;
+	dec->ncur = 0;
+	free_view(dec);
+}
+
+void rec_decoder_free(struct rec_decoder *dec)
+{
+	if (!dec)
+		return;
+	rec_decoder_reset(dec);
+	free(dec);
+}
+
+static int bad(char *why, size_t whylen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int bad(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+	return -EBADMSG;
+}
+
+static struct dproc *find_dproc(struct dproc *d, size_t n, int pid)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (d[mid].pid == pid)
+			return &d[mid];
+		if (d[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+struct counters {
+	bool exited;
+	uint64_t faults;
+	double fault_rate;
+	size_t bytes;
+};
+
+static void decode_counters(struct rcur *c, struct counters *k)
+{
+	uint8_t exited = rcur_u8(c);
+
+	if (exited > 1)
+		c->bad = true;
+	k->exited = exited;
+	k->faults = rcur_varint(c);
+	k->fault_rate = rcur_f64(c);
+	k->bytes = rcur_varint(c);
+}
+
+/* The runs of one mapping [s, e) of a full layout. */
+static int decode_runs(struct rcur *c, struct proc *p, uint64_t s, uint64_t e,
+		       uint64_t *state_budget, uint64_t *state_pages, char *why, size_t whylen)
+{
+	uint64_t nruns = rcur_varint(c), r, rat = s;
+
+	if (c->bad || nruns > rcur_left(c) / 3)
+		return bad(why, whylen, "process %d: bad run count", p->pid);
+	for (r = 0; r < nruns; r++) {
+		uint64_t rgap = rcur_varint(c), rlen = rcur_varint(c);
+		uint8_t state = rcur_u8(c);
+		uint64_t rs = rat + rgap;
+
+		if (c->bad || rgap > e - rat || rlen == 0 || rlen > e - rs ||
+		    (state != PS_RESIDENT && state != PS_SWAPPED && state != PS_UNTRACKED))
+			return bad(why, whylen, "process %d: run %" PRIu64 " at page 0x%" PRIx64
+				   " out of range or order", p->pid, r, rs);
+		if (rlen > *state_budget)
+			return bad(why, whylen, "more than %llu pages in runs in one frame",
+				   (unsigned long long)REC_MAX_STATE_PAGES);
+		*state_budget -= rlen;
+		*state_pages += rlen;
+		model_set_state(p, rs, rs + rlen, state);
+		rat = rs + rlen;
+	}
+	return 0;
+}
+
+static const enum page_state tracked_states[] = { PS_RESIDENT, PS_SWAPPED, PS_UNTRACKED };
+
+/* A patch's changes: pages whose state differs from the previous frame, each change inside
+ * one mapping of the new layout. */
+static int decode_changes(struct rcur *c, struct proc *p, uint64_t *state_budget,
+			  char *why, size_t whylen)
+{
+	uint64_t n = rcur_varint(c), i, last = 0;
+
+	if (c->bad || n > rcur_left(c) / 3)
+		return bad(why, whylen, "process %d: bad change count", p->pid);
+	for (i = 0; i < n; i++) {
+		uint64_t gap = rcur_varint(c), len = rcur_varint(c), x = last + gap;
+		uint8_t state = rcur_u8(c);
+		const struct mapping *m;
+
+		if (c->bad || gap > REC_MAX_PAGE || x >= REC_MAX_PAGE || len == 0 ||
+		    state >= PS_COUNT || !(m = model_find(p, x)) || len > mapping_end(m) - x)
+			return bad(why, whylen, "process %d: change %" PRIu64 " out of range or "
+				   "order", p->pid, i);
+		if (state != PS_NOT_RESIDENT) {
+			if (len > *state_budget)
+				return bad(why, whylen, "more than %llu pages in runs in one frame",
+					   (unsigned long long)REC_MAX_STATE_PAGES);
+			*state_budget -= len;
+		}
+		model_set_state(p, x, x + len, state);
+		last = x + len;
+	}
+	return 0;
+}
+
+/*
+ * Builds a new process from a layout (old == NULL) or from a patch on old: the same
+ * mapping list, then runs per mapping, or old's states copied into the new mappings and the
+ * changes applied.  *state_budget is what runs may still add.
+ */
+static int decode_layout(struct rcur *c, struct dproc *d, int pid, const struct dproc *old,
+			 uint64_t *state_budget, char *why, size_t whylen)
+{
+	uint64_t nmaps, at = 0, i;
+	char *comm;
+	struct proc *p;
+	int err;
+
+	comm = rcur_str(c, sizeof(p->comm) - 1);
+	if (!comm)
+		return bad(why, whylen, "process %d: bad command name", pid);
+	p = proc_new(pid);
+	if (!p) {
+		free(comm);
+		return -ENOMEM;
+	}
+	strcpy(p->comm, comm);
+	free(comm);
+	p->ready = true;
+	p->uid = rcur_varint(c);
+	p->brk_start = rcur_varint(c);
+	d->p = p;
+	d->state_pages = 0;
+	nmaps = rcur_varint(c);
+	/* Each mapping takes at least 11 bytes: a count beyond that is a lie. */
+	if (c->bad || nmaps > rcur_left(c) / 11)
+		return bad(why, whylen, "process %d: bad mapping count", pid);
+	for (i = 0; i < nmaps; i++) {
+		struct mapping_attrs a = { 0 };
+		uint64_t gap = rcur_varint(c), len = rcur_varint(c), s, e;
+		char *path;
+
+		a.offset = rcur_varint(c);
+		a.ino = rcur_varint(c);
+		a.dev_major = rcur_varint(c);
+		a.dev_minor = rcur_varint(c);
+		a.perms = rcur_varint(c);
+		a.flags = rcur_varint(c);
+		a.kind = rcur_varint(c);
+		path = rcur_str(c, REC_MAX_STR);
+		if (c->bad)
+			return bad(why, whylen, "process %d: mapping %" PRIu64 " is cut short", pid, i);
+		a.path = path;
+		s = at + gap;
+		e = s + len;
+		/* In address order, without overlap (s >= at by construction), in range. */
+		if (gap > REC_MAX_PAGE || len == 0 || len > REC_MAX_PAGE || e > REC_MAX_PAGE ||
+		    a.kind >= MK_COUNT) {
+			free(path);
+			return bad(why, whylen, "process %d: mapping %" PRIu64 " out of range or order",
+				   pid, i);
+		}
+		err = model_map_keep(p, s, e, &a);
+		free(path);
+		if (err)
+			return err;
+		if (old) {
+			for (size_t k = 0; k < 3; k++) {
+				enum page_state st = tracked_states[k];
+
+				pageset_copy_range(p->set[st], old->p->set[st], s, e);
+			}
+		} else {
+			err = decode_runs(c, p, s, e, state_budget, &d->state_pages, why, whylen);
+			if (err)
+				return err;
+		}
+		at = e;
+	}
+	if (old) {
+		uint64_t counts[PS_COUNT];
+
+		/* What was copied is at most what old held, which was within its budget. */
+		if (old->state_pages > *state_budget)
+			return bad(why, whylen, "more than %llu pages in runs in one frame",
+				   (unsigned long long)REC_MAX_STATE_PAGES);
+		*state_budget -= old->state_pages;
+		err = decode_changes(c, p, state_budget, why, whylen);
+		if (err)
+			return err;
+		model_totals(p, counts);
+		d->state_pages = counts[PS_RESIDENT] + counts[PS_SWAPPED] + counts[PS_UNTRACKED];
+	}
+	return 0;
+}
+
+static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct json_frame *f,
+		  uint32_t *flags, char *why, size_t whylen)
+{
+	uint64_t n, i, nstat, budget = REC_MAX_STATE_PAGES;
+	struct dproc *cur;
+	size_t ncur = 0;
+	int pid = 0, err = 0;
+
+	memset(f, 0, sizeof(*f));
+	*flags = rcur_varint(c);
+	nstat = rcur_varint(c);
+	if (c->bad || nstat > rcur_left(c))
+		return bad(why, whylen, "bad statistics count");
+	for (i = 0; i < nstat; i++) {
+		uint64_t v = rcur_varint(c), *slot = stat_u64(&f->stats, i);
+
+		if (slot)
+			*slot = v;
+	}
+	nstat = rcur_varint(c);
+	if (c->bad || nstat > rcur_left(c) / 8)
+		return bad(why, whylen, "bad statistics count");
+	for (i = 0; i < nstat; i++) {
+		double v = rcur_f64(c), *slot = stat_f64(&f->stats, i);
+
+		if (slot)
+			*slot = v;
+	}
+	f->stats.interval_scale = rcur_varint(c);
+	dec->mode = rcur_str(c, 64);
+	f->interval_ms = rcur_varint(c);
+	f->engine_bytes = rcur_varint(c);
+	f->nprocs = rcur_varint(c);
+	dec->extra = rcur_str(c, REC_MAX_EXTRA);
+	n = rcur_varint(c);
+	/* Each process entry takes at least 2 bytes. */
+	if (c->bad || n > rcur_left(c) / 2)
+		return bad(why, whylen, "bad frame header fields");
+	f->mode = dec->mode;
+	f->extra_stats = dec->extra;
+	cur = calloc(n ? n : 1, sizeof(*cur));
+	if (!cur)
+		return -ENOMEM;
+	for (i = 0; i < n && !err; i++) {
+		uint64_t delta = rcur_varint(c);
+		uint8_t tag = rcur_u8(c);
+		struct dproc *old, *d = &cur[ncur];
+		struct counters k;
+
+		if (c->bad || delta == 0 || delta > REC_MAX_PID - (uint64_t)pid || tag > 7 ||
+		    ((tag & REC_TAG_LAYOUT) && (tag & REC_TAG_PATCH))) {
+			err = bad(why, whylen, "process entry %" PRIu64 ": bad pid or tag", i);
+			break;
+		}
+		pid += delta;
+		old = find_dproc(dec->cur, dec->ncur, pid);
+		if ((keyframe || !old || !old->p) && tag != (REC_TAG_COUNTERS | REC_TAG_LAYOUT)) {
+			err = bad(why, whylen, "process %d: a delta with no earlier state", pid);
+			break;
+		}
+		/* Counters come first; without them the process keeps the previous ones. */
+		if (tag & REC_TAG_COUNTERS) {
+			decode_counters(c, &k);
+		} else {
+			k.exited = old->p->exited;
+			k.faults = old->p->faults;
+			k.fault_rate = old->p->fault_rate;
+			k.bytes = old->bytes;
+		}
+		if (c->bad) {
+			err = bad(why, whylen, "process %d: cut short", pid);
+			break;
+		}
+		d->pid = pid;
+		if (tag & (REC_TAG_LAYOUT | REC_TAG_PATCH)) {
+			err = decode_layout(c, d, pid, tag & REC_TAG_PATCH ? old : NULL, &budget,
+					    why, whylen);
+			ncur += d->p != NULL;
+			if (err)
+				break;
+		} else {
+			if (old->state_pages > budget) {
+				err = bad(why, whylen, "more than %llu pages in runs in one frame",
+					  (unsigned long long)REC_MAX_STATE_PAGES);
+				break;
+			}
+			budget -= old->state_pages;
+			*d = *old;
+			old->p = NULL;	/* moved */
+			ncur++;
+		}
+		d->p->exited = k.exited;
+		d->p->faults = k.faults;
+		d->p->fault_rate = k.fault_rate;
+		d->bytes = k.bytes;
+		if (c->bad)
+			err = bad(why, whylen, "process %d: cut short", pid);
+	}
+	if (!err && rcur_left(c))
+		err = bad(why, whylen, "%zu bytes after the last process", rcur_left(c));
+	free_dprocs(dec->cur, dec->ncur);
+	dec->cur = cur;
+	dec->ncur = ncur;
+	if (err)
+		return err;
+	dec->procs = calloc(ncur ? ncur : 1, sizeof(*dec->procs));
+	dec->bytes = calloc(ncur ? ncur : 1, sizeof(*dec->bytes));
+	if (!dec->procs || !dec->bytes)
+		return -ENOMEM;
+	for (i = 0; i < ncur; i++) {
+		dec->procs[i] = cur[i].p;
+		dec->bytes[i] = cur[i].bytes;
+	}
+	f->procs = dec->procs;
+	f->proc_bytes = dec->bytes;
+	f->n = ncur;
+	return 0;
+}
+
+int rec_decode(struct rec_decoder *dec, const uint8_t *p, size_t len, bool keyframe,
+	       struct json_frame *f, uint32_t *flags, char *why, size_t whylen)
+{
+	struct rcur c = { .p = p, .end = p + len };
+	int err;
+
+	free_view(dec);
+	if (keyframe)
+		rec_decoder_reset(dec);
+	err = decode(dec, &c, keyframe, f, flags, why, whylen);
+	if (err) {
+		if (err == -ENOMEM)
+			snprintf(why, whylen, "out of memory");
+		rec_decoder_reset(dec);
+		memset(f, 0, sizeof(*f));
+	}
+	return err;
+}

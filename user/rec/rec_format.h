@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The recording file format, version 1 (the specification is doc/recording-format.md; every
+ * constant here is named there).  Integers in fixed fields are little-endian.
+ */
+#ifndef MEVITOP_REC_FORMAT_H
+#define MEVITOP_REC_FORMAT_H
+
+#include <stdint.h>
+
+#define REC_MAGIC		"MEVIREC\n"	/* 8 bytes at offset 0 */
+#define REC_VERSION		1
+#define REC_FILE_HDR_LEN	40
+#define REC_FRAME_MAGIC		0x5246564dU	/* "MVFR" read as a little-endian u32 */
+#define REC_FRAME_HDR_LEN	40
+
+enum rec_frame_type {
+	REC_KEYFRAME = 1,	/* every process in full */
+	REC_DELTA = 2,		/* only what changed since the previous frame */
+};
+
+/* Frame entry tag bits (per process). */
+#define REC_TAG_COUNTERS	(1u << 0)
+#define REC_TAG_LAYOUT		(1u << 1)
+#define REC_TAG_PATCH		(1u << 2)	/* layout without runs + changed pages */
+
+/* Frame payload flags. */
+#define REC_FLAG_MAPS		(1u << 0)	/* live JSON would have printed mappings */
+
+/* Limits a reader enforces, so a hostile file cannot make it allocate without bound. */
+#define REC_MAX_RAW		(256u << 20)	/* decompressed payload of one frame */
+#define REC_MAX_STR		4096		/* a path */
+#define REC_MAX_EXTRA		65536		/* the extra stats (json.c keeps them < 8 KiB) */
+#define REC_MAX_PAGE		(1ULL << 52)	/* page numbers: 64-bit addresses >> 12 */
+#define REC_MAX_STATE_PAGES	(1ULL << 36)	/* pages in runs, over one frame's processes */
+#define REC_MAX_PID		0x7fffffff
+
+/* The writer starts a keyframe every this many frames (a reader never assumes it). */
+#define REC_KEYFRAME_EVERY	30
+
+#endif
