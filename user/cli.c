@@ -25,6 +25,9 @@ enum {
 	OPT_CHUNK_MAP,
 	OPT_ATTACH_TIMEOUT,
 	OPT_RSS_HOOK,
+	OPT_STACKS,
+	OPT_STACK_INTERVAL,
+	OPT_FOLDED,
 };
 
 static const struct option longopts[] = {
@@ -44,6 +47,9 @@ static const struct option longopts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "max-cpu", required_argument, NULL, OPT_MAX_CPU },
 	{ "rss-hook", no_argument, NULL, OPT_RSS_HOOK },
+	{ "stacks", no_argument, NULL, OPT_STACKS },
+	{ "stack-interval", required_argument, NULL, OPT_STACK_INTERVAL },
+	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -114,6 +120,16 @@ void cli_usage(FILE *out)
 "      --rss-hook           learn rss changes from kmem:rss_stat (counters kept in a\n"
 "                           BPF map) instead of polling /proc/PID/stat; runs a BPF\n"
 "                           program at every fault (~3.5%% of a fault measured here)\n"
+"      --stacks             trace and chunk modes: who first touched each 2 MiB chunk:\n"
+"                           the user stack of its first fault (frame-pointer chain,\n"
+"                           or the faulting instruction only), named with libdwfl;\n"
+"                           JSON \"first_touch\" per mapping, and the heatmap's cursor\n"
+"                           line\n"
+"      --stack-interval MS  --stacks: at most one stack per chunk this often (default\n"
+"                           1000)\n"
+"      --folded             with --stacks (implied): at exit, print folded stacks\n"
+"                           weighted by resident pages (flamegraph.pl, inferno,\n"
+"                           speedscope) instead of JSON\n"
 "      --probe              print kernel features and the hooks mevitop would use, exit\n"
 "  -v, --verbose            more messages on stderr (-vv: libbpf debug)\n"
 "  -h, --help               this help\n"
@@ -301,6 +317,18 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		case OPT_RSS_HOOK:
 			c->rss_hook = true;
 			break;
+		case OPT_STACKS:
+			c->stacks = true;
+			break;
+		case OPT_FOLDED:
+			c->stacks = c->folded = true;
+			break;
+		case OPT_STACK_INTERVAL:
+			if (!parse_u64(optarg, &v, 1, 3600000))
+				return usage_error("invalid --stack-interval '%s': expected milliseconds "
+						   "between 1 and 3600000", optarg);
+			c->stack_interval_ms = v;
+			break;
 		case OPT_CHUNK_MAP:
 			if (!parse_u64(optarg, &v, 1, 1 << 24))
 				return usage_error("invalid chunk map size '%s'", optarg);
@@ -334,6 +362,9 @@ int cli_parse(int argc, char **argv, struct cli *c)
 				   "exact mode");
 	if (c->npids && filter_active(&c->filter))
 		return usage_error("-p and the filters (-u, --comm, --cgroup) do not mix");
+	if (c->stacks && (c->exact || (c->mode != MODE_TRACE && c->mode != MODE_CHUNK)))
+		return usage_error("--stacks needs --mode trace or --mode chunk (the fault hook "
+				   "takes the stacks; sample and exact mode have none)");
 	return 0;
 }
 

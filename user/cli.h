@@ -42,6 +42,9 @@ struct cli {
 	struct filter filter;		/* -u, --comm, --cgroup */
 	uint32_t max_cpu;		/* --max-cpu PCT, 0: off */
 	bool rss_hook;			/* --rss-hook */
+	bool stacks;			/* --stacks (implied by --folded) */
+	uint64_t stack_interval_ms;	/* --stack-interval, 0: the default */
+	bool folded;			/* --folded: folded stacks at exit instead of JSON */
 	int verbose;
 };
 

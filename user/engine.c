@@ -15,6 +15,7 @@
 #include "log.h"
 #include "pagemap.h"
 #include "procfs.h"
+#include "stacks/stacks.h"
 #include "syscalls.h"
 #include "tracer.h"
 
@@ -144,12 +145,18 @@ struct engine {
 	uint32_t scale;			/* --max-cpu interval multiplier */
 	struct proc **exits;		/* exited since engine_take_exits */
 	size_t nexits, capexits;
+	struct stacks *stacks;		/* --stacks, or NULL */
 };
 
 #define HOOK(e, name, ...) do {						\
 	if ((e)->hooks.name)							\
 		(e)->hooks.name((e)->hooks.ctx, ##__VA_ARGS__);			\
 } while (0)
+
+struct stacks *engine_stacks(struct engine *e)
+{
+	return e->stacks;
+}
 
 uint64_t engine_now_ns(void)
 {
@@ -297,6 +304,7 @@ static void table_del(struct engine *e, struct proc *p)
 			e->exits[i] = e->exits[--e->nexits];
 	e->nprocs--;
 	e->sorted_dirty = true;
+	stacks_forget(e->stacks, p->pid);
 	pstate_free(ps(p));
 	proc_free(p);
 }
@@ -838,6 +846,8 @@ static void apply_exec(struct engine *e, const struct ev_proc *ev)
 {
 	struct proc *p;
 
+	stacks_forget(e->stacks, ev->tgid);	/* its code and chunks are gone */
+
 	if (filter_active(e->o.filter)) {
 		/* A new image may pass the filter (--comm) or stop passing it. */
 		bool match = filter_match(e->o.filter, ev->tgid, ev->comm);
@@ -935,6 +945,11 @@ static int on_event(void *ctx, const void *data, size_t size)
 	case EV_EXIT:
 		if (size >= sizeof(struct ev_proc))
 			apply_exit(e, data);
+		break;
+	case EV_STACK:
+		if (e->stacks && size >= sizeof(struct ev_stack))
+			stacks_on_event(e->stacks, engine_find(e, ((const struct ev_stack *)data)->tgid),
+					data);
 		break;
 	}
 	return 0;
@@ -1366,6 +1381,11 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 		e->o.reconcile_budget_pages = 4 << 20;	/* ~20 ms of PAGEMAP_SCAN per tick */
 	if (!e->o.tombstone_ms)
 		e->o.tombstone_ms = 2000;
+	if (o->stacks && stacks_new(o->stack_interval_ms, &e->stacks)) {
+		engine_free(e);
+		snprintf(why, whylen, "failed to allocate the stack table: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
 	*out = e;
 	return 0;
 }
@@ -1381,6 +1401,8 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		.wakeup_bytes = e->o.ringbuf_bytes ? e->o.ringbuf_bytes / 4 : 2 << 20,
 		.self = getpid(),
 		.follow_children = e->o.follow_children,
+		.stacks = e->stacks != NULL,
+		.stack_interval_ns = e->o.stack_interval_ms * 1000000ULL,
 	};
 	pid_t *pids = NULL;
 	size_t n = 0, i;
@@ -1821,6 +1843,7 @@ void engine_free(struct engine *e)
 	free(e->aliases);
 	free(e->runs);
 	free(e->exits);
+	stacks_free(e->stacks);
 	pthread_mutex_destroy(&e->lock);
 	free(e);
 }

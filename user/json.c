@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "json.h"
+#include "stacks/stacks.h"
 
 /* A growing buffer, so a snapshot reaches stdout in one write. */
 struct buf {
@@ -88,8 +89,58 @@ static int put_run(uint64_t start, uint64_t end, enum page_state s, void *arg)
 	return 0;
 }
 
+/* --stacks: the stacks that first touched this mapping's chunks, by resident pages. */
+#define FIRST_TOUCH_MAX 16
 
-static void put_mapping(struct buf *b, const struct proc *p, const struct mapping *m)
+static void put_frame(struct buf *b, const struct sym_frame *f)
+{
+	put(b, "{\"ip\": \"0x%" PRIx64 "\", \"name\": ", f->addr);
+	put_str(b, f->name);
+	if (f->func) {
+		put(b, ", \"function\": ");
+		put_str(b, f->func);
+	}
+	if (f->module) {
+		put(b, ", \"module\": ");
+		put_str(b, f->module);
+	}
+	if (f->file) {
+		put(b, ", \"file\": ");
+		put_str(b, f->file);
+		put(b, ", \"line\": %d", f->line);
+	}
+	put(b, "}");
+}
+
+static void put_first_touch(struct buf *b, struct stacks *st, const struct proc *p,
+			    const struct mapping *m)
+{
+	struct stack_share *v;
+	size_t n, i;
+	uint16_t k;
+
+	if (stacks_shares(st, p, mapping_start(m), mapping_end(m), &v, &n)) {
+		b->oom = true;
+		return;
+	}
+	put(b, ", \"first_touch\": [");
+	for (i = 0; i < n && i < FIRST_TOUCH_MAX; i++) {
+		put(b, "%s{\"pages\": %" PRIu64 ", \"tid\": %u, \"monotonic\": %.6f, "
+		    "\"unwind\": \"%s\", \"frames\": [", i ? ", " : "", v[i].pages, v[i].tid,
+		    v[i].ts / 1e9, v[i].stack->unwind == UNWIND_FP ? "fp" : "ip");
+		for (k = 0; k < v[i].stack->nframes; k++) {
+			if (k)
+				put(b, ", ");
+			put_frame(b, &v[i].stack->frames[k]);
+		}
+		put(b, "]}");
+	}
+	put(b, "]");
+	free(v);
+}
+
+static void put_mapping(struct buf *b, const struct proc *p, const struct mapping *m,
+			struct stacks *st)
 {
 	uint64_t s = mapping_start(m), t = mapping_end(m), c[PS_COUNT];
 	struct runs_ctx rc = { .b = b, .first = true };
@@ -108,7 +159,10 @@ static void put_mapping(struct buf *b, const struct proc *p, const struct mappin
 	put_pages(b, c, t - s);
 	put(b, ", \"runs\": [");
 	model_runs(p, s, t, put_run, &rc);
-	put(b, "]}");
+	put(b, "]");
+	if (st)
+		put_first_touch(b, st, p, m);
+	put(b, "}");
 }
 
 int json_snapshot(FILE *out, struct engine *e, const struct json_opts *o, uint64_t mono_ns,
@@ -137,6 +191,15 @@ int json_snapshot(FILE *out, struct engine *e, const struct json_opts *o, uint64
 	    ", \"fork\": %" PRIu64 ", \"exec\": %" PRIu64 ", \"exit\": %" PRIu64 "}",
 	    st->lost_by_kind[EV_FAULT], st->lost_by_kind[EV_SYSCALL], st->lost_by_kind[EV_FORK],
 	    st->lost_by_kind[EV_EXEC], st->lost_by_kind[EV_EXIT]);
+	if (engine_stacks(e)) {
+		const struct stacks_stats *ss = stacks_stats(engine_stacks(e));
+
+		put(&b, ", \"stacks\": {\"samples\": %" PRIu64 ", \"unique\": %" PRIu64
+		    ", \"ip_only\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"lost\": %" PRIu64
+		    ", \"interval_ms\": %" PRIu64 ", \"attribution\": \"first stack per 2 MiB "
+		    "chunk\"}", ss->samples, ss->unique, ss->ip_only, ss->dropped,
+		    st->lost_by_kind[EV_STACK], ss->interval_ms);
+	}
 	if (engine_hooks(e)->json_stats) {
 		char extra[8192];
 		size_t len = engine_hooks(e)->json_stats(engine_hooks(e)->ctx, extra, sizeof(extra));
@@ -166,7 +229,7 @@ int json_snapshot(FILE *out, struct engine *e, const struct json_opts *o, uint64
 			for (m = model_first(p); m; m = model_next(m)) {
 				if (!first)
 					put(&b, ", ");
-				put_mapping(&b, p, m);
+				put_mapping(&b, p, m, engine_stacks(e));
 				first = false;
 			}
 			put(&b, "]");

@@ -20,6 +20,7 @@
 #include "json.h"
 #include "log.h"
 #include "procfs.h"
+#include "stacks/stacks.h"
 #include "ui.h"
 
 static volatile sig_atomic_t stop_signal;
@@ -114,6 +115,26 @@ static void report_exit(void *ctx, const struct proc *p)
 		log_err("process %d (%s) exited", p->pid, p->comm);
 }
 
+/* A JSON line, or with --folded nothing until the end (see run_json). */
+static int snapshot(struct engine *e, const struct cli *c, const struct json_opts *jo,
+		    uint64_t mono)
+{
+	return c->folded ? 0 : json_snapshot(stdout, e, jo, mono, wall_now());
+}
+
+static int write_folded(struct engine *e)
+{
+	struct proc **procs;
+	size_t n;
+	int err;
+
+	engine_lock(e);
+	procs = engine_procs(e, &n);
+	err = stacks_write_folded(engine_stacks(e), procs, n, stdout);
+	engine_unlock(e);
+	return err == -EPIPE ? 0 : err ? 1 : 0;
+}
+
 static int run_json(struct engine *e, struct cli *c)
 {
 	struct json_opts jo = { .maps = c->maps || c->npids, .interval_ms = c->interval_ms };
@@ -122,7 +143,7 @@ static int run_json(struct engine *e, struct cli *c)
 
 	engine_lock(e);
 	mono = engine_now_ns();
-	err = json_snapshot(stdout, e, &jo, mono, wall_now());
+	err = snapshot(e, c, &jo, mono);
 	engine_unlock(e);
 	if (err)
 		return err == -EPIPE ? 0 : 1;
@@ -144,7 +165,7 @@ static int run_json(struct engine *e, struct cli *c)
 		engine_tick(e);
 		engine_lock(e);
 		engine_take_exits(e, report_exit, c);
-		err = json_snapshot(stdout, e, &jo, mono, wall_now());
+		err = snapshot(e, c, &jo, mono);
 		engine_unlock(e);
 		if (err)
 			return err == -EPIPE ? 0 : 1;
@@ -158,7 +179,7 @@ static int run_json(struct engine *e, struct cli *c)
 			break;
 		}
 	}
-	return 0;
+	return c->folded ? write_folded(e) : 0;
 }
 
 int main(int argc, char **argv)
@@ -219,7 +240,7 @@ int main(int argc, char **argv)
 		}
 		goto out;
 	}
-	if (!c.json && ui_check_terminal()) {
+	if (!c.json && !c.folded && ui_check_terminal()) {
 		rc = 1;
 		goto out;
 	}
@@ -240,6 +261,8 @@ int main(int argc, char **argv)
 	eo.filter = filter_active(&c.filter) ? &c.filter : NULL;
 	eo.max_cpu_pct = c.max_cpu;
 	eo.rss_hook = c.rss_hook;
+	eo.stacks = c.stacks;
+	eo.stack_interval_ms = c.stack_interval_ms ? c.stack_interval_ms : 1000;
 	install_signals();
 	err = engine_new(&eo, &f, &e, why, sizeof(why));
 	if (!err)
@@ -249,7 +272,7 @@ int main(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	rc = c.json ? run_json(e, &c) : ui_run(e, &c);
+	rc = c.json || c.folded ? run_json(e, &c) : ui_run(e, &c);
 out:
 	engine_free(e);
 	cli_free(&c);

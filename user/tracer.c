@@ -170,6 +170,10 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 	t->skel->rodata->cfg_wakeup_bytes = o->wakeup_bytes;
 	t->skel->rodata->cfg_follow_children = o->follow_children;
 	t->skel->rodata->cfg_all_proc_events = o->all_proc_events;
+	t->skel->rodata->cfg_stacks = o->stacks;
+	t->skel->rodata->cfg_stack_interval_ns = o->stack_interval_ns;
+	if (!o->stacks)		/* its LRU map is preallocated: keep it small when unused */
+		bpf_map__set_max_entries(t->skel->maps.stack_chunks, 1);
 	if (o->chunk_map_entries)
 		bpf_map__set_max_entries(t->skel->maps.chunks, o->chunk_map_entries);
 	t->targets_words = (pid_max() + 63) / 64;
