@@ -196,9 +196,9 @@ int json_snapshot(FILE *out, struct engine *e, const struct json_opts *o, uint64
 
 		put(&b, ", \"stacks\": {\"samples\": %" PRIu64 ", \"unique\": %" PRIu64
 		    ", \"ip_only\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"lost\": %" PRIu64
-		    ", \"interval_ms\": %" PRIu64 ", \"attribution\": \"first stack per 2 MiB "
-		    "chunk\"}", ss->samples, ss->unique, ss->ip_only, ss->dropped,
-		    st->lost_by_kind[EV_STACK], ss->interval_ms);
+		    ", \"interval_ms\": %" PRIu64 ", \"attribution\": \"the first stack sampled in "
+		    "each mapping's part of a 2 MiB chunk\"}", ss->samples, ss->unique,
+		    ss->ip_only, ss->dropped, st->lost_by_kind[EV_STACK], ss->interval_ms);
 	}
 	if (engine_hooks(e)->json_stats) {
 		char extra[8192];

@@ -147,7 +147,7 @@ static bool return_address_ok(const struct proc *p, uint64_t ra, uint64_t callee
 {
 	uint64_t target;
 
-	if (!in_exec_mapping(p, ra) || !unwind_call_precedes(p->pid, ra, &target))
+	if (!in_exec_mapping(p, ra) || !unwind_call_precedes(p, ra, &target))
 		return false;
 	return !target || !callee || target == callee;
 }
@@ -173,14 +173,14 @@ static int name_frames(struct stacks *s, const struct proc *p, const struct ev_s
 		st->nframes = 1;
 		return st->frames[0].name ? 0 : -ENOMEM;
 	}
-	err = symbolizer_name(s->sym, p->pid, ev->frames[0], false, anon_exec(p, ev->frames[0]),
+	err = symbolizer_name(s->sym, p, ev->frames[0], false, anon_exec(p, ev->frames[0]),
 			      &st->frames[0]);
 	st->nframes = 1;
 	while (!err && st->nframes < MEVITOP_STACK_DEPTH) {
 		const struct sym_frame *cur = &st->frames[st->nframes - 1];
 		uint64_t a;
 
-		if (unwind_frame_set_up(p->pid, cur->func_start, cur->addr)) {
+		if (unwind_frame_set_up(p, cur->func_start, cur->addr)) {
 			if (next >= nk)
 				break;
 			a = ev->frames[next++];
@@ -191,7 +191,7 @@ static int name_frames(struct stacks *s, const struct proc *p, const struct ev_s
 		}
 		if (!return_address_ok(p, a, cur->func_start))
 			break;
-		err = symbolizer_name(s->sym, p->pid, a, true, anon_exec(p, a),
+		err = symbolizer_name(s->sym, p, a, true, anon_exec(p, a),
 				      &st->frames[st->nframes]);
 		if (!err)
 			st->nframes++;
@@ -235,15 +235,15 @@ static int intern(struct stacks *s, const struct proc *p, const struct ev_stack 
 	return s->ntab++;
 }
 
-/* Index of the first touch with chunk >= c. */
-static size_t lower_bound(const struct stacks_proc *sp, uint64_t c)
+/* Index of the first touch with from >= page. */
+static size_t lower_bound(const struct stacks_proc *sp, uint64_t page)
 {
 	size_t lo = 0, hi = sp->n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (sp->t[mid].chunk < c)
+		if (sp->t[mid].from < page)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -251,19 +251,34 @@ static size_t lower_bound(const struct stacks_proc *sp, uint64_t c)
 	return lo;
 }
 
+/* The touch whose range holds page: ranges lie inside one chunk, so it starts in page's. */
+static struct stack_touch *touch_holding(struct stacks_proc *sp, uint64_t page)
+{
+	size_t i;
+
+	for (i = lower_bound(sp, page & ~(CHUNK_PAGES - 1)); i < sp->n && sp->t[i].from <= page;
+	     i++)
+		if (page < sp->t[i].to)
+			return &sp->t[i];
+	return NULL;
+}
+
 void stacks_on_event(struct stacks *s, const struct proc *p, const struct ev_stack *ev)
 {
-	uint64_t chunk = ev->addr >> MEVITOP_CHUNK_SHIFT;
-	struct stack_touch t = { .chunk = chunk, .tid = ev->tid, .ts = ev->ts, .addr = ev->addr };
+	uint64_t page = ev->addr >> PAGE_SHIFT_4K, chunk = page & ~(CHUNK_PAGES - 1);
+	struct stack_touch t = { .tid = ev->tid, .ts = ev->ts, .addr = ev->addr }, *old;
+	const struct mapping *m = p ? model_find(p, page) : NULL;
 	struct stacks_proc *sp;
 	size_t at;
 	int idx;
 
 	s->st.samples++;
-	if (!p || p->exited) {
+	if (!m || p->exited) {
 		s->st.dropped++;
 		return;
 	}
+	t.from = mapping_start(m) > chunk ? mapping_start(m) : chunk;
+	t.to = mapping_end(m) < chunk + CHUNK_PAGES ? mapping_end(m) : chunk + CHUNK_PAGES;
 	idx = intern(s, p, ev);
 	sp = idx < 0 ? NULL : find_proc(s, p->pid, true);
 	if (!sp) {
@@ -273,19 +288,25 @@ void stacks_on_event(struct stacks *s, const struct proc *p, const struct ev_sta
 	t.stack = idx;
 	if (s->tab[idx]->unwind == UNWIND_IP)
 		s->st.ip_only++;
-	at = lower_bound(sp, chunk);
-	if (at < sp->n && sp->t[at].chunk == chunk) {
-		/* The chunk's first toucher stays, unless nothing of the chunk is resident any
-		 * more (freed and touched again).  This record precedes its own fault in the
-		 * ring, so the model does not count that page yet. */
-		if (!model_count(p, PS_RESIDENT, chunk * CHUNK_PAGES, (chunk + 1) * CHUNK_PAGES))
-			sp->t[at] = t;
-		return;
+	old = touch_holding(sp, page);
+	if (old) {
+		/* The range's first toucher stays, unless nothing of it is resident any more
+		 * (freed and touched again).  This record precedes its own fault in the ring,
+		 * so the model does not count that page yet. */
+		if (!model_count(p, PS_RESIDENT, old->from, old->to)) {
+			size_t i = old - sp->t;
+
+			memmove(old, old + 1, (sp->n - i - 1) * sizeof(*old));
+			sp->n--;
+		} else {
+			return;
+		}
 	}
 	if (array_reserve(sp->t, sp->n, sp->cap, 64)) {
 		s->st.dropped++;
 		return;
 	}
+	at = lower_bound(sp, t.from);
 	memmove(&sp->t[at + 1], &sp->t[at], (sp->n - at) * sizeof(*sp->t));
 	sp->t[at] = t;
 	sp->n++;
@@ -294,13 +315,8 @@ void stacks_on_event(struct stacks *s, const struct proc *p, const struct ev_sta
 const struct stack_touch *stacks_touch_at(struct stacks *s, pid_t pid, uint64_t page)
 {
 	struct stacks_proc *sp = find_proc(s, pid, false);
-	uint64_t chunk = page / CHUNK_PAGES;
-	size_t at;
 
-	if (!sp)
-		return NULL;
-	at = lower_bound(sp, chunk);
-	return at < sp->n && sp->t[at].chunk == chunk ? &sp->t[at] : NULL;
+	return sp ? touch_holding(sp, page) : NULL;
 }
 
 static int by_pages_desc(const void *a, const void *b)
@@ -323,12 +339,14 @@ int stacks_shares(struct stacks *s, const struct proc *p, uint64_t start, uint64
 	*n = 0;
 	if (!sp || start >= end)
 		return 0;
-	for (i = lower_bound(sp, start / CHUNK_PAGES); i < sp->n; i++) {
+	for (i = lower_bound(sp, start & ~(CHUNK_PAGES - 1)); i < sp->n; i++) {
 		const struct stack_touch *t = &sp->t[i];
-		uint64_t from = t->chunk * CHUNK_PAGES, to = from + CHUNK_PAGES, pages;
+		uint64_t from = t->from, to = t->to, pages;
 
 		if (from >= end)
 			break;
+		if (to <= start)
+			continue;
 		pages = model_count(p, PS_RESIDENT, from > start ? from : start, to < end ? to : end);
 		if (!pages)
 			continue;

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * First-touch stacks (--stacks): the user stacks the fault hook takes (bpf/stacks.bpf.h, at
- * most one per process and 2 MiB chunk per interval) are checked, named and interned here,
- * and each chunk remembers the stack that first touched it.  Pages resident now are
- * attributed to the stack that first touched their chunk: the attribution is per 2 MiB
- * chunk, and exact when each chunk is first touched by one code path.
+ * most one per process and 2 MiB chunk per interval) are checked, named and interned here.
+ * Each sample stands for the part of its mapping inside its chunk (a "touch range"), and the
+ * first sample of a range keeps it.  Pages resident now are attributed to the stack that
+ * first touched their range: exact when each mapping's part of a chunk is first touched by
+ * one code path, and pages of ranges no sample fell in stay unattributed.
  *
  * Data only (plus the symbolizer): the engine feeds it under its lock, the JSON writer, the
  * folded-stack writer and the UI read it under the same lock.
@@ -33,9 +34,9 @@ struct stack {
 	uint64_t samples;		/* how many samples had this stack */
 };
 
-/* The first sampled touch of one 2 MiB chunk. */
+/* The first sampled touch of one mapping's part of a 2 MiB chunk. */
 struct stack_touch {
-	uint64_t chunk;			/* address >> MEVITOP_CHUNK_SHIFT */
+	uint64_t from, to;		/* pages: the mapping, clipped to the chunk, when sampled */
 	uint32_t stack;			/* index into the table */
 	uint32_t tid;
 	uint64_t ts;			/* CLOCK_MONOTONIC ns */
@@ -67,11 +68,11 @@ void stacks_on_event(struct stacks *s, const struct proc *p, const struct ev_sta
 /* p's address space was replaced (exec) or its model freed. */
 void stacks_forget(struct stacks *s, pid_t pid);
 
-/* Shares of the stacks that first touched chunks overlapping [start, end) (pages), most
+/* Shares of the stacks that first touched ranges overlapping [start, end) (pages), most
  * pages first; *out is malloc'ed (free it), *n may be 0.  0 or -ENOMEM. */
 int stacks_shares(struct stacks *s, const struct proc *p, uint64_t start, uint64_t end,
 		  struct stack_share **out, size_t *n);
-/* The first touch of the chunk holding page, or NULL. */
+/* The first touch of the range holding page, or NULL. */
 const struct stack_touch *stacks_touch_at(struct stacks *s, pid_t pid, uint64_t page);
 const struct stack *stacks_get(struct stacks *s, uint32_t idx);
 /* Folded stacks ("comm;outer;...;inner PAGES" per line) weighted by resident pages. */

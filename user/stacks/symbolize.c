@@ -7,6 +7,7 @@
 #include <elfutils/libdwfl.h>
 #include "array.h"
 #include "stacks/symbolize.h"
+#include "stacks/target_code.h"
 
 struct sym_proc {
 	pid_t pid;
@@ -47,26 +48,69 @@ void symbolizer_free(struct symbolizer *s)
 	free(s);
 }
 
-static int report(struct symbolizer *s, struct sym_proc *sp)
+/* Each file mapped by p, at the bias of its lowest mapping (start - file offset: where the
+ * file's offset 0 would be, which is its load bias for PIE and shared objects). */
+static int report_from_model(Dwfl *dwfl, const struct proc *p)
 {
+	const struct mapping *m, *o;
+	int reported = 0;
+
+	for (m = model_first(p); m; m = model_next(m)) {
+		bool seen = false;
+
+		if (!m->path || m->kind != MK_FILE)
+			continue;
+		for (o = model_first(p); o != m && !seen; o = model_next(o))
+			seen = o->path && !strcmp(o->path, m->path);
+		if (seen || !target_mapping_file_same(m))
+			continue;
+		if (dwfl_report_elf(dwfl, m->path, m->path, -1,
+				    (mapping_start(m) << PAGE_SHIFT_4K) - m->offset, false))
+			reported++;
+	}
+	return reported ? 0 : -ENOENT;
+}
+
+static int count_module(Dwfl_Module *m, void **userdata, const char *name, Dwarf_Addr start,
+			void *arg)
+{
+	(*(int *)arg)++;
+	return DWARF_CB_OK;
+}
+
+static int report(struct symbolizer *s, struct sym_proc *sp, const struct proc *p)
+{
+	int err = 0, n = 0;
+
 	if (!sp->dwfl) {
 		sp->dwfl = dwfl_begin(&s->cb);
 		if (!sp->dwfl)
 			return -ENOMEM;
 	}
 	dwfl_report_begin(sp->dwfl);
-	if (dwfl_linux_proc_report(sp->dwfl, sp->pid)) {
+	if (!p->exited && !dwfl_linux_proc_report(sp->dwfl, sp->pid)) {
 		dwfl_report_end(sp->dwfl, NULL, NULL);
+		dwfl_getmodules(sp->dwfl, count_module, &n, 0);
+		if (n)
+			return 0;
+		dwfl_report_begin(sp->dwfl);	/* a zombie's maps are empty */
+	}
+	/* Gone (or going): what the model knew of its layout.  report_begin dropped what
+	 * the failed read may have half-reported. */
+	dwfl_report_end(sp->dwfl, NULL, NULL);
+	dwfl_report_begin(sp->dwfl);
+	err = report_from_model(sp->dwfl, p);
+	dwfl_report_end(sp->dwfl, NULL, NULL);
+	if (err) {
 		dwfl_end(sp->dwfl);
 		sp->dwfl = NULL;
-		return -ENOENT;
 	}
-	dwfl_report_end(sp->dwfl, NULL, NULL);
-	return 0;
+	return err;
 }
 
-static struct sym_proc *find_proc(struct symbolizer *s, pid_t pid)
+static struct sym_proc *find_proc(struct symbolizer *s, const struct proc *p)
 {
+	pid_t pid = p->pid;
 	struct sym_proc *sp;
 	size_t i;
 
@@ -78,7 +122,7 @@ static struct sym_proc *find_proc(struct symbolizer *s, pid_t pid)
 	sp = &s->procs[s->nprocs++];
 	memset(sp, 0, sizeof(*sp));
 	sp->pid = pid;
-	report(s, sp);
+	report(s, sp, p);
 	sp->refreshed = true;
 	return sp;
 }
@@ -106,7 +150,8 @@ void sym_frame_clear(struct sym_frame *f)
 	memset(f, 0, sizeof(*f));
 }
 
-static Dwfl_Module *module_of(struct symbolizer *s, struct sym_proc *sp, uint64_t addr)
+static Dwfl_Module *module_of(struct symbolizer *s, struct sym_proc *sp, const struct proc *p,
+			      uint64_t addr)
 {
 	Dwfl_Module *m = sp->dwfl ? dwfl_addrmodule(sp->dwfl, addr) : NULL;
 
@@ -115,18 +160,18 @@ static Dwfl_Module *module_of(struct symbolizer *s, struct sym_proc *sp, uint64_
 	/* A library mapped since the last report (dlopen): read the maps again, once until
 	 * an address is found. */
 	sp->refreshed = true;
-	if (report(s, sp))
+	if (report(s, sp, p))
 		return NULL;
 	return dwfl_addrmodule(sp->dwfl, addr);
 }
 
-int symbolizer_name(struct symbolizer *s, pid_t pid, uint64_t addr, bool caller, bool anon_exec,
-		    struct sym_frame *out)
+int symbolizer_name(struct symbolizer *s, const struct proc *p, uint64_t addr, bool caller,
+		    bool anon_exec, struct sym_frame *out)
 {
 	/* A return address points after the call, maybe past the caller's last byte. */
 	uint64_t look = caller && addr ? addr - 1 : addr;
-	struct sym_proc *sp = find_proc(s, pid);
-	Dwfl_Module *m = sp ? module_of(s, sp, look) : NULL;
+	struct sym_proc *sp = find_proc(s, p);
+	Dwfl_Module *m = sp ? module_of(s, sp, p, look) : NULL;
 	const char *modname = NULL, *sym = NULL, *file;
 	GElf_Off off = 0;
 	GElf_Sym esym;

@@ -1,24 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <string.h>
-#include <sys/uio.h>
+#include "stacks/target_code.h"
 #include "stacks/unwind_check.h"
 
-static bool read_code(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { .iov_base = buf, .iov_len = len };
-	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
-
-	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
-}
-
-bool unwind_call_precedes(pid_t pid, uint64_t ra, uint64_t *target)
+bool unwind_call_precedes(const struct proc *p, uint64_t ra, uint64_t *target)
 {
 	unsigned char b[7];
 	int32_t rel;
 	int k;
 
 	*target = 0;
-	if (ra < sizeof(b) || !read_code(pid, ra - sizeof(b), b, sizeof(b)))
+	if (ra < sizeof(b) || !target_code_read(p, ra - sizeof(b), b, sizeof(b)))
 		return false;
 	/* call rel32: e8 + 4 bytes, relative to the return address. */
 	if (b[sizeof(b) - 5] == 0xe8) {
@@ -36,14 +28,14 @@ bool unwind_call_precedes(pid_t pid, uint64_t ra, uint64_t *target)
 	return false;
 }
 
-bool unwind_frame_set_up(pid_t pid, uint64_t func_start, uint64_t pc)
+bool unwind_frame_set_up(const struct proc *p, uint64_t func_start, uint64_t pc)
 {
 	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	static const unsigned char prologue[4] = { 0x55, 0x48, 0x89, 0xe5 };	/* push; mov */
 	unsigned char b[8];
 	size_t at = 0;
 
-	if (!func_start || pc < func_start || !read_code(pid, func_start, b, sizeof(b)))
+	if (!func_start || pc < func_start || !target_code_read(p, func_start, b, sizeof(b)))
 		return false;
 	if (!memcmp(b, endbr64, sizeof(endbr64)))
 		at = sizeof(endbr64);

@@ -1,0 +1,214 @@
+"""--stacks: who first touched each region, named from the real fault hook's user stacks.
+
+The workload (tests/workloads/wl_stacks.c) has one function per region (touch_a, touch_b,
+touch_c, and wl_lib_touch in a shared library it dlopens), each region its own 2 MiB chunk,
+reached through main -> run_cmd -> caller_X -> touch_X.  It is built without frame pointers
+(wl_stacks) and with them (wl_stacks_fp).  The truth is the workload's own call graph and
+pagemap, read by the test: every region's resident pages must be attributed, all of them,
+to the right function; with frame pointers to the whole caller chain; never a wrong name.
+"""
+import os
+import shutil
+import subprocess
+import tempfile
+
+import pytest
+
+import harness
+from harness import find_proc, pagemap_truth, PAGE
+
+LIB = os.path.join(harness.WORKLOADS, "libwl_touch.so")
+# What each region's toucher is, and its callers up to main (the source's call graph).
+CHAIN = {
+    "a": ["touch_a", "caller_a", "run_cmd", "main"],
+    "b": ["touch_b", "caller_b", "run_cmd", "main"],
+    "c": ["touch_c", "caller_c", "run_cmd", "main"],
+    "lib": ["wl_lib_touch", "caller_lib", "run_cmd", "main"],
+}
+PAGES = {"a": 10, "b": 20, "c": 30, "lib": 5}
+# Callers above main that a frame-pointer walk may reach (glibc's start-up code).
+ABOVE_MAIN = {"__libc_start_call_main", "__libc_start_main", "_start"}
+
+
+def mapping_at(entry, addr):
+    for m in entry["mappings"]:
+        if int(m["start"], 16) <= addr < int(m["end"], 16):
+            return m
+    raise AssertionError(f"no mapping at {addr:#x}")
+
+
+def resident_in(pid, start, end):
+    truth = pagemap_truth(pid)
+    return sum(1 for pg in range(start // PAGE, end // PAGE) if truth.get(pg) == "resident")
+
+
+def touch_regions(w, mv, which=("a", "b", "c", "lib")):
+    """Touches each region; returns ({region: address}, the snapshot after the last)."""
+    addrs, t = {}, 0
+    for r in which:
+        t, extra = w.do(f"touch {r} {PAGES[r]}")
+        addrs[r] = int(extra[0], 16)
+    return addrs, mv.snapshot_after(t)
+
+
+def check_no_wrong_name(frames, chain):
+    """Every named frame is the true function at its depth; a chain may stop early (no
+    trustworthy frame pointer) but never skip or invent a caller."""
+    for depth, f in enumerate(frames):
+        if f["name"] == "[unknown]":
+            assert "function" not in f
+            continue
+        fn = f["function"]
+        if depth < len(chain):
+            assert fn == chain[depth], f"frame {depth} is {fn}, the code says {chain[depth]}"
+        else:
+            assert fn in ABOVE_MAIN, f"frame {depth} above main is {fn}"
+
+
+def attributed(entry, addr, pid, region):
+    """The region's mapping has exactly one first-touch stack, accounting for every page
+    pagemap shows resident there; returns its frames."""
+    m = mapping_at(entry, addr)
+    ft = m["first_touch"]
+    truth = resident_in(pid, addr, addr + (2 << 20))
+    assert truth == PAGES[region]
+    assert len(ft) == 1, f"region {region}: {ft}"
+    assert ft[0]["pages"] == truth
+    return ft[0]
+
+
+@pytest.mark.parametrize("mode", ["trace", "chunk"])
+def test_frame_pointers_name_the_whole_chain(workload, mevitop, mode):
+    w = workload("wl_stacks_fp", [LIB])
+    mv = mevitop(["--mode", mode, "--stacks", "-p", str(w.pid), "-i", "200"])
+    addrs, snap = touch_regions(w, mv)
+    entry = find_proc(snap, w.pid)
+    for r, addr in addrs.items():
+        st = attributed(entry, addr, w.pid, r)
+        names = [f.get("function") for f in st["frames"]]
+        assert st["unwind"] == "fp"
+        assert names[:4] == CHAIN[r], f"region {r}: {names}"
+        check_no_wrong_name(st["frames"], CHAIN[r])
+        assert st["frames"][0]["module"] == ("libwl_touch.so" if r == "lib" else "wl_stacks_fp")
+        assert st["frames"][0]["name"].startswith(CHAIN[r][0] + "+0x")
+        assert st["frames"][0]["file"].endswith("wl_touch.c" if r == "lib" else "wl_stacks.c")
+    stats = snap["stats"]["stacks"]
+    assert stats["samples"] >= 4 and stats["lost"] == 0
+
+
+def test_without_frame_pointers_the_ip_is_right(workload, mevitop):
+    w = workload("wl_stacks", [LIB])
+    mv = mevitop(["--mode", "trace", "--stacks", "-p", str(w.pid), "-i", "200"])
+    addrs, snap = touch_regions(w, mv)
+    entry = find_proc(snap, w.pid)
+    for r, addr in addrs.items():
+        st = attributed(entry, addr, w.pid, r)
+        assert st["frames"][0]["function"] == CHAIN[r][0]
+        check_no_wrong_name(st["frames"], CHAIN[r])
+        assert st["unwind"] == ("fp" if len(st["frames"]) > 1 else "ip")
+
+
+def test_stripped_binary_is_unknown_library_still_named(workload, mevitop, tmp_path):
+    exe = tmp_path / "wl_stripped"
+    subprocess.run(["strip", "-o", str(exe), os.path.join(harness.WORKLOADS, "wl_stacks_fp")],
+                   check=True)
+    shutil.copy(LIB, tmp_path / "libwl_touch.so")
+    w = workload(str(exe), [str(tmp_path / "libwl_touch.so")])
+    mv = mevitop(["--mode", "trace", "--stacks", "-p", str(w.pid), "-i", "200"])
+    addrs, snap = touch_regions(w, mv, ("a", "lib"))
+    entry = find_proc(snap, w.pid)
+    a = attributed(entry, addrs["a"], w.pid, "a")
+    assert a["frames"][0]["name"] == "[unknown]"
+    assert a["frames"][0]["module"] == "wl_stripped"
+    assert all(f["name"] == "[unknown]" or f["function"] in ABOVE_MAIN for f in a["frames"])
+    lib = attributed(entry, addrs["lib"], w.pid, "lib")
+    assert lib["frames"][0]["function"] == "wl_lib_touch"
+    # Its caller is in the stripped binary: unnamed, not guessed.
+    for f in lib["frames"][1:]:
+        assert f["name"] == "[unknown]" or f["function"] in ABOVE_MAIN
+
+
+def test_deleted_binary_never_a_wrong_name(workload, mevitop, tmp_path):
+    exe = tmp_path / "wl_deleted"
+    shutil.copy(os.path.join(harness.WORKLOADS, "wl_stacks_fp"), exe)
+    w = workload(str(exe), [LIB])
+    os.unlink(exe)
+    # Something else at the same path must not be read in its place.
+    shutil.copy(os.path.join(harness.WORKLOADS, "wl"), exe)
+    mv = mevitop(["--mode", "trace", "--stacks", "-p", str(w.pid), "-i", "200"])
+    addrs, snap = touch_regions(w, mv, ("a", "lib"))
+    entry = find_proc(snap, w.pid)
+    a = attributed(entry, addrs["a"], w.pid, "a")
+    check_no_wrong_name(a["frames"], CHAIN["a"])
+    lib = attributed(entry, addrs["lib"], w.pid, "lib")
+    assert lib["frames"][0]["function"] == "wl_lib_touch"
+    check_no_wrong_name(lib["frames"], CHAIN["lib"])
+
+
+def test_process_exiting_at_once(mevitop, tmp_path):
+    """Started after mevitop (--comm), it touches and exits before the next drain: mevitop
+    keeps running, and whatever it names is right."""
+    name = f"wlx{os.getpid() % 100000}"
+    exe = tmp_path / name
+    shutil.copy(os.path.join(harness.WORKLOADS, "wl_stacks_fp"), exe)
+    mv = mevitop(["--mode", "trace", "--stacks", "--comm", name, "--maps", "-i", "100"])
+    p = subprocess.run([str(exe), LIB, "touch-exit"], timeout=harness.GUARD_S)
+    assert p.returncode == 0
+    for _ in range(5):
+        snap = mv.snapshot()
+    assert mv.proc.poll() is None
+    for proc in snap["processes"]:
+        for m in proc.get("mappings", []):
+            for ft in m.get("first_touch", []):
+                check_no_wrong_name(ft["frames"], CHAIN["a"])
+    assert mv.stop() == 0
+
+
+def test_folded_weights_by_resident_pages(workload):
+    w = workload("wl_stacks_fp", [LIB])
+    env = dict(os.environ, **harness.SAN_ENV)
+    cmd = [harness.MEVITOP, "--mode", "trace", "--folded", "-p", str(w.pid), "-i", "100"]
+    mv = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=env)
+    # --folded prints nothing until exit; wait until its hooks are attached: the watched
+    # process's first touches must come after.  stderr says nothing without -v, so wait
+    # for the BPF link to appear in the process's fds.
+    harness_wait_attached(mv.pid)
+    for r in ("a", "b"):
+        w.do(f"touch {r} {PAGES[r]}")
+    w.do("exit")
+    out, err = mv.communicate(timeout=harness.GUARD_S)
+    assert mv.returncode == 0, err
+    # Folded: "comm;outermost;...;innermost PAGES", the process exited by now: its stacks
+    # were named from what mevitop knew of its layout.
+    lines = dict(l.rsplit(" ", 1) for l in out.splitlines())
+    for r in ("a", "b"):
+        suffix = ";" + ";".join(reversed(CHAIN[r]))
+        hits = [k for k in lines if k.startswith("wl_stacks_fp;") and k.endswith(suffix)]
+        assert len(hits) == 1, out
+        assert int(lines[hits[0]]) == PAGES[r]
+
+
+def harness_wait_attached(pid):
+    """Until mevitop pid holds a BPF link fd (its hooks are attached)."""
+    import time
+    deadline = time.monotonic() + harness.GUARD_S
+    while time.monotonic() < deadline:
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                if os.readlink(f"/proc/{pid}/fd/{fd}") == "anon_inode:bpf_link":
+                    return
+        except OSError:
+            pass
+        time.sleep(0.01)
+    raise AssertionError("mevitop never attached")
+
+
+def test_stacks_need_a_fault_hook():
+    env = dict(os.environ, **harness.SAN_ENV)
+    for args in (["--stacks"], ["--mode", "sample", "--folded"], ["--exact", "-p", "1",
+                                                                  "--stacks"]):
+        p = subprocess.run([harness.MEVITOP, *args], capture_output=True, text=True,
+                           timeout=30, env=env)
+        assert p.returncode == 2, args
+        assert p.stderr.splitlines()[0].startswith("mevitop: --stacks needs --mode trace")
