@@ -212,3 +212,43 @@ def test_stacks_need_a_fault_hook():
                            timeout=30, env=env)
         assert p.returncode == 2, args
         assert p.stderr.splitlines()[0].startswith("mevitop: --stacks needs --mode trace")
+
+
+@pytest.fixture
+def screen(tmp_path):
+    from test_ui import Screen
+    made = []
+
+    def make():
+        s = Screen(tmp_path, "stacks")
+        made.append(s)
+        return s
+    yield make
+    for s in made:
+        s.kill()
+
+
+def test_heatmap_cursor_and_pane_say_who(screen, workload):
+    from test_ui import assert_clean_exit
+    w = workload("wl_stacks_fp", [LIB])
+    _, extra = w.do("touch a 0")        # touches nothing: the region's address
+    a = int(extra[0], 16)
+    scr = screen()
+    scr.start(["--mode", "trace", "--stacks", "-p", str(w.pid), "-i", "100"])
+    scr.wait_for(f"{a:012x}-{a + (2 << 20):012x} rw-p anon")   # attached and scanned
+    w.do(f"touch a {PAGES['a']}")
+    scr.keys("g")
+    scr.type(f"{a:x}")
+    scr.keys("Enter")
+    chain = " \u2190 ".join(f"{fn}+0x" for fn in CHAIN["a"][:1])
+    s = scr.wait_for(f"first touch: tid {w.pid}, ")
+    line = next(ln for ln in s.split("\n") if "first touch: tid" in ln)
+    assert chain in line and " \u2190 caller_a+0x" in line and " \u2190 run_cmd+0x" in line, line
+    scr.keys("w")
+    s = scr.wait_for("first touch of this mapping, by resident pages")
+    rows = [ln for ln in s.split("\n") if " pages  tid " in ln]
+    assert len(rows) == 1, s
+    assert rows[0].split()[0] == str(PAGES["a"]) and f"tid {w.pid}" in rows[0], rows[0]
+    assert "touch_a+0x" in rows[0] and "\u2190 main+0x" in rows[0], rows[0]
+    scr.keys("q")
+    assert_clean_exit(scr)

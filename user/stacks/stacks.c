@@ -408,3 +408,21 @@ int stacks_write_folded(struct stacks *s, struct proc *const *procs, size_t n, F
 	}
 	return fflush(out) ? -errno : 0;
 }
+
+char *stacks_format(const struct stack *st, const char *sep, char *buf, size_t len)
+{
+	size_t at = 0;
+	uint16_t i;
+
+	if (!len)
+		return buf;
+	buf[0] = 0;
+	for (i = 0; i < st->nframes && at < len; i++) {
+		int n = snprintf(buf + at, len - at, "%s%s", i ? sep : "", st->frames[i].name);
+
+		if (n < 0)
+			break;
+		at += n;
+	}
+	return buf;
+}

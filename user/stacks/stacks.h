@@ -78,5 +78,7 @@ const struct stack *stacks_get(struct stacks *s, uint32_t idx);
 /* Folded stacks ("comm;outer;...;inner PAGES" per line) weighted by resident pages. */
 int stacks_write_folded(struct stacks *s, struct proc *const *procs, size_t n, FILE *out);
 const struct stacks_stats *stacks_stats(struct stacks *s);
+/* "foo+0x1c SEP bar SEP main" (innermost first) into buf; returns buf. */
+char *stacks_format(const struct stack *st, const char *sep, char *buf, size_t len);
 
 #endif
