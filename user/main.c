@@ -119,7 +119,14 @@ static void report_exit(void *ctx, const struct proc *p)
 static int snapshot(struct engine *e, const struct cli *c, const struct json_opts *jo,
 		    uint64_t mono)
 {
-	return c->folded ? 0 : json_snapshot(stdout, e, jo, mono, wall_now());
+	static bool said;
+
+	if (!c->folded)
+		return json_snapshot(stdout, e, jo, mono, wall_now());
+	if (!said)	/* -v: the moment --json's first line would have been written */
+		log_info("hooks attached, initial scan done: folded stacks are printed at exit");
+	said = true;
+	return 0;
 }
 
 static int write_folded(struct engine *e)

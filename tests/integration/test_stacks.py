@@ -10,7 +10,6 @@ to the right function; with frame pointers to the whole caller chain; never a wr
 import os
 import shutil
 import subprocess
-import tempfile
 
 import pytest
 
@@ -167,18 +166,18 @@ def test_process_exiting_at_once(mevitop, tmp_path):
 def test_folded_weights_by_resident_pages(workload):
     w = workload("wl_stacks_fp", [LIB])
     env = dict(os.environ, **harness.SAN_ENV)
-    cmd = [harness.MEVITOP, "--mode", "trace", "--folded", "-p", str(w.pid), "-i", "100"]
-    mv = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          env=env)
-    # --folded prints nothing until exit; wait until its hooks are attached: the watched
-    # process's first touches must come after.  stderr says nothing without -v, so wait
-    # for the BPF link to appear in the process's fds.
-    harness_wait_attached(mv.pid)
+    cmd = [harness.MEVITOP, "--mode", "trace", "--folded", "-v", "-p", str(w.pid), "-i", "100"]
+    mv = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    # --folded prints nothing until exit; -v says when it is ready (where --json's first
+    # line would be): the touches must come after.
+    err = harness.Reader(mv.stderr, "mevitop-stderr")
+    while "folded stacks are printed at exit" not in err.get(what="mevitop ready"):
+        pass
     for r in ("a", "b"):
         w.do(f"touch {r} {PAGES[r]}")
     w.do("exit")
-    out, err = mv.communicate(timeout=harness.GUARD_S)
-    assert mv.returncode == 0, err
+    out = mv.stdout.read().decode()
+    assert mv.wait(timeout=harness.GUARD_S) == 0, "\n".join(err.all)
     # Folded: "comm;outermost;...;innermost PAGES", the process exited by now: its stacks
     # were named from what mevitop knew of its layout.
     lines = dict(l.rsplit(" ", 1) for l in out.splitlines())
@@ -187,21 +186,6 @@ def test_folded_weights_by_resident_pages(workload):
         hits = [k for k in lines if k.startswith("wl_stacks_fp;") and k.endswith(suffix)]
         assert len(hits) == 1, out
         assert int(lines[hits[0]]) == PAGES[r]
-
-
-def harness_wait_attached(pid):
-    """Until mevitop pid holds a BPF link fd (its hooks are attached)."""
-    import time
-    deadline = time.monotonic() + harness.GUARD_S
-    while time.monotonic() < deadline:
-        try:
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                if os.readlink(f"/proc/{pid}/fd/{fd}") == "anon_inode:bpf_link":
-                    return
-        except OSError:
-            pass
-        time.sleep(0.01)
-    raise AssertionError("mevitop never attached")
 
 
 def test_stacks_need_a_fault_hook():

@@ -100,19 +100,10 @@ void stacks_forget(struct stacks *s, pid_t pid)
 
 	if (!s)
 		return;
-	symbolizer_forget(s->sym, pid);
 	if (!sp)
 		return;
 	free(sp->t);
 	*sp = s->procs[--s->nprocs];
-}
-
-/* Executable memory that no file backs (JIT code): named [anon:0x...], never guessed. */
-static bool anon_exec(const struct proc *p, uint64_t addr)
-{
-	const struct mapping *m = model_find(p, addr >> PAGE_SHIFT_4K);
-
-	return m && (m->perms & MP_EXEC) && !m->path;
 }
 
 static bool in_exec_mapping(const struct proc *p, uint64_t addr)
@@ -173,8 +164,7 @@ static int name_frames(struct stacks *s, const struct proc *p, const struct ev_s
 		st->nframes = 1;
 		return st->frames[0].name ? 0 : -ENOMEM;
 	}
-	err = symbolizer_name(s->sym, p, ev->frames[0], false, anon_exec(p, ev->frames[0]),
-			      &st->frames[0]);
+	err = symbolizer_name(s->sym, p, ev->frames[0], false, &st->frames[0]);
 	st->nframes = 1;
 	while (!err && st->nframes < MEVITOP_STACK_DEPTH) {
 		const struct sym_frame *cur = &st->frames[st->nframes - 1];
@@ -191,8 +181,7 @@ static int name_frames(struct stacks *s, const struct proc *p, const struct ev_s
 		}
 		if (!return_address_ok(p, a, cur->func_start))
 			break;
-		err = symbolizer_name(s->sym, p, a, true, anon_exec(p, a),
-				      &st->frames[st->nframes]);
+		err = symbolizer_name(s->sym, p, a, true, &st->frames[st->nframes]);
 		if (!err)
 			st->nframes++;
 	}

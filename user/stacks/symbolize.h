@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Names for user addresses, with elfutils' libdwfl: function+offset, and file:line where the
- * module has debug info.  One Dwfl per process (its modules are the ELF files mapped there,
- * PIE and shared libraries at their load bias, the vDSO read from the process), reported
- * from /proc/PID/maps when the first stack of the process arrives and again when an address
- * falls outside every known module (a library loaded since).  A process gone before its
- * stacks were drained is reported from the model's mappings instead (the layout when the
- * stack was taken), file by file, only where the path still names the mapped file.
+ * module has debug info.
  *
- * Never a wrong name: an address outside every module is "[unknown]", or "[anon:0x...]"
- * when the caller knows it lies in anonymous executable memory (JIT code).
+ * An address is placed with the model's mapping (the layout when the stack arrived, so a
+ * process that has exited since still resolves): file offset -> the ELF's own address
+ * through its PT_LOAD headers, which covers PIE, shared libraries and fixed executables
+ * alike.  Each ELF file is opened once for every process that maps it (one Dwfl per file,
+ * keyed by device and inode), and only while its path still names that file (a deleted or
+ * replaced binary is never read in its place).  The vDSO is named from mevitop's own (the
+ * same kernel image in every process).
+ *
+ * Never a wrong name: an address no symbol's extent covers is "[unknown]"; anonymous
+ * executable memory (JIT code) is "[anon:0x...]".
  */
 #ifndef MEVITOP_STACKS_SYMBOLIZE_H
 #define MEVITOP_STACKS_SYMBOLIZE_H
@@ -28,18 +31,15 @@ struct sym_frame {
 	char *module;		/* module file name, NULL when unknown (owned) */
 	char *file;		/* source file, NULL without debug info (owned) */
 	int line;
-	uint64_t func_start;	/* the function's first byte, 0 when unknown */
+	uint64_t func_start;	/* the function's first byte in the process, 0 when unknown */
 };
 
 int symbolizer_new(struct symbolizer **out);
 void symbolizer_free(struct symbolizer *s);
-/* Names addr in pid.  caller: addr is a return address (the call is the byte before it).
- * anon_exec: addr lies in anonymous executable memory, as the caller's model says.
+/* Names addr in p.  caller: addr is a return address (the call is the byte before it).
  * Returns 0 (out filled, even with "[unknown]") or -ENOMEM. */
 int symbolizer_name(struct symbolizer *s, const struct proc *p, uint64_t addr, bool caller,
-		    bool anon_exec, struct sym_frame *out);
-/* Forgets pid's modules (exec, exit). */
-void symbolizer_forget(struct symbolizer *s, pid_t pid);
+		    struct sym_frame *out);
 void sym_frame_clear(struct sym_frame *f);
 
 #endif
