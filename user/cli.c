@@ -27,6 +27,7 @@ enum {
 	OPT_RSS_HOOK,
 	OPT_STACKS,
 	OPT_STACK_INTERVAL,
+	OPT_STACK_PERIOD,
 	OPT_FOLDED,
 };
 
@@ -49,6 +50,7 @@ static const struct option longopts[] = {
 	{ "rss-hook", no_argument, NULL, OPT_RSS_HOOK },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "stack-interval", required_argument, NULL, OPT_STACK_INTERVAL },
+	{ "stack-period", required_argument, NULL, OPT_STACK_PERIOD },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -120,13 +122,16 @@ void cli_usage(FILE *out)
 "      --rss-hook           learn rss changes from kmem:rss_stat (counters kept in a\n"
 "                           BPF map) instead of polling /proc/PID/stat; runs a BPF\n"
 "                           program at every fault (~3.5%% of a fault measured here)\n"
-"      --stacks             trace and chunk modes: who first touched each 2 MiB chunk:\n"
-"                           the user stack of its first fault (frame-pointer chain,\n"
-"                           or the faulting instruction only), named with libdwfl;\n"
-"                           JSON \"first_touch\" per mapping, and the heatmap's cursor\n"
-"                           line\n"
+"      --stacks             who first touched each range: the user stack of the first\n"
+"                           fault sampled in each mapping's part of a 2 MiB chunk\n"
+"                           (frame-pointer chain, or the faulting instruction only),\n"
+"                           named with libdwfl; JSON \"first_touch\" per mapping, the\n"
+"                           heatmap's cursor line, key w.  Trace and chunk modes take\n"
+"                           it at the fault hook; sample mode samples one page fault\n"
+"                           in --stack-period (a perf software event): statistical\n"
 "      --stack-interval MS  --stacks: at most one stack per chunk this often (default\n"
 "                           1000)\n"
+"      --stack-period N     sample mode's --stacks: one page fault in N (default 251)\n"
 "      --folded             with --stacks (implied): at exit, print folded stacks\n"
 "                           weighted by resident pages (flamegraph.pl, inferno,\n"
 "                           speedscope) instead of JSON\n"
@@ -329,6 +334,12 @@ int cli_parse(int argc, char **argv, struct cli *c)
 						   "between 1 and 3600000", optarg);
 			c->stack_interval_ms = v;
 			break;
+		case OPT_STACK_PERIOD:
+			if (!parse_u64(optarg, &v, 1, 1 << 30))
+				return usage_error("invalid --stack-period '%s': expected a number of "
+						   "page faults, 1 to 1073741824", optarg);
+			c->stack_period = v;
+			break;
 		case OPT_CHUNK_MAP:
 			if (!parse_u64(optarg, &v, 1, 1 << 24))
 				return usage_error("invalid chunk map size '%s'", optarg);
@@ -362,9 +373,8 @@ int cli_parse(int argc, char **argv, struct cli *c)
 				   "exact mode");
 	if (c->npids && filter_active(&c->filter))
 		return usage_error("-p and the filters (-u, --comm, --cgroup) do not mix");
-	if (c->stacks && (c->exact || (c->mode != MODE_TRACE && c->mode != MODE_CHUNK)))
-		return usage_error("--stacks needs --mode trace or --mode chunk (the fault hook "
-				   "takes the stacks; sample and exact mode have none)");
+	if (c->stacks && c->exact)
+		return usage_error("--stacks does not apply to exact mode yet");
 	return 0;
 }
 

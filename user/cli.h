@@ -44,6 +44,7 @@ struct cli {
 	bool rss_hook;			/* --rss-hook */
 	bool stacks;			/* --stacks (implied by --folded) */
 	uint64_t stack_interval_ms;	/* --stack-interval, 0: the default */
+	uint64_t stack_period;		/* --stack-period, 0: the default */
 	bool folded;			/* --folded: folded stacks at exit instead of JSON */
 	int verbose;
 };

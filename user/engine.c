@@ -1381,7 +1381,8 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 		e->o.reconcile_budget_pages = 4 << 20;	/* ~20 ms of PAGEMAP_SCAN per tick */
 	if (!e->o.tombstone_ms)
 		e->o.tombstone_ms = 2000;
-	if (o->stacks && stacks_new(o->stack_interval_ms, &e->stacks)) {
+	if (o->stacks && stacks_new(o->stack_interval_ms,
+				    o->mode == MODE_SAMPLE ? o->stack_sample_period : 0, &e->stacks)) {
 		engine_free(e);
 		snprintf(why, whylen, "failed to allocate the stack table: %s", strerror(ENOMEM));
 		return -ENOMEM;
@@ -1403,6 +1404,8 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		.follow_children = e->o.follow_children,
 		.stacks = e->stacks != NULL,
 		.stack_interval_ns = e->o.stack_interval_ms * 1000000ULL,
+		.stack_sample_period = e->stacks && e->o.mode == MODE_SAMPLE ?
+				       e->o.stack_sample_period : 0,
 	};
 	pid_t *pids = NULL;
 	size_t n = 0, i;

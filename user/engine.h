@@ -49,6 +49,7 @@ struct engine_opts {
 	bool rss_hook;			/* --rss-hook: kmem:rss_stat counters in a BPF map */
 	bool stacks;			/* --stacks: first-touch stacks (user/stacks/) */
 	uint64_t stack_interval_ms;	/* one stack per 2 MiB chunk this often */
+	uint64_t stack_sample_period;	/* sample mode: one page fault in this many */
 };
 
 struct engine_stats {

@@ -196,9 +196,11 @@ int json_snapshot(FILE *out, struct engine *e, const struct json_opts *o, uint64
 
 		put(&b, ", \"stacks\": {\"samples\": %" PRIu64 ", \"unique\": %" PRIu64
 		    ", \"ip_only\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"lost\": %" PRIu64
-		    ", \"interval_ms\": %" PRIu64 ", \"attribution\": \"the first stack sampled in "
-		    "each mapping's part of a 2 MiB chunk\"}", ss->samples, ss->unique,
-		    ss->ip_only, ss->dropped, st->lost_by_kind[EV_STACK], ss->interval_ms);
+		    ", \"interval_ms\": %" PRIu64 ", \"sample_period\": %" PRIu64
+		    ", \"attribution\": \"%sthe first stack sampled in each mapping's part of a "
+		    "2 MiB chunk\"}", ss->samples, ss->unique, ss->ip_only, ss->dropped,
+		    st->lost_by_kind[EV_STACK], ss->interval_ms, ss->sample_period,
+		    ss->sample_period ? "statistical (one page fault in sample_period): " : "");
 	}
 	if (engine_hooks(e)->json_stats) {
 		char extra[8192];

@@ -270,6 +270,7 @@ int main(int argc, char **argv)
 	eo.rss_hook = c.rss_hook;
 	eo.stacks = c.stacks;
 	eo.stack_interval_ms = c.stack_interval_ms ? c.stack_interval_ms : 1000;
+	eo.stack_sample_period = c.stack_period ? c.stack_period : 251;
 	install_signals();
 	err = engine_new(&eo, &f, &e, why, sizeof(why));
 	if (!err)

@@ -27,7 +27,7 @@ struct stacks {
 	struct stacks_stats st;
 };
 
-int stacks_new(uint64_t interval_ms, struct stacks **out)
+int stacks_new(uint64_t interval_ms, uint64_t sample_period, struct stacks **out)
 {
 	struct stacks *s = calloc(1, sizeof(*s));
 	int err;
@@ -40,6 +40,7 @@ int stacks_new(uint64_t interval_ms, struct stacks **out)
 		return err;
 	}
 	s->st.interval_ms = interval_ms;
+	s->st.sample_period = sample_period;
 	*out = s;
 	return 0;
 }

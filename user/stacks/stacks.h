@@ -57,11 +57,14 @@ struct stacks_stats {
 	uint64_t ip_only;		/* samples whose caller chain could not be trusted */
 	uint64_t dropped;		/* table full, out of memory, or no such process */
 	uint64_t interval_ms;		/* one stack per chunk this often */
+	uint64_t sample_period;		/* >0: statistical, one page fault in this many */
 };
 
 struct stacks;
 
-int stacks_new(uint64_t interval_ms, struct stacks **out);
+/* sample_period: 0 when every fault is seen by the hook (trace, chunk), else the perf
+ * event's period (sample mode). */
+int stacks_new(uint64_t interval_ms, uint64_t sample_period, struct stacks **out);
 void stacks_free(struct stacks *s);
 /* A stack record of process p (NULL: not modelled, the record is dropped). */
 void stacks_on_event(struct stacks *s, const struct proc *p, const struct ev_stack *ev);
