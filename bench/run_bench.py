@@ -392,7 +392,7 @@ def stacks_share(margs, size_mb=256):
 def bench_stacks(args, results):
     """--stacks against the same mode without it, and beside perf's page-fault sampling."""
     pairs = 5 if args.quick else 9
-    for mode in ("trace", "chunk"):
+    for mode in ("trace", "chunk", "sample"):
         ratios, cpu_ratios = [], []
         for _ in range(pairs):
             m = Mevitop(["--mode", mode, "-i", "1000"])
@@ -415,6 +415,20 @@ def bench_stacks(args, results):
               f"{statistics.median(ratios):.3f} wall, {statistics.median(cpu_ratios):.3f} CPU "
               f"({pairs} interleaved pairs); {share:.1%} of a 256 MiB hog's resident pages "
               f"attributed")
+    # Sample mode's --stacks adds a perf event, no syscall hook: getppid must not move.
+    ratios = []
+    for _ in range(pairs):
+        m = Mevitop(["--mode", "sample", "-i", "1000"])
+        a = syscallbench()
+        m.stop()
+        m = Mevitop(["--mode", "sample", "-i", "1000", "--stacks"])
+        b = syscallbench()
+        m.stop()
+        ratios.append(b["ns_per_call"] / a["ns_per_call"])
+    results["stacks_sample_getppid"] = {"median_ratio": round(statistics.median(ratios), 4),
+                                        "ratios": [round(x, 3) for x in ratios]}
+    print(f"stacks [sample]: getppid with --stacks vs without, median ratio "
+          f"{statistics.median(ratios):.3f} ({pairs} interleaved pairs)")
     ratios, shares = [], []
     data = f"/tmp/mevitop-bench-perf-{os.getpid()}.data"
     try:
