@@ -147,7 +147,7 @@ struct stack_chunk_key {
  * here without a hash lookup. */
 struct stack_slot {
 	__u32 tgid;
-	__u32 _pad;
+	__u32 skip;		/* faults on this chunk to turn away before reading the clock */
 	__u64 chunk;
 	__u64 ts;
 };

@@ -17,29 +17,44 @@
 
 #include "common.bpf.h"
 
-/* True if this (process, chunk) had no stack taken within the interval; marks it taken. */
-static __always_inline bool stack_due(__u32 tgid, __u64 chunk, __u64 now)
+/* Faults on a CPU's current chunk turned away between two clock reads: the hot path is a
+ * compare and a decrement, and a new interval starts at most this many faults late. */
+#define STACK_SKIP 63
+
+/* True if this (process, chunk) had no stack taken within the interval; marks it taken
+ * and sets *now. */
+static __always_inline bool stack_due(__u32 tgid, __u64 chunk, __u64 *now_out)
 {
 	struct stack_chunk_key key = { .tgid = tgid, .chunk = chunk };
 	__u32 zero = 0;
 	struct stack_slot *s = bpf_map_lookup_elem(&stack_slot, &zero);
-	__u64 *last;
+	__u64 *last, now;
 
 	if (!s)
 		return false;
-	if (s->tgid == tgid && s->chunk == chunk && now - s->ts < cfg_stack_interval_ns)
+	if (s->tgid == tgid && s->chunk == chunk && s->skip) {
+		s->skip--;
 		return false;
+	}
+	now = bpf_ktime_get_ns();
+	*now_out = now;
+	if (s->tgid == tgid && s->chunk == chunk && now - s->ts < cfg_stack_interval_ns) {
+		s->skip = STACK_SKIP;
+		return false;
+	}
 	last = bpf_map_lookup_elem(&stack_chunks, &key);
 	if (last && now - *last < cfg_stack_interval_ns) {
 		s->tgid = tgid;
 		s->chunk = chunk;
 		s->ts = *last;
+		s->skip = STACK_SKIP;
 		return false;
 	}
 	bpf_map_update_elem(&stack_chunks, &key, &now, BPF_ANY);
 	s->tgid = tgid;
 	s->chunk = chunk;
 	s->ts = now;
+	s->skip = STACK_SKIP;
 	return true;
 }
 
@@ -54,8 +69,7 @@ static __always_inline void stack_sample(void *ctx, __u32 tgid, __u32 tid, __u64
 	/* ctx NULL: the fault is not the current task's own (see faults.bpf.c). */
 	if (!cfg_stacks || !ctx || (flags & EVF_PRESENT))
 		return;
-	now = bpf_ktime_get_ns();
-	if (!stack_due(tgid, addr >> MEVITOP_CHUNK_SHIFT, now))
+	if (!stack_due(tgid, addr >> MEVITOP_CHUNK_SHIFT, &now))
 		return;
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
