@@ -29,7 +29,7 @@ LDFLAGS    += -fsanitize=address,undefined
 endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
               -DMEVITOP_VERSION='"$(VERSION)"' -I$(BUILD) -Iuser -Ibpf
-LIBS       := -lbpf -lelf -lz -lzstd -lncursesw -lroaring -lmicrohttpd -lpthread -lm
+LIBS       := -lbpf -ldw -lelf -lz -lzstd -lncursesw -lroaring -lmicrohttpd -lpthread -lm
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
               -I$(dir $(VMLINUX)) -Ibpf -I$(BUILD)
@@ -55,7 +55,7 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
               libncurses-dev libroaring-dev libcmocka-dev python3 python3-pytest tmux \
-              procps util-linux mount libmicrohttpd-dev prometheus libzstd-dev
+              procps util-linux mount libmicrohttpd-dev prometheus libzstd-dev libdw-dev
 
 .DELETE_ON_ERROR:
 .PHONY: all deps run test stress unit integration bench bench-record clean vmlinux install man
@@ -106,6 +106,20 @@ $(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/workload.h
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -g -O1 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $< -lpthread
 
+# --stacks' workload again with frame pointers, and the shared library it loads
+# (tests/integration/test_stacks.py).
+WL_EXTRA   := $(BUILD)/workloads/wl_stacks_fp $(BUILD)/workloads/libwl_touch.so
+$(BUILD)/workloads/wl_stacks_fp: tests/workloads/wl_stacks.c tests/workloads/workload.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE \
+		-o $@ $< -lpthread
+
+$(BUILD)/workloads/lib%.so: tests/workloads/lib/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -g -O1 -fPIC -shared -Wall -Wextra -Werror -std=gnu11 -o $@ $<
+
 $(BUILD)/bench/%: bench/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
@@ -136,7 +150,7 @@ test: deps
 
 test-bins: $(UNIT_BINS)
 
-workloads: $(WL_BINS) $(BENCH_BINS)
+workloads: $(WL_BINS) $(WL_EXTRA) $(BENCH_BINS)
 
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all workloads

@@ -4,7 +4,7 @@ this one run: baseline and monitored runs are interleaved, and medians are repor
 are not tests: nothing here asserts a timing.
 
   run_bench.py [--quick] [--only NAME[,NAME]]
-  names: slowdown, syscalls, server, latency, events, attach, memory, idle, scale, exact
+  names: slowdown, syscalls, server, latency, events, attach, memory, idle, scale, exact, stacks
 """
 import argparse
 import json
@@ -551,11 +551,103 @@ def bench_exact(args, results):
               f" at most {r['prereg_pages_max_per_mapping']} per 64 MiB mapping")
 
 
+def perf_record(cmd, data):
+    """cmd under `perf record -e page-faults -g` (perf's page-fault flame graph)."""
+    out = subprocess.run(WORK_CPU + ["perf", "record", "-q", "-e", "page-faults", "-g", "-o",
+                                     data, "--"] + cmd, capture_output=True, text=True,
+                         check=True).stdout
+    stats = subprocess.run(["perf", "report", "-i", data, "--stats"], capture_output=True,
+                           text=True).stdout
+    samples = next((int(l.split()[2]) for l in stats.splitlines()
+                    if l.strip().startswith("SAMPLE events:")), 0)
+    return json.loads(out.splitlines()[-1]), samples
+
+
+def stacks_share(margs, size_mb=256):
+    """Share of a memory hog's resident pages that --stacks attributes to a stack."""
+    m = Mevitop(margs + ["--comm", "memhog", "--maps"])
+    hog = start_hog(size_mb, "all")
+    t = time.monotonic()
+    try:
+        deadline = t + 30
+        while time.monotonic() < deadline:
+            snap = m.last()
+            if snap["monotonic"] > t and any(p["pid"] == hog.pid for p in snap["processes"]):
+                break
+            time.sleep(0.05)
+        p = next(p for p in snap["processes"] if p["pid"] == hog.pid)
+        attributed = sum(ft["pages"] for mp in p["mappings"] for ft in mp.get("first_touch", []))
+        return attributed / max(1, p["pages"]["resident"])
+    finally:
+        hog.kill()
+        hog.wait()
+        m.stop()
+
+
+def bench_stacks(args, results):
+    """--stacks against the same mode without it, and beside perf's page-fault sampling."""
+    pairs = 5 if args.quick else 9
+    for mode in ("trace", "chunk", "sample"):
+        ratios, cpu_ratios = [], []
+        for _ in range(pairs):
+            m = Mevitop(["--mode", mode, "-i", "1000"])
+            a = faultbench()
+            m.stop()
+            m = Mevitop(["--mode", mode, "-i", "1000", "--stacks"])
+            b = faultbench()
+            m.stop()
+            ratios.append(b["ns_per_page"] / a["ns_per_page"])
+            # The fault path's BPF work is charged to the faulting task: its CPU time per
+            # page is the cost, with less of the shared machine's noise than wall time.
+            cpu_ratios.append(b["cpu_ns_per_page"] / a["cpu_ns_per_page"])
+        share = stacks_share(["--mode", mode, "-i", "200", "--stacks"])
+        results[f"stacks_{mode}"] = {"median_ratio": round(statistics.median(ratios), 4),
+                                     "ratios": [round(x, 3) for x in ratios],
+                                     "median_cpu_ratio": round(statistics.median(cpu_ratios), 4),
+                                     "cpu_ratios": [round(x, 3) for x in cpu_ratios],
+                                     "resident_share_attributed": round(share, 4)}
+        print(f"stacks [{mode}]: --stacks vs without, fault loop median ratio "
+              f"{statistics.median(ratios):.3f} wall, {statistics.median(cpu_ratios):.3f} CPU "
+              f"({pairs} interleaved pairs); {share:.1%} of a 256 MiB hog's resident pages "
+              f"attributed")
+    # Sample mode's --stacks adds a perf event, no syscall hook: getppid must not move.
+    ratios = []
+    for _ in range(pairs):
+        m = Mevitop(["--mode", "sample", "-i", "1000"])
+        a = syscallbench()
+        m.stop()
+        m = Mevitop(["--mode", "sample", "-i", "1000", "--stacks"])
+        b = syscallbench()
+        m.stop()
+        ratios.append(b["ns_per_call"] / a["ns_per_call"])
+    results["stacks_sample_getppid"] = {"median_ratio": round(statistics.median(ratios), 4),
+                                        "ratios": [round(x, 3) for x in ratios]}
+    print(f"stacks [sample]: getppid with --stacks vs without, median ratio "
+          f"{statistics.median(ratios):.3f} ({pairs} interleaved pairs)")
+    ratios, shares = [], []
+    data = f"/tmp/mevitop-bench-perf-{os.getpid()}.data"
+    try:
+        for _ in range(pairs):
+            a = faultbench()
+            b, samples = perf_record([os.path.join(BENCH, "faultbench"), "64", "20", "1"], data)
+            ratios.append(b["ns_per_page"] / a["ns_per_page"])
+            shares.append(samples / b["pages"])
+    finally:
+        if os.path.exists(data):
+            os.unlink(data)
+    results["stacks_perf_record"] = {"median_ratio": round(statistics.median(ratios), 4),
+                                     "ratios": [round(x, 3) for x in ratios],
+                                     "faulted_pages_with_a_stack": round(statistics.median(shares), 4)}
+    print(f"stacks [perf record -e page-faults -g]: fault loop median ratio "
+          f"{statistics.median(ratios):.3f} vs no tool; {statistics.median(shares):.2%} of "
+          f"faulted pages have a stack (and perf cannot tell which are still resident)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer pairs")
     ap.add_argument("--only", default="slowdown,syscalls,server,latency,events,attach,memory,"
-                                      "idle,scale,exact")
+                                      "idle,scale,exact,stacks")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--modes", dest="modes_only", help="only these monitored configurations")
     args = ap.parse_args()

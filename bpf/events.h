@@ -21,7 +21,8 @@ enum ev_kind {
 	EV_FORK = 3,	/* a new process (not a thread) */
 	EV_EXEC = 4,	/* a process replaced its image */
 	EV_EXIT = 5,	/* the last thread of a process exited */
-	EV_KIND_MAX = 6,
+	EV_STACK = 6,	/* --stacks: the user stack of a fault that opened a 2 MiB chunk */
+	EV_KIND_MAX = 7,
 };
 
 /* ev_fault.flags: the x86 error-code bits we care about, translated so user space does not
@@ -112,6 +113,43 @@ struct chunk_slot {
 	__u32 _pad;
 	__u64 chunk;
 	__u64 faults;
+};
+
+/*
+ * --stacks (bpf/stacks.bpf.h): at most one user stack per (process, 2 MiB chunk) per
+ * cfg_stack_interval_ns.  frames[0] is the faulting instruction; the rest are return
+ * addresses found by walking the frame-pointer chain (the kernel's perf unwinder), which
+ * user space validates before it trusts them.  The record is fixed-size: one reservation.
+ */
+#define MEVITOP_STACK_DEPTH 32
+struct ev_stack {
+	__u8 kind;		/* EV_STACK */
+	__u8 flags;		/* enum ev_fault_flags of the fault */
+	__u16 nframes;		/* 0: the stack could not be read */
+	__u32 tgid;
+	__u32 tid;
+	__u32 _pad;
+	__u64 addr;		/* the faulting address */
+	__u64 ts;		/* bpf_ktime_get_ns() (CLOCK_MONOTONIC) */
+	__u64 top;		/* the word at the user %rsp: in a leaf function that set up no
+				 * frame, its return address (0 if unreadable) */
+	__u64 frames[MEVITOP_STACK_DEPTH];
+};
+
+/* The per-chunk rate limiter's key (an LRU hash; the value is the last sample's time). */
+struct stack_chunk_key {
+	__u32 tgid;
+	__u32 _pad;
+	__u64 chunk;		/* address >> MEVITOP_CHUNK_SHIFT */
+};
+
+/* A CPU's last sampled chunk: faults come in runs on one chunk, so most are turned away
+ * here without a hash lookup. */
+struct stack_slot {
+	__u32 tgid;
+	__u32 skip;		/* faults on this chunk to turn away before reading the clock */
+	__u64 chunk;
+	__u64 ts;
 };
 
 #endif /* MEVITOP_EVENTS_H */

@@ -14,6 +14,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "common.bpf.h"
+#include "stacks.bpf.h"
 
 /* x86 page-fault error code bits (arch/x86/include/asm/trap_pf.h). */
 #define X86_PF_PROT	(1UL << 0)
@@ -67,10 +68,11 @@ static __always_inline void aggregate(__u32 tgid, __u64 addr)
 	s->faults = 1;
 }
 
-static __always_inline int emit_fault(__u32 tgid, __u32 tid, __u64 addr, __u8 flags)
+static __always_inline int emit_fault(void *ctx, __u32 tgid, __u32 tid, __u64 addr, __u8 flags)
 {
 	struct ev_fault *e;
 
+	stack_sample(ctx, tgid, tid, addr, flags);
 	if (cfg_sample) {
 		aggregate(tgid, addr);
 		return 0;
@@ -95,7 +97,7 @@ static __always_inline int emit_fault(__u32 tgid, __u32 tid, __u64 addr, __u8 fl
 }
 
 /* Faults taken by the current task on its own address space (the exceptions tracepoints). */
-static __always_inline int on_x86_fault(__u64 addr, __u64 error_code, bool kernel_mode)
+static __always_inline int on_x86_fault(void *ctx, __u64 addr, __u64 error_code, bool kernel_mode)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32;
@@ -115,32 +117,32 @@ static __always_inline int on_x86_fault(__u64 addr, __u64 error_code, bool kerne
 		flags |= EVF_INSTR;
 	if (kernel_mode)
 		flags |= EVF_KERNEL;
-	return emit_fault(tgid, (__u32)pid_tgid, addr, flags);
+	return emit_fault(ctx, tgid, (__u32)pid_tgid, addr, flags);
 }
 
 SEC("tp_btf/page_fault_user")
 int BPF_PROG(btf_fault_user, unsigned long address, struct pt_regs *regs, unsigned long error_code)
 {
-	return on_x86_fault(address, error_code, false);
+	return on_x86_fault(ctx, address, error_code, false);
 }
 
 SEC("tp_btf/page_fault_kernel")
 int BPF_PROG(btf_fault_kernel, unsigned long address, struct pt_regs *regs,
 	     unsigned long error_code)
 {
-	return on_x86_fault(address, error_code, true);
+	return on_x86_fault(ctx, address, error_code, true);
 }
 
 SEC("tp/exceptions/page_fault_user")
 int tp_fault_user(struct trace_event_raw_exceptions *ctx)
 {
-	return on_x86_fault(BPF_CORE_READ(ctx, address), BPF_CORE_READ(ctx, error_code), false);
+	return on_x86_fault(ctx, BPF_CORE_READ(ctx, address), BPF_CORE_READ(ctx, error_code), false);
 }
 
 SEC("tp/exceptions/page_fault_kernel")
 int tp_fault_kernel(struct trace_event_raw_exceptions *ctx)
 {
-	return on_x86_fault(BPF_CORE_READ(ctx, address), BPF_CORE_READ(ctx, error_code), true);
+	return on_x86_fault(ctx, BPF_CORE_READ(ctx, address), BPF_CORE_READ(ctx, error_code), true);
 }
 
 /*
@@ -148,7 +150,7 @@ int tp_fault_kernel(struct trace_event_raw_exceptions *ctx)
  * taken on behalf of another process (GUP: ptrace, process_vm_writev, O_DIRECT).  The
  * process is the owner of the vma's mm, not necessarily current.
  */
-static __always_inline int on_handle_mm_fault(struct vm_area_struct *vma, __u64 addr,
+static __always_inline int on_handle_mm_fault(void *ctx, struct vm_area_struct *vma, __u64 addr,
 					      __u32 fflags)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -170,17 +172,20 @@ static __always_inline int on_handle_mm_fault(struct vm_area_struct *vma, __u64 
 		flags |= EVF_INSTR;
 	if (!(fflags & FAULT_FLAG_USER))
 		flags |= EVF_KERNEL;
-	return emit_fault(tgid, (__u32)pid_tgid, addr, flags);
+	/* A fault on another process's memory (GUP): current's stack says nothing about it. */
+	if (tgid != pid_tgid >> 32)
+		return emit_fault(NULL, tgid, (__u32)pid_tgid, addr, flags);
+	return emit_fault(ctx, tgid, (__u32)pid_tgid, addr, flags);
 }
 
 SEC("fentry/handle_mm_fault")
 int BPF_PROG(fentry_fault, struct vm_area_struct *vma, unsigned long address, unsigned int flags)
 {
-	return on_handle_mm_fault(vma, address, flags);
+	return on_handle_mm_fault(ctx, vma, address, flags);
 }
 
 SEC("kprobe/handle_mm_fault")
 int BPF_KPROBE(kprobe_fault, struct vm_area_struct *vma, unsigned long address, unsigned int flags)
 {
-	return on_handle_mm_fault(vma, address, flags);
+	return on_handle_mm_fault(ctx, vma, address, flags);
 }

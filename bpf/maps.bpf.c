@@ -12,5 +12,7 @@ const volatile __u32 cfg_sample = 0;
 const volatile __u64 cfg_wakeup_bytes = 1 << 20;
 const volatile __u32 cfg_follow_children = 1;
 const volatile __u32 cfg_all_proc_events = 0;
+const volatile __u32 cfg_stacks = 0;
+const volatile __u64 cfg_stack_interval_ns = 1000000000ULL;
 
 char LICENSE[] SEC("license") = "GPL";

@@ -22,6 +22,8 @@ MEVITOP_SHARED const volatile __u32 cfg_sample;		/* 1: aggregate faults in `chun
 MEVITOP_SHARED const volatile __u64 cfg_wakeup_bytes;	/* wake the consumer past this backlog */
 MEVITOP_SHARED const volatile __u32 cfg_follow_children; /* children of targets become targets */
 MEVITOP_SHARED const volatile __u32 cfg_all_proc_events; /* fork/exec/exit of every process */
+MEVITOP_SHARED const volatile __u32 cfg_stacks;		/* --stacks: user stacks at faults */
+MEVITOP_SHARED const volatile __u64 cfg_stack_interval_ns; /* one stack per chunk this often */
 
 /* Every event kind, in order.  Size is set by the loader. */
 MEVITOP_SHARED struct {
@@ -91,5 +93,20 @@ MEVITOP_SHARED struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } overflow SEC(".maps");
+
+/* --stacks: when each (process, chunk) last had its stack taken (bpf/stacks.bpf.h). */
+MEVITOP_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct stack_chunk_key);
+	__type(value, __u64);
+} stack_chunks SEC(".maps");
+
+MEVITOP_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_slot);
+} stack_slot SEC(".maps");
 
 #endif /* MEVITOP_MAPS_BPF_H */

@@ -30,6 +30,10 @@ enum {
 	OPT_METRICS_PROCS,
 	OPT_DURATION,
 	OPT_MAX_SIZE,
+	OPT_STACKS,
+	OPT_STACK_INTERVAL,
+	OPT_STACK_PERIOD,
+	OPT_FOLDED,
 };
 
 static const struct option longopts[] = {
@@ -55,6 +59,10 @@ static const struct option longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+	{ "stacks", no_argument, NULL, OPT_STACKS },
+	{ "stack-interval", required_argument, NULL, OPT_STACK_INTERVAL },
+	{ "stack-period", required_argument, NULL, OPT_STACK_PERIOD },
+	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -151,6 +159,19 @@ void cli_usage(FILE *out)
 "                           each process (default %d, 0: none)\n"
 "      --metrics-procs N    export at most N processes, the largest by resident bytes\n"
 "                           (default %d)\n"
+"      --stacks             who first touched each range: the user stack of the first\n"
+"                           fault sampled in each mapping's part of a 2 MiB chunk\n"
+"                           (frame-pointer chain, or the faulting instruction only),\n"
+"                           named with libdwfl; JSON \"first_touch\" per mapping, the\n"
+"                           heatmap's cursor line, key w.  Trace and chunk modes take\n"
+"                           it at the fault hook; sample mode samples one page fault\n"
+"                           in --stack-period (a perf software event): statistical\n"
+"      --stack-interval MS  --stacks: at most one stack per chunk this often (default\n"
+"                           1000)\n"
+"      --stack-period N     sample mode's --stacks: one page fault in N (default 251)\n"
+"      --folded             with --stacks (implied): at exit, print folded stacks\n"
+"                           weighted by resident pages (flamegraph.pl, inferno,\n"
+"                           speedscope) instead of JSON\n"
 "      --probe              print kernel features and the hooks mevitop would use, exit\n"
 "  -o, --output FILE        record: the recording (FILE.1 too with --max-size)\n"
 "      --duration S         record: stop after S seconds\n"
@@ -414,6 +435,24 @@ int cli_parse(int argc, char **argv, struct cli *c)
 						   "suffixes), at least 64K", optarg);
 			c->max_size = v;
 			break;
+		case OPT_STACKS:
+			c->stacks = true;
+			break;
+		case OPT_FOLDED:
+			c->stacks = c->folded = true;
+			break;
+		case OPT_STACK_INTERVAL:
+			if (!parse_u64(optarg, &v, 1, 3600000))
+				return usage_error("invalid --stack-interval '%s': expected milliseconds "
+						   "between 1 and 3600000", optarg);
+			c->stack_interval_ms = v;
+			break;
+		case OPT_STACK_PERIOD:
+			if (!parse_u64(optarg, &v, 1, 1 << 30))
+				return usage_error("invalid --stack-period '%s': expected a number of "
+						   "page faults, 1 to 1073741824", optarg);
+			c->stack_period = v;
+			break;
 		case OPT_CHUNK_MAP:
 			if (!parse_u64(optarg, &v, 1, 1 << 24))
 				return usage_error("invalid chunk map size '%s'", optarg);
@@ -464,6 +503,8 @@ int cli_parse(int argc, char **argv, struct cli *c)
 			return usage_error("%s", why);
 		c->listen_set = true;
 	}
+	if (c->stacks && c->exact)
+		return usage_error("--stacks does not apply to exact mode yet");
 	return 0;
 }
 

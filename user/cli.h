@@ -48,6 +48,10 @@ struct cli {
 	bool listen_set;		/* --listen (implied by serve) */
 	struct listen_addr listen;
 	struct metrics_opts metrics;	/* --metrics-top, --metrics-procs */
+	bool stacks;			/* --stacks (implied by --folded) */
+	uint64_t stack_interval_ms;	/* --stack-interval, 0: the default */
+	uint64_t stack_period;		/* --stack-period, 0: the default */
+	bool folded;			/* --folded: folded stacks at exit instead of JSON */
 	int verbose;
 	/* `mevitop record -o FILE` (user/rec/): frames go to FILE instead of stdout. */
 	bool record;

@@ -16,6 +16,7 @@
 #include "pagemap.h"
 #include "procfs.h"
 #include "procmap.h"
+#include "stacks/stacks.h"
 #include "syscalls.h"
 #include "tracer.h"
 
@@ -165,12 +166,18 @@ struct engine {
 	uint64_t lost_exits;		/* lost exit records at the last tick */
 	uint32_t ghost_ticks;		/* ticks left to look for processes those were about */
 	size_t nexits, capexits;
+	struct stacks *stacks;		/* --stacks, or NULL */
 };
 
 #define HOOK(e, name, ...) do {						\
 	if ((e)->hooks.name)							\
 		(e)->hooks.name((e)->hooks.ctx, ##__VA_ARGS__);			\
 } while (0)
+
+struct stacks *engine_stacks(struct engine *e)
+{
+	return e->stacks;
+}
 
 uint64_t engine_now_ns(void)
 {
@@ -344,6 +351,7 @@ static void table_del(struct engine *e, struct proc *p)
 			e->exits[i] = e->exits[--e->nexits];
 	e->nprocs--;
 	e->sorted_dirty = true;
+	stacks_forget(e->stacks, p->pid);
 	pstate_free(ps(p));
 	proc_free(p);
 }
@@ -893,6 +901,8 @@ static void apply_exec(struct engine *e, const struct ev_proc *ev)
 {
 	struct proc *p;
 
+	stacks_forget(e->stacks, ev->tgid);	/* its code and chunks are gone */
+
 	if (filter_active(e->o.filter)) {
 		/* A new image may pass the filter (--comm) or stop passing it. */
 		bool match = filter_match(e->o.filter, ev->tgid, ev->comm);
@@ -1027,6 +1037,11 @@ static int on_event(void *ctx, const void *data, size_t size)
 	case EV_EXIT:
 		if (size >= sizeof(struct ev_proc))
 			apply_exit(e, data);
+		break;
+	case EV_STACK:
+		if (e->stacks && size >= sizeof(struct ev_stack))
+			stacks_on_event(e->stacks, engine_find(e, ((const struct ev_stack *)data)->tgid),
+					data);
 		break;
 	}
 	return rc;
@@ -1631,6 +1646,12 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 		e->o.reconcile_budget_pages = 4 << 20;	/* ~20 ms of PAGEMAP_SCAN per tick */
 	if (!e->o.tombstone_ms)
 		e->o.tombstone_ms = 2000;
+	if (o->stacks && stacks_new(o->stack_interval_ms,
+				    o->mode == MODE_SAMPLE ? o->stack_sample_period : 0, &e->stacks)) {
+		engine_free(e);
+		snprintf(why, whylen, "failed to allocate the stack table: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
 	*out = e;
 	return 0;
 }
@@ -1646,6 +1667,10 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		.wakeup_bytes = e->o.ringbuf_bytes ? e->o.ringbuf_bytes / 4 : 2 << 20,
 		.self = getpid(),
 		.follow_children = e->o.follow_children,
+		.stacks = e->stacks != NULL,
+		.stack_interval_ns = e->o.stack_interval_ms * 1000000ULL,
+		.stack_sample_period = e->stacks && e->o.mode == MODE_SAMPLE ?
+				       e->o.stack_sample_period : 0,
 	};
 	pid_t *pids = NULL;
 	size_t n = 0, i;
@@ -2170,6 +2195,7 @@ void engine_free(struct engine *e)
 	free(e->aliases);
 	free(e->runs);
 	free(e->exits);
+	stacks_free(e->stacks);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->step_lock);
 	free(e);

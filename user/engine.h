@@ -47,6 +47,9 @@ struct engine_opts {
 	struct filter *filter;		/* -u, --comm, --cgroup (whole-system mode), or NULL */
 	uint32_t max_cpu_pct;		/* --max-cpu: widen the interval past this; 0: off */
 	bool rss_hook;			/* --rss-hook: kmem:rss_stat counters in a BPF map */
+	bool stacks;			/* --stacks: first-touch stacks (user/stacks/) */
+	uint64_t stack_interval_ms;	/* one stack per 2 MiB chunk this often */
+	uint64_t stack_sample_period;	/* sample mode: one page fault in this many */
 };
 
 struct engine_stats {
@@ -151,5 +154,7 @@ size_t engine_bytes(struct engine *e);
 /* ... of which this process's model. */
 size_t engine_proc_bytes(const struct proc *p);
 uint64_t engine_now_ns(void);
+/* --stacks' first-touch table (read under the engine lock), or NULL. */
+struct stacks *engine_stacks(struct engine *e);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "json.h"
+#include "stacks/stacks.h"
 
 /* A growing buffer, so a snapshot reaches stdout in one write. */
 struct buf {
@@ -88,8 +89,58 @@ static int put_run(uint64_t start, uint64_t end, enum page_state s, void *arg)
 	return 0;
 }
 
+/* --stacks: the stacks that first touched this mapping's chunks, by resident pages. */
+#define FIRST_TOUCH_MAX 16
 
-static void put_mapping(struct buf *b, const struct proc *p, const struct mapping *m)
+static void put_frame(struct buf *b, const struct sym_frame *f)
+{
+	put(b, "{\"ip\": \"0x%" PRIx64 "\", \"name\": ", f->addr);
+	put_str(b, f->name);
+	if (f->func) {
+		put(b, ", \"function\": ");
+		put_str(b, f->func);
+	}
+	if (f->module) {
+		put(b, ", \"module\": ");
+		put_str(b, f->module);
+	}
+	if (f->file) {
+		put(b, ", \"file\": ");
+		put_str(b, f->file);
+		put(b, ", \"line\": %d", f->line);
+	}
+	put(b, "}");
+}
+
+static void put_first_touch(struct buf *b, struct stacks *st, const struct proc *p,
+			    const struct mapping *m)
+{
+	struct stack_share *v;
+	size_t n, i;
+	uint16_t k;
+
+	if (stacks_shares(st, p, mapping_start(m), mapping_end(m), &v, &n)) {
+		b->oom = true;
+		return;
+	}
+	put(b, ", \"first_touch\": [");
+	for (i = 0; i < n && i < FIRST_TOUCH_MAX; i++) {
+		put(b, "%s{\"pages\": %" PRIu64 ", \"tid\": %u, \"monotonic\": %.6f, "
+		    "\"unwind\": \"%s\", \"frames\": [", i ? ", " : "", v[i].pages, v[i].tid,
+		    v[i].ts / 1e9, v[i].stack->unwind == UNWIND_FP ? "fp" : "ip");
+		for (k = 0; k < v[i].stack->nframes; k++) {
+			if (k)
+				put(b, ", ");
+			put_frame(b, &v[i].stack->frames[k]);
+		}
+		put(b, "]}");
+	}
+	put(b, "]");
+	free(v);
+}
+
+static void put_mapping(struct buf *b, const struct proc *p, const struct mapping *m,
+			struct stacks *st)
 {
 	uint64_t s = mapping_start(m), t = mapping_end(m), c[PS_COUNT];
 	struct runs_ctx rc = { .b = b, .first = true };
@@ -108,7 +159,24 @@ static void put_mapping(struct buf *b, const struct proc *p, const struct mappin
 	put_pages(b, c, t - s);
 	put(b, ", \"runs\": [");
 	model_runs(p, s, t, put_run, &rc);
-	put(b, "]}");
+	put(b, "]");
+	if (st)
+		put_first_touch(b, st, p, m);
+	put(b, "}");
+}
+
+/* --stacks: its counters, a member of "stats" (kept in the frame's extra members, so
+ * recordings carry them too). */
+static int put_stacks_stats(char *buf, size_t len, bool comma, const struct stacks_stats *ss,
+			    const struct engine_stats *st)
+{
+	return snprintf(buf, len, "%s\"stacks\": {\"samples\": %" PRIu64 ", \"unique\": %" PRIu64
+			", \"ip_only\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"lost\": %" PRIu64
+			", \"interval_ms\": %" PRIu64 ", \"sample_period\": %" PRIu64
+			", \"attribution\": \"%sthe first stack sampled in each mapping's part of a "
+			"2 MiB chunk\"}", comma ? ", " : "", ss->samples, ss->unique, ss->ip_only,
+			ss->dropped, st->lost_by_kind[EV_STACK], ss->interval_ms, ss->sample_period,
+			ss->sample_period ? "statistical (one page fault in sample_period): " : "");
 }
 
 int json_frame_from_engine(struct json_frame *f, struct engine *e, const struct json_opts *o,
@@ -134,11 +202,21 @@ int json_frame_from_engine(struct json_frame *f, struct engine *e, const struct 
 		return -ENOMEM;
 	for (i = 0; i < f->n; i++)
 		f->proc_bytes[i] = engine_proc_bytes(f->procs[i]);
-	if (engine_hooks(e)->json_stats) {
+	f->stacks = engine_stacks(e);
+	if (engine_hooks(e)->json_stats || f->stacks) {
 		char extra[8192];
-		size_t len = engine_hooks(e)->json_stats(engine_hooks(e)->ctx, extra, sizeof(extra));
+		size_t len = 0;
+		int n;
 
-		if (len && len < sizeof(extra) && !(f->extra_stats = strndup(extra, len))) {
+		if (engine_hooks(e)->json_stats)
+			len = engine_hooks(e)->json_stats(engine_hooks(e)->ctx, extra, sizeof(extra));
+		if (len >= sizeof(extra))
+			len = 0;
+		n = f->stacks ? put_stacks_stats(extra + len, sizeof(extra) - len, len > 0,
+						 stacks_stats(f->stacks), st) : 0;
+		if (n > 0 && (size_t)n < sizeof(extra) - len)
+			len += n;
+		if (len && !(f->extra_stats = strndup(extra, len))) {
 			json_frame_release(f);
 			return -ENOMEM;
 		}
@@ -205,7 +283,7 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 			for (m = model_first(p); m; m = model_next(m)) {
 				if (!first)
 					put(&b, ", ");
-				put_mapping(&b, p, m);
+				put_mapping(&b, p, m, f->stacks);
 				first = false;
 			}
 			put(&b, "]");

@@ -16,6 +16,8 @@ struct json_opts {
  * One snapshot as the writer sees it: what live mode reads from the engine, and what a
  * recording stores and replay rebuilds (user/rec/), so both print the same lines.
  */
+struct stacks;
+
 struct json_frame {
 	uint64_t mono_ns;		/* CLOCK_MONOTONIC when the drain before it started */
 	double wall;
@@ -28,6 +30,8 @@ struct json_frame {
 	size_t *proc_bytes;		/* model bytes of procs[i] */
 	size_t n;
 	char *extra_stats;		/* engine hooks' members ("name": value, ...) or NULL */
+	struct stacks *stacks;		/* --stacks: first touches for "first_touch" (live
+					 * only: the engine's, valid under its lock), or NULL */
 };
 
 /* Fills f from the engine (caller holds the engine lock; f->procs are the engine's). */

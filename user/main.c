@@ -27,6 +27,7 @@
 #include "rec/rec_format.h"
 #include "rec/replay.h"
 #include "rec/report.h"
+#include "stacks/stacks.h"
 #include "ui.h"
 #include "ui_replay.h"
 
@@ -170,11 +171,27 @@ static int emit(struct engine *e, const struct json_opts *jo, struct rec_writer 
 	return err;
 }
 
-/* Also `serve`'s loop, with no snapshot written: the engine on the main thread. */
+static int write_folded(struct engine *e)
+{
+	struct proc **procs;
+	size_t n;
+	int err;
+
+	engine_lock(e);
+	procs = engine_procs(e, &n);
+	err = stacks_write_folded(engine_stacks(e), procs, n, stdout);
+	engine_unlock(e);
+	return err == -EPIPE ? 0 : err ? 1 : 0;
+}
+
+/*
+ * Also `serve`'s loop, with no snapshot written (the engine on the main thread), and
+ * --folded's: nothing until the end, then the folded stacks.
+ */
 static int run_json(struct engine *e, struct cli *c, struct rec_writer *rec)
 {
 	struct json_opts jo = { .maps = c->maps || c->npids, .interval_ms = c->interval_ms };
-	FILE *out = c->serve ? NULL : stdout;
+	FILE *out = c->serve || c->folded ? NULL : stdout;
 	uint64_t printed = 0, next, now, mono, end = UINT64_MAX;
 	int err;
 
@@ -186,6 +203,8 @@ static int run_json(struct engine *e, struct cli *c, struct rec_writer *rec)
 	engine_unlock(e);
 	if (err)
 		return err == -EPIPE ? 0 : 1;
+	if (c->folded)	/* -v: the moment --json's first line would have been written */
+		log_info("hooks attached, initial scan done: folded stacks are printed at exit");
 	printed++;
 	next = mono + c->interval_ms * 1000000ULL;
 	while (!stop_signal && (!c->count || printed < c->count) && next <= end) {
@@ -218,7 +237,7 @@ static int run_json(struct engine *e, struct cli *c, struct rec_writer *rec)
 			break;
 		}
 	}
-	return 0;
+	return c->folded ? write_folded(e) : 0;
 }
 
 /* The view, JSON or serve's headless loop, with the metrics endpoint beside it (--listen). */
@@ -234,7 +253,7 @@ static int run_view(struct engine *e, struct cli *c, struct rec_writer *rec)
 	}
 	if (h)
 		log_err("serving metrics on http://%s/metrics", c->listen.text);
-	rc = c->json || c->serve ? run_json(e, c, rec) : ui_run(e, c);
+	rc = c->json || c->serve || c->folded ? run_json(e, c, rec) : ui_run(e, c);
 	metrics_http_stop(h);
 	return rc;
 }
@@ -321,7 +340,7 @@ int main(int argc, char **argv)
 		}
 		goto out;
 	}
-	if (!c.json && !c.serve && ui_check_terminal()) {
+	if (!c.json && !c.serve && !c.folded && ui_check_terminal()) {
 		rc = 1;
 		goto out;
 	}
@@ -342,6 +361,9 @@ int main(int argc, char **argv)
 	eo.filter = filter_active(&c.filter) ? &c.filter : NULL;
 	eo.max_cpu_pct = c.max_cpu;
 	eo.rss_hook = c.rss_hook;
+	eo.stacks = c.stacks;
+	eo.stack_interval_ms = c.stack_interval_ms ? c.stack_interval_ms : 1000;
+	eo.stack_sample_period = c.stack_period ? c.stack_period : 251;
 	install_signals();
 	err = engine_new(&eo, &f, &e, why, sizeof(why));
 	if (!err)

@@ -7,6 +7,8 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -144,6 +146,44 @@ static bool tp_section_exists(const struct features *f, struct bpf_program *p)
 	return access(path, R_OK) == 0;
 }
 
+/* Sample mode's --stacks: a page-fault software event per CPU, every `period`-th fault
+ * running stacks_fault_sample (bpf/stacks.bpf.c).  Any process, any CPU: the program
+ * filters on the target set like the other hooks. */
+static int attach_fault_sampler(struct tracer *t, uint64_t period, char *why, size_t whylen)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(a),
+		.config = PERF_COUNT_SW_PAGE_FAULTS,
+		.sample_period = period,
+	};
+	int cpu, fd, err;
+
+	for (cpu = 0; cpu < t->ncpus; cpu++) {
+		struct bpf_link *l;
+
+		fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENODEV || errno == ENXIO)
+				continue;	/* a possible CPU that is not online */
+			err = -errno;
+			snprintf(why, whylen, "failed to open the page-fault perf event: %s",
+				 strerror(-err));
+			return err;
+		}
+		l = bpf_program__attach_perf_event(t->skel->progs.stacks_fault_sample, fd);
+		if (!l) {
+			err = -errno;
+			close(fd);
+			snprintf(why, whylen, "failed to attach to the page-fault perf event: %s",
+				 strerror(-err));
+			return err;
+		}
+		t->links[t->nlinks++] = l;	/* the link closes the event's fd */
+	}
+	return 0;
+}
+
 int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_event_fn fn,
 		void *ctx, struct tracer **out, char *why, size_t whylen)
 {
@@ -175,6 +215,10 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 	t->skel->rodata->cfg_wakeup_bytes = o->wakeup_bytes;
 	t->skel->rodata->cfg_follow_children = o->follow_children;
 	t->skel->rodata->cfg_all_proc_events = o->all_proc_events;
+	t->skel->rodata->cfg_stacks = o->stacks;
+	t->skel->rodata->cfg_stack_interval_ns = o->stack_interval_ns;
+	if (!o->stacks)		/* its LRU map is preallocated: keep it small when unused */
+		bpf_map__set_max_entries(t->skel->maps.stack_chunks, 1);
 	if (o->chunk_map_entries)
 		bpf_map__set_max_entries(t->skel->maps.chunks, o->chunk_map_entries);
 	t->targets_words = (pid_max() + 63) / 64;
@@ -192,6 +236,8 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 				bpf_program__set_autoload(progs[i], true);
 	}
 
+	if (o->stack_sample_period)
+		bpf_program__set_autoload(t->skel->progs.stacks_fault_sample, true);
 	err = mevitop_bpf__load(t->skel);
 	if (err) {
 		snprintf(why, whylen, "failed to load BPF programs: %s (run with -vv for the "
@@ -212,7 +258,7 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 		goto fail;
 	}
 
-	t->links = calloc(64, sizeof(*t->links));
+	t->links = calloc(64 + (o->stack_sample_period ? t->ncpus : 0), sizeof(*t->links));
 	if (!t->links) {
 		err = -ENOMEM;
 		goto fail;
@@ -220,7 +266,7 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 	bpf_object__for_each_program(p, t->skel->obj) {
 		struct bpf_link *l;
 
-		if (!bpf_program__autoload(p))
+		if (!bpf_program__autoload(p) || p == t->skel->progs.stacks_fault_sample)
 			continue;
 		l = bpf_program__attach(p);
 		if (!l) {
@@ -239,6 +285,11 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 		log_debug("attached %s", bpf_program__section_name(p));
 	}
 
+	if (o->stack_sample_period) {
+		err = attach_fault_sampler(t, o->stack_sample_period, why, whylen);
+		if (err)
+			goto fail;
+	}
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_sample, t, NULL);
 	if (!t->rb) {
 		err = -errno;

@@ -25,6 +25,10 @@ struct tracer_opts {
 	bool follow_children;		/* children of targets become targets (in BPF) */
 	bool all_proc_events;		/* fork/exec/exit of every process (filters) */
 	size_t chunk_map_entries;	/* 0: the default bound */
+	bool stacks;			/* --stacks: user stacks at faults (bpf/stacks.bpf.h) */
+	uint64_t stack_interval_ns;	/* one per (process, chunk) this often */
+	uint64_t stack_sample_period;	/* >0: sample one page fault in this many through a
+					 * perf software event (sample mode's --stacks) */
 };
 
 /* Called for every record, in ring-buffer order. */

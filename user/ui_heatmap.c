@@ -19,6 +19,7 @@
 #include <string.h>
 #include <curses.h>
 #include "log.h"
+#include "stacks/stacks.h"
 #include "ui_maplayout.h"
 #include "ui_replay.h"
 #include "ui_state.h"
@@ -56,7 +57,11 @@ struct hm_readout {
 	float heat;
 	enum page_state state;		/* when the cell is one page */
 	char name[256];
+	char touch[320];		/* --stacks: who first touched the cell, or "" */
 };
+
+/* --stacks: the pane of the top stacks of the cursor's mapping ('w'). */
+#define PANE_MAX 16
 
 struct heatmap {
 	pid_t pid;
@@ -96,6 +101,10 @@ struct heatmap {
 	int nlabels;
 	struct hm_readout ro;
 	size_t buf_h, buf_w;		/* allocated sizes of vl/paint/labels */
+	struct stacks *stacks;		/* set while the frame is built under the lock */
+	bool pane;			/* 'w': top first-touch stacks of the mapping */
+	int npane;
+	char pane_lines[PANE_MAX][320];
 };
 
 struct heatmap *heatmap_new(void)
@@ -348,6 +357,32 @@ static void fill_readout(struct heatmap *m, const struct hm_paint *pc)
 		snprintf(ro->name, sizeof(ro->name), "%s", map_kind_name(h->kind));
 }
 
+/* --stacks: the cursor cell's first toucher, and the pane's lines (under the lock). */
+static void fill_stacks(struct heatmap *m, const struct hm_paint *pc, const char *sep)
+{
+	const struct hm_map *h = &m->lay.maps[m->cur_map];
+	const struct stack_touch *t = stacks_touch_at(m->stacks, pc->p->pid, m->ro.start);
+	struct stack_share *v;
+	char frames[256];
+	size_t n, i;
+
+	m->ro.touch[0] = 0;
+	if (t)
+		snprintf(m->ro.touch, sizeof(m->ro.touch), "first touch: tid %u, %.1f s ago, %s",
+			 t->tid, pc->now_ns > t->ts ? (pc->now_ns - t->ts) / 1e9 : 0.0,
+			 stacks_format(stacks_get(m->stacks, t->stack), sep, frames,
+				       sizeof(frames)));
+	m->npane = 0;
+	if (!m->pane || stacks_shares(m->stacks, pc->p, h->start, h->end, &v, &n))
+		return;
+	for (i = 0; i < n && m->npane < PANE_MAX; i++)
+		snprintf(m->pane_lines[m->npane++], sizeof(m->pane_lines[0]),
+			 "%8" PRIu64 " pages  tid %-7u %s  %s", v[i].pages, v[i].tid,
+			 v[i].stack->unwind == UNWIND_FP ? "fp" : "ip",
+			 stacks_format(v[i].stack, sep, frames, sizeof(frames)));
+	free(v);
+}
+
 /* Builds the frame from p (held: under the lock, or our private copy). */
 static void build(struct ui *ui, const struct proc *p, uint64_t now)
 {
@@ -413,6 +448,10 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	}
 	if (m->cur_map != SIZE_MAX)
 		fill_readout(m, &pc);
+	if (m->cur_map != SIZE_MAX && m->stacks)
+		fill_stacks(m, &pc, ui->theme.utf8 ? " \u2190 " : " <- ");
+	else if (!m->stacks)
+		m->ro.touch[0] = 0;
 	m->have_frame = true;
 }
 
@@ -421,6 +460,7 @@ void heatmap_update(struct ui *ui, bool locked)
 	struct heatmap *m = ui->map;
 	struct proc *p;
 
+	m->stacks = locked ? engine_stacks(ui->e) : NULL;
 	if (m->frozen) {
 		build(ui, m->frozen, m->frozen_ns);
 		return;
@@ -632,15 +672,35 @@ static void draw_readout(struct ui *ui, int row)
 		snprintf(buf + len, sizeof(buf) - len, " (%0*" PRIx64 "-%0*" PRIx64 " %s, res %s/%s)",
 			 m->lay.addr_digits, ro->map_start << PAGE_SHIFT_4K, m->lay.addr_digits,
 			 ro->map_end << PAGE_SHIFT_4K, perms, res, map);
+		len = strlen(buf);
 	}
+	if (ro->touch[0] && len < sizeof(buf))
+		snprintf(buf + len, sizeof(buf) - len, "%s%s", dot, ro->touch);
 	canvas_text(&ui->canvas, row, 0, ui->cols, look, buf);
+}
+
+/* Over the top of the map: the cursor mapping's first-touch stacks by resident pages. */
+static void draw_pane(struct ui *ui, int row)
+{
+	struct heatmap *m = ui->map;
+	int i;
+
+	canvas_text(&ui->canvas, row++, 0, ui->cols, ui->theme.style[ST_LABEL],
+		    engine_stacks(ui->e) ? "first touch of this mapping, by resident pages "
+		    "(w closes)" : "first touch: start mevitop with --stacks (w closes)");
+	for (i = 0; i < m->npane && row < ui->rows - 3; i++, row++)
+		canvas_text(&ui->canvas, row, 0, ui->cols, ui->theme.style[ST_NORMAL],
+			    m->pane_lines[i]);
+	if (!m->npane && engine_stacks(ui->e) && row < ui->rows - 3)
+		canvas_text(&ui->canvas, row, 0, ui->cols, ui->theme.style[ST_DIM],
+			    "  no stack sampled in this mapping yet");
 }
 
 void heatmap_draw(struct ui *ui)
 {
 	static const struct key_hint hints[] = {
 		{ "F1", "Help" }, { "+-", "Zoom" }, { "t", "Heat" }, { "f", "Kinds" }, { "l", "Labels" },
-		{ "[]", "Mapping" }, { "g", "Go to" }, { "Tab", "Next pid" },
+		{ "[]", "Mapping" }, { "g", "Go to" }, { "w", "Who" }, { "Tab", "Next pid" },
 		{ "Esc", "List" }, { "Space", "Pause" }, { "q", "Quit" },
 	};
 	struct heatmap *m = ui->map;
@@ -670,6 +730,8 @@ void heatmap_draw(struct ui *ui)
 				break;
 			}
 		}
+		if (m->pane)
+			draw_pane(ui, base);
 		draw_readout(ui, ui->rows - 3);
 	} else {
 		canvas_text(&ui->canvas, base, 0, ui->cols, ui->theme.style[ST_DIM],
@@ -815,6 +877,9 @@ bool heatmap_key(struct ui *ui, int key)
 		return true;
 	case 'F':
 		m->filter = (m->filter + HF_COUNT - 1) % HF_COUNT;
+		return true;
+	case 'w':
+		m->pane = !m->pane;
 		return true;
 	case 'g':
 		ui->prompt.kind = PROMPT_GOTO;

@@ -33,6 +33,7 @@ static const struct help_line map_keys[] = {
 	{ "f F", "cycle the kinds shown" },
 	{ "l", "label lines / compact" },
 	{ "g", "go to an address" },
+	{ "w", "who first touched (--stacks)" },
 	{ "Tab S-Tab", "next / previous process" },
 	{ "Esc Bksp", "back to the list" },
 };

@@ -10,29 +10,37 @@
 
 /* The u64 statistics, in the order the payload stores them (append only: a reader of an
  * older file finds fewer and leaves the rest 0; a newer file's extra ones are skipped). */
+/*
+ * The order of the statistics in a frame (doc/recording-format.md).  The per-kind arrays
+ * hold the record kinds of the format's first version (0..5); what came later is
+ * appended, so older files (fewer values) read as zeroes and older readers skip them.
+ */
+#define REC_KINDS 6
+
 static uint64_t *stat_u64(struct engine_stats *s, size_t i)
 {
 	uint64_t *fixed[] = { &s->events, &s->lost, &s->reconciles, &s->drift_pages, &s->scans,
 			      &s->scanned_pages, &s->maps_reads, &s->overflows };
+	uint64_t *later[] = { &s->retired, &s->layout_changes, &s->layout_unowned,
+			      &s->layout_hooked, &s->lost_by_kind[EV_STACK],
+			      &s->events_by_kind[EV_STACK] };
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
 
+	_Static_assert(EV_STACK == REC_KINDS && EV_KIND_MAX == REC_KINDS + 1,
+		       "a new record kind: append its counters to later[]");
 	if (i < nfixed)
 		return fixed[i];
 	i -= nfixed;
-	if (i < EV_KIND_MAX)
+	if (i < REC_KINDS)
 		return &s->lost_by_kind[i];
-	i -= EV_KIND_MAX;
-	if (i < EV_KIND_MAX)
+	i -= REC_KINDS;
+	if (i < REC_KINDS)
 		return &s->events_by_kind[i];
-	i -= EV_KIND_MAX;
-	/* Added after the first version of the format: appended, so older files (fewer
-	 * values) read as zeroes and older readers skip them. */
-	uint64_t *later[] = { &s->retired, &s->layout_changes, &s->layout_unowned,
-			      &s->layout_hooked };
+	i -= REC_KINDS;
 	return i < sizeof(later) / sizeof(later[0]) ? later[i] : NULL;
 }
 
-#define N_STAT_U64 (8 + 2 * EV_KIND_MAX + 4)
+#define N_STAT_U64 (8 + 2 * REC_KINDS + 6)
 
 static double *stat_f64(struct engine_stats *s, size_t i)
 {

@@ -1,0 +1,270 @@
+"""--stacks: who first touched each region, named from the real fault hook's user stacks.
+
+The workload (tests/workloads/wl_stacks.c) has one function per region (touch_a, touch_b,
+touch_c, and wl_lib_touch in a shared library it dlopens), each region its own 2 MiB chunk,
+reached through main -> run_cmd -> caller_X -> touch_X.  It is built without frame pointers
+(wl_stacks) and with them (wl_stacks_fp).  The truth is the workload's own call graph and
+pagemap, read by the test: every region's resident pages must be attributed, all of them,
+to the right function; with frame pointers to the whole caller chain; never a wrong name.
+"""
+import os
+import shutil
+import subprocess
+
+import pytest
+
+import harness
+from harness import find_proc, pagemap_truth, PAGE
+
+LIB = os.path.join(harness.WORKLOADS, "libwl_touch.so")
+# What each region's toucher is, and its callers up to main (the source's call graph).
+CHAIN = {
+    "a": ["touch_a", "caller_a", "run_cmd", "main"],
+    "b": ["touch_b", "caller_b", "run_cmd", "main"],
+    "c": ["touch_c", "caller_c", "run_cmd", "main"],
+    "lib": ["wl_lib_touch", "caller_lib", "run_cmd", "main"],
+}
+PAGES = {"a": 10, "b": 20, "c": 30, "lib": 5}
+# Callers above main that a frame-pointer walk may reach (glibc's start-up code).
+ABOVE_MAIN = {"__libc_start_call_main", "__libc_start_main", "_start"}
+
+
+def mapping_at(entry, addr):
+    for m in entry["mappings"]:
+        if int(m["start"], 16) <= addr < int(m["end"], 16):
+            return m
+    raise AssertionError(f"no mapping at {addr:#x}")
+
+
+def resident_in(pid, start, end):
+    truth = pagemap_truth(pid)
+    return sum(1 for pg in range(start // PAGE, end // PAGE) if truth.get(pg) == "resident")
+
+
+def touch_regions(w, mv, which=("a", "b", "c", "lib")):
+    """Touches each region; returns ({region: address}, the snapshot after the last)."""
+    addrs, t = {}, 0
+    for r in which:
+        t, extra = w.do(f"touch {r} {PAGES[r]}")
+        addrs[r] = int(extra[0], 16)
+    return addrs, mv.snapshot_after(t)
+
+
+def check_no_wrong_name(frames, chain):
+    """Every named frame is the true function at its depth; a chain may stop early (no
+    trustworthy frame pointer) but never skip or invent a caller."""
+    for depth, f in enumerate(frames):
+        if f["name"] == "[unknown]":
+            assert "function" not in f
+            continue
+        fn = f["function"]
+        if depth < len(chain):
+            assert fn == chain[depth], f"frame {depth} is {fn}, the code says {chain[depth]}"
+        else:
+            assert fn in ABOVE_MAIN, f"frame {depth} above main is {fn}"
+
+
+def attributed(entry, addr, pid, region):
+    """The region's mapping has exactly one first-touch stack, accounting for every page
+    pagemap shows resident there; returns its frames."""
+    m = mapping_at(entry, addr)
+    ft = m["first_touch"]
+    truth = resident_in(pid, addr, addr + (2 << 20))
+    assert truth == PAGES[region]
+    assert len(ft) == 1, f"region {region}: {ft}"
+    assert ft[0]["pages"] == truth
+    return ft[0]
+
+
+# Sample mode samples page faults through a perf software event; with a period of 1 every
+# fault is a sample, so its attribution is as exact as the fault hook's.
+MODES = {"trace": ["--mode", "trace"], "chunk": ["--mode", "chunk"],
+         "sample": ["--mode", "sample", "--stack-period", "1"]}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_frame_pointers_name_the_whole_chain(workload, mevitop, mode):
+    w = workload("wl_stacks_fp", [LIB])
+    mv = mevitop([*MODES[mode], "--stacks", "-p", str(w.pid), "-i", "200"])
+    addrs, snap = touch_regions(w, mv)
+    entry = find_proc(snap, w.pid)
+    for r, addr in addrs.items():
+        st = attributed(entry, addr, w.pid, r)
+        names = [f.get("function") for f in st["frames"]]
+        assert st["unwind"] == "fp"
+        assert names[:4] == CHAIN[r], f"region {r}: {names}"
+        check_no_wrong_name(st["frames"], CHAIN[r])
+        assert st["frames"][0]["module"] == ("libwl_touch.so" if r == "lib" else "wl_stacks_fp")
+        assert st["frames"][0]["name"].startswith(CHAIN[r][0] + "+0x")
+        assert st["frames"][0]["file"].endswith("wl_touch.c" if r == "lib" else "wl_stacks.c")
+    stats = snap["stats"]["stacks"]
+    assert stats["samples"] >= 4 and stats["lost"] == 0
+    assert stats["sample_period"] == (1 if mode == "sample" else 0)
+    assert stats["attribution"].startswith("statistical") == (mode == "sample")
+
+
+def test_sample_mode_is_statistical_and_never_wrong(workload, mevitop):
+    """The default period: some regions get a sample, some not; a named one is right."""
+    w = workload("wl_stacks_fp", [LIB])
+    mv = mevitop(["--stacks", "-p", str(w.pid), "-i", "200"])
+    for r in ("a", "b", "c"):
+        w.do(f"touch {r} 512")
+    addrs, snap = touch_regions(w, mv)
+    entry = find_proc(snap, w.pid)
+    assert snap["mode"] == "sample"
+    assert snap["stats"]["stacks"]["sample_period"] == 251
+    for r, addr in addrs.items():
+        for ft in mapping_at(entry, addr)["first_touch"]:
+            check_no_wrong_name(ft["frames"], CHAIN[r])
+            assert ft["pages"] <= resident_in(w.pid, addr, addr + (2 << 20))
+
+
+def test_without_frame_pointers_the_ip_is_right(workload, mevitop):
+    w = workload("wl_stacks", [LIB])
+    mv = mevitop(["--mode", "trace", "--stacks", "-p", str(w.pid), "-i", "200"])
+    addrs, snap = touch_regions(w, mv)
+    entry = find_proc(snap, w.pid)
+    for r, addr in addrs.items():
+        st = attributed(entry, addr, w.pid, r)
+        assert st["frames"][0]["function"] == CHAIN[r][0]
+        check_no_wrong_name(st["frames"], CHAIN[r])
+        assert st["unwind"] == ("fp" if len(st["frames"]) > 1 else "ip")
+
+
+def test_stripped_binary_is_unknown_library_still_named(workload, mevitop, tmp_path):
+    exe = tmp_path / "wl_stripped"
+    subprocess.run(["strip", "-o", str(exe), os.path.join(harness.WORKLOADS, "wl_stacks_fp")],
+                   check=True)
+    shutil.copy(LIB, tmp_path / "libwl_touch.so")
+    w = workload(str(exe), [str(tmp_path / "libwl_touch.so")])
+    mv = mevitop(["--mode", "trace", "--stacks", "-p", str(w.pid), "-i", "200"])
+    addrs, snap = touch_regions(w, mv, ("a", "lib"))
+    entry = find_proc(snap, w.pid)
+    a = attributed(entry, addrs["a"], w.pid, "a")
+    assert a["frames"][0]["name"] == "[unknown]"
+    assert a["frames"][0]["module"] == "wl_stripped"
+    assert all(f["name"] == "[unknown]" or f["function"] in ABOVE_MAIN for f in a["frames"])
+    lib = attributed(entry, addrs["lib"], w.pid, "lib")
+    assert lib["frames"][0]["function"] == "wl_lib_touch"
+    # Its caller is in the stripped binary: unnamed, not guessed.
+    for f in lib["frames"][1:]:
+        assert f["name"] == "[unknown]" or f["function"] in ABOVE_MAIN
+
+
+def test_deleted_binary_never_a_wrong_name(workload, mevitop, tmp_path):
+    exe = tmp_path / "wl_deleted"
+    shutil.copy(os.path.join(harness.WORKLOADS, "wl_stacks_fp"), exe)
+    w = workload(str(exe), [LIB])
+    os.unlink(exe)
+    # Something else at the same path must not be read in its place.
+    shutil.copy(os.path.join(harness.WORKLOADS, "wl"), exe)
+    mv = mevitop(["--mode", "trace", "--stacks", "-p", str(w.pid), "-i", "200"])
+    addrs, snap = touch_regions(w, mv, ("a", "lib"))
+    entry = find_proc(snap, w.pid)
+    a = attributed(entry, addrs["a"], w.pid, "a")
+    check_no_wrong_name(a["frames"], CHAIN["a"])
+    lib = attributed(entry, addrs["lib"], w.pid, "lib")
+    assert lib["frames"][0]["function"] == "wl_lib_touch"
+    check_no_wrong_name(lib["frames"], CHAIN["lib"])
+
+
+def test_process_exiting_at_once(mevitop, tmp_path):
+    """Started after mevitop (--comm), it touches and exits before the next drain: mevitop
+    keeps running, and whatever it names is right."""
+    name = f"wlx{os.getpid() % 100000}"
+    exe = tmp_path / name
+    shutil.copy(os.path.join(harness.WORKLOADS, "wl_stacks_fp"), exe)
+    mv = mevitop(["--mode", "trace", "--stacks", "--comm", name, "--maps", "-i", "100"])
+    p = subprocess.run([str(exe), LIB, "touch-exit"], timeout=harness.GUARD_S)
+    assert p.returncode == 0
+    for _ in range(5):
+        snap = mv.snapshot()
+    assert mv.proc.poll() is None
+    # touch-exit calls main -> caller_a -> touch_a; the loader and libc touch the rest.
+    chain = ["touch_a", "caller_a", "main"]
+    for proc in snap["processes"]:
+        for m in proc.get("mappings", []):
+            for ft in m.get("first_touch", []):
+                if ft["frames"][0].get("function") == "touch_a":
+                    check_no_wrong_name(ft["frames"], chain)
+                else:
+                    assert not {"touch_a", "caller_a"} & {f.get("function") for f in ft["frames"]}
+    assert mv.stop() == 0
+
+
+def test_folded_weights_by_resident_pages(workload):
+    w = workload("wl_stacks_fp", [LIB])
+    env = dict(os.environ, **harness.SAN_ENV)
+    cmd = [harness.MEVITOP, "--mode", "trace", "--folded", "-v", "-p", str(w.pid), "-i", "100"]
+    mv = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    # --folded prints nothing until exit; -v says when it is ready (where --json's first
+    # line would be): the touches must come after.
+    err = harness.Reader(mv.stderr, "mevitop-stderr")
+    while "folded stacks are printed at exit" not in err.get(what="mevitop ready"):
+        pass
+    for r in ("a", "b"):
+        w.do(f"touch {r} {PAGES[r]}")
+    w.do("exit")
+    out = mv.stdout.read().decode()
+    assert mv.wait(timeout=harness.GUARD_S) == 0, "\n".join(err.all)
+    # Folded: "comm;outermost;...;innermost PAGES", the process exited by now: its stacks
+    # were named from what mevitop knew of its layout.
+    lines = dict(l.rsplit(" ", 1) for l in out.splitlines())
+    for r in ("a", "b"):
+        suffix = ";" + ";".join(reversed(CHAIN[r]))
+        hits = [k for k in lines if k.startswith("wl_stacks_fp;") and k.endswith(suffix)]
+        assert len(hits) == 1, out
+        assert int(lines[hits[0]]) == PAGES[r]
+
+
+def test_stacks_bad_input():
+    env = dict(os.environ, **harness.SAN_ENV)
+    for args, want in ((["--exact", "-p", "1", "--stacks"], "--stacks does not apply to exact"),
+                       (["run", "--folded", "--", "true"], "--stacks does not apply to exact"),
+                       (["--stacks", "--stack-period", "0"], "invalid --stack-period '0'"),
+                       (["--stacks", "--stack-interval", "x"], "invalid --stack-interval 'x'")):
+        p = subprocess.run([harness.MEVITOP, *args], capture_output=True, text=True,
+                           timeout=30, env=env)
+        assert p.returncode == 2, args
+        lines = p.stderr.splitlines()
+        assert lines[0].startswith("mevitop: " + want), p.stderr
+
+
+@pytest.fixture
+def screen(tmp_path):
+    from test_ui import Screen
+    made = []
+
+    def make():
+        s = Screen(tmp_path, "stacks")
+        made.append(s)
+        return s
+    yield make
+    for s in made:
+        s.kill()
+
+
+def test_heatmap_cursor_and_pane_say_who(screen, workload):
+    from test_ui import assert_clean_exit
+    w = workload("wl_stacks_fp", [LIB])
+    _, extra = w.do("touch a 0")        # touches nothing: the region's address
+    a = int(extra[0], 16)
+    scr = screen()
+    scr.start(["--mode", "trace", "--stacks", "-p", str(w.pid), "-i", "100"])
+    scr.wait_for(f"{a:012x}-{a + (2 << 20):012x} rw-p anon")   # attached and scanned
+    w.do(f"touch a {PAGES['a']}")
+    scr.keys("g")
+    scr.type(f"{a:x}")
+    scr.keys("Enter")
+    chain = " \u2190 ".join(f"{fn}+0x" for fn in CHAIN["a"][:1])
+    s = scr.wait_for(f"first touch: tid {w.pid}, ")
+    line = next(ln for ln in s.split("\n") if "first touch: tid" in ln)
+    assert chain in line and " \u2190 caller_a+0x" in line and " \u2190 run_cmd+0x" in line, line
+    scr.keys("w")
+    s = scr.wait_for("first touch of this mapping, by resident pages")
+    rows = [ln for ln in s.split("\n") if " pages  tid " in ln]
+    assert len(rows) == 1, s
+    assert rows[0].split()[0] == str(PAGES["a"]) and f"tid {w.pid}" in rows[0], rows[0]
+    assert "touch_a+0x" in rows[0] and "\u2190 main+0x" in rows[0], rows[0]
+    scr.keys("q")
+    assert_clean_exit(scr)

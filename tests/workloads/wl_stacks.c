@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Distinct functions touching distinct memory, for --stacks (test_stacks.py).  Built twice:
+ * wl_stacks (-O1: no frame pointers) and wl_stacks_fp (-fno-omit-frame-pointer).
+ *
+ * At start it maps one region per toucher, each 2 MiB and 2 MiB-aligned (one chunk each:
+ * the unit --stacks attributes), and prints "ready PID".  Then, per line on stdin:
+ *   touch a|b|c|lib PAGES   the toucher writes the first PAGES pages of its region through
+ *                           main -> run_cmd -> caller_X -> touch_X; answers
+ *                           "done MONO_NS 0xREGION"
+ *   exit
+ * argv[1], if given, is a shared library to dlopen for "lib" (its wl_lib_touch).
+ * With argv[2] == "touch-exit" it touches region a at once and exits (no stdin).
+ */
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "workload.h"
+
+#define PAGE 4096UL
+#define CHUNK (2UL << 20)
+
+enum { R_A, R_B, R_C, R_LIB, R_COUNT };
+static char *region[R_COUNT];
+static void (*lib_touch)(char *base, size_t pages);
+
+/* noinline + a side effect after each call: every function keeps its own frame and its call
+ * is not a tail call, so the expected caller chain is the source's. */
+#define TOUCHER __attribute__((noinline, noclone))
+
+TOUCHER void touch_a(char *base, size_t pages)
+{
+	for (size_t i = 0; i < pages; i++)
+		((volatile char *)base)[i * PAGE] = 'a';
+}
+
+TOUCHER void touch_b(char *base, size_t pages)
+{
+	for (size_t i = 0; i < pages; i++)
+		((volatile char *)base)[i * PAGE + 1] = 'b';
+}
+
+TOUCHER void touch_c(char *base, size_t pages)
+{
+	for (size_t i = 0; i < pages; i++)
+		((volatile char *)base)[i * PAGE + 2] = 'c';
+}
+
+static volatile int sink;
+
+TOUCHER void caller_a(size_t pages) { touch_a(region[R_A], pages); sink++; }
+TOUCHER void caller_b(size_t pages) { touch_b(region[R_B], pages); sink += 2; }
+TOUCHER void caller_c(size_t pages) { touch_c(region[R_C], pages); sink += 3; }
+TOUCHER void caller_lib(size_t pages) { lib_touch(region[R_LIB], pages); sink += 4; }
+
+static char *map_chunk(void)
+{
+	char *p = mmap(NULL, 2 * CHUNK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	char *aligned;
+
+	if (p == MAP_FAILED)
+		wl_die("mmap");
+	aligned = (char *)(((uintptr_t)p + CHUNK - 1) & ~(CHUNK - 1));
+	/* One 4 KiB page per fault, so the pages resident are the pages touched. */
+	if (madvise(aligned, CHUNK, MADV_NOHUGEPAGE))
+		wl_die("madvise");
+	return aligned;
+}
+
+TOUCHER int run_cmd(const char *line)
+{
+	char which[16];
+	size_t pages;
+	int r;
+
+	if (sscanf(line, "touch %15s %zu", which, &pages) != 2 || pages > CHUNK / PAGE)
+		return -1;
+	if (!strcmp(which, "a"))
+		caller_a(pages), r = R_A;
+	else if (!strcmp(which, "b"))
+		caller_b(pages), r = R_B;
+	else if (!strcmp(which, "c"))
+		caller_c(pages), r = R_C;
+	else if (!strcmp(which, "lib") && lib_touch)
+		caller_lib(pages), r = R_LIB;
+	else
+		return -1;
+	sink++;
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	char line[256], extra[32];
+	int r;
+
+	for (r = 0; r < R_COUNT; r++)
+		region[r] = map_chunk();
+	if (argc > 1 && argv[1][0]) {
+		void *h = dlopen(argv[1], RTLD_NOW);
+
+		if (!h || !(lib_touch = (void (*)(char *, size_t))dlsym(h, "wl_lib_touch"))) {
+			fprintf(stderr, "workload: %s\n", dlerror());
+			return 3;
+		}
+	}
+	if (argc > 2 && !strcmp(argv[2], "touch-exit")) {
+		caller_a(64);
+		return 0;
+	}
+	printf("ready %d\n", getpid());
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin)) {
+		if (!strncmp(line, "exit", 4))
+			break;
+		r = run_cmd(line);
+		if (r < 0) {
+			errno = EINVAL;
+			wl_fail("command");
+			continue;
+		}
+		snprintf(extra, sizeof(extra), "0x%lx", (unsigned long)region[r]);
+		wl_done(extra);
+	}
+	return 0;
+}
