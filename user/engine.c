@@ -160,6 +160,7 @@ struct engine {
 	uint64_t locked_at;		/* when the engine thread took the lock */
 	uint64_t drain_from;		/* when this drain of the ring buffer began */
 	uint64_t drained;		/* records applied in it */
+	bool drain_paused;		/* it ran out of budget: the next step must not wait */
 	uint64_t cpu_at_tick;		/* process CPU time at the last tick */
 	uint32_t scale;			/* --max-cpu interval multiplier */
 	struct proc **exits;		/* exited since engine_take_exits */
@@ -1001,7 +1002,8 @@ static int drain(struct engine *e)
 
 	drain_begin(e);
 	n = tracer_consume(e->tracer);
-	return n == DRAIN_PAUSED ? (int)e->drained : n;
+	e->drain_paused = n == DRAIN_PAUSED;
+	return e->drain_paused ? (int)e->drained : n;
 }
 
 static int on_event(void *ctx, const void *data, size_t size)
@@ -1772,8 +1774,9 @@ int engine_step(struct engine *e, int timeout_ms)
 		return 0;
 
 	/* Wait for a wake-up (or the timeout) without the lock, so readers are never held up
-	 * by an idle wait; then apply everything available under it. */
-	tracer_wait(e->tracer, timeout_ms);
+	 * by an idle wait; then apply what is there
+	 * (no wait when the previous drain ran out of budget: records are waiting). */
+	tracer_wait(e->tracer, e->drain_paused ? 0 : timeout_ms);
 	elock(e);
 	e->now_ns = engine_now_ns();
 	n = drain(e);
