@@ -76,9 +76,15 @@ class Bpftrace:
     def __init__(self):
         self.proc = subprocess.Popen(PREFIX + ["bpftrace", "-B", "line", "-e", self.PROG],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for line in self.proc.stdout:
-            if line.strip() == "ready":
-                return
+        # It has been seen to hang before attaching on this loaded VM: give up after 60 s.
+        timer = threading.Timer(60, self.proc.kill)
+        timer.start()
+        try:
+            for line in self.proc.stdout:
+                if line.strip() == "ready":
+                    return
+        finally:
+            timer.cancel()
         raise RuntimeError("bpftrace did not start: " + self.proc.stderr.read())
 
     def stop(self):
