@@ -19,6 +19,7 @@
 #include <string.h>
 #include <curses.h>
 #include "log.h"
+#include "ui/blockname.h"
 #include "ui_maplayout.h"
 #include "ui_state.h"
 
@@ -27,6 +28,7 @@ enum vline_type {
 	VL_GAP,
 	VL_LABEL,
 	VL_CELLS,
+	VL_BLOCKS,			/* packed: several small mappings side by side */
 };
 
 struct hm_vline {
@@ -34,6 +36,12 @@ struct hm_vline {
 	size_t map;			/* index in the layout */
 	uint64_t row;			/* VL_CELLS: its first cell row */
 	int label;			/* VL_LABEL, compact first lines: index in labels, or -1 */
+	int block, nblocks;		/* VL_BLOCKS: its blocks in blocks[] (map: the first) */
+};
+
+/* A packed block's name, copied under the lock. */
+struct hm_block {
+	char name[BLOCK_NAME_MAX + 1];
 };
 
 struct hm_label {
@@ -76,7 +84,7 @@ struct heatmap {
 	uint64_t zoom;
 	bool zoom_auto;
 	bool heat;			/* heat layer */
-	bool compact;			/* no label lines: names in the gutter */
+	enum hm_style style;		/* label lines, compact or packed */
 	enum hm_filter filter;
 	bool cur_set;
 	uint64_t cur_page;		/* a page of the cursor cell */
@@ -93,6 +101,9 @@ struct heatmap {
 	uint64_t *scratch;		/* paint_row's counters: 3 * per_line */
 	struct hm_label *labels;
 	int nlabels;
+	struct hm_block *blocks;	/* vis_h * (width / 2 + 1): the most a screen holds */
+	uint8_t *row_tmp;		/* per_line: one block's paint */
+	int nblocks;
 	struct hm_readout ro;
 	size_t buf_h, buf_w;		/* allocated sizes of vl/paint/labels */
 };
@@ -126,6 +137,8 @@ void heatmap_free(struct heatmap *m)
 	free(m->paint);
 	free(m->labels);
 	free(m->scratch);
+	free(m->blocks);
+	free(m->row_tmp);
 	free(m);
 }
 
@@ -206,19 +219,27 @@ static int ensure_buffers(struct heatmap *m, int h, int w, int cpc)
 	free(m->paint);
 	free(m->labels);
 	free(m->scratch);
+	free(m->blocks);
+	free(m->row_tmp);
 	m->vl = calloc(h, sizeof(*m->vl));
 	m->paint = calloc((size_t)h * need_w, 1);
 	m->labels = calloc(h, sizeof(*m->labels));
 	m->scratch = calloc(3 * need_w, sizeof(*m->scratch));
-	if (!m->vl || !m->paint || !m->labels || !m->scratch) {
+	m->blocks = calloc((size_t)h * (w / 2 + 1), sizeof(*m->blocks));
+	m->row_tmp = calloc(need_w, 1);
+	if (!m->vl || !m->paint || !m->labels || !m->scratch || !m->blocks || !m->row_tmp) {
 		free(m->vl);
 		free(m->paint);
 		free(m->labels);
 		free(m->scratch);
+		free(m->blocks);
+		free(m->row_tmp);
 		m->vl = NULL;
 		m->paint = NULL;
 		m->labels = NULL;
 		m->scratch = NULL;
+		m->blocks = NULL;
+		m->row_tmp = NULL;
 		m->buf_h = m->buf_w = 0;
 		return -1;
 	}
@@ -307,7 +328,8 @@ static uint64_t scroll_top(struct heatmap *m)
 	return top;
 }
 
-static void fill_label(struct hm_label *lb, const struct hm_map *h, const struct hm_paint *pc)
+static void fill_label(struct hm_label *lb, const struct hm_map *h, const struct hm_paint *pc,
+		       bool short_name)
 {
 	const struct proc *p = pc->p;
 
@@ -320,7 +342,10 @@ static void fill_label(struct hm_label *lb, const struct hm_map *h, const struct
 	lb->heat = heat_range(&p->heat, h->start, h->end, pc->now_ns);
 	lb->perms = h->m->perms;
 	lb->kind = h->kind;
-	map_name(h->m, lb->name, sizeof(lb->name));
+	if (short_name)
+		block_name(h->m, lb->name, sizeof(lb->name));
+	else
+		map_name(h->m, lb->name, sizeof(lb->name));
 }
 
 static void fill_readout(struct heatmap *m, const struct hm_paint *pc)
@@ -347,6 +372,32 @@ static void fill_readout(struct heatmap *m, const struct hm_paint *pc)
 		snprintf(ro->name, sizeof(ro->name), "%s", map_kind_name(h->kind));
 }
 
+/* A packed line: its blocks' names and cells.  False when line is not one. */
+static bool build_blocks(struct heatmap *m, const struct hm_paint *pc, struct hm_vline *v,
+			 int k, uint64_t line)
+{
+	const struct hm_layout *l = &m->lay;
+	size_t i = layout_line_blocks(l, line);
+	uint8_t *out = m->paint + (size_t)k * l->per_line;
+
+	if (i == SIZE_MAX)
+		return false;
+	v->type = VL_BLOCKS;
+	v->map = i;
+	v->block = m->nblocks;
+	v->nblocks = 0;
+	memset(out, P_BLANK, l->per_line);
+	for (; i < l->n && l->maps[i].packed && hm_cells_line(l, &l->maps[i]) == line; i++) {
+		const struct hm_map *h = &l->maps[i];
+
+		block_name(h->m, m->blocks[m->nblocks++].name, sizeof(m->blocks[0].name));
+		v->nblocks++;
+		paint_row(pc, l, h, 0, m->row_tmp);
+		memcpy(out + (size_t)h->col * l->cpc, m->row_tmp, h->ncells);
+	}
+	return true;
+}
+
 /* Builds the frame from p (held: under the lock, or our private copy). */
 static void build(struct ui *ui, const struct proc *p, uint64_t now)
 {
@@ -367,8 +418,8 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	if (ensure_buffers(m, m->vis_h, width, cpc))
 		return;
 	if (m->zoom_auto)
-		m->zoom = layout_fit_zoom(l, width, cpc, !m->compact, m->vis_h);
-	layout_place(l, m->zoom, width, cpc, !m->compact);
+		m->zoom = layout_fit_zoom(l, width, cpc, m->style, m->vis_h);
+	layout_place(l, m->zoom, width, cpc, m->style);
 	cursor_place(m);
 	top = scroll_top(m);
 
@@ -376,6 +427,7 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	pc.has_swapped = m->totals[PS_SWAPPED] > 0;
 	pc.has_untracked = m->totals[PS_UNTRACKED] > 0;
 	m->nlabels = 0;
+	m->nblocks = 0;
 	m->ro.valid = false;
 	mi = layout_find_line(l, top);
 	for (k = 0; k < m->vis_h; k++) {
@@ -389,6 +441,8 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 			v->type = VL_EMPTY;
 			continue;
 		}
+		if (l->style == HL_PACKED && build_blocks(m, &pc, v, k, line))
+			continue;
 		h = &l->maps[mi];
 		v->map = mi;
 		off = line - h->line;
@@ -399,7 +453,7 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 		v->label = -1;
 		if (line == hm_label_line(h)) {
 			v->label = m->nlabels;
-			fill_label(&m->labels[m->nlabels++], h, &pc);
+			fill_label(&m->labels[m->nlabels++], h, &pc, l->style == HL_PACKED);
 			if (l->label_lines) {
 				v->type = VL_LABEL;
 				continue;
@@ -531,6 +585,22 @@ static void draw_label(struct ui *ui, int row, const struct hm_label *lb, bool c
 	canvas_text(&ui->canvas, row, ui->cols - rw, rw, look, right);
 }
 
+/* A line's address in the gutter. */
+static void draw_gutter_addr(struct ui *ui, int row, uint64_t addr)
+{
+	struct heatmap *m = ui->map;
+	int d = m->lay.addr_digits;
+
+	if (d < 16 && addr >> (4 * d))
+		/* Too long for the gutter ([vsyscall]): its low digits after an ellipsis. */
+		canvas_printf(&ui->canvas, row, 0, m->gutter, ui->theme.style[ST_GUTTER],
+			      "%s%0*" PRIx64, ui->theme.utf8 ? "\u2026" : "~", d - 1,
+			      addr & (((uint64_t)1 << (4 * (d - 1))) - 1));
+	else
+		canvas_printf(&ui->canvas, row, 0, m->gutter, ui->theme.style[ST_GUTTER],
+			      "%0*" PRIx64, d, addr);
+}
+
 static void draw_cells(struct ui *ui, int row, int k, const struct hm_vline *v)
 {
 	struct heatmap *m = ui->map;
@@ -550,14 +620,9 @@ static void draw_cells(struct ui *ui, int row, int k, const struct hm_vline *v)
 		canvas_printf(&ui->canvas, row, 0, m->gutter - 1,
 			      ui->theme.style[v->map == m->cur_map ? ST_LABEL_CUR : ST_LABEL],
 			      "%0*" PRIx64, l->addr_digits, addr);
-	} else if (l->addr_digits < 16 && addr >> (4 * l->addr_digits))
-		/* Too long for the gutter ([vsyscall]): its low digits after an ellipsis. */
-		canvas_printf(&ui->canvas, row, 0, m->gutter, ui->theme.style[ST_GUTTER],
-			      "%s%0*" PRIx64, ui->theme.utf8 ? "\u2026" : "~", l->addr_digits - 1,
-			      addr & (((uint64_t)1 << (4 * (l->addr_digits - 1))) - 1));
-	else
-		canvas_printf(&ui->canvas, row, 0, m->gutter, ui->theme.style[ST_GUTTER],
-			      "%0*" PRIx64, l->addr_digits, addr);
+	} else {
+		draw_gutter_addr(ui, row, addr);
+	}
 	if (v->map == m->cur_map && m->cur_line == hm_cells_line(l, h) + v->row) {
 		cursor_col = (int)(m->cur_cell % l->per_line / cpc);
 		cursor_half = (int)(m->cur_cell % cpc) + 1;
@@ -568,6 +633,41 @@ static void draw_cells(struct ui *ui, int row, int k, const struct hm_vline *v)
 						 c == cursor_col ? cursor_half : 0);
 
 		*canvas_at(&ui->canvas, row, m->gutter + c) = cell;
+	}
+}
+
+/* A packed line: per block a separator (a space when it touches the previous mapping, a
+ * dotted bar across unmapped pages), its short name unless it continues an object, its
+ * cells. */
+static void draw_blocks(struct ui *ui, int row, int k, const struct hm_vline *v)
+{
+	struct heatmap *m = ui->map;
+	const struct hm_layout *l = &m->lay;
+	const uint8_t *cells = m->paint + (size_t)k * l->per_line;
+	int cpc = l->cpc, b;
+
+	draw_gutter_addr(ui, row, l->maps[v->map].start << PAGE_SHIFT_4K);
+	for (b = 0; b < v->nblocks; b++) {
+		size_t i = v->map + b;
+		const struct hm_map *h = &l->maps[i];
+		int x = m->gutter + (int)h->col, chars = (int)((h->ncells + cpc - 1) / cpc), c;
+		bool cur = i == m->cur_map;
+
+		if (b && h->apart)
+			canvas_text(&ui->canvas, row, x - h->label_w - 1, 1, ui->theme.style[ST_DIM],
+				    ui->theme.utf8 ? "\u2506" : "|");
+		if (h->label_w)
+			canvas_text(&ui->canvas, row, x - h->label_w, h->label_w - 1,
+				    ui->theme.style[cur ? ST_LABEL_CUR : ST_LABEL],
+				    m->blocks[v->block + b].name);
+		for (c = 0; c < chars && x + c < ui->cols; c++) {
+			int half = cur && (uint64_t)c == m->cur_cell / cpc ?
+				   (int)(m->cur_cell % cpc) + 1 : 0;
+			size_t at = ((size_t)h->col + c) * cpc;
+
+			*canvas_at(&ui->canvas, row, x + c) =
+				theme_cell(&ui->theme, cells[at], cells[at + cpc - 1], half);
+		}
 	}
 }
 
@@ -612,7 +712,7 @@ static void draw_readout(struct ui *ui, int row)
 	if (len < sizeof(buf))
 		len += snprintf(buf + len, sizeof(buf) - len, "%sheat %s f/s%spage %" PRIu64
 				" of %s", dot, rate, dot, ro->start - ro->map_start, ro->name);
-	if (m->compact && len < sizeof(buf)) {
+	if (m->style != HL_LABELS && len < sizeof(buf)) {
 		/* No label lines: the cursor's mapping's label is here. */
 		char perms[5], res[16], map[16];
 
@@ -630,6 +730,7 @@ void heatmap_draw(struct ui *ui)
 {
 	static const struct key_hint hints[] = {
 		{ "F1", "Help" }, { "+-", "Zoom" }, { "t", "Heat" }, { "f", "Kinds" }, { "l", "Labels" },
+		{ "p", "Pack" },
 		{ "[]", "Mapping" }, { "g", "Go to" }, { "Tab", "Next pid" },
 		{ "Esc", "List" }, { "Space", "Pause" }, { "q", "Quit" },
 	};
@@ -657,6 +758,9 @@ void heatmap_draw(struct ui *ui)
 				break;
 			case VL_CELLS:
 				draw_cells(ui, base + k, k, v);
+				break;
+			case VL_BLOCKS:
+				draw_blocks(ui, base + k, k, v);
 				break;
 			}
 		}
@@ -692,6 +796,27 @@ static void move_to(struct heatmap *m, size_t i, uint64_t cell)
 	m->cur_cell = cell;
 }
 
+/* Packed layouts: d lines down (up if negative), at the cursor's column, the nearest
+ * block there (gap lines are stepped over). */
+static void move_lines(struct heatmap *m, int64_t d)
+{
+	const struct hm_layout *l = &m->lay;
+	uint64_t col = layout_cell_col(l, &l->maps[m->cur_map], m->cur_cell), cell = 0;
+	int64_t line = (int64_t)m->cur_line + d, last = (int64_t)l->lines - 1;
+	size_t i;
+
+	if (line < 0)
+		line = 0;
+	if (line > last)
+		line = last;
+	while ((i = layout_hit(l, (uint64_t)line, col, &cell)) == SIZE_MAX) {
+		line += d > 0 ? 1 : -1;
+		if (line < 0 || line > last)
+			return;
+	}
+	move_to(m, i, cell);
+}
+
 /* The cell at a line and column (a label or gap line means the mapping's first row). */
 static void move_to_line(struct heatmap *m, uint64_t line, uint64_t col)
 {
@@ -700,6 +825,10 @@ static void move_to_line(struct heatmap *m, uint64_t line, uint64_t col)
 	const struct hm_map *h;
 	uint64_t first, row;
 
+	if (l->style == HL_PACKED) {
+		move_lines(m, (int64_t)line - (int64_t)m->cur_line);
+		return;
+	}
 	if (line >= l->lines)
 		line = l->lines - 1;
 	i = layout_find_line(l, line);
@@ -713,7 +842,9 @@ static void move_to_line(struct heatmap *m, uint64_t line, uint64_t col)
 
 static void zoom_by(struct heatmap *m, int dir)
 {
-	uint64_t z = m->lay.zoom ? m->lay.zoom : m->zoom;
+	/* From the auto zoom the frame chose; then from the last key's, which several keys
+	 * read in one frame must not undo. */
+	uint64_t z = m->zoom_auto && m->lay.zoom ? m->lay.zoom : m->zoom;
 
 	m->zoom_auto = false;
 	if (dir > 0 && z > 1)
@@ -801,7 +932,10 @@ bool heatmap_key(struct ui *ui, int key)
 		m->filter = (m->filter + 1) % HF_COUNT;
 		return true;
 	case 'l':
-		m->compact = !m->compact;
+		m->style = m->style == HL_LABELS ? HL_COMPACT : HL_LABELS;
+		return true;
+	case 'p':
+		m->style = m->style == HL_PACKED ? HL_LABELS : HL_PACKED;
 		return true;
 	case 'F':
 		m->filter = (m->filter + HF_COUNT - 1) % HF_COUNT;
@@ -814,6 +948,10 @@ bool heatmap_key(struct ui *ui, int key)
 	}
 	if (!h)
 		return false;
+	if (l->style == HL_PACKED && (key == KEY_UP || key == KEY_DOWN)) {
+		move_lines(m, key == KEY_UP ? -1 : 1);
+		return true;
+	}
 	switch (key) {
 	case KEY_LEFT:
 		if (m->cur_cell)

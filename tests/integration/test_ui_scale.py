@@ -1,0 +1,157 @@
+"""The heatmap at browser scale: the packed layout (`p`) on a process with 500 small
+mappings of known names and states (tests/workloads/ui_many: memfds m000..m499, 1 to 4
+pages each, page j of m<i> written when (i + j) % 3 == 0) and three big ones.  Driven for
+real in tmux (test_ui.Screen); every cell shown is checked against the process's pagemap,
+read by the test."""
+import re
+
+from harness import Workload, pagemap_truth, read_maps
+from test_ui import FULL, NONE, assert_clean_exit, screen, zoom_to_one_page  # noqa: F401
+
+PAGE = 4096
+SMALL_BASE = 0x300000000000
+SMALL_STRIDE = 8            # pages
+N = 500
+SEP = "\u2506"              # ┆: unmapped pages between two blocks
+BLOCK = re.compile(rf"(?:^| |{SEP})(m\d{{3}}) ([{FULL}{NONE}]+)(?= |{SEP}|$)")
+
+
+def small(i):
+    """(first page, pages) of small mapping i."""
+    return SMALL_BASE // PAGE + i * SMALL_STRIDE, 1 + i % 4
+
+
+def packed_blocks(text):
+    """{index: cells} of every small mapping's block on the screen, from the lines whose
+    gutter is an address; also checks that nothing else is on those lines (no overlap)."""
+    found = {}
+    for line in text.split("\n"):
+        if not re.match(r"30000[0-9a-f]{7} ", line):
+            continue
+        rest = line[13:].rstrip()
+        matched = BLOCK.findall(rest)
+        # The blocks and their separators make up the whole line.
+        rebuilt = " ".join(f"{n} {c}" for n, c in matched)
+        assert rebuilt == rest.replace(SEP, " "), f"unexpected text on a packed line: {line!r}"
+        for name, cells in matched:
+            i = int(name[1:])
+            assert i not in found, f"{name} shown twice"
+            found[i] = cells
+    return found
+
+
+def expected_cells(truth, i):
+    first, n = small(i)
+    return "".join(FULL if truth.get(first + j) == "resident" else NONE for j in range(n))
+
+
+def assert_cells_match(pid, found):
+    truth = pagemap_truth(pid)
+    wrong = {i: (c, expected_cells(truth, i)) for i, c in found.items()
+             if c != expected_cells(truth, i)}
+    assert not wrong, f"cells differ from pagemap (shown, pagemap): {dict(list(wrong.items())[:5])}"
+
+
+def start_packed(screen, width=160, height=48):
+    wl = Workload("ui_many")
+    scr = screen(width=width, height=height)
+    scr.start(["-p", str(wl.pid), "-i", "100"])
+    # The initial scan is in: every mapping of ours (and the program's own) counted.
+    def scanned(s):
+        m = re.search(r" maps (\d+) ", s)
+        return m and int(m.group(1)) >= N + 3
+    scr.wait(scanned, "the scan")
+    scr.keys("p")
+    zoom_to_one_page(scr)
+    return wl, scr
+
+
+def test_packed_first_screen_shows_hundreds_of_mappings(screen):
+    wl, scr = start_packed(screen)
+    try:
+        s = scr.wait(lambda s: len(packed_blocks(s)) >= 200, "200 packed mappings at 160x48")
+        found = packed_blocks(s)
+        # In address order from the first one, each exactly as pagemap says.
+        assert sorted(found) == list(range(len(found))), sorted(found)[:10]
+        assert_cells_match(wl.pid, found)
+        assert "m000 " in s.split("\n")[3], "the first mapping is not at the top"
+        scr.keys("q")
+        assert_clean_exit(scr)
+    finally:
+        wl.close()
+
+
+def readout_of(i, perms="rw-s"):
+    first, n = small(i)
+    return (f"of /memfd:m{i:03d} (deleted) ({first * PAGE:012x}-{(first + n) * PAGE:012x} "
+            f"{perms}, ")
+
+
+def test_packed_cursor_names_each_mapping(screen):
+    wl, scr = start_packed(screen)
+    try:
+        s = scr.wait_for(readout_of(0))
+        for i in range(1, 40):
+            scr.keys("]")
+            scr.wait_for(readout_of(i))
+        # Right walks cell by cell into the next mapping: m039 has 4 pages.
+        for _ in range(4):
+            scr.keys("Right")
+        scr.wait_for(readout_of(40))
+        # Down: the block below on the next line; Up comes back.
+        scr.keys("Home")
+        s = scr.wait_for(readout_of(0))
+        second = BLOCK.findall(s.split("\n")[4][13:])
+        scr.keys("Down")
+        scr.wait_for(readout_of(int(second[0][0][1:])))
+        scr.keys("Up")
+        scr.wait_for(readout_of(0))
+        # A file's segments are one object: one label, each segment's perms in the cursor
+        # line.
+        exe = [(s, e, p, path) for s, e, p, path in read_maps(wl.pid)
+               if path.endswith("/ui_many")]
+        assert len(exe) >= 2, exe
+        scr.keys("g")
+        scr.type(f"{exe[0][0]:x}")
+        scr.keys("Enter")
+        s = scr.wait_for(f"page 0 of {exe[0][3]} ({exe[0][0]:012x}-{exe[0][1]:012x} {exe[0][2]}")
+        line = next(ln for ln in s.split("\n") if ln.startswith(f"{exe[0][0]:012x} "))
+        heatmap = "\n".join(s.split("\n")[3:-4])
+        assert line.count("ui_many") == 1 and heatmap.count("ui_many ") == 1, line
+        scr.keys("]")
+        scr.wait_for(f"page 0 of {exe[1][3]} ({exe[1][0]:012x}-{exe[1][1]:012x} {exe[1][2]}")
+        scr.keys("q")
+        assert_clean_exit(scr)
+    finally:
+        wl.close()
+
+
+def test_packed_live_change_and_resize(screen):
+    wl, scr = start_packed(screen)
+    try:
+        scr.wait(lambda s: len(packed_blocks(s)) >= 200, "the packed screen")
+        # Neither of m001's pages is written at first ((1 + j) % 3 != 0); now page 1 is.
+        assert packed_blocks(scr.text()).get(1) == NONE * 2
+        wl.do("touch 1 1")
+        s = scr.wait(lambda s: packed_blocks(s).get(1) == NONE + FULL, "m001's page 1 resident")
+        assert_cells_match(wl.pid, packed_blocks(s))
+
+        def fits(w, h):
+            def cond(s):
+                lines = s.rstrip("\n").split("\n")
+                return (len(lines) == h and all(len(ln) <= w for ln in lines) and
+                        lines[-1].startswith("F1Help") and len(packed_blocks(s)) >= 20)
+            return cond
+        scr.tmux("resize-window", "-t", "ui", "-x", "80", "-y", "24")
+        s = scr.wait(fits(80, 24), "the 80x24 packed redraw")
+        found = packed_blocks(s)
+        assert sorted(found) == list(range(len(found)))
+        assert_cells_match(wl.pid, found)
+        scr.tmux("resize-window", "-t", "ui", "-x", "160", "-y", "48")
+        s = scr.wait(lambda s: fits(160, 48)(s) and len(packed_blocks(s)) >= 200,
+                     "the 160x48 packed redraw")
+        assert_cells_match(wl.pid, packed_blocks(s))
+        scr.keys("q")
+        assert_clean_exit(scr)
+    finally:
+        wl.close()
