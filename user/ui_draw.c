@@ -126,6 +126,7 @@ void draw_status_line(struct ui *ui, int row)
 	if (ui->prompt.kind != PROMPT_NONE) {
 		int col = canvas_text(&ui->canvas, row, 0, ui->cols, ui->theme.style[ST_KEY],
 				      ui->prompt.kind == PROMPT_FILTER ? "Filter: " :
+				      ui->prompt.kind == PROMPT_SEARCH ? "Search mappings: " :
 				      "Go to address: 0x");
 
 		col += canvas_text(&ui->canvas, row, col, ui->cols - col,

@@ -90,6 +90,9 @@ struct heatmap {
 	uint64_t cur_page;		/* a page of the cursor cell */
 	int cur_row;			/* the cursor's row in the map area */
 	bool center;			/* next frame: put the cursor mid-screen */
+	/* A jump the next frame makes (it needs the model: names, resident counts). */
+	enum { HJ_NONE, HJ_SEARCH, HJ_BIGGEST } jump;
+	char jump_text[64];
 	/* The frame. */
 	bool have_frame;
 	struct hm_layout lay;
@@ -398,6 +401,71 @@ static bool build_blocks(struct heatmap *m, const struct hm_paint *pc, struct hm
 	return true;
 }
 
+static void goto_address(struct ui *ui, const char *text);
+
+/* The mapping whose path (or kind, when it has none) contains text, from the one after the
+ * cursor's, wrapping; SIZE_MAX if none. */
+static size_t search_name(const struct heatmap *m, const char *text)
+{
+	const struct hm_layout *l = &m->lay;
+	size_t from = m->cur_set ? layout_find_page(l, m->cur_page) : 0, k;
+
+	for (k = 1; k <= l->n; k++) {
+		const struct hm_map *h = &l->maps[(from + k) % l->n];
+		const char *name = h->m->path && *h->m->path ? h->m->path : map_kind_name(h->kind);
+
+		if (strstr(name, text))
+			return (from + k) % l->n;
+	}
+	return SIZE_MAX;
+}
+
+/* The mapping with the most resident pages (the first of equals). */
+static size_t biggest_resident(const struct hm_layout *l, const struct proc *p)
+{
+	uint64_t best = 0, r;
+	size_t i, at = 0;
+
+	for (i = 0; i < l->n; i++) {
+		r = model_count(p, PS_RESIDENT, l->maps[i].start, l->maps[i].end);
+		if (r > best) {
+			best = r;
+			at = i;
+		}
+	}
+	return at;
+}
+
+/* Makes the jump asked for by a key (under the lock: it reads names and counts). */
+static void resolve_jump(struct ui *ui, const struct proc *p)
+{
+	struct heatmap *m = ui->map;
+	size_t i;
+
+	if (m->jump == HJ_NONE || !m->lay.n)
+		return;
+	if (m->jump == HJ_BIGGEST) {
+		i = biggest_resident(&m->lay, p);
+	} else {
+		i = search_name(m, m->jump_text);
+		if (i == SIZE_MAX) {
+			char *end;
+
+			strtoull(m->jump_text, &end, 16);
+			if (end != m->jump_text && !*end)
+				goto_address(ui, m->jump_text);
+			else
+				log_warn("no mapping matches '%s'", m->jump_text);
+			m->jump = HJ_NONE;
+			return;
+		}
+	}
+	m->jump = HJ_NONE;
+	m->cur_page = m->lay.maps[i].start;
+	m->cur_set = true;
+	m->center = true;
+}
+
 /* Builds the frame from p (held: under the lock, or our private copy). */
 static void build(struct ui *ui, const struct proc *p, uint64_t now)
 {
@@ -420,6 +488,7 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	if (m->zoom_auto)
 		m->zoom = layout_fit_zoom(l, width, cpc, m->style, m->vis_h);
 	layout_place(l, m->zoom, width, cpc, m->style);
+	resolve_jump(ui, p);
 	cursor_place(m);
 	top = scroll_top(m);
 
@@ -730,7 +799,7 @@ void heatmap_draw(struct ui *ui)
 {
 	static const struct key_hint hints[] = {
 		{ "F1", "Help" }, { "+-", "Zoom" }, { "t", "Heat" }, { "f", "Kinds" }, { "l", "Labels" },
-		{ "p", "Pack" },
+		{ "p", "Pack" }, { "/", "Search" },
 		{ "[]", "Mapping" }, { "g", "Go to" }, { "Tab", "Next pid" },
 		{ "Esc", "List" }, { "Space", "Pause" }, { "q", "Quit" },
 	};
@@ -890,11 +959,15 @@ bool heatmap_key(struct ui *ui, int key)
 	const struct hm_map *h = have ? &l->maps[m->cur_map] : NULL;
 	pid_t next;
 
-	if (ui->prompt.kind == PROMPT_GOTO) {
+	if (ui->prompt.kind == PROMPT_GOTO || ui->prompt.kind == PROMPT_SEARCH) {
 		int r = prompt_key(&ui->prompt, key);
 
-		if (r > 0)
+		if (r > 0 && ui->prompt.kind == PROMPT_GOTO) {
 			goto_address(ui, ui->prompt.text);
+		} else if (r > 0 && ui->prompt.len) {
+			m->jump = HJ_SEARCH;
+			snprintf(m->jump_text, sizeof(m->jump_text), "%s", ui->prompt.text);
+		}
 		if (r)
 			ui->prompt.kind = PROMPT_NONE;
 		return true;
@@ -939,6 +1012,14 @@ bool heatmap_key(struct ui *ui, int key)
 		return true;
 	case 'F':
 		m->filter = (m->filter + HF_COUNT - 1) % HF_COUNT;
+		return true;
+	case 'B':
+		m->jump = HJ_BIGGEST;
+		return true;
+	case '/':
+		ui->prompt.kind = PROMPT_SEARCH;
+		ui->prompt.len = 0;
+		ui->prompt.text[0] = 0;
 		return true;
 	case 'g':
 		ui->prompt.kind = PROMPT_GOTO;

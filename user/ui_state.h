@@ -41,6 +41,7 @@ enum prompt_kind {
 	PROMPT_NONE,
 	PROMPT_FILTER,
 	PROMPT_GOTO,
+	PROMPT_SEARCH,			/* heatmap: a mapping by name or address */
 };
 
 struct ui_prompt {

@@ -155,3 +155,40 @@ def test_packed_live_change_and_resize(screen):
         assert_clean_exit(scr)
     finally:
         wl.close()
+
+
+def test_search_and_biggest_resident(screen):
+    wl, scr = start_packed(screen)
+    try:
+        scr.wait_for(readout_of(0))
+        # By name: the next mapping whose path contains the text.
+        scr.keys("/")
+        scr.type("m321")
+        scr.wait_for("Search mappings: m321")
+        scr.keys("Enter")
+        scr.wait_for(readout_of(321))
+        scr.keys("/")
+        scr.type("big1")
+        scr.keys("Enter")
+        big1 = 0x310000000000 + 0x1000000
+        scr.wait_for(f"page 0 of /memfd:big1 (deleted) ({big1:012x}-{big1 + 2048 * PAGE:012x} "
+                     "rw-s, res 4.0M/8.0M)")
+        # By address (hex that names nothing): the cell of that page.
+        first, _ = small(7)
+        scr.keys("/")
+        scr.type(f"{(first + 2) * PAGE:x}")
+        scr.keys("Enter")
+        scr.wait_for(f"cursor {(first + 2) * PAGE:#x}: ")
+        scr.wait_for(readout_of(7).replace("of ", "page 2 of ", 1))
+        scr.keys("/")
+        scr.type("nosuchmapping")
+        scr.keys("Enter")
+        scr.wait_for("no mapping matches 'nosuchmapping'")
+        # B: the mapping with the most resident pages (big0..big2 tie at 4 MiB: the first).
+        scr.keys("B")
+        big0 = 0x310000000000
+        scr.wait_for(f"page 0 of /memfd:big0 (deleted) ({big0:012x}-")
+        scr.keys("q")
+        assert_clean_exit(scr)
+    finally:
+        wl.close()
