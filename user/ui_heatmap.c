@@ -20,6 +20,7 @@
 #include <curses.h>
 #include "log.h"
 #include "ui/blockname.h"
+#include "ui/overview.h"
 #include "ui_maplayout.h"
 #include "ui_state.h"
 
@@ -108,6 +109,12 @@ struct heatmap {
 	uint8_t *row_tmp;		/* per_line: one block's paint */
 	int nblocks;
 	struct hm_readout ro;
+	/* Packed: the overview line (ui/overview.h). */
+	bool ov;
+	int ov_w, ov_c0, ov_c1;
+	uint8_t ov_paint[OVERVIEW_MAX_COLS];
+	uint64_t *ov_res;		/* resident pages per mapping */
+	size_t ov_cap;
 	size_t buf_h, buf_w;		/* allocated sizes of vl/paint/labels */
 };
 
@@ -142,6 +149,7 @@ void heatmap_free(struct heatmap *m)
 	free(m->scratch);
 	free(m->blocks);
 	free(m->row_tmp);
+	free(m->ov_res);
 	free(m);
 }
 
@@ -466,6 +474,45 @@ static void resolve_jump(struct ui *ui, const struct proc *p)
 	m->center = true;
 }
 
+/* The overview: every mapping's resident pages, and the mappings the screen shows. */
+static void build_overview(struct ui *ui, const struct proc *p)
+{
+	struct heatmap *m = ui->map;
+	const struct hm_layout *l = &m->lay;
+	size_t i, first = SIZE_MAX, last = 0;
+	int k;
+
+	m->ov = false;
+	if (l->n > m->ov_cap) {
+		uint64_t *v = realloc(m->ov_res, l->n * sizeof(*v));
+
+		if (!v)
+			return;
+		m->ov_res = v;
+		m->ov_cap = l->n;
+	}
+	for (i = 0; i < l->n; i++)
+		m->ov_res[i] = model_count(p, PS_RESIDENT, l->maps[i].start, l->maps[i].end);
+	for (k = 0; k < m->vis_h; k++) {
+		const struct hm_vline *v = &m->vl[k];
+
+		if (v->type == VL_EMPTY)
+			continue;
+		if (first == SIZE_MAX)
+			first = v->map;
+		last = v->type == VL_BLOCKS ? v->map + v->nblocks - 1 : v->map;
+	}
+	/* Room for the brackets around the shown part. */
+	m->ov_w = ui->cols - m->gutter - 2;
+	if (m->ov_w > OVERVIEW_MAX_COLS)
+		m->ov_w = OVERVIEW_MAX_COLS;
+	if (m->ov_w < 1 || first == SIZE_MAX)
+		return;
+	overview_paint(l, m->ov_res, m->ov_w, m->ov_paint);
+	overview_span(l, first, last, m->ov_w, &m->ov_c0, &m->ov_c1);
+	m->ov = true;
+}
+
 /* Builds the frame from p (held: under the lock, or our private copy). */
 static void build(struct ui *ui, const struct proc *p, uint64_t now)
 {
@@ -476,7 +523,8 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	size_t mi;
 	uint64_t top;
 
-	m->vis_h = ui->rows - UI_HEADER_ROWS - 3;
+	/* Packed layouts give a line to the overview. */
+	m->vis_h = ui->rows - UI_HEADER_ROWS - 3 - (m->style == HL_PACKED);
 	if (m->vis_h < 1 || layout_collect(l, p, m->filter))
 		return;
 	m->gutter = l->addr_digits + 1;
@@ -534,6 +582,10 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	}
 	if (m->cur_map != SIZE_MAX)
 		fill_readout(m, &pc);
+	if (l->style == HL_PACKED)
+		build_overview(ui, p);
+	else
+		m->ov = false;
 	m->have_frame = true;
 }
 
@@ -705,6 +757,23 @@ static void draw_cells(struct ui *ui, int row, int k, const struct hm_vline *v)
 	}
 }
 
+/* "overview [cells of the shown part] other cells". */
+static void draw_overview(struct ui *ui, int row)
+{
+	struct heatmap *m = ui->map;
+	int c, x = m->gutter;
+
+	canvas_text(&ui->canvas, row, 0, m->gutter - 1, ui->theme.style[ST_LABEL], "overview");
+	for (c = 0; c < m->ov_w && x < ui->cols; c++) {
+		if (c == m->ov_c0)
+			canvas_text(&ui->canvas, row, x++, 1, ui->theme.style[ST_KEY], "[");
+		*canvas_at(&ui->canvas, row, x++) =
+			theme_cell(&ui->theme, m->ov_paint[c], m->ov_paint[c], 0);
+		if (c + 1 == m->ov_c1 && x < ui->cols)
+			canvas_text(&ui->canvas, row, x++, 1, ui->theme.style[ST_KEY], "]");
+	}
+}
+
 /* A packed line: per block a separator (a space when it touches the previous mapping, a
  * dotted bar across unmapped pages), its short name unless it continues an object, its
  * cells. */
@@ -808,6 +877,10 @@ void heatmap_draw(struct ui *ui)
 	char gap[32];
 
 	draw_header(ui);
+	if (m->have_frame && m->ov) {
+		draw_overview(ui, base);
+		base++;
+	}
 	if (m->have_frame) {
 		for (k = 0; k < m->vis_h; k++) {
 			const struct hm_vline *v = &m->vl[k];

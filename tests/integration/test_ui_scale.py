@@ -74,7 +74,7 @@ def test_packed_first_screen_shows_hundreds_of_mappings(screen):
         # In address order from the first one, each exactly as pagemap says.
         assert sorted(found) == list(range(len(found))), sorted(found)[:10]
         assert_cells_match(wl.pid, found)
-        assert "m000 " in s.split("\n")[3], "the first mapping is not at the top"
+        assert "m000 " in s.split("\n")[4], "the first mapping is not at the top"
         scr.keys("q")
         assert_clean_exit(scr)
     finally:
@@ -101,7 +101,7 @@ def test_packed_cursor_names_each_mapping(screen):
         # Down: the block below on the next line; Up comes back.
         scr.keys("Home")
         s = scr.wait_for(readout_of(0))
-        second = BLOCK.findall(s.split("\n")[4][13:])
+        second = BLOCK.findall(s.split("\n")[5][13:])
         scr.keys("Down")
         scr.wait_for(readout_of(int(second[0][0][1:])))
         scr.keys("Up")
@@ -116,7 +116,7 @@ def test_packed_cursor_names_each_mapping(screen):
         scr.keys("Enter")
         s = scr.wait_for(f"page 0 of {exe[0][3]} ({exe[0][0]:012x}-{exe[0][1]:012x} {exe[0][2]}")
         line = next(ln for ln in s.split("\n") if ln.startswith(f"{exe[0][0]:012x} "))
-        heatmap = "\n".join(s.split("\n")[3:-4])
+        heatmap = "\n".join(s.split("\n")[4:-4])
         assert line.count("ui_many") == 1 and heatmap.count("ui_many ") == 1, line
         scr.keys("]")
         scr.wait_for(f"page 0 of {exe[1][3]} ({exe[1][0]:012x}-{exe[1][1]:012x} {exe[1][2]}")
@@ -188,6 +188,43 @@ def test_search_and_biggest_resident(screen):
         scr.keys("B")
         big0 = 0x310000000000
         scr.wait_for(f"page 0 of /memfd:big0 (deleted) ({big0:012x}-")
+        scr.keys("q")
+        assert_clean_exit(scr)
+    finally:
+        wl.close()
+
+
+def test_overview_marks_the_shown_part(screen):
+    """The overview line: the mapped part end to end over the columns right of the gutter,
+    brackets around the columns of the mappings the screen shows (from /proc/PID/maps)."""
+    wl, scr = start_packed(screen)
+    try:
+        s = scr.wait(lambda s: len(packed_blocks(s)) >= 200, "the packed screen")
+        maps = read_maps(wl.pid)
+        sizes = [(e - b) // PAGE for b, e, _p, _path in maps]
+        total, w = sum(sizes), 160 - 13 - 2
+        lines = s.split("\n")
+        assert lines[3].startswith("overview     ["), lines[3]
+        # The last mapping shown: the one holding the last map line's address, or its last
+        # block.
+        last_line = [ln for ln in lines[4:-4] if re.match(r"[0-9a-f]{12} ", ln)][-1]
+        blocks = BLOCK.findall(last_line[13:])
+        if blocks:
+            first, _n = small(int(blocks[-1][0][1:]))
+            addr = first * PAGE
+        else:
+            addr = int(last_line[:12], 16)
+        last = next(i for i, (b, e, _p, _path) in enumerate(maps) if b <= addr < e)
+        end = sum(sizes[:last + 1])
+        c1 = -(-end * w // total)
+        bar = lines[3][13:]
+        assert bar.count("[") == 1 and bar.count("]") == 1, bar
+        assert bar.index("]") == 1 + c1, (bar, c1, last, maps[last])
+        assert len(bar.rstrip()) == w + 2, bar
+        # At the end of the address space, the bracket closes the line.
+        scr.keys("End")
+        s = scr.wait(lambda s: s.split("\n")[3].rstrip().endswith("]") and
+                     not s.split("\n")[3].startswith("overview     ["), "the overview at the end")
         scr.keys("q")
         assert_clean_exit(scr)
     finally:
