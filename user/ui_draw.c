@@ -127,6 +127,7 @@ void draw_status_line(struct ui *ui, int row)
 		int col = canvas_text(&ui->canvas, row, 0, ui->cols, ui->theme.style[ST_KEY],
 				      ui->prompt.kind == PROMPT_FILTER ? "Filter: " :
 				      ui->prompt.kind == PROMPT_TIME ? "Go to time (s): " :
+				      ui->prompt.kind == PROMPT_SEARCH ? "Search mappings: " :
 				      "Go to address: 0x");
 
 		col += canvas_text(&ui->canvas, row, col, ui->cols - col,

@@ -20,6 +20,8 @@
 #include <curses.h>
 #include "log.h"
 #include "stacks/stacks.h"
+#include "ui/blockname.h"
+#include "ui/overview.h"
 #include "ui_maplayout.h"
 #include "ui_replay.h"
 #include "ui_state.h"
@@ -29,6 +31,7 @@ enum vline_type {
 	VL_GAP,
 	VL_LABEL,
 	VL_CELLS,
+	VL_BLOCKS,			/* packed: several small mappings side by side */
 };
 
 struct hm_vline {
@@ -36,6 +39,12 @@ struct hm_vline {
 	size_t map;			/* index in the layout */
 	uint64_t row;			/* VL_CELLS: its first cell row */
 	int label;			/* VL_LABEL, compact first lines: index in labels, or -1 */
+	int block, nblocks;		/* VL_BLOCKS: its blocks in blocks[] (map: the first) */
+};
+
+/* A packed block's name, copied under the lock. */
+struct hm_block {
+	char name[BLOCK_NAME_MAX + 1];
 };
 
 struct hm_label {
@@ -82,12 +91,15 @@ struct heatmap {
 	uint64_t zoom;
 	bool zoom_auto;
 	bool heat;			/* heat layer */
-	bool compact;			/* no label lines: names in the gutter */
+	enum hm_style style;		/* label lines, compact or packed */
 	enum hm_filter filter;
 	bool cur_set;
 	uint64_t cur_page;		/* a page of the cursor cell */
 	int cur_row;			/* the cursor's row in the map area */
 	bool center;			/* next frame: put the cursor mid-screen */
+	/* A jump the next frame makes (it needs the model: names, resident counts). */
+	enum { HJ_NONE, HJ_SEARCH, HJ_BIGGEST } jump;
+	char jump_text[64];
 	/* The frame. */
 	bool have_frame;
 	struct hm_layout lay;
@@ -99,7 +111,16 @@ struct heatmap {
 	uint64_t *scratch;		/* paint_row's counters: 3 * per_line */
 	struct hm_label *labels;
 	int nlabels;
+	struct hm_block *blocks;	/* vis_h * (width / 2 + 1): the most a screen holds */
+	uint8_t *row_tmp;		/* per_line: one block's paint */
+	int nblocks;
 	struct hm_readout ro;
+	/* Packed: the overview line (ui/overview.h). */
+	bool ov;
+	int ov_w, ov_c0, ov_c1;
+	uint8_t ov_paint[OVERVIEW_MAX_COLS];
+	uint64_t *ov_res;		/* resident pages per mapping */
+	size_t ov_cap;
 	size_t buf_h, buf_w;		/* allocated sizes of vl/paint/labels */
 	struct stacks *stacks;		/* set while the frame is built under the lock */
 	bool pane;			/* 'w': top first-touch stacks of the mapping */
@@ -136,6 +157,9 @@ void heatmap_free(struct heatmap *m)
 	free(m->paint);
 	free(m->labels);
 	free(m->scratch);
+	free(m->blocks);
+	free(m->row_tmp);
+	free(m->ov_res);
 	free(m);
 }
 
@@ -216,19 +240,27 @@ static int ensure_buffers(struct heatmap *m, int h, int w, int cpc)
 	free(m->paint);
 	free(m->labels);
 	free(m->scratch);
+	free(m->blocks);
+	free(m->row_tmp);
 	m->vl = calloc(h, sizeof(*m->vl));
 	m->paint = calloc((size_t)h * need_w, 1);
 	m->labels = calloc(h, sizeof(*m->labels));
 	m->scratch = calloc(3 * need_w, sizeof(*m->scratch));
-	if (!m->vl || !m->paint || !m->labels || !m->scratch) {
+	m->blocks = calloc((size_t)h * (w / 2 + 1), sizeof(*m->blocks));
+	m->row_tmp = calloc(need_w, 1);
+	if (!m->vl || !m->paint || !m->labels || !m->scratch || !m->blocks || !m->row_tmp) {
 		free(m->vl);
 		free(m->paint);
 		free(m->labels);
 		free(m->scratch);
+		free(m->blocks);
+		free(m->row_tmp);
 		m->vl = NULL;
 		m->paint = NULL;
 		m->labels = NULL;
 		m->scratch = NULL;
+		m->blocks = NULL;
+		m->row_tmp = NULL;
 		m->buf_h = m->buf_w = 0;
 		return -1;
 	}
@@ -317,7 +349,8 @@ static uint64_t scroll_top(struct heatmap *m)
 	return top;
 }
 
-static void fill_label(struct hm_label *lb, const struct hm_map *h, const struct hm_paint *pc)
+static void fill_label(struct hm_label *lb, const struct hm_map *h, const struct hm_paint *pc,
+		       bool short_name)
 {
 	const struct proc *p = pc->p;
 
@@ -330,7 +363,10 @@ static void fill_label(struct hm_label *lb, const struct hm_map *h, const struct
 	lb->heat = heat_range(&p->heat, h->start, h->end, pc->now_ns);
 	lb->perms = h->m->perms;
 	lb->kind = h->kind;
-	map_name(h->m, lb->name, sizeof(lb->name));
+	if (short_name)
+		block_name(h->m, lb->name, sizeof(lb->name));
+	else
+		map_name(h->m, lb->name, sizeof(lb->name));
 }
 
 static void fill_readout(struct heatmap *m, const struct hm_paint *pc)
@@ -383,6 +419,136 @@ static void fill_stacks(struct heatmap *m, const struct hm_paint *pc, const char
 	free(v);
 }
 
+/* A packed line: its blocks' names and cells.  False when line is not one. */
+static bool build_blocks(struct heatmap *m, const struct hm_paint *pc, struct hm_vline *v,
+			 int k, uint64_t line)
+{
+	const struct hm_layout *l = &m->lay;
+	size_t i = layout_line_blocks(l, line);
+	uint8_t *out = m->paint + (size_t)k * l->per_line;
+
+	if (i == SIZE_MAX)
+		return false;
+	v->type = VL_BLOCKS;
+	v->map = i;
+	v->block = m->nblocks;
+	v->nblocks = 0;
+	memset(out, P_BLANK, l->per_line);
+	for (; i < l->n && l->maps[i].packed && hm_cells_line(l, &l->maps[i]) == line; i++) {
+		const struct hm_map *h = &l->maps[i];
+
+		block_name(h->m, m->blocks[m->nblocks++].name, sizeof(m->blocks[0].name));
+		v->nblocks++;
+		paint_row(pc, l, h, 0, m->row_tmp);
+		memcpy(out + (size_t)h->col * l->cpc, m->row_tmp, h->ncells);
+	}
+	return true;
+}
+
+static void goto_address(struct ui *ui, const char *text);
+
+/* The mapping whose path (or kind, when it has none) contains text, from the one after the
+ * cursor's, wrapping; SIZE_MAX if none. */
+static size_t search_name(const struct heatmap *m, const char *text)
+{
+	const struct hm_layout *l = &m->lay;
+	size_t from = m->cur_set ? layout_find_page(l, m->cur_page) : 0, k;
+
+	for (k = 1; k <= l->n; k++) {
+		const struct hm_map *h = &l->maps[(from + k) % l->n];
+		const char *name = h->m->path && *h->m->path ? h->m->path : map_kind_name(h->kind);
+
+		if (strstr(name, text))
+			return (from + k) % l->n;
+	}
+	return SIZE_MAX;
+}
+
+/* The mapping with the most resident pages (the first of equals). */
+static size_t biggest_resident(const struct hm_layout *l, const struct proc *p)
+{
+	uint64_t best = 0, r;
+	size_t i, at = 0;
+
+	for (i = 0; i < l->n; i++) {
+		r = model_count(p, PS_RESIDENT, l->maps[i].start, l->maps[i].end);
+		if (r > best) {
+			best = r;
+			at = i;
+		}
+	}
+	return at;
+}
+
+/* Makes the jump asked for by a key (under the lock: it reads names and counts). */
+static void resolve_jump(struct ui *ui, const struct proc *p)
+{
+	struct heatmap *m = ui->map;
+	size_t i;
+
+	if (m->jump == HJ_NONE || !m->lay.n)
+		return;
+	if (m->jump == HJ_BIGGEST) {
+		i = biggest_resident(&m->lay, p);
+	} else {
+		i = search_name(m, m->jump_text);
+		if (i == SIZE_MAX) {
+			char *end;
+
+			strtoull(m->jump_text, &end, 16);
+			if (end != m->jump_text && !*end)
+				goto_address(ui, m->jump_text);
+			else
+				log_warn("no mapping matches '%s'", m->jump_text);
+			m->jump = HJ_NONE;
+			return;
+		}
+	}
+	m->jump = HJ_NONE;
+	m->cur_page = m->lay.maps[i].start;
+	m->cur_set = true;
+	m->center = true;
+}
+
+/* The overview: every mapping's resident pages, and the mappings the screen shows. */
+static void build_overview(struct ui *ui, const struct proc *p)
+{
+	struct heatmap *m = ui->map;
+	const struct hm_layout *l = &m->lay;
+	size_t i, first = SIZE_MAX, last = 0;
+	int k;
+
+	m->ov = false;
+	if (l->n > m->ov_cap) {
+		uint64_t *v = realloc(m->ov_res, l->n * sizeof(*v));
+
+		if (!v)
+			return;
+		m->ov_res = v;
+		m->ov_cap = l->n;
+	}
+	for (i = 0; i < l->n; i++)
+		m->ov_res[i] = model_count(p, PS_RESIDENT, l->maps[i].start, l->maps[i].end);
+	for (k = 0; k < m->vis_h; k++) {
+		const struct hm_vline *v = &m->vl[k];
+
+		if (v->type == VL_EMPTY)
+			continue;
+		if (first == SIZE_MAX)
+			first = v->map;
+		last = v->type == VL_BLOCKS ? v->map + v->nblocks - 1 : v->map;
+	}
+	/* Room for the brackets around the shown part. */
+	m->ov_w = ui->cols - m->gutter - 2;
+	if (m->ov_w > OVERVIEW_MAX_COLS)
+		m->ov_w = OVERVIEW_MAX_COLS;
+	if (m->ov_w < 1 || first == SIZE_MAX)
+		return;
+	overview_paint(l, m->ov_res, m->ov_w, m->ov_paint);
+	overview_span(l, first, last, m->ov_w, &m->ov_c0, &m->ov_c1);
+	m->ov = true;
+}
+
 /* Builds the frame from p (held: under the lock, or our private copy). */
 static void build(struct ui *ui, const struct proc *p, uint64_t now)
 {
@@ -394,7 +560,8 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	size_t mi;
 	uint64_t top;
 
-	m->vis_h = ui->rows - UI_HEADER_ROWS - 3;
+	/* Packed layouts give a line to the overview. */
+	m->vis_h = ui->rows - UI_HEADER_ROWS - 3 - (m->style == HL_PACKED);
 	if (m->vis_h < 1 || layout_collect(l, p, m->filter))
 		return;
 	m->gutter = l->addr_digits + 1;
@@ -404,8 +571,9 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	if (ensure_buffers(m, m->vis_h, width, cpc))
 		return;
 	if (m->zoom_auto)
-		m->zoom = layout_fit_zoom(l, width, cpc, !m->compact, m->vis_h);
-	layout_place(l, m->zoom, width, cpc, !m->compact);
+		m->zoom = layout_fit_zoom(l, width, cpc, m->style, m->vis_h);
+	layout_place(l, m->zoom, width, cpc, m->style);
+	resolve_jump(ui, p);
 	cursor_place(m);
 	top = scroll_top(m);
 
@@ -413,6 +581,7 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	pc.has_swapped = m->totals[PS_SWAPPED] > 0;
 	pc.has_untracked = m->totals[PS_UNTRACKED] > 0;
 	m->nlabels = 0;
+	m->nblocks = 0;
 	m->ro.valid = false;
 	mi = layout_find_line(l, top);
 	for (k = 0; k < m->vis_h; k++) {
@@ -426,6 +595,8 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 			v->type = VL_EMPTY;
 			continue;
 		}
+		if (l->style == HL_PACKED && build_blocks(m, &pc, v, k, line))
+			continue;
 		h = &l->maps[mi];
 		v->map = mi;
 		off = line - h->line;
@@ -436,7 +607,7 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 		v->label = -1;
 		if (line == hm_label_line(h)) {
 			v->label = m->nlabels;
-			fill_label(&m->labels[m->nlabels++], h, &pc);
+			fill_label(&m->labels[m->nlabels++], h, &pc, l->style == HL_PACKED);
 			if (l->label_lines) {
 				v->type = VL_LABEL;
 				continue;
@@ -452,6 +623,10 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 		fill_stacks(m, &pc, ui->theme.utf8 ? " \u2190 " : " <- ");
 	else if (!m->stacks)
 		m->ro.touch[0] = 0;
+	if (l->style == HL_PACKED)
+		build_overview(ui, p);
+	else
+		m->ov = false;
 	m->have_frame = true;
 }
 
@@ -581,6 +756,22 @@ static void draw_label(struct ui *ui, int row, const struct hm_label *lb, bool c
 	canvas_text(&ui->canvas, row, ui->cols - rw, rw, look, right);
 }
 
+/* A line's address in the gutter. */
+static void draw_gutter_addr(struct ui *ui, int row, uint64_t addr)
+{
+	struct heatmap *m = ui->map;
+	int d = m->lay.addr_digits;
+
+	if (d < 16 && addr >> (4 * d))
+		/* Too long for the gutter ([vsyscall]): its low digits after an ellipsis. */
+		canvas_printf(&ui->canvas, row, 0, m->gutter, ui->theme.style[ST_GUTTER],
+			      "%s%0*" PRIx64, ui->theme.utf8 ? "\u2026" : "~", d - 1,
+			      addr & (((uint64_t)1 << (4 * (d - 1))) - 1));
+	else
+		canvas_printf(&ui->canvas, row, 0, m->gutter, ui->theme.style[ST_GUTTER],
+			      "%0*" PRIx64, d, addr);
+}
+
 static void draw_cells(struct ui *ui, int row, int k, const struct hm_vline *v)
 {
 	struct heatmap *m = ui->map;
@@ -600,14 +791,9 @@ static void draw_cells(struct ui *ui, int row, int k, const struct hm_vline *v)
 		canvas_printf(&ui->canvas, row, 0, m->gutter - 1,
 			      ui->theme.style[v->map == m->cur_map ? ST_LABEL_CUR : ST_LABEL],
 			      "%0*" PRIx64, l->addr_digits, addr);
-	} else if (l->addr_digits < 16 && addr >> (4 * l->addr_digits))
-		/* Too long for the gutter ([vsyscall]): its low digits after an ellipsis. */
-		canvas_printf(&ui->canvas, row, 0, m->gutter, ui->theme.style[ST_GUTTER],
-			      "%s%0*" PRIx64, ui->theme.utf8 ? "\u2026" : "~", l->addr_digits - 1,
-			      addr & (((uint64_t)1 << (4 * (l->addr_digits - 1))) - 1));
-	else
-		canvas_printf(&ui->canvas, row, 0, m->gutter, ui->theme.style[ST_GUTTER],
-			      "%0*" PRIx64, l->addr_digits, addr);
+	} else {
+		draw_gutter_addr(ui, row, addr);
+	}
 	if (v->map == m->cur_map && m->cur_line == hm_cells_line(l, h) + v->row) {
 		cursor_col = (int)(m->cur_cell % l->per_line / cpc);
 		cursor_half = (int)(m->cur_cell % cpc) + 1;
@@ -618,6 +804,58 @@ static void draw_cells(struct ui *ui, int row, int k, const struct hm_vline *v)
 						 c == cursor_col ? cursor_half : 0);
 
 		*canvas_at(&ui->canvas, row, m->gutter + c) = cell;
+	}
+}
+
+/* "overview [cells of the shown part] other cells". */
+static void draw_overview(struct ui *ui, int row)
+{
+	struct heatmap *m = ui->map;
+	int c, x = m->gutter;
+
+	canvas_text(&ui->canvas, row, 0, m->gutter - 1, ui->theme.style[ST_LABEL], "overview");
+	for (c = 0; c < m->ov_w && x < ui->cols; c++) {
+		if (c == m->ov_c0)
+			canvas_text(&ui->canvas, row, x++, 1, ui->theme.style[ST_KEY], "[");
+		*canvas_at(&ui->canvas, row, x++) =
+			theme_cell(&ui->theme, m->ov_paint[c], m->ov_paint[c], 0);
+		if (c + 1 == m->ov_c1 && x < ui->cols)
+			canvas_text(&ui->canvas, row, x++, 1, ui->theme.style[ST_KEY], "]");
+	}
+}
+
+/* A packed line: per block a separator (a space when it touches the previous mapping, a
+ * dotted bar across unmapped pages), its short name unless it continues an object, its
+ * cells. */
+static void draw_blocks(struct ui *ui, int row, int k, const struct hm_vline *v)
+{
+	struct heatmap *m = ui->map;
+	const struct hm_layout *l = &m->lay;
+	const uint8_t *cells = m->paint + (size_t)k * l->per_line;
+	int cpc = l->cpc, b;
+
+	draw_gutter_addr(ui, row, l->maps[v->map].start << PAGE_SHIFT_4K);
+	for (b = 0; b < v->nblocks; b++) {
+		size_t i = v->map + b;
+		const struct hm_map *h = &l->maps[i];
+		int x = m->gutter + (int)h->col, chars = (int)((h->ncells + cpc - 1) / cpc), c;
+		bool cur = i == m->cur_map;
+
+		if (b && h->apart)
+			canvas_text(&ui->canvas, row, x - h->label_w - 1, 1, ui->theme.style[ST_DIM],
+				    ui->theme.utf8 ? "\u2506" : "|");
+		if (h->label_w)
+			canvas_text(&ui->canvas, row, x - h->label_w, h->label_w - 1,
+				    ui->theme.style[cur ? ST_LABEL_CUR : ST_LABEL],
+				    m->blocks[v->block + b].name);
+		for (c = 0; c < chars && x + c < ui->cols; c++) {
+			int half = cur && (uint64_t)c == m->cur_cell / cpc ?
+				   (int)(m->cur_cell % cpc) + 1 : 0;
+			size_t at = ((size_t)h->col + c) * cpc;
+
+			*canvas_at(&ui->canvas, row, x + c) =
+				theme_cell(&ui->theme, cells[at], cells[at + cpc - 1], half);
+		}
 	}
 }
 
@@ -662,7 +900,7 @@ static void draw_readout(struct ui *ui, int row)
 	if (len < sizeof(buf))
 		len += snprintf(buf + len, sizeof(buf) - len, "%sheat %s f/s%spage %" PRIu64
 				" of %s", dot, rate, dot, ro->start - ro->map_start, ro->name);
-	if (m->compact && len < sizeof(buf)) {
+	if (m->style != HL_LABELS && len < sizeof(buf)) {
 		/* No label lines: the cursor's mapping's label is here. */
 		char perms[5], res[16], map[16];
 
@@ -700,6 +938,7 @@ void heatmap_draw(struct ui *ui)
 {
 	static const struct key_hint hints[] = {
 		{ "F1", "Help" }, { "+-", "Zoom" }, { "t", "Heat" }, { "f", "Kinds" }, { "l", "Labels" },
+		{ "p", "Pack" }, { "/", "Search" },
 		{ "[]", "Mapping" }, { "g", "Go to" }, { "w", "Who" }, { "Tab", "Next pid" },
 		{ "Esc", "List" }, { "Space", "Pause" }, { "q", "Quit" },
 	};
@@ -708,6 +947,10 @@ void heatmap_draw(struct ui *ui)
 	char gap[32];
 
 	draw_header(ui);
+	if (m->have_frame && m->ov) {
+		draw_overview(ui, base);
+		base++;
+	}
 	if (m->have_frame) {
 		for (k = 0; k < m->vis_h; k++) {
 			const struct hm_vline *v = &m->vl[k];
@@ -727,6 +970,9 @@ void heatmap_draw(struct ui *ui)
 				break;
 			case VL_CELLS:
 				draw_cells(ui, base + k, k, v);
+				break;
+			case VL_BLOCKS:
+				draw_blocks(ui, base + k, k, v);
 				break;
 			}
 		}
@@ -764,6 +1010,27 @@ static void move_to(struct heatmap *m, size_t i, uint64_t cell)
 	m->cur_cell = cell;
 }
 
+/* Packed layouts: d lines down (up if negative), at the cursor's column, the nearest
+ * block there (gap lines are stepped over). */
+static void move_lines(struct heatmap *m, int64_t d)
+{
+	const struct hm_layout *l = &m->lay;
+	uint64_t col = layout_cell_col(l, &l->maps[m->cur_map], m->cur_cell), cell = 0;
+	int64_t line = (int64_t)m->cur_line + d, last = (int64_t)l->lines - 1;
+	size_t i;
+
+	if (line < 0)
+		line = 0;
+	if (line > last)
+		line = last;
+	while ((i = layout_hit(l, (uint64_t)line, col, &cell)) == SIZE_MAX) {
+		line += d > 0 ? 1 : -1;
+		if (line < 0 || line > last)
+			return;
+	}
+	move_to(m, i, cell);
+}
+
 /* The cell at a line and column (a label or gap line means the mapping's first row). */
 static void move_to_line(struct heatmap *m, uint64_t line, uint64_t col)
 {
@@ -772,6 +1039,10 @@ static void move_to_line(struct heatmap *m, uint64_t line, uint64_t col)
 	const struct hm_map *h;
 	uint64_t first, row;
 
+	if (l->style == HL_PACKED) {
+		move_lines(m, (int64_t)line - (int64_t)m->cur_line);
+		return;
+	}
 	if (line >= l->lines)
 		line = l->lines - 1;
 	i = layout_find_line(l, line);
@@ -785,7 +1056,9 @@ static void move_to_line(struct heatmap *m, uint64_t line, uint64_t col)
 
 static void zoom_by(struct heatmap *m, int dir)
 {
-	uint64_t z = m->lay.zoom ? m->lay.zoom : m->zoom;
+	/* From the auto zoom the frame chose; then from the last key's, which several keys
+	 * read in one frame must not undo. */
+	uint64_t z = m->zoom_auto && m->lay.zoom ? m->lay.zoom : m->zoom;
 
 	m->zoom_auto = false;
 	if (dir > 0 && z > 1)
@@ -831,11 +1104,15 @@ bool heatmap_key(struct ui *ui, int key)
 	const struct hm_map *h = have ? &l->maps[m->cur_map] : NULL;
 	pid_t next;
 
-	if (ui->prompt.kind == PROMPT_GOTO) {
+	if (ui->prompt.kind == PROMPT_GOTO || ui->prompt.kind == PROMPT_SEARCH) {
 		int r = prompt_key(&ui->prompt, key);
 
-		if (r > 0)
+		if (r > 0 && ui->prompt.kind == PROMPT_GOTO) {
 			goto_address(ui, ui->prompt.text);
+		} else if (r > 0 && ui->prompt.len) {
+			m->jump = HJ_SEARCH;
+			snprintf(m->jump_text, sizeof(m->jump_text), "%s", ui->prompt.text);
+		}
 		if (r)
 			ui->prompt.kind = PROMPT_NONE;
 		return true;
@@ -873,13 +1150,24 @@ bool heatmap_key(struct ui *ui, int key)
 		m->filter = (m->filter + 1) % HF_COUNT;
 		return true;
 	case 'l':
-		m->compact = !m->compact;
+		m->style = m->style == HL_LABELS ? HL_COMPACT : HL_LABELS;
+		return true;
+	case 'p':
+		m->style = m->style == HL_PACKED ? HL_LABELS : HL_PACKED;
 		return true;
 	case 'F':
 		m->filter = (m->filter + HF_COUNT - 1) % HF_COUNT;
 		return true;
 	case 'w':
 		m->pane = !m->pane;
+		return true;
+	case 'B':
+		m->jump = HJ_BIGGEST;
+		return true;
+	case '/':
+		ui->prompt.kind = PROMPT_SEARCH;
+		ui->prompt.len = 0;
+		ui->prompt.text[0] = 0;
 		return true;
 	case 'g':
 		ui->prompt.kind = PROMPT_GOTO;
@@ -889,6 +1177,10 @@ bool heatmap_key(struct ui *ui, int key)
 	}
 	if (!h)
 		return false;
+	if (l->style == HL_PACKED && (key == KEY_UP || key == KEY_DOWN)) {
+		move_lines(m, key == KEY_UP ? -1 : 1);
+		return true;
+	}
 	switch (key) {
 	case KEY_LEFT:
 		if (m->cur_cell)

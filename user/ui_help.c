@@ -32,6 +32,9 @@ static const struct help_line map_keys[] = {
 	{ "t", "heat layer (faults)" },
 	{ "f F", "cycle the kinds shown" },
 	{ "l", "label lines / compact" },
+	{ "p", "packed: side by side" },
+	{ "/", "search name/address" },
+	{ "B", "most resident mapping" },
 	{ "g", "go to an address" },
 	{ "w", "who first touched (--stacks)" },
 	{ "Tab S-Tab", "next / previous process" },
@@ -80,7 +83,7 @@ void help_draw(struct ui *ui)
 		col = canvas_text(&ui->canvas, ++row, 0, ui->cols, ui->theme.style[ST_LABEL],
 				  "Replay ");
 		canvas_text(&ui->canvas, row, col, ui->cols - col, ui->theme.style[ST_NORMAL],
-			    ", . frame back/forth   { } 10 s   T go to a time   p play/pause   "
+			    ", . frame back/forth   { } 10 s   T go to a time   Space play/pause   "
 			    "1 2 3 speed 1x 10x 100x   m mark   d diff since the mark");
 	}
 	row += 2;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pageset.h"
+#include "ui/blockname.h"
 #include "ui_maplayout.h"
 #include "ui_theme.h"
 
@@ -40,7 +41,8 @@ bool hm_filter_match(enum hm_filter f, enum map_kind k)
 int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f)
 {
 	size_t need = model_count_maps(p), n = 0;
-	const struct mapping *m;
+	const struct mapping *m, *prev = NULL;
+	char name[BLOCK_NAME_MAX + 1];
 	uint64_t prev_end = 0, top = 0;
 	int digits;
 
@@ -65,7 +67,11 @@ int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f)
 		h->gap_pages = 0;
 		if (f == HF_ALL && n && h->start - prev_end >= HM_GAP_MIN_PAGES)
 			h->gap_pages = h->start - prev_end;
+		h->apart = n && h->start != prev_end;
+		h->cont = block_continues(prev, m);
+		h->name_len = (uint8_t)block_name(m, name, sizeof(name));
 		prev_end = h->end;
+		prev = m;
 		/* [vsyscall] (ffffffffff600000) would widen every row's address to 16 digits;
 		 * its own row shows a shortened address instead. */
 		if (h->end > top && h->kind != MK_VSYSCALL)
@@ -86,7 +92,68 @@ static uint64_t div_up(uint64_t a, uint64_t b)
 	return a / b + (a % b != 0);
 }
 
-void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc, bool labels)
+/* Packed: flows blocks into lines; returns the lines used. */
+static uint64_t place_packed(struct hm_layout *l)
+{
+	uint64_t line = 0, col = 0, width = (uint64_t)l->width;
+	size_t i, j;
+
+	for (i = 0; i < l->n; i++) {
+		struct hm_map *h = &l->maps[i];
+		uint64_t chars, sep, lab, group;
+
+		h->ncells = div_up(h->end - h->start, l->zoom);
+		chars = div_up(h->ncells, l->cpc);
+		lab = h->name_len + 1;
+		h->packed = lab + chars <= width;
+		if (!h->packed || h->gap_pages) {
+			/* Own rows, or after a big gap line: start a line of its own. */
+			if (col)
+				line++;
+			col = 0;
+		}
+		if (!h->packed) {
+			h->line = line;
+			h->label_w = 0;
+			h->col = 0;
+			h->nrows = div_up(h->ncells, l->per_line);
+			h->nlines = (h->gap_pages ? 1 : 0) + h->nrows;
+			line += h->nlines;
+			continue;
+		}
+		if (h->cont && col)
+			lab = 0;
+		sep = col ? 1 : 0;
+		group = lab + chars;
+		/* A new object that fits on a line goes whole to the next one rather than split. */
+		for (j = i + 1; lab && j < l->n && l->maps[j].cont && !l->maps[j].gap_pages; j++) {
+			uint64_t c = div_up(div_up(l->maps[j].end - l->maps[j].start, l->zoom),
+					    l->cpc);
+
+			if (group + 1 + c > width)
+				break;
+			group += 1 + c;
+		}
+		if (col + sep + group > width && (col + sep + lab + chars > width || group <= width)) {
+			line++;
+			col = sep = 0;
+			lab = h->name_len + 1;
+		}
+		h->line = line;
+		if (h->gap_pages) {
+			h->line = line++;
+			col = sep = 0;
+		}
+		h->label_w = (uint8_t)lab;
+		h->col = (uint32_t)(col + sep + lab);
+		h->nrows = 1;
+		h->nlines = h->gap_pages ? 2 : 1;	/* the line it shares */
+		col += sep + lab + chars;
+	}
+	return col ? line + 1 : line;
+}
+
+void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc, enum hm_style st)
 {
 	uint64_t line = 0;
 	size_t i;
@@ -95,11 +162,19 @@ void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc, bool l
 	l->width = width > 0 ? width : 1;
 	l->cpc = cpc > 0 ? cpc : 1;
 	l->per_line = l->width * l->cpc;
-	l->label_lines = labels;
+	l->style = st;
+	l->label_lines = st == HL_LABELS;
+	if (st == HL_PACKED) {
+		l->lines = place_packed(l);
+		return;
+	}
 	for (i = 0; i < l->n; i++) {
 		struct hm_map *h = &l->maps[i];
 
 		h->line = line;
+		h->packed = false;
+		h->label_w = 0;
+		h->col = 0;
 		h->ncells = div_up(h->end - h->start, l->zoom);
 		h->nrows = div_up(h->ncells, l->per_line);
 		h->nlines = (h->gap_pages ? 1 : 0) + l->label_lines + h->nrows;
@@ -124,12 +199,23 @@ static uint64_t lines_at(const struct hm_layout *l, uint64_t zoom, uint64_t per_
 	return total;
 }
 
-uint64_t layout_fit_zoom(const struct hm_layout *l, int width, int cpc, bool labels,
+uint64_t layout_fit_zoom(struct hm_layout *l, int width, int cpc, enum hm_style st,
 			 uint64_t lines)
 {
 	uint64_t per_line = (uint64_t)(width > 0 ? width : 1) * (cpc > 0 ? cpc : 1);
 	uint64_t zoom, largest = 0, quarter = lines / 4 ? lines / 4 : 1;
+	int labels = st == HL_LABELS;
 	size_t i;
+
+	if (st == HL_PACKED) {
+		/* Placing is linear in the mappings; a few dozen zooms at most. */
+		for (zoom = 1; zoom < 1ULL << 40; zoom <<= 1) {
+			layout_place(l, zoom, width, cpc, st);
+			if (l->lines <= lines)
+				return zoom;
+		}
+		labels = 0;
+	}
 
 	/* Mappings of one cell each need a line for the cells and one for the label. */
 	if (lines_at(l, 1ULL << 40, per_line, labels, lines) <= lines) {
@@ -182,6 +268,56 @@ size_t layout_find_line(const struct hm_layout *l, uint64_t line)
 			hi = mid;
 	}
 	return lo;
+}
+
+size_t layout_line_blocks(const struct hm_layout *l, uint64_t line)
+{
+	size_t i = layout_find_line(l, line);
+
+	if (i == SIZE_MAX || !l->maps[i].packed || hm_cells_line(l, &l->maps[i]) != line)
+		return SIZE_MAX;
+	while (i && l->maps[i - 1].packed && hm_cells_line(l, &l->maps[i - 1]) == line)
+		i--;
+	return i;
+}
+
+static uint64_t clamp_cell(const struct hm_map *h, uint64_t cell)
+{
+	return cell < h->ncells ? cell : (h->ncells ? h->ncells - 1 : 0);
+}
+
+size_t layout_hit(const struct hm_layout *l, uint64_t line, uint64_t col, uint64_t *cell)
+{
+	size_t i = layout_line_blocks(l, line), j;
+	const struct hm_map *h;
+
+	if (line >= l->lines)
+		return SIZE_MAX;
+	if (i != SIZE_MAX) {
+		/* The last block whose label starts at or before col. */
+		for (j = i + 1; j < l->n && l->maps[j].packed &&
+		     hm_cells_line(l, &l->maps[j]) == line &&
+		     l->maps[j].col - l->maps[j].label_w <= col; j++)
+			i = j;
+		h = &l->maps[i];
+		*cell = clamp_cell(h, col < h->col ? 0 : (col - h->col) * l->cpc);
+		return i;
+	}
+	i = layout_find_line(l, line);
+	if (i == SIZE_MAX)
+		return SIZE_MAX;
+	h = &l->maps[i];
+	if (h->packed || line < hm_cells_line(l, h) || line - hm_cells_line(l, h) >= h->nrows)
+		return SIZE_MAX;
+	*cell = clamp_cell(h, (line - hm_cells_line(l, h)) * l->per_line + col * l->cpc);
+	return i;
+}
+
+uint64_t layout_cell_col(const struct hm_layout *l, const struct hm_map *m, uint64_t cell)
+{
+	if (m->packed)
+		return m->col + cell / l->cpc;
+	return cell % l->per_line / l->cpc;
 }
 
 uint64_t layout_cell(const struct hm_layout *l, const struct hm_map *m, uint64_t page)

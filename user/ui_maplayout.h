@@ -9,6 +9,13 @@
  * the mapping's start.  Unmapped gaps of 1 GiB or more get one line saying so; smaller ones
  * take no room at all.  Lines are numbered from 0 over the whole layout; only the visible
  * ones are ever painted, so a frame costs what the screen shows, not what the process maps.
+ *
+ * Packed (HL_PACKED): no label lines; a mapping whose cells fit on a line is a block
+ * "name cells" that flows with its neighbours, several to a line, in address order.  The
+ * segments of one object (ui/blockname.h) follow one label, and the object moves to a new
+ * line rather than split when it fits on one.  Between blocks one separator column: a space
+ * when they touch, a dotted bar when unmapped pages lie between.  A mapping too big for a
+ * line starts its own rows, as in the compact layout.
  */
 #ifndef MEVITOP_UI_MAPLAYOUT_H
 #define MEVITOP_UI_MAPLAYOUT_H
@@ -30,6 +37,13 @@ enum hm_filter {
 
 #define HM_GAP_MIN_PAGES (1ULL << 18)	/* 1 GiB */
 
+enum hm_style {
+	HL_LABELS,			/* a label line above each mapping */
+	HL_COMPACT,			/* names in the gutter */
+	HL_PACKED,			/* small mappings side by side */
+	HL_COUNT,
+};
+
 struct hm_map {
 	uint64_t start, end;		/* pages */
 	uint64_t gap_pages;		/* unmapped pages before it (0: no gap line) */
@@ -39,6 +53,13 @@ struct hm_map {
 	uint64_t nlines;		/* gap + label + cell lines */
 	enum map_kind kind;
 	const struct mapping *m;	/* only while the model is held (lock or private copy) */
+	/* Packed layouts. */
+	bool packed;			/* a block on a shared line (else rows of its own) */
+	bool cont;			/* continues the previous mapping's object */
+	bool apart;			/* unmapped pages between it and the previous mapping */
+	uint8_t name_len;		/* its short name's length */
+	uint8_t label_w;		/* columns of its label before the cells (0: none) */
+	uint32_t col;			/* column of its first cell in the cell area */
 };
 
 struct hm_layout {
@@ -50,6 +71,7 @@ struct hm_layout {
 	int cpc;			/* cells per character */
 	int per_line;			/* cells per line: width * cpc */
 	int label_lines;		/* 1: a label line above each mapping; 0: compact */
+	enum hm_style style;
 	int addr_digits;		/* hex digits of the highest address */
 };
 
@@ -58,14 +80,22 @@ bool hm_filter_match(enum hm_filter f, enum map_kind k);
 
 /* Collects p's mappings that pass the filter; -ENOMEM on failure (the old list stays). */
 int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f);
-/* Numbers the lines for a zoom (pages per cell), width (characters per line), cpc, and
- * with or without label lines. */
-void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc, bool labels);
+/* Numbers the lines for a zoom (pages per cell), width (characters per line), cpc and a
+ * style. */
+void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc, enum hm_style st);
 /* The smallest power-of-two zoom that fits every mapping in `lines` lines; when even one
  * cell per mapping would not fit, the one that keeps the largest mapping to a quarter of
  * them. */
-uint64_t layout_fit_zoom(const struct hm_layout *l, int width, int cpc, bool labels,
+uint64_t layout_fit_zoom(struct hm_layout *l, int width, int cpc, enum hm_style st,
 			 uint64_t lines);
+/* Packed layouts: the first mapping whose cells are on line, if a packed block is; else
+ * SIZE_MAX.  The blocks of a line are consecutive in the layout. */
+size_t layout_line_blocks(const struct hm_layout *l, uint64_t line);
+/* The mapping and cell under column col (characters, in the cell area) of a line: the
+ * nearest block on a packed line; SIZE_MAX on a gap line or past the end. */
+size_t layout_hit(const struct hm_layout *l, uint64_t line, uint64_t col, uint64_t *cell);
+/* The column (characters, in the cell area) of a cell. */
+uint64_t layout_cell_col(const struct hm_layout *l, const struct hm_map *m, uint64_t cell);
 /* The mapping holding page, else the next one, else the last; SIZE_MAX when empty. */
 size_t layout_find_page(const struct hm_layout *l, uint64_t page);
 /* The mapping whose lines include line (the last one past the end). */

@@ -227,7 +227,7 @@ bool ui_replay_key(struct ui_replay *rp, int key)
 			go(rp, i < n ? i : n - 1);
 		break;
 	}
-	case 'p':
+	case ' ':	/* as in a video player; the live view's pause means nothing here */
 		rp->playing = !rp->playing;
 		if (rp->playing && rp->at + 1 >= n)
 			go(rp, 0);	/* play again from the start */

@@ -12,6 +12,7 @@
  *   ui_proclist.c   the process list (top-like)
  *   ui_heatmap.c    the heatmap view: frame building under the lock, drawing, keys
  *   ui_maplayout.c  mappings → lines and cells (no curses; the part that must be fast)
+ *   ui/blockname.c  packed blocks' short names, which mappings make one object
  *   ui_help.c       help screen and legend
  */
 #ifndef MEVITOP_UI_STATE_H
@@ -42,6 +43,7 @@ enum prompt_kind {
 	PROMPT_FILTER,
 	PROMPT_GOTO,
 	PROMPT_TIME,		/* replay: go to a time */
+	PROMPT_SEARCH,			/* heatmap: a mapping by name or address */
 };
 
 struct ui_prompt {

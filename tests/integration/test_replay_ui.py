@@ -71,7 +71,7 @@ def test_replay_ui_cursor_moves_the_picture(workload, screen, tmp_path):  # noqa
     s = sc.wait_for(f"f1/{len(frames)}")
     assert label not in s
     # Playback at 100x runs to the end and stops there, the region back in view.
-    sc.keys("3", "p")
+    sc.keys("3", "Space")
     s = sc.wait(lambda s: f"f{len(frames)}/{len(frames)}" in s and "⏸" in s, "the end")
     assert label in s
     # Go to a time: the frame current then (as replay --at says).

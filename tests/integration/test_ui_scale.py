@@ -1,0 +1,242 @@
+"""The heatmap at browser scale: the packed layout (`p`) on a process with 500 small
+mappings of known names and states (tests/workloads/ui_many: memfds m000..m499, 1 to 4
+pages each, page j of m<i> written when (i + j) % 3 == 0) and three big ones.  Driven for
+real in tmux (test_ui.Screen); every cell shown is checked against the process's pagemap,
+read by the test."""
+import re
+
+from harness import Workload, pagemap_truth, read_maps
+from test_ui import FULL, NONE, assert_clean_exit, screen, zoom_to_one_page  # noqa: F401
+
+PAGE = 4096
+SMALL_BASE = 0x300000000000
+SMALL_STRIDE = 8            # pages
+N = 500
+SEP = "\u2506"              # ┆: unmapped pages between two blocks
+BLOCK = re.compile(rf"(?:^| |{SEP})(m\d{{3}}) ([{FULL}{NONE}]+)(?= |{SEP}|$)")
+
+
+def small(i):
+    """(first page, pages) of small mapping i."""
+    return SMALL_BASE // PAGE + i * SMALL_STRIDE, 1 + i % 4
+
+
+def packed_blocks(text):
+    """{index: cells} of every small mapping's block on the screen, from the lines whose
+    gutter is an address.  Anything else on those lines (an overlap, or a capture that caught
+    a redraw half written) raises ValueError, which Screen.wait takes as "not yet": a frame
+    that never comes out whole fails the test."""
+    found = {}
+    for line in text.split("\n"):
+        if not re.match(r"30000[0-9a-f]{7} ", line):
+            continue
+        rest = line[13:].rstrip()
+        matched = BLOCK.findall(rest)
+        # The blocks and their separators make up the whole line.
+        rebuilt = " ".join(f"{n} {c}" for n, c in matched)
+        if rebuilt != rest.replace(SEP, " "):
+            raise ValueError(f"unexpected text on a packed line: {line!r}")
+        for name, cells in matched:
+            i = int(name[1:])
+            if i in found:
+                raise ValueError(f"{name} shown twice")
+            found[i] = cells
+    return found
+
+
+def expected_cells(truth, i):
+    first, n = small(i)
+    return "".join(FULL if truth.get(first + j) == "resident" else NONE for j in range(n))
+
+
+def assert_cells_match(pid, found):
+    truth = pagemap_truth(pid)
+    wrong = {i: (c, expected_cells(truth, i)) for i, c in found.items()
+             if c != expected_cells(truth, i)}
+    assert not wrong, f"cells differ from pagemap (shown, pagemap): {dict(list(wrong.items())[:5])}"
+
+
+def start_packed(screen, width=160, height=48):
+    wl = Workload("ui_many")
+    scr = screen(width=width, height=height)
+    scr.start(["-p", str(wl.pid), "-i", "100"])
+    # The initial scan is in: every mapping of ours (and the program's own) counted.
+    def scanned(s):
+        m = re.search(r" maps (\d+) ", s)
+        return m and int(m.group(1)) >= N + 3
+    scr.wait(scanned, "the scan")
+    scr.keys("p")
+    zoom_to_one_page(scr)
+    return wl, scr
+
+
+def test_packed_first_screen_shows_hundreds_of_mappings(screen):
+    wl, scr = start_packed(screen)
+    try:
+        s = scr.wait(lambda s: len(packed_blocks(s)) >= 200, "200 packed mappings at 160x48")
+        found = packed_blocks(s)
+        # In address order from the first one, each exactly as pagemap says.
+        assert sorted(found) == list(range(len(found))), sorted(found)[:10]
+        assert_cells_match(wl.pid, found)
+        assert "m000 " in s.split("\n")[4], "the first mapping is not at the top"
+        scr.keys("q")
+        assert_clean_exit(scr)
+    finally:
+        wl.close()
+
+
+def readout_of(i, perms="rw-s"):
+    first, n = small(i)
+    return (f"of /memfd:m{i:03d} (deleted) ({first * PAGE:012x}-{(first + n) * PAGE:012x} "
+            f"{perms}, ")
+
+
+def test_packed_cursor_names_each_mapping(screen):
+    wl, scr = start_packed(screen)
+    try:
+        s = scr.wait_for(readout_of(0))
+        for i in range(1, 40):
+            scr.keys("]")
+            scr.wait_for(readout_of(i))
+        # Right walks cell by cell into the next mapping: m039 has 4 pages.
+        for _ in range(4):
+            scr.keys("Right")
+        scr.wait_for(readout_of(40))
+        # Down: the block below on the next line; Up comes back.
+        scr.keys("Home")
+        s = scr.wait_for(readout_of(0))
+        second = BLOCK.findall(s.split("\n")[5][13:])
+        scr.keys("Down")
+        scr.wait_for(readout_of(int(second[0][0][1:])))
+        scr.keys("Up")
+        scr.wait_for(readout_of(0))
+        # A file's segments are one object: one label, each segment's perms in the cursor
+        # line.
+        exe = [(s, e, p, path) for s, e, p, path in read_maps(wl.pid)
+               if path.endswith("/ui_many")]
+        assert len(exe) >= 2, exe
+        scr.keys("g")
+        scr.type(f"{exe[0][0]:x}")
+        scr.keys("Enter")
+        s = scr.wait_for(f"page 0 of {exe[0][3]} ({exe[0][0]:012x}-{exe[0][1]:012x} {exe[0][2]}")
+        line = next(ln for ln in s.split("\n") if ln.startswith(f"{exe[0][0]:012x} "))
+        heatmap = "\n".join(s.split("\n")[4:-4])
+        assert line.count("ui_many") == 1 and heatmap.count("ui_many ") == 1, line
+        scr.keys("]")
+        scr.wait_for(f"page 0 of {exe[1][3]} ({exe[1][0]:012x}-{exe[1][1]:012x} {exe[1][2]}")
+        scr.keys("q")
+        assert_clean_exit(scr)
+    finally:
+        wl.close()
+
+
+def test_packed_live_change_and_resize(screen):
+    wl, scr = start_packed(screen)
+    try:
+        # Neither of m001's pages is written at first ((1 + j) % 3 != 0); now page 1 is.
+        s = scr.wait(lambda s: len(packed_blocks(s)) >= 200, "the packed screen")
+        assert packed_blocks(s).get(1) == NONE * 2
+        wl.do("touch 1 1")
+        s = scr.wait(lambda s: packed_blocks(s).get(1) == NONE + FULL, "m001's page 1 resident")
+        assert_cells_match(wl.pid, packed_blocks(s))
+
+        def fits(w, h):
+            def cond(s):
+                lines = s.rstrip("\n").split("\n")
+                return (len(lines) == h and all(len(ln) <= w for ln in lines) and
+                        lines[-1].startswith("F1Help") and len(packed_blocks(s)) >= 20)
+            return cond
+        scr.tmux("resize-window", "-t", "ui", "-x", "80", "-y", "24")
+        s = scr.wait(fits(80, 24), "the 80x24 packed redraw")
+        found = packed_blocks(s)
+        assert sorted(found) == list(range(len(found)))
+        assert_cells_match(wl.pid, found)
+        scr.tmux("resize-window", "-t", "ui", "-x", "160", "-y", "48")
+        s = scr.wait(lambda s: fits(160, 48)(s) and len(packed_blocks(s)) >= 200,
+                     "the 160x48 packed redraw")
+        assert_cells_match(wl.pid, packed_blocks(s))
+        scr.keys("q")
+        assert_clean_exit(scr)
+    finally:
+        wl.close()
+
+
+def test_search_and_biggest_resident(screen):
+    wl, scr = start_packed(screen)
+    try:
+        scr.wait_for(readout_of(0))
+        # By name: the next mapping whose path contains the text.
+        scr.keys("/")
+        scr.type("m321")
+        scr.wait_for("Search mappings: m321")
+        scr.keys("Enter")
+        scr.wait_for(readout_of(321))
+        scr.keys("/")
+        scr.type("big1")
+        scr.keys("Enter")
+        big1 = 0x310000000000 + 0x1000000
+        scr.wait_for(f"page 0 of /memfd:big1 (deleted) ({big1:012x}-{big1 + 2048 * PAGE:012x} "
+                     "rw-s, res 4.0M/8.0M)")
+        # By address (hex that names nothing): the cell of that page.
+        first, _ = small(7)
+        scr.keys("/")
+        scr.type(f"{(first + 2) * PAGE:x}")
+        scr.keys("Enter")
+        scr.wait_for(f"cursor {(first + 2) * PAGE:#x}: ")
+        scr.wait_for(readout_of(7).replace("of ", "page 2 of ", 1))
+        scr.keys("/")
+        scr.type("nosuchmapping")
+        scr.keys("Enter")
+        scr.wait_for("no mapping matches 'nosuchmapping'")
+        # B: the mapping with the most resident pages (big0..big2 tie at 4 MiB: the first).
+        scr.keys("B")
+        big0 = 0x310000000000
+        scr.wait_for(f"page 0 of /memfd:big0 (deleted) ({big0:012x}-")
+        scr.keys("q")
+        assert_clean_exit(scr)
+    finally:
+        wl.close()
+
+
+def test_overview_marks_the_shown_part(screen):
+    """The overview line: the mapped part end to end over the columns right of the gutter,
+    brackets around the columns of the mappings the screen shows (from /proc/PID/maps)."""
+    wl, scr = start_packed(screen)
+    try:
+        maps = read_maps(wl.pid)
+        sizes = [(e - b) // PAGE for b, e, _p, _path in maps]
+        total, w = sum(sizes), 160 - 13 - 2
+
+        def close_column(s):
+            """(where ']' is, where the shown mappings say it must be)."""
+            lines = s.split("\n")
+            # The last mapping shown: the one holding the last map line's address, or its
+            # last block.
+            last_line = [ln for ln in lines[4:-4] if re.match(r"[0-9a-f]{12} ", ln)][-1]
+            blocks = BLOCK.findall(last_line[13:])
+            if blocks:
+                first, _n = small(int(blocks[-1][0][1:]))
+                addr = first * PAGE
+            else:
+                addr = int(last_line[:12], 16)
+            last = [i for i, (b, e, _p, _path) in enumerate(maps) if b <= addr < e][0]
+            end = sum(sizes[:last + 1])
+            return lines[3][13:].index("]"), 1 + -(-end * w // total)
+
+        # A capture can catch a redraw half written: wait for one whole frame.
+        s = scr.wait(lambda s: len(packed_blocks(s)) >= 200 and
+                     close_column(s)[0] == close_column(s)[1], "the overview's bracket")
+        lines = s.split("\n")
+        assert lines[3].startswith("overview     ["), lines[3]
+        bar = lines[3][13:]
+        assert bar.count("[") == 1 and bar.count("]") == 1, bar
+        assert close_column(s)[1] < w, "the first screen shows everything: nothing to test"
+        assert len(bar.rstrip()) == w + 2, bar
+        # At the end of the address space, the bracket closes the line.
+        scr.keys("End")
+        s = scr.wait(lambda s: s.split("\n")[3].rstrip().endswith("]") and
+                     not s.split("\n")[3].startswith("overview     ["), "the overview at the end")
+        scr.keys("q")
+        assert_clean_exit(scr)
+    finally:
+        wl.close()
