@@ -1851,7 +1851,8 @@ struct proc **engine_procs(struct engine *e, size_t *n)
 		for (i = 0; i < NBUCKETS; i++)
 			for (p = e->buckets[i]; p; p = p->hnext)
 				e->sorted[k++] = p;
-		qsort(e->sorted, k, sizeof(*e->sorted), cmp_proc);
+		if (k)	/* none yet: e->sorted may still be NULL */
+			qsort(e->sorted, k, sizeof(*e->sorted), cmp_proc);
 		e->nsorted = k;
 		e->sorted_dirty = false;
 	}

@@ -376,6 +376,18 @@ static int register_entry(const struct maps_entry *me, void *arg)
 
 /* With @in holding @pid stopped: inject a userfaultfd and register every private anonymous
  * mapping.  Returns our fd or -errno with why. */
+/* The injected syscalls and saved registers are x86-64's: in a 32-bit image (i386 or x32,
+ * its own syscall table) the first injected mmap fails with EFAULT.  Checked before the
+ * seize too, so such a process is never stopped. */
+static int refuse_32bit(const struct exact *x, pid_t pid, char *why, size_t whylen)
+{
+	if (procfs_exe_is_32bit(pid) != 1)
+		return 0;
+	snprintf(why, whylen, "process %d is 32-bit: 32-bit processes are not supported in exact "
+		 "mode%s", pid, x->run_pid ? "" : "; watch it without --exact (mevitop -p PID)");
+	return -ENOEXEC;
+}
+
 static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char *why,
 			       size_t whylen)
 {
@@ -383,14 +395,9 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 	uint64_t got = 0;
 	int err;
 
-	/* The injected syscalls and saved registers are x86-64's: in a 32-bit image (i386 or
-	 * x32, its own syscall table) the first injected mmap fails with EFAULT. */
-	if (procfs_exe_is_32bit(pid) == 1) {
-		snprintf(why, whylen, "process %d is 32-bit: 32-bit processes are not supported "
-			 "in exact mode%s", pid,
-			 x->run_pid ? "" : "; watch it without --exact (mevitop -p PID)");
-		return -ENOEXEC;
-	}
+	err = refuse_32bit(x, pid, why, whylen);
+	if (err)
+		return err;
 	err = uffd_inject(in, x->features, &rc.fd, &got);
 	if (err) {
 		snprintf(why, whylen, "%s", uffd_why());
@@ -448,6 +455,9 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 	struct inj *in = NULL;
 	int err, fd;
 
+	err = refuse_32bit(x, pid, why, whylen);
+	if (err)
+		return err;
 	err = inj_seize(pid, (unsigned)x->c->attach_timeout_ms, &in, iwhy, sizeof(iwhy));
 	if (err) {
 		explain_seize(x, pid, err, iwhy, why, whylen);
@@ -831,6 +841,11 @@ int exact_setup(struct cli *c, struct features *f, struct engine **e, struct exa
 		}
 		c->pids = pids;
 		err = inj_spawn(c->run_argv, &x->run_inj, &x->run_pid, why, sizeof(why));
+		if (err == -EOPNOTSUPP) {
+			log_err("cannot watch %s in exact mode: %s", c->run_argv[0], why);
+			free_exact(x);
+			return 1;
+		}
 		if (err) {
 			log_err("%s", why);
 			free_exact(x);

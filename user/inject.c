@@ -41,6 +41,7 @@
 #include "inject.h"
 #include "inject_maps.h"
 #include "inject_x86.h"
+#include "procfs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -545,13 +546,13 @@ static int prepare_scratch(struct inj *in)
 	if (err) {
 		set_why(in, "failed to find a `syscall; ret` sequence in process %d: %s", in->pid,
 			strerror(-err));
-		return err;
+		return err == -ENOENT ? -EOPNOTSUPP : err;
 	}
 	err = injmap_find_code(in->pid, in->memfd, "libc", x86_find_restorer, &in->restorer_ip);
 	if (err) {
 		set_why(in, "failed to find an rt_sigreturn restorer in the code of process %d: %s",
 			in->pid, strerror(-err));
-		return err;
+		return err == -ENOENT ? -EOPNOTSUPP : err;
 	}
 	return 0;
 }
@@ -936,6 +937,13 @@ static int do_spawn(struct inj *in)
 	err = open_mem(in);
 	if (err) {
 		set_why(in, "failed to open memory of child %d: %s", pid, strerror(-err));
+		goto fail_kill;
+	}
+	/* The trampoline, the frames and the syscall numbers are x86-64's. */
+	if (procfs_exe_is_32bit(pid) == 1) {
+		set_why(in, "process %d is 32-bit: 32-bit processes are not supported in exact "
+			"mode", pid);
+		err = -EOPNOTSUPP;
 		goto fail_kill;
 	}
 	err = prepare_scratch(in);

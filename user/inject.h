@@ -89,7 +89,9 @@ int inj_release(struct inj *in);
  * with PTRACE_O_EXITKILL (it dies if we die while it is attached: only for processes
  * we start), parked right after a successful exec and ready for inj_syscall().
  * Exec failure returns its -errno (-ENOENT, -EACCES...) with why="failed to execute
- * CMD: <strerror>"; the child is reaped.  *pid receives the child's PID.  After
+ * CMD: <strerror>"; the child is reaped.  -EOPNOTSUPP: the new image cannot be injected
+ * (32-bit, or its code lacks what the injection borrows; why says which); the child is
+ * killed.  *pid receives the child's PID.  After
  * inj_release() the child is an ordinary child of the caller (reap it with waitpid).
  */
 int inj_spawn(char *const argv[], struct inj **out, pid_t *pid, char *why, size_t whylen);

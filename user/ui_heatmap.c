@@ -635,7 +635,7 @@ void heatmap_update(struct ui *ui, bool locked)
 	struct heatmap *m = ui->map;
 	struct proc *p;
 
-	m->stacks = locked ? engine_stacks(ui->e) : NULL;
+	m->stacks = locked && ui->e ? engine_stacks(ui->e) : NULL;	/* replay: no engine */
 	if (m->frozen) {
 		build(ui, m->frozen, m->frozen_ns);
 		return;
@@ -921,15 +921,16 @@ static void draw_readout(struct ui *ui, int row)
 static void draw_pane(struct ui *ui, int row)
 {
 	struct heatmap *m = ui->map;
+	bool stacks = ui->e && engine_stacks(ui->e);	/* replay: no engine, no stacks */
 	int i;
 
 	canvas_text(&ui->canvas, row++, 0, ui->cols, ui->theme.style[ST_LABEL],
-		    engine_stacks(ui->e) ? "first touch of this mapping, by resident pages "
+		    stacks ? "first touch of this mapping, by resident pages "
 		    "(w closes)" : "first touch: start mevitop with --stacks (w closes)");
 	for (i = 0; i < m->npane && row < ui->rows - 3; i++, row++)
 		canvas_text(&ui->canvas, row, 0, ui->cols, ui->theme.style[ST_NORMAL],
 			    m->pane_lines[i]);
-	if (!m->npane && engine_stacks(ui->e) && row < ui->rows - 3)
+	if (!m->npane && stacks && row < ui->rows - 3)
 		canvas_text(&ui->canvas, row, 0, ui->cols, ui->theme.style[ST_DIM],
 			    "  no stack sampled in this mapping yet");
 }
