@@ -29,6 +29,7 @@ enum {
 	OPT_METRICS_TOP,
 	OPT_METRICS_PROCS,
 	OPT_DURATION,
+	OPT_RECORD,
 	OPT_MAX_SIZE,
 	OPT_STACKS,
 	OPT_STACK_INTERVAL,
@@ -58,6 +59,7 @@ static const struct option longopts[] = {
 	{ "metrics-procs", required_argument, NULL, OPT_METRICS_PROCS },
 	{ "output", required_argument, NULL, 'o' },
 	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "stack-interval", required_argument, NULL, OPT_STACK_INTERVAL },
@@ -174,6 +176,8 @@ void cli_usage(FILE *out)
 "                           speedscope) instead of JSON\n"
 "      --probe              print kernel features and the hooks mevitop would use, exit\n"
 "  -o, --output FILE        record: the recording (FILE.1 too with --max-size)\n"
+"      --record FILE        record while watching, as mevitop record -o FILE does\n"
+"                           (mevitop run --record FILE -- CMD: exact mode recorded)\n"
 "      --duration S         record: stop after S seconds\n"
 "      --max-size SIZE      record: keep the newest history in SIZE bytes (K, M, G\n"
 "                           suffixes; FILE and FILE.1 hold half each)\n"
@@ -421,6 +425,10 @@ int cli_parse(int argc, char **argv, struct cli *c)
 			c->metrics.procs = v;
 			break;
 		case 'o':
+			c->record_path = optarg;
+			break;
+		case OPT_RECORD:	/* `run --record FILE`: the record subcommand's -o */
+			c->record = true;
 			c->record_path = optarg;
 			break;
 		case OPT_DURATION:

@@ -168,6 +168,44 @@ def test_record_exact_mode(workload, recorder, tmp_path):
     assert wl.proc.poll() is None
 
 
+class RunRecorder(Recorder):
+    """`mevitop run --record FILE -- CMD`: the workload is mevitop's child, talking through
+    FIFOs (test_exact.FifoWorkload); it ends when the workload exits (run's status)."""
+
+    def __init__(self, path, wl, args):
+        self.path, self.wl = path, wl
+        self.proc = subprocess.Popen([MEVITOP, "run", "--record", path, *args, "--", *wl.argv],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     env=dict(os.environ, **SAN_ENV))
+
+    def stop(self, sig=None):
+        self.wl.close()
+        try:
+            rc = self.proc.wait(timeout=GUARD_S)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        return rc, self.proc.stderr.read().decode()
+
+
+def test_run_record_exact_mode(tmp_path):
+    """mevitop run --record FILE -- CMD records a program under exact mode: each pause's
+    frame equals the pagemap the test read, and the recorder ends with the program (0)."""
+    from test_exact import FifoWorkload
+    wl = FifoWorkload(tmp_path)
+    path = str(tmp_path / "rec")
+    rec = RunRecorder(path, wl, ["-i", "50"])
+    try:
+        wl.connect()
+        frames = check_pauses(wl, rec, path, PHASES[:2])
+    finally:
+        if rec.proc.poll() is None:
+            rec.proc.kill()
+            rec.proc.wait()
+    assert frames[-1]["mode"] == "exact" and "exact" in frames[-1]["stats"]
+
+
 def test_replay_prints_what_live_json_printed(workload, recorder, tmp_path):
     """Every frame replays to the same line shape as live JSON, in time order, once each."""
     wl = workload()
