@@ -115,6 +115,8 @@ struct pstate {
 	bool target;			/* named with -p */
 	int load_err;			/* why the last reload failed (-errno), 0 if it did not */
 	bool locked_future;		/* mlockall(MCL_FUTURE) */
+	bool scan_failed;		/* a scan failed (not for a vanished process): rescan
+					 * it whole at the next tick */
 };
 
 struct alias {
@@ -152,6 +154,8 @@ struct engine {
 	size_t reconcile_cursor;
 	struct scan_run *runs;
 	size_t nruns, capruns;
+	bool runs_lost;			/* the run buffer could not grow: this pass is unusable */
+	int test_fail_runs;		/* MEVITOP_TEST_FAIL_ALLOC=scan-runs: growths to fail */
 	struct proc *retry[RETRY_MAX];	/* processes with faults still in flight */
 	size_t nretry;
 	struct engine_hooks hooks;
@@ -1064,12 +1068,22 @@ static void collect_run(uint64_t start, uint64_t end, uint32_t cats, void *arg)
 {
 	struct engine *e = arg;
 
+	if (e->runs_lost)
+		return;
 	if (e->nruns == e->capruns) {
 		size_t cap = e->capruns ? e->capruns * 2 : 1024;
-		struct scan_run *r = realloc(e->runs, cap * sizeof(*r));
+		struct scan_run *r = NULL;
 
-		if (!r)
+		if (e->test_fail_runs > 0 && e->capruns)
+			e->test_fail_runs--;	/* a growth that fails, for the test */
+		else
+			r = realloc(e->runs, cap * sizeof(*r));
+		if (!r) {
+			/* A run left out would read as "not resident": the whole pass is
+			 * dropped instead (scan_range fails, the process is rescanned). */
+			e->runs_lost = true;
 			return;
+		}
 		e->runs = r;
 		e->capruns = cap;
 	}
@@ -1101,7 +1115,10 @@ static int64_t scan_range(struct engine *e, struct proc *p, uint64_t start, uint
 		if (t > end)
 			t = end;
 		e->nruns = 0;
+		e->runs_lost = false;
 		err = pagemap_scan(fd, s, t, e->use_scan, collect_run, e);
+		if (!err && e->runs_lost)
+			err = -ENOMEM;
 		if (err)
 			return err;
 		e->st.scanned_pages += t - s;
@@ -1533,7 +1550,9 @@ static void flush(struct engine *e)
 				continue;
 			}
 		} else if (err) {
+			/* The model may be part old, part new: never leave it so. */
 			log_debug("pid %d: %s", p->pid, strerror(-err));
+			ps(p)->scan_failed = true;
 		}
 	}
 	/* Windows of faults still in flight: scanned again at the next batch. */
@@ -1639,6 +1658,9 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 	pthread_mutex_init(&e->step_lock, NULL);
 	e->use_scan = f->pagemap_scan && !(f->disabled & DIS_PAGEMAP_SCAN);
 	e->use_procmap = f->procmap_query && !(f->disabled & DIS_PROCMAP_QUERY);
+	if (getenv("MEVITOP_TEST_FAIL_ALLOC") && !strcmp(getenv("MEVITOP_TEST_FAIL_ALLOC"),
+							 "scan-runs"))
+		e->test_fail_runs = 1;
 	e->scale = 1;
 	e->cpu_at_tick = cpu_ns();
 	e->smaps = !(f->disabled & DIS_SMAPS);
@@ -2044,6 +2066,10 @@ void engine_tick(struct engine *e)
 		if (dt > 0) {
 			p->fault_rate = (p->faults - p->faults_prev) / dt;
 			p->faults_prev = p->faults;
+		}
+		if (s->scan_failed) {
+			s->scan_failed = false;
+			mark(e, p, p->ready ? PEND_RECONCILE : PEND_RELOAD);
 		}
 		if (p->ready)
 			poll_counters(e, p);

@@ -188,3 +188,18 @@ def test_main_thread_exited_process_is_watched(mevitop, workload, mode):
     _, (tid,) = during.do("leaderexit")
     t, _ = during.do("touch a 0 64 1 w")
     exact_through(mv, during.pid, int(tid), t)
+
+
+def test_scan_buffer_allocation_failure_never_a_wrong_page(mevitop, workload):
+    """A scan whose run buffer cannot grow (injected: MEVITOP_TEST_FAIL_ALLOC=scan-runs fails
+    the first growth past 1,024 runs) drops the whole pass instead of reading the runs it
+    could not keep as "not resident", and the process is rescanned at the next refresh:
+    exact within 3 refreshes with no periodic reconcile."""
+    wl = workload()
+    wl.do("map a 16384")
+    mv = mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--mode", "sample"],
+                 env_extra={"MEVITOP_TEST_FAIL_ALLOC": "scan-runs"})
+    mv.snapshot()
+    t, _ = wl.do("touch a 0 16384 2 w")     # every other page: 8,192 runs in one pass
+    snap = exact_within(mv, wl.pid, t, refreshes=3)
+    assert find_proc(snap, wl.pid)["pages"]["resident"] >= 8192
