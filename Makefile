@@ -56,6 +56,9 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
               libncurses-dev libroaring-dev libcmocka-dev python3 python3-pytest tmux \
               procps util-linux mount libmicrohttpd-dev prometheus libzstd-dev libdw-dev
+# What only the benchmarks run beside mevitop (a real server and its load tool, the
+# in-kernel floor, perf's page-fault sampling): installed by `make bench`, not `make test`.
+BENCH_PKGS := redis-server redis-tools bpftrace linux-perf
 
 .DELETE_ON_ERROR:
 .PHONY: all deps run test stress unit integration bench bench-record clean vmlinux install man
@@ -153,6 +156,7 @@ test-bins: $(UNIT_BINS)
 workloads: $(WL_BINS) $(WL_EXTRA) $(BENCH_BINS)
 
 bench: deps
+	$(Q)$(MAKE) --no-print-directory deps DEB_PKGS="$(BENCH_PKGS)"
 	$(Q)$(MAKE) --no-print-directory all workloads
 	$(Q)$(PYTHON) bench/run_bench.py $(BENCH_ARGS)
 
