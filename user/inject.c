@@ -1076,21 +1076,6 @@ static bool interrupted_stop(struct inj *in, int idx)
 	return ptrace(PTRACE_GETREGS, in->t[idx].tid, 0, &r) == 0;
 }
 
-static int pick_thread(struct inj *in)
-{
-	int first = -1;
-
-	for (int i = 0; i < in->nr; i++) {
-		if (!in->t[i].parked || in->t[i].gone)
-			continue;
-		if (in->t[i].tid == in->pid)
-			return i;
-		if (first < 0)
-			first = i;
-	}
-	return first;
-}
-
 /*
  * Put the thread's own mask back, then its own registers, and park it in get_signal()
  * again (see top).  In this order: until the registers are back its rip is in code that
@@ -1233,18 +1218,22 @@ static int save_thread(struct inj *in, int idx, uint64_t addr, uint64_t pretcode
 	return err;
 }
 
-/* The thread to run the bootstrap on: its stack pointer must be in [stack] (see below). */
-static int pick_stack_thread(struct inj *in, const struct inj_vma *stack)
+/*
+ * The thread to inject into: a parked one, the main thread first.  With @stack, only a
+ * thread whose stack pointer lies in that mapping (the bootstrap writes its frame there,
+ * see bootstrap_scratch).
+ */
+static int pick_thread(struct inj *in, const struct inj_vma *stack)
 {
 	int first = -1;
 
 	for (int i = 0; i < in->nr; i++) {
 		struct user_regs_struct r;
 
-		if (!in->t[i].parked || in->t[i].gone ||
-		    ptrace(PTRACE_GETREGS, in->t[i].tid, 0, &r) < 0)
+		if (!in->t[i].parked || in->t[i].gone)
 			continue;
-		if (x86_sp(&r) < stack->start + PAGE_SZ || x86_sp(&r) >= stack->end)
+		if (stack && (ptrace(PTRACE_GETREGS, in->t[i].tid, 0, &r) < 0 ||
+			      x86_sp(&r) < stack->start + PAGE_SZ || x86_sp(&r) >= stack->end))
 			continue;
 		if (in->t[i].tid == in->pid)
 			return i;
@@ -1261,7 +1250,7 @@ static void scratch_name(struct inj *in)
 		      (long)(in->scratch + SCRATCH_NAME_OFF), 0 };
 	struct user_regs_struct restore;
 	long ret;
-	int idx = pick_thread(in);
+	int idx = pick_thread(in, NULL);
 
 	/* EINVAL without CONFIG_ANON_VMA_NAME: the magic in the header identifies it then */
 	if (idx >= 0 && !save_thread(in, idx, in->scratch + SCRATCH_FRAME_OFF, 0, &restore))
@@ -1292,7 +1281,7 @@ static int bootstrap_scratch(struct inj *in)
 	if (in->scratch)
 		return 0;
 	err = injmap_find_named(in->pid, "[stack]", &stack);
-	idx = err ? -1 : pick_stack_thread(in, &stack);
+	idx = err ? -1 : pick_thread(in, &stack);
 	if (idx < 0) {
 		set_why(in, "no thread of process %d runs on its main stack, which the injection "
 			"needs once to map its scratch page", in->pid);
@@ -1354,7 +1343,7 @@ static int do_syscall(struct inj *in, long nr, const long a[6], bool take_fd, lo
 	for (int i = 0; i < in->nr; i++)
 		if (in->t[i].dirty && !in->t[i].gone)
 			return -ETIMEDOUT;	/* its frame is still in use */
-	idx = pick_thread(in);
+	idx = pick_thread(in, NULL);
 	if (idx < 0) {
 		for (int i = 0; i < in->nr; i++)
 			if (in->t[i].running)
@@ -1364,7 +1353,7 @@ static int do_syscall(struct inj *in, long nr, const long a[6], bool take_fd, lo
 	err = bootstrap_scratch(in);
 	if (err)
 		return err;
-	idx = pick_thread(in);
+	idx = pick_thread(in, NULL);
 	if (idx < 0)
 		return -ESRCH;
 	err = save_thread(in, idx, in->scratch + SCRATCH_FRAME_OFF, 0, &restore);

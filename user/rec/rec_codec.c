@@ -353,6 +353,19 @@ static int bad(char *why, size_t whylen, const char *fmt, ...)
 	return -EBADMSG;
 }
 
+/* Takes len pages from a frame's budget of pages in runs (hostile files: bounded memory);
+ * false when the budget had room. */
+static bool spend(uint64_t *budget, uint64_t len, char *why, size_t whylen)
+{
+	if (len > *budget) {
+		bad(why, whylen, "more than %llu pages in runs in one frame",
+		    (unsigned long long)REC_MAX_STATE_PAGES);
+		return true;
+	}
+	*budget -= len;
+	return false;
+}
+
 static struct dproc *find_dproc(struct dproc *d, size_t n, int pid)
 {
 	size_t lo = 0, hi = n;
@@ -406,10 +419,8 @@ static int decode_runs(struct rcur *c, struct proc *p, uint64_t s, uint64_t e,
 		    (state != PS_RESIDENT && state != PS_SWAPPED && state != PS_UNTRACKED))
 			return bad(why, whylen, "process %d: run %" PRIu64 " at page 0x%" PRIx64
 				   " out of range or order", p->pid, r, rs);
-		if (rlen > *state_budget)
-			return bad(why, whylen, "more than %llu pages in runs in one frame",
-				   (unsigned long long)REC_MAX_STATE_PAGES);
-		*state_budget -= rlen;
+		if (spend(state_budget, rlen, why, whylen))
+			return -EBADMSG;
 		*state_pages += rlen;
 		model_set_state(p, rs, rs + rlen, state);
 		rat = rs + rlen;
@@ -437,12 +448,8 @@ static int decode_changes(struct rcur *c, struct proc *p, uint64_t *state_budget
 		    state >= PS_COUNT || !(m = model_find(p, x)) || len > mapping_end(m) - x)
 			return bad(why, whylen, "process %d: change %" PRIu64 " out of range or "
 				   "order", p->pid, i);
-		if (state != PS_NOT_RESIDENT) {
-			if (len > *state_budget)
-				return bad(why, whylen, "more than %llu pages in runs in one frame",
-					   (unsigned long long)REC_MAX_STATE_PAGES);
-			*state_budget -= len;
-		}
+		if (state != PS_NOT_RESIDENT && spend(state_budget, len, why, whylen))
+			return -EBADMSG;
 		model_set_state(p, x, x + len, state);
 		last = x + len;
 	}
