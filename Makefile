@@ -27,8 +27,11 @@ BUILD      := $(BUILD)-san
 CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS    += -fsanitize=address,undefined
 endif
+# The layers of user/ (see README "How it works"): a file's folder is its layer.  Each folder is
+# also on the include path, so a bare #include "engine.h" keeps working wherever it is written.
+USER_LAYERS := lib model kernel engine exact out ui
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
-              -DMEVITOP_VERSION='"$(VERSION)"' -I$(BUILD) -Iuser -Ibpf
+              -DMEVITOP_VERSION='"$(VERSION)"' -I$(BUILD) -Iuser $(addprefix -Iuser/,$(USER_LAYERS)) -Ibpf
 LIBS       := -lbpf -ldw -lelf -lz -lzstd -lncursesw -lroaring -lmicrohttpd -lpthread -lm
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
