@@ -25,6 +25,8 @@
 #include "json.h"
 #include "log.h"
 #include "procfs.h"
+#include "exact/seccomp_guard.h"
+#include "exact/seccomp_probe.h"
 
 #define PAUSE_DEFAULT_MS	60000
 #define CHILD_GRACE_MS		200	/* run: how long CMD may take to exit by itself on quit */
@@ -446,6 +448,15 @@ static void explain_seize(struct exact *x, pid_t pid, int err, const char *inj_w
 		snprintf(why, whylen, "cannot attach to process %d: %s", pid, inj_why);
 }
 
+/* A target whose seccomp filters mevitop may neither suspend nor prove safe. */
+static void explain_seccomp(struct exact *x, pid_t pid, int err, const char *sc_why, char *why,
+			    size_t whylen)
+{
+	snprintf(why, whylen, "cannot attach to process %d: %s; and its filters cannot be "
+		 "suspended (%s)%s", pid, sc_why[0] ? sc_why : strerror(-err), x->suspend_why,
+		 x->run_pid ? "" : "; watch it without --exact (mevitop -p PID)");
+}
+
 /* Seize @pid, inject, register, hand over, release.  The process is held stopped for the
  * whole of it, within --attach-timeout (inj's watchdog releases it if we stall). */
 static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
@@ -464,12 +475,11 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 		return err;
 	}
 	x_test_pause(x, "seized");
-	if (inj_seccomp_mode(in)) {
+	err = scg_prepare(in, iwhy, sizeof(iwhy));
+	if (err) {
 		inj_release(in);
-		snprintf(why, whylen, "cannot attach to process %d: it runs under a seccomp filter, "
-			 "which could kill it for the system calls mevitop would inject%s", pid,
-			 x->run_pid ? "" : "; watch it without --exact (mevitop -p PID)");
-		return -EPERM;
+		explain_seccomp(x, pid, err, iwhy, why, whylen);
+		return err;
 	}
 	fd = inject_and_register(x, in, pid, why, whylen);
 	held_ms = (x_now_ns() - t0) / 1000000;
@@ -819,6 +829,8 @@ int exact_setup(struct cli *c, struct features *f, struct engine **e, struct exa
 	x->c = c;
 	x->follow_children = !c->no_children;
 	x->use_scan = f->pagemap_scan && !(f->disabled & DIS_PAGEMAP_SCAN);
+	inj_set_suspend_seccomp(seccomp_path(f, x->suspend_why, sizeof(x->suspend_why)) ==
+				SC_SUSPEND);
 	atomic_init(&x->next_id, 1);
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_cond_init(&x->cond, NULL);

@@ -76,5 +76,6 @@ static inline uint64_t x86_sp(const struct user_regs_struct *r) { return r->rsp;
 static inline void x86_set_sp(struct user_regs_struct *r, uint64_t sp) { r->rsp = sp; }
 
 #define X86_RED_ZONE	128	/* the System V ABI lets leaf code use 128 bytes below rsp */
+#define X86_SYSCALL_LEN	2	/* `syscall` (0f 05): seccomp's instruction_pointer is past it */
 
 #endif /* MEVITOP_INJECT_X86_H */
