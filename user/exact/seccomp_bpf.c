@@ -9,12 +9,13 @@
  *    and shifts by a constant are sane, the last instruction returns, and no path reads a
  *    scratch slot before writing it (net/core/filter.c, bpf_check_classic and
  *    check_load_and_stores, reproduced as the same forward data flow);
- *  - starts with A = X = 0, and a division by an X of 0 returns 0 (KILL_THREAD);
+ *  - starts with A = X = 0, a division by an X of 0 returns 0 (KILL_THREAD), a shift by X
+ *    uses its low 5 bits (kernel/bpf/core.c, and the x86 JIT's shl %cl);
  *  - takes the most restrictive verdict of all filters, comparing the action part as a
  *    signed number (seccomp_run_filters: KILL_PROCESS < KILL_THREAD < TRAP < ERRNO <
  *    USER_NOTIF < TRACE < LOG < ALLOW); an action it does not know kills.
- * Anything the runner cannot decide (a shift by an unknown amount, a division by an unknown
- * X, a return of an unknown A) counts as "not allowed": the proof only ever errs towards
+ * Anything the runner cannot decide (a division by an unknown X, a return of an unknown A)
+ * counts as "not allowed": the proof only ever errs towards
  * refusing.
  */
 #include "exact/seccomp_bpf.h"
@@ -105,7 +106,7 @@ static int bad(char *why, size_t whylen, size_t pc, const char *what)
 
 int scbpf_check(const struct sock_filter *prog, size_t len, char *why, size_t whylen)
 {
-	uint16_t *masks, valid = 0xffff;
+	uint16_t *masks, valid = 0;	/* nothing written yet */
 	size_t pc;
 	int err = 0;
 
@@ -335,8 +336,8 @@ static enum step step(const struct sock_filter *prog, const struct scbpf_input *
 			*ret = 0, *ret_known = true;	/* X might be 0: not provably allowed */
 			return STEP_RET;
 		}
-		if ((BPF_OP(f->code) == BPF_LSH || BPF_OP(f->code) == BPF_RSH) && srck && src >= 32)
-			srck = false;	/* undefined in the ABI: unknown result */
+		if (BPF_OP(f->code) == BPF_LSH || BPF_OP(f->code) == BPF_RSH)
+			src &= 31;	/* by X: the interpreter and the JITs use the low 5 bits */
 		if (BPF_OP(f->code) == BPF_AND && srck && src == 0) {
 			s->a = 0, s->ak = true;
 			break;
