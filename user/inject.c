@@ -291,7 +291,9 @@ static void comm_of(pid_t pid, char *buf, size_t len)
  * by a mevitop that dies before the thread passed that call's seccomp check (the kernel
  * runs the check after the syscall-entry ptrace stop, syscall_trace_enter), is then seen
  * by the filters; so are the close and rt_sigreturn the trampoline makes after a death.
- * Where the filters can be read, exact.c proves those calls allowed first and says so.
+ * Where the filters can be read (exact/seccomp_guard.c), a call they allow runs as it is,
+ * and one they refuse starts as a harmless placeholder that becomes the call only at its
+ * syscall-entry stop (use_placeholder), which leaves a few microseconds of exposure.
  */
 static bool suspend_seccomp;
 
@@ -1210,18 +1212,12 @@ static int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupt
  * (the close of a taken fd, the rt_sigreturn home), whose arguments and addresses are
  * left unknown to the proof.
  */
-static int guard_call(struct inj *in, int idx, uint64_t rip, long nr, const long a[6],
-		      bool take_fd)
+static int ask_guard(struct inj *in, int idx, uint64_t rip, long nr, const long a[6],
+		     bool take_fd)
 {
 	struct inj_call c[3];
 	int n = 0;
 
-	if (!in->seccomp || in->suspended)
-		return 0;
-	if (!in->allow_seccomp)
-		return -EPERM;
-	if (!in->guard)
-		return 0;
 	memset(c, 0, sizeof(c));
 	c[n].nr = nr;
 	c[n].ip = rip + X86_SYSCALL_LEN;
@@ -1233,6 +1229,50 @@ static int guard_call(struct inj *in, int idx, uint64_t rip, long nr, const long
 	c[n].nr = __NR_rt_sigreturn;
 	c[n++].unknown = 0x3fu | INJ_CALL_IP_UNKNOWN;
 	return in->guard(in->guard_ctx, in->t[idx].tid, c, n);
+}
+
+static int guard_call(struct inj *in, int idx, uint64_t rip, long nr, const long a[6],
+		      bool take_fd)
+{
+	if (!in->seccomp || in->suspended)
+		return 0;
+	if (!in->allow_seccomp)
+		return -EPERM;
+	return in->guard ? ask_guard(in, idx, rip, nr, a, take_fd) : 0;
+}
+
+/*
+ * Suspended, a call the filters would refuse is safe only until mevitop dies: the kernel
+ * runs the seccomp check after the syscall-entry stop, so a thread let go before it passed
+ * that check meets its filters with our call (see "Seccomp suspension" above).  To keep
+ * that window to the few microseconds between our last two ptrace requests and the
+ * thread's wake-up, such a call starts as a placeholder the filters allow and that does
+ * nothing - close(-1), EBADF, so the trampoline's close is skipped too - and becomes the
+ * real call only at its syscall-entry stop (swap_call).  Killed before that, the thread
+ * makes the placeholder and goes home.
+ */
+static const long placeholder_args[6] = { -1, 0, 0, 0, 0, 0 };
+
+static bool use_placeholder(struct inj *in, int idx, uint64_t rip, long nr, const long a[6],
+			    bool take_fd)
+{
+	if (!in->seccomp || !in->suspended || !in->guard)
+		return false;
+	if (ask_guard(in, idx, rip, nr, a, take_fd) == 0)
+		return false;	/* allowed anyway: no window at all */
+	return ask_guard(in, idx, rip, __NR_close, placeholder_args, false) == 0;
+}
+
+/* At the placeholder's syscall-entry stop: make it the real call. */
+static int swap_call(struct inj *in, int idx, long nr, const long a[6])
+{
+	struct user_regs_struct r;
+	pid_t tid = in->t[idx].tid;
+
+	if (ptrace(PTRACE_GETREGS, tid, 0, &r) < 0)
+		return -errno;
+	x86_set_entry_call(&r, nr, a);
+	return ptrace(PTRACE_SETREGS, tid, 0, &r) < 0 ? -errno : 0;
 }
 
 /*
@@ -1249,14 +1289,18 @@ static int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
 {
 	struct user_regs_struct regs = in->cpu.regs;
 	uint64_t all = ~0ull, deadline;
-	bool interrupted = false;
+	bool interrupted = false, swap;
 	pid_t tid = in->t[idx].tid;
 	int err, err2;
 
 	err = guard_call(in, idx, rip, nr, a, take_fd);
 	if (err)
 		return err;
-	x86_set_call(&regs, rip, nr, a);
+	swap = use_placeholder(in, idx, rip, nr, a, take_fd);
+	if (swap)
+		x86_set_call(&regs, rip, __NR_close, placeholder_args);
+	else
+		x86_set_call(&regs, rip, nr, a);
 	x86_set_sp(&regs, sp);
 	/* Registers before the mask: a borrowed mask is only ever seen with our rip. */
 	if (ptrace(PTRACE_SETREGS, tid, 0, &regs) < 0) {
@@ -1271,7 +1315,11 @@ static int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
 	}
 	in->t[idx].parked = false;
 	deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
-	err = step_over(in, idx, deadline, &interrupted);
+	err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, &interrupted);
+	if (!err && swap)
+		err = swap_call(in, idx, nr, a);
+	if (!err)
+		err = step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, &interrupted);
 	if (!err) {
 		if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
 			err = -errno;

@@ -222,15 +222,18 @@ static int prepare_in_tracer(struct inj *in, void *arg)
 
 /* The call-time guard: the exact call (and what the trampoline makes after it) must match
  * the list and be allowed by the filters of the thread that makes it. */
+static const bool ask_only = true;	/* ctx: suspended, just say whether it is allowed */
+
 static int guard(void *ctx, pid_t tid, const struct inj_call *calls, int n)
 {
+	bool quiet = ctx == &ask_only;
 	char why[512] = "";
 	struct filters f;
 	int ok;
 
-	(void)ctx;
 	if (filters_read(tid, &f, why, sizeof(why))) {
-		log_warn("refusing to inject into thread %d: %s", tid, why);
+		if (!quiet)
+			log_warn("refusing to inject into thread %d: %s", tid, why);
 		return -EPERM;
 	}
 	ok = 1;
@@ -253,7 +256,8 @@ static int guard(void *ctx, pid_t tid, const struct inj_call *calls, int n)
 	filters_free(&f);
 	if (ok == 1)
 		return 0;
-	log_warn("refusing to inject into thread %d: %s", tid, why);
+	if (!quiet)
+		log_warn("refusing to inject into thread %d: %s", tid, why);
 	return -EPERM;
 }
 
@@ -267,10 +271,13 @@ int scg_prepare(struct inj *in, char *why, size_t whylen)
 	err = inj_run_in_tracer(in, prepare_in_tracer, &p);
 	if (inj_seccomp_suspended(in)) {
 		/* Suspended: nothing to refuse.  The proof only says whether a mevitop killed in
-		 * the middle of a call could let a filter see something it refuses. */
-		if (!err && p.verdict != 1)
+		 * the middle of a call could let a filter see something it refuses; then the
+		 * guard, asked only, tells inject.c which calls to start as a placeholder. */
+		if (!err && p.verdict == 0) {
 			log_debug("process %d: its seccomp filters are suspended while held; were "
 				  "mevitop killed mid-call: %s", inj_pid(in), why);
+			inj_set_guard(in, guard, (void *)&ask_only);
+		}
 		why[0] = '\0';
 		return 0;
 	}
