@@ -390,16 +390,31 @@ static int refuse_32bit(const struct exact *x, pid_t pid, char *why, size_t whyl
 	return -ENOEXEC;
 }
 
+/* A target whose seccomp filters mevitop may neither suspend nor prove safe. */
+static void explain_seccomp(struct exact *x, pid_t pid, int err, const char *sc_why, char *why,
+			    size_t whylen)
+{
+	snprintf(why, whylen, "cannot attach to process %d: %s; and its filters cannot be "
+		 "suspended (%s)%s", pid, sc_why[0] ? sc_why : strerror(-err), x->suspend_why,
+		 x->run_pid ? "" : "; watch it without --exact (mevitop -p PID)");
+}
+
 static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char *why,
 			       size_t whylen)
 {
 	struct reg_ctx rc = { .x = x, .fd = -1 };
+	char scwhy[256] = "";
 	uint64_t got = 0;
 	int err;
 
 	err = refuse_32bit(x, pid, why, whylen);
 	if (err)
 		return err;
+	err = scg_prepare(in, scwhy, sizeof(scwhy));	/* a new program may have a filter */
+	if (err) {
+		explain_seccomp(x, pid, err, scwhy, why, whylen);
+		return err;
+	}
 	err = uffd_inject(in, x->features, &rc.fd, &got);
 	if (err) {
 		snprintf(why, whylen, "%s", uffd_why());
@@ -448,15 +463,6 @@ static void explain_seize(struct exact *x, pid_t pid, int err, const char *inj_w
 		snprintf(why, whylen, "cannot attach to process %d: %s", pid, inj_why);
 }
 
-/* A target whose seccomp filters mevitop may neither suspend nor prove safe. */
-static void explain_seccomp(struct exact *x, pid_t pid, int err, const char *sc_why, char *why,
-			    size_t whylen)
-{
-	snprintf(why, whylen, "cannot attach to process %d: %s; and its filters cannot be "
-		 "suspended (%s)%s", pid, sc_why[0] ? sc_why : strerror(-err), x->suspend_why,
-		 x->run_pid ? "" : "; watch it without --exact (mevitop -p PID)");
-}
-
 /* Seize @pid, inject, register, hand over, release.  The process is held stopped for the
  * whole of it, within --attach-timeout (inj's watchdog releases it if we stall). */
 static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
@@ -475,12 +481,6 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 		return err;
 	}
 	x_test_pause(x, "seized");
-	err = scg_prepare(in, iwhy, sizeof(iwhy));
-	if (err) {
-		inj_release(in);
-		explain_seccomp(x, pid, err, iwhy, why, whylen);
-		return err;
-	}
 	fd = inject_and_register(x, in, pid, why, whylen);
 	held_ms = (x_now_ns() - t0) / 1000000;
 	if (fd >= 0 && held_ms > x->c->attach_timeout_ms) {

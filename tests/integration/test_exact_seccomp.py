@@ -20,7 +20,7 @@ import pytest
 
 import harness
 import killsweep
-from test_exact import ExactMevitop, check, procs  # noqa: F401 (procs is a fixture)
+from test_exact import ExactMevitop, FifoWorkload, check, procs  # noqa: F401 (a fixture)
 
 WITNESS = "errno=getpgid"
 EXDEV = 18
@@ -130,6 +130,64 @@ def test_filter_on_an_injected_call_proved(procs, call):  # noqa: F811
         assert f.read() == maps
     wl.touch(10, 10)
     wl.assert_filter_enforced(killing)
+
+
+SECCOMP_WL = os.path.join(harness.WORKLOADS, "seccomp_wl")
+
+
+class RunFilteredWorkload(FifoWorkload):
+    """seccomp_wl serving through FIFOs, for `mevitop run`: OUTER rules are installed by a
+    first seccomp_wl that then execs sh (mevitop injects into a filtered process at each
+    exec), INNER ones by the serving seccomp_wl itself, after mevitop's injection."""
+
+    def __init__(self, tmp_path, outer, inner):
+        super().__init__(tmp_path)
+        n = len(inner)
+        shell = ["/bin/sh", "-c", 'exec "$0" "$@" <"$1" >"$2"'.replace(
+            '"$@"', " ".join(f'"${i}"' for i in range(3, 3 + n))),
+            SECCOMP_WL, self.inp, self.outp, *inner]
+        self.argv = [SECCOMP_WL, *outer, "--", *shell] if outer else shell
+        self.filters = str(len(inner) + (1 if outer else 0))
+
+    def try_call(self, name):
+        _, words = self.do(f"try {name}")
+        return dict(w.split("=") for w in words)
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+@pytest.mark.parametrize("variant", ["ordered", "fast"])
+def test_run_filter_installed_after_exec(procs, tmp_path, variant, path):  # noqa: F811
+    """`mevitop run` follows CMD with ptrace: the filter CMD installs must be in force while
+    it runs (suspension only while it is parked for an injection)."""
+    wl = RunFilteredWorkload(tmp_path, (), ("kill=getpriority", WITNESS))
+    procs.append(wl)
+    mv = ExactMevitop(["-i", "50", "--no-reconcile", f"--exact={variant}", *PATHS[path]],
+                      run=wl.argv)
+    procs.append(mv)
+    wl.connect()
+    t, words = wl.do("touch 0 200")
+    check(mv, wl.pid, t, [int(words[0], 16)])
+    assert seccomp_state(wl.pid)[wl.pid] == ("2", "1")
+    assert wl.try_call("getpgid") == {"ret": "-1", "errno": str(EXDEV)}
+    wl.send("try getpriority")
+    assert mv.proc.wait(timeout=harness.GUARD_S) == 128 + signal.SIGSYS, mv.stderr_text()
+
+
+@pytest.mark.parametrize("variant", ["ordered", "fast"])
+def test_run_filter_inherited_across_exec(procs, tmp_path, variant):  # noqa: F811
+    """CMD runs under a filter that kills userfaultfd before it execs: mevitop injects into
+    the filtered program at each exec (suspended), exactly, and the filters stay in force."""
+    wl = RunFilteredWorkload(tmp_path, ("kill=userfaultfd",), (WITNESS,))
+    procs.append(wl)
+    mv = ExactMevitop(["-i", "50", "--no-reconcile", f"--exact={variant}"], run=wl.argv)
+    procs.append(mv)
+    wl.connect()
+    t, words = wl.do("touch 0 200")
+    check(mv, wl.pid, t, [int(words[0], 16)])
+    assert seccomp_state(wl.pid)[wl.pid] == ("2", "2")
+    assert wl.try_call("getpgid") == {"ret": "-1", "errno": str(EXDEV)}
+    wl.send("try userfaultfd")
+    assert mv.proc.wait(timeout=harness.GUARD_S) == 128 + signal.SIGSYS, mv.stderr_text()
 
 
 def test_probe_names_the_path():
