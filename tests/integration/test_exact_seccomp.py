@@ -209,6 +209,40 @@ def test_probe_names_the_path():
     assert json.loads(probe("-j", "--disable", "seccomp_suspend"))["exact_seccomp"] == "prove"
 
 
+@pytest.mark.parametrize("path", list(PATHS))
+@pytest.mark.parametrize("stage", ["seized", "injected", "registered", "serving", "detach"])
+def test_kill9_at_each_stage_filtered(procs, stage, path):  # noqa: F811
+    """SIGKILL of mevitop paused at each named stage (MEVITOP_TEST_PAUSE) of an attach to a
+    filtered process (suspended: a filter that kills userfaultfd; proving: one that kills
+    getpriority, which the proof lets through): the target runs on, untraced, with its maps
+    and seccomp state as before and its filter in force."""
+    rule, killing = ("kill=userfaultfd", "userfaultfd") if path == "suspend" else \
+        ("kill=getpriority", "getpriority")
+    wl = FilteredWorkload(rule)
+    procs.append(wl)
+    wl.touch(0, 64)
+    maps = harness.maps_without_scratch(wl.pid)
+    mv = ExactMevitop(["-p", str(wl.pid), "-i", "50", "--exact=ordered", *PATHS[path]],
+                      env_extra={"MEVITOP_TEST_PAUSE": stage}, wait_first=False)
+    procs.append(mv)
+    if stage in ("seized", "injected", "registered"):
+        mv.wait_stderr(f"test-pause {stage}")
+        assert killsweep.proc_state(wl.pid) == "t", "the target is not held"
+    elif stage == "detach":
+        mv.snapshot()
+        mv.proc.send_signal(signal.SIGTERM)
+        mv.wait_stderr("test-pause detach")
+    else:
+        mv.wait_stderr("test-pause serving")
+        wl.touch(64, 32)
+    mv.proc.kill()
+    mv.proc.wait()
+    killsweep.wait_for(lambda: not killsweep.traced(wl.pid), "the kernel to detach it")
+    wl.touch(0, 256)
+    assert harness.maps_without_scratch(wl.pid) == maps
+    wl.assert_filter_enforced(killing)
+
+
 # kill -9 of mevitop at moments swept over the attach, the target under a filter
 KILL_KINDS = {
     "not-injected-suspend": ("kill=getpriority", ()),
