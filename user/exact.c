@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -390,6 +391,17 @@ static int refuse_32bit(const struct exact *x, pid_t pid, char *why, size_t whyl
 	return -ENOEXEC;
 }
 
+/* Does @pid live in another user namespace than mevitop (a container's)? */
+static bool own_userns(pid_t pid)
+{
+	struct stat mine, its;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+	return stat("/proc/self/ns/user", &mine) == 0 && stat(path, &its) == 0 &&
+	       (mine.st_ino != its.st_ino || mine.st_dev != its.st_dev);
+}
+
 /* A target whose seccomp filters mevitop may neither suspend nor prove safe. */
 static void explain_seccomp(struct exact *x, pid_t pid, int err, const char *sc_why, char *why,
 			    size_t whylen)
@@ -417,7 +429,9 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 	}
 	err = uffd_inject(in, x->features, &rc.fd, &got);
 	if (err) {
-		snprintf(why, whylen, "%s", uffd_why());
+		snprintf(why, whylen, "%s%s", uffd_why(), err == -EPERM && own_userns(pid) ?
+			 "; it runs in a user namespace of its own (a container), where its "
+			 "capabilities do not count for userfaultfd" : "");
 		return err;
 	}
 	x_test_pause(x, "injected");
