@@ -11,6 +11,7 @@ through a way that needs no capability in the target (the /dev/userfaultfd hando
 target as it was (but the scratch page, the one thing an attach leaves).
 """
 import os
+import shutil
 import signal
 import subprocess
 
@@ -18,7 +19,8 @@ import pytest
 
 import harness
 import killsweep
-from harness import assert_matches
+import test_stacks
+from harness import assert_matches, find_proc
 from test_exact import ExactMevitop, check, procs  # noqa: F401 (procs is a fixture)
 
 NAMESPACES = {
@@ -28,12 +30,13 @@ NAMESPACES = {
 
 
 class ContainerWorkload(harness.Workload):
-    """wl as PID 1 of new namespaces; .pid is its host PID, .ns_pid what it sees."""
+    """wl (or ARGV) as PID 1 of new namespaces; .pid is its host PID, .ns_pid what it
+    sees."""
 
-    def __init__(self, namespaces):
+    def __init__(self, namespaces, argv=None):
+        argv = argv or ["--mount-proc", os.path.join(harness.WORKLOADS, "wl")]
         self.proc = subprocess.Popen(
-            ["unshare", *NAMESPACES[namespaces], "--fork", "--mount-proc",
-             os.path.join(harness.WORKLOADS, "wl")],
+            ["unshare", *NAMESPACES[namespaces], "--fork", *argv],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self.out = harness.Reader(self.proc.stdout, "container-workload")
         self.ns_pid = self.wait_ready()
@@ -94,3 +97,44 @@ def test_container_exact_attach(procs, ns, variant):  # noqa: F811
     assert harness.maps_without_scratch(wl.pid) == maps
     assert killsweep.fds_of(wl.pid) == fds
     wl.do("touch a 0 256 1 w")
+
+
+PIVOT = """set -e
+mount --make-rprivate /
+mount --bind "$0" "$0"
+cd "$0"
+pivot_root . oldroot
+exec "$@"
+"""
+
+
+def test_container_root_stacks_named(mevitop, tmp_path):
+    """A container with a root of its own (pivot_root into a copy of the workload, its
+    library and libc): /proc/PID/maps gives paths as the process sees them, which name
+    nothing (or another file) in mevitop's root; --stacks reads the files through
+    /proc/PID/root and names every frame of the call chain."""
+    root = tmp_path / "root"
+    lib = root / "lib" / "x86_64-linux-gnu"
+    lib.mkdir(parents=True)
+    (root / "oldroot").mkdir()
+    for src, dst in ((os.path.join(harness.WORKLOADS, "wl_stacks_fp"), root),
+                     (test_stacks.LIB, root),
+                     ("/lib/x86_64-linux-gnu/libc.so.6", lib)):
+        shutil.copy(src, dst)
+    (root / "lib64").mkdir()
+    shutil.copy(os.path.realpath("/lib64/ld-linux-x86-64.so.2"), root / "lib64")
+    w = ContainerWorkload("pid+mount", ["sh", "-c", PIVOT, str(root), "/wl_stacks_fp",
+                                        "/libwl_touch.so"])
+    try:
+        with open(f"/proc/{w.pid}/maps") as f:
+            assert " /wl_stacks_fp\n" in f.read()
+        mv = mevitop(["--mode", "trace", "--stacks", "-p", str(w.pid), "-i", "200"])
+        addrs, snap = test_stacks.touch_regions(w, mv)
+        entry = find_proc(snap, w.pid)
+        for r, addr in addrs.items():
+            st = test_stacks.attributed(entry, addr, w.pid, r)
+            names = [f.get("function") for f in st["frames"]]
+            assert names[:4] == test_stacks.CHAIN[r], f"region {r}: {names}"
+            test_stacks.check_no_wrong_name(st["frames"], test_stacks.CHAIN[r])
+    finally:
+        w.close()
