@@ -108,10 +108,9 @@ static bool filters_equal(const struct filters *a, const struct filters *b)
 static void describe(const struct sc_injected *e, long nr, const long args[6], unsigned unknown,
 		     char *buf, size_t len)
 {
-	size_t at = (size_t)snprintf(buf, len, "%s(", e ? e->name : "system call");
+	size_t at = e ? (size_t)snprintf(buf, len, "%s(", e->name) :
+			(size_t)snprintf(buf, len, "system call %ld(", nr);
 
-	if (!e && at < len)
-		at += (size_t)snprintf(buf + at, len - at, "%ld: ", nr);
 	for (int a = 0; a < 6 && at < len; a++)
 		at += (size_t)snprintf(buf + at, len - at, unknown & (1u << a) ? "%s?" : "%s%#lx",
 				       a ? ", " : "", (unsigned long)args[a]);
