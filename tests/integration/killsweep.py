@@ -8,7 +8,9 @@ so borrowed registers or a lost AVX state show up as "error corrupt" and exit 4.
 is killed by a timer it arms at its first PTRACE_SEIZE (MEVITOP_TEST_KILL_US), so the
 delay is exact and the death can land on any instruction.  After each kill the test waits for the kernel to detach the target (every thread's TracerPid
 back to 0), then compares /proc/PID/maps (all but the one scratch page), the fd table,
-each thread's SigBlk/SigIgn/SigCgt and the process state with what they were before.
+each thread's SigBlk/SigIgn/SigCgt, each thread's seccomp state (Seccomp,
+Seccomp_filters) and the process state with what they were before.  A target may run
+under a seccomp filter of its own (tests/workloads/seccomp_wl RULES -- kill_target ...).
 """
 import difflib
 import os
@@ -66,11 +68,17 @@ def wait_for(cond, what, timeout=GUARD_S):
 
 class Target:
     """A kill_target in MODE (spin, block, fork) with THREADS extra checking threads;
-    stopped=True: SIGSTOPped before mevitop comes, and it must stay stopped."""
+    stopped=True: SIGSTOPped before mevitop comes, and it must stay stopped; seccomp=RULES:
+    it runs under the filter tests/workloads/seccomp_wl installs for those rules."""
 
-    def __init__(self, mode, threads=0, stopped=False):
+    def __init__(self, mode, threads=0, stopped=False, seccomp=()):
         self.mode, self.stopped = mode, stopped
-        self.wl = harness.Workload("kill_target", [mode, "-t", str(threads)])
+        args = [mode, "-t", str(threads)]
+        if seccomp:
+            self.wl = harness.Workload("seccomp_wl", [
+                *seccomp, "--", os.path.join(harness.WORKLOADS, "kill_target"), *args])
+        else:
+            self.wl = harness.Workload("kill_target", args)
         self.pid = self.wl.pid
         self.settle()   # every thread has run: stdio buffers and malloc arenas exist
         if stopped:
@@ -89,6 +97,8 @@ class Target:
             "maps": harness.maps_without_scratch(self.pid),
             "fds": fds_of(self.pid),
             "signals": {tid: (s["SigBlk"], s["SigIgn"], s["SigCgt"])
+                        for tid, s in threads.items()},
+            "seccomp": {tid: (s["Seccomp"], s.get("Seccomp_filters"))
                         for tid, s in threads.items()},
             "stopped": proc_state(self.pid) == "T",
         }
@@ -134,7 +144,7 @@ class Target:
             scratch = harness.scratch_lines(self.pid, f.read())
         if len(scratch) > 1:
             bad.append(f"more than one scratch mapping: {scratch}")
-        for key in ("maps", "fds", "signals", "stopped"):
+        for key in ("maps", "fds", "signals", "seccomp", "stopped"):
             if key in ("signals", "fds") and self.stopped:
                 continue
             if now[key] != self.before[key]:
@@ -159,7 +169,7 @@ class Target:
         return bad
 
 
-def kill_once(target, delay_s, binary=None):
+def kill_once(target, delay_s, binary=None, extra=()):
     """Start mevitop --exact on TARGET with MEVITOP_TEST_KILL_US (user/inject.c): the kernel
     SIGKILLs it DELAY_S after its first PTRACE_SEIZE of the target.  Wait for that death
     and for the kernel to detach the target.  Returns a problem string or None."""
@@ -167,7 +177,7 @@ def kill_once(target, delay_s, binary=None):
     env["MEVITOP_TEST_KILL_US"] = str(int(delay_s * 1e6))
     with tempfile.TemporaryFile() as err:
         mv = subprocess.Popen([binary or harness.MEVITOP, "--exact", "-p", str(target.pid),
-                               "-j", "-i", "50"], stdout=subprocess.DEVNULL, stderr=err,
+                               "-j", "-i", "50", *extra], stdout=subprocess.DEVNULL, stderr=err,
                               env=env)
         try:
             rc = mv.wait(timeout=GUARD_S)
@@ -183,10 +193,12 @@ def kill_once(target, delay_s, binary=None):
     return None
 
 
-def sweep(kind, kills, max_delay_s=0.003, per_target=2, seed=9, binary=None):
+def sweep(kind, kills, max_delay_s=0.003, per_target=2, seed=9, binary=None, seccomp=(),
+          extra=()):
     """KILLS kills of mevitop spread over [0, MAX_DELAY_S] after the seize, a fresh target
     every PER_TARGET kills (so the scratch page's bootstrap and its reuse both get killed).
-    KIND: (mode, threads, stopped).  Returns (kills, list of (delay_us, problem))."""
+    KIND: (mode, threads, stopped); SECCOMP: the target's filter rules (seccomp_wl); EXTRA:
+    more mevitop arguments.  Returns (kills, list of (delay_us, problem))."""
     mode, threads, stopped = kind
     rng = random.Random(seed)
     failures, target = [], None
@@ -194,9 +206,9 @@ def sweep(kind, kills, max_delay_s=0.003, per_target=2, seed=9, binary=None):
     try:
         for i in range(kills):
             if target is None:
-                target = Target(mode, threads, stopped)
+                target = Target(mode, threads, stopped, seccomp)
             delay = i * step + rng.uniform(0, step)
-            problem = kill_once(target, delay, binary)
+            problem = kill_once(target, delay, binary, extra)
             if problem:
                 failures.append((int(delay * 1e6), problem))
             failures += [(int(delay * 1e6), p) for p in target.problems()]

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -25,6 +26,8 @@
 #include "json.h"
 #include "log.h"
 #include "procfs.h"
+#include "exact/seccomp_guard.h"
+#include "exact/seccomp_probe.h"
 
 #define PAUSE_DEFAULT_MS	60000
 #define CHILD_GRACE_MS		200	/* run: how long CMD may take to exit by itself on quit */
@@ -388,19 +391,47 @@ static int refuse_32bit(const struct exact *x, pid_t pid, char *why, size_t whyl
 	return -ENOEXEC;
 }
 
+/* Does @pid live in another user namespace than mevitop (a container's)? */
+static bool own_userns(pid_t pid)
+{
+	struct stat mine, its;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+	return stat("/proc/self/ns/user", &mine) == 0 && stat(path, &its) == 0 &&
+	       (mine.st_ino != its.st_ino || mine.st_dev != its.st_dev);
+}
+
+/* A target whose seccomp filters mevitop may neither suspend nor prove safe. */
+static void explain_seccomp(struct exact *x, pid_t pid, int err, const char *sc_why, char *why,
+			    size_t whylen)
+{
+	snprintf(why, whylen, "cannot attach to process %d: %s; and its filters cannot be "
+		 "suspended (%s)%s", pid, sc_why[0] ? sc_why : strerror(-err), x->suspend_why,
+		 x->run_pid ? "" : "; watch it without --exact (mevitop -p PID)");
+}
+
 static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char *why,
 			       size_t whylen)
 {
 	struct reg_ctx rc = { .x = x, .fd = -1 };
+	char scwhy[256] = "";
 	uint64_t got = 0;
 	int err;
 
 	err = refuse_32bit(x, pid, why, whylen);
 	if (err)
 		return err;
+	err = scg_prepare(in, scwhy, sizeof(scwhy));	/* a new program may have a filter */
+	if (err) {
+		explain_seccomp(x, pid, err, scwhy, why, whylen);
+		return err;
+	}
 	err = uffd_inject(in, x->features, &rc.fd, &got);
 	if (err) {
-		snprintf(why, whylen, "%s", uffd_why());
+		snprintf(why, whylen, "%s%s", uffd_why(), err == -EPERM && own_userns(pid) ?
+			 "; it runs in a user namespace of its own (a container), where its "
+			 "capabilities do not count for userfaultfd" : "");
 		return err;
 	}
 	x_test_pause(x, "injected");
@@ -464,13 +495,6 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 		return err;
 	}
 	x_test_pause(x, "seized");
-	if (inj_seccomp_mode(in)) {
-		inj_release(in);
-		snprintf(why, whylen, "cannot attach to process %d: it runs under a seccomp filter, "
-			 "which could kill it for the system calls mevitop would inject%s", pid,
-			 x->run_pid ? "" : "; watch it without --exact (mevitop -p PID)");
-		return -EPERM;
-	}
 	fd = inject_and_register(x, in, pid, why, whylen);
 	held_ms = (x_now_ns() - t0) / 1000000;
 	if (fd >= 0 && held_ms > x->c->attach_timeout_ms) {
@@ -819,6 +843,8 @@ int exact_setup(struct cli *c, struct features *f, struct engine **e, struct exa
 	x->c = c;
 	x->follow_children = !c->no_children;
 	x->use_scan = f->pagemap_scan && !(f->disabled & DIS_PAGEMAP_SCAN);
+	inj_set_suspend_seccomp(seccomp_path(f, x->suspend_why, sizeof(x->suspend_why)) ==
+				SC_SUSPEND);
 	atomic_init(&x->next_id, 1);
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_cond_init(&x->cond, NULL);

@@ -133,6 +133,7 @@ struct exact {
 	bool use_scan;			/* PAGEMAP_SCAN, else pread of pagemap */
 	bool follow_children;
 	pid_t run_pid;			/* run: CMD, else 0 */
+	char suspend_why[128];		/* why seccomp filters are not suspended */
 
 	/* server side: one server per CPU (ordered, few CPUs) or one; see exact.c */
 #define MAX_SRV 64

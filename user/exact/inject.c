@@ -71,6 +71,9 @@
 #ifndef __NR_pidfd_getfd
 #define __NR_pidfd_getfd	438
 #endif
+#ifndef PTRACE_O_SUSPEND_SECCOMP
+#define PTRACE_O_SUSPEND_SECCOMP	(1 << 21)
+#endif
 #ifndef PF_EXITING
 #define PF_EXITING		0x00000004
 #endif
@@ -93,7 +96,7 @@ struct inj_thread {
 	bool dirty;		/* runs the trampoline alone (a call that never stopped) */
 };
 
-enum inj_op { OP_NONE, OP_SYSCALL, OP_FOLLOW, OP_RELEASE };
+enum inj_op { OP_NONE, OP_SYSCALL, OP_FOLLOW, OP_RELEASE, OP_CALL };
 
 struct inj {
 	pid_t pid;
@@ -101,6 +104,9 @@ struct inj {
 	int memfd;
 	bool spawned;
 	bool allow_seccomp;
+	bool suspended;		/* the parked threads hold PTRACE_O_SUSPEND_SECCOMP */
+	inj_guard_fn guard;	/* proves each call past the filters when not suspended */
+	void *guard_ctx;
 	bool released;		/* every thread detached (release or watchdog) */
 	bool watchdog_fired;
 	int seccomp;
@@ -130,6 +136,8 @@ struct inj {
 	int op_fd;
 	unsigned op_timeout;
 	int op_status;
+	int (*op_fn)(struct inj *in, void *arg);
+	void *op_arg;
 	int op_err;
 	bool start_done;
 	int start_err;
@@ -259,6 +267,70 @@ static void comm_of(pid_t pid, char *buf, size_t len)
 	if (read_file(path, buf, len))
 		snprintf(buf, len, "?");
 	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/*
+ * Seccomp suspension (PTRACE_O_SUSPEND_SECCOMP, what CRIU uses), and why a target's
+ * filters are in force again the moment mevitop lets go - however it lets go (kernel
+ * sources, kernel/ptrace.c and kernel/seccomp.c):
+ *  - The option is a bit of the *tracee's* task->ptrace (PT_SUSPEND_SECCOMP), set by
+ *    PTRACE_SEIZE or PTRACE_SETOPTIONS only for a tracer with CAP_SYS_ADMIN in the initial
+ *    user namespace that has no seccomp mode of its own (ptrace_setoptions; since the fix
+ *    for CVE-2022-30594 the seize checks it too), on a kernel with CONFIG_CHECKPOINT_RESTORE.
+ *  - __secure_computing() returns "allowed" at once while current->ptrace has that bit:
+ *    the filters are not run, and they are not changed - task->seccomp (its mode and the
+ *    filter list that /proc/PID/status counts in Seccomp and Seccomp_filters) is never
+ *    touched by ptrace.
+ *  - __ptrace_unlink() sets child->ptrace = 0 under the siglock: every PT_* bit, this one
+ *    included, lives exactly as long as the ptrace link.  It runs on PTRACE_DETACH
+ *    (ptrace_detach) and, when the tracer dies - exit, SIGKILL, the OOM killer -, from
+ *    exit_ptrace() in the tracer's do_exit(), before any tracee is woken.  So a thread
+ *    that is no longer traced runs its filters on its very next system call; there is no
+ *    state left behind that could keep them off.
+ * The exposure that remains is on the other side: a call the filters would refuse, set up
+ * by a mevitop that dies before the thread passed that call's seccomp check (the kernel
+ * runs the check after the syscall-entry ptrace stop, syscall_trace_enter), is then seen
+ * by the filters; so are the close and rt_sigreturn the trampoline makes after a death.
+ * Where the filters can be read (exact/seccomp_guard.c), a call they allow runs as it is,
+ * and one they refuse starts as a harmless placeholder that becomes the call only at its
+ * syscall-entry stop (use_placeholder), which leaves a few microseconds of exposure.
+ */
+static bool suspend_seccomp;
+
+void inj_set_suspend_seccomp(bool on)
+{
+	suspend_seccomp = on;
+}
+
+/* The strictest seccomp mode of the target's threads (filters are per thread). */
+static void read_seccomp(struct inj *in)
+{
+	char path[64], status[4096];
+
+	in->seccomp = 0;
+	for (int i = 0; i < in->nr; i++) {
+		long m;
+
+		if (in->t[i].gone)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", in->pid, in->t[i].tid);
+		if (read_file(path, status, sizeof(status)))
+			continue;
+		m = status_long(status, "Seccomp");
+		if (m > in->seccomp)
+			in->seccomp = (int)m;
+	}
+}
+
+/* A parked spawned child: suspend its filters for the injection that follows (only while
+ * it is parked: do_follow's options drop the bit before it runs). */
+static void suspend_parked(struct inj *in, int idx)
+{
+	in->suspended = false;
+	if (!suspend_seccomp)
+		return;
+	in->suspended = ptrace(PTRACE_SETOPTIONS, in->t[idx].tid, 0,
+			       (void *)(in->options | PTRACE_O_SUSPEND_SECCOMP)) == 0;
 }
 
 static struct inj_thread *find_thread(struct inj *in, pid_t tid)
@@ -689,6 +761,21 @@ static int detach_all(struct inj *in)
 	return first;
 }
 
+static int seize_one(struct inj *in, pid_t tid)
+{
+	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)in->options) == 0)
+		return 0;
+	/* Not allowed to suspend filters here (mevitop got a filter of its own?): seize
+	 * without, and the guard decides - only while no thread holds the option yet. */
+	if ((errno == EPERM || errno == EINVAL) && !in->nr &&
+	    (in->options & PTRACE_O_SUSPEND_SECCOMP)) {
+		in->options &= ~(unsigned long)PTRACE_O_SUSPEND_SECCOMP;
+		if (ptrace(PTRACE_SEIZE, tid, 0, (void *)in->options) == 0)
+			return 0;
+	}
+	return -errno;
+}
+
 static int do_seize(struct inj *in)
 {
 	uint64_t deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
@@ -705,6 +792,9 @@ static int do_seize(struct inj *in)
 		return err;
 	}
 	in->options = PTRACE_O_TRACESYSGOOD;
+	/* Held stopped for the whole attach: the filters are suspended exactly that long. */
+	if (suspend_seccomp)
+		in->options |= PTRACE_O_SUSPEND_SECCOMP;
 	snprintf(path, sizeof(path), "/proc/%d/task", in->pid);
 	for (;;) {
 		struct dirent *de;
@@ -725,10 +815,10 @@ static int do_seize(struct inj *in)
 				continue;
 			if (task_stat(in->pid, tid, &st, NULL) || st == 'Z' || st == 'X')
 				continue;
-			if (ptrace(PTRACE_SEIZE, tid, 0, (void *)in->options) < 0) {
-				if (errno == ESRCH)
+			err = seize_one(in, tid);
+			if (err) {
+				if (err == -ESRCH)
 					continue;
-				err = -errno;
 				closedir(d);
 				explain_seize_error(in, tid, err);
 				goto fail;
@@ -772,6 +862,9 @@ static int do_seize(struct inj *in)
 	live = 0;
 	for (int i = 0; i < in->nr; i++)
 		live += in->t[i].parked;
+	/* every thread is parked: none can install a filter behind our back now */
+	read_seccomp(in);
+	in->suspended = in->options & PTRACE_O_SUSPEND_SECCOMP;
 	if (!live) {
 		err = -ESRCH;
 		set_why(in, "process %d exited", in->pid);
@@ -783,7 +876,7 @@ static int do_seize(struct inj *in)
 		goto fail;
 	}
 	err = prepare_scratch(in);
-	if (!err && !in->seccomp)
+	if (!err && (!in->seccomp || in->suspended))
 		err = bootstrap_scratch(in);
 	if (err)
 		goto fail;
@@ -939,6 +1032,8 @@ static int do_spawn(struct inj *in)
 		set_why(in, "failed to open memory of child %d: %s", pid, strerror(-err));
 		goto fail_kill;
 	}
+	read_seccomp(in);		/* a filter inherited across the exec */
+	suspend_parked(in, idx);
 	/* The trampoline, the frames and the syscall numbers are x86-64's. */
 	if (procfs_exe_is_32bit(pid) == 1) {
 		set_why(in, "process %d is 32-bit: 32-bit processes are not supported in exact "
@@ -947,7 +1042,7 @@ static int do_spawn(struct inj *in)
 		goto fail_kill;
 	}
 	err = prepare_scratch(in);
-	if (!err && !in->seccomp)
+	if (!err && (!in->seccomp || in->suspended))
 		err = bootstrap_scratch(in);
 	if (err)
 		goto fail_kill;
@@ -1112,6 +1207,75 @@ static int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupt
 }
 
 /*
+ * Under the target's filters (not suspended), ask the guard about the calls thread @idx is
+ * about to make: the injected one at @rip, then what its trampoline makes alone if we die
+ * (the close of a taken fd, the rt_sigreturn home), whose arguments and addresses are
+ * left unknown to the proof.
+ */
+static int ask_guard(struct inj *in, int idx, uint64_t rip, long nr, const long a[6],
+		     bool take_fd)
+{
+	struct inj_call c[3];
+	int n = 0;
+
+	memset(c, 0, sizeof(c));
+	c[n].nr = nr;
+	c[n].ip = rip + X86_SYSCALL_LEN;
+	memcpy(c[n++].args, a, sizeof(c[0].args));
+	if (take_fd) {
+		c[n].nr = __NR_close;
+		c[n++].unknown = 1u | INJ_CALL_IP_UNKNOWN;
+	}
+	c[n].nr = __NR_rt_sigreturn;
+	c[n++].unknown = 0x3fu | INJ_CALL_IP_UNKNOWN;
+	return in->guard(in->guard_ctx, in->t[idx].tid, c, n);
+}
+
+static int guard_call(struct inj *in, int idx, uint64_t rip, long nr, const long a[6],
+		      bool take_fd)
+{
+	if (!in->seccomp || in->suspended)
+		return 0;
+	if (!in->allow_seccomp)
+		return -EPERM;
+	return in->guard ? ask_guard(in, idx, rip, nr, a, take_fd) : 0;
+}
+
+/*
+ * Suspended, a call the filters would refuse is safe only until mevitop dies: the kernel
+ * runs the seccomp check after the syscall-entry stop, so a thread let go before it passed
+ * that check meets its filters with our call (see "Seccomp suspension" above).  To keep
+ * that window to the few microseconds between our last two ptrace requests and the
+ * thread's wake-up, such a call starts as a placeholder the filters allow and that does
+ * nothing - close(-1), EBADF, so the trampoline's close is skipped too - and becomes the
+ * real call only at its syscall-entry stop (swap_call).  Killed before that, the thread
+ * makes the placeholder and goes home.
+ */
+static const long placeholder_args[6] = { -1, 0, 0, 0, 0, 0 };
+
+static bool use_placeholder(struct inj *in, int idx, uint64_t rip, long nr, const long a[6],
+			    bool take_fd)
+{
+	if (!in->seccomp || !in->suspended || !in->guard)
+		return false;
+	if (ask_guard(in, idx, rip, nr, a, take_fd) == 0)
+		return false;	/* allowed anyway: no window at all */
+	return ask_guard(in, idx, rip, __NR_close, placeholder_args, false) == 0;
+}
+
+/* At the placeholder's syscall-entry stop: make it the real call. */
+static int swap_call(struct inj *in, int idx, long nr, const long a[6])
+{
+	struct user_regs_struct r;
+	pid_t tid = in->t[idx].tid;
+
+	if (ptrace(PTRACE_GETREGS, tid, 0, &r) < 0)
+		return -errno;
+	x86_set_entry_call(&r, nr, a);
+	return ptrace(PTRACE_SETREGS, tid, 0, &r) < 0 ? -errno : 0;
+}
+
+/*
  * One injected call on thread @idx, whose own state is in in->cpu and whose restore
  * frame is already written.  The call starts at @rip with stack pointer @sp: code that,
  * run alone, makes the call and then rt_sigreturns to that frame.  With @take_fd the
@@ -1125,11 +1289,18 @@ static int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
 {
 	struct user_regs_struct regs = in->cpu.regs;
 	uint64_t all = ~0ull, deadline;
-	bool interrupted = false;
+	bool interrupted = false, swap;
 	pid_t tid = in->t[idx].tid;
 	int err, err2;
 
-	x86_set_call(&regs, rip, nr, a);
+	err = guard_call(in, idx, rip, nr, a, take_fd);
+	if (err)
+		return err;
+	swap = use_placeholder(in, idx, rip, nr, a, take_fd);
+	if (swap)
+		x86_set_call(&regs, rip, __NR_close, placeholder_args);
+	else
+		x86_set_call(&regs, rip, nr, a);
 	x86_set_sp(&regs, sp);
 	/* Registers before the mask: a borrowed mask is only ever seen with our rip. */
 	if (ptrace(PTRACE_SETREGS, tid, 0, &regs) < 0) {
@@ -1144,7 +1315,11 @@ static int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
 	}
 	in->t[idx].parked = false;
 	deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
-	err = step_over(in, idx, deadline, &interrupted);
+	err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, &interrupted);
+	if (!err && swap)
+		err = swap_call(in, idx, nr, a);
+	if (!err)
+		err = step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, &interrupted);
 	if (!err) {
 		if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
 			err = -errno;
@@ -1338,7 +1513,7 @@ static int do_syscall(struct inj *in, long nr, const long a[6], bool take_fd, lo
 
 	if (local_fd)
 		*local_fd = -1;
-	if (in->seccomp && !in->allow_seccomp)
+	if (in->seccomp && !in->suspended && !in->allow_seccomp)
 		return -EPERM;
 	for (int i = 0; i < in->nr; i++)
 		if (in->t[i].dirty && !in->t[i].gone)
@@ -1417,9 +1592,11 @@ static int after_exec(struct inj *in, uint64_t deadline)
 	if (err)
 		return err;
 	err = open_mem(in);
+	read_seccomp(in);		/* the old program may have installed a filter */
+	suspend_parked(in, idx);
 	if (!err)
 		err = prepare_scratch(in);	/* a new address space: no scratch page yet */
-	if (!err && !in->seccomp)
+	if (!err && (!in->seccomp || in->suspended))
 		err = bootstrap_scratch(in);
 	return err;
 }
@@ -1431,8 +1608,10 @@ static int do_follow(struct inj *in, unsigned timeout_ms, int *status)
 
 	if (!in->spawned)
 		return -EINVAL;
+	/* without PTRACE_O_SUSPEND_SECCOMP: a running child runs under its own filters */
 	in->options = PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC |
 		      PTRACE_O_TRACECLONE;
+	in->suspended = false;
 	for (int i = 0; i < in->nr; i++) {
 		struct inj_thread *t = &in->t[i];
 
@@ -1627,6 +1806,9 @@ static void *worker_main(void *arg)
 			break;
 		case OP_RELEASE:
 			err = do_release(in);
+			break;
+		case OP_CALL:
+			err = in->released ? -ESRCH : in->op_fn(in, in->op_arg);
 			break;
 		default:
 			err = -EINVAL;
@@ -1880,6 +2062,28 @@ void inj_allow_seccomp(struct inj *in, bool allow)
 {
 	if (in)
 		in->allow_seccomp = allow;
+}
+
+void inj_set_guard(struct inj *in, inj_guard_fn fn, void *ctx)
+{
+	if (!in)
+		return;
+	in->guard = fn;
+	in->guard_ctx = ctx;
+}
+
+bool inj_seccomp_suspended(const struct inj *in)
+{
+	return in && in->suspended;
+}
+
+int inj_run_in_tracer(struct inj *in, int (*fn)(struct inj *in, void *arg), void *arg)
+{
+	if (!in || !in->worker_started || !fn)
+		return -EINVAL;
+	in->op_fn = fn;
+	in->op_arg = arg;
+	return run_op(in, OP_CALL);
 }
 
 uint64_t inj_syscall_ip(const struct inj *in)

@@ -57,8 +57,9 @@ int inj_seize(pid_t pid, unsigned timeout_ms, struct inj **out, char *why, size_
  * system call is put back where the kernel will restart it (or deliver a signal that
  * arrived meanwhile) with the kernel's own restart rules; a thread stopped inside an
  * rseq critical section resumes at its abort handler, as the kernel would have done.
- * Refused with -EPERM if the target runs under a seccomp filter, unless
- * inj_allow_seccomp() was called: a filter may kill the target for an unexpected call.
+ * Refused with -EPERM if the target runs under a seccomp filter, unless its filters are
+ * suspended or inj_allow_seccomp() was called (and then the guard, if any, agrees): a
+ * filter may kill the target for an unexpected call.
  * Returns 0 if the call ran (look at *ret), -ESRCH if the thread died, -EBUSY while a
  * followed child runs, -ETIMEDOUT if it did not complete within the seize timeout (it
  * is interrupted and restored; if it does not even stop, inj_release() tries again).
@@ -121,6 +122,32 @@ bool inj_thread_was_stopped(const struct inj *in, int idx, pid_t *tid);
 int inj_seccomp_mode(const struct inj *in);
 /* Allow inj_syscall() although the target has a seccomp filter (caller checked it). */
 void inj_allow_seccomp(struct inj *in, bool allow);
+
+/*
+ * Seccomp.  Two ways for injected calls to get past a target's filters (issue 13):
+ *  - inj_set_suspend_seccomp(true) (process-wide; needs CAP_SYS_ADMIN, the kernel's
+ *    CONFIG_CHECKPOINT_RESTORE, and no filter on mevitop itself): seized threads hold
+ *    PTRACE_O_SUSPEND_SECCOMP while they are parked for us, so the filters do not run for
+ *    our calls; inj_seccomp_suspended() says whether this target got it.  A followed `run`
+ *    child holds it only while parked for an injection, never while it runs.
+ *  - a guard (inj_set_guard): run_call asks it, on the tracer thread, before every call
+ *    made under the filters, with the calls the thread will make: the injected one as the
+ *    filter will see it, then those its trampoline makes if mevitop dies mid-call (close of
+ *    an fd-producing call's result, rt_sigreturn).  A non-zero answer refuses the call.
+ */
+struct inj_call {
+	long nr;
+	uint64_t ip;		/* as seccomp_data shows it: the address after `syscall` */
+	long args[6];
+	unsigned unknown;	/* bit i: args[i] is decided at run time; INJ_CALL_IP_UNKNOWN */
+};
+#define INJ_CALL_IP_UNKNOWN	(1u << 6)
+typedef int (*inj_guard_fn)(void *ctx, pid_t tid, const struct inj_call *calls, int n);
+void inj_set_guard(struct inj *in, inj_guard_fn fn, void *ctx);
+void inj_set_suspend_seccomp(bool on);
+bool inj_seccomp_suspended(const struct inj *in);
+/* Run @fn(@in, @arg) on the tracer thread (ptrace requests work only there); its result. */
+int inj_run_in_tracer(struct inj *in, int (*fn)(struct inj *in, void *arg), void *arg);
 /*
  * Tests: after each call let the thread restore itself - run the rest of the trampoline
  * and its rt_sigreturn, exactly what happens when the monitor dies mid-call - instead of

@@ -165,17 +165,28 @@ int x86_frame_build(uint8_t *buf, size_t len, uint64_t addr, uint64_t pretcode,
 	return 0;
 }
 
-void x86_set_call(struct user_regs_struct *r, uint64_t rip, long nr, const long a[6])
+static void set_args(struct user_regs_struct *r, const long a[6])
 {
-	r->rip = rip;
-	r->rax = (unsigned long long)nr;
-	r->orig_rax = (unsigned long long)-1;	/* no restart logic on our way out */
 	r->rdi = (unsigned long long)a[0];
 	r->rsi = (unsigned long long)a[1];
 	r->rdx = (unsigned long long)a[2];
 	r->r10 = (unsigned long long)a[3];
 	r->r8 = (unsigned long long)a[4];
 	r->r9 = (unsigned long long)a[5];
+}
+
+void x86_set_call(struct user_regs_struct *r, uint64_t rip, long nr, const long a[6])
+{
+	r->rip = rip;
+	r->rax = (unsigned long long)nr;
+	r->orig_rax = (unsigned long long)-1;	/* no restart logic on our way out */
+	set_args(r, a);
+}
+
+void x86_set_entry_call(struct user_regs_struct *r, long nr, const long a[6])
+{
+	r->orig_rax = (unsigned long long)nr;	/* the number the kernel dispatches on */
+	set_args(r, a);
 }
 
 long x86_call_result(const struct user_regs_struct *r)

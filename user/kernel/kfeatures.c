@@ -19,6 +19,7 @@
 #include "pagemap.h"
 #include "procfs.h"
 #include "procmap.h"
+#include "exact/seccomp_probe.h"
 
 static const struct {
 	const char *name;
@@ -37,12 +38,13 @@ static const struct {
 	{ "uffd", DIS_UFFD },
 	{ "mmap_lock", DIS_MMAP_LOCK },
 	{ "procmap_query", DIS_PROCMAP_QUERY },
+	{ "seccomp_suspend", DIS_SECCOMP_SUSPEND },
 };
 
 const char *features_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
-	       "smaps, btf, uffd, mmap_lock, procmap_query";
+	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend";
 }
 
 int features_parse_disable(const char *list, uint32_t *mask)
@@ -54,6 +56,9 @@ int features_parse_disable(const char *list, uint32_t *mask)
 	if (!copy)
 		return -ENOMEM;
 	for (tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		for (char *c = tok; *c; c++)
+			if (*c == '-')
+				*c = '_';	/* seccomp-suspend reads as seccomp_suspend */
 		for (i = 0; i < sizeof(disable_names) / sizeof(disable_names[0]); i++)
 			if (!strcmp(tok, disable_names[i].name))
 				break;
@@ -327,6 +332,7 @@ int features_probe(struct features *f, char *why, size_t whylen)
 	f->procmap_query = procmap_query_supported();
 	probe_thp(f);
 	probe_uffd(f);
+	seccomp_probe(f);
 
 	log_quiet_libbpf(true);
 	f->ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
@@ -403,6 +409,13 @@ static const char *yes(bool b)
 void features_print(const struct features *f, bool json)
 {
 	static const char *thp[] = { "never", "madvise", "always" };
+	static const char *sc_how[] = {
+		[SC_SUSPEND] = "suspend filters while held (PTRACE_O_SUSPEND_SECCOMP)",
+		[SC_PROVE] = "prove each injected call allowed (PTRACE_SECCOMP_GET_FILTER)",
+		[SC_REFUSE] = "refuse processes with a filter",
+	};
+	char sc_why[128];
+	enum seccomp_path sc = seccomp_path(f, sc_why, sizeof(sc_why));
 	int i;
 
 	if (json) {
@@ -410,7 +423,8 @@ void features_print(const struct features *f, bool json)
 		       "\"tracefs\": %s, \"tracefs_mounted_by_mevitop\": %s, \"kprobes\": %s, "
 		       "\"fentry\": %s, \"pagemap_scan\": %s, \"procmap_query\": %s, "
 		       "\"userfaultfd\": %s, "
-		       "\"userfaultfd_features\": \"0x%llx\", \"thp\": \"%s\", "
+		       "\"userfaultfd_features\": \"0x%llx\", \"exact_seccomp\": \"%s\", "
+		       "\"thp\": \"%s\", "
 		       "\"fault_around_bytes\": %llu, \"disabled\": \"0x%x\", \"hooks\": {",
 		       f->root ? "true" : "false", f->btf ? "true" : "false",
 		       f->ringbuf ? "true" : "false", f->tp_btf ? "true" : "false",
@@ -418,7 +432,7 @@ void features_print(const struct features *f, bool json)
 		       f->tracefs_mounted_by_us ? "true" : "false", f->kprobes ? "true" : "false",
 		       f->fentry ? "true" : "false", f->pagemap_scan ? "true" : "false",
 		       f->procmap_query ? "true" : "false", f->uffd ? "true" : "false", (unsigned long long)f->uffd_features,
-		       thp[f->thp], (unsigned long long)f->fault_around_bytes, f->disabled);
+		       seccomp_path_name(sc), thp[f->thp], (unsigned long long)f->fault_around_bytes, f->disabled);
 		for (i = 0; i < HOOK_COUNT; i++)
 			printf("%s\"%s\": \"%s\"", i ? ", " : "", hook_name(i),
 			       attach_name(f->hook[i]));
@@ -447,6 +461,8 @@ void features_print(const struct features *f, bool json)
 		       (unsigned long long)f->uffd_features);
 	else
 		printf("  %-28s no (%s)\n", "userfaultfd", strerror(f->uffd_errno));
+	printf("  %-28s %s%s%s%s\n", "seccomp (exact mode)", sc_how[sc], sc_why[0] ? " (suspension: " : "",
+	       sc_why, sc_why[0] ? ")" : "");
 	printf("  %-28s %s", "transparent huge pages", thp[f->thp]);
 	for (i = 3; i < 12; i++)
 		if (f->thp_sizes_kb_mask & (1ULL << i))

@@ -25,6 +25,7 @@ enum feat_disable {
 	DIS_UFFD = 1 << 10,		/* "uffd": behave as if userfaultfd were unavailable */
 	DIS_MMAP_LOCK = 1 << 11,	/* "mmap_lock": layout changes from the syscall hooks */
 	DIS_PROCMAP_QUERY = 1 << 12,	/* "procmap_query": parse /proc/PID/maps text */
+	DIS_SECCOMP_SUSPEND = 1 << 14,	/* "seccomp_suspend": prove the injected calls instead */
 };
 
 enum hook {
@@ -72,6 +73,8 @@ struct features {
 	bool uffd;
 	uint64_t uffd_features;
 	int uffd_errno;
+	bool seccomp_suspend;		/* PTRACE_O_SUSPEND_SECCOMP works (exact/seccomp_probe.h) */
+	int seccomp_suspend_errno;
 	enum thp_mode thp;
 	uint64_t thp_sizes_kb_mask;	/* enabled mTHP sizes, bit n = 2^n KiB */
 	uint64_t fault_around_bytes;

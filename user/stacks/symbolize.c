@@ -111,8 +111,10 @@ static bool is_elf(const char *path)
 	return ok;
 }
 
-static struct sym_file *file_of(struct symbolizer *s, const struct mapping *m)
+static struct sym_file *file_of(struct symbolizer *s, const struct proc *p,
+			       const struct mapping *m)
 {
+	char path[TARGET_PATH_MAX];
 	struct sym_file *f;
 	size_t i;
 
@@ -128,14 +130,14 @@ static struct sym_file *file_of(struct symbolizer *s, const struct mapping *m)
 	f->dev_major = m->dev_major;
 	f->dev_minor = m->dev_minor;
 	f->ino = m->ino;
-	if (!target_mapping_file_same(m) || !is_elf(m->path))
+	if (!target_mapping_file_path(p, m, path, sizeof(path)) || !is_elf(path))
 		return f;
 	f->dwfl = dwfl_begin(&s->cb);
 	if (!f->dwfl)
 		return f;
 	dwfl_report_begin(f->dwfl);
 	/* Base 0: the module sits at the ELF's own addresses. */
-	f->mod = dwfl_report_elf(f->dwfl, m->path, m->path, -1, 0, false);
+	f->mod = dwfl_report_elf(f->dwfl, m->path, path, -1, 0, false);
 	dwfl_report_end(f->dwfl, NULL, NULL);
 	if (!f->mod) {
 		dwfl_end(f->dwfl);
@@ -251,7 +253,7 @@ int symbolizer_name(struct symbolizer *s, const struct proc *p, uint64_t addr, b
 
 		out->module = strndup(slash + 1, strcspn(slash + 1, " "));
 	}
-	f = file_of(s, m);
+	f = file_of(s, p, m);
 	elf = f && f->mod ? dwfl_module_getelf(f->mod, &bias) : NULL;
 	if (!elf || !elf_addr_of(elf, m->offset + off, &vaddr))
 		return set_name(out, "[unknown]");

@@ -9,6 +9,7 @@
 #ifndef MEVITOP_STACKS_TARGET_CODE_H
 #define MEVITOP_STACKS_TARGET_CODE_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,7 +17,13 @@
 
 /* len bytes at addr of p's address space; false if they cannot be known. */
 bool target_code_read(const struct proc *p, uint64_t addr, void *buf, size_t len);
-/* m's file, if its path still names the file it maps. */
-bool target_mapping_file_same(const struct mapping *m);
+/*
+ * The path to open m's file by, in @buf: /proc/PID/root/PATH while @p lives - the path in
+ * /proc/PID/maps is the one the process sees, and a container's root is not ours - else
+ * PATH; false if that path no longer names the file it maps.
+ */
+#define TARGET_PATH_MAX	(PATH_MAX + 32)	/* "/proc/PID/root" and a path */
+bool target_mapping_file_path(const struct proc *p, const struct mapping *m, char *buf,
+			      size_t len);
 
 #endif

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test_seccomp_guard.c - the seccomp proof against real filtered children (user/exact/).
+ *
+ * A child installs a real filter (allow everything but what the test names: kill, or fail
+ * with EXDEV) and waits.  Without suspension, uffd_inject() through each userfaultfd API
+ * path, and the trampoline's own close and rt_sigreturn (inj_force_self_restore: what runs
+ * if mevitop dies mid-call), must go through the guard: each of those calls matches the list
+ * of exact/seccomp_calls.c and is proven allowed, the child lives and its filter is in force
+ * afterwards.  A filter that kills one listed call refuses the attach before any call; a
+ * call missing from the list is refused at the moment it would be made.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "children.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#include "exact/seccomp_guard.h"
+#include "inject.h"
+#include "uffd.h"
+
+struct child {
+	pid_t pid;
+	int cmd;	/* write a byte: the child tries getpgid, answers its errno on res */
+	int res;
+};
+
+/* A child under a filter that kills @kill_nr (-1: none) and fails getpgid with EXDEV. */
+static struct child start(long kill_nr)
+{
+	struct sock_filter prog[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)kill_nr, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getpgid, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EXDEV),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog fp = { .len = sizeof(prog) / sizeof(prog[0]), .filter = prog };
+	int cmd[2], res[2];
+	struct child c;
+	char ready;
+
+	assert_int_equal(pipe(cmd), 0);
+	assert_int_equal(pipe(res), 0);
+	c.pid = fork();
+	assert_true(c.pid >= 0);
+	if (c.pid == 0) {
+		char b;
+
+		close(cmd[1]);
+		close(res[0]);
+		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+		if (syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fp))
+			_exit(3);
+		b = 'r';
+		if (write(res[1], &b, 1) != 1)
+			_exit(3);
+		while (read(cmd[0], &b, 1) == 1) {
+			b = syscall(__NR_getpgid, 0) < 0 ? (char)errno : 0;
+			if (write(res[1], &b, 1) != 1)
+				_exit(3);
+		}
+		_exit(0);
+	}
+	track(c.pid);
+	close(cmd[0]);
+	close(res[1]);
+	c.cmd = cmd[1];
+	c.res = res[0];
+	assert_true(wait_readable(c.res, 5000));
+	assert_int_equal(read(c.res, &ready, 1), 1);
+	assert_int_equal(ready, 'r');
+	return c;
+}
+
+/* The child is not left stopped and still runs, its filter in force (getpgid fails with
+ * EXDEV); then it exits. */
+static void finish(struct child *c)
+{
+	uint64_t deadline = mono_ms() + 5000;
+	char b = 'g';
+	int st;
+
+	while (state_of(c->pid, c->pid) == 't' || state_of(c->pid, c->pid) == 'T') {
+		assert_true(mono_ms() < deadline);
+		sleep_ms(1);
+	}
+	assert_int_equal(write(c->cmd, &b, 1), 1);
+	assert_true(wait_readable(c->res, 5000));
+	assert_int_equal(read(c->res, &b, 1), 1);
+	assert_int_equal(b, EXDEV);
+	close(c->cmd);
+	assert_int_equal(waitpid(c->pid, &st, 0), c->pid);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(c->res);
+	untrack(c->pid);
+}
+
+static void attach_via(enum uffd_api_path path, bool self_restore)
+{
+	struct child c = start(__NR_getpriority);
+	struct inj *in = NULL;
+	char why[512] = "";
+	uint64_t got = 0;
+	int fd = -1;
+
+	inj_set_suspend_seccomp(false);
+	uffd_set_api_path(path);
+	inj_force_self_restore(self_restore);
+	assert_int_equal(inj_seize(c.pid, 0, &in, why, sizeof(why)), 0);
+	assert_int_equal(inj_seccomp_mode(in), 2);
+	assert_false(inj_seccomp_suspended(in));
+	assert_int_equal(scg_prepare(in, why, sizeof(why)), 0);
+	if (uffd_inject(in, UFFD_EXACT_FEATURES, &fd, &got))
+		fail_msg("uffd_inject: %s", uffd_why());
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(inj_release(in), 0);
+	inj_force_self_restore(false);
+	uffd_set_api_path(UFFD_API_AUTO);
+	finish(&c);
+}
+
+static void test_local_api(void **state)
+{
+	(void)state;
+	attach_via(UFFD_API_LOCAL, false);
+}
+
+static void test_remote_api(void **state)
+{
+	(void)state;
+	attach_via(UFFD_API_REMOTE, false);
+}
+
+static void test_self_restore(void **state)
+{
+	(void)state;
+	attach_via(UFFD_API_AUTO, true);
+}
+
+/* Suspended, the same filter is never asked; the guard only picks placeholders. */
+static void test_suspended(void **state)
+{
+	struct child c = start(__NR_userfaultfd);
+	struct inj *in = NULL;
+	char why[512] = "";
+	uint64_t got = 0;
+	int fd = -1;
+
+	(void)state;
+	inj_set_suspend_seccomp(true);
+	assert_int_equal(inj_seize(c.pid, 0, &in, why, sizeof(why)), 0);
+	assert_true(inj_seccomp_suspended(in));
+	assert_int_equal(scg_prepare(in, why, sizeof(why)), 0);
+	assert_int_equal(uffd_inject(in, UFFD_EXACT_FEATURES, &fd, &got), 0);
+	close(fd);
+	assert_int_equal(inj_release(in), 0);
+	inj_set_suspend_seccomp(false);
+	finish(&c);
+}
+
+static void test_refused_before_any_call(void **state)
+{
+	static const long kill[] = { __NR_userfaultfd, __NR_mmap, __NR_ioctl, __NR_close,
+				     __NR_prctl, __NR_munmap, __NR_rt_sigreturn };
+	static const char *const name[] = { "userfaultfd(", "mmap(", "ioctl(", "close(",
+					     "prctl(", "munmap(", "rt_sigreturn(" };
+
+	(void)state;
+	inj_set_suspend_seccomp(false);
+	for (size_t i = 0; i < sizeof(kill) / sizeof(kill[0]); i++) {
+		struct child c = start(kill[i]);
+		struct inj *in = NULL;
+		char why[512] = "", *maps_before, *maps_after, path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/maps", c.pid);
+		maps_before = slurp(path);
+		assert_int_equal(inj_seize(c.pid, 0, &in, why, sizeof(why)), 0);
+		assert_int_equal(scg_prepare(in, why, sizeof(why)), -EPERM);
+		if (!strstr(why, "returns KILL_PROCESS for ") || !strstr(why, name[i]))
+			fail_msg("case %zu: %s", i, why);
+		assert_int_equal(inj_release(in), 0);
+		maps_after = slurp(path);
+		assert_string_equal(maps_before, maps_after);	/* not even a scratch page */
+		free(maps_before);
+		free(maps_after);
+		finish(&c);
+	}
+}
+
+/* A call nobody listed is refused when it would be made, though the filter allows it. */
+static void test_unlisted_call_refused(void **state)
+{
+	struct child c = start(-1);
+	struct inj *in = NULL;
+	long args[6] = { 0 }, ret = 0;
+	char why[512] = "";
+
+	(void)state;
+	inj_set_suspend_seccomp(false);
+	assert_int_equal(inj_seize(c.pid, 0, &in, why, sizeof(why)), 0);
+	assert_int_equal(scg_prepare(in, why, sizeof(why)), 0);
+	char *before = maps_without_scratch(c.pid), *after;
+
+	assert_int_equal(inj_syscall(in, __NR_getppid, args, &ret), -EPERM);
+	args[0] = -1;
+	assert_int_equal(inj_syscall(in, __NR_close, args, &ret), 0);	/* listed */
+	assert_int_equal(ret, -EBADF);
+	assert_int_equal(inj_release(in), 0);
+	after = maps_without_scratch(c.pid);
+	assert_string_equal(before, after);
+	free(before);
+	free(after);
+	finish(&c);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	kill_children();
+	inj_set_suspend_seccomp(false);
+	inj_force_self_restore(false);
+	uffd_set_api_path(UFFD_API_AUTO);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_local_api, teardown),
+		cmocka_unit_test_teardown(test_remote_api, teardown),
+		cmocka_unit_test_teardown(test_self_restore, teardown),
+		cmocka_unit_test_teardown(test_suspended, teardown),
+		cmocka_unit_test_teardown(test_refused_before_any_call, teardown),
+		cmocka_unit_test_teardown(test_unlisted_call_refused, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * seccomp_calls.c - the list of injected system calls (x86-64 numbers), in the order an
+ * attach makes them.  Keep it in step with inject.c (the scratch page and the trampoline)
+ * and uffd.c (the userfaultfd and its API handshake).
+ */
+#include "exact/seccomp_calls.h"
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <linux/userfaultfd.h>
+
+#ifndef PR_SET_VMA
+#define PR_SET_VMA		0x53564d41
+#define PR_SET_VMA_ANON_NAME	0
+#endif
+
+#define A(i)	(1u << (i))
+#define PAGE	4096L
+
+const struct sc_injected sc_injected[] = {
+	{ __NR_mmap, "mmap", { 0, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0 },
+	  A(1), "maps the injection's scratch page (its length follows the CPU's XSAVE size)" },
+	{ __NR_prctl, "prctl", { PR_SET_VMA, PR_SET_VMA_ANON_NAME, 0, 0, 0, 0 },
+	  A(2) | A(3) | A(4), "names the scratch page [anon:mevitop-scratch]" },
+	{ __NR_userfaultfd, "userfaultfd", { O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0, 0 }, 0,
+	  "creates the userfaultfd exact mode watches the process with" },
+	{ __NR_close, "close", { 0, 0, 0, 0, 0, 0 }, A(0),
+	  "closes the process's own copy of that userfaultfd" },
+	{ __NR_rt_sigreturn, "rt_sigreturn", { 0, 0, 0, 0, 0, 0 }, 0x3f,
+	  "brings the thread home if mevitop dies during a call" },
+	/* the API handshake made in the target (the remote path, see uffd_set_api_path) */
+	{ __NR_mmap, "mmap", { 0, PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+	  0 }, 0, "maps a page for the userfaultfd API handshake" },
+	{ __NR_ioctl, "ioctl", { 0, (long)UFFDIO_API, 0, 0, 0, 0 }, A(0) | A(2),
+	  "enables the userfaultfd API" },
+	{ __NR_munmap, "munmap", { 0, PAGE, 0, 0, 0, 0 }, A(0),
+	  "unmaps that page" },
+};
+
+const size_t sc_injected_count = sizeof(sc_injected) / sizeof(sc_injected[0]);
+
+const struct sc_injected *sc_injected_find(long nr, const long args[6], unsigned unknown)
+{
+	for (size_t i = 0; i < sc_injected_count; i++) {
+		const struct sc_injected *e = &sc_injected[i];
+		int a;
+
+		if (e->nr != nr)
+			continue;
+		/* every argument the proof took as fixed is fixed, and has that value */
+		for (a = 0; a < 6; a++)
+			if (!(e->unknown & A(a)) && ((unknown & A(a)) || args[a] != e->args[a]))
+				break;
+		if (a == 6)
+			return e;
+	}
+	return NULL;
+}
