@@ -37,12 +37,14 @@ static const struct {
 	{ "uffd", DIS_UFFD },
 	{ "mmap_lock", DIS_MMAP_LOCK },
 	{ "procmap_query", DIS_PROCMAP_QUERY },
+	{ "uffd_syscall", DIS_UFFD_SYSCALL },
+	{ "uffd_dev", DIS_UFFD_DEV },
 };
 
 const char *features_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
-	       "smaps, btf, uffd, mmap_lock, procmap_query";
+	       "smaps, btf, uffd, mmap_lock, procmap_query, uffd_syscall, uffd_dev";
 }
 
 int features_parse_disable(const char *list, uint32_t *mask)
@@ -54,6 +56,9 @@ int features_parse_disable(const char *list, uint32_t *mask)
 	if (!copy)
 		return -ENOMEM;
 	for (tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		for (char *p = tok; *p; p++)
+			if (*p == '-')
+				*p = '_';	/* uffd-dev and uffd_dev are the same switch */
 		for (i = 0; i < sizeof(disable_names) / sizeof(disable_names[0]); i++)
 			if (!strcmp(tok, disable_names[i].name))
 				break;
@@ -212,25 +217,18 @@ static void probe_thp(struct features *f)
 
 static void probe_uffd(struct features *f)
 {
-	struct uffdio_api api = { .api = UFFD_API };
-	int fd;
+	struct uffd_caps *c = &f->uffd_ways;
 
 	if (f->disabled & DIS_UFFD) {
 		f->uffd_errno = ENOSYS;		/* as on a kernel without CONFIG_USERFAULTFD */
 		return;
 	}
-	fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		f->uffd_errno = errno;
-		return;
-	}
-	if (ioctl(fd, UFFDIO_API, &api) == 0) {
-		f->uffd = true;
-		f->uffd_features = api.features;
-	} else {
-		f->uffd_errno = errno;
-	}
-	close(fd);
+	uffd_caps_probe(c, f->disabled & DIS_UFFD_SYSCALL, f->disabled & DIS_UFFD_DEV);
+	f->uffd = c->syscall || c->dev;
+	f->uffd_features = c->features;
+	/* both switched off: like a kernel without userfaultfd; else the syscall's reason */
+	f->uffd_errno = f->uffd ? 0 : c->syscall_errno ? c->syscall_errno :
+			c->dev_errno ? c->dev_errno : ENOSYS;
 }
 
 /* Chooses each hook's attach point from what was probed.  `tracefs_ok` says whether classic
@@ -400,6 +398,17 @@ static const char *yes(bool b)
 	return b ? "yes" : "no";
 }
 
+/* One way of giving targets a userfaultfd: yes, no (why), or switched off. */
+static void uffd_way_print(const char *name, bool ok, int err, const char *scope)
+{
+	if (ok)
+		printf("  %-28s yes%s\n", name, scope);
+	else if (!err)
+		printf("  %-28s no (disabled by switch)\n", name);
+	else
+		printf("  %-28s no (%s)\n", name, strerror(err));
+}
+
 void features_print(const struct features *f, bool json)
 {
 	static const char *thp[] = { "never", "madvise", "always" };
@@ -409,7 +418,8 @@ void features_print(const struct features *f, bool json)
 		printf("{\"root\": %s, \"btf\": %s, \"ringbuf\": %s, \"tp_btf\": %s, "
 		       "\"tracefs\": %s, \"tracefs_mounted_by_mevitop\": %s, \"kprobes\": %s, "
 		       "\"fentry\": %s, \"pagemap_scan\": %s, \"procmap_query\": %s, "
-		       "\"userfaultfd\": %s, "
+		       "\"userfaultfd\": %s, \"userfaultfd_syscall\": %s, "
+		       "\"userfaultfd_dev\": %s, \"userfaultfd_wp\": %s, "
 		       "\"userfaultfd_features\": \"0x%llx\", \"thp\": \"%s\", "
 		       "\"fault_around_bytes\": %llu, \"disabled\": \"0x%x\", \"hooks\": {",
 		       f->root ? "true" : "false", f->btf ? "true" : "false",
@@ -417,7 +427,9 @@ void features_print(const struct features *f, bool json)
 		       f->tracefs ? "true" : "false",
 		       f->tracefs_mounted_by_us ? "true" : "false", f->kprobes ? "true" : "false",
 		       f->fentry ? "true" : "false", f->pagemap_scan ? "true" : "false",
-		       f->procmap_query ? "true" : "false", f->uffd ? "true" : "false", (unsigned long long)f->uffd_features,
+		       f->procmap_query ? "true" : "false", f->uffd ? "true" : "false",
+		       f->uffd_ways.syscall ? "true" : "false", f->uffd_ways.dev ? "true" : "false",
+		       f->uffd_ways.wp ? "true" : "false", (unsigned long long)f->uffd_features,
 		       thp[f->thp], (unsigned long long)f->fault_around_bytes, f->disabled);
 		for (i = 0; i < HOOK_COUNT; i++)
 			printf("%s\"%s\": \"%s\"", i ? ", " : "", hook_name(i),
@@ -447,6 +459,11 @@ void features_print(const struct features *f, bool json)
 		       (unsigned long long)f->uffd_features);
 	else
 		printf("  %-28s no (%s)\n", "userfaultfd", strerror(f->uffd_errno));
+	uffd_way_print("userfaultfd() in targets", f->uffd_ways.syscall,
+		       f->uffd_ways.syscall_errno, " (root or CAP_SYS_PTRACE targets)");
+	uffd_way_print("/dev/userfaultfd handoff", f->uffd_ways.dev, f->uffd_ways.dev_errno,
+		       " (targets of any user)");
+	printf("  %-28s %s\n", "exact mode creates uffd by", uffd_caps_paths(&f->uffd_ways));
 	printf("  %-28s %s", "transparent huge pages", thp[f->thp]);
 	for (i = 3; i < 12; i++)
 		if (f->thp_sizes_kb_mask & (1ULL << i))
