@@ -8,7 +8,8 @@ so borrowed registers or a lost AVX state show up as "error corrupt" and exit 4.
 is killed by a timer it arms at its first PTRACE_SEIZE (MEVITOP_TEST_KILL_US), so the
 delay is exact and the death can land on any instruction.  After each kill the test waits for the kernel to detach the target (every thread's TracerPid
 back to 0), then compares /proc/PID/maps (all but the one scratch page), the fd table,
-each thread's SigBlk/SigIgn/SigCgt and the process state with what they were before.
+each thread's SigBlk/SigIgn/SigCgt, the credentials and seccomp state and the process
+state with what they were before.
 """
 import difflib
 import os
@@ -48,6 +49,15 @@ def fds_of(pid):
     return {fd: os.readlink(f"{d}/{fd}") for fd in os.listdir(d)}
 
 
+CRED_KEYS = ("Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "NoNewPrivs",
+             "Seccomp", "Seccomp_filters")
+
+
+def creds_of(status):
+    """Credentials and seccomp state from a /proc status dict."""
+    return {k: status.get(k) for k in CRED_KEYS}
+
+
 def proc_state(pid):
     with open(f"/proc/{pid}/stat") as f:
         return f.read().rsplit(")", 1)[1].split()[0]
@@ -68,9 +78,9 @@ class Target:
     """A kill_target in MODE (spin, block, fork) with THREADS extra checking threads;
     stopped=True: SIGSTOPped before mevitop comes, and it must stay stopped."""
 
-    def __init__(self, mode, threads=0, stopped=False):
+    def __init__(self, mode, threads=0, stopped=False, wrap=()):
         self.mode, self.stopped = mode, stopped
-        self.wl = harness.Workload("kill_target", [mode, "-t", str(threads)])
+        self.wl = harness.Workload("kill_target", [mode, "-t", str(threads)], wrap=wrap)
         self.pid = self.wl.pid
         self.settle()   # every thread has run: stdio buffers and malloc arenas exist
         if stopped:
@@ -91,6 +101,7 @@ class Target:
             "signals": {tid: (s["SigBlk"], s["SigIgn"], s["SigCgt"])
                         for tid, s in threads.items()},
             "stopped": proc_state(self.pid) == "T",
+            "creds": creds_of(threads.get(self.pid, {})),
         }
 
     def settle(self):
@@ -134,7 +145,7 @@ class Target:
             scratch = harness.scratch_lines(self.pid, f.read())
         if len(scratch) > 1:
             bad.append(f"more than one scratch mapping: {scratch}")
-        for key in ("maps", "fds", "signals", "stopped"):
+        for key in ("maps", "fds", "signals", "stopped", "creds"):
             if key in ("signals", "fds") and self.stopped:
                 continue
             if now[key] != self.before[key]:
@@ -183,10 +194,11 @@ def kill_once(target, delay_s, binary=None):
     return None
 
 
-def sweep(kind, kills, max_delay_s=0.003, per_target=2, seed=9, binary=None):
+def sweep(kind, kills, max_delay_s=0.003, per_target=2, seed=9, binary=None, wrap=()):
     """KILLS kills of mevitop spread over [0, MAX_DELAY_S] after the seize, a fresh target
     every PER_TARGET kills (so the scratch page's bootstrap and its reuse both get killed).
-    KIND: (mode, threads, stopped).  Returns (kills, list of (delay_us, problem))."""
+    KIND: (mode, threads, stopped); WRAP runs the target through a command (setpriv, to run
+    it as another user).  Returns (kills, list of (delay_us, problem))."""
     mode, threads, stopped = kind
     rng = random.Random(seed)
     failures, target = [], None
@@ -194,7 +206,7 @@ def sweep(kind, kills, max_delay_s=0.003, per_target=2, seed=9, binary=None):
     try:
         for i in range(kills):
             if target is None:
-                target = Target(mode, threads, stopped)
+                target = Target(mode, threads, stopped, wrap)
             delay = i * step + rng.uniform(0, step)
             problem = kill_once(target, delay, binary)
             if problem:
