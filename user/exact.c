@@ -393,13 +393,15 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 			       size_t whylen)
 {
 	struct reg_ctx rc = { .x = x, .fd = -1 };
-	uint64_t got = 0;
+	uint64_t got = 0, t0;
 	int err;
 
 	err = refuse_32bit(x, pid, why, whylen);
 	if (err)
 		return err;
+	t0 = x_now_ns();
 	err = uffd_inject(in, x->features, &rc.fd, &got);
+	t0 = x_now_ns() - t0;
 	if (err) {
 		snprintf(why, whylen, "%s", uffd_why());
 		return err;
@@ -426,9 +428,10 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 			 x->run_pid ? "" : "; or watch it without --exact (mevitop -p PID)");
 		return -EBUSY;
 	}
-	log_debug("process %d: userfaultfd (by %s) features 0x%llx, %u mappings registered, %u "
-		  "held by another userfaultfd", pid, uffd_last_create() == UFFD_CREATE_DEV ?
-		  "/dev/userfaultfd" : "userfaultfd()", (unsigned long long)got, rc.ranges, rc.busy);
+	log_debug("process %d: userfaultfd (by %s) in %llu us, features 0x%llx, %u mappings "
+		  "registered, %u held by another userfaultfd", pid,
+		  uffd_last_create() == UFFD_CREATE_DEV ? "/dev/userfaultfd" : "userfaultfd()",
+		  (unsigned long long)(t0 / 1000), (unsigned long long)got, rc.ranges, rc.busy);
 	x_test_pause(x, "registered");
 	return rc.fd;
 }
@@ -501,6 +504,8 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 	err = inj_release(in);
 	if (err)
 		log_warn("process %d: detaching ptrace: %s", pid, strerror(-err));
+	log_debug("process %d: held stopped %llu us", pid,
+		  (unsigned long long)((x_now_ns() - t0) / 1000));
 	atomic_store(&x->last_attach_ms, held_ms);
 	return 0;
 }

@@ -48,6 +48,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -80,6 +81,7 @@
 
 #define INJ_DEFAULT_TIMEOUT_MS	2000
 #define INJ_HOLD_FACTOR		10	/* watchdog: idle hold limit = factor * timeout */
+#define WAIT_SPIN_NS		100000	/* wait_tid(): yield, not sleep, this long first */
 
 struct inj_thread {
 	pid_t tid;
@@ -290,6 +292,7 @@ static int add_thread(struct inj *in, pid_t tid)
 /* Wait for a state change of @tid; 0 with *status, -ETIMEDOUT, or -errno (ECHILD: gone). */
 static int wait_tid(pid_t tid, uint64_t deadline, int *status)
 {
+	uint64_t spin_until = now_ns() + WAIT_SPIN_NS;
 	unsigned delay = 5;
 
 	for (;;) {
@@ -304,6 +307,12 @@ static int wait_tid(pid_t tid, uint64_t deadline, int *status)
 		}
 		if (now_ns() >= deadline)
 			return -ETIMEDOUT;
+		/* A stop usually comes within tens of microseconds (a chain has 2 per call):
+		 * yield the CPU - to the tracee, if it shares ours - before sleeping. */
+		if (now_ns() < spin_until) {
+			sched_yield();
+			continue;
+		}
 		sleep_us(delay);
 		if (delay < 1000)
 			delay *= 2;

@@ -28,8 +28,8 @@ from test_exact import (VARIANTS, ExactMevitop, FifoWorkload, check, fds_of, map
                         state_of, tracer_of, wait_state)
 
 AS_NOBODY = ["setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups"]
-BY_DEV = "userfaultfd (by /dev/userfaultfd)"
-BY_SYSCALL = "userfaultfd (by userfaultfd())"
+BY_DEV = "userfaultfd (by /dev/userfaultfd) in"
+BY_SYSCALL = "userfaultfd (by userfaultfd()) in"
 # the handoff chain's calls, as test-pause stages (user/exact/uffd_dev.c)
 DEV_STAGES = ["dev-mmap", "dev-socketpair", "dev-close-sv0", "dev-recvmsg", "dev-close-sv1",
               "dev-ioctl", "dev-close-uffd", "dev-close-dev", "dev-munmap"]
@@ -42,13 +42,17 @@ def creds_of(pid):
     return killsweep.creds_of(status)
 
 
-def as_before(pid, before):
-    """fds, mappings, credentials and seccomp state as they were; not traced; running."""
-    assert wait_state(pid, "RS") in "RS"
+def as_before(pid, before, sync=None):
+    """fds, mappings, credentials and seccomp state as they were; not traced; running.
+    SYNC: a round trip with the target's main thread - the one injected into - proving it
+    is back in its own code (one mevitop died under finishes the chain first)."""
     deadline = time.monotonic() + harness.GUARD_S
     while tracer_of(pid) != 0:
         assert time.monotonic() < deadline, "the kernel did not detach the target"
         time.sleep(0.005)
+    if sync:
+        sync()
+    assert wait_state(pid, "RS") in "RS"
     now = snapshot_of(pid)
     for key, value in before.items():
         if key == "maps" and now[key] != value:
@@ -230,7 +234,7 @@ def test_kill9_in_handoff(procs, stage):
     assert state_of(wl.pid) == "t", "the target is not held during the handoff"
     mv.proc.kill()
     mv.proc.wait()
-    as_before(wl.pid, before)
+    as_before(wl.pid, before, lambda: wl.do("touch c 0 1 1 r"))
     wl.do("touch c 0 64 1 w")
 
 
@@ -271,7 +275,20 @@ class Memcached:
                 assert time.monotonic() < deadline, "memcached did not listen"
                 time.sleep(0.01)
         self.f = self.sock.makefile("rb")
+        assert self.cmd("version").startswith(b"VERSION")    # connection set up
+        self.nfds = len(fds_of(self.pid))
         assert creds_of(self.pid)["Uid"].split()[0] == str(_uid("memcache"))
+
+    def accepts(self):
+        """A new connection is accepted by memcached's main thread (the injected one)."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
+            s.sendall(b"version\r\n")
+            assert s.recv(100).startswith(b"VERSION")
+        # its worker thread may hold the closed socket a moment longer
+        deadline = time.monotonic() + harness.GUARD_S
+        while len(fds_of(self.pid)) != self.nfds:
+            assert time.monotonic() < deadline, f"fds: {fds_of(self.pid)}"
+            time.sleep(0.001)
 
     def cmd(self, line, data=None):
         self.sock.sendall(line.encode() + b"\r\n" + (data + b"\r\n" if data is not None else b""))
@@ -342,6 +359,6 @@ def test_memcached_kill9_each_stage(procs):
         mv.wait_stderr(f"test-pause {stage}")
         mv.proc.kill()
         mv.proc.wait()
-        as_before(mc.pid, before)
+        as_before(mc.pid, before, mc.accepts)
         mc.load(stage, 20, 500)
         before["maps"] = maps_of(mc.pid)    # its own new slabs
