@@ -89,37 +89,25 @@ enum uffd_create uffd_last_create(void)
 
 int uffd_probe(uint64_t *features)
 {
-	struct uffdio_api api = { .api = UFFD_API, .features = 0 };
-	int fd, err = 0;
+	struct uffd_caps c;
+	int err;
 
-	fd = uffd_caps_open_local(false);
-	if (fd == -EPERM && (fd = uffd_caps_open_local(true)) < 0)
-		fd = -EPERM;
-	if (fd == -ENOSYS) {
+	uffd_caps_probe(&c, false, false);
+	if (c.syscall || c.dev) {
+		if (features)
+			*features = c.features;
+		return 0;
+	}
+	err = c.syscall_errno;
+	if (err == ENOSYS)
 		set_why("failed to create userfaultfd: %s (kernel built without CONFIG_USERFAULTFD)",
 			strerror(ENOSYS));
-		return fd;
-	}
-	if (fd == -EPERM) {
+	else if (err == EPERM)
 		set_why("failed to create userfaultfd: %s (set sysctl vm.unprivileged_userfaultfd=1, "
 			"run as root, or grant access to /dev/userfaultfd)", strerror(EPERM));
-		return fd;
-	}
-	if (fd < 0) {
-		set_why("failed to create userfaultfd: %s", strerror(-fd));
-		return fd;
-	}
-	/* features = 0 always succeeds and reports everything the kernel supports */
-	if (ioctl(fd, UFFDIO_API, &api) < 0) {
-		err = -errno;
-		set_why("failed to query userfaultfd API: %s", strerror(-err));
-		goto cleanup;
-	}
-	if (features)
-		*features = api.features;
-cleanup:
-	close(fd);
-	return err;
+	else
+		set_why("failed to create userfaultfd: %s", strerror(err));
+	return -err;
 }
 
 /* ---- inject ---- */

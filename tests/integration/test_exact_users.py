@@ -24,6 +24,7 @@ import pytest
 import harness
 import killsweep
 from harness import assert_matches, find_proc
+from test_ui import screen  # noqa: F401  (a fixture: a tmux server driving the view)
 from test_exact import (VARIANTS, ExactMevitop, FifoWorkload, check, fds_of, maps_of,
                         state_of, tracer_of, wait_state)
 
@@ -362,3 +363,23 @@ def test_memcached_kill9_each_stage(procs):
         as_before(mc.pid, before, mc.accepts)
         mc.load(stage, 20, 500)
         before["maps"] = maps_of(mc.pid)    # its own new slabs
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_memcached_ui_q(procs, screen, variant):
+    """The interactive view on memcached (user memcache) in exact mode, then q: memcached
+    served meanwhile and is as it was, its own fds, credentials and state."""
+    mc = Memcached(procs)
+    mc.load("warm", 50, 100)
+    before = snapshot_of(mc.pid)
+    scr = screen()
+    scr.start([f"--exact={variant}", "-p", str(mc.pid)])
+    scr.wait_for(f"pid {mc.pid}")
+    scr.wait_for("exact")
+    mc.load("k", 200, 2000)
+    before["maps"] = maps_of(mc.pid)    # its own new slabs
+    scr.keys("q")
+    rc, _ = scr.wait_exit()
+    assert rc == 0, scr.stderr()
+    as_before(mc.pid, before, mc.accepts)
+    assert mc.get("k7") == b"H" * 2000
