@@ -121,8 +121,9 @@ class Target:
     def problems(self):
         """What differs from before (empty: the target is as it was).  A stopped target
         stays stopped.  A thread of it that mevitop died under finishes the injected call
-        (closing its fd) and restores its mask only when it runs again - before any code
-        of its own - so its fds and masks are compared after SIGCONT (finish())."""
+        (closing its fd; the /dev/userfaultfd chain: its fds and its data page) and
+        restores its mask only when it runs again - before any code of its own - so its
+        fds, maps and masks are compared after SIGCONT (finish())."""
         if self.wl.proc.poll() is not None or not os.path.exists(f"/proc/{self.pid}"):
             self.wl.proc.wait()
             return [f"target died: exit status {self.wl.proc.returncode}"]
@@ -146,7 +147,7 @@ class Target:
         if len(scratch) > 1:
             bad.append(f"more than one scratch mapping: {scratch}")
         for key in ("maps", "fds", "signals", "stopped", "creds"):
-            if key in ("signals", "fds") and self.stopped:
+            if key in ("signals", "fds", "maps") and self.stopped:
                 continue
             if now[key] != self.before[key]:
                 if key == "maps":
