@@ -1123,17 +1123,10 @@ static int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupt
 }
 
 /*
- * One injected call on thread @idx, whose own state is in in->cpu and whose restore
- * frame is already written.  The call starts at @rip with stack pointer @sp: code that,
- * run alone, makes the call and then rt_sigreturns to that frame.  With @take_fd the
- * result is a descriptor in the target: we copy it into *local_fd and step over the
- * trampoline's close() of the target's copy before we restore.  @restore: the registers
- * to put back (in->cpu.regs after the rseq fix-up).
- */
-/*
  * Point thread @idx at our code (@rip, stack pointer @sp, call @nr with @a) and block every
  * signal.  Registers before the mask: a borrowed mask is only ever seen with our rip.
- * Returns 0, -ESRCH (gone) or -errno (1 in *@restore_needed if the registers were set).
+ * Returns 0, -ESRCH (gone) or -errno (*@restore_needed: the registers were set, put them
+ * back).
  */
 static int borrow_thread(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
 			 const long a[6], bool *restore_needed)
@@ -1201,6 +1194,14 @@ static int end_call(struct inj *in, int idx, int err, bool interrupted, uint64_t
 	return err ? err : err2;
 }
 
+/*
+ * One injected call on thread @idx, whose own state is in in->cpu and whose restore
+ * frame is already written.  The call starts at @rip with stack pointer @sp: code that,
+ * run alone, makes the call and then rt_sigreturns to that frame.  With @take_fd the
+ * result is a descriptor in the target: we copy it into *local_fd and step over the
+ * trampoline's close() of the target's copy before we restore.  @restore: the registers
+ * to put back (in->cpu.regs after the rseq fix-up).
+ */
 static int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
 		    const long a[6], bool take_fd, const struct user_regs_struct *restore,
 		    long *ret, int *local_fd)
