@@ -122,7 +122,10 @@ void cli_usage(FILE *out)
 "      --exact[=HOW]        exact mode: mevitop gives the process a userfaultfd only\n"
 "                           mevitop holds (a brief ptrace stop) and registers its\n"
 "                           private anonymous mappings; other mappings stay tracked\n"
-"                           by pagemap (JSON \"tracker\").  HOW is\n"
+"                           by pagemap (JSON \"tracker\").  Processes of any user:\n"
+"                           where the process may not call userfaultfd() (no\n"
+"                           CAP_SYS_PTRACE), mevitop hands it /dev/userfaultfd\n"
+"                           (--probe says which ways exist).  HOW is\n"
 "                           fast (default): first touches found by scanning page\n"
 "                           tables (new mappings every ms, all at each refresh),\n"
 "                           unordered within a scan; about 1x the process's speed\n"
@@ -178,7 +181,8 @@ void cli_usage(FILE *out)
 "      --folded             with --stacks (implied): at exit, print folded stacks\n"
 "                           weighted by resident pages (flamegraph.pl, inferno,\n"
 "                           speedscope) instead of JSON\n"
-"      --probe              print kernel features and the hooks mevitop would use, exit\n"
+"      --probe              print kernel features, the hooks mevitop would use and how\n"
+"                           exact mode creates userfaultfds, exit\n"
 "  -o, --output FILE        record: the recording (FILE.1 too with --max-size)\n"
 "      --record FILE        record while watching, as mevitop record -o FILE does\n"
 "                           (mevitop run --record FILE -- CMD: exact mode recorded)\n"
@@ -190,7 +194,9 @@ void cli_usage(FILE *out)
 "  -V, --version            version\n"
 "\n"
 "Testing switches: --disable FEATURE[,...] forces a fallback (%s;\n"
-"also MEVITOP_DISABLE=...), --ringbuf-size BYTES (power of two, >= 4096),\n"
+"- reads as _; also MEVITOP_DISABLE=...; uffd_syscall / uffd_dev: exact mode never\n"
+"runs userfaultfd() in a target / never hands it /dev/userfaultfd),\n"
+"--ringbuf-size BYTES (power of two, >= 4096),\n"
 "--chunk-map-size N (entries of chunk mode's per-chunk fault map).\n",
 		METRICS_TOP_DEFAULT, METRICS_PROCS_DEFAULT, features_disable_names());
 }

@@ -63,8 +63,9 @@ class Reader(threading.Thread):
 class Workload:
     """tests/workloads/wl: one behaviour per command, answered by 'done MONO_NS ...'."""
 
-    def __init__(self, prog="wl", args=(), env=None):
-        self.proc = subprocess.Popen([os.path.join(WORKLOADS, prog), *args],
+    def __init__(self, prog="wl", args=(), env=None, wrap=()):
+        # wrap: a command that execs the workload, e.g. setpriv to run it as another user
+        self.proc = subprocess.Popen([*wrap, os.path.join(WORKLOADS, prog), *args],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      env=env)
         self.out = Reader(self.proc.stdout, "workload")

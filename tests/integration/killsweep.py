@@ -9,8 +9,9 @@ is killed by a timer it arms at its first PTRACE_SEIZE (MEVITOP_TEST_KILL_US), s
 delay is exact and the death can land on any instruction.  After each kill the test waits for the kernel to detach the target (every thread's TracerPid
 back to 0), then compares /proc/PID/maps (all but the one scratch page), the fd table,
 each thread's SigBlk/SigIgn/SigCgt, each thread's seccomp state (Seccomp,
-Seccomp_filters) and the process state with what they were before.  A target may run
-under a seccomp filter of its own (tests/workloads/seccomp_wl RULES -- kill_target ...).
+Seccomp_filters), the credentials and the process state with what they were before.  A
+target may run under a seccomp filter of its own (tests/workloads/seccomp_wl RULES --
+kill_target ...) or as another user (WRAP: setpriv ...).
 """
 import difflib
 import os
@@ -50,6 +51,15 @@ def fds_of(pid):
     return {fd: os.readlink(f"{d}/{fd}") for fd in os.listdir(d)}
 
 
+CRED_KEYS = ("Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "NoNewPrivs",
+             "Seccomp", "Seccomp_filters")
+
+
+def creds_of(status):
+    """Credentials and seccomp state from a /proc status dict."""
+    return {k: status.get(k) for k in CRED_KEYS}
+
+
 def proc_state(pid):
     with open(f"/proc/{pid}/stat") as f:
         return f.read().rsplit(")", 1)[1].split()[0]
@@ -71,14 +81,15 @@ class Target:
     stopped=True: SIGSTOPped before mevitop comes, and it must stay stopped; seccomp=RULES:
     it runs under the filter tests/workloads/seccomp_wl installs for those rules."""
 
-    def __init__(self, mode, threads=0, stopped=False, seccomp=()):
+    def __init__(self, mode, threads=0, stopped=False, seccomp=(), wrap=()):
         self.mode, self.stopped = mode, stopped
         args = [mode, "-t", str(threads)]
         if seccomp:
             self.wl = harness.Workload("seccomp_wl", [
-                *seccomp, "--", os.path.join(harness.WORKLOADS, "kill_target"), *args])
+                *seccomp, "--", os.path.join(harness.WORKLOADS, "kill_target"), *args],
+                wrap=wrap)
         else:
-            self.wl = harness.Workload("kill_target", args)
+            self.wl = harness.Workload("kill_target", args, wrap=wrap)
         self.pid = self.wl.pid
         self.settle()   # every thread has run: stdio buffers and malloc arenas exist
         if stopped:
@@ -101,6 +112,7 @@ class Target:
             "seccomp": {tid: (s["Seccomp"], s.get("Seccomp_filters"))
                         for tid, s in threads.items()},
             "stopped": proc_state(self.pid) == "T",
+            "creds": creds_of(threads.get(self.pid, {})),
         }
 
     def settle(self):
@@ -120,8 +132,9 @@ class Target:
     def problems(self):
         """What differs from before (empty: the target is as it was).  A stopped target
         stays stopped.  A thread of it that mevitop died under finishes the injected call
-        (closing its fd) and restores its mask only when it runs again - before any code
-        of its own - so its fds and masks are compared after SIGCONT (finish())."""
+        (closing its fd; the /dev/userfaultfd chain: its fds and its data page) and
+        restores its mask only when it runs again - before any code of its own - so its
+        fds, maps and masks are compared after SIGCONT (finish())."""
         if self.wl.proc.poll() is not None or not os.path.exists(f"/proc/{self.pid}"):
             self.wl.proc.wait()
             return [f"target died: exit status {self.wl.proc.returncode}"]
@@ -144,8 +157,8 @@ class Target:
             scratch = harness.scratch_lines(self.pid, f.read())
         if len(scratch) > 1:
             bad.append(f"more than one scratch mapping: {scratch}")
-        for key in ("maps", "fds", "signals", "seccomp", "stopped"):
-            if key in ("signals", "fds") and self.stopped:
+        for key in ("maps", "fds", "signals", "seccomp", "stopped", "creds"):
+            if key in ("signals", "fds", "maps") and self.stopped:
                 continue
             if now[key] != self.before[key]:
                 if key == "maps":
@@ -194,11 +207,12 @@ def kill_once(target, delay_s, binary=None, extra=()):
 
 
 def sweep(kind, kills, max_delay_s=0.003, per_target=2, seed=9, binary=None, seccomp=(),
-          extra=()):
+          extra=(), wrap=()):
     """KILLS kills of mevitop spread over [0, MAX_DELAY_S] after the seize, a fresh target
     every PER_TARGET kills (so the scratch page's bootstrap and its reuse both get killed).
     KIND: (mode, threads, stopped); SECCOMP: the target's filter rules (seccomp_wl); EXTRA:
-    more mevitop arguments.  Returns (kills, list of (delay_us, problem))."""
+    more mevitop arguments; WRAP runs the target through a command (setpriv, to run it as
+    another user).  Returns (kills, list of (delay_us, problem))."""
     mode, threads, stopped = kind
     rng = random.Random(seed)
     failures, target = [], None
@@ -206,7 +220,7 @@ def sweep(kind, kills, max_delay_s=0.003, per_target=2, seed=9, binary=None, sec
     try:
         for i in range(kills):
             if target is None:
-                target = Target(mode, threads, stopped, seccomp)
+                target = Target(mode, threads, stopped, seccomp, wrap)
             delay = i * step + rng.uniform(0, step)
             problem = kill_once(target, delay, binary, extra)
             if problem:

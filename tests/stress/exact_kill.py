@@ -3,8 +3,10 @@
 delays spread over the first 3 ms after its first PTRACE_SEIZE (and a tail over the
 whole ~30 ms the attach holds the target), >= 200 kills for each of: a busy
 multithreaded target, a fork/exec-loop target, a stopped target, and one blocked in
-read().  Prints one line per target kind with its counts and exits 1 if any kill left
-the target dead, changed (maps but the scratch page, fds, signal masks, stop state) or
+read(); and busy, stopped and blocked targets running as nobody (the /dev/userfaultfd
+handoff).  Prints one line per target kind with its counts and exits 1 if any kill left
+the target dead, changed (maps but the scratch page, fds, signal masks, credentials and
+seccomp state, stop state) or
 with a register of its own changed.
 
     MEVITOP_BIN (default build/mevitop) MEVITOP_BUILD (build) KILLS (200) SEED (9)
@@ -20,11 +22,17 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 
 import killsweep  # noqa: E402
 
+AS_NOBODY = ("setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups")
+# (name, (mode, threads, stopped), wrap): nobody targets get their userfaultfd through the
+# /dev/userfaultfd handoff chain (issue 13), root ones by the syscall
 KINDS = [
-    ("busy multithreaded (4 checking threads)", ("spin", 4, False)),
-    ("fork/exec loop", ("fork", 1, False)),
-    ("stopped (SIGSTOP)", ("spin", 1, True)),
-    ("blocked in read()", ("block", 0, False)),
+    ("busy multithreaded (4 checking threads)", ("spin", 4, False), ()),
+    ("fork/exec loop", ("fork", 1, False), ()),
+    ("stopped (SIGSTOP)", ("spin", 1, True), ()),
+    ("blocked in read()", ("block", 0, False), ()),
+    ("nobody, busy (/dev/userfaultfd)", ("spin", 2, False), AS_NOBODY),
+    ("nobody, stopped (/dev/userfaultfd)", ("spin", 1, True), AS_NOBODY),
+    ("nobody, blocked in read() (/dev/userfaultfd)", ("block", 0, False), AS_NOBODY),
 ]
 
 
@@ -32,11 +40,11 @@ def main():
     kills = int(os.environ.get("KILLS", "200"))
     seed = int(os.environ.get("SEED", "9"))
     total_bad = 0
-    for name, kind in KINDS:
+    for name, kind, wrap in KINDS:
         t0 = time.monotonic()
         # most kills over 0-3 ms, where bootstrap, injection and registration run
-        n1, bad1 = killsweep.sweep(kind, kills, 0.003, seed=seed)
-        n2, bad2 = killsweep.sweep(kind, max(kills // 10, 1), 0.030, seed=seed + 1)
+        n1, bad1 = killsweep.sweep(kind, kills, 0.003, seed=seed, wrap=wrap)
+        n2, bad2 = killsweep.sweep(kind, max(kills // 10, 1), 0.030, seed=seed + 1, wrap=wrap)
         bad = bad1 + bad2
         total_bad += len(bad)
         print(f"{name}: {n1 + n2} kills ({n1} over 0-3 ms, {n2} over 0-30 ms), "

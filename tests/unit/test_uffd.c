@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exact/uffd_caps.h"
 #include "inject.h"
 #include "uffd.h"
 
@@ -578,6 +579,39 @@ static void test_first_touches_remote_api(void **state)
 	first_touches(UFFD_API_REMOTE, UFFD_SRV_COPY);
 }
 
+/*
+ * The /dev/userfaultfd handoff (issue 13) instead of the syscall: the target's fd table is
+ * as before and its faults are served through the fd it made with USERFAULTFD_IOC_NEW.
+ * With @self_restore the chain's thread also gets home alone, as with a dead monitor.
+ */
+static void first_touches_dev(bool self_restore)
+{
+	struct uffd_caps c;
+
+	uffd_caps_probe(&c, true, false);
+	assert_true(c.dev);
+	assert_false(c.syscall);
+	uffd_set_caps(&c);
+	inj_force_self_restore(self_restore);
+	first_touches(UFFD_API_AUTO, UFFD_SRV_COPY);
+	inj_force_self_restore(false);
+	assert_int_equal(uffd_last_create(), UFFD_CREATE_DEV);
+	uffd_caps_probe(&c, false, false);
+	uffd_set_caps(&c);
+}
+
+static void test_first_touches_dev(void **state)
+{
+	(void)state;
+	first_touches_dev(false);
+}
+
+static void test_first_touches_dev_self_restore(void **state)
+{
+	(void)state;
+	first_touches_dev(true);
+}
+
 static void test_busy_poll_server(void **state)
 {
 	(void)state;
@@ -906,6 +940,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_first_touches_copy, kill_leftovers),
 		cmocka_unit_test_teardown(test_first_touches_remote_api, kill_leftovers),
 		cmocka_unit_test_teardown(test_busy_poll_server, kill_leftovers),
+		cmocka_unit_test_teardown(test_first_touches_dev, kill_leftovers),
+		cmocka_unit_test_teardown(test_first_touches_dev_self_restore, kill_leftovers),
 		cmocka_unit_test_teardown(test_close_unblocks, kill_leftovers),
 		cmocka_unit_test_teardown(test_unregister, kill_leftovers),
 		cmocka_unit_test_teardown(test_events_and_fork, kill_leftovers),

@@ -28,6 +28,7 @@
 #include "procfs.h"
 #include "exact/seccomp_guard.h"
 #include "exact/seccomp_probe.h"
+#include "exact/uffd_dev.h"
 
 #define PAUSE_DEFAULT_MS	60000
 #define CHILD_GRACE_MS		200	/* run: how long CMD may take to exit by itself on quit */
@@ -416,7 +417,7 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 {
 	struct reg_ctx rc = { .x = x, .fd = -1 };
 	char scwhy[256] = "";
-	uint64_t got = 0;
+	uint64_t got = 0, t0;
 	int err;
 
 	err = refuse_32bit(x, pid, why, whylen);
@@ -427,7 +428,9 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 		explain_seccomp(x, pid, err, scwhy, why, whylen);
 		return err;
 	}
+	t0 = x_now_ns();
 	err = uffd_inject(in, x->features, &rc.fd, &got);
+	t0 = x_now_ns() - t0;
 	if (err) {
 		snprintf(why, whylen, "%s%s", uffd_why(), err == -EPERM && own_userns(pid) ?
 			 "; it runs in a user namespace of its own (a container), where its "
@@ -456,8 +459,10 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 			 x->run_pid ? "" : "; or watch it without --exact (mevitop -p PID)");
 		return -EBUSY;
 	}
-	log_debug("process %d: userfaultfd features 0x%llx, %u mappings registered, %u held by "
-		  "another userfaultfd", pid, (unsigned long long)got, rc.ranges, rc.busy);
+	log_debug("process %d: userfaultfd (by %s) in %llu us, features 0x%llx, %u mappings "
+		  "registered, %u held by another userfaultfd", pid,
+		  uffd_last_create() == UFFD_CREATE_DEV ? "/dev/userfaultfd" : "userfaultfd()",
+		  (unsigned long long)(t0 / 1000), (unsigned long long)got, rc.ranges, rc.busy);
 	x_test_pause(x, "registered");
 	return rc.fd;
 }
@@ -523,6 +528,8 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 	err = inj_release(in);
 	if (err)
 		log_warn("process %d: detaching ptrace: %s", pid, strerror(-err));
+	log_debug("process %d: held stopped %llu us", pid,
+		  (unsigned long long)((x_now_ns() - t0) / 1000));
 	atomic_store(&x->last_attach_ms, held_ms);
 	return 0;
 }
@@ -661,28 +668,10 @@ static void parse_pause(struct exact *x)
 		x->pause_ms = (unsigned)strtoul(colon + 1, NULL, 10);
 }
 
-/* Can this kernel register anonymous memory in WP mode (fast)?  Tried on a page of ours. */
-static bool wp_works(void)
+/* The /dev/userfaultfd chain's stages ("dev-socketpair", ...) are test-pause stages too. */
+static void dev_test_hook(void *ctx, const char *stage)
 {
-	struct uffdio_api api = { .api = UFFD_API };
-	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
-	bool ok = false;
-	void *p;
-	int fd;
-
-	fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return false;
-	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p != MAP_FAILED && ioctl(fd, UFFDIO_API, &api) == 0) {
-		reg.range.start = (uint64_t)(uintptr_t)p;
-		reg.range.len = 4096;
-		ok = ioctl(fd, UFFDIO_REGISTER, &reg) == 0;
-	}
-	if (p != MAP_FAILED)
-		munmap(p, 4096);
-	close(fd);
-	return ok;
+	x_test_pause(ctx, stage);
 }
 
 /* Says what to change when userfaultfd cannot be used; returns false then. */
@@ -698,6 +687,11 @@ static bool check_uffd(struct exact *x, const struct features *f)
 	if (!f->uffd && (f->disabled & DIS_UFFD)) {
 		log_err("%s, and userfaultfd is disabled (--disable uffd or MEVITOP_DISABLE)%s",
 			what, alt);
+		return false;
+	}
+	if (!f->uffd && (f->disabled & DIS_UFFD_SYSCALL) && (f->disabled & DIS_UFFD_DEV)) {
+		log_err("%s, and both ways to create one in a process are disabled (--disable "
+			"uffd_syscall,uffd_dev)%s", what, alt);
 		return false;
 	}
 	if (!f->uffd && f->uffd_errno == ENOSYS) {
@@ -720,12 +714,14 @@ static bool check_uffd(struct exact *x, const struct features *f)
 			(unsigned long long)f->uffd_features, alt);
 		return false;
 	}
+	uffd_set_caps(&f->uffd_ways);	/* how each target gets its userfaultfd */
+	uffd_dev_set_test_hook(dev_test_hook, x);
 	return true;
 }
 
 static int choose_variant(struct exact *x, const struct features *f)
 {
-	bool wp = wp_works();
+	bool wp = f->uffd_ways.wp;
 
 	x->variant = x->c->exact_variant == EXACT_ORDERED ? EXACT_ORDERED : EXACT_FAST;
 	if (x->variant == EXACT_FAST && !wp) {

@@ -48,6 +48,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -83,6 +84,7 @@
 
 #define INJ_DEFAULT_TIMEOUT_MS	2000
 #define INJ_HOLD_FACTOR		10	/* watchdog: idle hold limit = factor * timeout */
+#define WAIT_SPIN_NS		100000	/* wait_tid(): yield, not sleep, this long first */
 
 struct inj_thread {
 	pid_t tid;
@@ -133,6 +135,7 @@ struct inj {
 	long op_args[6];
 	long op_ret;
 	bool op_take_fd;
+	const struct inj_chain *op_chain;	/* inj_syscall_chain(): run this instead */
 	int op_fd;
 	unsigned op_timeout;
 	int op_status;
@@ -361,6 +364,7 @@ static int add_thread(struct inj *in, pid_t tid)
 /* Wait for a state change of @tid; 0 with *status, -ETIMEDOUT, or -errno (ECHILD: gone). */
 static int wait_tid(pid_t tid, uint64_t deadline, int *status)
 {
+	uint64_t spin_until = now_ns() + WAIT_SPIN_NS;
 	unsigned delay = 5;
 
 	for (;;) {
@@ -375,6 +379,12 @@ static int wait_tid(pid_t tid, uint64_t deadline, int *status)
 		}
 		if (now_ns() >= deadline)
 			return -ETIMEDOUT;
+		/* A stop usually comes within tens of microseconds (a chain has 2 per call):
+		 * yield the CPU - to the tracee, if it shares ours - before sleeping. */
+		if (now_ns() < spin_until) {
+			sched_yield();
+			continue;
+		}
 		sleep_us(delay);
 		if (delay < 1000)
 			delay *= 2;
@@ -493,7 +503,8 @@ static int open_mem(struct inj *in)
 #define SCRATCH_MAGIC_LEN	16
 #define SCRATCH_NAME_OFF	16
 #define SCRATCH_CODE_OFF	64
-#define SCRATCH_FRAME_OFF	192	/* 64-aligned, after the code */
+#define SCRATCH_CHAIN_OFF	192	/* a chain's code (inj_syscall_chain), after the trampoline */
+#define SCRATCH_FRAME_OFF	512	/* 64-aligned, after the code */
 #define PAGE_SZ			4096ull
 #ifndef PR_SET_VMA
 #define PR_SET_VMA		0x53564d41
@@ -516,7 +527,7 @@ static int scratch_write_code(struct inj *in)
 	memset(head, 0, sizeof(head));
 	memcpy(head, SCRATCH_MAGIC, SCRATCH_MAGIC_LEN);
 	memcpy(head + SCRATCH_NAME_OFF, SCRATCH_NAME, sizeof(SCRATCH_NAME));
-	n = x86_tramp_build(head + SCRATCH_CODE_OFF, SCRATCH_FRAME_OFF - SCRATCH_CODE_OFF,
+	n = x86_tramp_build(head + SCRATCH_CODE_OFF, SCRATCH_CHAIN_OFF - SCRATCH_CODE_OFF,
 			    in->scratch + SCRATCH_CODE_OFF, in->scratch + SCRATCH_FRAME_OFF,
 			    in->entry);
 	if (!n)
@@ -1276,6 +1287,78 @@ static int swap_call(struct inj *in, int idx, long nr, const long a[6])
 }
 
 /*
+ * Point thread @idx at our code (@rip, stack pointer @sp, call @nr with @a) and block every
+ * signal.  Registers before the mask: a borrowed mask is only ever seen with our rip.
+ * Returns 0, -ESRCH (gone) or -errno (*@restore_needed: the registers were set, put them
+ * back).
+ */
+static int borrow_thread(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
+			 const long a[6], bool *restore_needed)
+{
+	struct user_regs_struct regs = in->cpu.regs;
+	uint64_t all = ~0ull;
+	pid_t tid = in->t[idx].tid;
+	int err;
+
+	*restore_needed = false;
+	x86_set_call(&regs, rip, nr, a);
+	x86_set_sp(&regs, sp);
+	if (ptrace(PTRACE_SETREGS, tid, 0, &regs) < 0) {
+		err = -errno;
+		if (err == -ESRCH)
+			mark_gone(&in->t[idx]);
+		return err;
+	}
+	*restore_needed = true;
+	if (ptrace(PTRACE_SETSIGMASK, tid, sizeof(all), &all) < 0)
+		return -errno;
+	in->t[idx].parked = false;
+	return 0;
+}
+
+/* Let the thread run the rest of our code alone (as with a dead monitor) and park it. */
+static int go_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
+{
+	pid_t tid = in->t[idx].tid;
+	int err = run_home(in, idx, deadline, interrupted);
+
+	if (!err) {
+		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+		if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
+			err = -errno;
+	}
+	if (!err)
+		err = park(in, idx, deadline);
+	if (err == -ESRCH)
+		mark_gone(&in->t[idx]);
+	return err;
+}
+
+/*
+ * After an injected call (or chain) on thread @idx ended with @err: mark it dirty if it
+ * runs our code alone and does not stop, or give it its own state back.
+ */
+static int end_call(struct inj *in, int idx, int err, bool interrupted, uint64_t deadline,
+		    const struct user_regs_struct *restore)
+{
+	int err2;
+
+	if (!err && interrupted)
+		err = -ETIMEDOUT;
+	if (err == -ESRCH)
+		return err;
+	if (err == -ETIMEDOUT && !in->t[idx].parked && !interrupted_stop(in, idx)) {
+		/* It does not stop: the trampoline finishes and restores it on its own. */
+		in->t[idx].dirty = true;
+		return err;
+	}
+	if (!err && self_restore)	/* the path a dead monitor leaves: our code restores it */
+		return go_home(in, idx, deadline, &interrupted);
+	err2 = restore_thread(in, idx, restore, in->cpu.mask);
+	return err ? err : err2;
+}
+
+/*
  * One injected call on thread @idx, whose own state is in in->cpu and whose restore
  * frame is already written.  The call starts at @rip with stack pointer @sp: code that,
  * run alone, makes the call and then rt_sigreturns to that frame.  With @take_fd the
@@ -1287,33 +1370,23 @@ static int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
 		    const long a[6], bool take_fd, const struct user_regs_struct *restore,
 		    long *ret, int *local_fd)
 {
-	struct user_regs_struct regs = in->cpu.regs;
-	uint64_t all = ~0ull, deadline;
-	bool interrupted = false, swap;
+	struct user_regs_struct regs;
+	bool interrupted = false, restore_needed, swap;
 	pid_t tid = in->t[idx].tid;
+	uint64_t deadline;
 	int err, err2;
 
 	err = guard_call(in, idx, rip, nr, a, take_fd);
 	if (err)
 		return err;
 	swap = use_placeholder(in, idx, rip, nr, a, take_fd);
-	if (swap)
-		x86_set_call(&regs, rip, __NR_close, placeholder_args);
-	else
-		x86_set_call(&regs, rip, nr, a);
-	x86_set_sp(&regs, sp);
-	/* Registers before the mask: a borrowed mask is only ever seen with our rip. */
-	if (ptrace(PTRACE_SETREGS, tid, 0, &regs) < 0) {
-		err = -errno;
-		if (err == -ESRCH)
-			mark_gone(&in->t[idx]);
+	err = borrow_thread(in, idx, rip, sp, swap ? __NR_close : nr, swap ? placeholder_args : a,
+			    &restore_needed);
+	if (err) {
+		if (restore_needed)
+			restore_thread(in, idx, restore, in->cpu.mask);
 		return err;
 	}
-	if (ptrace(PTRACE_SETSIGMASK, tid, sizeof(all), &all) < 0) {
-		err = -errno;
-		goto restore;
-	}
-	in->t[idx].parked = false;
 	deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
 	err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, &interrupted);
 	if (!err && swap)
@@ -1336,32 +1409,93 @@ static int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
 			*local_fd = -1;
 		}
 	}
-	if (!err && interrupted)
-		err = -ETIMEDOUT;
-	if (err == -ESRCH)
+	return end_call(in, idx, err, interrupted, deadline, restore);
+}
+
+/*
+ * A chain (inj_syscall_chain): its code written to the scratch page, run like one call,
+ * stopping at the exit of each of its calls for ch->at_exit.  If something goes wrong
+ * midway, the thread runs the rest of the chain - the undo of what it did - alone.
+ */
+/*
+ * A chain runs several calls, and if mevitop dies midway the thread makes the rest alone,
+ * under its filters again (suspended or not).  So for a target under seccomp the chain
+ * runs only if the guard proves every call it can make allowed on every path; with no
+ * guard, the filters are suspended and were proven to allow every listed call (or the
+ * target was allowed with no filter worth proving).  A chain that lists no calls never
+ * runs in a filtered target.
+ */
+static int guard_chain(struct inj *in, int idx, const struct inj_chain *ch)
+{
+	if (!in->seccomp)
+		return 0;
+	if (!ch->calls || ch->ncalls <= 0 || (!in->suspended && !in->allow_seccomp))
+		return -EPERM;
+	return in->guard ? in->guard(in->guard_ctx, in->t[idx].tid, ch->calls, ch->ncalls) : 0;
+}
+
+static int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
+		     const struct user_regs_struct *restore)
+{
+	static const long none[6];
+	uint8_t code[SCRATCH_FRAME_OFF - SCRATCH_CHAIN_OFF];
+	uint64_t at = in->scratch + SCRATCH_CHAIN_OFF, deadline;
+	bool interrupted = false, restore_needed;
+	pid_t tid = in->t[idx].tid;
+	int err, step;
+	size_t n;
+
+	err = guard_chain(in, idx, ch);
+	if (err)
 		return err;
-	if (err == -ETIMEDOUT && !in->t[idx].parked && !interrupted_stop(in, idx)) {
-		/* It does not stop: the trampoline finishes and restores it on its own. */
-		in->t[idx].dirty = true;
+	n = ch->build(code, sizeof(code), at, in->entry[X86_TRAMP_RESTORE]);
+	if (!n)
+		return -EOVERFLOW;
+	err = inj_mem_write(in, at, code, n);
+	if (err)
+		return err;
+	err = borrow_thread(in, idx, at, x86_sp(&in->cpu.regs), -1, none, &restore_needed);
+	if (err) {
+		if (restore_needed)
+			restore_thread(in, idx, restore, in->cpu.mask);
 		return err;
 	}
-	if (!err && self_restore) {
-		/* the path a dead monitor leaves: the call's own code restores the thread */
-		err = run_home(in, idx, deadline, &interrupted);
-		if (!err) {
+	deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
+	for (step = 0; step < ch->nsteps; step++) {
+		struct __ptrace_syscall_info info;
+		struct user_regs_struct regs;
+		long nr;
+
+		err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, &interrupted);
+		if (err)
+			break;
+		memset(&info, 0, sizeof(info));
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof(info), &info) <= 0) {
+			err = -errno;
+			break;
+		}
+		nr = (long)info.entry.nr;
+		err = step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, &interrupted);
+		if (err)
+			break;
+		if (nr == __NR_rt_sigreturn) {
+			/* the code went home early: the thread has its own state again */
 			ptrace(PTRACE_INTERRUPT, tid, 0, 0);
 			if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
-				err = -errno;
+				return -errno;
+			return park(in, idx, deadline);
 		}
-		if (!err)
-			err = park(in, idx, deadline);
-		if (err == -ESRCH)
-			mark_gone(&in->t[idx]);
-		return err;
+		if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0) {
+			err = -errno;
+			break;
+		}
+		if (ch->at_exit(ch->ctx, in, step, nr, x86_call_result(&regs)))
+			break;
 	}
-restore:
-	err2 = restore_thread(in, idx, restore, in->cpu.mask);
-	return err ? err : err2;
+	if (err && err != -ESRCH && (in->t[idx].parked || interrupted_stop(in, idx)) &&
+	    go_home(in, idx, deadline, &interrupted) == 0)
+		return err;
+	return end_call(in, idx, err, interrupted, deadline, restore);
 }
 
 /*
@@ -1536,6 +1670,8 @@ static int do_syscall(struct inj *in, long nr, const long a[6], bool take_fd, lo
 		err = -EOVERFLOW;
 	if (err)
 		return err;
+	if (in->op_chain)
+		return run_chain(in, idx, in->op_chain, &restore);
 	return run_call(in, idx, in->entry[take_fd ? X86_TRAMP_CLOSE : X86_TRAMP_PLAIN],
 			x86_sp(&in->cpu.regs), nr, a, take_fd, &restore, ret, local_fd);
 }
@@ -1987,6 +2123,18 @@ int inj_syscall_fd(struct inj *in, long nr, const long args[6], long *ret, int *
 	if (ret)
 		*ret = in->op_ret;
 	*local_fd = in->op_fd;
+	return err;
+}
+
+int inj_syscall_chain(struct inj *in, const struct inj_chain *ch)
+{
+	int err;
+
+	if (!in || !in->worker_started || !ch || !ch->build || !ch->at_exit || ch->nsteps <= 0)
+		return -EINVAL;
+	in->op_chain = ch;
+	err = run_op(in, OP_SYSCALL);
+	in->op_chain = NULL;
 	return err;
 }
 

@@ -75,6 +75,31 @@ int inj_syscall(struct inj *in, long nr, const long args[6], long *ret);
  */
 int inj_syscall_fd(struct inj *in, long nr, const long args[6], long *ret, int *local_fd);
 
+/*
+ * A chain: several system calls that must run together in the target because each one's
+ * undo is a later one of the chain (a socketpair and the close of both ends).  Its code
+ * (bytes from @build, written into the scratch page at @code_addr) runs like the
+ * trampoline: from a frame holding the thread's own state, ending with a jump to
+ * @restore_addr (the trampoline's rt_sigreturn), so a monitor killed at any point leaves
+ * a thread that runs the rest of the chain - its undo - and gets home alone.  With the
+ * monitor alive the thread stops at each call's exit and @at_exit(ctx, in, step, nr, ret)
+ * runs (it may read and write the target's memory and take its fds); after the exit of
+ * call @nsteps - 1, or when at_exit returns 1, the thread is restored (at_exit must only
+ * say 1 where the rest of the chain undoes nothing).  Returns 0 if the chain ran, or the
+ * same errors as inj_syscall().
+ */
+struct inj_call;
+struct inj_chain {
+	size_t (*build)(uint8_t *buf, size_t len, uint64_t code_addr, uint64_t restore_addr);
+	int nsteps;
+	int (*at_exit)(void *ctx, struct inj *in, int step, long nr, long ret);
+	void *ctx;
+	/* every call the code can make, for a target under seccomp (its guard, below) */
+	const struct inj_call *calls;
+	int ncalls;
+};
+int inj_syscall_chain(struct inj *in, const struct inj_chain *ch);
+
 /* Copy the target's file descriptor @remote_fd into our process (pidfd_getfd). */
 int inj_getfd(struct inj *in, int remote_fd, int *local_fd);
 

@@ -233,6 +233,7 @@ size_t x86_tramp_build(uint8_t *buf, size_t len, uint64_t code_addr, uint64_t fr
 	/* rsp = frame + 8: rt_sigreturn finds its frame at rsp - 8 (the pretcode slot) */
 	disp = (int32_t)((int64_t)(frame_addr + 8) - (int64_t)(code_addr + at + 7));
 	memcpy(restore + 3, &disp, sizeof(disp));
+	entry[X86_TRAMP_RESTORE] = code_addr + at;
 	at = emit(buf, at, restore, sizeof(restore));
 	return at;
 }

@@ -58,9 +58,10 @@ long x86_call_result(const struct user_regs_struct *r);
  * The trampoline written at the start of the scratch page's code area, at @code_addr.
  * Entry X86_TRAMP_PLAIN: `syscall`, then rt_sigreturn on the frame at @frame_addr.
  * Entry X86_TRAMP_CLOSE: `syscall`, and if it returned a file descriptor, `close` it,
- * then the same rt_sigreturn.  Returns its length.
+ * then the same rt_sigreturn.  X86_TRAMP_RESTORE: that rt_sigreturn alone (where a
+ * chain's code ends, see inj_syscall_chain).  Returns its length.
  */
-enum { X86_TRAMP_PLAIN, X86_TRAMP_CLOSE, X86_TRAMP_NENTRIES };
+enum { X86_TRAMP_PLAIN, X86_TRAMP_CLOSE, X86_TRAMP_RESTORE, X86_TRAMP_NENTRIES };
 size_t x86_tramp_build(uint8_t *buf, size_t len, uint64_t code_addr, uint64_t frame_addr,
 		       uint64_t entry[X86_TRAMP_NENTRIES]);
 

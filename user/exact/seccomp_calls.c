@@ -2,19 +2,25 @@
 /*
  * seccomp_calls.c - the list of injected system calls (x86-64 numbers), in the order an
  * attach makes them.  Keep it in step with inject.c (the scratch page and the trampoline)
- * and uffd.c (the userfaultfd and its API handshake).
+ * uffd.c (the userfaultfd and its API handshake) and uffd_dev.c (the
+ * /dev/userfaultfd handoff).
  */
 #include "exact/seccomp_calls.h"
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <linux/userfaultfd.h>
 
 #ifndef PR_SET_VMA
 #define PR_SET_VMA		0x53564d41
 #define PR_SET_VMA_ANON_NAME	0
+#endif
+
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC_NEW	_IO(0xAA, 0x00)	/* Linux 6.1 */
 #endif
 
 #define A(i)	(1u << (i))
@@ -38,6 +44,14 @@ const struct sc_injected sc_injected[] = {
 	  "enables the userfaultfd API" },
 	{ __NR_munmap, "munmap", { 0, PAGE, 0, 0, 0, 0 }, A(0),
 	  "unmaps that page" },
+	/* the /dev/userfaultfd handoff (exact/uffd_dev.c), for targets without CAP_SYS_PTRACE;
+	 * its page is mapped and unmapped like the handshake's, its fds closed by close */
+	{ __NR_socketpair, "socketpair", { AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, 0, 0, 0 },
+	  A(3), "makes the socket /dev/userfaultfd is handed over" },
+	{ __NR_recvmsg, "recvmsg", { 0, 0, MSG_DONTWAIT | MSG_CMSG_CLOEXEC, 0, 0, 0 },
+	  A(0) | A(1), "receives mevitop's open /dev/userfaultfd" },
+	{ __NR_ioctl, "ioctl", { 0, (long)USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK, 0, 0, 0 },
+	  A(0), "creates the userfaultfd from /dev/userfaultfd (USERFAULTFD_IOC_NEW)" },
 };
 
 const size_t sc_injected_count = sizeof(sc_injected) / sizeof(sc_injected[0]);

@@ -3,6 +3,8 @@
  * uffd.c - userfaultfd helpers: probe, inject into a seized target, register, serve faults.
  */
 #include "uffd.h"
+#include "exact/uffd_caps.h"
+#include "exact/uffd_dev.h"
 #include "inject.h"
 
 #include <errno.h>
@@ -23,9 +25,6 @@
 #ifndef __NR_userfaultfd
 #define __NR_userfaultfd	323
 #endif
-#ifndef USERFAULTFD_IOC_NEW
-#define USERFAULTFD_IOC_NEW	_IO(0xAA, 0x00)
-#endif
 #ifndef UFFD_PAGEFAULT_FLAG_MINOR
 #define UFFD_PAGEFAULT_FLAG_MINOR	(1 << 2)
 #endif
@@ -38,6 +37,9 @@
 static __thread char why_buf[256];
 static enum uffd_api_path api_path_switch = UFFD_API_AUTO;
 static enum uffd_api_path api_path_last = UFFD_API_AUTO;
+static struct uffd_caps caps;		/* how targets get a userfaultfd (uffd_set_caps) */
+static bool caps_set;
+static enum uffd_create create_last = UFFD_CREATE_NONE;
 
 static void set_why(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void set_why(const char *fmt, ...)
@@ -72,60 +74,40 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- probe ---- */
-
-static int open_local_uffd(void)
+void uffd_set_caps(const struct uffd_caps *c)
 {
-	int fd, dev, err;
-
-	fd = (int)syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (fd >= 0)
-		return fd;
-	err = -errno;
-	if (err != -EPERM)
-		return err;
-	/* Linux 6.1+: /dev/userfaultfd access is governed by the file's permissions */
-	dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
-	if (dev < 0)
-		return err;
-	fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		fd = err;
-	close(dev);
-	return fd;
+	caps = *c;
+	caps_set = true;
 }
+
+enum uffd_create uffd_last_create(void)
+{
+	return create_last;
+}
+
+/* ---- probe ---- */
 
 int uffd_probe(uint64_t *features)
 {
-	struct uffdio_api api = { .api = UFFD_API, .features = 0 };
-	int fd, err = 0;
+	struct uffd_caps c;
+	int err;
 
-	fd = open_local_uffd();
-	if (fd == -ENOSYS) {
+	uffd_caps_probe(&c, false, false);
+	if (c.syscall || c.dev) {
+		if (features)
+			*features = c.features;
+		return 0;
+	}
+	err = c.syscall_errno;
+	if (err == ENOSYS)
 		set_why("failed to create userfaultfd: %s (kernel built without CONFIG_USERFAULTFD)",
 			strerror(ENOSYS));
-		return fd;
-	}
-	if (fd == -EPERM) {
+	else if (err == EPERM)
 		set_why("failed to create userfaultfd: %s (set sysctl vm.unprivileged_userfaultfd=1, "
 			"run as root, or grant access to /dev/userfaultfd)", strerror(EPERM));
-		return fd;
-	}
-	if (fd < 0) {
-		set_why("failed to create userfaultfd: %s", strerror(-fd));
-		return fd;
-	}
-	/* features = 0 always succeeds and reports everything the kernel supports */
-	if (ioctl(fd, UFFDIO_API, &api) < 0) {
-		err = -errno;
-		set_why("failed to query userfaultfd API: %s", strerror(-err));
-		goto cleanup;
-	}
-	if (features)
-		*features = api.features;
-cleanup:
-	close(fd);
-	return err;
+	else
+		set_why("failed to create userfaultfd: %s", strerror(err));
+	return -err;
 }
 
 /* ---- inject ---- */
@@ -191,6 +173,64 @@ unmap:
 	return err;
 }
 
+/* Without uffd_set_caps() (unit tests): every way this kernel has. */
+static void uffd_set_caps_probed(void)
+{
+	struct uffd_caps c;
+
+	uffd_caps_probe(&c, false, false);
+	uffd_set_caps(&c);
+}
+
+/* Why the /dev/userfaultfd handoff is not used, as the end of a sentence. */
+static const char *uffd_dev_off_why(void)
+{
+	static __thread char buf[160];
+
+	if (!caps.dev_errno)
+		return "the /dev/userfaultfd handoff is disabled (--disable uffd_dev): enable it";
+	snprintf(buf, sizeof(buf), "/dev/userfaultfd is unavailable (%s; Linux 6.1+ has it): set "
+		 "sysctl vm.unprivileged_userfaultfd=1", strerror(caps.dev_errno));
+	return buf;
+}
+
+static const char *uffd_no_way_why(void)
+{
+	static __thread char buf[320];
+
+	snprintf(buf, sizeof(buf), "no way to create one: userfaultfd() %s, and %s",
+		 caps.syscall_errno ? strerror(caps.syscall_errno) : "is disabled (--disable "
+		 "uffd_syscall)", uffd_dev_off_why());
+	return buf;
+}
+
+/* The /dev/userfaultfd way (exact/uffd_dev.h); UFFDIO_API from our process. */
+static int inject_dev(struct inj *in, uint64_t want, int *local_fd, uint64_t *got_features)
+{
+	uint64_t got = 0;
+	char why[320];
+	int fd, err;
+
+	err = uffd_dev_create(in, &fd, why, sizeof(why));
+	if (err) {
+		set_why("%s", why);
+		return err;
+	}
+	err = api_local(fd, want, &got);
+	if (err) {
+		close(fd);
+		set_why("failed to enable userfaultfd API on the fd of process %d: %s",
+			inj_pid(in), strerror(-err));
+		return err;
+	}
+	api_path_last = UFFD_API_LOCAL;
+	create_last = UFFD_CREATE_DEV;
+	*local_fd = fd;
+	if (got_features)
+		*got_features = got;
+	return 0;
+}
+
 int uffd_inject(struct inj *in, uint64_t want_features, int *local_fd, uint64_t *got_features)
 {
 	long args[6] = { O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0, 0 };
@@ -202,10 +242,17 @@ int uffd_inject(struct inj *in, uint64_t want_features, int *local_fd, uint64_t 
 	set_why("%s", "");
 	if (!in || !local_fd)
 		return -EINVAL;
-	err = uffd_probe(&supported);
-	if (err)
-		return err;
+	if (!caps_set)
+		uffd_set_caps_probed();
+	supported = caps.features;
+	if (!caps.syscall && !caps.dev) {
+		set_why("failed to create userfaultfd in process %d: %s", inj_pid(in),
+			uffd_no_way_why());
+		return -EOPNOTSUPP;
+	}
 	want_features &= supported;
+	if (!caps.syscall)
+		return inject_dev(in, want_features, local_fd, got_features);
 
 	/* Never UFFD_USER_MODE_ONLY: kernel-mode faults (read() into a registered buffer)
 	 * would then fail with EFAULT in the target instead of being served. */
@@ -218,6 +265,7 @@ int uffd_inject(struct inj *in, uint64_t want_features, int *local_fd, uint64_t 
 			err = api_local(fd, want_features, &got);
 			if (!err) {
 				api_path_last = UFFD_API_LOCAL;
+				create_last = UFFD_CREATE_SYSCALL;
 				*local_fd = fd;
 				if (got_features)
 					*got_features = got;
@@ -238,10 +286,14 @@ int uffd_inject(struct inj *in, uint64_t want_features, int *local_fd, uint64_t 
 		err = (int)rfd;
 explain:
 	if (err) {
+		/* EPERM: the target lacks CAP_SYS_PTRACE (or a seccomp filter said no) */
+		if (err == -EPERM && caps.dev)
+			return inject_dev(in, want_features, local_fd, got_features);
 		if (err == -EPERM)
-			set_why("failed to create userfaultfd in process %d: %s (the target needs "
-				"CAP_SYS_PTRACE or vm.unprivileged_userfaultfd=1%s)", inj_pid(in),
-				strerror(-err), inj_seccomp_mode(in) ? "; or its seccomp filter" : "");
+			set_why("failed to create userfaultfd in process %d: %s (userfaultfd() needs "
+				"CAP_SYS_PTRACE in the target%s, and %s)", inj_pid(in),
+				strerror(-err), inj_seccomp_mode(in) ? ", or its seccomp filter" : "",
+				uffd_dev_off_why());
 		else
 			set_why("failed to create userfaultfd in process %d: %s", inj_pid(in),
 				strerror(-err));
@@ -254,8 +306,10 @@ explain:
 		goto close_remote;
 	}
 	err = api_remote(in, (int)rfd, want_features, &got);
-	if (!err)
+	if (!err) {
 		api_path_last = UFFD_API_REMOTE;
+		create_last = UFFD_CREATE_SYSCALL;
+	}
 close_remote:
 	/* The target must not keep a copy: if it did and we died, it would block forever. */
 	{

@@ -30,6 +30,7 @@
 #include <linux/userfaultfd.h>
 
 struct inj;
+struct uffd_caps;
 
 /* Feature bits newer than Debian 12's <linux/userfaultfd.h> (Linux 6.1). */
 #ifndef UFFD_FEATURE_WP_UNPOPULATED
@@ -62,7 +63,8 @@ int uffd_probe(uint64_t *features);
 
 /*
  * Give the seized target @in a userfaultfd that only we hold: remote
- * userfaultfd(O_CLOEXEC|O_NONBLOCK), pidfd_getfd() into *local_fd, remote close().
+ * userfaultfd(O_CLOEXEC|O_NONBLOCK), pidfd_getfd() into *local_fd, remote close() (or the
+ * /dev/userfaultfd handoff, see uffd_set_caps()).
  * UFFDIO_API (@want_features & what the kernel offers) is issued from our process on the
  * stolen fd; if that is refused, from the target with a scratch page mapped and unmapped
  * again.  Nothing is left in the target.  *got_features: the features now enabled.
@@ -72,6 +74,17 @@ int uffd_probe(uint64_t *features);
  * several calls: a monitor killed then leaves one inert fd with no registrations.
  */
 int uffd_inject(struct inj *in, uint64_t want_features, int *local_fd, uint64_t *got_features);
+
+/*
+ * How uffd_inject() creates the target's userfaultfd (exact/uffd_caps.h, probed once by
+ * kfeatures.c with the --disable switches applied): the userfaultfd() syscall if allowed,
+ * falling back to the /dev/userfaultfd handoff (exact/uffd_dev.h) where the target lacks
+ * CAP_SYS_PTRACE (EPERM), or the handoff alone.  Unset, uffd_inject() probes itself.
+ */
+void uffd_set_caps(const struct uffd_caps *c);
+enum uffd_create { UFFD_CREATE_NONE, UFFD_CREATE_SYSCALL, UFFD_CREATE_DEV };
+/* The way the last successful uffd_inject() in this process took. */
+enum uffd_create uffd_last_create(void);
 
 /* Which path issues UFFDIO_API in uffd_inject() (a switch so tests cover both). */
 enum uffd_api_path {

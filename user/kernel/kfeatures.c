@@ -39,12 +39,14 @@ static const struct {
 	{ "mmap_lock", DIS_MMAP_LOCK },
 	{ "procmap_query", DIS_PROCMAP_QUERY },
 	{ "seccomp_suspend", DIS_SECCOMP_SUSPEND },
+	{ "uffd_syscall", DIS_UFFD_SYSCALL },
+	{ "uffd_dev", DIS_UFFD_DEV },
 };
 
 const char *features_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
-	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend";
+	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend, uffd_syscall, uffd_dev";
 }
 
 int features_parse_disable(const char *list, uint32_t *mask)
@@ -217,25 +219,18 @@ static void probe_thp(struct features *f)
 
 static void probe_uffd(struct features *f)
 {
-	struct uffdio_api api = { .api = UFFD_API };
-	int fd;
+	struct uffd_caps *c = &f->uffd_ways;
 
 	if (f->disabled & DIS_UFFD) {
 		f->uffd_errno = ENOSYS;		/* as on a kernel without CONFIG_USERFAULTFD */
 		return;
 	}
-	fd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		f->uffd_errno = errno;
-		return;
-	}
-	if (ioctl(fd, UFFDIO_API, &api) == 0) {
-		f->uffd = true;
-		f->uffd_features = api.features;
-	} else {
-		f->uffd_errno = errno;
-	}
-	close(fd);
+	uffd_caps_probe(c, f->disabled & DIS_UFFD_SYSCALL, f->disabled & DIS_UFFD_DEV);
+	f->uffd = c->syscall || c->dev;
+	f->uffd_features = c->features;
+	/* both switched off: like a kernel without userfaultfd; else the syscall's reason */
+	f->uffd_errno = f->uffd ? 0 : c->syscall_errno ? c->syscall_errno :
+			c->dev_errno ? c->dev_errno : ENOSYS;
 }
 
 /* Chooses each hook's attach point from what was probed.  `tracefs_ok` says whether classic
@@ -406,6 +401,17 @@ static const char *yes(bool b)
 	return b ? "yes" : "no";
 }
 
+/* One way of giving targets a userfaultfd: yes, no (why), or switched off. */
+static void uffd_way_print(const char *name, bool ok, int err, const char *scope)
+{
+	if (ok)
+		printf("  %-28s yes%s\n", name, scope);
+	else if (!err)
+		printf("  %-28s no (disabled by switch)\n", name);
+	else
+		printf("  %-28s no (%s)\n", name, strerror(err));
+}
+
 void features_print(const struct features *f, bool json)
 {
 	static const char *thp[] = { "never", "madvise", "always" };
@@ -422,7 +428,8 @@ void features_print(const struct features *f, bool json)
 		printf("{\"root\": %s, \"btf\": %s, \"ringbuf\": %s, \"tp_btf\": %s, "
 		       "\"tracefs\": %s, \"tracefs_mounted_by_mevitop\": %s, \"kprobes\": %s, "
 		       "\"fentry\": %s, \"pagemap_scan\": %s, \"procmap_query\": %s, "
-		       "\"userfaultfd\": %s, "
+		       "\"userfaultfd\": %s, \"userfaultfd_syscall\": %s, "
+		       "\"userfaultfd_dev\": %s, \"userfaultfd_wp\": %s, "
 		       "\"userfaultfd_features\": \"0x%llx\", \"exact_seccomp\": \"%s\", "
 		       "\"thp\": \"%s\", "
 		       "\"fault_around_bytes\": %llu, \"disabled\": \"0x%x\", \"hooks\": {",
@@ -431,8 +438,11 @@ void features_print(const struct features *f, bool json)
 		       f->tracefs ? "true" : "false",
 		       f->tracefs_mounted_by_us ? "true" : "false", f->kprobes ? "true" : "false",
 		       f->fentry ? "true" : "false", f->pagemap_scan ? "true" : "false",
-		       f->procmap_query ? "true" : "false", f->uffd ? "true" : "false", (unsigned long long)f->uffd_features,
-		       seccomp_path_name(sc), thp[f->thp], (unsigned long long)f->fault_around_bytes, f->disabled);
+		       f->procmap_query ? "true" : "false", f->uffd ? "true" : "false",
+		       f->uffd_ways.syscall ? "true" : "false", f->uffd_ways.dev ? "true" : "false",
+		       f->uffd_ways.wp ? "true" : "false", (unsigned long long)f->uffd_features,
+		       seccomp_path_name(sc), thp[f->thp], (unsigned long long)f->fault_around_bytes,
+		       f->disabled);
 		for (i = 0; i < HOOK_COUNT; i++)
 			printf("%s\"%s\": \"%s\"", i ? ", " : "", hook_name(i),
 			       attach_name(f->hook[i]));
@@ -461,6 +471,11 @@ void features_print(const struct features *f, bool json)
 		       (unsigned long long)f->uffd_features);
 	else
 		printf("  %-28s no (%s)\n", "userfaultfd", strerror(f->uffd_errno));
+	uffd_way_print("userfaultfd() in targets", f->uffd_ways.syscall,
+		       f->uffd_ways.syscall_errno, " (root or CAP_SYS_PTRACE targets)");
+	uffd_way_print("/dev/userfaultfd handoff", f->uffd_ways.dev, f->uffd_ways.dev_errno,
+		       " (targets of any user)");
+	printf("  %-28s %s\n", "exact mode creates uffd by", uffd_caps_paths(&f->uffd_ways));
 	printf("  %-28s %s%s%s%s\n", "seccomp (exact mode)", sc_how[sc], sc_why[0] ? " (suspension: " : "",
 	       sc_why, sc_why[0] ? ")" : "");
 	printf("  %-28s %s", "transparent huge pages", thp[f->thp]);

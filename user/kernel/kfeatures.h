@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "exact/uffd_caps.h"
 
 /* Switches that turn a feature off even when the kernel has it. */
 enum feat_disable {
@@ -25,7 +26,9 @@ enum feat_disable {
 	DIS_UFFD = 1 << 10,		/* "uffd": behave as if userfaultfd were unavailable */
 	DIS_MMAP_LOCK = 1 << 11,	/* "mmap_lock": layout changes from the syscall hooks */
 	DIS_PROCMAP_QUERY = 1 << 12,	/* "procmap_query": parse /proc/PID/maps text */
-	DIS_SECCOMP_SUSPEND = 1 << 14,	/* "seccomp_suspend": prove the injected calls instead */
+	DIS_UFFD_SYSCALL = 1 << 13,	/* "uffd_syscall": no userfaultfd() in targets */
+	DIS_UFFD_DEV = 1 << 14,		/* "uffd_dev": no /dev/userfaultfd handoff */
+	DIS_SECCOMP_SUSPEND = 1 << 15,	/* "seccomp_suspend": prove the injected calls instead */
 };
 
 enum hook {
@@ -70,18 +73,20 @@ struct features {
 	bool pagemap_scan;
 	bool procmap_query;		/* PROCMAP_QUERY ioctl on /proc/PID/maps (6.11+) */
 	bool btf_raw_syscalls;		/* tp_btf/sys_exit usable (a second choice for syscalls) */
-	bool uffd;
+	bool uffd;			/* some way gives targets a userfaultfd */
 	uint64_t uffd_features;
 	int uffd_errno;
 	bool seccomp_suspend;		/* PTRACE_O_SUSPEND_SECCOMP works (exact/seccomp_probe.h) */
 	int seccomp_suspend_errno;
+	struct uffd_caps uffd_ways;	/* which ways (exact/uffd_caps.h), WP registration */
 	enum thp_mode thp;
 	uint64_t thp_sizes_kb_mask;	/* enabled mTHP sizes, bit n = 2^n KiB */
 	uint64_t fault_around_bytes;
 	enum attach hook[HOOK_COUNT];
 };
 
-/* Parses "tp_btf,pagemap_scan"; returns -EINVAL (and names the bad word) on error. */
+/* Parses "tp_btf,pagemap_scan" ('-' reads as '_'); returns -EINVAL (and names the bad
+ * word) on error. */
 int features_parse_disable(const char *list, uint32_t *mask);
 const char *features_disable_names(void);
 
