@@ -7,6 +7,8 @@
  */
 #include "exact/seccomp_calls.h"
 
+#include "exact/uffd_caps.h"
+
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -19,9 +21,6 @@
 #define PR_SET_VMA_ANON_NAME	0
 #endif
 
-#ifndef USERFAULTFD_IOC_NEW
-#define USERFAULTFD_IOC_NEW	_IO(0xAA, 0x00)	/* Linux 6.1 */
-#endif
 
 #define A(i)	(1u << (i))
 #define PAGE	4096L

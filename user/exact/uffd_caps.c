@@ -11,9 +11,6 @@
 #include <unistd.h>
 #include <linux/userfaultfd.h>
 
-#ifndef USERFAULTFD_IOC_NEW
-#define USERFAULTFD_IOC_NEW	_IO(0xAA, 0x00)
-#endif
 #define UFFD_DEV_PATH		"/dev/userfaultfd"
 
 int uffd_caps_open_local(bool dev)

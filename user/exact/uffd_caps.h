@@ -21,6 +21,12 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
+#include <linux/userfaultfd.h>
+
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC_NEW	_IO(0xAA, 0x00)	/* Linux 6.1; Debian 12's headers may lack it */
+#endif
 
 struct uffd_caps {
 	bool syscall;		/* userfaultfd() is used (works here, not disabled) */

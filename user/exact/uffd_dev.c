@@ -4,6 +4,8 @@
 #include "exact/uffd_dev_x86.h"
 #include "inject.h"
 
+#include "exact/uffd_caps.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -16,9 +18,6 @@
 
 #define UFFD_DEV_PATH	"/dev/userfaultfd"
 
-#ifndef USERFAULTFD_IOC_NEW
-#define USERFAULTFD_IOC_NEW	_IO(0xAA, 0x00)	/* Linux 6.1 */
-#endif
 
 static void (*test_hook)(void *ctx, const char *stage);
 static void *test_hook_ctx;
