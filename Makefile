@@ -96,10 +96,50 @@ $(SKEL): $(BUILD)/mevitop.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name mevitop_bpf > $@
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
+# One archive per folder of user/ (top: user/*.c but main.c).  A unit test links the
+# archives of the folders it tests and of those they stand on, named in test_X_LINK, and the
+# linker takes from them only the objects the test needs: test_itree links itree.o and
+# nothing else, so no libbpf, ncurses or roaring; a call outside those folders fails to
+# link.  test_X_LIBS: the libraries those objects need.  A test without test_X_LINK links
+# every folder.
+TOP_OBJS    := $(filter-out $(BUILD)/user/main.o,$(filter $(BUILD)/user/%.o,$(patsubst user/%.c,$(BUILD)/user/%.o,$(wildcard user/*.c))))
+ALL_FOLDERS := $(sort $(patsubst user/%/,%,$(dir $(wildcard user/*/*.c))))
+$(BUILD)/folders/top.a: $(TOP_OBJS)
+define folder_archive
+$(BUILD)/folders/$(1).a: $(filter $(BUILD)/user/$(1)/%,$(USER_OBJS))
+endef
+$(foreach d,$(ALL_FOLDERS),$(eval $(call folder_archive,$(d))))
+$(BUILD)/folders/%.a:
+	$(call msg,AR,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+test_itree_LINK    := lib
+test_pageset_LINK  := lib
+test_pageset_LIBS  := -lroaring
+test_model_LINK    := model lib
+test_model_LIBS    := -lroaring -lm
+test_rules_LINK    := engine model lib
+test_rules_LIBS    := -lroaring -lm -lpthread
+test_procmap_LINK  := kernel lib
+test_stacks_LINK   := stacks kernel model lib
+test_stacks_LIBS   := -ldw -lelf -lroaring -lm
+test_metrics_LINK  := out model lib
+test_metrics_LIBS  := -lz -lroaring -lm
+test_inject_LINK   := exact kernel model lib
+test_inject_LIBS   := -lroaring -lm -lpthread
+test_uffd_LINK     := exact kernel model lib
+test_uffd_LIBS     := -lroaring -lm -lpthread
+
+folder_archives = $(addsuffix .a,$(addprefix $(BUILD)/folders/,$(or $($(1)_LINK),top $(ALL_FOLDERS))))
+test_libs = $(if $($(1)_LINK),$($(1)_LIBS),$(LIBS))
+
+.SECONDEXPANSION:
+$(BUILD)/tests/%: tests/unit/%.c $$(call folder_archives,$$*) | $(SKEL)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LIBS) -lcmocka
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< -Wl,--start-group \
+		$(call folder_archives,$*) -Wl,--end-group $(call test_libs,$*) -lcmocka
 
 # Workloads and benchmarks are plain programs: no sanitizers, they are what gets watched.
 # wl32 is a 32-bit process with no libc (gcc-multilib's is not needed).

@@ -201,6 +201,8 @@ void cli_usage(FILE *out)
 		METRICS_TOP_DEFAULT, METRICS_PROCS_DEFAULT, features_disable_names());
 }
 
+static const char *exact_refused(const struct cli *c);
+
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static int usage_error(const char *fmt, ...)
@@ -506,9 +508,8 @@ int cli_parse(int argc, char **argv, struct cli *c)
 				   "mevitop replay FILE --json");
 	if (c->exact && !c->run && !c->npids && !c->help && !c->version && !c->probe)
 		return usage_error("--exact needs processes: --exact -p PID, or mevitop run -- CMD");
-	if (c->exact && (c->mode_set || filter_active(&c->filter)))
-		return usage_error("--mode and the filters (-u, --comm, --cgroup) do not apply to "
-				   "exact mode");
+	if (c->exact && exact_refused(c))
+		return usage_error("%s does not apply to exact mode", exact_refused(c));
 	if (c->npids && filter_active(&c->filter))
 		return usage_error("-p and the filters (-u, --comm, --cgroup) do not mix");
 	c->metrics.interval_ms = c->interval_ms;
@@ -521,9 +522,52 @@ int cli_parse(int argc, char **argv, struct cli *c)
 			return usage_error("%s", why);
 		c->listen_set = true;
 	}
-	if (c->stacks && c->exact)
-		return usage_error("--stacks does not apply to exact mode yet");
 	return 0;
+}
+
+/* Exact mode's engine is sample mode's plus a userfaultfd per process, for -p or run's
+ * CMD: every other option applies to it (cli_engine_opts), these do not. */
+static const char *exact_refused(const struct cli *c)
+{
+	if (c->mode_set)
+		return "--mode";
+	if (c->filter.uid_set)
+		return "--user";
+	if (c->filter.comm[0])
+		return "--comm";
+	if (c->filter.cgroup)
+		return "--cgroup";
+	if (c->stacks)		/* --folded too: it implies --stacks */
+		return "--stacks";
+	if (c->stack_interval_ms)
+		return "--stack-interval";
+	if (c->stack_period)
+		return "--stack-period";
+	/* Polling /proc/PID/stat is what tells exact mode which processes to rescan. */
+	if (c->rss_hook)
+		return "--rss-hook";
+	if (c->chunk_map_entries)	/* chunk mode's map */
+		return "--chunk-map-size";
+	return NULL;
+}
+
+void cli_engine_opts(struct cli *c, struct engine_opts *eo)
+{
+	*eo = (struct engine_opts){
+		.mode = c->exact ? MODE_EXACT : c->mode,
+		.pids = c->pids,
+		.npids = c->npids,
+		.follow_children = !c->no_children,
+		.reconcile = !c->no_reconcile,
+		.ringbuf_bytes = c->ringbuf_bytes,
+		.chunk_map_entries = c->chunk_map_entries,
+		.filter = filter_active(&c->filter) ? &c->filter : NULL,
+		.max_cpu_pct = c->max_cpu,
+		.rss_hook = c->rss_hook,
+		.stacks = c->stacks,
+		.stack_interval_ms = c->stack_interval_ms ? c->stack_interval_ms : 1000,
+		.stack_sample_period = c->stack_period ? c->stack_period : 251,
+	};
 }
 
 void cli_free(struct cli *c)

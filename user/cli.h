@@ -63,6 +63,8 @@ struct cli {
 /* Parses argv; returns 0, or 2 after printing a usage error. */
 int cli_parse(int argc, char **argv, struct cli *c);
 void cli_usage(FILE *out);
+/* The engine's options, for every mode (exact mode's included): built here once. */
+void cli_engine_opts(struct cli *c, struct engine_opts *eo);
 void cli_free(struct cli *c);
 
 #endif

@@ -261,7 +261,7 @@ static int run_view(struct engine *e, struct cli *c, struct rec_writer *rec)
 int main(int argc, char **argv)
 {
 	bool out_closed = guard_std_fds();	/* before anything opens a file */
-	struct engine_opts eo = { 0 };
+	struct engine_opts eo;
 	struct features f = { 0 };
 	struct engine *e = NULL;
 	char why[512] = "";
@@ -351,19 +351,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	eo.mode = c.mode;
-	eo.pids = c.pids;
-	eo.npids = c.npids;
-	eo.follow_children = !c.no_children;
-	eo.reconcile = !c.no_reconcile;
-	eo.ringbuf_bytes = c.ringbuf_bytes;
-	eo.chunk_map_entries = c.chunk_map_entries;
-	eo.filter = filter_active(&c.filter) ? &c.filter : NULL;
-	eo.max_cpu_pct = c.max_cpu;
-	eo.rss_hook = c.rss_hook;
-	eo.stacks = c.stacks;
-	eo.stack_interval_ms = c.stack_interval_ms ? c.stack_interval_ms : 1000;
-	eo.stack_sample_period = c.stack_period ? c.stack_period : 251;
+	cli_engine_opts(&c, &eo);
 	install_signals();
 	err = engine_new(&eo, &f, &e, why, sizeof(why));
 	if (!err)

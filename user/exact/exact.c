@@ -818,7 +818,7 @@ static int fail_setup(struct exact *x, struct engine **e, int rc)
 int exact_setup(struct cli *c, struct features *f, struct engine **e, struct exact **out)
 {
 	struct uffd_server_ops ops = { .fault = on_fault, .event = on_event };
-	struct engine_opts eo = { 0 };
+	struct engine_opts eo;
 	char why[512] = "";
 	struct exact *x;
 	const char *env;
@@ -877,12 +877,7 @@ int exact_setup(struct cli *c, struct features *f, struct engine **e, struct exa
 		c->npids = 1;
 	}
 
-	eo.mode = MODE_EXACT;
-	eo.pids = c->pids;
-	eo.npids = c->npids;
-	eo.follow_children = !c->no_children;
-	eo.reconcile = !c->no_reconcile;
-	eo.ringbuf_bytes = c->ringbuf_bytes;
+	cli_engine_opts(c, &eo);
 	err = engine_new(&eo, f, e, why, sizeof(why));
 	if (!err) {
 		x->e = *e;

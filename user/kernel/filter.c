@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "array.h"
 #include "filter.h"
 #include "log.h"
 #include "procfs.h"
@@ -75,15 +76,8 @@ int filter_set_cgroup(struct filter *f, const char *path)
 
 static int add_member(struct filter *f, pid_t pid)
 {
-	if (f->nmembers == f->capmembers) {
-		size_t cap = f->capmembers ? f->capmembers * 2 : 256;
-		pid_t *m = realloc(f->members, cap * sizeof(*m));
-
-		if (!m)
-			return -ENOMEM;
-		f->members = m;
-		f->capmembers = cap;
-	}
+	if (array_reserve(f->members, f->nmembers, f->capmembers, 256))
+		return -ENOMEM;
 	f->members[f->nmembers++] = pid;
 	return 0;
 }
@@ -131,27 +125,12 @@ int filter_refresh(struct filter *f)
 	return 0;
 }
 
-static bool euid_of(pid_t pid, uid_t *uid)
-{
-	char path[64], buf[4096], *p;
-	unsigned long r, e;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	if (procfs_read_file(path, buf, sizeof(buf)) <= 0)
-		return false;
-	p = strstr(buf, "\nUid:");
-	if (!p || sscanf(p + 5, "%lu %lu", &r, &e) != 2)
-		return false;
-	*uid = e;
-	return true;
-}
-
 bool filter_match(const struct filter *f, pid_t pid, const char *comm)
 {
 	if (f->uid_set) {
 		uid_t uid;
 
-		if (!euid_of(pid, &uid) || uid != f->uid)
+		if (procfs_read_euid(pid, &uid) || uid != f->uid)
 			return false;
 	}
 	if (f->comm[0]) {

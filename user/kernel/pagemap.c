@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include <linux/types.h>
+#include "page.h"
 #include "pagemap.h"
 
 /* Debian 12's headers predate PAGEMAP_SCAN (include/uapi/linux/fs.h, Linux 6.7). */
@@ -41,7 +42,6 @@ struct pm_scan_arg {
 };
 #endif
 
-#define PAGE_SHIFT 12
 #define PM_PRESENT (1ULL << 63)
 #define PM_SWAPPED (1ULL << 62)
 #define SCAN_VEC 512
@@ -106,7 +106,7 @@ static int scan_ioctl(int fd, uint64_t start, uint64_t end, struct merger *m)
 {
 	struct page_region vec[SCAN_VEC];
 	struct pm_scan_arg arg;
-	uint64_t addr = start << PAGE_SHIFT, stop = end << PAGE_SHIFT;
+	uint64_t addr = start << PAGE_SHIFT_4K, stop = end << PAGE_SHIFT_4K;
 	int n, i;
 
 	while (addr < stop) {
@@ -123,7 +123,7 @@ static int scan_ioctl(int fd, uint64_t start, uint64_t end, struct merger *m)
 		if (n < 0)
 			return errno == ESRCH || errno == ENOENT ? -ESRCH : -errno;
 		for (i = 0; i < n; i++)
-			merge_push(m, vec[i].start >> PAGE_SHIFT, vec[i].end >> PAGE_SHIFT,
+			merge_push(m, vec[i].start >> PAGE_SHIFT_4K, vec[i].end >> PAGE_SHIFT_4K,
 				   cats_of(vec[i].categories));
 		/* walk_end says how far the kernel got; it stops early when vec is full. */
 		if (arg.walk_end <= addr)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "array.h"
 #include "procfs.h"
 
 ssize_t procfs_read_file(const char *path, char *buf, size_t len)
@@ -245,6 +246,36 @@ int procfs_read_uid(pid_t pid, uid_t *uid)
 	return err;
 }
 
+/* The effective uid (what top -u filters on): the second number of status's "Uid:". */
+int procfs_read_euid(pid_t pid, uid_t *euid)
+{
+	char path[64], buf[4096], *p;
+	unsigned long r, e;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	n = procfs_read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return gone(n);
+	p = strstr(buf, "\nUid:");
+	if (!p || sscanf(p + 5, "%lu %lu", &r, &e) != 2)
+		return -ENOENT;
+	*euid = e;
+	return 0;
+}
+
+/* The largest pid + 1 (/proc/sys/kernel/pid_max; the kernel's 64-bit limit if unreadable). */
+size_t procfs_pid_max(void)
+{
+	char buf[32];
+	unsigned long v;
+
+	if (procfs_read_file("/proc/sys/kernel/pid_max", buf, sizeof(buf)) <= 0 ||
+	    sscanf(buf, "%lu", &v) != 1)
+		return 4194304;
+	return v;
+}
+
 /* /proc/PID/stat into buf; *fields points just past the last ')' (comm may hold spaces and
  * parentheses), where field 3, the state, begins. */
 static int read_stat(pid_t pid, char *buf, size_t len, char **fields)
@@ -425,7 +456,7 @@ int procfs_list_pids(pid_t **pids, size_t *n)
 	DIR *d = opendir("/proc");
 	struct dirent *de;
 	size_t cap = 512, cnt = 0;
-	pid_t *v = malloc(cap * sizeof(*v)), *nv;
+	pid_t *v = malloc(cap * sizeof(*v));
 
 	if (!d || !v) {
 		int err = d ? -ENOMEM : -errno;
@@ -441,15 +472,10 @@ int procfs_list_pids(pid_t **pids, size_t *n)
 
 		if (*end || pid <= 0)
 			continue;
-		if (cnt == cap) {
-			nv = realloc(v, cap * 2 * sizeof(*v));
-			if (!nv) {
-				closedir(d);
-				free(v);
-				return -ENOMEM;
-			}
-			v = nv;
-			cap *= 2;
+		if (array_reserve(v, cnt, cap, 512)) {
+			closedir(d);
+			free(v);
+			return -ENOMEM;
 		}
 		v[cnt++] = pid;
 	}

@@ -41,6 +41,8 @@ int procfs_read_vmflags(pid_t pid, vmflags_cb cb, void *arg);
 int procfs_read_comm(pid_t pid, char *comm, size_t len);
 int procfs_read_tgid(pid_t tid, pid_t *tgid);		/* from /proc/TID/status */
 int procfs_read_uid(pid_t pid, uid_t *uid);
+int procfs_read_euid(pid_t pid, uid_t *euid);	/* status "Uid:", second field */
+size_t procfs_pid_max(void);			/* largest pid + 1 */
 int procfs_read_start_brk(pid_t pid, uint64_t *start_brk); /* /proc/PID/stat field 47 */
 bool procfs_is_kernel_thread(pid_t pid);		/* no mm: empty maps */
 /* The thread whose /proc/TID entries show pid's address space: pid itself, or a live thread

@@ -15,6 +15,7 @@
 #include "mevitop.skel.h"
 #include "log.h"
 #include "syscalls.h"
+#include "procfs.h"
 #include "tracer.h"
 
 struct tracer {
@@ -41,20 +42,6 @@ static size_t page_round(size_t n)
 	size_t pg = sysconf(_SC_PAGESIZE);
 
 	return (n + pg - 1) / pg * pg;
-}
-
-/* The largest pid + 1 (the target bitmap's size). */
-static size_t pid_max(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
-	unsigned long v = 4194304;
-
-	if (f) {
-		if (fscanf(f, "%lu", &v) != 1)
-			v = 4194304;
-		fclose(f);
-	}
-	return v;
 }
 
 static int on_sample(void *ctx, void *data, size_t size)
@@ -221,7 +208,7 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 		bpf_map__set_max_entries(t->skel->maps.stack_chunks, 1);
 	if (o->chunk_map_entries)
 		bpf_map__set_max_entries(t->skel->maps.chunks, o->chunk_map_entries);
-	t->targets_words = (pid_max() + 63) / 64;
+	t->targets_words = (procfs_pid_max() + 63) / 64;	/* one bit per pid */
 	bpf_map__set_max_entries(t->skel->maps.targets, t->targets_words);
 	bpf_map__set_max_entries(t->skel->maps.layout_dirty, t->targets_words);
 	if (o->ringbuf_bytes)

@@ -22,6 +22,7 @@
 
 #include <roaring/roaring.h>
 
+#include "array.h"
 #include "pageset.h"
 
 #define BUCKET_SPAN	(UINT64_C(1) << 32)	/* pages per bucket */
@@ -208,15 +209,8 @@ static struct pageset_bucket *bucket_find(const struct pageset *s, uint32_t hi)
 static struct pageset_bucket *bucket_insert(struct pageset *s, size_t i,
 					    uint32_t hi, roaring_bitmap_t *lo)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 4;
-		struct pageset_bucket *b = realloc(s->b, cap * sizeof(*b));
-
-		if (!b)
-			pageset_oom();
-		s->b = b;
-		s->cap = cap;
-	}
+	if (array_reserve(s->b, s->n, s->cap, 4))
+		pageset_oom();
 	memmove(&s->b[i + 1], &s->b[i], (s->n - i) * sizeof(s->b[0]));
 	s->n++;
 	s->b[i].hi = hi;

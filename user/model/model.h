@@ -19,11 +19,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "itree.h"
+#include "page.h"
 #include "pageset.h"
 #include "procfs.h"
-
-#define PAGE_SHIFT_4K 12
-#define PAGE_SIZE_4K 4096ULL
 
 enum page_state {
 	PS_NOT_RESIDENT,

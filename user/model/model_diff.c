@@ -2,6 +2,7 @@
 /* Where two models of one address space differ, page state by page state (model.h). */
 #include <errno.h>
 #include <stdlib.h>
+#include "array.h"
 #include "model.h"
 
 struct runs {
@@ -14,16 +15,9 @@ static int collect(uint64_t s, uint64_t e, enum page_state st, void *arg)
 {
 	struct runs *rs = arg;
 
-	if (rs->n == rs->cap) {
-		size_t cap = rs->cap ? rs->cap * 2 : 64;
-		struct scan_run *nr = realloc(rs->r, cap * sizeof(*nr));
-
-		if (!nr) {
-			rs->oom = true;
-			return 1;
-		}
-		rs->r = nr;
-		rs->cap = cap;
+	if (array_reserve(rs->r, rs->n, rs->cap, 64)) {
+		rs->oom = true;
+		return 1;
 	}
 	rs->r[rs->n++] = (struct scan_run){ s, e, st };
 	return 0;

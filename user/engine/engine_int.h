@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The engine's insides, shared by the files of user/engine/ only:
+ *
+ *   table.c   the process table: lookups, creation, the batch-end work list, the lock
+ *   rules.c   the rules that turn kernel records into model edits (and scans to queue)
+ *   scan.c    the batch end: layouts from /proc/PID/maps, pages from pagemap
+ *   source.c  the kernel behind struct engine_source (/proc, pagemap, BPF targets)
+ *   engine.c  lifecycle, the ring buffer, tick policy (counters, reconcile, --max-cpu)
+ *
+ * Calls go down that list, never back up.  rules.c, table.c and scan.c reach the system
+ * only through struct engine_source, so tests/unit/test_rules.c runs them against a
+ * scripted address space, without a kernel.
+ */
+#ifndef MEVITOP_ENGINE_INT_H
+#define MEVITOP_ENGINE_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include "engine.h"
+#include "pagemap.h"
+#include "procfs.h"
+
+struct stacks;
+
+/* What the engine's rules and scans ask of the system.  ctx is engine.src_ctx. */
+struct engine_source {
+	/* The BPF target set of a filtered session (-p, -u, --comm, --cgroup). */
+	bool (*is_target)(void *ctx, pid_t tgid);
+	int (*add_target)(void *ctx, pid_t tgid);
+	void (*del_target)(void *ctx, pid_t tgid);
+	/* Does pid pass -u/--comm/--cgroup?  comm may be NULL (read it). */
+	bool (*passes)(void *ctx, pid_t pid, const char *comm);
+	/* pid exited, was replaced (exec) or dropped: forget what other tables keep (stacks). */
+	void (*forget)(void *ctx, pid_t pid);
+	int (*read_tgid)(void *ctx, pid_t tid, pid_t *tgid);
+	int (*pidfd_target)(void *ctx, pid_t pid, int fd, pid_t *target);
+	int (*live_thread)(void *ctx, pid_t pid, pid_t *tid);
+	/* The layout, in address order (procfs_read_maps' contract); counts e->st.maps_reads
+	 * in the caller. */
+	int (*read_layout)(void *ctx, pid_t pid, maps_cb cb, void *arg);
+	int (*read_vmflags)(void *ctx, pid_t pid, vmflags_cb cb, void *arg);
+	int (*read_start_brk)(void *ctx, pid_t pid, uint64_t *start_brk);
+	int (*read_comm)(void *ctx, pid_t pid, char *comm, size_t len);
+	int (*read_uid)(void *ctx, pid_t pid, uid_t *uid);
+	int (*read_counters)(void *ctx, pid_t pid, struct proc_counters *c);
+	int (*read_rss)(void *ctx, pid_t pid, uint64_t *rss);
+	/* Pages: a handle (>= 0) or -errno; runs as pagemap_scan() reports them. */
+	int (*open_pages)(void *ctx, pid_t pid);
+	int (*scan_pages)(void *ctx, int fd, uint64_t start, uint64_t end, pagemap_run_cb cb,
+			  void *arg);
+	void (*close_pages)(void *ctx, int fd);
+};
+
+/* The kernel's source (source.c); its ctx is the engine. */
+extern const struct engine_source engine_kernel_source;
+
+#define PMD_PAGES	512ULL		/* 2 MiB of 4 KiB pages */
+
+/* struct pstate.pending */
+#define PEND_RELOAD	(1u << 0)	/* re-read maps and scan everything (new, exec) */
+#define PEND_MAPS	(1u << 1)	/* re-read maps: names, layout the events could not say */
+#define PEND_SCAN	(1u << 2)	/* scan the queued ranges */
+#define PEND_RECONCILE	(1u << 3)	/* full rescan, corrections counted as drift */
+#define PEND_RESCAN	(1u << 4)	/* sample mode: full rescan of a process that changed */
+#define PEND_VERIFY	(1u << 5)	/* full rescan: a check the counters could not decide
+					 * (counted as a reconcile, its corrections not as drift) */
+
+struct range {
+	uint64_t start, end;	/* pages */
+};
+
+/* A fault whose outcome spans a window (THP, fault-around) is checked after the window's
+ * scan: the record is written at fault entry, so the scan may run while the fault is still
+ * allocating, zeroing or compacting.  If the faulting page is not yet present, the window
+ * is scanned again at the next batch. */
+struct fault_check {
+	uint64_t page;
+	struct range window;
+	uint32_t tries;
+};
+
+#define FAULT_CHECK_TRIES 200	/* ~2 s of batches; then the rss check takes over */
+
+struct pstate {
+	int pagemap_fd;
+	struct range *scan;
+	size_t nscan, capscan;
+	struct fault_check *checks;
+	size_t nchecks, capchecks;
+	uint64_t events_tick;		/* events applied since the last tick */
+	uint64_t rss_updates;		/* trace: rss_stat hits at the last tick */
+	struct proc_counters c;		/* /proc/PID/stat counters at the last tick or full scan */
+	bool counters_seen;
+	int64_t rss_gap;		/* model's resident pages - kernel rss, at the last full
+					 * scan (rss_gap_check) */
+	bool rss_gap_seen;
+	bool rss_gap_dirty;		/* events or an rss change since the last check */
+	uint64_t born;			/* start time (/proc/PID/stat), to tell a reused pid */
+	pid_t io_pid;			/* whose /proc entries to read: the pid, or a live thread
+					 * once the main thread has exited (procfs_live_thread) */
+	uint64_t last_full_ns;		/* last full scan */
+	bool target;			/* named with -p */
+	int load_err;			/* why the last reload failed (-errno), 0 if it did not */
+	bool locked_future;		/* mlockall(MCL_FUTURE) */
+	bool scan_failed;		/* a scan failed (not for a vanished process): rescan
+					 * it whole at the next tick */
+};
+
+struct alias {
+	pid_t child, parent;		/* a vfork/CLONE_VM child sharing the parent's mm */
+};
+
+#define NBUCKETS 4096
+#define GHOST_TICKS 5	/* ticks to look for processes after exit records were lost */
+#define VERIFY_MIN_NS 5000000000ULL	/* rss gap undecided: rescan at most this often */
+#define RETRY_MAX 256
+
+struct engine {
+	struct engine_opts o;
+	struct features f;
+	struct tracer *tracer;
+	const struct engine_source *src;	/* every read of the system the rules make */
+	void *src_ctx;
+	pthread_mutex_t lock;
+	/* Held by whichever thread steps or ticks the engine (exact mode has two: the view's
+	 * and the pump), for the whole step: yield_lock() lets readers in mid-step, never
+	 * another writer, which would change the model under the step's iterators. */
+	pthread_mutex_t step_lock;
+	struct proc *buckets[NBUCKETS];
+	size_t nprocs;
+	struct proc **sorted;
+	size_t nsorted, capsorted;
+	bool sorted_dirty;
+	struct proc *pending;		/* batch-end work list */
+	struct alias *aliases;
+	size_t naliases, capaliases;
+	struct engine_stats st;
+	uint64_t last_tick_ns, events_at_tick, maps_reads_at_tick;
+	uint64_t now_ns;		/* of the batch being applied */
+	bool use_scan;			/* PAGEMAP_SCAN, else pread */
+	bool use_procmap;		/* PROCMAP_QUERY, else the text of /proc/PID/maps */
+	bool smaps;			/* read VmFlags where THP eligibility matters */
+	size_t reconcile_cursor;
+	struct scan_run *runs;
+	size_t nruns, capruns;
+	bool runs_lost;			/* the run buffer could not grow: this pass is unusable */
+	int test_fail_runs;		/* MEVITOP_TEST_FAIL_ALLOC=scan-runs: growths to fail */
+	struct proc *retry[RETRY_MAX];	/* processes with faults still in flight */
+	size_t nretry;
+	struct engine_hooks hooks;
+	atomic_int waiting;		/* readers blocked in engine_lock() */
+	bool heat_scan;			/* scans record newly resident pages as heat */
+	uint64_t locked_at;		/* when the engine thread took the lock */
+	uint64_t drain_from;		/* when this drain of the ring buffer began */
+	uint64_t drained;		/* records applied in it */
+	bool drain_paused;		/* it ran out of budget: the next step must not wait */
+	uint64_t cpu_at_tick;		/* process CPU time at the last tick */
+	uint32_t scale;			/* --max-cpu interval multiplier */
+	struct proc **exits;		/* exited since engine_take_exits */
+	uint64_t lost_exits;		/* lost exit records at the last tick */
+	uint32_t ghost_ticks;		/* ticks left to look for processes those were about */
+	size_t nexits, capexits;
+	struct stacks *stacks;		/* --stacks, or NULL */
+};
+
+
+#define HOOK(e, name, ...) do {						\
+	if ((e)->hooks.name)							\
+		(e)->hooks.name((e)->hooks.ctx, ##__VA_ARGS__);			\
+} while (0)
+
+static inline struct pstate *ps(const struct proc *p)
+{
+	return p->engine;
+}
+
+/* Whose /proc entries to read: the pid, or a live thread once the main thread exited. */
+static inline pid_t io(const struct proc *p)
+{
+	return ps(p)->io_pid ? ps(p)->io_pid : p->pid;
+}
+
+/* --- table.c --- */
+
+/* Sets up what table.c, rules.c and scan.c use (engine_new calls it; so do the unit
+ * tests, with their own source).  0 or -errno. */
+int engine_core_init(struct engine *e, const struct engine_opts *o, const struct features *f,
+		     const struct engine_source *src, void *src_ctx);
+/* Frees what engine_core_init and the table allocated (not e itself). */
+void engine_core_fini(struct engine *e);
+void elock(struct engine *e);
+void eunlock(struct engine *e);
+void yield_lock(struct engine *e);
+int choose_io_pid(struct engine *e, struct proc *p);
+void close_pages(struct engine *e, struct proc *p);
+/* Gives p its engine state (frees p and returns NULL when that fails). */
+struct proc *attach_pstate(struct proc *p);
+void table_add(struct engine *e, struct proc *p);
+struct proc *new_proc(struct engine *e, pid_t pid, bool target);
+void table_del(struct engine *e, struct proc *p);
+void pend_mark(struct engine *e, struct proc *p, uint32_t what);
+void queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end);
+pid_t alias_parent(struct engine *e, pid_t tgid);
+void alias_del(struct engine *e, pid_t child);
+void alias_add(struct engine *e, pid_t child, pid_t parent);
+bool filtered(const struct engine *e);
+struct proc *proc_for(struct engine *e, pid_t tgid);
+struct proc *watch_new(struct engine *e, pid_t tgid, const char *comm);
+void unwatch(struct engine *e, struct proc *p);
+void mark_exited(struct engine *e, struct proc *p);
+
+/* --- rules.c --- */
+
+/* Applies one ring-buffer record (struct ev_* of events.h, size bytes) to the model. */
+void engine_apply_record(struct engine *e, const void *data, size_t size);
+
+/* --- scan.c --- */
+
+/* The batch end: everything the records asked for, in one pass per process. */
+void flush_pending(struct engine *e);
+/* At a tick: does the rss gap say a change no event explained? (trace and chunk mode) */
+void rss_gap_check(struct engine *e, struct proc *p);
+
+#endif

@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The rules that turn kernel records (events.h: faults, mm syscalls, fork, exec, exit)
+ * into model edits, and into scans for what a record cannot say exactly (engine.h).
+ * Everything they ask of the system goes through e->src (engine_int.h).
+ */
+#include <errno.h>
+#include <string.h>
+#include "array.h"
+#include "engine_int.h"
+#include "syscalls.h"
+#include "uapi_mm.h"
+
+#define MAX_ERRNO	4095
+
+/* --- THP, fault-around: how many pages one fault may map --- */
+
+static bool thp_possible(const struct engine *e, const struct mapping *m)
+{
+	if (m->perms & MP_SHARED)
+		return false;
+	if (m->kind != MK_ANON && m->kind != MK_HEAP && m->kind != MK_STACK)
+		return false;
+	if (m->flags & MF_NOHUGEPAGE)
+		return false;
+	/* f.thp is the strongest setting over every THP size, multi-size THP included. */
+	if (e->f.thp == THP_ALWAYS)
+		return true;
+	return e->f.thp == THP_MADVISE && (m->flags & MF_HUGEPAGE);
+}
+
+static void add_check(struct proc *p, uint64_t page, uint64_t ws, uint64_t we)
+{
+	struct pstate *s = ps(p);
+
+	if (s->nchecks && s->checks[s->nchecks - 1].window.start == ws &&
+	    s->checks[s->nchecks - 1].window.end == we) {
+		s->checks[s->nchecks - 1].page = page;	/* the latest fault of the window */
+		return;
+	}
+	if (array_reserve(s->checks, s->nchecks, s->capchecks, 8))
+		return;
+	s->checks[s->nchecks++] = (struct fault_check){ page, { ws, we }, 0 };
+}
+
+static void queue_window(struct engine *e, struct proc *p, const struct mapping *m,
+			 uint64_t page, uint64_t window_pages)
+{
+	uint64_t pmd_s = page & ~(PMD_PAGES - 1), pmd_e = pmd_s + PMD_PAGES;
+	uint64_t ws = page & ~(window_pages - 1), we;
+
+	/* As do_fault_around() computes it: the aligned window's start, moved up to the
+	 * mapping's start if it begins later (the window then extends past the aligned end),
+	 * never across the PMD nor the mapping. */
+	if (ws < mapping_start(m))
+		ws = mapping_start(m);
+	if (ws < pmd_s)
+		ws = pmd_s;
+	we = ws + window_pages;
+	if (we > pmd_e)
+		we = pmd_e;
+	if (we > mapping_end(m))
+		we = mapping_end(m);
+	queue_scan(e, p, ws, we);
+	add_check(p, page, ws, we);
+}
+
+/* A range the kernel populates page by page (MADV_POPULATE_*, WILLNEED, mlock, mprotect
+ * of a locked range, COLLAPSE): each page is populated as a fault would be, so a large
+ * folio (THP, multi-size THP, a large page-cache folio) maps past the range's ends, though
+ * never past the PMDs it touches.  Scanned up to those bounds (clipped to the mappings). */
+static void queue_scan_populated(struct engine *e, struct proc *p, uint64_t start, uint64_t end)
+{
+	queue_scan(e, p, start & ~(PMD_PAGES - 1), (end + PMD_PAGES - 1) & ~(PMD_PAGES - 1));
+}
+
+/* --- applying events --- */
+
+static void apply_fault(struct engine *e, const struct ev_fault *ev)
+{
+	struct proc *p = proc_for(e, ev->tgid);
+	uint64_t page = ev->addr >> PAGE_SHIFT_4K;
+	struct mapping *m;
+
+	if (!p)
+		return;
+	p->faults++;
+	ps(p)->events_tick++;
+	heat_add(&p->heat, page, 1.0f, e->now_ns);
+	if (p->pending & PEND_RELOAD)
+		return;		/* the reload reads the truth after this fault */
+	m = model_find(p, page);
+	if (!m) {
+		struct mapping *above = model_find_ge(p, page);
+
+		if (above && (above->flags & MF_GROWSDOWN) && !(ev->flags & EVF_KERNEL)) {
+			/* The stack grows down to the faulting page (expand_stack). */
+			model_grow_down(p, above, page);
+			m = above;
+		} else {
+			/* An address our layout does not know: re-read it, then look. */
+			pend_mark(e, p, PEND_MAPS);
+			queue_scan(e, p, page, page + 1);
+			return;
+		}
+	}
+	if (m->flags & MF_PFNMAP)
+		return;		/* raw PFNs ([vvar]): the page walk skips them, so does pagemap */
+	if (ev->flags & EVF_PRESENT) {
+		/* A protection fault (COW, write to a read-only PTE): the page was present. */
+		model_set_page(p, page, PS_RESIDENT);
+		return;
+	}
+	if (!(m->perms & (MP_READ | MP_WRITE | MP_EXEC)))
+		return;		/* PROT_NONE: SIGSEGV, nothing mapped */
+
+	if ((ev->flags & EVF_WRITE) && !(m->perms & MP_WRITE))
+		return;		/* write to a read-only mapping: SIGSEGV or EFAULT */
+	model_set_page(p, page, PS_RESIDENT);
+
+	if (m->flags & MF_HUGETLB) {
+		queue_window(e, p, m, page, PMD_PAGES);
+	} else if (m->kind == MK_FILE || m->kind == MK_SHMEM || m->kind == MK_VDSO ||
+		   m->kind == MK_OTHER) {
+		/* Read faults map the cached neighbours too (do_fault_around).  And where the
+		 * page cache holds large folios (shmem; ext4/xfs/btrfs files written with large
+		 * writes), 6.18's read and shared-write faults map the whole folio, as far as
+		 * it lies in the VMA and in the faulting page's PMD: beyond the fault-around
+		 * window, possibly the whole 2 MiB.  So the window scanned is that PMD (a few
+		 * microseconds with PAGEMAP_SCAN).  A private write fault copies one page. */
+		if (!(ev->flags & EVF_WRITE) || (m->perms & MP_SHARED))
+			queue_window(e, p, m, page, PMD_PAGES);
+	} else if (thp_possible(e, m)) {
+		queue_window(e, p, m, page, PMD_PAGES);
+	}
+}
+
+static uint64_t pages_up(uint64_t bytes)
+{
+	return (bytes + PAGE_SIZE_4K - 1) >> PAGE_SHIFT_4K;
+}
+
+static uint32_t prot_perms(uint64_t prot, uint64_t flags)
+{
+	uint32_t perms = 0;
+
+	if (prot & PROT_READ)
+		perms |= MP_READ;
+	if (prot & PROT_WRITE)
+		perms |= MP_WRITE;
+	if (prot & PROT_EXEC)
+		perms |= MP_EXEC;
+	if ((flags & MAP_SHARED_VALIDATE) == MAP_SHARED ||
+	    (flags & MAP_SHARED_VALIDATE) == MAP_SHARED_VALIDATE)
+		perms |= MP_SHARED;
+	return perms;
+}
+
+static bool is_err(int64_t ret)
+{
+	return ret < 0 && ret >= -MAX_ERRNO;
+}
+
+static void apply_mmap(struct engine *e, struct proc *p, const struct ev_syscall *ev)
+{
+	uint64_t addr = ev->ret, len = ev->args[1], prot = ev->args[2], flags = ev->args[3];
+	uint64_t start = addr >> PAGE_SHIFT_4K, end = start + pages_up(len);
+	struct mapping_attrs a = { .perms = prot_perms(prot, flags) };
+	bool anon = flags & MAP_ANONYMOUS;
+
+	if (is_err(ev->ret) || !len)
+		return;
+	a.kind = anon ? ((a.perms & MP_SHARED) ? MK_SHMEM : MK_ANON) : MK_FILE;
+	if (!anon) {
+		a.offset = ev->args[5];
+		a.flags |= MF_NEEDS_NAME;	/* the path comes from /proc/PID/maps */
+	}
+	if (flags & MAP_GROWSDOWN)
+		a.flags |= MF_GROWSDOWN;
+	if (flags & MAP_HUGETLB)
+		a.flags |= MF_HUGETLB;
+	if ((flags & MAP_LOCKED) || ps(p)->locked_future)
+		a.flags |= MF_LOCKED;
+	if (model_map(p, start, end, &a)) {
+		pend_mark(e, p, PEND_MAPS);
+		return;
+	}
+	HOOK(e, mapped, p, start, end);
+	if (!anon || (flags & MAP_HUGETLB))
+		pend_mark(e, p, PEND_MAPS);		/* names, shmem vs file, hugetlb details */
+	if (flags & (MAP_POPULATE | MAP_LOCKED) || ps(p)->locked_future)
+		queue_scan_populated(e, p, start, end);	/* populated without faults */
+}
+
+static void apply_munmap(struct engine *e, struct proc *p, const struct ev_syscall *ev)
+{
+	uint64_t start = ev->args[0] >> PAGE_SHIFT_4K;
+
+	if (ev->ret != 0)
+		return;
+	model_unmap(p, start, start + pages_up(ev->args[1]));
+	HOOK(e, zapped, p, start, start + pages_up(ev->args[1]), true);
+}
+
+static void apply_mremap(struct engine *e, struct proc *p, const struct ev_syscall *ev)
+{
+	uint64_t old = ev->args[0] >> PAGE_SHIFT_4K, old_len = pages_up(ev->args[1]);
+	uint64_t new_len = pages_up(ev->args[2]), flags = ev->args[3];
+	uint64_t new = (uint64_t)ev->ret >> PAGE_SHIFT_4K;
+
+	if (is_err(ev->ret))
+		return;
+	if (old_len == 0) {
+		/* Duplicating a shared mapping: attributes from /proc, pages from a scan. */
+		pend_mark(e, p, PEND_MAPS);
+		queue_scan(e, p, new, new + new_len);
+		return;
+	}
+	if (model_remap(p, old, old_len, new, new_len, flags & MREMAP_DONTUNMAP))
+		pend_mark(e, p, PEND_MAPS);
+	if (new != old)
+		HOOK(e, moved, p, old, new, old_len < new_len ? old_len : new_len);
+	else if (new_len < old_len)
+		HOOK(e, zapped, p, old + new_len, old + old_len, true);
+	HOOK(e, mapped, p, new, new + new_len);
+	/* The moved pages are exact; a scan of the result costs little and absorbs any
+	 * race with a fault that was still in flight when the mapping moved. */
+	queue_scan(e, p, new, new + new_len);
+	if (flags & MREMAP_DONTUNMAP)
+		queue_scan(e, p, old, old + old_len);
+}
+
+static void apply_brk(struct engine *e, struct proc *p, const struct ev_syscall *ev)
+{
+	uint64_t end = pages_up(ev->ret), start;
+	struct mapping *heap = model_heap(p);
+
+	if (heap) {
+		uint64_t hs = mapping_start(heap), he = mapping_end(heap);
+
+		if (end == he)
+			return;
+		start = he;
+		if (end <= hs)
+			model_unmap(p, hs, he);	/* shrunk to nothing: the heap is gone */
+		else
+			model_set_end(p, heap, end);
+		if (end < he)
+			HOOK(e, zapped, p, end > hs ? end : hs, he, true);
+	} else {
+		struct mapping_attrs a = { .perms = MP_READ | MP_WRITE, .kind = MK_HEAP };
+
+		if (!p->brk_start)
+			return;		/* learnt at the next maps read */
+		start = pages_up(p->brk_start);
+		if (end <= start)
+			return;
+		model_map(p, start, end, &a);
+	}
+	if (end > start)
+		HOOK(e, mapped, p, start, end);
+	if (ps(p)->locked_future && end > start)
+		queue_scan_populated(e, p, start, end);
+}
+
+static void apply_madvise(struct engine *e, struct proc *p, uint64_t addr, uint64_t len,
+			  int advice, int64_t ret)
+{
+	uint64_t start = addr >> PAGE_SHIFT_4K, end = start + pages_up(len);
+
+	/* -ENOMEM means part of the range was unmapped: the advice applied to the rest. */
+	if (ret != 0 && ret != -ENOMEM)
+		return;
+	switch (advice) {
+	case MADV_NORMAL:
+	case MADV_RANDOM:
+	case MADV_SEQUENTIAL:
+	case MADV_DONTFORK:
+	case MADV_DOFORK:
+	case MADV_DONTDUMP:
+	case MADV_DODUMP:
+	case MADV_WIPEONFORK:
+	case MADV_KEEPONFORK:
+	case MADV_COLD:
+	case MADV_MERGEABLE:		/* KSM merges later, unseen: rss reconciliation */
+	case MADV_UNMERGEABLE:
+		return;
+	case MADV_HUGEPAGE:
+		model_set_flags(p, start, end, MF_HUGEPAGE, MF_NOHUGEPAGE);
+		return;
+	case MADV_NOHUGEPAGE:
+		model_set_flags(p, start, end, MF_NOHUGEPAGE, MF_HUGEPAGE);
+		return;
+	case MADV_DONTNEED:
+	case MADV_DONTNEED_LOCKED:
+	case MADV_REMOVE:
+		if (ret == 0) {
+			/* zap_page_range: every PTE of the range is gone, whatever backed it. */
+			model_set_state(p, start, end, PS_NOT_RESIDENT);
+			HOOK(e, zapped, p, start, end, false);
+			return;
+		}
+		break;
+	default:
+		/* FREE (pages stay until reclaim), PAGEOUT (only what could be reclaimed),
+		 * POPULATE_*, WILLNEED, COLLAPSE, GUARD_*: the kernel decides page by page. */
+		break;
+	}
+	queue_scan_populated(e, p, start, end);
+}
+
+static void apply_process_madvise(struct engine *e, struct proc *caller,
+				  const struct ev_syscall *ev)
+{
+	pid_t target;
+	struct proc *t;
+
+	if (is_err(ev->ret) && ev->ret != -ENOMEM)
+		return;
+	/* The pidfd may already be closed; then the target's rss counters tell instead. */
+	if (e->src->pidfd_target(e->src_ctx, ev->tgid, ev->args[0], &target))
+		return;
+	t = engine_find(e, target);
+	if (t && !t->exited)
+		pend_mark(e, t, PEND_RECONCILE);
+}
+
+static void apply_syscall(struct engine *e, const struct ev_syscall *ev)
+{
+	struct proc *p = proc_for(e, ev->tgid);
+	uint64_t start, len;
+
+	if (!p)
+		return;
+	ps(p)->events_tick++;
+	if (p->pending & PEND_RELOAD)
+		return;
+	switch (ev->nr) {
+	case SYS_MMAP:
+		apply_mmap(e, p, ev);
+		break;
+	case SYS_MUNMAP:
+		apply_munmap(e, p, ev);
+		break;
+	case SYS_MREMAP:
+		apply_mremap(e, p, ev);
+		break;
+	case SYS_BRK:
+		apply_brk(e, p, ev);
+		break;
+	case SYS_MADVISE:
+		apply_madvise(e, p, ev->args[0], ev->args[1], ev->args[2], ev->ret);
+		break;
+	case SYS_PROCESS_MADVISE:
+		apply_process_madvise(e, p, ev);
+		break;
+	case SYS_MPROTECT:
+	case SYS_PKEY_MPROTECT:
+		if (ev->ret != 0)
+			break;
+		start = ev->args[0] >> PAGE_SHIFT_4K;
+		len = pages_up(ev->args[1]);
+		model_protect(p, start, start + len, prot_perms(ev->args[2], 0));
+		/* Making an mlock'ed range writable populates it. */
+		queue_scan_populated(e, p, start, start + len);
+		break;
+	case SYS_MLOCK:
+	case SYS_MLOCK2:
+		if (ev->ret != 0)
+			break;
+		start = ev->args[0] >> PAGE_SHIFT_4K;
+		queue_scan_populated(e, p, start,
+				     start + pages_up(ev->args[1] + (ev->args[0] & 4095)));
+		break;
+	case SYS_MLOCKALL:
+		if (ev->ret != 0)
+			break;
+		if (ev->args[0] & MCL_FUTURE)
+			ps(p)->locked_future = true;
+		if (ev->args[0] & MCL_CURRENT)
+			pend_mark(e, p, PEND_RECONCILE);
+		break;
+	case SYS_SHMAT:
+	case SYS_SHMDT:
+	case SYS_REMAP_FILE_PAGES:
+		if (is_err(ev->ret))
+			break;
+		/* Sizes live in the kernel's shm segment: read the layout, scan what changed. */
+		pend_mark(e, p, PEND_MAPS);
+		break;
+	}
+}
+
+static void apply_fork(struct engine *e, const struct ev_proc *ev)
+{
+	struct proc *parent = engine_find(e, ev->ptgid), *c;
+	pid_t tgid;
+
+	c = engine_find(e, ev->tgid);
+	if (c && !c->exited)
+		return;
+	if (c)
+		table_del(e, c);	/* the pid was reused while its old owner was a tombstone */
+	if (ev->flags & EVP_MAYBE_THREAD) {
+		/* The classic fork event does not say thread or process. */
+		if (e->src->read_tgid(e->src_ctx, ev->tgid, &tgid) == 0 && tgid != (pid_t)ev->tgid)
+			return;
+	}
+	if (parent && parent->exited)
+		parent = NULL;
+	if (!parent && !filtered(e))
+		parent = proc_for(e, ev->ptgid);	/* whole system: model the parent too */
+	if (ev->flags & EVP_SHARED_MM) {
+		/* vfork/CLONE_VM: the child's faults change the parent's memory until it execs. */
+		if (parent)
+			alias_add(e, ev->tgid, parent->pid);
+		return;
+	}
+	if (!parent) {
+		/* With a filter every fork is reported: a new process may pass it. */
+		if (filter_active(e->o.filter) && e->src->passes(e->src_ctx, ev->tgid, ev->comm))
+			watch_new(e, ev->tgid, ev->comm);
+		return;
+	}
+	if (e->o.npids && !e->o.follow_children)
+		return;
+	/* The child starts with the parent's picture (anonymous pages are shared copy-on-write)
+	 * and is rescanned at the end of the batch: file mappings' PTEs are not copied at
+	 * fork, and MADV_DONTFORK/WIPEONFORK ranges differ. */
+	c = !(parent->pending & PEND_RELOAD) ? proc_clone(parent, ev->tgid) : proc_new(ev->tgid);
+	if (!c || !attach_pstate(c))
+		return;
+	memcpy(c->comm, ev->comm, sizeof(c->comm));
+	c->comm[sizeof(c->comm) - 1] = 0;
+	c->ready = true;
+	table_add(e, c);
+	pend_mark(e, c, PEND_RELOAD);
+}
+
+static void apply_exec(struct engine *e, const struct ev_proc *ev)
+{
+	struct proc *p;
+
+	e->src->forget(e->src_ctx, ev->tgid);	/* its code and chunks are gone */
+
+	if (filter_active(e->o.filter)) {
+		/* A new image may pass the filter (--comm) or stop passing it. */
+		bool match = e->src->passes(e->src_ctx, ev->tgid, ev->comm);
+
+		p = engine_find(e, ev->tgid);
+		if (p && !p->exited && !match) {
+			unwatch(e, p);
+			return;
+		}
+		if (!p && match) {
+			watch_new(e, ev->tgid, ev->comm);
+			return;
+		}
+		if (!p)
+			return;
+	}
+
+	if (e->naliases && alias_parent(e, ev->tgid)) {
+		alias_del(e, ev->tgid);
+		p = new_proc(e, ev->tgid, false);
+		if (p)
+			memcpy(p->comm, ev->comm, sizeof(p->comm));
+		return;
+	}
+	p = proc_for(e, ev->tgid);
+	if (!p)
+		return;
+	/* A new address space: the old pagemap fd points at the old mm. */
+	proc_reset(p);
+	close_pages(e, p);
+	ps(p)->nscan = 0;
+	ps(p)->nchecks = 0;
+	ps(p)->locked_future = false;
+	HOOK(e, exec, p);
+	memcpy(p->comm, ev->comm, sizeof(p->comm));
+	p->comm[sizeof(p->comm) - 1] = 0;
+	pend_mark(e, p, PEND_RELOAD);
+}
+
+
+static void apply_exit(struct engine *e, const struct ev_proc *ev)
+{
+	struct proc *p = engine_find(e, ev->tgid);
+
+	if (e->naliases)
+		alias_del(e, ev->tgid);
+	if (!p || p->exited)
+		return;
+	mark_exited(e, p);
+}
+
+
+/* One ring-buffer record, in ring order. */
+void engine_apply_record(struct engine *e, const void *data, size_t size)
+{
+	uint8_t kind = *(const uint8_t *)data;
+
+	e->st.events++;
+	if (kind < EV_KIND_MAX)
+		e->st.events_by_kind[kind]++;
+	switch (kind) {
+	case EV_FAULT:
+		if (size >= sizeof(struct ev_fault))
+			apply_fault(e, data);
+		break;
+	case EV_SYSCALL:
+		if (size >= sizeof(struct ev_syscall))
+			apply_syscall(e, data);
+		break;
+	case EV_FORK:
+		if (size >= sizeof(struct ev_proc))
+			apply_fork(e, data);
+		break;
+	case EV_EXEC:
+		if (size >= sizeof(struct ev_proc))
+			apply_exec(e, data);
+		break;
+	case EV_EXIT:
+		if (size >= sizeof(struct ev_proc))
+			apply_exit(e, data);
+		break;
+	/* EV_STACK: --stacks' table, engine.c's (on_event). */
+	}
+}

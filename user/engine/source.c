@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The kernel behind struct engine_source (engine_int.h): /proc, pagemap, PROCMAP_QUERY
+ * and the BPF target map.  Its ctx is the engine.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+#include "engine_int.h"
+#include "filter.h"
+#include "log.h"
+#include "procmap.h"
+#include "stacks/stacks.h"
+#include "tracer.h"
+
+static bool k_is_target(void *ctx, pid_t tgid)
+{
+	struct engine *e = ctx;
+
+	return tracer_is_target(e->tracer, tgid);
+}
+
+static int k_add_target(void *ctx, pid_t tgid)
+{
+	struct engine *e = ctx;
+
+	return tracer_add_target(e->tracer, tgid);
+}
+
+static void k_del_target(void *ctx, pid_t tgid)
+{
+	struct engine *e = ctx;
+
+	tracer_del_target(e->tracer, tgid);
+}
+
+static bool k_passes(void *ctx, pid_t pid, const char *comm)
+{
+	struct engine *e = ctx;
+
+	return filter_match(e->o.filter, pid, comm);
+}
+
+static void k_forget(void *ctx, pid_t pid)
+{
+	struct engine *e = ctx;
+
+	stacks_forget(e->stacks, pid);
+}
+
+static int k_read_tgid(void *ctx, pid_t tid, pid_t *tgid)
+{
+	return procfs_read_tgid(tid, tgid);
+}
+
+static int k_pidfd_target(void *ctx, pid_t pid, int fd, pid_t *target)
+{
+	return procfs_pidfd_target(pid, fd, target);
+}
+
+static int k_live_thread(void *ctx, pid_t pid, pid_t *tid)
+{
+	return procfs_live_thread(pid, tid);
+}
+
+/* PROCMAP_QUERY (binary, one ioctl per mapping) where the kernel has it, else the text of
+ * /proc/PID/maps.  A refusal of the ioctl switches to the text for good. */
+static int k_read_layout(void *ctx, pid_t pid, maps_cb cb, void *arg)
+{
+	struct engine *e = ctx;
+	int err;
+
+	if (e->use_procmap) {
+		err = procmap_read_maps(pid, cb, arg);
+		if (err != -ENOTTY && err != -EINVAL && err != -EOPNOTSUPP)
+			return err;
+		log_info("PROCMAP_QUERY refused (%s): reading /proc/PID/maps text", strerror(-err));
+		e->use_procmap = false;
+	}
+	return procfs_read_maps(pid, cb, arg);
+}
+
+static int k_read_vmflags(void *ctx, pid_t pid, vmflags_cb cb, void *arg)
+{
+	return procfs_read_vmflags(pid, cb, arg);
+}
+
+static int k_read_start_brk(void *ctx, pid_t pid, uint64_t *start_brk)
+{
+	return procfs_read_start_brk(pid, start_brk);
+}
+
+static int k_read_comm(void *ctx, pid_t pid, char *comm, size_t len)
+{
+	return procfs_read_comm(pid, comm, len);
+}
+
+static int k_read_uid(void *ctx, pid_t pid, uid_t *uid)
+{
+	return procfs_read_uid(pid, uid);
+}
+
+static int k_read_counters(void *ctx, pid_t pid, struct proc_counters *c)
+{
+	return procfs_read_counters(pid, c);
+}
+
+static int k_read_rss(void *ctx, pid_t pid, uint64_t *rss)
+{
+	return procfs_read_rss(pid, rss);
+}
+
+static int k_open_pages(void *ctx, pid_t pid)
+{
+	return pagemap_open(pid);
+}
+
+static int k_scan_pages(void *ctx, int fd, uint64_t start, uint64_t end, pagemap_run_cb cb,
+			void *arg)
+{
+	struct engine *e = ctx;
+
+	return pagemap_scan(fd, start, end, e->use_scan, cb, arg);
+}
+
+static void k_close_pages(void *ctx, int fd)
+{
+	close(fd);
+}
+
+const struct engine_source engine_kernel_source = {
+	.is_target = k_is_target,
+	.add_target = k_add_target,
+	.del_target = k_del_target,
+	.passes = k_passes,
+	.forget = k_forget,
+	.read_tgid = k_read_tgid,
+	.pidfd_target = k_pidfd_target,
+	.live_thread = k_live_thread,
+	.read_layout = k_read_layout,
+	.read_vmflags = k_read_vmflags,
+	.read_start_brk = k_read_start_brk,
+	.read_comm = k_read_comm,
+	.read_uid = k_read_uid,
+	.read_counters = k_read_counters,
+	.read_rss = k_read_rss,
+	.open_pages = k_open_pages,
+	.scan_pages = k_scan_pages,
+	.close_pages = k_close_pages,
+};

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: GPL-2.0
+/* libbpf's print callback feeds mevitop's logger (user/lib/log.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+#include "log.h"
+
+static bool libbpf_quiet;
+
+void log_quiet_libbpf(bool quiet)
+{
+	libbpf_quiet = quiet;
+}
+
+/* libbpf's messages (verifier logs included) only with -v: mevitop says what failed in its
+ * own words, and a probe that may legitimately fail must not flood the terminal. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	static char text[65536];
+	size_t n;
+
+	if (libbpf_quiet)
+		return 0;
+	if (level == LIBBPF_DEBUG && log_verbosity < 2)
+		return 0;
+	if (level != LIBBPF_DEBUG && log_verbosity < 1)
+		return 0;
+	vsnprintf(text, sizeof(text), fmt, ap);
+	n = strlen(text);
+	while (n && text[n - 1] == '\n')
+		text[--n] = 0;
+	/* libbpf starts its lines with "libbpf: " already. */
+	log_line(text);
+	return 0;
+}
+
+void log_setup_libbpf(void)
+{
+	libbpf_set_print(libbpf_print);
+}
