@@ -27,7 +27,7 @@ def walk_frames(path):
     data = open(path, "rb").read()
     assert data[:8] == b"MEVIREC\n", "bad magic"
     ver, hlen = struct.unpack_from("<HH", data, 8)
-    assert (ver, hlen) == (1, FILE_HDR)
+    assert (ver, hlen) == (2, FILE_HDR)
     assert zlib.crc32(data[:36]) == struct.unpack_from("<I", data, 36)[0]
     off, out = FILE_HDR, []
     while off + FRAME_HDR <= len(data):

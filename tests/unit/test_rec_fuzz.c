@@ -129,7 +129,7 @@ static char *json_of(const struct json_frame *f)
 }
 
 static char path[64];
-static int patches;
+static int patches, relayouts;
 static char *expect[NFRAMES];
 static struct rbuf payloads[NFRAMES];	/* each frame as a keyframe */
 static struct rbuf deltas[NFRAMES];	/* ... and as a delta on the frame before */
@@ -158,6 +158,18 @@ static void write_recording(void)
 			uint64_t s = mapping_start(mp) + below(mapping_end(mp) - mapping_start(mp));
 
 			model_set_state(p, s, s + 1 + below(mapping_end(mp) - s), below(PS_COUNT));
+			if (below(2)) {
+				/* ... and a mapping is added: a patch on a new layout. */
+				struct mapping_attrs a = { .perms = 3, .kind = MK_ANON };
+				struct mapping *last = mp;
+
+				while (model_next(last))
+					last = model_next(last);
+				s = mapping_end(last) + below(4);
+				assert_int_equal(model_map_keep(p, s, s + 1 + below(20), &a), 0);
+				model_set_state(p, s, s + 1, 1 + below(3));
+				relayouts++;
+			}
 			patches++;
 		}
 		f = as_frame(&m, k);
@@ -382,8 +394,12 @@ static void header(struct rbuf *b, uint64_t nentries)
 	rbuf_varint(b, nentries);
 }
 
-static void proc_entry(struct rbuf *b, uint64_t pid_delta, const uint64_t *maps, size_t nmaps)
+/* maps: {gap, len} per mapping; runs: {gap, len - 1, code} per run of the run block. */
+static void proc_entry(struct rbuf *b, uint64_t pid_delta, const uint64_t *maps, size_t nmaps,
+		       const uint64_t *runs, size_t nruns)
 {
+	struct rbuf gaps = { 0 }, lens = { 0 };
+
 	rbuf_varint(b, pid_delta);
 	rbuf_u8(b, REC_TAG_COUNTERS | REC_TAG_LAYOUT);
 	rbuf_u8(b, 0);
@@ -394,20 +410,31 @@ static void proc_entry(struct rbuf *b, uint64_t pid_delta, const uint64_t *maps,
 	rbuf_varint(b, 0);
 	rbuf_varint(b, 0);
 	rbuf_varint(b, nmaps);
-	/* maps: gap, len, nruns, then (gap, len, state) per run */
-	for (size_t i = 0; i < nmaps; i++, maps += 5) {
+	for (size_t i = 0; i < nmaps; i++, maps += 2) {
 		rbuf_varint(b, maps[0]);
 		rbuf_varint(b, maps[1]);
 		for (int k = 0; k < 7; k++)
 			rbuf_varint(b, 0);
 		rbuf_str(b, NULL);
-		rbuf_varint(b, maps[2]);
-		if (maps[2]) {
-			rbuf_varint(b, maps[3]);
-			rbuf_varint(b, maps[4]);
-			rbuf_u8(b, PS_RESIDENT);
-		}
 	}
+	for (size_t i = 0; i < nruns; i++) {
+		rbuf_varint(&gaps, runs[3 * i]);
+		rbuf_varint(&lens, runs[3 * i + 1]);
+	}
+	rbuf_varint(b, nruns);
+	rbuf_varint(b, gaps.len);
+	rbuf_bytes(b, gaps.p, gaps.len);
+	rbuf_varint(b, lens.len);
+	rbuf_bytes(b, lens.p, lens.len);
+	for (size_t i = 0; i < nruns; i++)
+		rbuf_u8(b, runs[3 * i + 2]);
+	rbuf_free(&gaps);
+	rbuf_free(&lens);
+}
+
+static void frame_end(struct rbuf *b)
+{
+	rbuf_varint(b, 0);	/* no frame sections */
 }
 
 static int decode_buf(struct rbuf *b)
@@ -423,52 +450,102 @@ static int decode_buf(struct rbuf *b)
 	return err;
 }
 
+/* One process with the given mappings and runs: 0 or -EBADMSG. */
+static int decode_one(const uint64_t *maps, size_t nmaps, const uint64_t *runs, size_t nruns)
+{
+	struct rbuf b = { 0 };
+
+	header(&b, 1);
+	proc_entry(&b, 5, maps, nmaps, runs, nruns);
+	frame_end(&b);
+	return decode_buf(&b);
+}
+
 static void test_hostile_payloads(void **state)
 {
 	struct rbuf b = { 0 };
-	uint64_t ok[] = { 16, 10, 1, 2, 3 };
-	uint64_t run_past_end[] = { 16, 10, 1, 8, 3 };
-	uint64_t run_zero[] = { 16, 10, 1, 0, 0 };
-	uint64_t empty_map[] = { 16, 0, 0, 0, 0 };
-	uint64_t beyond[] = { REC_MAX_PAGE - 4, 10, 0, 0, 0 };
-	uint64_t huge_run[] = { 0, REC_MAX_PAGE - 1, 1, 0, REC_MAX_PAGE - 1 };
+	uint64_t map[] = { 16, 10 }, two_maps[] = { 16, 10, 5, 10 };
+	uint64_t ok[] = { 17, 1, 0 }, two_ok[] = { 17, 1, 0, 12, 7, 1 };
+	uint64_t past_end[] = { 17, 9, 0 }, in_gap[] = { 26, 0, 0 }, under[] = { 15, 0, 0 };
+	uint64_t bad_code[] = { 17, 1, 3 }, huge_gap[] = { REC_MAX_PAGE, 0, 0 };
+	uint64_t across[] = { 20, 10, 0 }, empty_map[] = { 16, 0 };
+	uint64_t beyond[] = { REC_MAX_PAGE - 4, 10 };
+	uint64_t huge_map[] = { 0, REC_MAX_PAGE - 1 }, huge_run[] = { 0, REC_MAX_PAGE - 2, 0 };
 
-	header(&b, 1);
-	proc_entry(&b, 5, ok, 1);
-	assert_int_equal(decode_buf(&b), 0);
-	header(&b, 1);
-	proc_entry(&b, 5, run_past_end, 1);
-	assert_int_equal(decode_buf(&b), -EBADMSG);
-	header(&b, 1);
-	proc_entry(&b, 5, run_zero, 1);
-	assert_int_equal(decode_buf(&b), -EBADMSG);
-	header(&b, 1);
-	proc_entry(&b, 5, empty_map, 1);
-	assert_int_equal(decode_buf(&b), -EBADMSG);
-	header(&b, 1);
-	proc_entry(&b, 5, beyond, 1);
-	assert_int_equal(decode_buf(&b), -EBADMSG);
+	assert_int_equal(decode_one(map, 1, ok, 1), 0);
+	assert_int_equal(decode_one(two_maps, 2, two_ok, 2), 0);
+	assert_int_equal(decode_one(map, 1, past_end, 1), -EBADMSG);
+	assert_int_equal(decode_one(two_maps, 2, in_gap, 1), -EBADMSG);
+	assert_int_equal(decode_one(map, 1, under, 1), -EBADMSG);
+	assert_int_equal(decode_one(map, 1, bad_code, 1), -EBADMSG);
+	assert_int_equal(decode_one(map, 1, huge_gap, 1), -EBADMSG);
+	/* A run from one mapping into the next, adjacent one. */
+	{
+		uint64_t adj[] = { 16, 10, 0, 10 };
+
+		assert_int_equal(decode_one(adj, 2, across, 1), -EBADMSG);
+	}
+	assert_int_equal(decode_one(empty_map, 1, NULL, 0), -EBADMSG);
+	assert_int_equal(decode_one(beyond, 1, NULL, 0), -EBADMSG);
 	/* More state than REC_MAX_STATE_PAGES: refused before any page is stored. */
+	assert_int_equal(decode_one(huge_map, 1, huge_run, 1), -EBADMSG);
+	/* A run count beyond the bytes that follow, and columns that do not add up. */
 	header(&b, 1);
-	proc_entry(&b, 5, huge_run, 1);
+	proc_entry(&b, 5, map, 1, NULL, 0);
+	b.len -= 3;			/* the empty run block: 0, 0, 0 */
+	rbuf_varint(&b, 1000000);
+	rbuf_varint(&b, 0);
+	rbuf_varint(&b, 0);
+	frame_end(&b);
+	assert_int_equal(decode_buf(&b), -EBADMSG);
+	header(&b, 1);
+	proc_entry(&b, 5, map, 1, NULL, 0);
+	b.len -= 3;
+	rbuf_varint(&b, 1);		/* one run, but two gaps */
+	rbuf_varint(&b, 2);
+	rbuf_u8(&b, 17);
+	rbuf_u8(&b, 0);
+	rbuf_varint(&b, 1);
+	rbuf_u8(&b, 0);
+	rbuf_u8(&b, 0);
+	frame_end(&b);
 	assert_int_equal(decode_buf(&b), -EBADMSG);
 	/* Pids out of order (a zero delta repeats a pid). */
 	header(&b, 2);
-	proc_entry(&b, 5, ok, 1);
-	proc_entry(&b, 0, ok, 1);
+	proc_entry(&b, 5, map, 1, ok, 1);
+	proc_entry(&b, 0, map, 1, ok, 1);
+	frame_end(&b);
 	assert_int_equal(decode_buf(&b), -EBADMSG);
 	/* A count far beyond the bytes that follow. */
 	header(&b, 1000000000);
 	assert_int_equal(decode_buf(&b), -EBADMSG);
+	/* Sections: unknown kinds are skipped; one longer than the payload is refused. */
+	header(&b, 1);
+	proc_entry(&b, 5, map, 1, ok, 1);
+	rbuf_varint(&b, 1);
+	rbuf_varint(&b, 999);
+	rbuf_varint(&b, 2);
+	rbuf_u8(&b, 1);
+	rbuf_u8(&b, 2);
+	assert_int_equal(decode_buf(&b), 0);
+	header(&b, 1);
+	proc_entry(&b, 5, map, 1, ok, 1);
+	rbuf_varint(&b, 1);
+	rbuf_varint(&b, 999);
+	rbuf_varint(&b, 3);
+	rbuf_u8(&b, 1);
+	assert_int_equal(decode_buf(&b), -EBADMSG);
 	/* Trailing garbage. */
 	header(&b, 1);
-	proc_entry(&b, 5, ok, 1);
+	proc_entry(&b, 5, map, 1, ok, 1);
+	frame_end(&b);
 	rbuf_u8(&b, 0);
 	assert_int_equal(decode_buf(&b), -EBADMSG);
 	/* A delta entry with no earlier state, in a keyframe. */
 	header(&b, 1);
 	rbuf_varint(&b, 5);
 	rbuf_u8(&b, 0);
+	frame_end(&b);
 	assert_int_equal(decode_buf(&b), -EBADMSG);
 }
 
@@ -532,7 +609,8 @@ int main(void)
 	rng = seed;
 	snprintf(path, sizeof(path), "/tmp/mevitop-rec-fuzz-%d", getpid());
 	write_recording();
-	printf("test_rec_fuzz: %d frames changed by a few pages\n", patches);
+	printf("test_rec_fuzz: %d frames changed by a few pages, %d of them with a new mapping\n",
+	       patches, relayouts);
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	unlink(path);
 	for (int k = 0; k < NFRAMES; k++) {

@@ -105,25 +105,55 @@ static struct prev_entry *find_prev(const struct rec_encoder *enc, int pid)
 	return NULL;
 }
 
-struct run_ctx {
-	struct rbuf *b;
-	uint64_t at;
-	uint64_t n;
-};
+/*
+ * The states a run can take, coded relative to the state its pages had before (a layout:
+ * not resident): code k is the k-th of the other three states in the order resident,
+ * not resident, swapped, untracked.  Pages moving in and out of RAM -- nearly every change
+ * -- are all code 0, which zstd then stores in almost nothing.
+ */
+static const enum page_state state_order[] = { PS_RESIDENT, PS_NOT_RESIDENT, PS_SWAPPED,
+					       PS_UNTRACKED };
 
-static int count_run(uint64_t s, uint64_t e, enum page_state st, void *arg)
+static enum page_state state_after(enum page_state old, uint8_t code)
 {
-	((struct run_ctx *)arg)->n++;
-	return 0;
+	for (size_t i = 0; i < PS_COUNT; i++) {
+		if (state_order[i] == old)
+			continue;
+		if (!code--)
+			return state_order[i];
+	}
+	return PS_COUNT;	/* code > 2: the caller refuses it */
 }
+
+static uint8_t state_code(enum page_state old, enum page_state st)
+{
+	uint8_t code = 0;
+
+	for (size_t i = 0; state_order[i] != st; i++)
+		code += state_order[i] != old;
+	return code;
+}
+
+/* A run block being built: three columns (gaps, lengths, state codes) compress far better
+ * than interleaved runs, each column's numbers having one distribution. */
+struct run_cols {
+	struct rbuf gaps, lens, codes;
+	uint64_t at, n;
+	const struct proc *old;		/* a patch's base, or NULL (a layout) */
+};
 
 static int put_run(uint64_t s, uint64_t e, enum page_state st, void *arg)
 {
-	struct run_ctx *c = arg;
+	struct run_cols *c = arg;
+	enum page_state old = PS_NOT_RESIDENT;
 
-	rbuf_varint(c->b, s - c->at);
-	rbuf_varint(c->b, e - s);
-	rbuf_u8(c->b, st);
+	/* model_diff splits where either side changes, so the base is uniform over [s, e);
+	 * pages the base did not map were not resident there (the decoder's view too). */
+	if (c->old && model_find(c->old, s))
+		old = model_page_state(c->old, s);
+	rbuf_varint(&c->gaps, s - c->at);
+	rbuf_varint(&c->lens, e - s - 1);
+	rbuf_u8(&c->codes, state_code(old, st));
 	c->at = e;
 	c->n++;
 	return 0;
@@ -151,11 +181,14 @@ static void encode_attrs(struct rbuf *b, const struct mapping *m, uint64_t at)
 	rbuf_str(b, m->path);
 }
 
-static int encode_patch(struct rbuf *b, const struct proc *p, const struct proc *old)
+/*
+ * A layout: the mappings, then one run block over all of them -- the runs of p (old ==
+ * NULL), or the ranges where p's states differ from old's (a patch).  0 or -ENOMEM.
+ */
+static int encode_layout(struct rbuf *b, const struct proc *p, const struct proc *old)
 {
 	const struct mapping *m;
-	struct rbuf ch = { 0 };
-	struct run_ctx cc = { .b = &ch };
+	struct run_cols c = { .old = old };
 	uint64_t at = 0;
 	int err = 0;
 
@@ -163,40 +196,30 @@ static int encode_patch(struct rbuf *b, const struct proc *p, const struct proc 
 	rbuf_varint(b, p->uid);
 	rbuf_varint(b, p->brk_start);
 	rbuf_varint(b, model_count_maps(p));
-	for (m = model_first(p); m && !err; m = model_next(m)) {
+	for (m = model_first(p); m; m = model_next(m)) {
 		encode_attrs(b, m, at);
 		at = mapping_end(m);
+	}
+	for (m = model_first(p); m && !err; m = model_next(m)) {
 		/* old's runs are clipped to old's mappings: pages it did not map were not
 		 * resident there, which is also what the decoder's copy starts from. */
-		err = model_diff(p, old, mapping_start(m), mapping_end(m), put_run, &cc);
+		if (old)
+			err = model_diff(p, old, mapping_start(m), mapping_end(m), put_run, &c);
+		else
+			model_runs(p, mapping_start(m), mapping_end(m), put_run, &c);
 	}
-	rbuf_varint(b, cc.n);
-	rbuf_bytes(b, ch.p, ch.len);
-	if (ch.oom)
+	rbuf_varint(b, c.n);
+	rbuf_varint(b, c.gaps.len);
+	rbuf_bytes(b, c.gaps.p, c.gaps.len);
+	rbuf_varint(b, c.lens.len);
+	rbuf_bytes(b, c.lens.p, c.lens.len);
+	rbuf_bytes(b, c.codes.p, c.codes.len);
+	if (c.gaps.oom || c.lens.oom || c.codes.oom)
 		err = -ENOMEM;
-	rbuf_free(&ch);
+	rbuf_free(&c.gaps);
+	rbuf_free(&c.lens);
+	rbuf_free(&c.codes);
 	return err;
-}
-
-static void encode_layout(struct rbuf *b, const struct proc *p)
-{
-	const struct mapping *m;
-	uint64_t at = 0;
-
-	rbuf_str(b, p->comm);
-	rbuf_varint(b, p->uid);
-	rbuf_varint(b, p->brk_start);
-	rbuf_varint(b, model_count_maps(p));
-	for (m = model_first(p); m; m = model_next(m)) {
-		uint64_t s = mapping_start(m), e = mapping_end(m);
-		struct run_ctx rc = { .b = b, .at = s };
-
-		encode_attrs(b, m, at);
-		model_runs(p, s, e, count_run, &rc);
-		rbuf_varint(b, rc.n);
-		model_runs(p, s, e, put_run, &rc);
-		at = e;
-	}
 }
 
 int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyframe,
@@ -237,7 +260,8 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 		ce = &cur[ncur++];
 		ce->pid = p->pid;
 		encode_counters(&ce->counters, p, f->proc_bytes[i]);
-		encode_layout(&ce->layout, p);
+		if (encode_layout(&ce->layout, p, NULL))
+			err = -ENOMEM;
 		pe = keyframe ? NULL : find_prev(enc, p->pid);
 		if (!pe || pe->counters.len != ce->counters.len ||
 		    memcmp(pe->counters.p, ce->counters.p, ce->counters.len))
@@ -246,7 +270,7 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 		    memcmp(pe->layout.p, ce->layout.p, ce->layout.len)) {
 			tag |= REC_TAG_LAYOUT;
 			/* A patch against the last written copy, when that is smaller. */
-			if (pe && pe->model && !encode_patch(&patch, p, pe->model) && !patch.oom &&
+			if (pe && pe->model && !encode_layout(&patch, p, pe->model) && !patch.oom &&
 			    patch.len < ce->layout.len)
 				tag = (tag & ~REC_TAG_LAYOUT) | REC_TAG_PATCH;
 			ce->model = proc_clone(p, p->pid);
@@ -269,6 +293,7 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 		if (ce->counters.oom || ce->layout.oom)
 			err = -ENOMEM;
 	}
+	rbuf_varint(out, 0);	/* frame sections */
 	if (out->oom)
 		err = -ENOMEM;
 	free_entries(enc->prev, enc->nprev);
@@ -402,69 +427,99 @@ static void decode_counters(struct rcur *c, struct counters *k)
 	k->bytes = rcur_varint(c);
 }
 
-/* The runs of one mapping [s, e) of a full layout. */
-static int decode_runs(struct rcur *c, struct proc *p, uint64_t s, uint64_t e,
-		       uint64_t *state_budget, uint64_t *state_pages, char *why, size_t whylen)
+/* A sub-cursor over the next n bytes of c (bad when they are not there). */
+static struct rcur take(struct rcur *c, uint64_t n)
 {
-	uint64_t nruns = rcur_varint(c), r, rat = s;
+	struct rcur sub = { .p = c->p, .end = c->p, .bad = true };
 
-	if (c->bad || nruns > rcur_left(c) / 3)
-		return bad(why, whylen, "process %d: bad run count", p->pid);
-	for (r = 0; r < nruns; r++) {
-		uint64_t rgap = rcur_varint(c), rlen = rcur_varint(c);
-		uint8_t state = rcur_u8(c);
-		uint64_t rs = rat + rgap;
-
-		if (c->bad || rgap > e - rat || rlen == 0 || rlen > e - rs ||
-		    (state != PS_RESIDENT && state != PS_SWAPPED && state != PS_UNTRACKED))
-			return bad(why, whylen, "process %d: run %" PRIu64 " at page 0x%" PRIx64
-				   " out of range or order", p->pid, r, rs);
-		if (spend(state_budget, rlen, why, whylen))
-			return -EBADMSG;
-		*state_pages += rlen;
-		model_set_state(p, rs, rs + rlen, state);
-		rat = rs + rlen;
+	if (!c->bad && n <= rcur_left(c)) {
+		sub.end = c->p + n;
+		sub.bad = false;
+		c->p += n;
+	} else {
+		c->bad = true;
 	}
+	return sub;
+}
+
+static bool same_mapping(const struct mapping *a, const struct mapping *b)
+{
+	return mapping_start(a) == mapping_start(b) && mapping_end(a) == mapping_end(b) &&
+	       a->offset == b->offset && a->ino == b->ino && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor && a->perms == b->perms && a->flags == b->flags &&
+	       a->kind == b->kind && !strcmp(a->path ? a->path : "", b->path ? b->path : "");
+}
+
+static bool same_layout(const struct proc *a, const struct proc *b)
+{
+	const struct mapping *x = model_first(a), *y = model_first(b);
+
+	for (; x && y; x = model_next(x), y = model_next(y))
+		if (!same_mapping(x, y))
+			return false;
+	return !x && !y;
+}
+
+/*
+ * A run block on p: runs in address order, each inside one mapping of p, setting its pages
+ * to the state its code names relative to what they were (fresh: not resident, without
+ * looking).  New resident, swapped or untracked pages are taken from *state_budget.
+ */
+static int decode_run_block(struct rcur *c, struct proc *p, bool fresh, uint64_t *state_budget,
+			    char *why, size_t whylen)
+{
+	uint64_t n = rcur_varint(c), i, at = 0;
+	struct rcur gaps, lens, codes;
+	const struct mapping *m = model_first(p);
+
+	/* Each run takes at least 3 bytes: a gap, a length and a code. */
+	if (c->bad || n > rcur_left(c) / 3)
+		return bad(why, whylen, "process %d: bad run count", p->pid);
+	gaps = take(c, rcur_varint(c));
+	lens = take(c, rcur_varint(c));
+	codes = take(c, n);
+	if (c->bad)
+		return bad(why, whylen, "process %d: run columns cut short", p->pid);
+	for (i = 0; i < n; i++) {
+		uint64_t gap = rcur_varint(&gaps), len = rcur_varint(&lens) + 1, x = at + gap;
+		uint8_t code = rcur_u8(&codes);
+		enum page_state st;
+
+		if (gaps.bad || lens.bad || gap > REC_MAX_PAGE || x >= REC_MAX_PAGE || len == 0 ||
+		    len > REC_MAX_PAGE)
+			return bad(why, whylen, "process %d: run %" PRIu64 " out of range",
+				   p->pid, i);
+		while (m && mapping_end(m) <= x)
+			m = model_next(m);
+		if (!m || x < mapping_start(m) || len > mapping_end(m) - x)
+			return bad(why, whylen, "process %d: run %" PRIu64 " at page 0x%" PRIx64
+				   " outside the mappings", p->pid, i, x);
+		st = state_after(fresh ? PS_NOT_RESIDENT : model_page_state(p, x), code);
+		if (st == PS_COUNT)
+			return bad(why, whylen, "process %d: run %" PRIu64 ": bad state code %u",
+				   p->pid, i, code);
+		if (st != PS_NOT_RESIDENT && spend(state_budget, len, why, whylen))
+			return -EBADMSG;
+		model_set_state(p, x, x + len, st);
+		at = x + len;
+	}
+	if (rcur_left(&gaps) || rcur_left(&lens))
+		return bad(why, whylen, "process %d: run columns longer than their runs", p->pid);
 	return 0;
 }
 
 static const enum page_state tracked_states[] = { PS_RESIDENT, PS_SWAPPED, PS_UNTRACKED };
 
-/* A patch's changes: pages whose state differs from the previous frame, each change inside
- * one mapping of the new layout. */
-static int decode_changes(struct rcur *c, struct proc *p, uint64_t *state_budget,
-			  char *why, size_t whylen)
-{
-	uint64_t n = rcur_varint(c), i, last = 0;
-
-	if (c->bad || n > rcur_left(c) / 3)
-		return bad(why, whylen, "process %d: bad change count", p->pid);
-	for (i = 0; i < n; i++) {
-		uint64_t gap = rcur_varint(c), len = rcur_varint(c), x = last + gap;
-		uint8_t state = rcur_u8(c);
-		const struct mapping *m;
-
-		if (c->bad || gap > REC_MAX_PAGE || x >= REC_MAX_PAGE || len == 0 ||
-		    state >= PS_COUNT || !(m = model_find(p, x)) || len > mapping_end(m) - x)
-			return bad(why, whylen, "process %d: change %" PRIu64 " out of range or "
-				   "order", p->pid, i);
-		if (state != PS_NOT_RESIDENT && spend(state_budget, len, why, whylen))
-			return -EBADMSG;
-		model_set_state(p, x, x + len, state);
-		last = x + len;
-	}
-	return 0;
-}
-
 /*
- * Builds a new process from a layout (old == NULL) or from a patch on old: the same
- * mapping list, then runs per mapping, or old's states copied into the new mappings and the
- * changes applied.  *state_budget is what runs may still add.
+ * Builds a process from a layout (old == NULL) or from a patch on old: the mapping list,
+ * then a run block -- on a fresh process, or on old's states (old's process itself when the
+ * mapping list is old's, else a copy of its states into the new mappings).  *state_budget
+ * is what runs may still add.
  */
-static int decode_layout(struct rcur *c, struct dproc *d, int pid, const struct dproc *old,
+static int decode_layout(struct rcur *c, struct dproc *d, int pid, struct dproc *old,
 			 uint64_t *state_budget, char *why, size_t whylen)
 {
-	uint64_t nmaps, at = 0, i;
+	uint64_t nmaps, at = 0, i, counts[PS_COUNT];
 	char *comm;
 	struct proc *p;
 	int err;
@@ -485,8 +540,8 @@ static int decode_layout(struct rcur *c, struct dproc *d, int pid, const struct 
 	d->p = p;
 	d->state_pages = 0;
 	nmaps = rcur_varint(c);
-	/* Each mapping takes at least 11 bytes: a count beyond that is a lie. */
-	if (c->bad || nmaps > rcur_left(c) / 11)
+	/* Each mapping takes at least 10 bytes: a count beyond that is a lie. */
+	if (c->bad || nmaps > rcur_left(c) / 10)
 		return bad(why, whylen, "process %d: bad mapping count", pid);
 	for (i = 0; i < nmaps; i++) {
 		struct mapping_attrs a = { 0 };
@@ -517,32 +572,65 @@ static int decode_layout(struct rcur *c, struct dproc *d, int pid, const struct 
 		free(path);
 		if (err)
 			return err;
-		if (old) {
-			for (size_t k = 0; k < 3; k++) {
-				enum page_state st = tracked_states[k];
-
-				pageset_copy_range(p->set[st], old->p->set[st], s, e);
-			}
-		} else {
-			err = decode_runs(c, p, s, e, state_budget, &d->state_pages, why, whylen);
-			if (err)
-				return err;
-		}
 		at = e;
 	}
-	if (old) {
-		uint64_t counts[PS_COUNT];
+	if (!old) {
+		uint64_t before = *state_budget;
 
-		/* What was copied is at most what old held, which was within its budget. */
-		if (old->state_pages > *state_budget)
-			return bad(why, whylen, "more than %llu pages in runs in one frame",
-				   (unsigned long long)REC_MAX_STATE_PAGES);
-		*state_budget -= old->state_pages;
-		err = decode_changes(c, p, state_budget, why, whylen);
-		if (err)
-			return err;
-		model_totals(p, counts);
-		d->state_pages = counts[PS_RESIDENT] + counts[PS_SWAPPED] + counts[PS_UNTRACKED];
+		err = decode_run_block(c, p, true, state_budget, why, whylen);
+		d->state_pages = before - *state_budget;
+		return err;
+	}
+	/* What the base holds is at most what old held, which was within its budget. */
+	if (old->state_pages > *state_budget)
+		return bad(why, whylen, "more than %llu pages in runs in one frame",
+			   (unsigned long long)REC_MAX_STATE_PAGES);
+	*state_budget -= old->state_pages;
+	if (same_layout(p, old->p)) {
+		/* The usual delta: pages moved, mappings did not.  Patch old in place. */
+		strcpy(old->p->comm, p->comm);
+		old->p->uid = p->uid;
+		old->p->brk_start = p->brk_start;
+		proc_free(p);
+		d->p = p = old->p;
+		old->p = NULL;
+	} else {
+		const struct mapping *m;
+
+		for (m = model_first(p); m; m = model_next(m))
+			for (size_t k = 0; k < 3; k++)
+				pageset_copy_range(p->set[tracked_states[k]],
+						   old->p->set[tracked_states[k]],
+						   mapping_start(m), mapping_end(m));
+	}
+	err = decode_run_block(c, p, false, state_budget, why, whylen);
+	if (err)
+		return err;
+	model_totals(p, counts);
+	d->state_pages = counts[PS_RESIDENT] + counts[PS_SWAPPED] + counts[PS_UNTRACKED];
+	return 0;
+}
+
+/*
+ * Sections (the format's extension point): of a process (d) or of the frame (d == NULL).
+ * Kinds this reader does not know are skipped.
+ */
+static int decode_sections(struct rcur *c, struct dproc *d, char *why, size_t whylen)
+{
+	uint64_t n = rcur_varint(c), i;
+
+	/* Each section takes at least 2 bytes: its kind and its length. */
+	if (c->bad || n > rcur_left(c) / 2)
+		return bad(why, whylen, "bad section count");
+	for (i = 0; i < n; i++) {
+		uint64_t kind = rcur_varint(c);
+		struct rcur body = take(c, rcur_varint(c));
+
+		if (c->bad)
+			return bad(why, whylen, "section %" PRIu64 " cut short", i);
+		(void)kind;
+		(void)body;
+		(void)d;
 	}
 	return 0;
 }
@@ -596,7 +684,7 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 		struct dproc *old, *d = &cur[ncur];
 		struct counters k;
 
-		if (c->bad || delta == 0 || delta > REC_MAX_PID - (uint64_t)pid || tag > 7 ||
+		if (c->bad || delta == 0 || delta > REC_MAX_PID - (uint64_t)pid || tag > 15 ||
 		    ((tag & REC_TAG_LAYOUT) && (tag & REC_TAG_PATCH))) {
 			err = bad(why, whylen, "process entry %" PRIu64 ": bad pid or tag", i);
 			break;
@@ -642,9 +730,13 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 		d->p->faults = k.faults;
 		d->p->fault_rate = k.fault_rate;
 		d->bytes = k.bytes;
-		if (c->bad)
+		if (tag & REC_TAG_SECTIONS)
+			err = decode_sections(c, d, why, whylen);
+		if (!err && c->bad)
 			err = bad(why, whylen, "process %d: cut short", pid);
 	}
+	if (!err)
+		err = decode_sections(c, NULL, why, whylen);
 	if (!err && rcur_left(c))
 		err = bad(why, whylen, "%zu bytes after the last process", rcur_left(c));
 	free_dprocs(dec->cur, dec->ncur);

@@ -59,8 +59,9 @@ static int read_hdr(int fd, const char *path, struct seg_hdr *h, char *why, size
 		return -EBADMSG;
 	}
 	if ((b[8] | b[9] << 8) != REC_VERSION) {
-		snprintf(why, whylen, "%s: recording format version %u, this mevitop reads "
-			 "version %u", path, b[8] | b[9] << 8, REC_VERSION);
+		snprintf(why, whylen, "%s: recording format version %u, this mevitop reads only "
+			 "version %u (record it again with this mevitop)", path, b[8] | b[9] << 8,
+			 REC_VERSION);
 		return -EPROTONOSUPPORT;
 	}
 	if ((b[10] | b[11] << 8) != REC_FILE_HDR_LEN) {

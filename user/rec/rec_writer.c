@@ -23,6 +23,7 @@ struct rec_writer {
 	uint64_t max_size, size, start_ns, rec_id;
 	uint32_t segment;
 	unsigned keyframe_every, since_key;
+	uint64_t key_bytes, delta_bytes;	/* the last keyframe's, and the deltas' since */
 	uint64_t frames_in_seg;
 	struct rec_encoder *enc;
 	ZSTD_CCtx *zc;
@@ -212,7 +213,8 @@ static int rotate(struct rec_writer *w, char *why, size_t whylen)
 int rec_writer_frame(struct rec_writer *w, const struct json_frame *f, uint32_t flags,
 		     char *why, size_t whylen)
 {
-	bool key = w->since_key == 0 || w->since_key >= w->keyframe_every;
+	bool key = w->since_key == 0 || w->since_key >= w->keyframe_every ||
+		   w->delta_bytes >= REC_KEY_DELTA_RATIO * w->key_bytes;
 	int err;
 
 	if (!w->size) {
@@ -248,6 +250,12 @@ int rec_writer_frame(struct rec_writer *w, const struct json_frame *f, uint32_t 
 	w->size += w->out.len;
 	w->frames_in_seg++;
 	w->since_key = key ? 1 : w->since_key + 1;
+	if (key) {
+		w->key_bytes = w->out.len;
+		w->delta_bytes = 0;
+	} else {
+		w->delta_bytes += w->out.len;
+	}
 	return 0;
 }
 
