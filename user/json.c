@@ -203,6 +203,11 @@ int json_frame_from_engine(struct json_frame *f, struct engine *e, const struct 
 	for (i = 0; i < f->n; i++)
 		f->proc_bytes[i] = engine_proc_bytes(f->procs[i]);
 	f->stacks = engine_stacks(e);
+	if (o->touches && engine_hooks(e)->touches) {
+		f->has_touches = true;
+		f->ntouches = engine_hooks(e)->touches(engine_hooks(e)->ctx, &f->touches,
+						       &f->touches_dropped);
+	}
 	if (engine_hooks(e)->json_stats || f->stacks) {
 		char extra[8192];
 		size_t len = 0;
@@ -290,7 +295,18 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 		}
 		put(&b, "}");
 	}
-	put(&b, "]}\n");
+	put(&b, "]");
+	if (f->has_touches) {
+		put(&b, ", \"recorded_touches\": [");
+		for (i = 0; i < f->ntouches; i++) {
+			const struct first_touch *t = &f->touches[i];
+
+			put(&b, "%s[%d, %u, \"0x%" PRIx64 "\", \"%s\", %.6f]", i ? ", " : "", t->pid,
+			    t->tid, t->addr, t->write ? "w" : "r", t->ts_ns / 1e9);
+		}
+		put(&b, "], \"recorded_touches_dropped\": %" PRIu64, f->touches_dropped);
+	}
+	put(&b, "}\n");
 	if (b.oom) {
 		err = -ENOMEM;
 	} else if (fwrite(b.p, 1, b.len, out) != b.len || fflush(out)) {

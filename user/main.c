@@ -190,7 +190,8 @@ static int write_folded(struct engine *e)
  */
 static int run_json(struct engine *e, struct cli *c, struct rec_writer *rec)
 {
-	struct json_opts jo = { .maps = c->maps || c->npids, .interval_ms = c->interval_ms };
+	struct json_opts jo = { .maps = c->maps || c->npids, .touches = rec != NULL,
+				.interval_ms = c->interval_ms };
 	FILE *out = c->serve || c->folded ? NULL : stdout;
 	uint64_t printed = 0, next, now, mono, end = UINT64_MAX;
 	int err;

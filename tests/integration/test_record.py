@@ -206,6 +206,69 @@ def test_run_record_exact_mode(tmp_path):
     assert frames[-1]["mode"] == "exact" and "exact" in frames[-1]["stats"]
 
 
+def frame_after(path, t_mono):
+    """Waits for a frame drained after CLOCK_MONOTONIC t_mono (seconds): the recorder has
+    seen everything before it."""
+    start = replay(path, "--at", "0")[0]["monotonic"]
+    return wait_until(lambda: replay(path, "--from", f"{t_mono - start + 1e-5:.6f}"),
+                      "a frame after the command")[0]
+
+
+@pytest.mark.parametrize("mode", ["run", "attach"])
+def test_recorded_first_touches(workload, recorder, tmp_path, mode):
+    """In exact mode (ordered) a recording stores every first touch -- page, thread, time --
+    and replay --json lists them ("recorded_touches").  The truth: threads that each write
+    only their own pages, one thread after the other, and say their tids.  600 pages, more
+    than live JSON lists per snapshot (100), so all of them must come from the recording."""
+    from test_exact import FifoWorkload
+    path = str(tmp_path / "rec")
+    if mode == "run":
+        wl = FifoWorkload(tmp_path)
+        rec = RunRecorder(path, wl, ["-i", "50", "--exact=ordered"])
+        wl.connect()
+    else:
+        wl = workload()
+        rec = recorder(path, ["--exact=ordered", "-p", str(wl.pid), "-i", "50"])
+    try:
+        wait_until(rec.frames, "the first frame")
+        t_map, _ = wl.do("map t 600")
+        frame_after(path, t_map)		# registered with the userfaultfd from here on
+        t_done, tids = wl.do("ownthreads t 4 0 600")
+        frame_after(path, t_done)
+        base = wl.region("t")
+        rc, err = rec.stop()	# run: the workload ends, and with it the recorder
+        assert rc == 0, err
+    finally:
+        if rec.proc.poll() is None:
+            rec.proc.kill()
+            rec.proc.wait()
+    tids = [int(t) for t in tids]
+    assert len(set(tids)) == 4 and wl.pid not in tids
+    frames = replay(path)
+    assert all("recorded_touches" in f for f in frames)
+    assert sum(f["recorded_touches_dropped"] for f in frames) == 0
+    got = {}
+    for f in frames:
+        for pid, tid, addr, rw, ts in f["recorded_touches"]:
+            page = (int(addr, 16) - base) // 4096
+            if pid == wl.pid and 0 <= page < 600:
+                assert page not in got, f"page {page} recorded twice"
+                got[page] = (tid, rw, ts)
+    assert sorted(got) == list(range(600)), f"{600 - len(got)} first touches missing"
+    wrong = [(j, got[j][0], tids[j % 4]) for j in range(600) if got[j][0] != tids[j % 4]]
+    assert not wrong, f"pages recorded with the wrong thread (page, got, wrote): {wrong[:5]}"
+    assert all(rw == "w" for _, rw, _ in got.values())
+    # Times: after the region was mapped, before the command answered; each thread's
+    # pages in order, and the threads one after the other.
+    ts = [got[j][2] for j in range(600)]
+    assert t_map <= min(ts) and max(ts) <= t_done + 1e-6
+    for k in range(4):
+        mine = ts[k::4]
+        assert mine == sorted(mine), f"thread {k}'s touches out of order"
+        if k:
+            assert min(mine) >= max(ts[k - 1::4]), f"thread {k} before thread {k - 1}"
+
+
 def test_replay_prints_what_live_json_printed(workload, recorder, tmp_path):
     """Every frame replays to the same line shape as live JSON, in time order, once each."""
     wl = workload()

@@ -103,11 +103,21 @@ static void free_model(struct model_frame *m)
 		proc_free(m->procs[i]);
 }
 
+/* Exact mode's first touches for the frames that have them (every third). */
+static struct first_touch touches[NFRAMES][8];
+
 static struct json_frame as_frame(struct model_frame *m, int k)
 {
 	struct json_frame f = { .mono_ns = 1000000000ULL + k * 50000000ULL, .wall = 1.7e9 + k,
 				.mode = "sample", .interval_ms = 50, .engine_bytes = 1234,
 				.nprocs = m->n, .procs = m->procs, .proc_bytes = m->bytes, .n = m->n };
+
+	if (k % 3 == 0) {
+		f.has_touches = true;
+		f.touches = touches[k];
+		f.ntouches = k % 9;
+		f.touches_dropped = k % 2;
+	}
 
 	f.stats.events = k;
 	f.stats.interval_scale = 1;
@@ -145,6 +155,13 @@ static void write_recording(void)
 	char why[256];
 
 	assert_int_equal(rec_writer_open(&o, &w, why, sizeof(why)), 0);
+	for (int k = 0; k < NFRAMES; k++)
+		for (int i = 0; i < 8; i++)
+			/* Times not in order (a fast variant's scan), threads unknown (0). */
+			touches[k][i] = (struct first_touch){
+				100 + below(30), below(3) ? 100 + below(40) : 0,
+				0x7f0000000000ULL + below(1 << 30), 1000000000ULL + below(1ULL << 40),
+				below(2) };
 	for (int k = 0; k < NFRAMES; k++) {
 		struct json_frame f;
 
@@ -535,6 +552,41 @@ static void test_hostile_payloads(void **state)
 	rbuf_varint(&b, 3);
 	rbuf_u8(&b, 1);
 	assert_int_equal(decode_buf(&b), -EBADMSG);
+	/* First touches: well formed; then a pid 0, a write flag 2, a count beyond the bytes. */
+	{
+		uint64_t rows[][5] = { { 7, 7, 0x1000, 1, 5 }, { 0, 7, 0x1000, 1, 5 },
+				       { 7, 7, 0x1000, 2, 5 } };
+		int want[] = { 0, -EBADMSG, -EBADMSG };
+
+		for (int r = 0; r < 3; r++) {
+			struct rbuf body = { 0 };
+
+			rbuf_varint(&body, 1);
+			rbuf_varint(&body, 0);
+			for (int k = 0; k < 5; k++)
+				if (k == 3)
+					rbuf_u8(&body, rows[r][k]);
+				else
+					rbuf_varint(&body, rows[r][k]);
+			header(&b, 1);
+			proc_entry(&b, 5, map, 1, ok, 1);
+			rbuf_varint(&b, 1);
+			rbuf_varint(&b, REC_SECTION_TOUCHES);
+			rbuf_varint(&b, body.len);
+			rbuf_bytes(&b, body.p, body.len);
+			rbuf_free(&body);
+			assert_int_equal(decode_buf(&b), want[r]);
+		}
+		header(&b, 1);
+		proc_entry(&b, 5, map, 1, ok, 1);
+		rbuf_varint(&b, 1);
+		rbuf_varint(&b, REC_SECTION_TOUCHES);
+		rbuf_varint(&b, 3);
+		rbuf_varint(&b, 100);
+		rbuf_varint(&b, 0);
+		rbuf_u8(&b, 0);
+		assert_int_equal(decode_buf(&b), -EBADMSG);
+	}
 	/* Trailing garbage. */
 	header(&b, 1);
 	proc_entry(&b, 5, map, 1, ok, 1);

@@ -222,6 +222,50 @@ static int encode_layout(struct rbuf *b, const struct proc *p, const struct proc
 	return err;
 }
 
+/* Signed differences as unsigned varints: 0, -1, 1, -2, ... as 0, 1, 2, 3, ... */
+static uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/* A section's body is built apart: its length goes first. */
+static void put_section(struct rbuf *out, uint64_t kind, struct rbuf *body)
+{
+	rbuf_varint(out, kind);
+	rbuf_varint(out, body->len);
+	rbuf_bytes(out, body->p, body->len);
+	out->oom |= body->oom;
+	rbuf_free(body);
+}
+
+static void encode_frame_sections(struct rbuf *out, const struct json_frame *f)
+{
+	struct rbuf b = { 0 };
+	uint64_t ts = 0;
+
+	rbuf_varint(out, f->has_touches ? 1 : 0);
+	if (!f->has_touches)
+		return;
+	rbuf_varint(&b, f->ntouches);
+	rbuf_varint(&b, f->touches_dropped);
+	for (size_t i = 0; i < f->ntouches; i++) {
+		const struct first_touch *t = &f->touches[i];
+
+		rbuf_varint(&b, t->pid);
+		rbuf_varint(&b, t->tid);
+		rbuf_varint(&b, t->addr);
+		rbuf_u8(&b, t->write);
+		rbuf_varint(&b, zigzag((int64_t)(t->ts_ns - ts)));
+		ts = t->ts_ns;
+	}
+	put_section(out, REC_SECTION_TOUCHES, &b);
+}
+
 int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyframe,
 	       uint32_t flags, struct rbuf *out)
 {
@@ -293,7 +337,7 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 		if (ce->counters.oom || ce->layout.oom)
 			err = -ENOMEM;
 	}
-	rbuf_varint(out, 0);	/* frame sections */
+	encode_frame_sections(out, f);
 	if (out->oom)
 		err = -ENOMEM;
 	free_entries(enc->prev, enc->nprev);
@@ -324,6 +368,7 @@ struct rec_decoder {
 	struct proc **procs;
 	size_t *bytes;
 	char *mode, *extra;
+	struct first_touch *touches;
 };
 
 struct rec_decoder *rec_decoder_new(void)
@@ -344,9 +389,11 @@ static void free_view(struct rec_decoder *dec)
 	free(dec->bytes);
 	free(dec->mode);
 	free(dec->extra);
+	free(dec->touches);
 	dec->procs = NULL;
 	dec->bytes = NULL;
 	dec->mode = dec->extra = NULL;
+	dec->touches = NULL;
 }
 
 void rec_decoder_reset(struct rec_decoder *dec)
@@ -611,28 +658,65 @@ static int decode_layout(struct rcur *c, struct dproc *d, int pid, struct dproc 
 	return 0;
 }
 
+/* REC_SECTION_TOUCHES: rows of pid, tid, address, write, time (a zigzag difference). */
+static int decode_touches(struct rcur *c, struct rec_decoder *dec, struct json_frame *f,
+			  char *why, size_t whylen)
+{
+	uint64_t n = rcur_varint(c), ts = 0;
+
+	f->touches_dropped = rcur_varint(c);
+	/* Each row takes at least 5 bytes. */
+	if (c->bad || f->has_touches || n > REC_MAX_TOUCHES || n > rcur_left(c) / 5)
+		return bad(why, whylen, "bad first-touch section");
+	dec->touches = calloc(n ? n : 1, sizeof(*dec->touches));
+	if (!dec->touches)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		struct first_touch *t = &dec->touches[i];
+		uint64_t pid = rcur_varint(c), tid = rcur_varint(c);
+		uint8_t write;
+
+		t->addr = rcur_varint(c);
+		write = rcur_u8(c);
+		ts += (uint64_t)unzigzag(rcur_varint(c));
+		t->ts_ns = ts;
+		if (c->bad || pid == 0 || pid > REC_MAX_PID || tid > UINT32_MAX || write > 1)
+			return bad(why, whylen, "first touch %" PRIu64 ": bad fields", i);
+		t->pid = pid;
+		t->tid = tid;
+		t->write = write;
+	}
+	if (rcur_left(c))
+		return bad(why, whylen, "bad first-touch section");
+	f->has_touches = true;
+	f->touches = dec->touches;
+	f->ntouches = n;
+	return 0;
+}
+
 /*
  * Sections (the format's extension point): of a process (d) or of the frame (d == NULL).
  * Kinds this reader does not know are skipped.
  */
-static int decode_sections(struct rcur *c, struct dproc *d, char *why, size_t whylen)
+static int decode_sections(struct rcur *c, struct rec_decoder *dec, struct dproc *d,
+			   struct json_frame *f, char *why, size_t whylen)
 {
 	uint64_t n = rcur_varint(c), i;
+	int err = 0;
 
 	/* Each section takes at least 2 bytes: its kind and its length. */
 	if (c->bad || n > rcur_left(c) / 2)
 		return bad(why, whylen, "bad section count");
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !err; i++) {
 		uint64_t kind = rcur_varint(c);
 		struct rcur body = take(c, rcur_varint(c));
 
 		if (c->bad)
 			return bad(why, whylen, "section %" PRIu64 " cut short", i);
-		(void)kind;
-		(void)body;
-		(void)d;
+		if (!d && kind == REC_SECTION_TOUCHES)
+			err = decode_touches(&body, dec, f, why, whylen);
 	}
-	return 0;
+	return err;
 }
 
 static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct json_frame *f,
@@ -731,12 +815,12 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 		d->p->fault_rate = k.fault_rate;
 		d->bytes = k.bytes;
 		if (tag & REC_TAG_SECTIONS)
-			err = decode_sections(c, d, why, whylen);
+			err = decode_sections(c, dec, d, f, why, whylen);
 		if (!err && c->bad)
 			err = bad(why, whylen, "process %d: cut short", pid);
 	}
 	if (!err)
-		err = decode_sections(c, NULL, why, whylen);
+		err = decode_sections(c, dec, NULL, f, why, whylen);
 	if (!err && rcur_left(c))
 		err = bad(why, whylen, "%zu bytes after the last process", rcur_left(c));
 	free_dprocs(dec->cur, dec->ncur);

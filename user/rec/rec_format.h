@@ -25,6 +25,9 @@ enum rec_frame_type {
 #define REC_TAG_PATCH		(1u << 2)	/* layout without runs + changed pages */
 #define REC_TAG_SECTIONS	(1u << 3)	/* the process's sections follow */
 
+/* Section kinds (frame sections unless noted). */
+#define REC_SECTION_TOUCHES	1	/* exact mode's first touches since the last frame */
+
 /* Frame payload flags. */
 #define REC_FLAG_MAPS		(1u << 0)	/* live JSON would have printed mappings */
 
@@ -35,6 +38,7 @@ enum rec_frame_type {
 #define REC_MAX_PAGE		(1ULL << 52)	/* page numbers: 64-bit addresses >> 12 */
 #define REC_MAX_STATE_PAGES	(1ULL << 36)	/* pages in runs, over one frame's processes */
 #define REC_MAX_PID		0x7fffffff
+#define REC_MAX_TOUCHES		(1u << 20)	/* first touches in one frame */
 
 /* The writer starts a keyframe once the deltas since the last one add up to
  * REC_KEY_DELTA_RATIO times its size -- keyframes are then at most 1/(ratio+1) of the file,
