@@ -140,7 +140,7 @@ static void put_first_touch(struct buf *b, struct stacks *st, const struct proc 
 }
 
 static void put_mapping(struct buf *b, const struct proc *p, const struct mapping *m,
-			struct stacks *st)
+			struct stacks *st, uint64_t now_ns)
 {
 	uint64_t s = mapping_start(m), t = mapping_end(m), c[PS_COUNT];
 	struct runs_ctx rc = { .b = b, .first = true };
@@ -157,7 +157,7 @@ static void put_mapping(struct buf *b, const struct proc *p, const struct mappin
 	put(b, ", \"kind\": \"%s\", \"tracker\": \"%s\", \"pages\": ", map_kind_name(m->kind),
 	    m->flags & MF_UFFD ? "userfaultfd" : "pagemap");
 	put_pages(b, c, t - s);
-	put(b, ", \"runs\": [");
+	put(b, ", \"heat\": %.3f, \"runs\": [", heat_range(&p->heat, s, t, now_ns));
 	model_runs(p, s, t, put_run, &rc);
 	put(b, "]");
 	if (st)
@@ -288,7 +288,7 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 			for (m = model_first(p); m; m = model_next(m)) {
 				if (!first)
 					put(&b, ", ");
-				put_mapping(&b, p, m, f->stacks);
+				put_mapping(&b, p, m, f->stacks, f->mono_ns);
 				first = false;
 			}
 			put(&b, "]");

@@ -165,6 +165,10 @@ static int emit(struct engine *e, const struct json_opts *jo, struct rec_writer 
 	err = json_frame_from_engine(&f, e, jo, mono, wall);
 	if (!err)
 		err = rec_writer_frame(rec, &f, jo->maps ? REC_FLAG_MAPS : 0, why, sizeof(why));
+	/* Tests: the line live JSON would have printed for this very frame, to hold replay
+	 * against (heat and first touches included). */
+	if (!err && getenv("MEVITOP_TEST_RECORD_JSON"))
+		json_frame_write(stdout, &f, jo);
 	json_frame_release(&f);
 	if (err)
 		log_err("%s", why);
@@ -315,7 +319,8 @@ int main(int argc, char **argv)
 	if (rc)
 		goto out;
 	if (c.record) {
-		struct rec_writer_opts ro = { .path = c.record_path, .max_size = c.max_size };
+		struct rec_writer_opts ro = { .path = c.record_path, .max_size = c.max_size,
+					      .heat = c.record_heat };
 
 		if (rec_writer_open(&ro, &rec, why, sizeof(why))) {
 			log_err("%s", why);

@@ -806,6 +806,49 @@ void heat_prune(struct heat *h, uint64_t now_ns)
 	free(old.slots);
 }
 
+const struct heat_entry *heat_find(const struct heat *h, uint64_t page)
+{
+	const struct heat_entry *e = heat_slot(h, (page >> HEAT_BLOCK_SHIFT) + 1);
+
+	return e && e->block ? e : NULL;
+}
+
+float heat_value(const struct heat_entry *e, uint64_t now_ns)
+{
+	return decay(e->value, e->stamp_ns, now_ns);
+}
+
+int heat_set(struct heat *h, uint64_t page, float value, uint64_t now_ns)
+{
+	uint64_t key = (page >> HEAT_BLOCK_SHIFT) + 1;
+	struct heat_entry *e;
+
+	if ((h->used + 1) * 10 > h->cap * 7 && heat_grow(h))
+		return -ENOMEM;
+	e = heat_slot(h, key);
+	if (!e->block) {
+		e->block = key;
+		h->used++;
+	}
+	e->value = value;
+	e->stamp_ns = now_ns;
+	return 0;
+}
+
+int heat_copy(struct heat *dst, const struct heat *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	if (!src->cap)
+		return 0;
+	dst->slots = malloc(src->cap * sizeof(*dst->slots));
+	if (!dst->slots)
+		return -ENOMEM;
+	memcpy(dst->slots, src->slots, src->cap * sizeof(*dst->slots));
+	dst->cap = src->cap;
+	dst->used = src->used;
+	return 0;
+}
+
 void heat_free(struct heat *h)
 {
 	free(h->slots);

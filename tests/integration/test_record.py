@@ -269,6 +269,52 @@ def test_recorded_first_touches(workload, recorder, tmp_path, mode):
             assert min(mine) >= max(ts[k - 1::4]), f"thread {k} before thread {k - 1}"
 
 
+def heat_by_mapping(frame, pid):
+    return {m["start"]: m["heat"] for m in find_proc(frame, pid)["mappings"]}
+
+
+@pytest.mark.parametrize("heat", [True, False])
+def test_replay_heat_equals_live(workload, tmp_path, heat):
+    """record --heat: replay's heat (the heat layer; JSON "heat" per mapping) is what live
+    JSON printed for the same frame -- the recorder prints that line too
+    (MEVITOP_TEST_RECORD_JSON) -- mapping by mapping, while pages are being faulted in.
+    Without --heat, replay has no heat at all where live had some."""
+    wl = workload()
+    path, live_out = str(tmp_path / "rec"), tmp_path / "live.ndjson"
+    with open(live_out, "w") as out:
+        rec = subprocess.Popen([MEVITOP, "record", "-o", path, "-p", str(wl.pid), "-i", "50",
+                                "--mode", "trace", *(["--heat"] if heat else [])],
+                               stdout=out, stderr=subprocess.PIPE,
+                               env=dict(os.environ, MEVITOP_TEST_RECORD_JSON="1", **SAN_ENV))
+        try:
+            wait_until(lambda: live_out.stat().st_size > 0, "the first frame")
+            wl.do("map a 2048")
+            for k in range(8):
+                t, _ = wl.do(f"touch a {k * 256} 256 1 w")
+                frame_after(path, t)
+            rec.send_signal(signal.SIGTERM)
+            assert rec.wait(timeout=GUARD_S) == 0, rec.stderr.read().decode()
+        finally:
+            if rec.poll() is None:
+                rec.kill()
+                rec.wait()
+    live = {f["monotonic"]: f for f in map(json.loads, live_out.read_text().splitlines())}
+    frames = replay(path)
+    assert len(frames) == len(live)
+    hot = 0
+    for f in frames:
+        want, got = heat_by_mapping(live[f["monotonic"]], wl.pid), heat_by_mapping(f, wl.pid)
+        assert want.keys() == got.keys()
+        hot += any(v > 0.5 for v in want.values())
+        for start, v in want.items():
+            if heat:
+                # Both sum the same entries; only the order of the float additions differs.
+                assert abs(got[start] - v) <= 0.0011 + 1e-5 * v, (f["monotonic"], start)
+            else:
+                assert got[start] == 0
+    assert hot >= 4, "the workload's faults made no heat"
+
+
 def test_replay_prints_what_live_json_printed(workload, recorder, tmp_path):
     """Every frame replays to the same line shape as live JSON, in time order, once each."""
     wl = workload()

@@ -58,6 +58,8 @@ struct model_frame {
 	size_t n;
 };
 
+#define HEAT_STAMP (1ULL << 50)
+
 /* A process with a few mappings and random runs; pids and layout drift between frames. */
 static struct proc *random_proc(pid_t pid)
 {
@@ -85,6 +87,9 @@ static struct proc *random_proc(pid_t pid)
 		}
 		at = s + len + below(3) * below(100);	/* adjacent or apart */
 	}
+	/* Heat stamped after every frame: it does not decay, so replay must give it exactly. */
+	for (i = below(3) ? below(40) : 0; i > 0; i--)
+		heat_add(&p->heat, 0x1000 + below(0x2000), below(50) / 8.0f, HEAT_STAMP);
 	return p;
 }
 
@@ -148,13 +153,15 @@ static struct rbuf deltas[NFRAMES];	/* ... and as a delta on the frame before */
  * each frame's JSON and raw payload. */
 static void write_recording(void)
 {
-	struct rec_writer_opts o = { .path = path, .keyframe_every = 7 };
+	struct rec_writer_opts o = { .path = path, .keyframe_every = 7, .heat = true };
 	struct rec_encoder *enc = rec_encoder_new(), *denc = rec_encoder_new();
 	struct rec_writer *w;
 	struct model_frame m = { 0 };
 	char why[256];
 
 	assert_int_equal(rec_writer_open(&o, &w, why, sizeof(why)), 0);
+	rec_encoder_record_heat(enc, true);
+	rec_encoder_record_heat(denc, true);
 	for (int k = 0; k < NFRAMES; k++)
 		for (int i = 0; i < 8; i++)
 			/* Times not in order (a fast variant's scan), threads unknown (0). */
@@ -175,6 +182,10 @@ static void write_recording(void)
 			uint64_t s = mapping_start(mp) + below(mapping_end(mp) - mapping_start(mp));
 
 			model_set_state(p, s, s + 1 + below(mapping_end(mp) - s), below(PS_COUNT));
+			if (below(2))
+				heat_add(&p->heat, s, 1.0f, HEAT_STAMP);
+			if (!below(4))
+				heat_prune(&p->heat, HEAT_STAMP);	/* blocks disappear */
 			if (below(2)) {
 				/* ... and a mapping is added: a patch on a new layout. */
 				struct mapping_attrs a = { .perms = 3, .kind = MK_ANON };
@@ -313,11 +324,11 @@ static void decode_some(const uint8_t *p, size_t n)
 	char why[256];
 
 	/* As a keyframe, then as a delta on top of a real frame. */
-	if (!rec_decode(d, p, n, true, &f, &flags, why, sizeof(why)))
+	if (!rec_decode(d, p, n, true, 0, &f, &flags, why, sizeof(why)))
 		free(json_of(&f));
-	assert_int_equal(rec_decode(d, payloads[0].p, payloads[0].len, true, &f, &flags, why,
+	assert_int_equal(rec_decode(d, payloads[0].p, payloads[0].len, true, 0, &f, &flags, why,
 				    sizeof(why)), 0);
-	if (!rec_decode(d, p, n, false, &f, &flags, why, sizeof(why)))
+	if (!rec_decode(d, p, n, false, 0, &f, &flags, why, sizeof(why)))
 		free(json_of(&f));
 	rec_decoder_free(d);
 }
@@ -348,9 +359,9 @@ static void test_mutated_deltas(void **state)
 				case 2: n = below(n + 1); break;
 				}
 			}
-		assert_int_equal(rec_decode(d, payloads[k - 1].p, payloads[k - 1].len, true, &f,
+		assert_int_equal(rec_decode(d, payloads[k - 1].p, payloads[k - 1].len, true, 0, &f,
 					    &flags, why, sizeof(why)), 0);
-		if (!rec_decode(d, p, n, false, &f, &flags, why, sizeof(why))) {
+		if (!rec_decode(d, p, n, false, 0, &f, &flags, why, sizeof(why))) {
 			char *got = json_of(&f);
 
 			if (!mutate) {
@@ -460,7 +471,7 @@ static int decode_buf(struct rbuf *b)
 	struct json_frame f;
 	uint32_t flags;
 	char why[256];
-	int err = rec_decode(d, b->p, b->len, true, &f, &flags, why, sizeof(why));
+	int err = rec_decode(d, b->p, b->len, true, 0, &f, &flags, why, sizeof(why));
 
 	rec_decoder_free(d);
 	rbuf_free(b);
@@ -626,8 +637,8 @@ static void test_patch_delta(void **state)
 	assert_int_equal(rec_encode(enc, &f, false, REC_FLAG_MAPS, &delta), 0);
 	assert_true(key.len > 1000);
 	assert_true(delta.len < 120);
-	assert_int_equal(rec_decode(dec, key.p, key.len, true, &got, &flags, why, sizeof(why)), 0);
-	assert_int_equal(rec_decode(dec, delta.p, delta.len, false, &got, &flags, why,
+	assert_int_equal(rec_decode(dec, key.p, key.len, true, 0, &got, &flags, why, sizeof(why)), 0);
+	assert_int_equal(rec_decode(dec, delta.p, delta.len, false, 0, &got, &flags, why,
 				    sizeof(why)), 0);
 	got.mono_ns = f.mono_ns;
 	got.wall = f.wall;

@@ -58,11 +58,13 @@ struct prev_entry {
 	int pid;
 	struct rbuf counters, layout;
 	struct proc *model;		/* a copy of the process as last written, for patches */
+	struct heat heat;		/* --heat: its heat table as last written */
 };
 
 struct rec_encoder {
 	struct prev_entry *prev;
 	size_t nprev;
+	bool heat;
 };
 
 struct rec_encoder *rec_encoder_new(void)
@@ -76,8 +78,14 @@ static void free_entries(struct prev_entry *e, size_t n)
 		rbuf_free(&e[i].counters);
 		rbuf_free(&e[i].layout);
 		proc_free(e[i].model);
+		heat_free(&e[i].heat);
 	}
 	free(e);
+}
+
+void rec_encoder_record_heat(struct rec_encoder *enc, bool on)
+{
+	enc->heat = on;
 }
 
 void rec_encoder_free(struct rec_encoder *enc)
@@ -222,6 +230,79 @@ static int encode_layout(struct rbuf *b, const struct proc *p, const struct proc
 	return err;
 }
 
+struct heat_row {
+	uint64_t block, stamp_ns;
+	float value;
+};
+
+static int by_block(const void *a, const void *b)
+{
+	const struct heat_row *x = a, *y = b;
+
+	return x->block < y->block ? -1 : x->block > y->block;
+}
+
+static void put_f32(struct rbuf *b, float v)
+{
+	uint8_t le[4];
+	uint32_t bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	rbuf_le32(le, bits);
+	rbuf_bytes(b, le, sizeof(le));
+}
+
+static uint64_t zigzag(int64_t v);
+
+/*
+ * REC_SECTION_HEAT of p into body: its entries as they are (value and stamp, so replay
+ * decays them exactly as live mode does) -- every one when the reader starts p afresh
+ * (old == NULL), else those that changed since old (and, as 0, those old had and p no
+ * longer has: pruned).  Returns the rows written, or -ENOMEM.
+ */
+static long encode_heat(struct rbuf *body, const struct proc *p, const struct heat *old,
+			uint64_t now_ns)
+{
+	const struct heat *h = &p->heat;
+	struct heat_row *rows = malloc((h->used + (old ? old->used : 0) + 1) * sizeof(*rows));
+	struct rbuf gaps = { 0 };
+	size_t n = 0, i;
+	uint64_t at = 0;
+
+	if (!rows)
+		return -ENOMEM;
+	for (i = 0; i < h->cap; i++) {
+		const struct heat_entry *e = &h->slots[i], *o;
+
+		if (!e->block)
+			continue;
+		o = old ? heat_find(old, (e->block - 1) << HEAT_BLOCK_SHIFT) : NULL;
+		if (o && o->value == e->value && o->stamp_ns == e->stamp_ns)
+			continue;
+		rows[n++] = (struct heat_row){ e->block - 1, e->stamp_ns, e->value };
+	}
+	for (i = 0; old && i < old->cap; i++)
+		if (old->slots[i].block &&
+		    !heat_find(h, (old->slots[i].block - 1) << HEAT_BLOCK_SHIFT))
+			rows[n++] = (struct heat_row){ old->slots[i].block - 1, now_ns, 0 };
+	qsort(rows, n, sizeof(*rows), by_block);
+	for (i = 0; i < n; i++) {
+		rbuf_varint(&gaps, rows[i].block - at);
+		at = rows[i].block;
+	}
+	rbuf_varint(body, n);
+	rbuf_varint(body, gaps.len);
+	rbuf_bytes(body, gaps.p, gaps.len);
+	body->oom |= gaps.oom;
+	rbuf_free(&gaps);
+	for (i = 0; i < n; i++)
+		put_f32(body, rows[i].value);
+	for (i = 0; i < n; i++)
+		rbuf_varint(body, zigzag((int64_t)(rows[i].stamp_ns - now_ns)));
+	free(rows);
+	return n;
+}
+
 /* Signed differences as unsigned varints: 0, -1, 1, -2, ... as 0, 1, 2, 3, ... */
 static uint64_t zigzag(int64_t v)
 {
@@ -296,7 +377,7 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 	for (i = 0; i < f->n; i++) {
 		const struct proc *p = f->procs[i];
 		struct prev_entry *pe, *ce;
-		struct rbuf patch = { 0 };
+		struct rbuf patch = { 0 }, heat = { 0 };
 		uint8_t tag = 0;
 
 		if (!p->ready)
@@ -324,6 +405,16 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 			ce->model = pe->model;	/* unchanged: the copy carries over */
 			pe->model = NULL;
 		}
+		if (enc->heat) {
+			/* A reader starts a process afresh at a keyframe or a full layout. */
+			bool fresh = !pe || (tag & REC_TAG_LAYOUT);
+			long rows = encode_heat(&heat, p, fresh ? NULL : &pe->heat, f->mono_ns);
+
+			if (rows < 0 || heat_copy(&ce->heat, &p->heat))
+				err = -ENOMEM;
+			if (rows > 0)
+				tag |= REC_TAG_SECTIONS;
+		}
 		rbuf_varint(out, p->pid - prev_pid);
 		prev_pid = p->pid;
 		rbuf_u8(out, tag);
@@ -333,6 +424,11 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 			rbuf_bytes(out, ce->layout.p, ce->layout.len);
 		if (tag & REC_TAG_PATCH)
 			rbuf_bytes(out, patch.p, patch.len);
+		if (tag & REC_TAG_SECTIONS) {
+			rbuf_varint(out, 1);
+			put_section(out, REC_SECTION_HEAT, &heat);
+		}
+		rbuf_free(&heat);
 		rbuf_free(&patch);
 		if (ce->counters.oom || ce->layout.oom)
 			err = -ENOMEM;
@@ -369,6 +465,7 @@ struct rec_decoder {
 	size_t *bytes;
 	char *mode, *extra;
 	struct first_touch *touches;
+	uint64_t mono_ns;		/* the frame being decoded: heat is as of then */
 };
 
 struct rec_decoder *rec_decoder_new(void)
@@ -644,6 +741,8 @@ static int decode_layout(struct rcur *c, struct dproc *d, int pid, struct dproc 
 	} else {
 		const struct mapping *m;
 
+		if (heat_copy(&p->heat, &old->p->heat))
+			return -ENOMEM;
 		for (m = model_first(p); m; m = model_next(m))
 			for (size_t k = 0; k < 3; k++)
 				pageset_copy_range(p->set[tracked_states[k]],
@@ -694,6 +793,49 @@ static int decode_touches(struct rcur *c, struct rec_decoder *dec, struct json_f
 	return 0;
 }
 
+static float get_f32(struct rcur *c)
+{
+	uint8_t le[4];
+	uint32_t bits;
+	float v;
+
+	for (size_t i = 0; i < sizeof(le); i++)
+		le[i] = rcur_u8(c);
+	bits = rec_le32(le);
+	memcpy(&v, &bits, sizeof(v));
+	return v;
+}
+
+/* REC_SECTION_HEAT: blocks (increasing), their values and stamps. */
+static int decode_heat(struct rcur *c, struct rec_decoder *dec, struct dproc *d, char *why,
+		       size_t whylen)
+{
+	uint64_t n = rcur_varint(c), i, block = 0;
+	struct rcur gaps, values;
+
+	/* Each row takes at least 6 bytes: a gap, a value and a stamp. */
+	if (c->bad || n > rcur_left(c) / 6)
+		return bad(why, whylen, "process %d: bad heat section", d->pid);
+	gaps = take(c, rcur_varint(c));
+	values = take(c, n * 4);
+	for (i = 0; i < n; i++) {
+		uint64_t gap = rcur_varint(&gaps);
+		float v = get_f32(&values);
+		uint64_t stamp = dec->mono_ns + (uint64_t)unzigzag(rcur_varint(c));
+
+		block += gap;
+		if (gaps.bad || values.bad || c->bad || (i && gap == 0) ||
+		    block >= REC_MAX_PAGE >> HEAT_BLOCK_SHIFT || !(v >= 0 && v < 1e30f))
+			return bad(why, whylen, "process %d: heat row %" PRIu64 " out of range or order",
+				   d->pid, i);
+		if (heat_set(&d->p->heat, block << HEAT_BLOCK_SHIFT, v, stamp))
+			return -ENOMEM;
+	}
+	if (rcur_left(&gaps) || rcur_left(c))
+		return bad(why, whylen, "process %d: bad heat section", d->pid);
+	return 0;
+}
+
 /*
  * Sections (the format's extension point): of a process (d) or of the frame (d == NULL).
  * Kinds this reader does not know are skipped.
@@ -715,6 +857,8 @@ static int decode_sections(struct rcur *c, struct rec_decoder *dec, struct dproc
 			return bad(why, whylen, "section %" PRIu64 " cut short", i);
 		if (!d && kind == REC_SECTION_TOUCHES)
 			err = decode_touches(&body, dec, f, why, whylen);
+		else if (d && kind == REC_SECTION_HEAT)
+			err = decode_heat(&body, dec, d, why, whylen);
 	}
 	return err;
 }
@@ -775,7 +919,8 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 		}
 		pid += delta;
 		old = find_dproc(dec->cur, dec->ncur, pid);
-		if ((keyframe || !old || !old->p) && tag != (REC_TAG_COUNTERS | REC_TAG_LAYOUT)) {
+		if ((keyframe || !old || !old->p) &&
+		    (tag & ~REC_TAG_SECTIONS) != (REC_TAG_COUNTERS | REC_TAG_LAYOUT)) {
 			err = bad(why, whylen, "process %d: a delta with no earlier state", pid);
 			break;
 		}
@@ -843,7 +988,7 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 }
 
 int rec_decode(struct rec_decoder *dec, const uint8_t *p, size_t len, bool keyframe,
-	       struct json_frame *f, uint32_t *flags, char *why, size_t whylen)
+	       uint64_t mono_ns, struct json_frame *f, uint32_t *flags, char *why, size_t whylen)
 {
 	struct rcur c = { .p = p, .end = p + len };
 	int err;
@@ -851,6 +996,7 @@ int rec_decode(struct rec_decoder *dec, const uint8_t *p, size_t len, bool keyfr
 	free_view(dec);
 	if (keyframe)
 		rec_decoder_reset(dec);
+	dec->mono_ns = mono_ns;
 	err = decode(dec, &c, keyframe, f, flags, why, whylen);
 	if (err) {
 		if (err == -ENOMEM)

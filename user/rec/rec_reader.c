@@ -306,8 +306,8 @@ static int load_one(struct rec_reader *r, size_t i, struct json_frame *f, uint32
 			 ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short");
 		return -EBADMSG;
 	}
-	return rec_decode(r->dec, r->rbuf, fi->rlen, fi->type == REC_KEYFRAME, f, flags, why,
-			  whylen);
+	return rec_decode(r->dec, r->rbuf, fi->rlen, fi->type == REC_KEYFRAME, fi->mono_ns, f,
+			  flags, why, whylen);
 }
 
 int rec_load(struct rec_reader *r, size_t i, struct json_frame *f, uint32_t *flags,

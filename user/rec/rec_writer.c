@@ -101,6 +101,8 @@ int rec_writer_open(const struct rec_writer_opts *o, struct rec_writer **out, ch
 	if (w->path && asprintf(&w->new_path, "%s.new", o->path) < 0)
 		w->new_path = NULL;
 	w->enc = rec_encoder_new();
+	if (w->enc)
+		rec_encoder_record_heat(w->enc, o->heat);
 	w->zc = ZSTD_createCCtx();
 	if (!w->path || !w->old_path || !w->new_path || !w->enc || !w->zc) {
 		rec_writer_close(w);
