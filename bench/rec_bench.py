@@ -10,6 +10,9 @@
   seek        `replay --at T` wall time (open, index, decode, print) in a recording of ~3600
               frames (an hour's worth at -i 1000, synthesised by recording a 2 GiB churn
               process at -i 10 for 40 s), at 20 random T
+  fsync       what --fsync (and the sync at each keyframe) costs: fdatasync after writing a
+              frame of each typical size (idle delta, churn delta, churn keyframe), in the
+              directory recordings go to (tempfile's), 20 times each
   cost        faultbench's ns/page watched by live `mevitop --json` vs `mevitop record`,
               interleaved pairs, CPUs pinned as in run_bench.py
 Nothing here asserts a timing.
@@ -181,8 +184,30 @@ def bench_cost(args, results):
           f"{statistics.median(live):.0f} ns/page, record {statistics.median(rec):.0f} ns/page)")
 
 
+def bench_fsync(args, results):
+    path = tempfile.mktemp(prefix="mevitop-recbench-")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        for name, size in (("idle_delta", 200), ("churn_delta", 70000),
+                           ("churn_keyframe", 335000)):
+            times = []
+            for _ in range(20):
+                os.write(fd, os.urandom(size))
+                t0 = time.monotonic()
+                os.fdatasync(fd)
+                times.append(time.monotonic() - t0)
+            results[f"fdatasync_{name}"] = {"bytes": size,
+                                            "median_ms": round(statistics.median(times) * 1e3, 2),
+                                            "max_ms": round(max(times) * 1e3, 2)}
+            print(f"fdatasync after a {size}-byte frame ({name}): median "
+                  f"{statistics.median(times) * 1e3:.2f} ms, max {max(times) * 1e3:.2f} ms")
+    finally:
+        os.close(fd)
+        os.unlink(path)
+
+
 BENCHES = {"size-idle": bench_size_idle, "size-churn": bench_size_churn, "seek": bench_seek,
-           "cost": bench_cost}
+           "fsync": bench_fsync, "cost": bench_cost}
 
 
 def main():

@@ -32,6 +32,7 @@ enum {
 	OPT_RECORD,
 	OPT_MAX_SIZE,
 	OPT_HEAT,
+	OPT_FSYNC,
 	OPT_STACKS,
 	OPT_STACK_INTERVAL,
 	OPT_STACK_PERIOD,
@@ -63,6 +64,7 @@ static const struct option longopts[] = {
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 	{ "heat", no_argument, NULL, OPT_HEAT },
+	{ "fsync", no_argument, NULL, OPT_FSYNC },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "stack-interval", required_argument, NULL, OPT_STACK_INTERVAL },
 	{ "stack-period", required_argument, NULL, OPT_STACK_PERIOD },
@@ -186,6 +188,8 @@ void cli_usage(FILE *out)
 "      --heat               record: the heat too, so replay's heat layer shows it\n"
 "                           (each frame then also holds the 64 KiB blocks that were\n"
 "                           faulted since the last one)\n"
+"      --fsync              record: fdatasync every frame (default: each keyframe, so\n"
+"                           a power cut loses at most the frames since the last one)\n"
 "  -v, --verbose            more messages on stderr (-vv: libbpf debug)\n"
 "  -h, --help               this help\n"
 "  -V, --version            version\n"
@@ -444,6 +448,9 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		case OPT_HEAT:
 			c->record_heat = true;
 			break;
+		case OPT_FSYNC:
+			c->record_fsync = true;
+			break;
 		case OPT_MAX_SIZE:
 			/* Two segments, each at least a few frames. */
 			if (!parse_size(optarg, &v) || v < 65536)
@@ -497,8 +504,10 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	}
 	if (c->record && !c->record_path && !c->help)
 		return usage_error("record needs a file: mevitop record -o FILE");
-	if (!c->record && (c->record_path || c->duration_s || c->max_size || c->record_heat))
-		return usage_error("-o, --duration, --max-size and --heat apply to mevitop record");
+	if (!c->record && (c->record_path || c->duration_s || c->max_size || c->record_heat ||
+			   c->record_fsync))
+		return usage_error("-o, --duration, --max-size, --heat and --fsync apply to "
+				   "mevitop record");
 	if (c->record && c->json)
 		return usage_error("record writes FILE, not JSON: replay it with "
 				   "mevitop replay FILE --json");

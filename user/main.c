@@ -320,7 +320,8 @@ int main(int argc, char **argv)
 		goto out;
 	if (c.record) {
 		struct rec_writer_opts ro = { .path = c.record_path, .max_size = c.max_size,
-					      .heat = c.record_heat };
+					      .heat = c.record_heat,
+					      .fsync_every = c.record_fsync };
 
 		if (rec_writer_open(&ro, &rec, why, sizeof(why))) {
 			log_err("%s", why);

@@ -315,6 +315,28 @@ def test_replay_heat_equals_live(workload, tmp_path, heat):
     assert hot >= 4, "the workload's faults made no heat"
 
 
+@pytest.mark.parametrize("every", [True, False])
+def test_fsync_each_keyframe_or_every_frame(workload, tmp_path, every):
+    """What a power cut may take: the recorder fdatasyncs each keyframe, or with --fsync
+    every frame (counted by strace against the frames an independent reader finds)."""
+    wl = workload()
+    wl.do("map a 64")
+    path, trace = str(tmp_path / "rec"), str(tmp_path / "strace")
+    env = dict(os.environ, **SAN_ENV)
+    # LeakSanitizer cannot run under ptrace; the other tests check for leaks.
+    env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=fdatasync", "-o", trace, MEVITOP,
+                        "record", "-o", path, "-p", str(wl.pid), "-i", "20", "-n", "12",
+                        *(["--fsync"] if every else [])],
+                       capture_output=True, env=env, timeout=GUARD_S)
+    assert p.returncode == 0, p.stderr.decode()
+    syncs = [ln for ln in open(trace) if "fdatasync(" in ln]
+    assert all(ln.rstrip().endswith("= 0") for ln in syncs), syncs
+    frames = walk_frames(path)
+    assert len(frames) == 12
+    assert len(syncs) == (12 if every else sum(t == 1 for t, _ in frames))
+
+
 def test_replay_prints_what_live_json_printed(workload, recorder, tmp_path):
     """Every frame replays to the same line shape as live JSON, in time order, once each."""
     wl = workload()

@@ -17,6 +17,7 @@ struct rec_writer_opts {
 	const char *path;
 	uint64_t max_size;		/* bytes over FILE and FILE.1; 0: unbounded */
 	bool heat;			/* --heat: record the heat too */
+	bool fsync_every;		/* --fsync: fdatasync every frame (else keyframes) */
 	unsigned keyframe_every;	/* most frames from a keyframe to the next; 0:
 					 * REC_KEYFRAME_EVERY */
 };
