@@ -269,6 +269,30 @@ def test_recorded_first_touches(workload, recorder, tmp_path, mode):
             assert min(mine) >= max(ts[k - 1::4]), f"thread {k} before thread {k - 1}"
 
 
+def record_beside_live(tmp_path, args, steps):
+    """Records (args) while `steps()` drives the workload, the recorder also printing each
+    frame's live JSON line (MEVITOP_TEST_RECORD_JSON), so replay can be held against the
+    very frame live mode printed.  Returns ({monotonic: live line}, replayed frames)."""
+    path, live_out = str(tmp_path / "rec"), tmp_path / "live.ndjson"
+    with open(live_out, "w") as out:
+        rec = subprocess.Popen([MEVITOP, "record", "-o", path, *args], stdout=out,
+                               stderr=subprocess.PIPE,
+                               env=dict(os.environ, MEVITOP_TEST_RECORD_JSON="1", **SAN_ENV))
+        try:
+            wait_until(lambda: live_out.stat().st_size > 0, "the first frame")
+            steps(path)
+            rec.send_signal(signal.SIGTERM)
+            assert rec.wait(timeout=GUARD_S) == 0, rec.stderr.read().decode()
+        finally:
+            if rec.poll() is None:
+                rec.kill()
+                rec.wait()
+    live = {f["monotonic"]: f for f in map(json.loads, live_out.read_text().splitlines())}
+    frames = replay(path)
+    assert len(frames) == len(live) and all(f["monotonic"] in live for f in frames)
+    return live, frames
+
+
 def heat_by_mapping(frame, pid):
     return {m["start"]: m["heat"] for m in find_proc(frame, pid)["mappings"]}
 
@@ -280,27 +304,14 @@ def test_replay_heat_equals_live(workload, tmp_path, heat):
     (MEVITOP_TEST_RECORD_JSON) -- mapping by mapping, while pages are being faulted in.
     Without --heat, replay has no heat at all where live had some."""
     wl = workload()
-    path, live_out = str(tmp_path / "rec"), tmp_path / "live.ndjson"
-    with open(live_out, "w") as out:
-        rec = subprocess.Popen([MEVITOP, "record", "-o", path, "-p", str(wl.pid), "-i", "50",
-                                "--mode", "trace", *(["--heat"] if heat else [])],
-                               stdout=out, stderr=subprocess.PIPE,
-                               env=dict(os.environ, MEVITOP_TEST_RECORD_JSON="1", **SAN_ENV))
-        try:
-            wait_until(lambda: live_out.stat().st_size > 0, "the first frame")
-            wl.do("map a 2048")
-            for k in range(8):
-                t, _ = wl.do(f"touch a {k * 256} 256 1 w")
-                frame_after(path, t)
-            rec.send_signal(signal.SIGTERM)
-            assert rec.wait(timeout=GUARD_S) == 0, rec.stderr.read().decode()
-        finally:
-            if rec.poll() is None:
-                rec.kill()
-                rec.wait()
-    live = {f["monotonic"]: f for f in map(json.loads, live_out.read_text().splitlines())}
-    frames = replay(path)
-    assert len(frames) == len(live)
+
+    def steps(path):
+        wl.do("map a 2048")
+        for k in range(8):
+            t, _ = wl.do(f"touch a {k * 256} 256 1 w")
+            frame_after(path, t)
+    live, frames = record_beside_live(tmp_path, ["-p", str(wl.pid), "-i", "50", "--mode",
+                                                 "trace", *(["--heat"] if heat else [])], steps)
     hot = 0
     for f in frames:
         want, got = heat_by_mapping(live[f["monotonic"]], wl.pid), heat_by_mapping(f, wl.pid)
@@ -335,6 +346,61 @@ def test_fsync_each_keyframe_or_every_frame(workload, tmp_path, every):
     frames = walk_frames(path)
     assert len(frames) == 12
     assert len(syncs) == (12 if every else sum(t == 1 for t, _ in frames))
+
+
+def folded_from_json(frame):
+    """What --folded prints for a frame, from its JSON: per process, each first-touch stack
+    (outermost first, function names) with the resident pages it accounts for."""
+    out = {}
+    for p in frame["processes"]:
+        for m in p.get("mappings", []):
+            for ft in m.get("first_touch", []):
+                names = [f.get("function", f["name"]).replace(";", "_").replace(" ", "_")
+                         for f in reversed(ft["frames"])]
+                key = ";".join([p["comm"], *names])
+                out[key] = out.get(key, 0) + ft["pages"]
+    return out
+
+
+def test_recorded_stacks_equal_live(workload, tmp_path):
+    """record --stacks: the stack table and each mapping's first-touch attribution are in
+    the file; replay --json prints the same first_touch members live JSON printed for the
+    same frame, and replay --folded the same folded stacks.  The workload's call graph is
+    the truth that the attribution is not empty."""
+    from test_stacks import CHAIN, LIB, PAGES
+    w = workload("wl_stacks_fp", [LIB])
+    addrs = {}
+
+    def steps(path):
+        for r in ("a", "b", "c", "lib"):
+            t, extra = w.do(f"touch {r} {PAGES[r]}")
+            addrs[r] = int(extra[0], 16)
+            frame_after(path, t)
+    live, frames = record_beside_live(tmp_path, ["--mode", "trace", "--stacks", "-p",
+                                                 str(w.pid), "-i", "50"], steps)
+    path = str(tmp_path / "rec")
+    for f in frames:
+        want = {m["start"]: m.get("first_touch") for m in find_proc(live[f["monotonic"]],
+                                                                       w.pid)["mappings"]}
+        got = {m["start"]: m.get("first_touch") for m in find_proc(f, w.pid)["mappings"]}
+        assert got == want, f"frame at {f['monotonic']}"
+        assert f["stats"]["stacks"] == live[f["monotonic"]]["stats"]["stacks"]
+    last = frames[-1]
+    entry = find_proc(last, w.pid)
+    for r, addr in addrs.items():
+        m = next(m for m in entry["mappings"] if int(m["start"], 16) <= addr < int(m["end"], 16))
+        assert [st["pages"] for st in m["first_touch"]] == [PAGES[r]]
+        assert [f.get("function") for f in m["first_touch"][0]["frames"]][:4] == CHAIN[r]
+    folded = run("replay", path, "--folded").stdout.decode().splitlines()
+    got = {ln.rsplit(" ", 1)[0]: int(ln.rsplit(" ", 1)[1]) for ln in folded}
+    assert got == folded_from_json(live[last["monotonic"]])
+    assert any(k.endswith(";main;run_cmd;caller_a;touch_a") and v == PAGES["a"]
+               for k, v in got.items()), got
+    # Without --stacks there is nothing to fold: one line, exit 1.
+    plain = str(tmp_path / "plain")
+    run("record", "-o", plain, "-p", str(w.pid), "-n", "2", "-i", "20")
+    p = run("replay", plain, "--folded", check=False)
+    assert p.returncode == 1 and b"recorded without --stacks" in p.stderr
 
 
 def test_replay_prints_what_live_json_printed(workload, recorder, tmp_path):

@@ -33,6 +33,7 @@
 #include "rec/rec_codec.h"
 #include "rec/rec_file.h"
 #include "rec/rec_format.h"
+#include "stacks/stacks.h"
 
 static uint64_t rng;
 
@@ -51,6 +52,7 @@ static uint64_t below(uint64_t n)
 }
 
 #define NFRAMES 40
+#define MONO(k) (1000000000ULL + (k) * 50000000ULL)	/* frame k's time */
 
 struct model_frame {
 	struct proc *procs[4];
@@ -113,7 +115,7 @@ static struct first_touch touches[NFRAMES][8];
 
 static struct json_frame as_frame(struct model_frame *m, int k)
 {
-	struct json_frame f = { .mono_ns = 1000000000ULL + k * 50000000ULL, .wall = 1.7e9 + k,
+	struct json_frame f = { .mono_ns = MONO(k), .wall = 1.7e9 + k,
 				.mode = "sample", .interval_ms = 50, .engine_bytes = 1234,
 				.nprocs = m->n, .procs = m->procs, .proc_bytes = m->bytes, .n = m->n };
 
@@ -141,6 +143,54 @@ static char *json_of(const struct json_frame *f)
 	assert_int_equal(json_frame_write(out, f, &jo), 0);
 	fclose(out);
 	return s;
+}
+
+/* --stacks: a table that grows now and then, and random first touches each frame. */
+static struct stacks *fuzz_stacks;
+
+static void add_stack(int k)
+{
+	struct sym_frame fr[3];
+	struct stack st = { .nframes = 1 + below(3), .unwind = below(2) ? UNWIND_FP : UNWIND_IP,
+			    .frames = fr };
+	char name[3][32], func[3][32];
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(name[i], sizeof(name[i]), "fn%d_%d+0x%x", k, i, (unsigned)below(256));
+		snprintf(func[i], sizeof(func[i]), "fn%d_%d", k, i);
+		fr[i] = (struct sym_frame){ .addr = 0x400000 + below(1 << 20), .name = name[i],
+					    .func = below(2) ? func[i] : NULL,
+					    .module = below(2) ? "libfuzz.so" : NULL,
+					    .file = below(2) ? "fuzz.c" : NULL, .line = below(900),
+					    .func_start = below(2) ? 0x400000 : 0 };
+	}
+	assert_int_equal(stacks_append(fuzz_stacks, &st), 0);
+}
+
+static void fuzz_touches(struct model_frame *m, int k)
+{
+	if (k == 0 || !below(4))
+		add_stack(k);
+	stacks_clear_touches(fuzz_stacks);
+	for (size_t i = 0; i < m->n; i++) {
+		const struct mapping *mp = model_first(m->procs[i]);
+		uint64_t len = mapping_end(mp) - mapping_start(mp), at = mapping_start(mp);
+		struct stack_touch t[3];
+		size_t n = below(4);
+
+		for (size_t j = 0; j < n; j++) {
+			uint64_t from = at + below(len / 3 + 1);
+
+			if (from >= mapping_end(mp))
+				from = mapping_end(mp) - 1;
+			t[j] = (struct stack_touch){ from, from + 1 + below(mapping_end(mp) - from),
+						     below(stacks_count(fuzz_stacks)),
+						     below(2) ? 7 : 0, 1000000000ULL + below(1ULL << 34),
+						     (from << 12) + below(4096) };
+			at = t[j].to < mapping_end(mp) ? t[j].to : mapping_end(mp) - 1;
+		}
+		assert_int_equal(stacks_set_touches(fuzz_stacks, m->procs[i]->pid, t, n), 0);
+	}
 }
 
 static char path[64];
@@ -200,7 +250,9 @@ static void write_recording(void)
 			}
 			patches++;
 		}
+		fuzz_touches(&m, k);
 		f = as_frame(&m, k);
+		f.stacks = fuzz_stacks;
 		expect[k] = json_of(&f);
 		assert_int_equal(rec_writer_frame(w, &f, REC_FLAG_MAPS, why, sizeof(why)), 0);
 		payloads[k].len = 0;
@@ -359,15 +411,15 @@ static void test_mutated_deltas(void **state)
 				case 2: n = below(n + 1); break;
 				}
 			}
-		assert_int_equal(rec_decode(d, payloads[k - 1].p, payloads[k - 1].len, true, 0, &f,
+		assert_int_equal(rec_decode(d, payloads[k - 1].p, payloads[k - 1].len, true, MONO(k - 1), &f,
 					    &flags, why, sizeof(why)), 0);
-		if (!rec_decode(d, p, n, false, 0, &f, &flags, why, sizeof(why))) {
+		if (!rec_decode(d, p, n, false, MONO(k), &f, &flags, why, sizeof(why))) {
 			char *got = json_of(&f);
 
 			if (!mutate) {
 				/* The unmutated delta: exactly its frame, but for the times
 				 * (they are in the frame header, not the payload). */
-				f.mono_ns = 1000000000ULL + k * 50000000ULL;
+				f.mono_ns = MONO(k);
 				f.wall = 1.7e9 + k;
 				free(got);
 				got = json_of(&f);
@@ -671,11 +723,13 @@ int main(void)
 	printf("test_rec_fuzz: MEVITOP_TEST_SEED=%" PRIu64 "\n", seed);
 	rng = seed;
 	snprintf(path, sizeof(path), "/tmp/mevitop-rec-fuzz-%d", getpid());
+	assert_int_equal(stacks_new_replay(&fuzz_stacks), 0);
 	write_recording();
 	printf("test_rec_fuzz: %d frames changed by a few pages, %d of them with a new mapping\n",
 	       patches, relayouts);
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	unlink(path);
+	stacks_free(fuzz_stacks);
 	for (int k = 0; k < NFRAMES; k++) {
 		free(expect[k]);
 		rbuf_free(&payloads[k]);

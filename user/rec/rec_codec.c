@@ -7,6 +7,7 @@
 #include <string.h>
 #include "rec/rec_codec.h"
 #include "rec/rec_format.h"
+#include "rec/rec_stacks.h"
 
 /* The u64 statistics, in the order the payload stores them (append only: a reader of an
  * older file finds fewer and leaves the rest 0; a newer file's extra ones are skipped). */
@@ -59,12 +60,15 @@ struct prev_entry {
 	struct rbuf counters, layout;
 	struct proc *model;		/* a copy of the process as last written, for patches */
 	struct heat heat;		/* --heat: its heat table as last written */
+	struct stack_touch *touches;	/* --stacks: its first touches as last written */
+	size_t ntouches;
 };
 
 struct rec_encoder {
 	struct prev_entry *prev;
 	size_t nprev;
 	bool heat;
+	size_t stacks_written;		/* --stacks: the table's size in the file */
 };
 
 struct rec_encoder *rec_encoder_new(void)
@@ -79,6 +83,7 @@ static void free_entries(struct prev_entry *e, size_t n)
 		rbuf_free(&e[i].layout);
 		proc_free(e[i].model);
 		heat_free(&e[i].heat);
+		free(e[i].touches);
 	}
 	free(e);
 }
@@ -252,8 +257,6 @@ static void put_f32(struct rbuf *b, float v)
 	rbuf_bytes(b, le, sizeof(le));
 }
 
-static uint64_t zigzag(int64_t v);
-
 /*
  * REC_SECTION_HEAT of p into body: its entries as they are (value and stamp, so replay
  * decays them exactly as live mode does) -- every one when the reader starts p afresh
@@ -298,20 +301,9 @@ static long encode_heat(struct rbuf *body, const struct proc *p, const struct he
 	for (i = 0; i < n; i++)
 		put_f32(body, rows[i].value);
 	for (i = 0; i < n; i++)
-		rbuf_varint(body, zigzag((int64_t)(rows[i].stamp_ns - now_ns)));
+		rbuf_varint(body, rec_zigzag((int64_t)(rows[i].stamp_ns - now_ns)));
 	free(rows);
 	return n;
-}
-
-/* Signed differences as unsigned varints: 0, -1, 1, -2, ... as 0, 1, 2, 3, ... */
-static uint64_t zigzag(int64_t v)
-{
-	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
-}
-
-static int64_t unzigzag(uint64_t v)
-{
-	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 
 /* A section's body is built apart: its length goes first. */
@@ -324,12 +316,36 @@ static void put_section(struct rbuf *out, uint64_t kind, struct rbuf *body)
 	rbuf_free(body);
 }
 
-static void encode_frame_sections(struct rbuf *out, const struct json_frame *f)
+/* A copy of pid's first-touch stacks, to see next time whether they changed. */
+static int keep_touches(struct prev_entry *ce, struct stacks *s, pid_t pid)
 {
+	const struct stack_touch *t;
+	size_t n;
+
+	stacks_touches(s, pid, &t, &n);
+	ce->touches = n ? malloc(n * sizeof(*t)) : NULL;
+	if (n && !ce->touches)
+		return -ENOMEM;
+	if (n)
+		memcpy(ce->touches, t, n * sizeof(*t));
+	ce->ntouches = n;
+	return 0;
+}
+
+static void encode_frame_sections(struct rec_encoder *enc, struct rbuf *out,
+				  const struct json_frame *f, bool keyframe)
+{
+	bool stacks = f->stacks && (keyframe || stacks_count(f->stacks) > enc->stacks_written);
 	struct rbuf b = { 0 };
 	uint64_t ts = 0;
 
-	rbuf_varint(out, f->has_touches ? 1 : 0);
+	rbuf_varint(out, f->has_touches + stacks);
+	if (stacks) {
+		/* The table only grows: a keyframe holds all of it, a delta what was added. */
+		rec_put_stacks(&b, f->stacks, keyframe ? 0 : enc->stacks_written);
+		put_section(out, REC_SECTION_STACKS, &b);
+		enc->stacks_written = stacks_count(f->stacks);
+	}
 	if (!f->has_touches)
 		return;
 	rbuf_varint(&b, f->ntouches);
@@ -341,7 +357,7 @@ static void encode_frame_sections(struct rbuf *out, const struct json_frame *f)
 		rbuf_varint(&b, t->tid);
 		rbuf_varint(&b, t->addr);
 		rbuf_u8(&b, t->write);
-		rbuf_varint(&b, zigzag((int64_t)(t->ts_ns - ts)));
+		rbuf_varint(&b, rec_zigzag((int64_t)(t->ts_ns - ts)));
 		ts = t->ts_ns;
 	}
 	put_section(out, REC_SECTION_TOUCHES, &b);
@@ -377,8 +393,10 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 	for (i = 0; i < f->n; i++) {
 		const struct proc *p = f->procs[i];
 		struct prev_entry *pe, *ce;
-		struct rbuf patch = { 0 }, heat = { 0 };
+		struct rbuf patch = { 0 }, secs = { 0 }, body = { 0 };
+		unsigned nsecs;
 		uint8_t tag = 0;
+		bool fresh;
 
 		if (!p->ready)
 			continue;
@@ -405,16 +423,32 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 			ce->model = pe->model;	/* unchanged: the copy carries over */
 			pe->model = NULL;
 		}
+		/* The process's sections.  A reader starts a process afresh at a keyframe or
+		 * a full layout: then everything, else what changed. */
+		fresh = !pe || (tag & REC_TAG_LAYOUT);
+		nsecs = 0;
 		if (enc->heat) {
-			/* A reader starts a process afresh at a keyframe or a full layout. */
-			bool fresh = !pe || (tag & REC_TAG_LAYOUT);
-			long rows = encode_heat(&heat, p, fresh ? NULL : &pe->heat, f->mono_ns);
+			long rows = encode_heat(&body, p, fresh ? NULL : &pe->heat, f->mono_ns);
 
 			if (rows < 0 || heat_copy(&ce->heat, &p->heat))
 				err = -ENOMEM;
-			if (rows > 0)
-				tag |= REC_TAG_SECTIONS;
+			if (rows > 0) {
+				put_section(&secs, REC_SECTION_HEAT, &body);
+				nsecs++;
+			}
+			rbuf_free(&body);
 		}
+		if (f->stacks && keep_touches(ce, f->stacks, p->pid))
+			err = -ENOMEM;
+		if (f->stacks && (fresh ? ce->ntouches > 0 : ce->ntouches != pe->ntouches ||
+		    (ce->ntouches && memcmp(ce->touches, pe->touches,
+					    ce->ntouches * sizeof(*ce->touches))))) {
+			rec_put_touches(&body, f->stacks, p->pid, f->mono_ns);
+			put_section(&secs, REC_SECTION_FIRST_TOUCH, &body);
+			nsecs++;
+		}
+		if (nsecs)
+			tag |= REC_TAG_SECTIONS;
 		rbuf_varint(out, p->pid - prev_pid);
 		prev_pid = p->pid;
 		rbuf_u8(out, tag);
@@ -424,16 +458,17 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 			rbuf_bytes(out, ce->layout.p, ce->layout.len);
 		if (tag & REC_TAG_PATCH)
 			rbuf_bytes(out, patch.p, patch.len);
-		if (tag & REC_TAG_SECTIONS) {
-			rbuf_varint(out, 1);
-			put_section(out, REC_SECTION_HEAT, &heat);
+		if (nsecs) {
+			rbuf_varint(out, nsecs);
+			rbuf_bytes(out, secs.p, secs.len);
 		}
-		rbuf_free(&heat);
+		out->oom |= secs.oom;
+		rbuf_free(&secs);
 		rbuf_free(&patch);
 		if (ce->counters.oom || ce->layout.oom)
 			err = -ENOMEM;
 	}
-	encode_frame_sections(out, f);
+	encode_frame_sections(enc, out, f, keyframe);
 	if (out->oom)
 		err = -ENOMEM;
 	free_entries(enc->prev, enc->nprev);
@@ -444,6 +479,7 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 		free_entries(enc->prev, enc->nprev);
 		enc->prev = NULL;
 		enc->nprev = 0;
+		enc->stacks_written = 0;
 	}
 	return err;
 }
@@ -455,6 +491,8 @@ struct dproc {
 	struct proc *p;
 	size_t bytes;
 	uint64_t state_pages;	/* pages in runs, for REC_MAX_STATE_PAGES */
+	struct stack_touch *touches;	/* --stacks (moves on with p) */
+	size_t ntouches;
 };
 
 struct rec_decoder {
@@ -466,6 +504,7 @@ struct rec_decoder {
 	char *mode, *extra;
 	struct first_touch *touches;
 	uint64_t mono_ns;		/* the frame being decoded: heat is as of then */
+	struct stacks *stacks;		/* --stacks: the table so far, the frame's touches */
 };
 
 struct rec_decoder *rec_decoder_new(void)
@@ -475,8 +514,10 @@ struct rec_decoder *rec_decoder_new(void)
 
 static void free_dprocs(struct dproc *d, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		proc_free(d[i].p);
+		free(d[i].touches);
+	}
 	free(d);
 }
 
@@ -498,6 +539,8 @@ void rec_decoder_reset(struct rec_decoder *dec)
 	free_dprocs(dec->cur, dec->ncur);
 	dec->cur = NULL;
 	dec->ncur = 0;
+	stacks_free(dec->stacks);
+	dec->stacks = NULL;
 	free_view(dec);
 }
 
@@ -571,21 +614,6 @@ static void decode_counters(struct rcur *c, struct counters *k)
 	k->bytes = rcur_varint(c);
 }
 
-/* A sub-cursor over the next n bytes of c (bad when they are not there). */
-static struct rcur take(struct rcur *c, uint64_t n)
-{
-	struct rcur sub = { .p = c->p, .end = c->p, .bad = true };
-
-	if (!c->bad && n <= rcur_left(c)) {
-		sub.end = c->p + n;
-		sub.bad = false;
-		c->p += n;
-	} else {
-		c->bad = true;
-	}
-	return sub;
-}
-
 static bool same_mapping(const struct mapping *a, const struct mapping *b)
 {
 	return mapping_start(a) == mapping_start(b) && mapping_end(a) == mapping_end(b) &&
@@ -619,9 +647,9 @@ static int decode_run_block(struct rcur *c, struct proc *p, bool fresh, uint64_t
 	/* Each run takes at least 3 bytes: a gap, a length and a code. */
 	if (c->bad || n > rcur_left(c) / 3)
 		return bad(why, whylen, "process %d: bad run count", p->pid);
-	gaps = take(c, rcur_varint(c));
-	lens = take(c, rcur_varint(c));
-	codes = take(c, n);
+	gaps = rcur_take(c, rcur_varint(c));
+	lens = rcur_take(c, rcur_varint(c));
+	codes = rcur_take(c, n);
 	if (c->bad)
 		return bad(why, whylen, "process %d: run columns cut short", p->pid);
 	for (i = 0; i < n; i++) {
@@ -777,7 +805,7 @@ static int decode_touches(struct rcur *c, struct rec_decoder *dec, struct json_f
 
 		t->addr = rcur_varint(c);
 		write = rcur_u8(c);
-		ts += (uint64_t)unzigzag(rcur_varint(c));
+		ts += (uint64_t)rec_unzigzag(rcur_varint(c));
 		t->ts_ns = ts;
 		if (c->bad || pid == 0 || pid > REC_MAX_PID || tid > UINT32_MAX || write > 1)
 			return bad(why, whylen, "first touch %" PRIu64 ": bad fields", i);
@@ -816,12 +844,12 @@ static int decode_heat(struct rcur *c, struct rec_decoder *dec, struct dproc *d,
 	/* Each row takes at least 6 bytes: a gap, a value and a stamp. */
 	if (c->bad || n > rcur_left(c) / 6)
 		return bad(why, whylen, "process %d: bad heat section", d->pid);
-	gaps = take(c, rcur_varint(c));
-	values = take(c, n * 4);
+	gaps = rcur_take(c, rcur_varint(c));
+	values = rcur_take(c, n * 4);
 	for (i = 0; i < n; i++) {
 		uint64_t gap = rcur_varint(&gaps);
 		float v = get_f32(&values);
-		uint64_t stamp = dec->mono_ns + (uint64_t)unzigzag(rcur_varint(c));
+		uint64_t stamp = dec->mono_ns + (uint64_t)rec_unzigzag(rcur_varint(c));
 
 		block += gap;
 		if (gaps.bad || values.bad || c->bad || (i && gap == 0) ||
@@ -851,14 +879,21 @@ static int decode_sections(struct rcur *c, struct rec_decoder *dec, struct dproc
 		return bad(why, whylen, "bad section count");
 	for (i = 0; i < n && !err; i++) {
 		uint64_t kind = rcur_varint(c);
-		struct rcur body = take(c, rcur_varint(c));
+		struct rcur body = rcur_take(c, rcur_varint(c));
 
 		if (c->bad)
 			return bad(why, whylen, "section %" PRIu64 " cut short", i);
 		if (!d && kind == REC_SECTION_TOUCHES)
 			err = decode_touches(&body, dec, f, why, whylen);
+		else if (!d && kind == REC_SECTION_STACKS)
+			err = rec_get_stacks(&body, &dec->stacks, why, whylen);
 		else if (d && kind == REC_SECTION_HEAT)
 			err = decode_heat(&body, dec, d, why, whylen);
+		else if (d && kind == REC_SECTION_FIRST_TOUCH) {
+			free(d->touches);
+			err = rec_get_touches(&body, dec->mono_ns, &d->touches, &d->ntouches, why,
+					      whylen);
+		}
 	}
 	return err;
 }
@@ -944,6 +979,11 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 			ncur += d->p != NULL;
 			if (err)
 				break;
+			if (tag & REC_TAG_PATCH) {	/* a patch keeps what it does not say */
+				d->touches = old->touches;
+				d->ntouches = old->ntouches;
+				old->touches = NULL;
+			}
 		} else {
 			if (old->state_pages > budget) {
 				err = bad(why, whylen, "more than %llu pages in runs in one frame",
@@ -953,6 +993,7 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 			budget -= old->state_pages;
 			*d = *old;
 			old->p = NULL;	/* moved */
+			old->touches = NULL;
 			ncur++;
 		}
 		d->p->exited = k.exited;
@@ -968,6 +1009,18 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 		err = decode_sections(c, dec, NULL, f, why, whylen);
 	if (!err && rcur_left(c))
 		err = bad(why, whylen, "%zu bytes after the last process", rcur_left(c));
+	if (!err && dec->stacks) {
+		/* The frame's first touches, against the table as it now is. */
+		stacks_clear_touches(dec->stacks);
+		for (i = 0; i < ncur && !err; i++)
+			if (cur[i].ntouches)
+				err = stacks_set_touches(dec->stacks, cur[i].pid, cur[i].touches,
+							 cur[i].ntouches);
+		if (err == -EINVAL)
+			err = bad(why, whylen, "first-touch stacks out of order or beyond the "
+				  "table");
+		f->stacks = dec->stacks;
+	}
 	free_dprocs(dec->cur, dec->ncur);
 	dec->cur = cur;
 	dec->ncur = ncur;

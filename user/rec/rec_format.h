@@ -28,6 +28,8 @@ enum rec_frame_type {
 /* Section kinds (frame sections unless noted). */
 #define REC_SECTION_TOUCHES	1	/* exact mode's first touches since the last frame */
 #define REC_SECTION_HEAT	2	/* a process section: its heat (record --heat) */
+#define REC_SECTION_STACKS	3	/* --stacks: stacks added to the table */
+#define REC_SECTION_FIRST_TOUCH	4	/* a process section: --stacks' first touches */
 
 /* Frame payload flags. */
 #define REC_FLAG_MAPS		(1u << 0)	/* live JSON would have printed mappings */
