@@ -7,6 +7,7 @@
               changing state per second (bench/rec_churn.c; 16-page clusters, and single
               pages as the worst case, where `replay --at T` is timed too).  MiB per hour
               are at the interval the recorder really kept.
+  size-heat   (b)'s worst case recorded with --heat
   seek        `replay --at T` wall time (open, index, decode, print) in a recording of ~3600
               frames (an hour's worth at -i 1000, synthesised by recording a 2 GiB churn
               process at -i 10 for 40 s), at 20 random T
@@ -139,6 +140,17 @@ def bench_size_churn(args, results):
             os.unlink(path)
 
 
+def bench_size_heat(args, results):
+    """(b) recorded with --heat: what the heat adds where every changed page is a fault."""
+    p, pid = start_churn(1)
+    try:
+        path = record(["-p", str(pid), "-i", "1000", "--heat"], 20 if args.quick else 62)
+    finally:
+        p.kill()
+        p.wait()
+    summarise("size_churn_16g_1pct_cluster1_heat", path, 1.0, results)
+
+
 def bench_seek(args, results):
     # 2 GiB mapped, 256 MiB resident: small enough for mevitop to keep a 10 ms interval.
     p, pid = start_churn(16, 2048, 256)
@@ -206,8 +218,9 @@ def bench_fsync(args, results):
         os.unlink(path)
 
 
-BENCHES = {"size-idle": bench_size_idle, "size-churn": bench_size_churn, "seek": bench_seek,
-           "fsync": bench_fsync, "cost": bench_cost}
+BENCHES = {"size-idle": bench_size_idle, "size-churn": bench_size_churn,
+           "size-heat": bench_size_heat, "seek": bench_seek, "fsync": bench_fsync,
+           "cost": bench_cost}
 
 
 def main():

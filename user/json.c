@@ -140,7 +140,7 @@ static void put_first_touch(struct buf *b, struct stacks *st, const struct proc 
 }
 
 static void put_mapping(struct buf *b, const struct proc *p, const struct mapping *m,
-			struct stacks *st, uint64_t now_ns)
+			struct stacks *st, float heat)
 {
 	uint64_t s = mapping_start(m), t = mapping_end(m), c[PS_COUNT];
 	struct runs_ctx rc = { .b = b, .first = true };
@@ -157,7 +157,7 @@ static void put_mapping(struct buf *b, const struct proc *p, const struct mappin
 	put(b, ", \"kind\": \"%s\", \"tracker\": \"%s\", \"pages\": ", map_kind_name(m->kind),
 	    m->flags & MF_UFFD ? "userfaultfd" : "pagemap");
 	put_pages(b, c, t - s);
-	put(b, ", \"heat\": %.3f, \"runs\": [", heat_range(&p->heat, s, t, now_ns));
+	put(b, ", \"heat\": %.3f, \"runs\": [", heat);
 	model_runs(p, s, t, put_run, &rc);
 	put(b, "]");
 	if (st)
@@ -284,14 +284,20 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 		    p->fault_rate, f->proc_bytes[i]);
 		put_pages(&b, c, p->mapped_pages);
 		if (o->maps) {
+			size_t nmaps = model_count_maps(p), k = 0;
+			float *heat = calloc(nmaps ? nmaps : 1, sizeof(*heat));
+
+			if (!heat || heat_per_mapping(p, f->mono_ns, heat, nmaps))
+				b.oom = true;
 			put(&b, ", \"mappings\": [");
-			for (m = model_first(p); m; m = model_next(m)) {
+			for (m = model_first(p); m && heat; m = model_next(m), k++) {
 				if (!first)
 					put(&b, ", ");
-				put_mapping(&b, p, m, f->stacks, f->mono_ns);
+				put_mapping(&b, p, m, f->stacks, heat[k]);
 				first = false;
 			}
 			put(&b, "]");
+			free(heat);
 		}
 		put(&b, "}");
 	}
