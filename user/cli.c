@@ -31,6 +31,8 @@ enum {
 	OPT_DURATION,
 	OPT_RECORD,
 	OPT_MAX_SIZE,
+	OPT_HEAT,
+	OPT_FSYNC,
 	OPT_STACKS,
 	OPT_STACK_INTERVAL,
 	OPT_STACK_PERIOD,
@@ -61,6 +63,8 @@ static const struct option longopts[] = {
 	{ "duration", required_argument, NULL, OPT_DURATION },
 	{ "record", required_argument, NULL, OPT_RECORD },
 	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+	{ "heat", no_argument, NULL, OPT_HEAT },
+	{ "fsync", no_argument, NULL, OPT_FSYNC },
 	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "stack-interval", required_argument, NULL, OPT_STACK_INTERVAL },
 	{ "stack-period", required_argument, NULL, OPT_STACK_PERIOD },
@@ -90,9 +94,10 @@ void cli_usage(FILE *out)
 "                                         stderr, exits 0 on SIGTERM; for systemd)\n"
 "       mevitop record -o FILE [-p PID,...] [--duration S] [--max-size SIZE] [OPTIONS]\n"
 "                                         write the model over time to FILE\n"
-"       mevitop replay FILE [--json [--at T | --from T1 --to T2]]\n"
+"       mevitop replay FILE [--json [--at T | --from T1 --to T2]] [--folded]\n"
 "                                         the view on a recording, with a time cursor;\n"
-"                                         --json: its frames as live JSON\n"
+"                                         --json: its frames as live JSON; --folded:\n"
+"                                         its --stacks as --folded prints them\n"
 "       mevitop report FILE -o OUT.svg [-p PID]\n"
 "                                         a picture of one process over a recording\n"
 "\n"
@@ -189,6 +194,11 @@ void cli_usage(FILE *out)
 "      --duration S         record: stop after S seconds\n"
 "      --max-size SIZE      record: keep the newest history in SIZE bytes (K, M, G\n"
 "                           suffixes; FILE and FILE.1 hold half each)\n"
+"      --heat               record: the heat too, so replay's heat layer shows it\n"
+"                           (each frame then also holds the 64 KiB blocks that were\n"
+"                           faulted since the last one)\n"
+"      --fsync              record: fdatasync every frame (default: each keyframe, so\n"
+"                           a power cut loses at most the frames since the last one)\n"
 "  -v, --verbose            more messages on stderr (-vv: libbpf debug)\n"
 "  -h, --help               this help\n"
 "  -V, --version            version\n"
@@ -448,6 +458,12 @@ int cli_parse(int argc, char **argv, struct cli *c)
 				return usage_error("invalid duration '%s': expected seconds", optarg);
 			c->duration_s = v;
 			break;
+		case OPT_HEAT:
+			c->record_heat = true;
+			break;
+		case OPT_FSYNC:
+			c->record_fsync = true;
+			break;
 		case OPT_MAX_SIZE:
 			/* Two segments, each at least a few frames. */
 			if (!parse_size(optarg, &v) || v < 65536)
@@ -501,8 +517,10 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	}
 	if (c->record && !c->record_path && !c->help)
 		return usage_error("record needs a file: mevitop record -o FILE");
-	if (!c->record && (c->record_path || c->duration_s || c->max_size))
-		return usage_error("-o, --duration and --max-size apply to mevitop record");
+	if (!c->record && (c->record_path || c->duration_s || c->max_size || c->record_heat ||
+			   c->record_fsync))
+		return usage_error("-o, --duration, --max-size, --heat and --fsync apply to "
+				   "mevitop record");
 	if (c->record && c->json)
 		return usage_error("record writes FILE, not JSON: replay it with "
 				   "mevitop replay FILE --json");

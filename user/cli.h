@@ -58,6 +58,8 @@ struct cli {
 	const char *record_path;	/* -o */
 	uint64_t duration_s;		/* --duration, 0: until stopped */
 	uint64_t max_size;		/* --max-size bytes, 0: unbounded */
+	bool record_heat;		/* --heat: the heat goes into the frames too */
+	bool record_fsync;		/* --fsync: every frame synced, not only keyframes */
 };
 
 /* Parses argv; returns 0, or 2 after printing a usage error. */

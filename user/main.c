@@ -165,6 +165,10 @@ static int emit(struct engine *e, const struct json_opts *jo, struct rec_writer 
 	err = json_frame_from_engine(&f, e, jo, mono, wall);
 	if (!err)
 		err = rec_writer_frame(rec, &f, jo->maps ? REC_FLAG_MAPS : 0, why, sizeof(why));
+	/* Tests: the line live JSON would have printed for this very frame, to hold replay
+	 * against (heat and first touches included). */
+	if (!err && getenv("MEVITOP_TEST_RECORD_JSON"))
+		json_frame_write(stdout, &f, jo);
 	json_frame_release(&f);
 	if (err)
 		log_err("%s", why);
@@ -190,7 +194,8 @@ static int write_folded(struct engine *e)
  */
 static int run_json(struct engine *e, struct cli *c, struct rec_writer *rec)
 {
-	struct json_opts jo = { .maps = c->maps || c->npids, .interval_ms = c->interval_ms };
+	struct json_opts jo = { .maps = c->maps || c->npids, .touches = rec != NULL,
+				.interval_ms = c->interval_ms };
 	FILE *out = c->serve || c->folded ? NULL : stdout;
 	uint64_t printed = 0, next, now, mono, end = UINT64_MAX;
 	int err;
@@ -314,7 +319,9 @@ int main(int argc, char **argv)
 	if (rc)
 		goto out;
 	if (c.record) {
-		struct rec_writer_opts ro = { .path = c.record_path, .max_size = c.max_size };
+		struct rec_writer_opts ro = { .path = c.record_path, .max_size = c.max_size,
+					      .heat = c.record_heat,
+					      .fsync_every = c.record_fsync };
 
 		if (rec_writer_open(&ro, &rec, why, sizeof(why))) {
 			log_err("%s", why);

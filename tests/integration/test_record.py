@@ -27,7 +27,7 @@ def walk_frames(path):
     data = open(path, "rb").read()
     assert data[:8] == b"MEVIREC\n", "bad magic"
     ver, hlen = struct.unpack_from("<HH", data, 8)
-    assert (ver, hlen) == (1, FILE_HDR)
+    assert (ver, hlen) == (2, FILE_HDR)
     assert zlib.crc32(data[:36]) == struct.unpack_from("<I", data, 36)[0]
     off, out = FILE_HDR, []
     while off + FRAME_HDR <= len(data):
@@ -204,6 +204,203 @@ def test_run_record_exact_mode(tmp_path):
             rec.proc.kill()
             rec.proc.wait()
     assert frames[-1]["mode"] == "exact" and "exact" in frames[-1]["stats"]
+
+
+def frame_after(path, t_mono):
+    """Waits for a frame drained after CLOCK_MONOTONIC t_mono (seconds): the recorder has
+    seen everything before it."""
+    start = replay(path, "--at", "0")[0]["monotonic"]
+    return wait_until(lambda: replay(path, "--from", f"{t_mono - start + 1e-5:.6f}"),
+                      "a frame after the command")[0]
+
+
+@pytest.mark.parametrize("mode", ["run", "attach"])
+def test_recorded_first_touches(workload, recorder, tmp_path, mode):
+    """In exact mode (ordered) a recording stores every first touch -- page, thread, time --
+    and replay --json lists them ("recorded_touches").  The truth: threads that each write
+    only their own pages, one thread after the other, and say their tids.  600 pages, more
+    than live JSON lists per snapshot (100), so all of them must come from the recording."""
+    from test_exact import FifoWorkload
+    path = str(tmp_path / "rec")
+    if mode == "run":
+        wl = FifoWorkload(tmp_path)
+        rec = RunRecorder(path, wl, ["-i", "50", "--exact=ordered"])
+        wl.connect()
+    else:
+        wl = workload()
+        rec = recorder(path, ["--exact=ordered", "-p", str(wl.pid), "-i", "50"])
+    try:
+        wait_until(rec.frames, "the first frame")
+        t_map, _ = wl.do("map t 600")
+        frame_after(path, t_map)		# registered with the userfaultfd from here on
+        t_done, tids = wl.do("ownthreads t 4 0 600")
+        frame_after(path, t_done)
+        base = wl.region("t")
+        rc, err = rec.stop()	# run: the workload ends, and with it the recorder
+        assert rc == 0, err
+    finally:
+        if rec.proc.poll() is None:
+            rec.proc.kill()
+            rec.proc.wait()
+    tids = [int(t) for t in tids]
+    assert len(set(tids)) == 4 and wl.pid not in tids
+    frames = replay(path)
+    assert all("recorded_touches" in f for f in frames)
+    assert sum(f["recorded_touches_dropped"] for f in frames) == 0
+    got = {}
+    for f in frames:
+        for pid, tid, addr, rw, ts in f["recorded_touches"]:
+            page = (int(addr, 16) - base) // 4096
+            if pid == wl.pid and 0 <= page < 600:
+                assert page not in got, f"page {page} recorded twice"
+                got[page] = (tid, rw, ts)
+    assert sorted(got) == list(range(600)), f"{600 - len(got)} first touches missing"
+    wrong = [(j, got[j][0], tids[j % 4]) for j in range(600) if got[j][0] != tids[j % 4]]
+    assert not wrong, f"pages recorded with the wrong thread (page, got, wrote): {wrong[:5]}"
+    assert all(rw == "w" for _, rw, _ in got.values())
+    # Times: after the region was mapped, before the command answered; each thread's
+    # pages in order, and the threads one after the other.
+    ts = [got[j][2] for j in range(600)]
+    assert t_map <= min(ts) and max(ts) <= t_done + 1e-6
+    for k in range(4):
+        mine = ts[k::4]
+        assert mine == sorted(mine), f"thread {k}'s touches out of order"
+        if k:
+            assert min(mine) >= max(ts[k - 1::4]), f"thread {k} before thread {k - 1}"
+
+
+def record_beside_live(tmp_path, args, steps):
+    """Records (args) while `steps()` drives the workload, the recorder also printing each
+    frame's live JSON line (MEVITOP_TEST_RECORD_JSON), so replay can be held against the
+    very frame live mode printed.  Returns ({monotonic: live line}, replayed frames)."""
+    path, live_out = str(tmp_path / "rec"), tmp_path / "live.ndjson"
+    with open(live_out, "w") as out:
+        rec = subprocess.Popen([MEVITOP, "record", "-o", path, *args], stdout=out,
+                               stderr=subprocess.PIPE,
+                               env=dict(os.environ, MEVITOP_TEST_RECORD_JSON="1", **SAN_ENV))
+        try:
+            wait_until(lambda: live_out.stat().st_size > 0, "the first frame")
+            steps(path)
+            rec.send_signal(signal.SIGTERM)
+            assert rec.wait(timeout=GUARD_S) == 0, rec.stderr.read().decode()
+        finally:
+            if rec.poll() is None:
+                rec.kill()
+                rec.wait()
+    live = {f["monotonic"]: f for f in map(json.loads, live_out.read_text().splitlines())}
+    frames = replay(path)
+    assert len(frames) == len(live) and all(f["monotonic"] in live for f in frames)
+    return live, frames
+
+
+def heat_by_mapping(frame, pid):
+    return {m["start"]: m["heat"] for m in find_proc(frame, pid)["mappings"]}
+
+
+@pytest.mark.parametrize("heat", [True, False])
+def test_replay_heat_equals_live(workload, tmp_path, heat):
+    """record --heat: replay's heat (the heat layer; JSON "heat" per mapping) is what live
+    JSON printed for the same frame -- the recorder prints that line too
+    (MEVITOP_TEST_RECORD_JSON) -- mapping by mapping, while pages are being faulted in.
+    Without --heat, replay has no heat at all where live had some."""
+    wl = workload()
+
+    def steps(path):
+        wl.do("map a 2048")
+        for k in range(8):
+            t, _ = wl.do(f"touch a {k * 256} 256 1 w")
+            frame_after(path, t)
+    live, frames = record_beside_live(tmp_path, ["-p", str(wl.pid), "-i", "50", "--mode",
+                                                 "trace", *(["--heat"] if heat else [])], steps)
+    hot = 0
+    for f in frames:
+        want, got = heat_by_mapping(live[f["monotonic"]], wl.pid), heat_by_mapping(f, wl.pid)
+        assert want.keys() == got.keys()
+        hot += any(v > 0.5 for v in want.values())
+        for start, v in want.items():
+            if heat:
+                # Both sum the same entries; only the order of the float additions differs.
+                assert abs(got[start] - v) <= 0.0011 + 1e-5 * v, (f["monotonic"], start)
+            else:
+                assert got[start] == 0
+    assert hot >= 4, "the workload's faults made no heat"
+
+
+@pytest.mark.parametrize("every", [True, False])
+def test_fsync_each_keyframe_or_every_frame(workload, tmp_path, every):
+    """What a power cut may take: the recorder fdatasyncs each keyframe, or with --fsync
+    every frame (counted by strace against the frames an independent reader finds)."""
+    wl = workload()
+    wl.do("map a 64")
+    path, trace = str(tmp_path / "rec"), str(tmp_path / "strace")
+    env = dict(os.environ, **SAN_ENV)
+    # LeakSanitizer cannot run under ptrace; the other tests check for leaks.
+    env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=fdatasync", "-o", trace, MEVITOP,
+                        "record", "-o", path, "-p", str(wl.pid), "-i", "20", "-n", "12",
+                        *(["--fsync"] if every else [])],
+                       capture_output=True, env=env, timeout=GUARD_S)
+    assert p.returncode == 0, p.stderr.decode()
+    syncs = [ln for ln in open(trace) if "fdatasync(" in ln]
+    assert all(ln.rstrip().endswith("= 0") for ln in syncs), syncs
+    frames = walk_frames(path)
+    assert len(frames) == 12
+    assert len(syncs) == (12 if every else sum(t == 1 for t, _ in frames))
+
+
+def folded_from_json(frame):
+    """What --folded prints for a frame, from its JSON: per process, each first-touch stack
+    (outermost first, function names) with the resident pages it accounts for."""
+    out = {}
+    for p in frame["processes"]:
+        for m in p.get("mappings", []):
+            for ft in m.get("first_touch", []):
+                names = [f.get("function", f["name"]).replace(";", "_").replace(" ", "_")
+                         for f in reversed(ft["frames"])]
+                key = ";".join([p["comm"], *names])
+                out[key] = out.get(key, 0) + ft["pages"]
+    return out
+
+
+def test_recorded_stacks_equal_live(workload, tmp_path):
+    """record --stacks: the stack table and each mapping's first-touch attribution are in
+    the file; replay --json prints the same first_touch members live JSON printed for the
+    same frame, and replay --folded the same folded stacks.  The workload's call graph is
+    the truth that the attribution is not empty."""
+    from test_stacks import CHAIN, LIB, PAGES
+    w = workload("wl_stacks_fp", [LIB])
+    addrs = {}
+
+    def steps(path):
+        for r in ("a", "b", "c", "lib"):
+            t, extra = w.do(f"touch {r} {PAGES[r]}")
+            addrs[r] = int(extra[0], 16)
+            frame_after(path, t)
+    live, frames = record_beside_live(tmp_path, ["--mode", "trace", "--stacks", "-p",
+                                                 str(w.pid), "-i", "50"], steps)
+    path = str(tmp_path / "rec")
+    for f in frames:
+        want = {m["start"]: m.get("first_touch") for m in find_proc(live[f["monotonic"]],
+                                                                       w.pid)["mappings"]}
+        got = {m["start"]: m.get("first_touch") for m in find_proc(f, w.pid)["mappings"]}
+        assert got == want, f"frame at {f['monotonic']}"
+        assert f["stats"]["stacks"] == live[f["monotonic"]]["stats"]["stacks"]
+    last = frames[-1]
+    entry = find_proc(last, w.pid)
+    for r, addr in addrs.items():
+        m = next(m for m in entry["mappings"] if int(m["start"], 16) <= addr < int(m["end"], 16))
+        assert [st["pages"] for st in m["first_touch"]] == [PAGES[r]]
+        assert [f.get("function") for f in m["first_touch"][0]["frames"]][:4] == CHAIN[r]
+    folded = run("replay", path, "--folded").stdout.decode().splitlines()
+    got = {ln.rsplit(" ", 1)[0]: int(ln.rsplit(" ", 1)[1]) for ln in folded}
+    assert got == folded_from_json(live[last["monotonic"]])
+    assert any(k.endswith(";main;run_cmd;caller_a;touch_a") and v == PAGES["a"]
+               for k, v in got.items()), got
+    # Without --stacks there is nothing to fold: one line, exit 1.
+    plain = str(tmp_path / "plain")
+    run("record", "-o", plain, "-p", str(w.pid), "-n", "2", "-i", "20")
+    p = run("replay", plain, "--folded", check=False)
+    assert p.returncode == 1 and b"recorded without --stacks" in p.stderr
 
 
 def test_replay_prints_what_live_json_printed(workload, recorder, tmp_path):

@@ -299,12 +299,44 @@ static void test_runs_and_heat(void **state)
 	proc_free(p);
 }
 
+/* heat_per_mapping (one pass, for snapshots) equals heat_range mapping by mapping, blocks
+ * that straddle two mappings included. */
+static void test_heat_per_mapping(void **state)
+{
+	struct proc *p = proc_new(1);
+	struct mapping_attrs a = { .perms = MP_READ | MP_WRITE, .kind = MK_ANON };
+	const struct mapping *m;
+	uint64_t at = BASE;
+	float got[40];
+	size_t n = 0, k;
+
+	(void)state;
+	for (k = 0; k < 40; k++) {
+		uint64_t len = 1 + rnd(70);
+
+		model_map(p, at, at + len, &a);
+		at += len + (rnd(3) ? 0 : rnd(40));	/* adjacent, or a gap */
+	}
+	for (k = 0; k < 300; k++)
+		heat_add(&p->heat, BASE + rnd(at - BASE + 32), 1 + rnd(4), rnd(3) * 1000000000ULL);
+	n = model_count_maps(p);
+	assert_int_equal(heat_per_mapping(p, 2500000000ULL, got, n), 0);
+	for (k = 0, m = model_first(p); m; m = model_next(m), k++) {
+		float want = heat_range(&p->heat, mapping_start(m), mapping_end(m), 2500000000ULL);
+
+		assert_true(got[k] > want - 1e-3f * (1 + want) && got[k] < want + 1e-3f * (1 + want));
+	}
+	assert_int_equal(k, n);
+	proc_free(p);
+}
+
 int main(void)
 {
 	const char *env = getenv("MEVITOP_TEST_SEED");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_ops),
 		cmocka_unit_test(test_runs_and_heat),
+		cmocka_unit_test(test_heat_per_mapping),
 	};
 
 	seed = env ? strtoul(env, NULL, 0) : (unsigned)time(NULL);

@@ -33,6 +33,7 @@
 #include "rec/rec_codec.h"
 #include "rec/rec_file.h"
 #include "rec/rec_format.h"
+#include "stacks/stacks.h"
 
 static uint64_t rng;
 
@@ -51,12 +52,15 @@ static uint64_t below(uint64_t n)
 }
 
 #define NFRAMES 40
+#define MONO(k) (1000000000ULL + (k) * 50000000ULL)	/* frame k's time */
 
 struct model_frame {
 	struct proc *procs[4];
 	size_t bytes[4];
 	size_t n;
 };
+
+#define HEAT_STAMP (1ULL << 50)
 
 /* A process with a few mappings and random runs; pids and layout drift between frames. */
 static struct proc *random_proc(pid_t pid)
@@ -85,6 +89,9 @@ static struct proc *random_proc(pid_t pid)
 		}
 		at = s + len + below(3) * below(100);	/* adjacent or apart */
 	}
+	/* Heat stamped after every frame: it does not decay, so replay must give it exactly. */
+	for (i = below(3) ? below(40) : 0; i > 0; i--)
+		heat_add(&p->heat, 0x1000 + below(0x2000), below(50) / 8.0f, HEAT_STAMP);
 	return p;
 }
 
@@ -103,11 +110,21 @@ static void free_model(struct model_frame *m)
 		proc_free(m->procs[i]);
 }
 
+/* Exact mode's first touches for the frames that have them (every third). */
+static struct first_touch touches[NFRAMES][8];
+
 static struct json_frame as_frame(struct model_frame *m, int k)
 {
-	struct json_frame f = { .mono_ns = 1000000000ULL + k * 50000000ULL, .wall = 1.7e9 + k,
+	struct json_frame f = { .mono_ns = MONO(k), .wall = 1.7e9 + k,
 				.mode = "sample", .interval_ms = 50, .engine_bytes = 1234,
 				.nprocs = m->n, .procs = m->procs, .proc_bytes = m->bytes, .n = m->n };
+
+	if (k % 3 == 0) {
+		f.has_touches = true;
+		f.touches = touches[k];
+		f.ntouches = k % 9;
+		f.touches_dropped = k % 2;
+	}
 
 	f.stats.events = k;
 	f.stats.interval_scale = 1;
@@ -128,8 +145,56 @@ static char *json_of(const struct json_frame *f)
 	return s;
 }
 
+/* --stacks: a table that grows now and then, and random first touches each frame. */
+static struct stacks *fuzz_stacks;
+
+static void add_stack(int k)
+{
+	struct sym_frame fr[3];
+	struct stack st = { .nframes = 1 + below(3), .unwind = below(2) ? UNWIND_FP : UNWIND_IP,
+			    .frames = fr };
+	char name[3][32], func[3][32];
+
+	for (int i = 0; i < 3; i++) {
+		snprintf(name[i], sizeof(name[i]), "fn%d_%d+0x%x", k, i, (unsigned)below(256));
+		snprintf(func[i], sizeof(func[i]), "fn%d_%d", k, i);
+		fr[i] = (struct sym_frame){ .addr = 0x400000 + below(1 << 20), .name = name[i],
+					    .func = below(2) ? func[i] : NULL,
+					    .module = below(2) ? "libfuzz.so" : NULL,
+					    .file = below(2) ? "fuzz.c" : NULL, .line = below(900),
+					    .func_start = below(2) ? 0x400000 : 0 };
+	}
+	assert_int_equal(stacks_append(fuzz_stacks, &st), 0);
+}
+
+static void fuzz_touches(struct model_frame *m, int k)
+{
+	if (k == 0 || !below(4))
+		add_stack(k);
+	stacks_clear_touches(fuzz_stacks);
+	for (size_t i = 0; i < m->n; i++) {
+		const struct mapping *mp = model_first(m->procs[i]);
+		uint64_t len = mapping_end(mp) - mapping_start(mp), at = mapping_start(mp);
+		struct stack_touch t[3];
+		size_t n = below(4);
+
+		for (size_t j = 0; j < n; j++) {
+			uint64_t from = at + below(len / 3 + 1);
+
+			if (from >= mapping_end(mp))
+				from = mapping_end(mp) - 1;
+			t[j] = (struct stack_touch){ from, from + 1 + below(mapping_end(mp) - from),
+						     below(stacks_count(fuzz_stacks)),
+						     below(2) ? 7 : 0, 1000000000ULL + below(1ULL << 34),
+						     (from << 12) + below(4096) };
+			at = t[j].to < mapping_end(mp) ? t[j].to : mapping_end(mp) - 1;
+		}
+		assert_int_equal(stacks_set_touches(fuzz_stacks, m->procs[i]->pid, t, n), 0);
+	}
+}
+
 static char path[64];
-static int patches;
+static int patches, relayouts;
 static char *expect[NFRAMES];
 static struct rbuf payloads[NFRAMES];	/* each frame as a keyframe */
 static struct rbuf deltas[NFRAMES];	/* ... and as a delta on the frame before */
@@ -138,13 +203,22 @@ static struct rbuf deltas[NFRAMES];	/* ... and as a delta on the frame before */
  * each frame's JSON and raw payload. */
 static void write_recording(void)
 {
-	struct rec_writer_opts o = { .path = path, .keyframe_every = 7 };
+	struct rec_writer_opts o = { .path = path, .keyframe_every = 7, .heat = true };
 	struct rec_encoder *enc = rec_encoder_new(), *denc = rec_encoder_new();
 	struct rec_writer *w;
 	struct model_frame m = { 0 };
 	char why[256];
 
 	assert_int_equal(rec_writer_open(&o, &w, why, sizeof(why)), 0);
+	rec_encoder_record_heat(enc, true);
+	rec_encoder_record_heat(denc, true);
+	for (int k = 0; k < NFRAMES; k++)
+		for (int i = 0; i < 8; i++)
+			/* Times not in order (a fast variant's scan), threads unknown (0). */
+			touches[k][i] = (struct first_touch){
+				100 + below(30), below(3) ? 100 + below(40) : 0,
+				0x7f0000000000ULL + below(1 << 30), 1000000000ULL + below(1ULL << 40),
+				below(2) };
 	for (int k = 0; k < NFRAMES; k++) {
 		struct json_frame f;
 
@@ -158,9 +232,27 @@ static void write_recording(void)
 			uint64_t s = mapping_start(mp) + below(mapping_end(mp) - mapping_start(mp));
 
 			model_set_state(p, s, s + 1 + below(mapping_end(mp) - s), below(PS_COUNT));
+			if (below(2))
+				heat_add(&p->heat, s, 1.0f, HEAT_STAMP);
+			if (!below(4))
+				heat_prune(&p->heat, HEAT_STAMP);	/* blocks disappear */
+			if (below(2)) {
+				/* ... and a mapping is added: a patch on a new layout. */
+				struct mapping_attrs a = { .perms = 3, .kind = MK_ANON };
+				struct mapping *last = mp;
+
+				while (model_next(last))
+					last = model_next(last);
+				s = mapping_end(last) + below(4);
+				assert_int_equal(model_map_keep(p, s, s + 1 + below(20), &a), 0);
+				model_set_state(p, s, s + 1, 1 + below(3));
+				relayouts++;
+			}
 			patches++;
 		}
+		fuzz_touches(&m, k);
 		f = as_frame(&m, k);
+		f.stacks = fuzz_stacks;
 		expect[k] = json_of(&f);
 		assert_int_equal(rec_writer_frame(w, &f, REC_FLAG_MAPS, why, sizeof(why)), 0);
 		payloads[k].len = 0;
@@ -284,11 +376,11 @@ static void decode_some(const uint8_t *p, size_t n)
 	char why[256];
 
 	/* As a keyframe, then as a delta on top of a real frame. */
-	if (!rec_decode(d, p, n, true, &f, &flags, why, sizeof(why)))
+	if (!rec_decode(d, p, n, true, 0, &f, &flags, why, sizeof(why)))
 		free(json_of(&f));
-	assert_int_equal(rec_decode(d, payloads[0].p, payloads[0].len, true, &f, &flags, why,
+	assert_int_equal(rec_decode(d, payloads[0].p, payloads[0].len, true, 0, &f, &flags, why,
 				    sizeof(why)), 0);
-	if (!rec_decode(d, p, n, false, &f, &flags, why, sizeof(why)))
+	if (!rec_decode(d, p, n, false, 0, &f, &flags, why, sizeof(why)))
 		free(json_of(&f));
 	rec_decoder_free(d);
 }
@@ -319,15 +411,15 @@ static void test_mutated_deltas(void **state)
 				case 2: n = below(n + 1); break;
 				}
 			}
-		assert_int_equal(rec_decode(d, payloads[k - 1].p, payloads[k - 1].len, true, &f,
+		assert_int_equal(rec_decode(d, payloads[k - 1].p, payloads[k - 1].len, true, MONO(k - 1), &f,
 					    &flags, why, sizeof(why)), 0);
-		if (!rec_decode(d, p, n, false, &f, &flags, why, sizeof(why))) {
+		if (!rec_decode(d, p, n, false, MONO(k), &f, &flags, why, sizeof(why))) {
 			char *got = json_of(&f);
 
 			if (!mutate) {
 				/* The unmutated delta: exactly its frame, but for the times
 				 * (they are in the frame header, not the payload). */
-				f.mono_ns = 1000000000ULL + k * 50000000ULL;
+				f.mono_ns = MONO(k);
 				f.wall = 1.7e9 + k;
 				free(got);
 				got = json_of(&f);
@@ -382,8 +474,12 @@ static void header(struct rbuf *b, uint64_t nentries)
 	rbuf_varint(b, nentries);
 }
 
-static void proc_entry(struct rbuf *b, uint64_t pid_delta, const uint64_t *maps, size_t nmaps)
+/* maps: {gap, len} per mapping; runs: {gap, len - 1, code} per run of the run block. */
+static void proc_entry(struct rbuf *b, uint64_t pid_delta, const uint64_t *maps, size_t nmaps,
+		       const uint64_t *runs, size_t nruns)
 {
+	struct rbuf gaps = { 0 }, lens = { 0 };
+
 	rbuf_varint(b, pid_delta);
 	rbuf_u8(b, REC_TAG_COUNTERS | REC_TAG_LAYOUT);
 	rbuf_u8(b, 0);
@@ -394,20 +490,31 @@ static void proc_entry(struct rbuf *b, uint64_t pid_delta, const uint64_t *maps,
 	rbuf_varint(b, 0);
 	rbuf_varint(b, 0);
 	rbuf_varint(b, nmaps);
-	/* maps: gap, len, nruns, then (gap, len, state) per run */
-	for (size_t i = 0; i < nmaps; i++, maps += 5) {
+	for (size_t i = 0; i < nmaps; i++, maps += 2) {
 		rbuf_varint(b, maps[0]);
 		rbuf_varint(b, maps[1]);
 		for (int k = 0; k < 7; k++)
 			rbuf_varint(b, 0);
 		rbuf_str(b, NULL);
-		rbuf_varint(b, maps[2]);
-		if (maps[2]) {
-			rbuf_varint(b, maps[3]);
-			rbuf_varint(b, maps[4]);
-			rbuf_u8(b, PS_RESIDENT);
-		}
 	}
+	for (size_t i = 0; i < nruns; i++) {
+		rbuf_varint(&gaps, runs[3 * i]);
+		rbuf_varint(&lens, runs[3 * i + 1]);
+	}
+	rbuf_varint(b, nruns);
+	rbuf_varint(b, gaps.len);
+	rbuf_bytes(b, gaps.p, gaps.len);
+	rbuf_varint(b, lens.len);
+	rbuf_bytes(b, lens.p, lens.len);
+	for (size_t i = 0; i < nruns; i++)
+		rbuf_u8(b, runs[3 * i + 2]);
+	rbuf_free(&gaps);
+	rbuf_free(&lens);
+}
+
+static void frame_end(struct rbuf *b)
+{
+	rbuf_varint(b, 0);	/* no frame sections */
 }
 
 static int decode_buf(struct rbuf *b)
@@ -416,59 +523,144 @@ static int decode_buf(struct rbuf *b)
 	struct json_frame f;
 	uint32_t flags;
 	char why[256];
-	int err = rec_decode(d, b->p, b->len, true, &f, &flags, why, sizeof(why));
+	int err = rec_decode(d, b->p, b->len, true, 0, &f, &flags, why, sizeof(why));
 
 	rec_decoder_free(d);
 	rbuf_free(b);
 	return err;
 }
 
+/* One process with the given mappings and runs: 0 or -EBADMSG. */
+static int decode_one(const uint64_t *maps, size_t nmaps, const uint64_t *runs, size_t nruns)
+{
+	struct rbuf b = { 0 };
+
+	header(&b, 1);
+	proc_entry(&b, 5, maps, nmaps, runs, nruns);
+	frame_end(&b);
+	return decode_buf(&b);
+}
+
 static void test_hostile_payloads(void **state)
 {
 	struct rbuf b = { 0 };
-	uint64_t ok[] = { 16, 10, 1, 2, 3 };
-	uint64_t run_past_end[] = { 16, 10, 1, 8, 3 };
-	uint64_t run_zero[] = { 16, 10, 1, 0, 0 };
-	uint64_t empty_map[] = { 16, 0, 0, 0, 0 };
-	uint64_t beyond[] = { REC_MAX_PAGE - 4, 10, 0, 0, 0 };
-	uint64_t huge_run[] = { 0, REC_MAX_PAGE - 1, 1, 0, REC_MAX_PAGE - 1 };
+	uint64_t map[] = { 16, 10 }, two_maps[] = { 16, 10, 5, 10 };
+	uint64_t ok[] = { 17, 1, 0 }, two_ok[] = { 17, 1, 0, 12, 7, 1 };
+	uint64_t past_end[] = { 17, 9, 0 }, in_gap[] = { 26, 0, 0 }, under[] = { 15, 0, 0 };
+	uint64_t bad_code[] = { 17, 1, 3 }, huge_gap[] = { REC_MAX_PAGE, 0, 0 };
+	uint64_t across[] = { 20, 10, 0 }, empty_map[] = { 16, 0 };
+	uint64_t beyond[] = { REC_MAX_PAGE - 4, 10 };
+	uint64_t huge_map[] = { 0, REC_MAX_PAGE - 1 }, huge_run[] = { 0, REC_MAX_PAGE - 2, 0 };
 
-	header(&b, 1);
-	proc_entry(&b, 5, ok, 1);
-	assert_int_equal(decode_buf(&b), 0);
-	header(&b, 1);
-	proc_entry(&b, 5, run_past_end, 1);
-	assert_int_equal(decode_buf(&b), -EBADMSG);
-	header(&b, 1);
-	proc_entry(&b, 5, run_zero, 1);
-	assert_int_equal(decode_buf(&b), -EBADMSG);
-	header(&b, 1);
-	proc_entry(&b, 5, empty_map, 1);
-	assert_int_equal(decode_buf(&b), -EBADMSG);
-	header(&b, 1);
-	proc_entry(&b, 5, beyond, 1);
-	assert_int_equal(decode_buf(&b), -EBADMSG);
+	assert_int_equal(decode_one(map, 1, ok, 1), 0);
+	assert_int_equal(decode_one(two_maps, 2, two_ok, 2), 0);
+	assert_int_equal(decode_one(map, 1, past_end, 1), -EBADMSG);
+	assert_int_equal(decode_one(two_maps, 2, in_gap, 1), -EBADMSG);
+	assert_int_equal(decode_one(map, 1, under, 1), -EBADMSG);
+	assert_int_equal(decode_one(map, 1, bad_code, 1), -EBADMSG);
+	assert_int_equal(decode_one(map, 1, huge_gap, 1), -EBADMSG);
+	/* A run from one mapping into the next, adjacent one. */
+	{
+		uint64_t adj[] = { 16, 10, 0, 10 };
+
+		assert_int_equal(decode_one(adj, 2, across, 1), -EBADMSG);
+	}
+	assert_int_equal(decode_one(empty_map, 1, NULL, 0), -EBADMSG);
+	assert_int_equal(decode_one(beyond, 1, NULL, 0), -EBADMSG);
 	/* More state than REC_MAX_STATE_PAGES: refused before any page is stored. */
+	assert_int_equal(decode_one(huge_map, 1, huge_run, 1), -EBADMSG);
+	/* A run count beyond the bytes that follow, and columns that do not add up. */
 	header(&b, 1);
-	proc_entry(&b, 5, huge_run, 1);
+	proc_entry(&b, 5, map, 1, NULL, 0);
+	b.len -= 3;			/* the empty run block: 0, 0, 0 */
+	rbuf_varint(&b, 1000000);
+	rbuf_varint(&b, 0);
+	rbuf_varint(&b, 0);
+	frame_end(&b);
+	assert_int_equal(decode_buf(&b), -EBADMSG);
+	header(&b, 1);
+	proc_entry(&b, 5, map, 1, NULL, 0);
+	b.len -= 3;
+	rbuf_varint(&b, 1);		/* one run, but two gaps */
+	rbuf_varint(&b, 2);
+	rbuf_u8(&b, 17);
+	rbuf_u8(&b, 0);
+	rbuf_varint(&b, 1);
+	rbuf_u8(&b, 0);
+	rbuf_u8(&b, 0);
+	frame_end(&b);
 	assert_int_equal(decode_buf(&b), -EBADMSG);
 	/* Pids out of order (a zero delta repeats a pid). */
 	header(&b, 2);
-	proc_entry(&b, 5, ok, 1);
-	proc_entry(&b, 0, ok, 1);
+	proc_entry(&b, 5, map, 1, ok, 1);
+	proc_entry(&b, 0, map, 1, ok, 1);
+	frame_end(&b);
 	assert_int_equal(decode_buf(&b), -EBADMSG);
 	/* A count far beyond the bytes that follow. */
 	header(&b, 1000000000);
 	assert_int_equal(decode_buf(&b), -EBADMSG);
+	/* Sections: unknown kinds are skipped; one longer than the payload is refused. */
+	header(&b, 1);
+	proc_entry(&b, 5, map, 1, ok, 1);
+	rbuf_varint(&b, 1);
+	rbuf_varint(&b, 999);
+	rbuf_varint(&b, 2);
+	rbuf_u8(&b, 1);
+	rbuf_u8(&b, 2);
+	assert_int_equal(decode_buf(&b), 0);
+	header(&b, 1);
+	proc_entry(&b, 5, map, 1, ok, 1);
+	rbuf_varint(&b, 1);
+	rbuf_varint(&b, 999);
+	rbuf_varint(&b, 3);
+	rbuf_u8(&b, 1);
+	assert_int_equal(decode_buf(&b), -EBADMSG);
+	/* First touches: well formed; then a pid 0, a write flag 2, a count beyond the bytes. */
+	{
+		uint64_t rows[][5] = { { 7, 7, 0x1000, 1, 5 }, { 0, 7, 0x1000, 1, 5 },
+				       { 7, 7, 0x1000, 2, 5 } };
+		int want[] = { 0, -EBADMSG, -EBADMSG };
+
+		for (int r = 0; r < 3; r++) {
+			struct rbuf body = { 0 };
+
+			rbuf_varint(&body, 1);
+			rbuf_varint(&body, 0);
+			for (int k = 0; k < 5; k++)
+				if (k == 3)
+					rbuf_u8(&body, rows[r][k]);
+				else
+					rbuf_varint(&body, rows[r][k]);
+			header(&b, 1);
+			proc_entry(&b, 5, map, 1, ok, 1);
+			rbuf_varint(&b, 1);
+			rbuf_varint(&b, REC_SECTION_TOUCHES);
+			rbuf_varint(&b, body.len);
+			rbuf_bytes(&b, body.p, body.len);
+			rbuf_free(&body);
+			assert_int_equal(decode_buf(&b), want[r]);
+		}
+		header(&b, 1);
+		proc_entry(&b, 5, map, 1, ok, 1);
+		rbuf_varint(&b, 1);
+		rbuf_varint(&b, REC_SECTION_TOUCHES);
+		rbuf_varint(&b, 3);
+		rbuf_varint(&b, 100);
+		rbuf_varint(&b, 0);
+		rbuf_u8(&b, 0);
+		assert_int_equal(decode_buf(&b), -EBADMSG);
+	}
 	/* Trailing garbage. */
 	header(&b, 1);
-	proc_entry(&b, 5, ok, 1);
+	proc_entry(&b, 5, map, 1, ok, 1);
+	frame_end(&b);
 	rbuf_u8(&b, 0);
 	assert_int_equal(decode_buf(&b), -EBADMSG);
 	/* A delta entry with no earlier state, in a keyframe. */
 	header(&b, 1);
 	rbuf_varint(&b, 5);
 	rbuf_u8(&b, 0);
+	frame_end(&b);
 	assert_int_equal(decode_buf(&b), -EBADMSG);
 }
 
@@ -497,8 +689,8 @@ static void test_patch_delta(void **state)
 	assert_int_equal(rec_encode(enc, &f, false, REC_FLAG_MAPS, &delta), 0);
 	assert_true(key.len > 1000);
 	assert_true(delta.len < 120);
-	assert_int_equal(rec_decode(dec, key.p, key.len, true, &got, &flags, why, sizeof(why)), 0);
-	assert_int_equal(rec_decode(dec, delta.p, delta.len, false, &got, &flags, why,
+	assert_int_equal(rec_decode(dec, key.p, key.len, true, 0, &got, &flags, why, sizeof(why)), 0);
+	assert_int_equal(rec_decode(dec, delta.p, delta.len, false, 0, &got, &flags, why,
 				    sizeof(why)), 0);
 	got.mono_ns = f.mono_ns;
 	got.wall = f.wall;
@@ -531,10 +723,13 @@ int main(void)
 	printf("test_rec_fuzz: MEVITOP_TEST_SEED=%" PRIu64 "\n", seed);
 	rng = seed;
 	snprintf(path, sizeof(path), "/tmp/mevitop-rec-fuzz-%d", getpid());
+	assert_int_equal(stacks_new_replay(&fuzz_stacks), 0);
 	write_recording();
-	printf("test_rec_fuzz: %d frames changed by a few pages\n", patches);
+	printf("test_rec_fuzz: %d frames changed by a few pages, %d of them with a new mapping\n",
+	       patches, relayouts);
 	rc = cmocka_run_group_tests(tests, NULL, NULL);
 	unlink(path);
+	stacks_free(fuzz_stacks);
 	for (int k = 0; k < NFRAMES; k++) {
 		free(expect[k]);
 		rbuf_free(&payloads[k]);

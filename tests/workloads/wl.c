@@ -19,6 +19,9 @@
  *   brk DELTA_PAGES            (sbrk; positive grows, negative shrinks)
  *   brktouch COUNT             (write the top COUNT pages below the break)
  *   threads NAME NTHREADS START COUNT   (all threads write interleaved pages at once)
+ *   ownthreads NAME NTHREADS START COUNT
+ *                              (thread k writes only the pages START + j, j % NTHREADS == k,
+ *                              one after the other; done says each thread's tid, in k order)
  *   readfile NAME START COUNT PATH      (read() into the region: kernel-mode faults)
  *   random NAME COUNT SEED     (writes COUNT pseudo-random pages of the region)
  *   fork NAME START COUNT      (child writes those pages, reports, then waits forever)
@@ -253,6 +256,45 @@ static void cmd_threads(char **argv)
 	wl_done(NULL);
 }
 
+struct own_arg {
+	char *base;
+	size_t start, count, idx, n;
+	pid_t tid;
+};
+
+static void *own_main(void *p)
+{
+	struct own_arg *a = p;
+
+	a->tid = syscall(SYS_gettid);
+	for (size_t j = a->idx; j < a->count; j += a->n)
+		a->base[(a->start + j) * PAGE] = 1;
+	return NULL;
+}
+
+/* Who touched what, for a truth: the threads run one at a time, each on its own pages. */
+static void cmd_ownthreads(char **argv)
+{
+	struct region *r = get(argv[1]);
+	size_t n = strtoul(argv[2], NULL, 0), i, len = 0;
+	struct own_arg args[64];
+	char extra[64 * 12];
+	pthread_t t;
+
+	if (!r || n == 0 || n > 64)
+		return;
+	for (i = 0; i < n; i++) {
+		args[i] = (struct own_arg){ r->base, strtoul(argv[3], NULL, 0),
+					    strtoul(argv[4], NULL, 0), i, n, 0 };
+		if (pthread_create(&t, NULL, own_main, &args[i]) || pthread_join(t, NULL)) {
+			wl_fail("pthread_create");
+			return;
+		}
+		len += snprintf(extra + len, sizeof(extra) - len, "%s%d", i ? " " : "", args[i].tid);
+	}
+	wl_done(extra);
+}
+
 /* The forkwait child's start signal: written by "release", read by the child. */
 static int release_fd = -1, released_fd = -1;
 
@@ -456,6 +498,8 @@ static void dispatch(char **argv, int argc)
 		wl_done(NULL);
 	} else if (!strcmp(argv[0], "threads") && argc >= 5) {
 		cmd_threads(argv);
+	} else if (!strcmp(argv[0], "ownthreads") && argc >= 5) {
+		cmd_ownthreads(argv);
 	} else if (!strcmp(argv[0], "readfile") && argc >= 5) {
 		cmd_readfile(argv);
 	} else if (!strcmp(argv[0], "fork") && argc >= 4) {

@@ -120,6 +120,15 @@ void engine_take_exits(struct engine *e, void (*fn)(void *ctx, const struct proc
  * Extension points (exact mode, user/exact*.c).  Every hook runs in the engine's thread with
  * the engine lock held, so it may change the model; it must not block on the target.
  */
+/* A first touch seen by exact mode: which page, which thread, when. */
+struct first_touch {
+	int32_t pid;
+	uint32_t tid;			/* 0: not known (fast variant: seen by a scan) */
+	uint64_t addr;			/* the faulting address (fast: the page's) */
+	uint64_t ts_ns;			/* CLOCK_MONOTONIC */
+	bool write;			/* false: a read, mapping the zero page */
+};
+
 struct engine_hooks {
 	void *ctx;
 	/* p's layout was built from /proc/PID/maps and scanned (new process, exec, heal). */
@@ -140,7 +149,12 @@ struct engine_hooks {
 	/* Extra members for the JSON "stats" object: writes `"name": value, ...` (no braces)
 	 * into buf and returns its length. */
 	size_t (*json_stats)(void *ctx, char *buf, size_t len);
+	/* Every first touch since the previous call (the first call starts keeping them: a
+	 * recorder asks each frame), valid until the next call; *dropped: how many did not
+	 * fit (FIRST_TOUCHES_MAX a frame).  Returns the count. */
+	size_t (*touches)(void *ctx, const struct first_touch **v, uint64_t *dropped);
 };
+#define FIRST_TOUCHES_MAX	(1u << 20)	/* 24 MiB between two frames */
 void engine_set_hooks(struct engine *e, const struct engine_hooks *h);
 const struct engine_hooks *engine_hooks(struct engine *e);
 /* For hooks: scan [start, end) (pages, clipped to mappings) of p at the end of this batch. */

@@ -965,7 +965,8 @@ int exact_teardown(struct exact *x, int rc)
 	x_test_pause(x, "detach");
 	finished = x->run_pid && atomic_load(&x->child_done);
 	stop_all(x);
-	if (finished && x->c->json) {
+	/* (Not when recording: --record set json for its loop, and stdout is not the file.) */
+	if (finished && x->c->json && !x->c->record) {
 		/* The view stopped on the runner's SIGTERM, not on the user's: count all. */
 		engine_set_quitting(false);
 		last_snapshot(x);

@@ -192,6 +192,12 @@ struct exact {
 	} st;
 	struct xlog log[LOG_MAX];
 	size_t nlog;
+	/* Every first touch, for a recorder (engine hooks' touches): filled once asked for;
+	 * `handed` is what the last call returned. */
+	struct first_touch *all, *handed;
+	size_t nall, capall, caphanded;
+	uint64_t all_dropped;
+	bool keep_all;
 	_Atomic uint64_t last_attach_ms;
 
 	/* testing */

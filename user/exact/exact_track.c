@@ -338,9 +338,28 @@ static void collect_cat(uint64_t start, uint64_t end, uint32_t cats, void *arg)
 	r->v[r->n++] = (struct cat_run){ start, end, cats };
 }
 
+static void keep_touch(struct exact *x, pid_t pid, uint32_t tid, uint64_t addr, uint64_t ts,
+		       bool write)
+{
+	if (x->nall == x->capall) {
+		size_t cap = x->capall ? x->capall * 2 : 256;
+		struct first_touch *v;
+
+		if (cap > FIRST_TOUCHES_MAX || !(v = realloc(x->all, cap * sizeof(*v)))) {
+			x->all_dropped++;
+			return;
+		}
+		x->all = v;
+		x->capall = cap;
+	}
+	x->all[x->nall++] = (struct first_touch){ pid, tid, addr, ts, write };
+}
+
 static void log_touch(struct exact *x, pid_t pid, uint32_t tid, uint64_t addr, uint64_t ts,
 		      bool write)
 {
+	if (x->keep_all)
+		keep_touch(x, pid, tid, addr, ts, write);
 	if (x->nlog < LOG_MAX)
 		x->log[x->nlog++] = (struct xlog){ pid, tid, addr, ts, write };
 	else
@@ -357,7 +376,7 @@ static void fast_touches(struct exact *x, struct proc *p, uint64_t s, uint64_t t
 	x->st.touches += t - s;
 	x->st.touches_interval += t - s;
 	model_set_state(p, s, t, st);
-	for (pg = s; pg < t && x->nlog < LOG_MAX; pg++)
+	for (pg = s; pg < t && (x->keep_all || x->nlog < LOG_MAX); pg++)
 		log_touch(x, p->pid, 0, pg << PAGE_SHIFT, now, !(cats & PMC_ZERO));
 	if (t - s > (uint64_t)(pg - s))
 		x->st.logged_dropped += t - pg;
@@ -1220,6 +1239,25 @@ static size_t h_json_stats(void *ctx, char *buf, size_t len)
 	return o.full ? 0 : o.len;
 }
 
+static size_t h_touches(void *ctx, const struct first_touch **v, uint64_t *dropped)
+{
+	struct exact *x = ctx;
+	struct first_touch *t = x->handed;
+	size_t n = x->nall, cap = x->caphanded;
+
+	/* The buffers swap: what was kept is handed out, the old hand-out is refilled. */
+	x->keep_all = true;
+	x->handed = x->all;
+	x->caphanded = x->capall;
+	x->all = t;
+	x->capall = cap;
+	x->nall = 0;
+	*v = x->handed;
+	*dropped = x->all_dropped;
+	x->all_dropped = 0;
+	return n;
+}
+
 /* ---- setup ---- */
 
 void xt_install_hooks(struct exact *x)
@@ -1235,6 +1273,7 @@ void xt_install_hooks(struct exact *x)
 		.step = h_step,
 		.tick = h_tick,
 		.json_stats = h_json_stats,
+		.touches = h_touches,
 	};
 
 	engine_set_hooks(x->e, &h);
@@ -1257,6 +1296,9 @@ void xt_free(struct exact *x)
 		free(a);
 	}
 	x->adopts = NULL;
+	free(x->all);
+	free(x->handed);
+	x->all = x->handed = NULL;
 	/* Forked children's fds still queued (never applied) are ours too. */
 	for (i = 0; i < x->nstage; i++)
 		if (x->stage[i].kind == XR_FORK)

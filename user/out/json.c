@@ -140,7 +140,7 @@ static void put_first_touch(struct buf *b, struct stacks *st, const struct proc 
 }
 
 static void put_mapping(struct buf *b, const struct proc *p, const struct mapping *m,
-			struct stacks *st)
+			struct stacks *st, float heat)
 {
 	uint64_t s = mapping_start(m), t = mapping_end(m), c[PS_COUNT];
 	struct runs_ctx rc = { .b = b, .first = true };
@@ -157,7 +157,7 @@ static void put_mapping(struct buf *b, const struct proc *p, const struct mappin
 	put(b, ", \"kind\": \"%s\", \"tracker\": \"%s\", \"pages\": ", map_kind_name(m->kind),
 	    m->flags & MF_UFFD ? "userfaultfd" : "pagemap");
 	put_pages(b, c, t - s);
-	put(b, ", \"runs\": [");
+	put(b, ", \"heat\": %.3f, \"runs\": [", heat);
 	model_runs(p, s, t, put_run, &rc);
 	put(b, "]");
 	if (st)
@@ -203,6 +203,11 @@ int json_frame_from_engine(struct json_frame *f, struct engine *e, const struct 
 	for (i = 0; i < f->n; i++)
 		f->proc_bytes[i] = engine_proc_bytes(f->procs[i]);
 	f->stacks = engine_stacks(e);
+	if (o->touches && engine_hooks(e)->touches) {
+		f->has_touches = true;
+		f->ntouches = engine_hooks(e)->touches(engine_hooks(e)->ctx, &f->touches,
+						       &f->touches_dropped);
+	}
 	if (engine_hooks(e)->json_stats || f->stacks) {
 		char extra[8192];
 		size_t len = 0;
@@ -279,18 +284,35 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 		    p->fault_rate, f->proc_bytes[i]);
 		put_pages(&b, c, p->mapped_pages);
 		if (o->maps) {
+			size_t nmaps = model_count_maps(p), k = 0;
+			float *heat = calloc(nmaps ? nmaps : 1, sizeof(*heat));
+
+			if (!heat || heat_per_mapping(p, f->mono_ns, heat, nmaps))
+				b.oom = true;
 			put(&b, ", \"mappings\": [");
-			for (m = model_first(p); m; m = model_next(m)) {
+			for (m = model_first(p); m && heat; m = model_next(m), k++) {
 				if (!first)
 					put(&b, ", ");
-				put_mapping(&b, p, m, f->stacks);
+				put_mapping(&b, p, m, f->stacks, heat[k]);
 				first = false;
 			}
 			put(&b, "]");
+			free(heat);
 		}
 		put(&b, "}");
 	}
-	put(&b, "]}\n");
+	put(&b, "]");
+	if (f->has_touches) {
+		put(&b, ", \"recorded_touches\": [");
+		for (i = 0; i < f->ntouches; i++) {
+			const struct first_touch *t = &f->touches[i];
+
+			put(&b, "%s[%d, %u, \"0x%" PRIx64 "\", \"%s\", %.6f]", i ? ", " : "", t->pid,
+			    t->tid, t->addr, t->write ? "w" : "r", t->ts_ns / 1e9);
+		}
+		put(&b, "], \"recorded_touches_dropped\": %" PRIu64, f->touches_dropped);
+	}
+	put(&b, "}\n");
 	if (b.oom) {
 		err = -ENOMEM;
 	} else if (fwrite(b.p, 1, b.len, out) != b.len || fflush(out)) {

@@ -9,6 +9,7 @@
 
 struct json_opts {
 	bool maps;		/* include mappings and runs */
+	bool touches;		/* a recorder: take exact mode's first touches into the frame */
 	uint64_t interval_ms;
 };
 
@@ -32,6 +33,12 @@ struct json_frame {
 	char *extra_stats;		/* engine hooks' members ("name": value, ...) or NULL */
 	struct stacks *stacks;		/* --stacks: first touches for "first_touch" (live
 					 * only: the engine's, valid under its lock), or NULL */
+	/* Exact mode's first touches since the previous frame (json_opts.touches; replay of
+	 * a recording that has them): "recorded_touches". */
+	bool has_touches;
+	const struct first_touch *touches;
+	size_t ntouches;
+	uint64_t touches_dropped;
 };
 
 /* Fills f from the engine (caller holds the engine lock; f->procs are the engine's). */

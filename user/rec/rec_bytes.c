@@ -177,3 +177,27 @@ char *rcur_str(struct rcur *c, size_t max)
 	c->p += n;
 	return s;
 }
+
+struct rcur rcur_take(struct rcur *c, uint64_t n)
+{
+	struct rcur sub = { .p = c->p, .end = c->p, .bad = true };
+
+	if (!c->bad && n <= rcur_left(c)) {
+		sub.end = c->p + n;
+		sub.bad = false;
+		c->p += n;
+	} else {
+		c->bad = true;
+	}
+	return sub;
+}
+
+uint64_t rec_zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+int64_t rec_unzigzag(uint64_t v)
+{
+	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}

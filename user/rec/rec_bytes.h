@@ -38,6 +38,12 @@ double rcur_f64(struct rcur *c);
 /* A string of at most max bytes without NUL into a new allocation (NULL when bad). */
 char *rcur_str(struct rcur *c, size_t max);
 size_t rcur_left(const struct rcur *c);
+/* The next n bytes of c as a cursor of their own (c moves past them; both turn bad when
+ * they are not there). */
+struct rcur rcur_take(struct rcur *c, uint64_t n);
+/* Signed differences as unsigned varints: 0, -1, 1, -2, ... as 0, 1, 2, 3, ... */
+uint64_t rec_zigzag(int64_t v);
+int64_t rec_unzigzag(uint64_t v);
 uint32_t rec_le32(const uint8_t *at);
 uint64_t rec_le64(const uint8_t *at);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include "rec/rec_codec.h"
 #include "rec/rec_format.h"
+#include "rec/rec_stacks.h"
 
 /* The u64 statistics, in the order the payload stores them (append only: a reader of an
  * older file finds fewer and leaves the rest 0; a newer file's extra ones are skipped). */
@@ -58,11 +59,16 @@ struct prev_entry {
 	int pid;
 	struct rbuf counters, layout;
 	struct proc *model;		/* a copy of the process as last written, for patches */
+	struct heat heat;		/* --heat: its heat table as last written */
+	struct stack_touch *touches;	/* --stacks: its first touches as last written */
+	size_t ntouches;
 };
 
 struct rec_encoder {
 	struct prev_entry *prev;
 	size_t nprev;
+	bool heat;
+	size_t stacks_written;		/* --stacks: the table's size in the file */
 };
 
 struct rec_encoder *rec_encoder_new(void)
@@ -76,8 +82,15 @@ static void free_entries(struct prev_entry *e, size_t n)
 		rbuf_free(&e[i].counters);
 		rbuf_free(&e[i].layout);
 		proc_free(e[i].model);
+		heat_free(&e[i].heat);
+		free(e[i].touches);
 	}
 	free(e);
+}
+
+void rec_encoder_record_heat(struct rec_encoder *enc, bool on)
+{
+	enc->heat = on;
 }
 
 void rec_encoder_free(struct rec_encoder *enc)
@@ -105,25 +118,55 @@ static struct prev_entry *find_prev(const struct rec_encoder *enc, int pid)
 	return NULL;
 }
 
-struct run_ctx {
-	struct rbuf *b;
-	uint64_t at;
-	uint64_t n;
-};
+/*
+ * The states a run can take, coded relative to the state its pages had before (a layout:
+ * not resident): code k is the k-th of the other three states in the order resident,
+ * not resident, swapped, untracked.  Pages moving in and out of RAM -- nearly every change
+ * -- are all code 0, which zstd then stores in almost nothing.
+ */
+static const enum page_state state_order[] = { PS_RESIDENT, PS_NOT_RESIDENT, PS_SWAPPED,
+					       PS_UNTRACKED };
 
-static int count_run(uint64_t s, uint64_t e, enum page_state st, void *arg)
+static enum page_state state_after(enum page_state old, uint8_t code)
 {
-	((struct run_ctx *)arg)->n++;
-	return 0;
+	for (size_t i = 0; i < PS_COUNT; i++) {
+		if (state_order[i] == old)
+			continue;
+		if (!code--)
+			return state_order[i];
+	}
+	return PS_COUNT;	/* code > 2: the caller refuses it */
 }
+
+static uint8_t state_code(enum page_state old, enum page_state st)
+{
+	uint8_t code = 0;
+
+	for (size_t i = 0; state_order[i] != st; i++)
+		code += state_order[i] != old;
+	return code;
+}
+
+/* A run block being built: three columns (gaps, lengths, state codes) compress far better
+ * than interleaved runs, each column's numbers having one distribution. */
+struct run_cols {
+	struct rbuf gaps, lens, codes;
+	uint64_t at, n;
+	const struct proc *old;		/* a patch's base, or NULL (a layout) */
+};
 
 static int put_run(uint64_t s, uint64_t e, enum page_state st, void *arg)
 {
-	struct run_ctx *c = arg;
+	struct run_cols *c = arg;
+	enum page_state old = PS_NOT_RESIDENT;
 
-	rbuf_varint(c->b, s - c->at);
-	rbuf_varint(c->b, e - s);
-	rbuf_u8(c->b, st);
+	/* model_diff splits where either side changes, so the base is uniform over [s, e);
+	 * pages the base did not map were not resident there (the decoder's view too). */
+	if (c->old && model_find(c->old, s))
+		old = model_page_state(c->old, s);
+	rbuf_varint(&c->gaps, s - c->at);
+	rbuf_varint(&c->lens, e - s - 1);
+	rbuf_u8(&c->codes, state_code(old, st));
 	c->at = e;
 	c->n++;
 	return 0;
@@ -151,11 +194,14 @@ static void encode_attrs(struct rbuf *b, const struct mapping *m, uint64_t at)
 	rbuf_str(b, m->path);
 }
 
-static int encode_patch(struct rbuf *b, const struct proc *p, const struct proc *old)
+/*
+ * A layout: the mappings, then one run block over all of them -- the runs of p (old ==
+ * NULL), or the ranges where p's states differ from old's (a patch).  0 or -ENOMEM.
+ */
+static int encode_layout(struct rbuf *b, const struct proc *p, const struct proc *old)
 {
 	const struct mapping *m;
-	struct rbuf ch = { 0 };
-	struct run_ctx cc = { .b = &ch };
+	struct run_cols c = { .old = old };
 	uint64_t at = 0;
 	int err = 0;
 
@@ -163,40 +209,158 @@ static int encode_patch(struct rbuf *b, const struct proc *p, const struct proc 
 	rbuf_varint(b, p->uid);
 	rbuf_varint(b, p->brk_start);
 	rbuf_varint(b, model_count_maps(p));
-	for (m = model_first(p); m && !err; m = model_next(m)) {
+	for (m = model_first(p); m; m = model_next(m)) {
 		encode_attrs(b, m, at);
 		at = mapping_end(m);
+	}
+	for (m = model_first(p); m && !err; m = model_next(m)) {
 		/* old's runs are clipped to old's mappings: pages it did not map were not
 		 * resident there, which is also what the decoder's copy starts from. */
-		err = model_diff(p, old, mapping_start(m), mapping_end(m), put_run, &cc);
+		if (old)
+			err = model_diff(p, old, mapping_start(m), mapping_end(m), put_run, &c);
+		else
+			model_runs(p, mapping_start(m), mapping_end(m), put_run, &c);
 	}
-	rbuf_varint(b, cc.n);
-	rbuf_bytes(b, ch.p, ch.len);
-	if (ch.oom)
+	rbuf_varint(b, c.n);
+	rbuf_varint(b, c.gaps.len);
+	rbuf_bytes(b, c.gaps.p, c.gaps.len);
+	rbuf_varint(b, c.lens.len);
+	rbuf_bytes(b, c.lens.p, c.lens.len);
+	rbuf_bytes(b, c.codes.p, c.codes.len);
+	if (c.gaps.oom || c.lens.oom || c.codes.oom)
 		err = -ENOMEM;
-	rbuf_free(&ch);
+	rbuf_free(&c.gaps);
+	rbuf_free(&c.lens);
+	rbuf_free(&c.codes);
 	return err;
 }
 
-static void encode_layout(struct rbuf *b, const struct proc *p)
+struct heat_row {
+	uint64_t block, stamp_ns;
+	float value;
+};
+
+static int by_block(const void *a, const void *b)
 {
-	const struct mapping *m;
+	const struct heat_row *x = a, *y = b;
+
+	return x->block < y->block ? -1 : x->block > y->block;
+}
+
+static void put_f32(struct rbuf *b, float v)
+{
+	uint8_t le[4];
+	uint32_t bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	rbuf_le32(le, bits);
+	rbuf_bytes(b, le, sizeof(le));
+}
+
+/*
+ * REC_SECTION_HEAT of p into body: its entries as they are (value and stamp, so replay
+ * decays them exactly as live mode does) -- every one when the reader starts p afresh
+ * (old == NULL), else those that changed since old (and, as 0, those old had and p no
+ * longer has: pruned).  Returns the rows written, or -ENOMEM.
+ */
+static long encode_heat(struct rbuf *body, const struct proc *p, const struct heat *old,
+			uint64_t now_ns)
+{
+	const struct heat *h = &p->heat;
+	struct heat_row *rows = malloc((h->used + (old ? old->used : 0) + 1) * sizeof(*rows));
+	struct rbuf gaps = { 0 };
+	size_t n = 0, i;
 	uint64_t at = 0;
 
-	rbuf_str(b, p->comm);
-	rbuf_varint(b, p->uid);
-	rbuf_varint(b, p->brk_start);
-	rbuf_varint(b, model_count_maps(p));
-	for (m = model_first(p); m; m = model_next(m)) {
-		uint64_t s = mapping_start(m), e = mapping_end(m);
-		struct run_ctx rc = { .b = b, .at = s };
+	if (!rows)
+		return -ENOMEM;
+	for (i = 0; i < h->cap; i++) {
+		const struct heat_entry *e = &h->slots[i], *o;
 
-		encode_attrs(b, m, at);
-		model_runs(p, s, e, count_run, &rc);
-		rbuf_varint(b, rc.n);
-		model_runs(p, s, e, put_run, &rc);
-		at = e;
+		if (!e->block)
+			continue;
+		o = old ? heat_find(old, (e->block - 1) << HEAT_BLOCK_SHIFT) : NULL;
+		if (o && o->value == e->value && o->stamp_ns == e->stamp_ns)
+			continue;
+		rows[n++] = (struct heat_row){ e->block - 1, e->stamp_ns, e->value };
 	}
+	for (i = 0; old && i < old->cap; i++)
+		if (old->slots[i].block &&
+		    !heat_find(h, (old->slots[i].block - 1) << HEAT_BLOCK_SHIFT))
+			rows[n++] = (struct heat_row){ old->slots[i].block - 1, now_ns, 0 };
+	qsort(rows, n, sizeof(*rows), by_block);
+	for (i = 0; i < n; i++) {
+		rbuf_varint(&gaps, rows[i].block - at);
+		at = rows[i].block;
+	}
+	rbuf_varint(body, n);
+	rbuf_varint(body, gaps.len);
+	rbuf_bytes(body, gaps.p, gaps.len);
+	body->oom |= gaps.oom;
+	rbuf_free(&gaps);
+	for (i = 0; i < n; i++)
+		put_f32(body, rows[i].value);
+	for (i = 0; i < n; i++)
+		rbuf_varint(body, rec_zigzag((int64_t)(rows[i].stamp_ns - now_ns)));
+	free(rows);
+	return n;
+}
+
+/* A section's body is built apart: its length goes first. */
+static void put_section(struct rbuf *out, uint64_t kind, struct rbuf *body)
+{
+	rbuf_varint(out, kind);
+	rbuf_varint(out, body->len);
+	rbuf_bytes(out, body->p, body->len);
+	out->oom |= body->oom;
+	rbuf_free(body);
+}
+
+/* A copy of pid's first-touch stacks, to see next time whether they changed. */
+static int keep_touches(struct prev_entry *ce, struct stacks *s, pid_t pid)
+{
+	const struct stack_touch *t;
+	size_t n;
+
+	stacks_touches(s, pid, &t, &n);
+	ce->touches = n ? malloc(n * sizeof(*t)) : NULL;
+	if (n && !ce->touches)
+		return -ENOMEM;
+	if (n)
+		memcpy(ce->touches, t, n * sizeof(*t));
+	ce->ntouches = n;
+	return 0;
+}
+
+static void encode_frame_sections(struct rec_encoder *enc, struct rbuf *out,
+				  const struct json_frame *f, bool keyframe)
+{
+	bool stacks = f->stacks && (keyframe || stacks_count(f->stacks) > enc->stacks_written);
+	struct rbuf b = { 0 };
+	uint64_t ts = 0;
+
+	rbuf_varint(out, f->has_touches + stacks);
+	if (stacks) {
+		/* The table only grows: a keyframe holds all of it, a delta what was added. */
+		rec_put_stacks(&b, f->stacks, keyframe ? 0 : enc->stacks_written);
+		put_section(out, REC_SECTION_STACKS, &b);
+		enc->stacks_written = stacks_count(f->stacks);
+	}
+	if (!f->has_touches)
+		return;
+	rbuf_varint(&b, f->ntouches);
+	rbuf_varint(&b, f->touches_dropped);
+	for (size_t i = 0; i < f->ntouches; i++) {
+		const struct first_touch *t = &f->touches[i];
+
+		rbuf_varint(&b, t->pid);
+		rbuf_varint(&b, t->tid);
+		rbuf_varint(&b, t->addr);
+		rbuf_u8(&b, t->write);
+		rbuf_varint(&b, rec_zigzag((int64_t)(t->ts_ns - ts)));
+		ts = t->ts_ns;
+	}
+	put_section(out, REC_SECTION_TOUCHES, &b);
 }
 
 int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyframe,
@@ -229,15 +393,18 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 	for (i = 0; i < f->n; i++) {
 		const struct proc *p = f->procs[i];
 		struct prev_entry *pe, *ce;
-		struct rbuf patch = { 0 };
+		struct rbuf patch = { 0 }, secs = { 0 }, body = { 0 };
+		unsigned nsecs;
 		uint8_t tag = 0;
+		bool fresh;
 
 		if (!p->ready)
 			continue;
 		ce = &cur[ncur++];
 		ce->pid = p->pid;
 		encode_counters(&ce->counters, p, f->proc_bytes[i]);
-		encode_layout(&ce->layout, p);
+		if (encode_layout(&ce->layout, p, NULL))
+			err = -ENOMEM;
 		pe = keyframe ? NULL : find_prev(enc, p->pid);
 		if (!pe || pe->counters.len != ce->counters.len ||
 		    memcmp(pe->counters.p, ce->counters.p, ce->counters.len))
@@ -246,7 +413,7 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 		    memcmp(pe->layout.p, ce->layout.p, ce->layout.len)) {
 			tag |= REC_TAG_LAYOUT;
 			/* A patch against the last written copy, when that is smaller. */
-			if (pe && pe->model && !encode_patch(&patch, p, pe->model) && !patch.oom &&
+			if (pe && pe->model && !encode_layout(&patch, p, pe->model) && !patch.oom &&
 			    patch.len < ce->layout.len)
 				tag = (tag & ~REC_TAG_LAYOUT) | REC_TAG_PATCH;
 			ce->model = proc_clone(p, p->pid);
@@ -256,6 +423,32 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 			ce->model = pe->model;	/* unchanged: the copy carries over */
 			pe->model = NULL;
 		}
+		/* The process's sections.  A reader starts a process afresh at a keyframe or
+		 * a full layout: then everything, else what changed. */
+		fresh = !pe || (tag & REC_TAG_LAYOUT);
+		nsecs = 0;
+		if (enc->heat) {
+			long rows = encode_heat(&body, p, fresh ? NULL : &pe->heat, f->mono_ns);
+
+			if (rows < 0 || heat_copy(&ce->heat, &p->heat))
+				err = -ENOMEM;
+			if (rows > 0) {
+				put_section(&secs, REC_SECTION_HEAT, &body);
+				nsecs++;
+			}
+			rbuf_free(&body);
+		}
+		if (f->stacks && keep_touches(ce, f->stacks, p->pid))
+			err = -ENOMEM;
+		if (f->stacks && (fresh ? ce->ntouches > 0 : ce->ntouches != pe->ntouches ||
+		    (ce->ntouches && memcmp(ce->touches, pe->touches,
+					    ce->ntouches * sizeof(*ce->touches))))) {
+			rec_put_touches(&body, f->stacks, p->pid, f->mono_ns);
+			put_section(&secs, REC_SECTION_FIRST_TOUCH, &body);
+			nsecs++;
+		}
+		if (nsecs)
+			tag |= REC_TAG_SECTIONS;
 		rbuf_varint(out, p->pid - prev_pid);
 		prev_pid = p->pid;
 		rbuf_u8(out, tag);
@@ -265,10 +458,17 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 			rbuf_bytes(out, ce->layout.p, ce->layout.len);
 		if (tag & REC_TAG_PATCH)
 			rbuf_bytes(out, patch.p, patch.len);
+		if (nsecs) {
+			rbuf_varint(out, nsecs);
+			rbuf_bytes(out, secs.p, secs.len);
+		}
+		out->oom |= secs.oom;
+		rbuf_free(&secs);
 		rbuf_free(&patch);
 		if (ce->counters.oom || ce->layout.oom)
 			err = -ENOMEM;
 	}
+	encode_frame_sections(enc, out, f, keyframe);
 	if (out->oom)
 		err = -ENOMEM;
 	free_entries(enc->prev, enc->nprev);
@@ -279,6 +479,7 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 		free_entries(enc->prev, enc->nprev);
 		enc->prev = NULL;
 		enc->nprev = 0;
+		enc->stacks_written = 0;
 	}
 	return err;
 }
@@ -290,6 +491,8 @@ struct dproc {
 	struct proc *p;
 	size_t bytes;
 	uint64_t state_pages;	/* pages in runs, for REC_MAX_STATE_PAGES */
+	struct stack_touch *touches;	/* --stacks (moves on with p) */
+	size_t ntouches;
 };
 
 struct rec_decoder {
@@ -299,6 +502,9 @@ struct rec_decoder {
 	struct proc **procs;
 	size_t *bytes;
 	char *mode, *extra;
+	struct first_touch *touches;
+	uint64_t mono_ns;		/* the frame being decoded: heat is as of then */
+	struct stacks *stacks;		/* --stacks: the table so far, the frame's touches */
 };
 
 struct rec_decoder *rec_decoder_new(void)
@@ -308,8 +514,10 @@ struct rec_decoder *rec_decoder_new(void)
 
 static void free_dprocs(struct dproc *d, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		proc_free(d[i].p);
+		free(d[i].touches);
+	}
 	free(d);
 }
 
@@ -319,9 +527,11 @@ static void free_view(struct rec_decoder *dec)
 	free(dec->bytes);
 	free(dec->mode);
 	free(dec->extra);
+	free(dec->touches);
 	dec->procs = NULL;
 	dec->bytes = NULL;
 	dec->mode = dec->extra = NULL;
+	dec->touches = NULL;
 }
 
 void rec_decoder_reset(struct rec_decoder *dec)
@@ -329,6 +539,8 @@ void rec_decoder_reset(struct rec_decoder *dec)
 	free_dprocs(dec->cur, dec->ncur);
 	dec->cur = NULL;
 	dec->ncur = 0;
+	stacks_free(dec->stacks);
+	dec->stacks = NULL;
 	free_view(dec);
 }
 
@@ -402,69 +614,84 @@ static void decode_counters(struct rcur *c, struct counters *k)
 	k->bytes = rcur_varint(c);
 }
 
-/* The runs of one mapping [s, e) of a full layout. */
-static int decode_runs(struct rcur *c, struct proc *p, uint64_t s, uint64_t e,
-		       uint64_t *state_budget, uint64_t *state_pages, char *why, size_t whylen)
+static bool same_mapping(const struct mapping *a, const struct mapping *b)
 {
-	uint64_t nruns = rcur_varint(c), r, rat = s;
+	return mapping_start(a) == mapping_start(b) && mapping_end(a) == mapping_end(b) &&
+	       a->offset == b->offset && a->ino == b->ino && a->dev_major == b->dev_major &&
+	       a->dev_minor == b->dev_minor && a->perms == b->perms && a->flags == b->flags &&
+	       a->kind == b->kind && !strcmp(a->path ? a->path : "", b->path ? b->path : "");
+}
 
-	if (c->bad || nruns > rcur_left(c) / 3)
+static bool same_layout(const struct proc *a, const struct proc *b)
+{
+	const struct mapping *x = model_first(a), *y = model_first(b);
+
+	for (; x && y; x = model_next(x), y = model_next(y))
+		if (!same_mapping(x, y))
+			return false;
+	return !x && !y;
+}
+
+/*
+ * A run block on p: runs in address order, each inside one mapping of p, setting its pages
+ * to the state its code names relative to what they were (fresh: not resident, without
+ * looking).  New resident, swapped or untracked pages are taken from *state_budget.
+ */
+static int decode_run_block(struct rcur *c, struct proc *p, bool fresh, uint64_t *state_budget,
+			    char *why, size_t whylen)
+{
+	uint64_t n = rcur_varint(c), i, at = 0;
+	struct rcur gaps, lens, codes;
+	const struct mapping *m = model_first(p);
+
+	/* Each run takes at least 3 bytes: a gap, a length and a code. */
+	if (c->bad || n > rcur_left(c) / 3)
 		return bad(why, whylen, "process %d: bad run count", p->pid);
-	for (r = 0; r < nruns; r++) {
-		uint64_t rgap = rcur_varint(c), rlen = rcur_varint(c);
-		uint8_t state = rcur_u8(c);
-		uint64_t rs = rat + rgap;
+	gaps = rcur_take(c, rcur_varint(c));
+	lens = rcur_take(c, rcur_varint(c));
+	codes = rcur_take(c, n);
+	if (c->bad)
+		return bad(why, whylen, "process %d: run columns cut short", p->pid);
+	for (i = 0; i < n; i++) {
+		uint64_t gap = rcur_varint(&gaps), len = rcur_varint(&lens) + 1, x = at + gap;
+		uint8_t code = rcur_u8(&codes);
+		enum page_state st;
 
-		if (c->bad || rgap > e - rat || rlen == 0 || rlen > e - rs ||
-		    (state != PS_RESIDENT && state != PS_SWAPPED && state != PS_UNTRACKED))
+		if (gaps.bad || lens.bad || gap > REC_MAX_PAGE || x >= REC_MAX_PAGE || len == 0 ||
+		    len > REC_MAX_PAGE)
+			return bad(why, whylen, "process %d: run %" PRIu64 " out of range",
+				   p->pid, i);
+		while (m && mapping_end(m) <= x)
+			m = model_next(m);
+		if (!m || x < mapping_start(m) || len > mapping_end(m) - x)
 			return bad(why, whylen, "process %d: run %" PRIu64 " at page 0x%" PRIx64
-				   " out of range or order", p->pid, r, rs);
-		if (spend(state_budget, rlen, why, whylen))
+				   " outside the mappings", p->pid, i, x);
+		st = state_after(fresh ? PS_NOT_RESIDENT : model_page_state(p, x), code);
+		if (st == PS_COUNT)
+			return bad(why, whylen, "process %d: run %" PRIu64 ": bad state code %u",
+				   p->pid, i, code);
+		if (st != PS_NOT_RESIDENT && spend(state_budget, len, why, whylen))
 			return -EBADMSG;
-		*state_pages += rlen;
-		model_set_state(p, rs, rs + rlen, state);
-		rat = rs + rlen;
+		model_set_state(p, x, x + len, st);
+		at = x + len;
 	}
+	if (rcur_left(&gaps) || rcur_left(&lens))
+		return bad(why, whylen, "process %d: run columns longer than their runs", p->pid);
 	return 0;
 }
 
 static const enum page_state tracked_states[] = { PS_RESIDENT, PS_SWAPPED, PS_UNTRACKED };
 
-/* A patch's changes: pages whose state differs from the previous frame, each change inside
- * one mapping of the new layout. */
-static int decode_changes(struct rcur *c, struct proc *p, uint64_t *state_budget,
-			  char *why, size_t whylen)
-{
-	uint64_t n = rcur_varint(c), i, last = 0;
-
-	if (c->bad || n > rcur_left(c) / 3)
-		return bad(why, whylen, "process %d: bad change count", p->pid);
-	for (i = 0; i < n; i++) {
-		uint64_t gap = rcur_varint(c), len = rcur_varint(c), x = last + gap;
-		uint8_t state = rcur_u8(c);
-		const struct mapping *m;
-
-		if (c->bad || gap > REC_MAX_PAGE || x >= REC_MAX_PAGE || len == 0 ||
-		    state >= PS_COUNT || !(m = model_find(p, x)) || len > mapping_end(m) - x)
-			return bad(why, whylen, "process %d: change %" PRIu64 " out of range or "
-				   "order", p->pid, i);
-		if (state != PS_NOT_RESIDENT && spend(state_budget, len, why, whylen))
-			return -EBADMSG;
-		model_set_state(p, x, x + len, state);
-		last = x + len;
-	}
-	return 0;
-}
-
 /*
- * Builds a new process from a layout (old == NULL) or from a patch on old: the same
- * mapping list, then runs per mapping, or old's states copied into the new mappings and the
- * changes applied.  *state_budget is what runs may still add.
+ * Builds a process from a layout (old == NULL) or from a patch on old: the mapping list,
+ * then a run block -- on a fresh process, or on old's states (old's process itself when the
+ * mapping list is old's, else a copy of its states into the new mappings).  *state_budget
+ * is what runs may still add.
  */
-static int decode_layout(struct rcur *c, struct dproc *d, int pid, const struct dproc *old,
+static int decode_layout(struct rcur *c, struct dproc *d, int pid, struct dproc *old,
 			 uint64_t *state_budget, char *why, size_t whylen)
 {
-	uint64_t nmaps, at = 0, i;
+	uint64_t nmaps, at = 0, i, counts[PS_COUNT];
 	char *comm;
 	struct proc *p;
 	int err;
@@ -485,8 +712,8 @@ static int decode_layout(struct rcur *c, struct dproc *d, int pid, const struct 
 	d->p = p;
 	d->state_pages = 0;
 	nmaps = rcur_varint(c);
-	/* Each mapping takes at least 11 bytes: a count beyond that is a lie. */
-	if (c->bad || nmaps > rcur_left(c) / 11)
+	/* Each mapping takes at least 10 bytes: a count beyond that is a lie. */
+	if (c->bad || nmaps > rcur_left(c) / 10)
 		return bad(why, whylen, "process %d: bad mapping count", pid);
 	for (i = 0; i < nmaps; i++) {
 		struct mapping_attrs a = { 0 };
@@ -517,34 +744,158 @@ static int decode_layout(struct rcur *c, struct dproc *d, int pid, const struct 
 		free(path);
 		if (err)
 			return err;
-		if (old) {
-			for (size_t k = 0; k < 3; k++) {
-				enum page_state st = tracked_states[k];
-
-				pageset_copy_range(p->set[st], old->p->set[st], s, e);
-			}
-		} else {
-			err = decode_runs(c, p, s, e, state_budget, &d->state_pages, why, whylen);
-			if (err)
-				return err;
-		}
 		at = e;
 	}
-	if (old) {
-		uint64_t counts[PS_COUNT];
+	if (!old) {
+		uint64_t before = *state_budget;
 
-		/* What was copied is at most what old held, which was within its budget. */
-		if (old->state_pages > *state_budget)
-			return bad(why, whylen, "more than %llu pages in runs in one frame",
-				   (unsigned long long)REC_MAX_STATE_PAGES);
-		*state_budget -= old->state_pages;
-		err = decode_changes(c, p, state_budget, why, whylen);
-		if (err)
-			return err;
-		model_totals(p, counts);
-		d->state_pages = counts[PS_RESIDENT] + counts[PS_SWAPPED] + counts[PS_UNTRACKED];
+		err = decode_run_block(c, p, true, state_budget, why, whylen);
+		d->state_pages = before - *state_budget;
+		return err;
 	}
+	/* What the base holds is at most what old held, which was within its budget. */
+	if (old->state_pages > *state_budget)
+		return bad(why, whylen, "more than %llu pages in runs in one frame",
+			   (unsigned long long)REC_MAX_STATE_PAGES);
+	*state_budget -= old->state_pages;
+	if (same_layout(p, old->p)) {
+		/* The usual delta: pages moved, mappings did not.  Patch old in place. */
+		strcpy(old->p->comm, p->comm);
+		old->p->uid = p->uid;
+		old->p->brk_start = p->brk_start;
+		proc_free(p);
+		d->p = p = old->p;
+		old->p = NULL;
+	} else {
+		const struct mapping *m;
+
+		if (heat_copy(&p->heat, &old->p->heat))
+			return -ENOMEM;
+		for (m = model_first(p); m; m = model_next(m))
+			for (size_t k = 0; k < 3; k++)
+				pageset_copy_range(p->set[tracked_states[k]],
+						   old->p->set[tracked_states[k]],
+						   mapping_start(m), mapping_end(m));
+	}
+	err = decode_run_block(c, p, false, state_budget, why, whylen);
+	if (err)
+		return err;
+	model_totals(p, counts);
+	d->state_pages = counts[PS_RESIDENT] + counts[PS_SWAPPED] + counts[PS_UNTRACKED];
 	return 0;
+}
+
+/* REC_SECTION_TOUCHES: rows of pid, tid, address, write, time (a zigzag difference). */
+static int decode_touches(struct rcur *c, struct rec_decoder *dec, struct json_frame *f,
+			  char *why, size_t whylen)
+{
+	uint64_t n = rcur_varint(c), ts = 0;
+
+	f->touches_dropped = rcur_varint(c);
+	/* Each row takes at least 5 bytes. */
+	if (c->bad || f->has_touches || n > REC_MAX_TOUCHES || n > rcur_left(c) / 5)
+		return bad(why, whylen, "bad first-touch section");
+	dec->touches = calloc(n ? n : 1, sizeof(*dec->touches));
+	if (!dec->touches)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		struct first_touch *t = &dec->touches[i];
+		uint64_t pid = rcur_varint(c), tid = rcur_varint(c);
+		uint8_t write;
+
+		t->addr = rcur_varint(c);
+		write = rcur_u8(c);
+		ts += (uint64_t)rec_unzigzag(rcur_varint(c));
+		t->ts_ns = ts;
+		if (c->bad || pid == 0 || pid > REC_MAX_PID || tid > UINT32_MAX || write > 1)
+			return bad(why, whylen, "first touch %" PRIu64 ": bad fields", i);
+		t->pid = pid;
+		t->tid = tid;
+		t->write = write;
+	}
+	if (rcur_left(c))
+		return bad(why, whylen, "bad first-touch section");
+	f->has_touches = true;
+	f->touches = dec->touches;
+	f->ntouches = n;
+	return 0;
+}
+
+static float get_f32(struct rcur *c)
+{
+	uint8_t le[4];
+	uint32_t bits;
+	float v;
+
+	for (size_t i = 0; i < sizeof(le); i++)
+		le[i] = rcur_u8(c);
+	bits = rec_le32(le);
+	memcpy(&v, &bits, sizeof(v));
+	return v;
+}
+
+/* REC_SECTION_HEAT: blocks (increasing), their values and stamps. */
+static int decode_heat(struct rcur *c, struct rec_decoder *dec, struct dproc *d, char *why,
+		       size_t whylen)
+{
+	uint64_t n = rcur_varint(c), i, block = 0;
+	struct rcur gaps, values;
+
+	/* Each row takes at least 6 bytes: a gap, a value and a stamp. */
+	if (c->bad || n > rcur_left(c) / 6)
+		return bad(why, whylen, "process %d: bad heat section", d->pid);
+	gaps = rcur_take(c, rcur_varint(c));
+	values = rcur_take(c, n * 4);
+	for (i = 0; i < n; i++) {
+		uint64_t gap = rcur_varint(&gaps);
+		float v = get_f32(&values);
+		uint64_t stamp = dec->mono_ns + (uint64_t)rec_unzigzag(rcur_varint(c));
+
+		block += gap;
+		if (gaps.bad || values.bad || c->bad || (i && gap == 0) ||
+		    block >= REC_MAX_PAGE >> HEAT_BLOCK_SHIFT || !(v >= 0 && v < 1e30f))
+			return bad(why, whylen, "process %d: heat row %" PRIu64 " out of range or order",
+				   d->pid, i);
+		if (heat_set(&d->p->heat, block << HEAT_BLOCK_SHIFT, v, stamp))
+			return -ENOMEM;
+	}
+	if (rcur_left(&gaps) || rcur_left(c))
+		return bad(why, whylen, "process %d: bad heat section", d->pid);
+	return 0;
+}
+
+/*
+ * Sections (the format's extension point): of a process (d) or of the frame (d == NULL).
+ * Kinds this reader does not know are skipped.
+ */
+static int decode_sections(struct rcur *c, struct rec_decoder *dec, struct dproc *d,
+			   struct json_frame *f, char *why, size_t whylen)
+{
+	uint64_t n = rcur_varint(c), i;
+	int err = 0;
+
+	/* Each section takes at least 2 bytes: its kind and its length. */
+	if (c->bad || n > rcur_left(c) / 2)
+		return bad(why, whylen, "bad section count");
+	for (i = 0; i < n && !err; i++) {
+		uint64_t kind = rcur_varint(c);
+		struct rcur body = rcur_take(c, rcur_varint(c));
+
+		if (c->bad)
+			return bad(why, whylen, "section %" PRIu64 " cut short", i);
+		if (!d && kind == REC_SECTION_TOUCHES)
+			err = decode_touches(&body, dec, f, why, whylen);
+		else if (!d && kind == REC_SECTION_STACKS)
+			err = rec_get_stacks(&body, &dec->stacks, why, whylen);
+		else if (d && kind == REC_SECTION_HEAT)
+			err = decode_heat(&body, dec, d, why, whylen);
+		else if (d && kind == REC_SECTION_FIRST_TOUCH) {
+			free(d->touches);
+			err = rec_get_touches(&body, dec->mono_ns, &d->touches, &d->ntouches, why,
+					      whylen);
+		}
+	}
+	return err;
 }
 
 static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct json_frame *f,
@@ -596,14 +947,15 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 		struct dproc *old, *d = &cur[ncur];
 		struct counters k;
 
-		if (c->bad || delta == 0 || delta > REC_MAX_PID - (uint64_t)pid || tag > 7 ||
+		if (c->bad || delta == 0 || delta > REC_MAX_PID - (uint64_t)pid || tag > 15 ||
 		    ((tag & REC_TAG_LAYOUT) && (tag & REC_TAG_PATCH))) {
 			err = bad(why, whylen, "process entry %" PRIu64 ": bad pid or tag", i);
 			break;
 		}
 		pid += delta;
 		old = find_dproc(dec->cur, dec->ncur, pid);
-		if ((keyframe || !old || !old->p) && tag != (REC_TAG_COUNTERS | REC_TAG_LAYOUT)) {
+		if ((keyframe || !old || !old->p) &&
+		    (tag & ~REC_TAG_SECTIONS) != (REC_TAG_COUNTERS | REC_TAG_LAYOUT)) {
 			err = bad(why, whylen, "process %d: a delta with no earlier state", pid);
 			break;
 		}
@@ -627,6 +979,11 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 			ncur += d->p != NULL;
 			if (err)
 				break;
+			if (tag & REC_TAG_PATCH) {	/* a patch keeps what it does not say */
+				d->touches = old->touches;
+				d->ntouches = old->ntouches;
+				old->touches = NULL;
+			}
 		} else {
 			if (old->state_pages > budget) {
 				err = bad(why, whylen, "more than %llu pages in runs in one frame",
@@ -636,17 +993,34 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 			budget -= old->state_pages;
 			*d = *old;
 			old->p = NULL;	/* moved */
+			old->touches = NULL;
 			ncur++;
 		}
 		d->p->exited = k.exited;
 		d->p->faults = k.faults;
 		d->p->fault_rate = k.fault_rate;
 		d->bytes = k.bytes;
-		if (c->bad)
+		if (tag & REC_TAG_SECTIONS)
+			err = decode_sections(c, dec, d, f, why, whylen);
+		if (!err && c->bad)
 			err = bad(why, whylen, "process %d: cut short", pid);
 	}
+	if (!err)
+		err = decode_sections(c, dec, NULL, f, why, whylen);
 	if (!err && rcur_left(c))
 		err = bad(why, whylen, "%zu bytes after the last process", rcur_left(c));
+	if (!err && dec->stacks) {
+		/* The frame's first touches, against the table as it now is. */
+		stacks_clear_touches(dec->stacks);
+		for (i = 0; i < ncur && !err; i++)
+			if (cur[i].ntouches)
+				err = stacks_set_touches(dec->stacks, cur[i].pid, cur[i].touches,
+							 cur[i].ntouches);
+		if (err == -EINVAL)
+			err = bad(why, whylen, "first-touch stacks out of order or beyond the "
+				  "table");
+		f->stacks = dec->stacks;
+	}
 	free_dprocs(dec->cur, dec->ncur);
 	dec->cur = cur;
 	dec->ncur = ncur;
@@ -667,7 +1041,7 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 }
 
 int rec_decode(struct rec_decoder *dec, const uint8_t *p, size_t len, bool keyframe,
-	       struct json_frame *f, uint32_t *flags, char *why, size_t whylen)
+	       uint64_t mono_ns, struct json_frame *f, uint32_t *flags, char *why, size_t whylen)
 {
 	struct rcur c = { .p = p, .end = p + len };
 	int err;
@@ -675,6 +1049,7 @@ int rec_decode(struct rec_decoder *dec, const uint8_t *p, size_t len, bool keyfr
 	free_view(dec);
 	if (keyframe)
 		rec_decoder_reset(dec);
+	dec->mono_ns = mono_ns;
 	err = decode(dec, &c, keyframe, f, flags, why, whylen);
 	if (err) {
 		if (err == -ENOMEM)

@@ -18,6 +18,8 @@
 struct rec_encoder;
 
 struct rec_encoder *rec_encoder_new(void);
+/* Heat goes into the frames too (record --heat). */
+void rec_encoder_record_heat(struct rec_encoder *enc, bool on);
 void rec_encoder_free(struct rec_encoder *enc);
 /* Appends the payload of f to out; keyframe: every process in full.  flags: REC_FLAG_*. */
 int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyframe,
@@ -29,10 +31,10 @@ struct rec_decoder *rec_decoder_new(void);
 void rec_decoder_free(struct rec_decoder *dec);
 /* Forgets the previous frame (before a keyframe; after an error). */
 void rec_decoder_reset(struct rec_decoder *dec);
-/* Decodes one payload on top of the previous frame.  On success the frame (valid until the
- * next call) is in *f and its REC_FLAG_* in *flags; on error returns -EBADMSG (or -ENOMEM)
- * with the reason in why, and the decoder is reset. */
+/* Decodes one payload, the frame of CLOCK_MONOTONIC mono_ns, on top of the previous frame.
+ * On success the frame (valid until the next call) is in *f and its REC_FLAG_* in *flags;
+ * on error returns -EBADMSG (or -ENOMEM) with the reason in why, and the decoder is reset. */
 int rec_decode(struct rec_decoder *dec, const uint8_t *p, size_t len, bool keyframe,
-	       struct json_frame *f, uint32_t *flags, char *why, size_t whylen);
+	       uint64_t mono_ns, struct json_frame *f, uint32_t *flags, char *why, size_t whylen);
 
 #endif

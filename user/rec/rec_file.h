@@ -16,7 +16,10 @@
 struct rec_writer_opts {
 	const char *path;
 	uint64_t max_size;		/* bytes over FILE and FILE.1; 0: unbounded */
-	unsigned keyframe_every;	/* frames; 0: REC_KEYFRAME_EVERY */
+	bool heat;			/* --heat: record the heat too */
+	bool fsync_every;		/* --fsync: fdatasync every frame (else keyframes) */
+	unsigned keyframe_every;	/* most frames from a keyframe to the next; 0:
+					 * REC_KEYFRAME_EVERY */
 };
 
 struct rec_writer;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The recording file format, version 1 (the specification is doc/recording-format.md; every
+ * The recording file format, version 2 (the specification is doc/recording-format.md; every
  * constant here is named there).  Integers in fixed fields are little-endian.
  */
 #ifndef MEVITOP_REC_FORMAT_H
@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #define REC_MAGIC		"MEVIREC\n"	/* 8 bytes at offset 0 */
-#define REC_VERSION		1
+#define REC_VERSION		2
 #define REC_FILE_HDR_LEN	40
 #define REC_FRAME_MAGIC		0x5246564dU	/* "MVFR" read as a little-endian u32 */
 #define REC_FRAME_HDR_LEN	40
@@ -23,6 +23,13 @@ enum rec_frame_type {
 #define REC_TAG_COUNTERS	(1u << 0)
 #define REC_TAG_LAYOUT		(1u << 1)
 #define REC_TAG_PATCH		(1u << 2)	/* layout without runs + changed pages */
+#define REC_TAG_SECTIONS	(1u << 3)	/* the process's sections follow */
+
+/* Section kinds (frame sections unless noted). */
+#define REC_SECTION_TOUCHES	1	/* exact mode's first touches since the last frame */
+#define REC_SECTION_HEAT	2	/* a process section: its heat (record --heat) */
+#define REC_SECTION_STACKS	3	/* --stacks: stacks added to the table */
+#define REC_SECTION_FIRST_TOUCH	4	/* a process section: --stacks' first touches */
 
 /* Frame payload flags. */
 #define REC_FLAG_MAPS		(1u << 0)	/* live JSON would have printed mappings */
@@ -34,8 +41,13 @@ enum rec_frame_type {
 #define REC_MAX_PAGE		(1ULL << 52)	/* page numbers: 64-bit addresses >> 12 */
 #define REC_MAX_STATE_PAGES	(1ULL << 36)	/* pages in runs, over one frame's processes */
 #define REC_MAX_PID		0x7fffffff
+#define REC_MAX_TOUCHES		(1u << 20)	/* first touches in one frame */
 
-/* The writer starts a keyframe every this many frames (a reader never assumes it). */
-#define REC_KEYFRAME_EVERY	30
+/* The writer starts a keyframe once the deltas since the last one add up to
+ * REC_KEY_DELTA_RATIO times its size -- keyframes are then at most 1/(ratio+1) of the file,
+ * and a seek reads at most ratio+1 keyframes' worth -- or after REC_KEYFRAME_EVERY frames
+ * (a reader never assumes either). */
+#define REC_KEY_DELTA_RATIO	8
+#define REC_KEYFRAME_EVERY	300
 
 #endif

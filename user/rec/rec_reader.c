@@ -59,8 +59,9 @@ static int read_hdr(int fd, const char *path, struct seg_hdr *h, char *why, size
 		return -EBADMSG;
 	}
 	if ((b[8] | b[9] << 8) != REC_VERSION) {
-		snprintf(why, whylen, "%s: recording format version %u, this mevitop reads "
-			 "version %u", path, b[8] | b[9] << 8, REC_VERSION);
+		snprintf(why, whylen, "%s: recording format version %u, this mevitop reads only "
+			 "version %u (record it again with this mevitop)", path, b[8] | b[9] << 8,
+			 REC_VERSION);
 		return -EPROTONOSUPPORT;
 	}
 	if ((b[10] | b[11] << 8) != REC_FILE_HDR_LEN) {
@@ -305,8 +306,8 @@ static int load_one(struct rec_reader *r, size_t i, struct json_frame *f, uint32
 			 ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short");
 		return -EBADMSG;
 	}
-	return rec_decode(r->dec, r->rbuf, fi->rlen, fi->type == REC_KEYFRAME, f, flags, why,
-			  whylen);
+	return rec_decode(r->dec, r->rbuf, fi->rlen, fi->type == REC_KEYFRAME, fi->mono_ns, f,
+			  flags, why, whylen);
 }
 
 int rec_load(struct rec_reader *r, size_t i, struct json_frame *f, uint32_t *flags,

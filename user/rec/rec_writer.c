@@ -23,6 +23,8 @@ struct rec_writer {
 	uint64_t max_size, size, start_ns, rec_id;
 	uint32_t segment;
 	unsigned keyframe_every, since_key;
+	bool fsync_every;
+	uint64_t key_bytes, delta_bytes;	/* the last keyframe's, and the deltas' since */
 	uint64_t frames_in_seg;
 	struct rec_encoder *enc;
 	ZSTD_CCtx *zc;
@@ -93,6 +95,7 @@ int rec_writer_open(const struct rec_writer_opts *o, struct rec_writer **out, ch
 		return -ENOMEM;
 	w->fd = -1;
 	w->max_size = o->max_size;
+	w->fsync_every = o->fsync_every;
 	w->keyframe_every = o->keyframe_every ? o->keyframe_every : REC_KEYFRAME_EVERY;
 	w->path = strdup(o->path);
 	if (w->path && asprintf(&w->old_path, "%s.1", o->path) < 0)
@@ -100,6 +103,8 @@ int rec_writer_open(const struct rec_writer_opts *o, struct rec_writer **out, ch
 	if (w->path && asprintf(&w->new_path, "%s.new", o->path) < 0)
 		w->new_path = NULL;
 	w->enc = rec_encoder_new();
+	if (w->enc)
+		rec_encoder_record_heat(w->enc, o->heat);
 	w->zc = ZSTD_createCCtx();
 	if (!w->path || !w->old_path || !w->new_path || !w->enc || !w->zc) {
 		rec_writer_close(w);
@@ -168,6 +173,27 @@ static int build(struct rec_writer *w, const struct json_frame *f, uint32_t flag
 	return 0;
 }
 
+/*
+ * What a power cut may take: written frames live in the page cache until the kernel writes
+ * them back (~30 s).  A keyframe (and a new segment, before it replaces FILE) is synced, so
+ * at most the deltas since the last keyframe are at risk; --fsync syncs every frame.  The
+ * cost is the disk's: fdatasync took 2-4 ms (at most ~10 ms) a frame here
+ * (bench/rec_bench.py --only fsync), blocking only the recorder's loop.
+ */
+static int sync_frame(struct rec_writer *w, bool key, const char *path, char *why,
+		      size_t whylen)
+{
+	if (!key && !w->fsync_every)
+		return 0;
+	if (fdatasync(w->fd)) {
+		int err = -errno;
+
+		snprintf(why, whylen, "failed to sync recording %s: %s", path, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 static int fail(char *why, size_t whylen, const char *what, const char *path)
 {
 	int err = -errno;
@@ -197,6 +223,8 @@ static int rotate(struct rec_writer *w, char *why, size_t whylen)
 	if (!err && (err = write_all(w->fd, w->out.p, w->out.len)))
 		snprintf(why, whylen, "failed to write recording %s: %s", w->new_path,
 			 strerror(-err));
+	if (!err)
+		err = sync_frame(w, true, w->new_path, why, whylen);
 	if (!err && rename(w->new_path, w->path))
 		err = fail(why, whylen, "rename", w->new_path);
 	if (err) {
@@ -212,7 +240,8 @@ static int rotate(struct rec_writer *w, char *why, size_t whylen)
 int rec_writer_frame(struct rec_writer *w, const struct json_frame *f, uint32_t flags,
 		     char *why, size_t whylen)
 {
-	bool key = w->since_key == 0 || w->since_key >= w->keyframe_every;
+	bool key = w->since_key == 0 || w->since_key >= w->keyframe_every ||
+		   w->delta_bytes >= REC_KEY_DELTA_RATIO * w->key_bytes;
 	int err;
 
 	if (!w->size) {
@@ -239,6 +268,9 @@ int rec_writer_frame(struct rec_writer *w, const struct json_frame *f, uint32_t 
 				 strerror(-err));
 			return err;
 		}
+		err = sync_frame(w, key, w->path, why, whylen);
+		if (err)
+			return err;
 	}
 	if (err) {
 		snprintf(why, whylen, "failed to encode a frame: %s", strerror(-err));
@@ -248,6 +280,12 @@ int rec_writer_frame(struct rec_writer *w, const struct json_frame *f, uint32_t 
 	w->size += w->out.len;
 	w->frames_in_seg++;
 	w->since_key = key ? 1 : w->since_key + 1;
+	if (key) {
+		w->key_bytes = w->out.len;
+		w->delta_bytes = 0;
+	} else {
+		w->delta_bytes += w->out.len;
+	}
 	return 0;
 }
 

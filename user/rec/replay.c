@@ -12,10 +12,11 @@
 #include "rec/subcmd.h"
 #include "rec/rec_format.h"
 #include "rec/replay.h"
+#include "stacks/stacks.h"
 
 struct replay_opts {
 	const char *path;
-	bool json, maps, help;
+	bool json, maps, help, folded;
 	bool at_set, from_set, to_set;
 	double at, from, to;		/* seconds from the start of the recording */
 };
@@ -25,6 +26,7 @@ void replay_usage(FILE *out)
 	fprintf(out,
 "Usage: mevitop replay FILE                the interactive view on a recording\n"
 "       mevitop replay FILE --json [--at T | --from T1 --to T2] [--maps]\n"
+"       mevitop replay FILE --folded [--at T]\n"
 "\n"
 "Reads a recording made by `mevitop record -o FILE` (and FILE.1, the older half kept by\n"
 "--max-size).  The view is live mode's with a time cursor on the status line (the\n"
@@ -39,6 +41,9 @@ void replay_usage(FILE *out)
 "      --from T1     frames at or after T1\n"
 "      --to T2       frames at or before T2\n"
 "      --maps        mappings and runs in every frame (default: as the recorder's JSON)\n"
+"      --folded      the folded first-touch stacks (a recording made with --stacks) of\n"
+"                    the last frame, or of the one current at --at T, as mevitop\n"
+"                    --folded prints them\n"
 "  -h, --help        this help\n");
 }
 
@@ -60,6 +65,7 @@ static int parse(int argc, char **argv, struct replay_opts *o)
 		{ "from", required_argument, NULL, 'f' },
 		{ "to", required_argument, NULL, 't' },
 		{ "maps", no_argument, NULL, 'm' },
+		{ "folded", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -74,6 +80,9 @@ static int parse(int argc, char **argv, struct replay_opts *o)
 			break;
 		case 'm':
 			o->maps = true;
+			break;
+		case 'F':
+			o->folded = true;
 			break;
 		case 'h':
 			o->help = true;
@@ -112,7 +121,9 @@ static int parse(int argc, char **argv, struct replay_opts *o)
 		return subcmd_usage("replay", "%s", "--at and --from/--to do not mix");
 	if (o->from_set && o->to_set && o->to < o->from)
 		return subcmd_usage("replay", "%s", "--to is before --from");
-	if (!o->json && (o->at_set || o->from_set || o->to_set || o->maps))
+	if (o->folded && (o->json || o->from_set || o->to_set || o->maps))
+		return subcmd_usage("replay", "%s", "--folded takes only --at");
+	if (!o->json && !o->folded && (o->at_set || o->from_set || o->to_set || o->maps))
 		return subcmd_usage("replay", "%s", "--at, --from, --to and --maps apply to --json");
 	return 0;
 }
@@ -152,6 +163,30 @@ static int print_frames(struct rec_reader *r, const struct replay_opts *o, size_
 	return 0;
 }
 
+/* --folded: the stacks of frame i, as live --folded prints them at exit. */
+static int print_folded(struct rec_reader *r, const struct replay_opts *o, size_t i)
+{
+	struct json_frame f;
+	uint32_t flags;
+	char why[256];
+	int err = rec_load(r, i, &f, &flags, why, sizeof(why));
+
+	if (err) {
+		log_err("%s: frame %zu of %zu: %s", o->path, i, rec_frames(r), why);
+		return 1;
+	}
+	if (!f.stacks) {
+		log_err("%s: recorded without --stacks: no first-touch stacks to fold", o->path);
+		return 1;
+	}
+	err = stacks_write_folded(f.stacks, f.procs, f.n, stdout);
+	if (err && err != -EPIPE) {
+		log_err("failed to write the folded stacks: %s", strerror(-err));
+		return 1;
+	}
+	return 0;
+}
+
 int replay_main(int argc, char **argv, int (*interactive)(struct rec_reader *r))
 {
 	struct replay_opts o;
@@ -172,7 +207,7 @@ int replay_main(int argc, char **argv, int (*interactive)(struct rec_reader *r))
 	}
 	if (rec_warning(r))
 		log_err("%s", rec_warning(r));
-	if (!o.json) {
+	if (!o.json && !o.folded) {
 		rc = interactive(r);
 		rec_close(r);
 		return rc;
@@ -186,6 +221,11 @@ int replay_main(int argc, char **argv, int (*interactive)(struct rec_reader *r))
 			rec_close(r);
 			return 1;
 		}
+	}
+	if (o.folded) {
+		rc = print_folded(r, &o, last);
+		rec_close(r);
+		return rc;
 	}
 	if (o.from_set) {
 		size_t i = rec_find(r, at_ns(r, o.from) - 1);

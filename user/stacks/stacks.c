@@ -8,7 +8,6 @@
 #include "stacks/stacks.h"
 #include "stacks/unwind_check.h"
 
-#define STACKS_MAX 65536		/* distinct stacks kept; later new ones are dropped */
 #define CHUNK_PAGES (1ULL << (MEVITOP_CHUNK_SHIFT - PAGE_SHIFT_4K))
 
 /* One process's first touches, sorted by chunk. */
@@ -397,6 +396,100 @@ int stacks_write_folded(struct stacks *s, struct proc *const *procs, size_t n, F
 		free(v);
 	}
 	return fflush(out) ? -errno : 0;
+}
+
+size_t stacks_count(const struct stacks *s)
+{
+	return s->ntab;
+}
+
+void stacks_touches(struct stacks *s, pid_t pid, const struct stack_touch **t, size_t *n)
+{
+	struct stacks_proc *sp = find_proc(s, pid, false);
+
+	*t = sp ? sp->t : NULL;
+	*n = sp ? sp->n : 0;
+}
+
+int stacks_new_replay(struct stacks **out)
+{
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+static char *dup_or_null(const char *s, bool *oom)
+{
+	char *d = s ? strdup(s) : NULL;
+
+	*oom |= s && !d;
+	return d;
+}
+
+int stacks_append(struct stacks *s, const struct stack *st)
+{
+	struct stack *c;
+	bool oom = false;
+	uint16_t i;
+
+	if (s->ntab >= STACKS_MAX)
+		return -ENOSPC;
+	if (array_reserve(s->tab, s->ntab, s->captab, 64) || !(c = calloc(1, sizeof(*c))))
+		return -ENOMEM;
+	*c = *st;
+	c->frames = calloc(st->nframes ? st->nframes : 1, sizeof(*c->frames));
+	if (!c->frames) {
+		free(c);
+		return -ENOMEM;
+	}
+	for (i = 0; i < st->nframes; i++) {
+		const struct sym_frame *f = &st->frames[i];
+
+		c->frames[i] = (struct sym_frame){ .addr = f->addr, .line = f->line,
+						   .func_start = f->func_start };
+		c->frames[i].name = dup_or_null(f->name ? f->name : "", &oom);
+		c->frames[i].func = dup_or_null(f->func, &oom);
+		c->frames[i].module = dup_or_null(f->module, &oom);
+		c->frames[i].file = dup_or_null(f->file, &oom);
+	}
+	if (oom) {
+		stack_free(c);
+		return -ENOMEM;
+	}
+	s->tab[s->ntab++] = c;
+	return 0;
+}
+
+int stacks_set_touches(struct stacks *s, pid_t pid, const struct stack_touch *t, size_t n)
+{
+	struct stacks_proc *sp;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (t[i].stack >= s->ntab || (i && t[i].from < t[i - 1].from))
+			return -EINVAL;
+	sp = find_proc(s, pid, true);
+	if (!sp)
+		return -ENOMEM;
+	sp->n = 0;
+	if (n > sp->cap) {
+		struct stack_touch *v = realloc(sp->t, n * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		sp->t = v;
+		sp->cap = n;
+	}
+	if (n)
+		memcpy(sp->t, t, n * sizeof(*t));
+	sp->n = n;
+	return 0;
+}
+
+void stacks_clear_touches(struct stacks *s)
+{
+	for (size_t i = 0; i < s->nprocs; i++)
+		free(s->procs[i].t);
+	s->nprocs = 0;
 }
 
 char *stacks_format(const struct stack *st, const char *sep, char *buf, size_t len)

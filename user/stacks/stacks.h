@@ -81,6 +81,20 @@ const struct stack *stacks_get(struct stacks *s, uint32_t idx);
 /* Folded stacks ("comm;outer;...;inner PAGES" per line) weighted by resident pages. */
 int stacks_write_folded(struct stacks *s, struct proc *const *procs, size_t n, FILE *out);
 const struct stacks_stats *stacks_stats(struct stacks *s);
+/* For recordings (user/rec/): the table's size, and a process's first touches (sorted by
+ * `from`; *n may be 0). */
+size_t stacks_count(const struct stacks *s);
+void stacks_touches(struct stacks *s, pid_t pid, const struct stack_touch **t, size_t *n);
+/* ... and replay's side: a table without a symbolizer, filled from a recording.
+ * stacks_append copies st (its frames too); stacks_set_touches replaces pid's (sorted by
+ * `from`, each stack index below stacks_count); stacks_clear_touches drops every process's.
+ * 0, -ENOMEM, or -ENOSPC (table full) / -EINVAL (a bad index). */
+int stacks_new_replay(struct stacks **out);
+int stacks_append(struct stacks *s, const struct stack *st);
+int stacks_set_touches(struct stacks *s, pid_t pid, const struct stack_touch *t, size_t n);
+void stacks_clear_touches(struct stacks *s);
+#define STACKS_MAX 65536		/* distinct stacks kept; later new ones are dropped */
+
 /* "foo+0x1c SEP bar SEP main" (innermost first) into buf; returns buf. */
 char *stacks_format(const struct stack *st, const char *sep, char *buf, size_t len);
 

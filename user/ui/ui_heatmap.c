@@ -197,21 +197,6 @@ void heatmap_pause(struct ui *ui, bool paused)
 		unfreeze(m);
 }
 
-/* A private copy of the heat table, so a frozen picture keeps its heat. */
-static int copy_heat(struct heat *dst, const struct heat *src)
-{
-	memset(dst, 0, sizeof(*dst));
-	if (!src->cap)
-		return 0;
-	dst->slots = malloc(src->cap * sizeof(*dst->slots));
-	if (!dst->slots)
-		return -1;
-	memcpy(dst->slots, src->slots, src->cap * sizeof(*dst->slots));
-	dst->cap = src->cap;
-	dst->used = src->used;
-	return 0;
-}
-
 /* Under the lock. */
 static void freeze(struct heatmap *m, const struct proc *p, uint64_t now)
 {
@@ -219,8 +204,7 @@ static void freeze(struct heatmap *m, const struct proc *p, uint64_t now)
 
 	if (!c)
 		return;		/* no memory: stay live */
-	if (copy_heat(&c->heat, &p->heat))
-		memset(&c->heat, 0, sizeof(c->heat));
+	heat_copy(&c->heat, &p->heat);	/* a frozen picture keeps its heat (or none) */
 	c->exited = p->exited;
 	c->fault_rate = p->exited ? 0 : p->fault_rate;
 	c->faults = p->faults;
@@ -634,6 +618,7 @@ void heatmap_update(struct ui *ui, bool locked)
 {
 	struct heatmap *m = ui->map;
 	struct proc *p;
+	uint64_t now;
 
 	m->stacks = locked && ui->e ? engine_stacks(ui->e) : NULL;	/* replay: no engine */
 	if (m->frozen) {
@@ -652,9 +637,11 @@ void heatmap_update(struct ui *ui, bool locked)
 	copy_info(m, p);
 	if (!p->ready)
 		return;
+	/* Replay: heat as it was at the frame. */
+	now = ui->replay ? ui_replay_frame(ui->replay)->mono_ns : ui->now_ns;
 	if (p->exited || ui->paused)
-		freeze(m, p, ui->now_ns);
-	build(ui, m->frozen ? m->frozen : p, m->frozen ? m->frozen_ns : ui->now_ns);
+		freeze(m, p, now);
+	build(ui, m->frozen ? m->frozen : p, m->frozen ? m->frozen_ns : now);
 }
 
 /* --- drawing --- */
