@@ -511,8 +511,12 @@ int cli_parse(int argc, char **argv, struct cli *c)
 			return usage_error("%s", why);
 		c->listen_set = true;
 	}
-	if (c->stacks && c->exact)
-		return usage_error("--stacks does not apply to exact mode yet");
+	/* Fast exact mode learns first touches from pagemap scans: no thread, no fault, so no
+	 * stack to join them with (user/stacks/fault_stacks.h). */
+	if (c->stacks && c->exact && c->exact_variant != EXACT_ORDERED)
+		return usage_error("--stacks in exact mode needs --exact=ordered: fast exact mode "
+				   "sees first touches in pagemap scans, not the faults that made "
+				   "them");
 	return 0;
 }
 

@@ -862,6 +862,7 @@ int exact_setup(struct cli *c, struct features *f, struct engine **e, struct exa
 	eo.follow_children = !c->no_children;
 	eo.reconcile = !c->no_reconcile;
 	eo.ringbuf_bytes = c->ringbuf_bytes;
+	eo.stacks = c->stacks;		/* ordered only (cli.c): each touch's fault's stack */
 	err = engine_new(&eo, f, e, why, sizeof(why));
 	if (!err) {
 		x->e = *e;

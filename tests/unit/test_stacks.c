@@ -103,7 +103,7 @@ static void test_names(void **state)
 	struct ev_stack ev;
 
 	(void)state;
-	assert_int_equal(stacks_new(1000, 0, &s), 0);
+	assert_int_equal(stacks_new(1000, 0, false, &s), 0);
 	ev = record(a + 0x100, fn + 4);
 	stacks_on_event(s, p, &ev);
 	st = stack_at(s, p, a + 0x100);
@@ -142,7 +142,7 @@ static void test_first_toucher_keeps_resident_range(void **state)
 	size_t n;
 
 	(void)state;
-	assert_int_equal(stacks_new(1000, 0, &s), 0);
+	assert_int_equal(stacks_new(1000, 0, false, &s), 0);
 	ev = record(a, fn + 4);
 	stacks_on_event(s, p, &ev);
 	model_set_state(p, ANON_EXEC, ANON_EXEC + 5, PS_RESIDENT);
@@ -208,7 +208,7 @@ static void test_random_records(void **state)
 
 	(void)state;
 	assert_non_null(null);
-	assert_int_equal(stacks_new(1000, 0, &s), 0);
+	assert_int_equal(stacks_new(1000, 0, false, &s), 0);
 	for (round = 0; round < 40; round++) {
 		for (i = 0; i < 100; i++) {
 			struct ev_stack ev = { .kind = EV_STACK, .tgid = p->pid, .tid = rnd(1 << 22),

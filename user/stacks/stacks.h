@@ -58,16 +58,24 @@ struct stacks_stats {
 	uint64_t dropped;		/* table full, out of memory, or no such process */
 	uint64_t interval_ms;		/* one stack per chunk this often */
 	uint64_t sample_period;		/* >0: statistical, one page fault in this many */
+	bool exact;			/* exact mode: every first touch, each page its own */
+	uint64_t first_touches;		/* exact: first touches the userfaultfd reported */
+	uint64_t joined;		/* exact: of which with their fault's stack */
 };
 
 struct stacks;
 
 /* sample_period: 0 when every fault is seen by the hook (trace, chunk), else the perf
- * event's period (sample mode). */
-int stacks_new(uint64_t interval_ms, uint64_t sample_period, struct stacks **out);
+ * event's period (sample mode).  exact: exact mode, where the userfaultfd reports every
+ * first touch (stacks_on_first_touch) and the hook a stack for every fault (joined by
+ * thread and page, user/stacks/fault_stacks.h); a touch then stands for its page alone. */
+int stacks_new(uint64_t interval_ms, uint64_t sample_period, bool exact, struct stacks **out);
 void stacks_free(struct stacks *s);
 /* A stack record of process p (NULL: not modelled, the record is dropped). */
 void stacks_on_event(struct stacks *s, const struct proc *p, const struct ev_stack *ev);
+/* Exact mode: tid's first touch of addr in p, read at ts_ns (after its fault). */
+void stacks_on_first_touch(struct stacks *s, const struct proc *p, uint32_t tid,
+			   uint64_t addr, uint64_t ts_ns);
 /* p's address space was replaced (exec) or its model freed. */
 void stacks_forget(struct stacks *s, pid_t pid);
 
