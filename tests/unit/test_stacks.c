@@ -249,6 +249,83 @@ static void test_random_records(void **state)
 	proc_free(p);
 }
 
+#define EXACT_MAP 0x10100000ULL	/* page number of a fake anonymous mapping, 2 chunks */
+#define EXACT_PAGES 1024
+
+/*
+ * Exact mode: each first touch takes the stack of its thread's fault on its page, whether
+ * the stack came first (the usual order) or after (a late drain), and a touch stands for its
+ * page alone; a page touched anew changes hands.  Checked page by page against a reference
+ * array, with seeded random touches by three threads (each thread's stack has its own
+ * frame: the function + tid).
+ */
+static void test_exact_pages(void **state)
+{
+	struct proc *p = self_model();
+	uint64_t fn = (uint64_t)(uintptr_t)&stacks_test_known_function;
+	struct mapping_attrs anon = { .perms = MP_READ | MP_WRITE, .kind = MK_ANON };
+	uint32_t ref[EXACT_PAGES] = { 0 };
+	struct stack_share *v;
+	struct stacks *s;
+	uint64_t ts = 1000, sum;
+	size_t n, i;
+	int k;
+
+	(void)state;
+	assert_int_equal(model_map(p, EXACT_MAP, EXACT_MAP + EXACT_PAGES, &anon), 0);
+	assert_int_equal(stacks_new(1000, 0, true, &s), 0);
+	for (k = 0; k < 20000; k++) {
+		uint32_t tid = 1 + rnd(3);
+		/* Runs (sequential touches by one thread) as well as scattered pages. */
+		uint64_t pg = rnd(4) ? (k / 7 * 5 + tid) % EXACT_PAGES : rnd(EXACT_PAGES);
+		struct ev_stack ev = record((EXACT_MAP + pg) << 12 | rnd(4096), fn + tid);
+		bool late = !rnd(8);
+
+		ev.tid = tid;
+		ev.ts = ++ts;
+		if (!rnd(20)) {		/* a fault that is no first touch: never asked for */
+			stacks_on_event(s, p, &ev);
+			continue;
+		}
+		if (!late)
+			stacks_on_event(s, p, &ev);
+		stacks_on_first_touch(s, p, tid, ev.addr & ~4095ULL, ++ts);
+		if (late)
+			stacks_on_event(s, p, &ev);
+		model_set_page(p, EXACT_MAP + pg, PS_RESIDENT);
+		ref[pg] = tid;
+		if (!rnd(50)) {		/* freed: not resident, its first toucher still known */
+			uint64_t f = rnd(EXACT_PAGES);
+
+			model_set_state(p, EXACT_MAP + f, EXACT_MAP + f + 1 + rnd(8),
+					PS_NOT_RESIDENT);
+		}
+	}
+	for (i = 0; i < EXACT_PAGES; i++) {
+		const struct stack_touch *t = stacks_touch_at(s, p->pid, EXACT_MAP + i);
+		char want[64];
+
+		if (!ref[i]) {
+			assert_null(t);
+			continue;
+		}
+		assert_non_null(t);
+		assert_int_equal(t->tid, ref[i]);
+		snprintf(want, sizeof(want), "stacks_test_known_function+0x%x", ref[i]);
+		assert_string_equal(stacks_get(s, t->stack)->frames[0].name, want);
+	}
+	assert_int_equal(stacks_shares(s, p, EXACT_MAP, EXACT_MAP + EXACT_PAGES, &v, &n), 0);
+	for (i = 0, sum = 0; i < n; i++)
+		sum += v[i].pages;
+	assert_int_equal(sum, model_count(p, PS_RESIDENT, EXACT_MAP, EXACT_MAP + EXACT_PAGES));
+	assert_true(n <= 3);
+	free(v);
+	assert_int_equal(stacks_stats(s)->joined, stacks_stats(s)->first_touches);
+	assert_int_equal(stacks_stats(s)->unique, 3);
+	stacks_free(s);
+	proc_free(p);
+}
+
 int main(void)
 {
 	const char *env = getenv("MEVITOP_TEST_SEED");
@@ -256,6 +333,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_first_toucher_keeps_resident_range),
 		cmocka_unit_test(test_random_records),
+		cmocka_unit_test(test_exact_pages),
 	};
 
 	seed = env ? strtoul(env, NULL, 0) : (unsigned)time(NULL);
