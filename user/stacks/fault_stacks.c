@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <stdlib.h>
-#include "model.h"
 #include "stacks/fault_stacks.h"
 
-/* A power of two.  Stacks wait here about one drain (~1 ms): ordered exact mode serves a
- * first touch in ~10-80 us, so a thread leaves at most a few dozen between two drains. */
-#define FAULT_SLOTS 8192
+/* A power of two (2 MiB): a drain of the 8 MiB ring buffer holds up to ~29,000 stack
+ * records, and most of those wait here for the touches of the next drain. */
+#define FAULT_SLOTS 65536
+#define PROBE 16		/* slots an entry may sit in, from its hash on */
 #define MAX_WAIT_NS 1000000000ULL
 
 struct fault_stacks {
-	struct ev_stack *slot;		/* kind 0: empty */
+	struct fault_stack *slot;
 };
 
 int fault_stacks_new(struct fault_stacks **out)
@@ -43,20 +43,44 @@ static size_t slot_of(pid_t tgid, uint32_t tid, uint64_t page)
 	return (h ^ (h >> 29)) & (FAULT_SLOTS - 1);
 }
 
-void fault_stacks_put(struct fault_stacks *f, const struct ev_stack *ev)
+static bool same_key(const struct fault_stack *s, pid_t tgid, uint32_t tid, uint64_t page)
 {
-	f->slot[slot_of(ev->tgid, ev->tid, ev->addr >> PAGE_SHIFT_4K)] = *ev;
+	return s->ts && s->tgid == tgid && s->tid == tid && s->page == page;
+}
+
+void fault_stacks_put(struct fault_stacks *f, const struct fault_stack *fs)
+{
+	size_t h = slot_of(fs->tgid, fs->tid, fs->page), i, pick = h;
+
+	for (i = 0; i < PROBE; i++) {
+		struct fault_stack *s = &f->slot[(h + i) & (FAULT_SLOTS - 1)];
+
+		if (!s->ts || same_key(s, fs->tgid, fs->tid, fs->page)) {
+			pick = (h + i) & (FAULT_SLOTS - 1);
+			break;
+		}
+		if (s->ts < f->slot[pick].ts)
+			pick = (h + i) & (FAULT_SLOTS - 1);
+	}
+	f->slot[pick] = *fs;
 }
 
 bool fault_stacks_take(struct fault_stacks *f, pid_t tgid, uint32_t tid, uint64_t page,
-		       uint64_t ts_ns, struct ev_stack *ev)
+		       uint64_t ts_ns, struct fault_stack *out)
 {
-	struct ev_stack *s = &f->slot[slot_of(tgid, tid, page)];
+	size_t h = slot_of(tgid, tid, page), i;
 
-	if (!s->kind || s->tgid != (uint32_t)tgid || s->tid != tid ||
-	    s->addr >> PAGE_SHIFT_4K != page || s->ts > ts_ns || ts_ns - s->ts > MAX_WAIT_NS)
-		return false;
-	*ev = *s;
-	s->kind = 0;
-	return true;
+	/* Every slot of the window: a taken one is emptied, not tombstoned. */
+	for (i = 0; i < PROBE; i++) {
+		struct fault_stack *s = &f->slot[(h + i) & (FAULT_SLOTS - 1)];
+
+		if (!same_key(s, tgid, tid, page))
+			continue;
+		if (s->ts > ts_ns || ts_ns - s->ts > MAX_WAIT_NS)
+			return false;
+		*out = *s;
+		s->ts = 0;
+		return true;
+	}
+	return false;
 }

@@ -315,17 +315,25 @@ static struct stack_touch *touch_holding(struct stacks_proc *sp, uint64_t page)
  * waiting for it (the ring buffer was drained late); else it waits for that touch. */
 static void exact_on_event(struct stacks *s, const struct proc *p, const struct ev_stack *ev)
 {
+	uint64_t page = ev->addr >> PAGE_SHIFT_4K;
 	struct stacks_proc *sp = p ? find_proc(s, p->pid, false) : NULL;
-	struct stack_touch *t = sp ? touch_holding(sp, ev->addr >> PAGE_SHIFT_4K) : NULL;
+	struct stack_touch *t = sp ? touch_holding(sp, page) : NULL;
 	int idx;
 
-	if (!t || t->stack != NO_STACK || t->tid != ev->tid || ev->ts > t->ts || p->exited) {
-		fault_stacks_put(s->faults, ev);
-		return;
-	}
+	if (!p || p->exited)
+		return;		/* nothing to name it with; its touch, if any, stays unnamed */
+	/* Named now, while the layout is the fault's; the raw cache makes a loop's repeats a
+	 * lookup. */
 	idx = intern(s, p, ev);
 	if (idx < 0) {
 		s->st.dropped++;
+		return;
+	}
+	if (!t || t->stack != NO_STACK || t->tid != ev->tid || ev->ts > t->ts) {
+		struct fault_stack fs = { .tgid = ev->tgid, .tid = ev->tid, .page = page,
+					  .ts = ev->ts, .addr = ev->addr, .stack = idx };
+
+		fault_stacks_put(s->faults, &fs);
 		return;
 	}
 	t->stack = idx;
@@ -380,9 +388,8 @@ void stacks_on_first_touch(struct stacks *s, const struct proc *p, uint32_t tid,
 	struct stack_touch t = { .from = page, .to = page + 1, .stack = NO_STACK, .tid = tid,
 				 .ts = ts_ns, .addr = addr }, *old;
 	struct stacks_proc *sp;
-	struct ev_stack ev;
+	struct fault_stack fs;
 	size_t at;
-	int idx;
 
 	if (!s->faults)
 		return;
@@ -392,17 +399,12 @@ void stacks_on_first_touch(struct stacks *s, const struct proc *p, uint32_t tid,
 		s->st.dropped++;
 		return;
 	}
-	if (fault_stacks_take(s->faults, p->pid, tid, page, ts_ns, &ev)) {
-		idx = intern(s, p, &ev);
-		if (idx < 0) {
-			s->st.dropped++;
-			return;
-		}
-		t.stack = idx;
-		t.ts = ev.ts;
-		t.addr = ev.addr;
+	if (fault_stacks_take(s->faults, p->pid, tid, page, ts_ns, &fs)) {
+		t.stack = fs.stack;
+		t.ts = fs.ts;
+		t.addr = fs.addr;
 		s->st.joined++;
-		if (s->tab[idx]->unwind == UNWIND_IP)
+		if (s->tab[fs.stack]->unwind == UNWIND_IP)
 			s->st.ip_only++;
 	}
 	old = touch_holding(sp, page);
