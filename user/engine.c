@@ -1427,6 +1427,7 @@ static int reload(struct engine *e, struct proc *p)
 	if (r < 0)
 		return r;
 	p->ready = true;
+	stacks_on_layout(e->stacks, p);	/* stacks taken before the layout was known */
 	HOOK(e, reloaded, p);
 	return 0;
 }
@@ -1518,6 +1519,8 @@ static void flush(struct engine *e)
 		} else {
 			if (what & PEND_MAPS)
 				err = relayout(e, p);
+			if ((what & PEND_MAPS) && !err)	/* stacks in mappings new to it */
+				stacks_on_layout(e->stacks, p);
 			if (!err && (what & (PEND_RECONCILE | PEND_VERIFY))) {
 				e->st.reconciles++;
 				ps(p)->nscan = 0;

@@ -72,6 +72,7 @@ static struct proc *self_model(void)
 
 	assert_int_equal(model_map(p, ANON_EXEC, ANON_EXEC + 16, &jit), 0);
 	assert_int_equal(model_map(p, DELETED, DELETED + 16, &gone), 0);
+	p->ready = true;	/* modelled, as the engine says once the layout is read */
 	return p;
 }
 
@@ -153,6 +154,43 @@ static void test_first_toucher_keeps_resident_range(void **state)
 	assert_int_equal(v[0].pages, 5);
 	assert_string_equal(v[0].stack->frames[0].func, "stacks_test_known_function");
 	free(v);
+	stacks_free(s);
+	proc_free(p);
+}
+
+/* A process not modelled yet (its layout not read): its records wait and are applied, in
+ * order, once it is ready; those of one that goes before that are dropped. */
+static void test_early_records_wait_for_the_layout(void **state)
+{
+	struct proc *p = self_model();
+	uint64_t fn = (uint64_t)(uintptr_t)&stacks_test_known_function;
+	uint64_t a = ANON_EXEC << 12;
+	struct stacks *s;
+	struct ev_stack ev;
+
+	(void)state;
+	assert_int_equal(stacks_new(1000, 0, false, &s), 0);
+	p->ready = false;
+	ev = record(a, fn + 4);
+	stacks_on_event(s, p, &ev);
+	ev = record(a + 0x1000, a + 0x10);	/* same range: the first keeps it */
+	stacks_on_event(s, p, &ev);
+	assert_null(stack_at(s, p, a));
+	/* Its layout read and scanned: the first record's pages are resident by then. */
+	model_set_state(p, ANON_EXEC, ANON_EXEC + 2, PS_RESIDENT);
+	p->ready = true;
+	stacks_on_layout(s, p);
+	assert_non_null(stack_at(s, p, a));
+	assert_string_equal(stack_at(s, p, a)->frames[0].func, "stacks_test_known_function");
+	assert_int_equal(stacks_stats(s)->dropped, 0);
+	stacks_forget(s, p->pid);
+	p->ready = false;
+	stacks_on_event(s, p, &ev);
+	stacks_forget(s, p->pid);	/* exited before its layout was read */
+	p->ready = true;
+	stacks_on_layout(s, p);
+	assert_null(stack_at(s, p, a));
+	assert_int_equal(stacks_stats(s)->dropped, 1);
 	stacks_free(s);
 	proc_free(p);
 }
@@ -334,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_first_toucher_keeps_resident_range),
 		cmocka_unit_test(test_random_records),
 		cmocka_unit_test(test_exact_pages),
+		cmocka_unit_test(test_early_records_wait_for_the_layout),
 	};
 
 	seed = env ? strtoul(env, NULL, 0) : (unsigned)time(NULL);

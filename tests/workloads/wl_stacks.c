@@ -8,11 +8,15 @@
  *   touch a|b|c|lib PAGES [R]  the toucher writes the first PAGES pages of its region (or
  *                           of region R: a|b|c|lib) through main -> run_cmd -> caller_X ->
  *                           touch_X; answers "done MONO_NS 0xREGION"
+ *   newmap PAGES            region a becomes a new 2 MiB mapping, whose first PAGES pages
+ *                           touch_a writes at once; answers "done MONO_NS 0xREGION"
  *   free R PAGES            MADV_DONTNEED on the first PAGES pages of region R (they are
  *                           touched anew by the next touch); answers "done MONO_NS 0xREGION"
  *   exit
  * argv[1], if given, is a shared library to dlopen for "lib" (its wl_lib_touch).
- * With argv[2] == "touch-exit" it touches region a at once and exits (no stdin).
+ * With argv[2] == "touch-exit" it touches region a at once and exits (no stdin); with
+ * "touch-first" it touches 64 pages of region a at once (one a millisecond), then says
+ * ready and goes on.
  */
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -88,6 +92,12 @@ TOUCHER int run_cmd(const char *line)
 	size_t pages;
 	int r, n;
 
+	if (sscanf(line, "newmap %zu", &pages) == 1 && pages <= CHUNK / PAGE) {
+		/* Region a moves to a new mapping, touched at once. */
+		region[R_A] = map_chunk();
+		caller_a(region[R_A], pages);
+		return R_A;
+	}
 	if (sscanf(line, "free %15s %zu", where, &pages) == 2) {
 		r = region_of(where);
 		if (r < 0 || pages > CHUNK / PAGE || madvise(region[r], pages * PAGE, MADV_DONTNEED))
@@ -132,6 +142,14 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[2], "touch-exit")) {
 		caller_a(region[R_A], 64);
 		return 0;
+	}
+	if (argc > 2 && !strcmp(argv[2], "touch-first")) {
+		/* One page a millisecond: a process started moments ago, faulting while a
+		 * monitor that watches it by name has not read its layout yet. */
+		for (r = 0; r < 64; r++) {
+			caller_a(region[R_A] + r * PAGE, 1);
+			usleep(1000);
+		}
 	}
 	printf("ready %d\n", getpid());
 	fflush(stdout);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "array.h"
 #include "procfs.h"
+#include "stacks/early_stacks.h"
 #include "stacks/fault_stacks.h"
 #include "stacks/raw_cache.h"
 #include "stacks/stacks.h"
@@ -25,6 +26,7 @@ struct stacks {
 	struct symbolizer *sym;
 	struct raw_cache *raw;
 	struct fault_stacks *faults;	/* exact mode: stacks waiting for their first touch */
+	struct early_stacks *early;	/* stacks of processes not modelled yet */
 	struct stack **tab;
 	size_t ntab, captab;
 	uint32_t *htab;			/* open addressing by stack hash: index + 1, 0 empty */
@@ -44,6 +46,8 @@ int stacks_new(uint64_t interval_ms, uint64_t sample_period, bool exact, struct 
 	err = symbolizer_new(&s->sym);
 	if (!err)
 		err = raw_cache_new(&s->raw);
+	if (!err)
+		err = early_stacks_new(&s->early);
 	if (!err && exact)
 		err = fault_stacks_new(&s->faults);
 	if (err) {
@@ -79,6 +83,7 @@ void stacks_free(struct stacks *s)
 	free(s->htab);
 	raw_cache_free(s->raw);
 	fault_stacks_free(s->faults);
+	early_stacks_free(s->early);
 	for (i = 0; i < s->nprocs; i++)
 		free(s->procs[i].t);
 	free(s->procs);
@@ -117,6 +122,7 @@ void stacks_forget(struct stacks *s, pid_t pid)
 	if (!s)
 		return;
 	raw_cache_forget(s->raw, pid);
+	s->st.dropped += early_stacks_drop(s->early, pid);
 	if (!sp)
 		return;
 	free(sp->t);
@@ -424,15 +430,15 @@ void stacks_on_first_touch(struct stacks *s, const struct proc *p, uint32_t tid,
 	}
 }
 
-void stacks_on_event(struct stacks *s, const struct proc *p, const struct ev_stack *ev)
+/* A stack record of p, which is modelled. */
+static void on_sample(struct stacks *s, const struct proc *p, const struct ev_stack *ev)
 {
 	uint64_t page = ev->addr >> PAGE_SHIFT_4K, chunk = page & ~(CHUNK_PAGES - 1);
 	struct stack_touch t = { .tid = ev->tid, .ts = ev->ts, .addr = ev->addr }, *old;
-	const struct mapping *m = p ? model_find(p, page) : NULL;
+	const struct mapping *m = model_find(p, page);
 	struct stacks_proc *sp;
 	int idx;
 
-	s->st.samples++;
 	if (s->faults) {
 		exact_on_event(s, p, ev);
 		return;
@@ -471,6 +477,36 @@ void stacks_on_event(struct stacks *s, const struct proc *p, const struct ev_sta
 		return;
 	}
 	insert_touch(sp, lower_bound(sp, t.from), &t);
+}
+
+void stacks_on_event(struct stacks *s, const struct proc *p, const struct ev_stack *ev)
+{
+	s->st.samples++;
+	if (!p || (!p->exited && (!p->ready || !model_find(p, ev->addr >> PAGE_SHIFT_4K)))) {
+		s->st.dropped += early_stacks_put(s->early, ev);
+		return;
+	}
+	on_sample(s, p, ev);
+}
+
+struct replay_ctx {
+	struct stacks *s;
+	const struct proc *p;
+};
+
+static void replay(void *arg, const struct ev_stack *ev)
+{
+	struct replay_ctx *c = arg;
+
+	on_sample(c->s, c->p, ev);
+}
+
+void stacks_on_layout(struct stacks *s, const struct proc *p)
+{
+	struct replay_ctx c = { .s = s, .p = p };
+
+	if (s)
+		early_stacks_take(s->early, p->pid, replay, &c);
 }
 
 const struct stack_touch *stacks_touch_at(struct stacks *s, pid_t pid, uint64_t page)

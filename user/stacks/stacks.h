@@ -71,8 +71,13 @@ struct stacks;
  * thread and page, user/stacks/fault_stacks.h); a touch then stands for its page alone. */
 int stacks_new(uint64_t interval_ms, uint64_t sample_period, bool exact, struct stacks **out);
 void stacks_free(struct stacks *s);
-/* A stack record of process p (NULL: not modelled, the record is dropped). */
+/* A stack record of process p.  NULL, not ready, or no mapping of p's model holds the
+ * address (mapped since the layout was read: sample and chunk modes re-read it at ticks):
+ * the record waits for stacks_on_layout.  Exited: dropped. */
 void stacks_on_event(struct stacks *s, const struct proc *p, const struct ev_stack *ev);
+/* p's layout was just read (reload or re-read): its records that waited for it are applied
+ * now, in order; those still outside every mapping are dropped. */
+void stacks_on_layout(struct stacks *s, const struct proc *p);
 /* Exact mode: tid's first touch of addr in p, read at ts_ns (after its fault). */
 void stacks_on_first_touch(struct stacks *s, const struct proc *p, uint32_t tid,
 			   uint64_t addr, uint64_t ts_ns);
