@@ -7,6 +7,7 @@ are not tests: nothing here asserts a timing.
   names: slowdown, syscalls, server, latency, events, attach, memory, idle, scale, exact, stacks
 """
 import argparse
+import signal
 import json
 import os
 import resource
@@ -648,6 +649,67 @@ def bench_stacks(args, results):
     print(f"stacks [perf record -e page-faults -g]: fault loop median ratio "
           f"{statistics.median(ratios):.3f} vs no tool; {statistics.median(shares):.2%} of "
           f"faulted pages have a stack (and perf cannot tell which are still resident)")
+
+
+class PerfStat:
+    """`perf stat -a -e page-faults`: a counting software page-fault event on every CPU, no
+    sampling, no BPF: what the event alone costs a fault."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen(PREFIX + ["perf", "stat", "-a", "-x,", "-o", "/dev/null",
+                                               "-e", "page-faults"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1)   # no readiness line; the event is open well before this
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait()
+
+
+def faultbench_under(cmd, size_mb=64, rounds=20):
+    out = subprocess.run(WORK_CPU + cmd + [os.path.join(BENCH, "faultbench"), str(size_mb),
+                                           str(rounds), "1"],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+def bench_stacks_cost(args, results):
+    """Where sample mode's --stacks cost comes from, side by side (CPU time per fault,
+    interleaved rounds, each configuration against the plain run of its round): the perf
+    software page-fault event alone (perf stat, counting, system-wide and per task), an
+    empty BPF program on the page-fault tracepoint (bpftrace), sample mode without and with
+    --stacks at the default period, and with a period so long that nothing is sampled."""
+    pairs = 5 if args.quick else 9
+    sample = ["--mode", "sample", "-i", "1000"]
+    confs = [
+        ("perf-stat-system-wide", lambda: PerfStat(), None),
+        ("perf-stat-per-task", None, ["perf", "stat", "-x,", "-o", "/dev/null", "-e",
+                                      "page-faults", "--"]),
+        ("bpftrace-tracepoint", lambda: Bpftrace(), None),
+        ("sample", lambda: Mevitop(sample), None),
+        ("sample-stacks-251", lambda: Mevitop(sample + ["--stacks"]), None),
+        ("sample-stacks-4093", lambda: Mevitop(sample + ["--stacks", "--stack-period", "4093"]),
+         None),
+        ("sample-stacks-never", lambda: Mevitop(sample + ["--stacks", "--stack-period",
+                                                          "1000000007"]), None),
+    ]
+    ratios = {name: [] for name, _, _ in confs}
+    for i in range(pairs):
+        for name, start, wrap in confs[i % len(confs):] + confs[:i % len(confs)]:
+            a = faultbench()
+            if wrap:
+                b = faultbench_under(wrap)
+            else:
+                m = start()
+                b = faultbench()
+                m.stop()
+            ratios[name].append(b["cpu_ns_per_page"] / a["cpu_ns_per_page"])
+    for name, _, _ in confs:
+        r = ratios[name]
+        results[f"stacks_cost_{name}"] = {"median_cpu_ratio": round(statistics.median(r), 4),
+                                          "cpu_ratios": [round(x, 3) for x in r]}
+        print(f"stacks cost [{name}]: fault loop median CPU ratio {statistics.median(r):.3f} "
+              f"({pairs} interleaved pairs)")
 
 
 def bench_stacks_exact(args, results):
