@@ -195,6 +195,74 @@ static void test_early_records_wait_for_the_layout(void **state)
 	proc_free(p);
 }
 
+/* Calls getpid through the PLT (this test is built as PIE, without -fno-plt); the
+ * volatile add keeps the call from being a tail jump. */
+static volatile int plt_sink;
+__attribute__((noinline)) int stacks_test_calls_getpid(void)
+{
+	int r = getpid();
+
+	plt_sink++;
+	return r;
+}
+
+/* The call instruction in stacks_test_calls_getpid: its return address, its target. */
+static void find_plt_call(uint64_t *ra, uint64_t *stub)
+{
+	const unsigned char *c = (const unsigned char *)(uintptr_t)&stacks_test_calls_getpid;
+	int32_t rel;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		if (c[i] != 0xe8)
+			continue;
+		memcpy(&rel, c + i + 1, sizeof(rel));
+		*ra = (uint64_t)(uintptr_t)(c + i + 5);
+		*stub = *ra + (int64_t)rel;
+		return;
+	}
+	fail_msg("no call in stacks_test_calls_getpid");
+}
+
+/*
+ * A function entered through the PLT: a fault at its first instruction has the caller's
+ * return address on top of the stack, after a call of getpid@plt, not of getpid itself; the
+ * PLT entry's GOT slot says it leads there, so the caller is named.  And a fault in the PLT
+ * entry itself is named after where it leads.
+ */
+static void test_plt(void **state)
+{
+	struct proc *p = self_model();
+	uint64_t callee = (uint64_t)(uintptr_t)&getpid, ra, stub;
+	const struct stack *st;
+	struct stacks *s;
+	struct ev_stack ev;
+
+	(void)state;
+	stacks_test_calls_getpid();	/* binds the GOT slot (lazy binding) */
+	find_plt_call(&ra, &stub);
+	assert_true(stub != callee);	/* the call goes through the PLT */
+	assert_int_equal(stacks_new(1000, 0, false, &s), 0);
+	ev = record(ANON_EXEC << 12, callee);
+	ev.top = ra;
+	stacks_on_event(s, p, &ev);
+	st = stack_at(s, p, ANON_EXEC << 12);
+	assert_non_null(st);
+	assert_int_equal(st->nframes, 2);
+	assert_int_equal(st->frames[0].func_start, callee);
+	assert_string_equal(st->frames[1].func, "stacks_test_calls_getpid");
+	ev = record((DELETED << 12) + 0x100, stub);
+	ev.top = ra;
+	stacks_on_event(s, p, &ev);
+	st = stack_at(s, p, (DELETED << 12) + 0x100);
+	assert_non_null(st);
+	assert_true(strstr(st->frames[0].name, "getpid@plt") != NULL);
+	assert_int_equal(st->nframes, 2);
+	assert_string_equal(st->frames[1].func, "stacks_test_calls_getpid");
+	stacks_free(s);
+	proc_free(p);
+}
+
 /* A random address: garbage, in some mapping, or in the known function. */
 static uint64_t random_addr(const struct proc *p)
 {
@@ -373,6 +441,7 @@ int main(void)
 		cmocka_unit_test(test_random_records),
 		cmocka_unit_test(test_exact_pages),
 		cmocka_unit_test(test_early_records_wait_for_the_layout),
+		cmocka_unit_test(test_plt),
 	};
 
 	seed = env ? strtoul(env, NULL, 0) : (unsigned)time(NULL);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "array.h"
@@ -161,9 +162,42 @@ static bool return_address_ok(const struct proc *p, uint64_t ra, uint64_t callee
 {
 	uint64_t target;
 
+	uint64_t dest;
+
 	if (!in_exec_mapping(p, ra) || !unwind_call_precedes(p, ra, &target))
 		return false;
-	return !target || !callee || target == callee;
+	/* A call of foo@plt returns from foo: the PLT entry's GOT slot says it reaches it. */
+	return !target || !callee || target == callee ||
+	       (unwind_plt_dest(p, target, &dest) && dest == callee);
+}
+
+/* A faulting instruction no symbol covers may be a PLT entry (its code page faulted in on
+ * a first call): named after where it leads, "foo@plt", when that is known. */
+static int name_plt(struct stacks *s, const struct proc *p, struct sym_frame *f)
+{
+	struct sym_frame dest = { 0 };
+	uint64_t to;
+	char *name;
+	int err;
+
+	if (f->func || !unwind_plt_dest(p, f->addr, &to))
+		return 0;
+	err = symbolizer_name(s->sym, p, to, false, &dest);
+	if (err || !dest.func || dest.func_start != to) {
+		sym_frame_clear(&dest);
+		return err;
+	}
+	if (asprintf(&name, "%s@plt", dest.func) < 0) {
+		sym_frame_clear(&dest);
+		return -ENOMEM;
+	}
+	free(f->name);
+	free(f->func);
+	f->name = name;
+	f->func = strdup(name);
+	f->func_start = f->addr;	/* the entry sets up no frame: its caller is on top */
+	sym_frame_clear(&dest);
+	return f->func ? 0 : -ENOMEM;
 }
 
 /*
@@ -188,6 +222,8 @@ static int name_frames(struct stacks *s, const struct proc *p, const struct ev_s
 		return st->frames[0].name ? 0 : -ENOMEM;
 	}
 	err = symbolizer_name(s->sym, p, ev->frames[0], false, &st->frames[0]);
+	if (!err)
+		err = name_plt(s, p, &st->frames[0]);
 	st->nframes = 1;
 	while (!err && st->nframes < MEVITOP_STACK_DEPTH) {
 		const struct sym_frame *cur = &st->frames[st->nframes - 1];
