@@ -7,6 +7,7 @@ are not tests: nothing here asserts a timing.
   names: slowdown, syscalls, server, latency, events, attach, memory, idle, scale, exact, stacks
 """
 import argparse
+import signal
 import json
 import os
 import resource
@@ -497,11 +498,12 @@ def bench_scale(args, results):
         hog.wait()
 
 
-def run_exact(variant, size_mb=64, rounds=20):
+def run_exact(variant, size_mb=64, rounds=20, extra=()):
     """faultbench under `mevitop run --exact=VARIANT`: its own result line (CMD shares
-    mevitop's stdout) and mevitop's last snapshot (printed when CMD is done)."""
+    mevitop's stdout) and the stats of mevitop's last snapshot (printed when CMD is done)."""
     # CMD pinned like the plain runs (taskset execs faultbench: exact mode follows the exec).
-    out = subprocess.run([MEVITOP, "run", "--json", "-i", "1000", f"--exact={variant}", "--",
+    out = subprocess.run([MEVITOP, "run", "--json", "-i", "1000", f"--exact={variant}", *extra,
+                          "--",
                           *WORK_CPU, os.path.join(BENCH, "faultbench"), str(size_mb),
                           str(rounds)],
                          capture_output=True, text=True, check=True).stdout
@@ -512,7 +514,7 @@ def run_exact(variant, size_mb=64, rounds=20):
             snap = d
         elif "ns_per_page" in d:
             bench = d
-    return bench, snap["stats"]["exact"]
+    return bench, snap["stats"]
 
 
 def bench_exact(args, results):
@@ -533,7 +535,7 @@ def bench_exact(args, results):
             else:
                 b, st = run_exact(what, 64, rounds)
                 runs[what].append(b["ns_per_page"])
-                stats.setdefault(what, []).append(st)
+                stats.setdefault(what, []).append(st["exact"])
     pages = rounds * (64 << 8)
     for v in ("fast", "ordered"):
         ratios = [m / b for m, b in zip(runs[v], runs["plain"])]
@@ -649,11 +651,95 @@ def bench_stacks(args, results):
           f"faulted pages have a stack (and perf cannot tell which are still resident)")
 
 
+class PerfStat:
+    """`perf stat -a -e page-faults`: a counting software page-fault event on every CPU, no
+    sampling, no BPF: what the event alone costs a fault."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen(PREFIX + ["perf", "stat", "-a", "-x,", "-o", "/dev/null",
+                                               "-e", "page-faults"],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1)   # no readiness line; the event is open well before this
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGINT)
+        self.proc.wait()
+
+
+def faultbench_under(cmd, size_mb=64, rounds=20):
+    out = subprocess.run(WORK_CPU + cmd + [os.path.join(BENCH, "faultbench"), str(size_mb),
+                                           str(rounds), "1"],
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+def bench_stacks_cost(args, results):
+    """Where sample mode's --stacks cost comes from, side by side (CPU time per fault,
+    interleaved rounds, each configuration against the plain run of its round): the perf
+    software page-fault event alone (perf stat, counting, system-wide and per task), an
+    empty BPF program on the page-fault tracepoint (bpftrace), sample mode without and with
+    --stacks at the default period, and with a period so long that nothing is sampled."""
+    pairs = 5 if args.quick else 9
+    sample = ["--mode", "sample", "-i", "1000"]
+    confs = [
+        ("perf-stat-system-wide", lambda: PerfStat(), None),
+        ("perf-stat-per-task", None, ["perf", "stat", "-x,", "-o", "/dev/null", "-e",
+                                      "page-faults", "--"]),
+        ("bpftrace-tracepoint", lambda: Bpftrace(), None),
+        ("sample", lambda: Mevitop(sample), None),
+        ("sample-stacks-251", lambda: Mevitop(sample + ["--stacks"]), None),
+        ("sample-stacks-4093", lambda: Mevitop(sample + ["--stacks", "--stack-period", "4093"]),
+         None),
+        ("sample-stacks-never", lambda: Mevitop(sample + ["--stacks", "--stack-period",
+                                                          "1000000007"]), None),
+    ]
+    ratios = {name: [] for name, _, _ in confs}
+    for i in range(pairs):
+        for name, start, wrap in confs[i % len(confs):] + confs[:i % len(confs)]:
+            a = faultbench()
+            if wrap:
+                b = faultbench_under(wrap)
+            else:
+                m = start()
+                b = faultbench()
+                m.stop()
+            ratios[name].append(b["cpu_ns_per_page"] / a["cpu_ns_per_page"])
+    for name, _, _ in confs:
+        r = ratios[name]
+        results[f"stacks_cost_{name}"] = {"median_cpu_ratio": round(statistics.median(r), 4),
+                                          "cpu_ratios": [round(x, 3) for x in r]}
+        print(f"stacks cost [{name}]: fault loop median CPU ratio {statistics.median(r):.3f} "
+              f"({pairs} interleaved pairs)")
+
+
+def bench_stacks_exact(args, results):
+    """Ordered exact mode with --stacks against the same without: the fault hooks' stack at
+    every fault and its join with each first touch, on the fault loop (interleaved pairs)."""
+    pairs = 5 if args.quick else 9
+    rounds = 20
+    ratios, joined = [], []
+    for i in range(pairs):
+        runs = {}
+        for what in (("plain", "stacks") if i % 2 == 0 else ("stacks", "plain")):
+            b, st = run_exact("ordered", 64, rounds, ["--stacks"] if what == "stacks" else [])
+            runs[what] = b["ns_per_page"]
+            if what == "stacks":
+                joined.append(st["stacks"]["joined"] / max(1, st["stacks"]["first_touches"]))
+        ratios.append(runs["stacks"] / runs["plain"])
+    results["stacks_exact_ordered"] = {"median_ratio": round(statistics.median(ratios), 4),
+                                       "ratios": [round(x, 3) for x in ratios],
+                                       "first_touches_with_a_stack":
+                                       round(statistics.median(joined), 4)}
+    print(f"stacks [exact ordered]: --stacks vs without, fault loop median ratio "
+          f"{statistics.median(ratios):.3f} ({pairs} interleaved pairs); "
+          f"{statistics.median(joined):.2%} of first touches have their fault's stack")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer pairs")
     ap.add_argument("--only", default="slowdown,syscalls,server,latency,events,attach,memory,"
-                                      "idle,scale,exact,stacks")
+                                      "idle,scale,exact,stacks,stacks_exact")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--modes", dest="modes_only", help="only these monitored configurations")
     args = ap.parse_args()

@@ -73,6 +73,8 @@ static __always_inline int emit_fault(void *ctx, __u32 tgid, __u32 tid, __u64 ad
 	struct ev_fault *e;
 
 	stack_sample(ctx, tgid, tid, addr, flags);
+	if (cfg_stacks_only)
+		return 0;
 	if (cfg_sample) {
 		aggregate(tgid, addr);
 		return 0;

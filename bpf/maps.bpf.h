@@ -24,6 +24,9 @@ MEVITOP_SHARED const volatile __u32 cfg_follow_children; /* children of targets 
 MEVITOP_SHARED const volatile __u32 cfg_all_proc_events; /* fork/exec/exit of every process */
 MEVITOP_SHARED const volatile __u32 cfg_stacks;		/* --stacks: user stacks at faults */
 MEVITOP_SHARED const volatile __u64 cfg_stack_interval_ns; /* one stack per chunk this often */
+/* Exact mode's --stacks: the fault hooks send a stack for every fault and nothing else (the
+ * userfaultfd says which faults were first touches; user space joins the two). */
+MEVITOP_SHARED const volatile __u32 cfg_stacks_only;
 
 /* Every event kind, in order.  Size is set by the loader. */
 MEVITOP_SHARED struct {

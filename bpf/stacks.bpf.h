@@ -11,6 +11,9 @@
  * kernel-mode fault in copy_to_user, the syscall's return address) and the rest follow the
  * frame-pointer chain.  Without frame pointers that chain is garbage: user space checks every
  * return address before it names it.
+ *
+ * Exact mode (cfg_stacks_only): a stack at every fault of a watched process, no rate limit;
+ * user space keeps those whose (thread, page) the userfaultfd reports as a first touch.
  */
 #ifndef MEVITOP_STACKS_BPF_H
 #define MEVITOP_STACKS_BPF_H
@@ -30,6 +33,10 @@ static __always_inline bool stack_due(__u32 tgid, __u64 chunk, __u64 *now_out)
 	struct stack_slot *s = bpf_map_lookup_elem(&stack_slot, &zero);
 	__u64 *last, now;
 
+	if (cfg_stacks_only) {
+		*now_out = bpf_ktime_get_ns();
+		return true;	/* exact mode: every fault (no rate limit) */
+	}
 	if (!s)
 		return false;
 	if (s->tgid == tgid && s->chunk == chunk && s->skip) {

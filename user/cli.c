@@ -179,7 +179,8 @@ void cli_usage(FILE *out)
 "                           named with libdwfl; JSON \"first_touch\" per mapping, the\n"
 "                           heatmap's cursor line, key w.  Trace and chunk modes take\n"
 "                           it at the fault hook; sample mode samples one page fault\n"
-"                           in --stack-period (a perf software event): statistical\n"
+"                           in --stack-period (a perf software event): statistical;\n"
+"                           --exact=ordered: every page its first touch's stack\n"
 "      --stack-interval MS  --stacks: at most one stack per chunk this often (default\n"
 "                           1000)\n"
 "      --stack-period N     sample mode's --stacks: one page fault in N (default 251)\n"
@@ -540,6 +541,12 @@ int cli_parse(int argc, char **argv, struct cli *c)
 			return usage_error("%s", why);
 		c->listen_set = true;
 	}
+	/* Fast exact mode learns first touches from pagemap scans: no thread, no fault, so no
+	 * stack to join them with (user/stacks/fault_stacks.h). */
+	if (c->stacks && c->exact && c->exact_variant != EXACT_ORDERED)
+		return usage_error("--stacks in exact mode needs --exact=ordered: fast exact mode "
+				   "sees first touches in pagemap scans, not the faults that made "
+				   "them");
 	return 0;
 }
 
@@ -555,8 +562,11 @@ static const char *exact_refused(const struct cli *c)
 		return "--comm";
 	if (c->filter.cgroup)
 		return "--cgroup";
-	if (c->stacks)		/* --folded too: it implies --stacks */
-		return "--stacks";
+	/* --stacks is ordered exact mode's (each first touch has its fault's stack); the
+	 * folded output is written by the snapshot loop exact mode does not run. */
+	if (c->folded)
+		return "--folded";
+	/* the rate limit and the perf period are the fault hooks' and sample mode's */
 	if (c->stack_interval_ms)
 		return "--stack-interval";
 	if (c->stack_period)

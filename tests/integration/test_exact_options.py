@@ -25,8 +25,7 @@ REFUSED = {
     "cgroup": (["--cgroup", None], "--cgroup"),  # a real cgroup directory, found below
     "rss-hook": (["--rss-hook"], "--rss-hook"),
     "chunk-map-size": (["--chunk-map-size", "64"], "--chunk-map-size"),
-    "stacks": (["--stacks"], "--stacks"),
-    "folded": (["--folded"], "--stacks"),  # --folded implies --stacks
+    "folded": (["--folded"], "--folded"),
     "stack-interval": (["--stack-interval", "10"], "--stack-interval"),
     "stack-period": (["--stack-period", "10"], "--stack-period"),
 }
@@ -35,7 +34,7 @@ REFUSED = {
 HONOURED = {
     "pid", "json", "interval", "count", "maps", "exact", "attach-timeout", "no-children",
     "max-cpu", "listen", "metrics-top", "metrics-procs", "output", "record", "duration",
-    "max-size", "probe", "verbose", "help", "version", "disable",
+    "max-size", "probe", "verbose", "help", "version", "disable", "stacks",
 }
 
 # Honoured (the same engine options as every mode: cli_engine_opts), but with no effect a
@@ -224,3 +223,19 @@ def test_other_commands_options_refused():
     for name in sorted(OTHER_COMMANDS):
         p = run(["--exact", "-p", "1", f"--{name}=5"])
         assert p.returncode == 2, (name, p.stderr)
+
+
+def test_stacks(wl):
+    """--stacks: ordered exact mode gives each first touch its fault's stack (tested page by
+    page in test_stacks.py); fast exact mode, which finds first touches in pagemap scans,
+    refuses it with the reason."""
+    for cmd in (["--exact", "-p", str(wl.pid), "--stacks"], ["run", "--stacks", "--", "true"]):
+        p = run(cmd)
+        assert p.returncode == 2, (cmd, p.stderr)
+        assert p.stderr.splitlines()[0] == "mevitop: --stacks in exact mode needs " \
+            "--exact=ordered: fast exact mode sees first touches in pagemap scans, not the " \
+            "faults that made them", (cmd, p.stderr)
+    p = run(["--exact=ordered", "-p", str(wl.pid), "--stacks", "--json", "-n", "1"])
+    assert p.returncode == 0, p.stderr
+    assert snapshots(p.stdout)[0]["stats"]["stacks"]["attribution"].startswith("exact"), \
+        p.stdout

@@ -72,6 +72,7 @@ static struct proc *self_model(void)
 
 	assert_int_equal(model_map(p, ANON_EXEC, ANON_EXEC + 16, &jit), 0);
 	assert_int_equal(model_map(p, DELETED, DELETED + 16, &gone), 0);
+	p->ready = true;	/* modelled, as the engine says once the layout is read */
 	return p;
 }
 
@@ -103,7 +104,7 @@ static void test_names(void **state)
 	struct ev_stack ev;
 
 	(void)state;
-	assert_int_equal(stacks_new(1000, 0, &s), 0);
+	assert_int_equal(stacks_new(1000, 0, false, &s), 0);
 	ev = record(a + 0x100, fn + 4);
 	stacks_on_event(s, p, &ev);
 	st = stack_at(s, p, a + 0x100);
@@ -142,7 +143,7 @@ static void test_first_toucher_keeps_resident_range(void **state)
 	size_t n;
 
 	(void)state;
-	assert_int_equal(stacks_new(1000, 0, &s), 0);
+	assert_int_equal(stacks_new(1000, 0, false, &s), 0);
 	ev = record(a, fn + 4);
 	stacks_on_event(s, p, &ev);
 	model_set_state(p, ANON_EXEC, ANON_EXEC + 5, PS_RESIDENT);
@@ -153,6 +154,111 @@ static void test_first_toucher_keeps_resident_range(void **state)
 	assert_int_equal(v[0].pages, 5);
 	assert_string_equal(v[0].stack->frames[0].func, "stacks_test_known_function");
 	free(v);
+	stacks_free(s);
+	proc_free(p);
+}
+
+/* A process not modelled yet (its layout not read): its records wait and are applied, in
+ * order, once it is ready; those of one that goes before that are dropped. */
+static void test_early_records_wait_for_the_layout(void **state)
+{
+	struct proc *p = self_model();
+	uint64_t fn = (uint64_t)(uintptr_t)&stacks_test_known_function;
+	uint64_t a = ANON_EXEC << 12;
+	struct stacks *s;
+	struct ev_stack ev;
+
+	(void)state;
+	assert_int_equal(stacks_new(1000, 0, false, &s), 0);
+	p->ready = false;
+	ev = record(a, fn + 4);
+	stacks_on_event(s, p, &ev);
+	ev = record(a + 0x1000, a + 0x10);	/* same range: the first keeps it */
+	stacks_on_event(s, p, &ev);
+	assert_null(stack_at(s, p, a));
+	/* Its layout read and scanned: the first record's pages are resident by then. */
+	model_set_state(p, ANON_EXEC, ANON_EXEC + 2, PS_RESIDENT);
+	p->ready = true;
+	stacks_on_layout(s, p);
+	assert_non_null(stack_at(s, p, a));
+	assert_string_equal(stack_at(s, p, a)->frames[0].func, "stacks_test_known_function");
+	assert_int_equal(stacks_stats(s)->dropped, 0);
+	stacks_forget(s, p->pid);
+	p->ready = false;
+	stacks_on_event(s, p, &ev);
+	stacks_forget(s, p->pid);	/* exited before its layout was read */
+	p->ready = true;
+	stacks_on_layout(s, p);
+	assert_null(stack_at(s, p, a));
+	assert_int_equal(stacks_stats(s)->dropped, 1);
+	stacks_free(s);
+	proc_free(p);
+}
+
+/* Calls getpid through the PLT (this test is built as PIE, without -fno-plt); the
+ * volatile add keeps the call from being a tail jump. */
+static volatile int plt_sink;
+__attribute__((noinline)) int stacks_test_calls_getpid(void)
+{
+	int r = getpid();
+
+	plt_sink++;
+	return r;
+}
+
+/* The call instruction in stacks_test_calls_getpid: its return address, its target. */
+static void find_plt_call(uint64_t *ra, uint64_t *stub)
+{
+	const unsigned char *c = (const unsigned char *)(uintptr_t)&stacks_test_calls_getpid;
+	int32_t rel;
+	int i;
+
+	for (i = 0; i < 64; i++) {
+		if (c[i] != 0xe8)
+			continue;
+		memcpy(&rel, c + i + 1, sizeof(rel));
+		*ra = (uint64_t)(uintptr_t)(c + i + 5);
+		*stub = *ra + (int64_t)rel;
+		return;
+	}
+	fail_msg("no call in stacks_test_calls_getpid");
+}
+
+/*
+ * A function entered through the PLT: a fault at its first instruction has the caller's
+ * return address on top of the stack, after a call of getpid@plt, not of getpid itself; the
+ * PLT entry's GOT slot says it leads there, so the caller is named.  And a fault in the PLT
+ * entry itself is named after where it leads.
+ */
+static void test_plt(void **state)
+{
+	struct proc *p = self_model();
+	uint64_t callee = (uint64_t)(uintptr_t)&getpid, ra, stub;
+	const struct stack *st;
+	struct stacks *s;
+	struct ev_stack ev;
+
+	(void)state;
+	stacks_test_calls_getpid();	/* binds the GOT slot (lazy binding) */
+	find_plt_call(&ra, &stub);
+	assert_true(stub != callee);	/* the call goes through the PLT */
+	assert_int_equal(stacks_new(1000, 0, false, &s), 0);
+	ev = record(ANON_EXEC << 12, callee);
+	ev.top = ra;
+	stacks_on_event(s, p, &ev);
+	st = stack_at(s, p, ANON_EXEC << 12);
+	assert_non_null(st);
+	assert_int_equal(st->nframes, 2);
+	assert_int_equal(st->frames[0].func_start, callee);
+	assert_string_equal(st->frames[1].func, "stacks_test_calls_getpid");
+	ev = record((DELETED << 12) + 0x100, stub);
+	ev.top = ra;
+	stacks_on_event(s, p, &ev);
+	st = stack_at(s, p, (DELETED << 12) + 0x100);
+	assert_non_null(st);
+	assert_true(strstr(st->frames[0].name, "getpid@plt") != NULL);
+	assert_int_equal(st->nframes, 2);
+	assert_string_equal(st->frames[1].func, "stacks_test_calls_getpid");
 	stacks_free(s);
 	proc_free(p);
 }
@@ -208,7 +314,7 @@ static void test_random_records(void **state)
 
 	(void)state;
 	assert_non_null(null);
-	assert_int_equal(stacks_new(1000, 0, &s), 0);
+	assert_int_equal(stacks_new(1000, 0, false, &s), 0);
 	for (round = 0; round < 40; round++) {
 		for (i = 0; i < 100; i++) {
 			struct ev_stack ev = { .kind = EV_STACK, .tgid = p->pid, .tid = rnd(1 << 22),
@@ -249,6 +355,83 @@ static void test_random_records(void **state)
 	proc_free(p);
 }
 
+#define EXACT_MAP 0x10100000ULL	/* page number of a fake anonymous mapping, 2 chunks */
+#define EXACT_PAGES 1024
+
+/*
+ * Exact mode: each first touch takes the stack of its thread's fault on its page, whether
+ * the stack came first (the usual order) or after (a late drain), and a touch stands for its
+ * page alone; a page touched anew changes hands.  Checked page by page against a reference
+ * array, with seeded random touches by three threads (each thread's stack has its own
+ * frame: the function + tid).
+ */
+static void test_exact_pages(void **state)
+{
+	struct proc *p = self_model();
+	uint64_t fn = (uint64_t)(uintptr_t)&stacks_test_known_function;
+	struct mapping_attrs anon = { .perms = MP_READ | MP_WRITE, .kind = MK_ANON };
+	uint32_t ref[EXACT_PAGES] = { 0 };
+	struct stack_share *v;
+	struct stacks *s;
+	uint64_t ts = 1000, sum;
+	size_t n, i;
+	int k;
+
+	(void)state;
+	assert_int_equal(model_map(p, EXACT_MAP, EXACT_MAP + EXACT_PAGES, &anon), 0);
+	assert_int_equal(stacks_new(1000, 0, true, &s), 0);
+	for (k = 0; k < 20000; k++) {
+		uint32_t tid = 1 + rnd(3);
+		/* Runs (sequential touches by one thread) as well as scattered pages. */
+		uint64_t pg = rnd(4) ? (k / 7 * 5 + tid) % EXACT_PAGES : rnd(EXACT_PAGES);
+		struct ev_stack ev = record((EXACT_MAP + pg) << 12 | rnd(4096), fn + tid);
+		bool late = !rnd(8);
+
+		ev.tid = tid;
+		ev.ts = ++ts;
+		if (!rnd(20)) {		/* a fault that is no first touch: never asked for */
+			stacks_on_event(s, p, &ev);
+			continue;
+		}
+		if (!late)
+			stacks_on_event(s, p, &ev);
+		stacks_on_first_touch(s, p, tid, ev.addr & ~4095ULL, ++ts);
+		if (late)
+			stacks_on_event(s, p, &ev);
+		model_set_page(p, EXACT_MAP + pg, PS_RESIDENT);
+		ref[pg] = tid;
+		if (!rnd(50)) {		/* freed: not resident, its first toucher still known */
+			uint64_t f = rnd(EXACT_PAGES);
+
+			model_set_state(p, EXACT_MAP + f, EXACT_MAP + f + 1 + rnd(8),
+					PS_NOT_RESIDENT);
+		}
+	}
+	for (i = 0; i < EXACT_PAGES; i++) {
+		const struct stack_touch *t = stacks_touch_at(s, p->pid, EXACT_MAP + i);
+		char want[64];
+
+		if (!ref[i]) {
+			assert_null(t);
+			continue;
+		}
+		assert_non_null(t);
+		assert_int_equal(t->tid, ref[i]);
+		snprintf(want, sizeof(want), "stacks_test_known_function+0x%x", ref[i]);
+		assert_string_equal(stacks_get(s, t->stack)->frames[0].name, want);
+	}
+	assert_int_equal(stacks_shares(s, p, EXACT_MAP, EXACT_MAP + EXACT_PAGES, &v, &n), 0);
+	for (i = 0, sum = 0; i < n; i++)
+		sum += v[i].pages;
+	assert_int_equal(sum, model_count(p, PS_RESIDENT, EXACT_MAP, EXACT_MAP + EXACT_PAGES));
+	assert_true(n <= 3);
+	free(v);
+	assert_int_equal(stacks_stats(s)->joined, stacks_stats(s)->first_touches);
+	assert_int_equal(stacks_stats(s)->unique, 3);
+	stacks_free(s);
+	proc_free(p);
+}
+
 int main(void)
 {
 	const char *env = getenv("MEVITOP_TEST_SEED");
@@ -256,6 +439,9 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_first_toucher_keeps_resident_range),
 		cmocka_unit_test(test_random_records),
+		cmocka_unit_test(test_exact_pages),
+		cmocka_unit_test(test_early_records_wait_for_the_layout),
+		cmocka_unit_test(test_plt),
 	};
 
 	seed = env ? strtoul(env, NULL, 0) : (unsigned)time(NULL);

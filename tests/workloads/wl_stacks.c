@@ -5,12 +5,18 @@
  *
  * At start it maps one region per toucher, each 2 MiB and 2 MiB-aligned (one chunk each:
  * the unit --stacks attributes), and prints "ready PID".  Then, per line on stdin:
- *   touch a|b|c|lib PAGES   the toucher writes the first PAGES pages of its region through
- *                           main -> run_cmd -> caller_X -> touch_X; answers
- *                           "done MONO_NS 0xREGION"
+ *   touch a|b|c|lib PAGES [R]  the toucher writes the first PAGES pages of its region (or
+ *                           of region R: a|b|c|lib) through main -> run_cmd -> caller_X ->
+ *                           touch_X; answers "done MONO_NS 0xREGION"
+ *   newmap PAGES            region a becomes a new 2 MiB mapping, whose first PAGES pages
+ *                           touch_a writes at once; answers "done MONO_NS 0xREGION"
+ *   free R PAGES            MADV_DONTNEED on the first PAGES pages of region R (they are
+ *                           touched anew by the next touch); answers "done MONO_NS 0xREGION"
  *   exit
  * argv[1], if given, is a shared library to dlopen for "lib" (its wl_lib_touch).
- * With argv[2] == "touch-exit" it touches region a at once and exits (no stdin).
+ * With argv[2] == "touch-exit" it touches region a at once and exits (no stdin); with
+ * "touch-first" it touches 64 pages of region a at once (one a millisecond), then says
+ * ready and goes on.
  */
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -23,6 +29,7 @@
 
 enum { R_A, R_B, R_C, R_LIB, R_COUNT };
 static char *region[R_COUNT];
+static const char *const region_name[R_COUNT] = { "a", "b", "c", "lib" };
 static void (*lib_touch)(char *base, size_t pages);
 
 /* noinline + a side effect after each call: every function keeps its own frame and its call
@@ -49,10 +56,20 @@ TOUCHER void touch_c(char *base, size_t pages)
 
 static volatile int sink;
 
-TOUCHER void caller_a(size_t pages) { touch_a(region[R_A], pages); sink++; }
-TOUCHER void caller_b(size_t pages) { touch_b(region[R_B], pages); sink += 2; }
-TOUCHER void caller_c(size_t pages) { touch_c(region[R_C], pages); sink += 3; }
-TOUCHER void caller_lib(size_t pages) { lib_touch(region[R_LIB], pages); sink += 4; }
+TOUCHER void caller_a(char *base, size_t pages) { touch_a(base, pages); sink++; }
+TOUCHER void caller_b(char *base, size_t pages) { touch_b(base, pages); sink += 2; }
+TOUCHER void caller_c(char *base, size_t pages) { touch_c(base, pages); sink += 3; }
+TOUCHER void caller_lib(char *base, size_t pages) { lib_touch(base, pages); sink += 4; }
+
+static int region_of(const char *name)
+{
+	int r;
+
+	for (r = 0; r < R_COUNT; r++)
+		if (!strcmp(name, region_name[r]))
+			return r;
+	return -1;
+}
 
 static char *map_chunk(void)
 {
@@ -71,20 +88,36 @@ static char *map_chunk(void)
 
 TOUCHER int run_cmd(const char *line)
 {
-	char which[16];
+	char which[16], where[16] = "";
 	size_t pages;
-	int r;
+	int r, n;
 
-	if (sscanf(line, "touch %15s %zu", which, &pages) != 2 || pages > CHUNK / PAGE)
+	if (sscanf(line, "newmap %zu", &pages) == 1 && pages <= CHUNK / PAGE) {
+		/* Region a moves to a new mapping, touched at once. */
+		region[R_A] = map_chunk();
+		caller_a(region[R_A], pages);
+		return R_A;
+	}
+	if (sscanf(line, "free %15s %zu", where, &pages) == 2) {
+		r = region_of(where);
+		if (r < 0 || pages > CHUNK / PAGE || madvise(region[r], pages * PAGE, MADV_DONTNEED))
+			return -1;
+		return r;
+	}
+	n = sscanf(line, "touch %15s %zu %15s", which, &pages, where);
+	if (n < 2 || pages > CHUNK / PAGE)
+		return -1;
+	r = region_of(n == 3 ? where : which);
+	if (r < 0)
 		return -1;
 	if (!strcmp(which, "a"))
-		caller_a(pages), r = R_A;
+		caller_a(region[r], pages);
 	else if (!strcmp(which, "b"))
-		caller_b(pages), r = R_B;
+		caller_b(region[r], pages);
 	else if (!strcmp(which, "c"))
-		caller_c(pages), r = R_C;
+		caller_c(region[r], pages);
 	else if (!strcmp(which, "lib") && lib_touch)
-		caller_lib(pages), r = R_LIB;
+		caller_lib(region[r], pages);
 	else
 		return -1;
 	sink++;
@@ -107,8 +140,16 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc > 2 && !strcmp(argv[2], "touch-exit")) {
-		caller_a(64);
+		caller_a(region[R_A], 64);
 		return 0;
+	}
+	if (argc > 2 && !strcmp(argv[2], "touch-first")) {
+		/* One page a millisecond: a process started moments ago, faulting while a
+		 * monitor that watches it by name has not read its layout yet. */
+		for (r = 0; r < 64; r++) {
+			caller_a(region[R_A] + r * PAGE, 1);
+			usleep(1000);
+		}
 	}
 	printf("ready %d\n", getpid());
 	fflush(stdout);

@@ -371,6 +371,7 @@ static int reload_proc(struct engine *e, struct proc *p)
 	if (r < 0)
 		return r;
 	p->ready = true;
+	stacks_on_layout(e->stacks, p);	/* stacks taken before the layout was known */
 	HOOK(e, reloaded, p);
 	return 0;
 }
@@ -462,6 +463,8 @@ void flush_pending(struct engine *e)
 		} else {
 			if (what & PEND_MAPS)
 				err = relayout(e, p);
+			if ((what & PEND_MAPS) && !err)	/* stacks in mappings new to it */
+				stacks_on_layout(e->stacks, p);
 			if (!err && (what & (PEND_RECONCILE | PEND_VERIFY))) {
 				e->st.reconciles++;
 				ps(p)->nscan = 0;

@@ -32,6 +32,7 @@
 #include "log.h"
 #include "pagemap.h"
 #include "procfs.h"
+#include "stacks/stacks.h"
 
 #define PAGE_SHIFT	12
 
@@ -694,6 +695,8 @@ static void apply_touch(struct exact *x, struct xfd *f, const struct xrec *r)
 		return;		/* stale: its REMOVE/UNMAP/REMAP record rescans the range */
 	model_set_page(p, page, PS_RESIDENT);
 	heat_add(&p->heat, page, 1.0f, r->ts_ns);
+	if (engine_stacks(x->e))	/* --stacks: this touch's fault's stack */
+		stacks_on_first_touch(engine_stacks(x->e), p, r->tid, r->a, r->ts_ns);
 }
 
 /* REMAP, REMOVE, UNMAP: the engine applies the syscalls from BPF; here the scanner's

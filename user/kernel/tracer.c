@@ -204,6 +204,7 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 	t->skel->rodata->cfg_all_proc_events = o->all_proc_events;
 	t->skel->rodata->cfg_stacks = o->stacks;
 	t->skel->rodata->cfg_stack_interval_ns = o->stack_interval_ns;
+	t->skel->rodata->cfg_stacks_only = o->stacks && o->stacks_only;
 	if (!o->stacks)		/* its LRU map is preallocated: keep it small when unused */
 		bpf_map__set_max_entries(t->skel->maps.stack_chunks, 1);
 	if (o->chunk_map_entries)

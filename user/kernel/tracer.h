@@ -27,6 +27,8 @@ struct tracer_opts {
 	size_t chunk_map_entries;	/* 0: the default bound */
 	bool stacks;			/* --stacks: user stacks at faults (bpf/stacks.bpf.h) */
 	uint64_t stack_interval_ns;	/* one per (process, chunk) this often */
+	bool stacks_only;		/* exact mode: the fault hooks send a stack at every
+					 * fault and no fault records */
 	uint64_t stack_sample_period;	/* >0: sample one page fault in this many through a
 					 * perf software event (sample mode's --stacks) */
 };

@@ -173,10 +173,17 @@ static int put_stacks_stats(char *buf, size_t len, bool comma, const struct stac
 	return snprintf(buf, len, "%s\"stacks\": {\"samples\": %" PRIu64 ", \"unique\": %" PRIu64
 			", \"ip_only\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"lost\": %" PRIu64
 			", \"interval_ms\": %" PRIu64 ", \"sample_period\": %" PRIu64
-			", \"attribution\": \"%sthe first stack sampled in each mapping's part of a "
-			"2 MiB chunk\"}", comma ? ", " : "", ss->samples, ss->unique, ss->ip_only,
-			ss->dropped, st->lost_by_kind[EV_STACK], ss->interval_ms, ss->sample_period,
-			ss->sample_period ? "statistical (one page fault in sample_period): " : "");
+			", \"first_touches\": %" PRIu64 ", \"joined\": %" PRIu64
+			", \"attribution\": \"%s\"}", comma ? ", " : "",
+			ss->samples, ss->unique, ss->ip_only, ss->dropped,
+			st->lost_by_kind[EV_STACK], ss->interval_ms, ss->sample_period,
+			ss->first_touches, ss->joined,
+			ss->exact ? "exact: each page's first touch (userfaultfd), with the stack "
+				    "of its fault" :
+			ss->sample_period ? "statistical (one page fault in sample_period): the "
+					    "first stack sampled in each mapping's part of a 2 MiB "
+					    "chunk" :
+			"the first stack sampled in each mapping's part of a 2 MiB chunk");
 }
 
 int json_frame_from_engine(struct json_frame *f, struct engine *e, const struct json_opts *o,

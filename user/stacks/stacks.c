@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "array.h"
 #include "procfs.h"
+#include "stacks/early_stacks.h"
+#include "stacks/fault_stacks.h"
+#include "stacks/raw_cache.h"
 #include "stacks/stacks.h"
 #include "stacks/unwind_check.h"
 
 #define CHUNK_PAGES (1ULL << (MEVITOP_CHUNK_SHIFT - PAGE_SHIFT_4K))
+#define NO_STACK UINT32_MAX		/* exact mode: a first touch whose stack is on its way */
 
 /* One process's first touches, sorted by chunk. */
 struct stacks_proc {
@@ -19,14 +24,19 @@ struct stacks_proc {
 
 struct stacks {
 	struct symbolizer *sym;
+	struct raw_cache *raw;
+	struct fault_stacks *faults;	/* exact mode: stacks waiting for their first touch */
+	struct early_stacks *early;	/* stacks of processes not modelled yet */
 	struct stack **tab;
 	size_t ntab, captab;
+	uint32_t *htab;			/* open addressing by stack hash: index + 1, 0 empty */
+	size_t hcap;			/* a power of two, >= 2 * ntab */
 	struct stacks_proc *procs;
 	size_t nprocs, capprocs;
 	struct stacks_stats st;
 };
 
-int stacks_new(uint64_t interval_ms, uint64_t sample_period, struct stacks **out)
+int stacks_new(uint64_t interval_ms, uint64_t sample_period, bool exact, struct stacks **out)
 {
 	struct stacks *s = calloc(1, sizeof(*s));
 	int err;
@@ -34,12 +44,19 @@ int stacks_new(uint64_t interval_ms, uint64_t sample_period, struct stacks **out
 	if (!s)
 		return -ENOMEM;
 	err = symbolizer_new(&s->sym);
+	if (!err)
+		err = raw_cache_new(&s->raw);
+	if (!err)
+		err = early_stacks_new(&s->early);
+	if (!err && exact)
+		err = fault_stacks_new(&s->faults);
 	if (err) {
-		free(s);
+		stacks_free(s);
 		return err;
 	}
-	s->st.interval_ms = interval_ms;
-	s->st.sample_period = sample_period;
+	s->st.interval_ms = exact ? 0 : interval_ms;
+	s->st.sample_period = exact ? 0 : sample_period;
+	s->st.exact = exact;
 	*out = s;
 	return 0;
 }
@@ -63,6 +80,10 @@ void stacks_free(struct stacks *s)
 	for (i = 0; i < s->ntab; i++)
 		stack_free(s->tab[i]);
 	free(s->tab);
+	free(s->htab);
+	raw_cache_free(s->raw);
+	fault_stacks_free(s->faults);
+	early_stacks_free(s->early);
 	for (i = 0; i < s->nprocs; i++)
 		free(s->procs[i].t);
 	free(s->procs);
@@ -100,6 +121,8 @@ void stacks_forget(struct stacks *s, pid_t pid)
 
 	if (!s)
 		return;
+	raw_cache_forget(s->raw, pid);
+	s->st.dropped += early_stacks_drop(s->early, pid);
 	if (!sp)
 		return;
 	free(sp->t);
@@ -138,9 +161,42 @@ static bool return_address_ok(const struct proc *p, uint64_t ra, uint64_t callee
 {
 	uint64_t target;
 
+	uint64_t dest;
+
 	if (!in_exec_mapping(p, ra) || !unwind_call_precedes(p, ra, &target))
 		return false;
-	return !target || !callee || target == callee;
+	/* A call of foo@plt returns from foo: the PLT entry's GOT slot says it reaches it. */
+	return !target || !callee || target == callee ||
+	       (unwind_plt_dest(p, target, &dest) && dest == callee);
+}
+
+/* A faulting instruction no symbol covers may be a PLT entry (its code page faulted in on
+ * a first call): named after where it leads, "foo@plt", when that is known. */
+static int name_plt(struct stacks *s, const struct proc *p, struct sym_frame *f)
+{
+	struct sym_frame dest = { 0 };
+	uint64_t to;
+	char *name;
+	int err;
+
+	if (f->func || !unwind_plt_dest(p, f->addr, &to))
+		return 0;
+	err = symbolizer_name(s->sym, p, to, false, &dest);
+	if (err || !dest.func || dest.func_start != to) {
+		sym_frame_clear(&dest);
+		return err;
+	}
+	if (asprintf(&name, "%s@plt", dest.func) < 0) {
+		sym_frame_clear(&dest);
+		return -ENOMEM;
+	}
+	free(f->name);
+	free(f->func);
+	f->name = name;
+	f->func = strdup(name);
+	f->func_start = f->addr;	/* the entry sets up no frame: its caller is on top */
+	sym_frame_clear(&dest);
+	return f->func ? 0 : -ENOMEM;
 }
 
 /*
@@ -165,6 +221,8 @@ static int name_frames(struct stacks *s, const struct proc *p, const struct ev_s
 		return st->frames[0].name ? 0 : -ENOMEM;
 	}
 	err = symbolizer_name(s->sym, p, ev->frames[0], false, &st->frames[0]);
+	if (!err)
+		err = name_plt(s, p, &st->frames[0]);
 	st->nframes = 1;
 	while (!err && st->nframes < MEVITOP_STACK_DEPTH) {
 		const struct sym_frame *cur = &st->frames[st->nframes - 1];
@@ -189,14 +247,51 @@ static int name_frames(struct stacks *s, const struct proc *p, const struct ev_s
 	return err;
 }
 
+/* The slot of htab where st is, or the empty one where it would go. */
+static size_t hslot(const struct stacks *s, const struct stack *st)
+{
+	size_t i = st->hash & (s->hcap - 1);
+
+	while (s->htab[i] && !same_stack(s->tab[s->htab[i] - 1], st))
+		i = (i + 1) & (s->hcap - 1);
+	return i;
+}
+
+/* Keeps htab at most half full; 0 or -ENOMEM. */
+static int hgrow(struct stacks *s)
+{
+	size_t cap = s->hcap ? s->hcap * 2 : 256, i, old = s->hcap;
+	uint32_t *ot = s->htab;
+
+	if (2 * (s->ntab + 1) <= s->hcap)
+		return 0;
+	s->htab = calloc(cap, sizeof(*s->htab));
+	if (!s->htab) {
+		s->htab = ot;
+		return -ENOMEM;
+	}
+	s->hcap = cap;
+	for (i = 0; i < old; i++)
+		if (ot[i])
+			s->htab[hslot(s, s->tab[ot[i] - 1])] = ot[i];
+	free(ot);
+	return 0;
+}
+
 /* The table index of ev's stack, interned; -ENOMEM or -ENOSPC. */
 static int intern(struct stacks *s, const struct proc *p, const struct ev_stack *ev)
 {
-	struct stack *st = calloc(1, sizeof(*st));
+	int64_t cached = raw_cache_get(s->raw, p, ev);
+	struct stack *st;
 	uint64_t h = 0xcbf29ce484222325ULL;
 	size_t i;
 	int err;
 
+	if (cached >= 0) {
+		s->tab[cached]->samples++;
+		return cached;
+	}
+	st = calloc(1, sizeof(*st));
 	if (!st)
 		return -ENOMEM;
 	err = name_frames(s, p, ev, st);
@@ -207,20 +302,25 @@ static int intern(struct stacks *s, const struct proc *p, const struct ev_stack 
 	for (i = 0; i < st->nframes; i++)
 		h = hash_str(h, st->frames[i].name);
 	st->hash = h + st->unwind;
-	for (i = 0; i < s->ntab; i++) {
-		if (same_stack(s->tab[i], st)) {
+	if (s->hcap) {
+		i = hslot(s, st);
+		if (s->htab[i]) {
 			stack_free(st);
-			s->tab[i]->samples++;
-			return i;
+			s->tab[s->htab[i] - 1]->samples++;
+			raw_cache_put(s->raw, p, ev, s->htab[i] - 1);
+			return s->htab[i] - 1;
 		}
 	}
-	if (s->ntab >= STACKS_MAX || array_reserve(s->tab, s->ntab, s->captab, 64)) {
+	if (s->ntab >= STACKS_MAX || hgrow(s) ||
+	    array_reserve(s->tab, s->ntab, s->captab, 64)) {
 		stack_free(st);
 		return -ENOSPC;
 	}
 	st->samples = 1;
 	s->tab[s->ntab] = st;
+	s->htab[hslot(s, st)] = s->ntab + 1;
 	s->st.unique++;
+	raw_cache_put(s->raw, p, ev, s->ntab);
 	return s->ntab++;
 }
 
@@ -252,16 +352,132 @@ static struct stack_touch *touch_holding(struct stacks_proc *sp, uint64_t page)
 	return NULL;
 }
 
-void stacks_on_event(struct stacks *s, const struct proc *p, const struct ev_stack *ev)
+/* Exact mode: a fault's stack.  A first touch of its page by its thread may already be
+ * waiting for it (the ring buffer was drained late); else it waits for that touch. */
+static void exact_on_event(struct stacks *s, const struct proc *p, const struct ev_stack *ev)
+{
+	uint64_t page = ev->addr >> PAGE_SHIFT_4K;
+	struct stacks_proc *sp = p ? find_proc(s, p->pid, false) : NULL;
+	struct stack_touch *t = sp ? touch_holding(sp, page) : NULL;
+	int idx;
+
+	if (!p || p->exited)
+		return;		/* nothing to name it with; its touch, if any, stays unnamed */
+	/* Named now, while the layout is the fault's; the raw cache makes a loop's repeats a
+	 * lookup. */
+	idx = intern(s, p, ev);
+	if (idx < 0) {
+		s->st.dropped++;
+		return;
+	}
+	if (!t || t->stack != NO_STACK || t->tid != ev->tid || ev->ts > t->ts) {
+		struct fault_stack fs = { .tgid = ev->tgid, .tid = ev->tid, .page = page,
+					  .ts = ev->ts, .addr = ev->addr, .stack = idx };
+
+		fault_stacks_put(s->faults, &fs);
+		return;
+	}
+	t->stack = idx;
+	s->st.joined++;
+	if (s->tab[idx]->unwind == UNWIND_IP)
+		s->st.ip_only++;
+}
+
+static void insert_touch(struct stacks_proc *sp, size_t at, const struct stack_touch *t)
+{
+	memmove(&sp->t[at + 1], &sp->t[at], (sp->n - at) * sizeof(*sp->t));
+	sp->t[at] = *t;
+	sp->n++;
+}
+
+/* Takes page out of the touch *t holds it (it was freed and is touched anew); 0 or
+ * -ENOMEM (a split needs one more entry). */
+static int cut_page(struct stacks_proc *sp, struct stack_touch *t, uint64_t page)
+{
+	size_t i = t - sp->t;
+	struct stack_touch right;
+
+	if (t->from == page && t->to == page + 1) {
+		memmove(t, t + 1, (sp->n - i - 1) * sizeof(*t));
+		sp->n--;
+	} else if (t->from == page) {
+		t->from++;
+	} else if (t->to == page + 1) {
+		t->to--;
+	} else {
+		if (array_reserve(sp->t, sp->n, sp->cap, 64))
+			return -ENOMEM;
+		t = &sp->t[i];
+		right = *t;
+		right.from = page + 1;
+		t->to = page;
+		insert_touch(sp, i + 1, &right);
+	}
+	return 0;
+}
+
+static bool extends(const struct stack_touch *a, const struct stack_touch *b)
+{
+	return a->stack == b->stack && a->stack != NO_STACK && a->tid == b->tid &&
+	       (a->from & ~(CHUNK_PAGES - 1)) == (b->from & ~(CHUNK_PAGES - 1));
+}
+
+void stacks_on_first_touch(struct stacks *s, const struct proc *p, uint32_t tid,
+			   uint64_t addr, uint64_t ts_ns)
+{
+	uint64_t page = addr >> PAGE_SHIFT_4K;
+	struct stack_touch t = { .from = page, .to = page + 1, .stack = NO_STACK, .tid = tid,
+				 .ts = ts_ns, .addr = addr }, *old;
+	struct stacks_proc *sp;
+	struct fault_stack fs;
+	size_t at;
+
+	if (!s->faults)
+		return;
+	s->st.first_touches++;
+	sp = find_proc(s, p->pid, true);
+	if (!sp) {
+		s->st.dropped++;
+		return;
+	}
+	if (fault_stacks_take(s->faults, p->pid, tid, page, ts_ns, &fs)) {
+		t.stack = fs.stack;
+		t.ts = fs.ts;
+		t.addr = fs.addr;
+		s->st.joined++;
+		if (s->tab[fs.stack]->unwind == UNWIND_IP)
+			s->st.ip_only++;
+	}
+	old = touch_holding(sp, page);
+	if ((old && cut_page(sp, old, page)) || array_reserve(sp->t, sp->n, sp->cap, 64)) {
+		s->st.dropped++;
+		return;
+	}
+	at = lower_bound(sp, page);
+	if (at && sp->t[at - 1].to == page && extends(&sp->t[at - 1], &t)) {
+		sp->t[at - 1].to++;
+	} else if (at < sp->n && sp->t[at].from == page + 1 && extends(&sp->t[at], &t)) {
+		sp->t[at].from--;
+		sp->t[at].ts = t.ts;
+		sp->t[at].addr = t.addr;
+	} else {
+		insert_touch(sp, at, &t);
+	}
+}
+
+/* A stack record of p, which is modelled. */
+static void on_sample(struct stacks *s, const struct proc *p, const struct ev_stack *ev)
 {
 	uint64_t page = ev->addr >> PAGE_SHIFT_4K, chunk = page & ~(CHUNK_PAGES - 1);
 	struct stack_touch t = { .tid = ev->tid, .ts = ev->ts, .addr = ev->addr }, *old;
-	const struct mapping *m = p ? model_find(p, page) : NULL;
+	const struct mapping *m = model_find(p, page);
 	struct stacks_proc *sp;
-	size_t at;
 	int idx;
 
-	s->st.samples++;
+	if (s->faults) {
+		exact_on_event(s, p, ev);
+		return;
+	}
 	if (!m || p->exited) {
 		s->st.dropped++;
 		return;
@@ -295,17 +511,45 @@ void stacks_on_event(struct stacks *s, const struct proc *p, const struct ev_sta
 		s->st.dropped++;
 		return;
 	}
-	at = lower_bound(sp, t.from);
-	memmove(&sp->t[at + 1], &sp->t[at], (sp->n - at) * sizeof(*sp->t));
-	sp->t[at] = t;
-	sp->n++;
+	insert_touch(sp, lower_bound(sp, t.from), &t);
+}
+
+void stacks_on_event(struct stacks *s, const struct proc *p, const struct ev_stack *ev)
+{
+	s->st.samples++;
+	if (!p || (!p->exited && (!p->ready || !model_find(p, ev->addr >> PAGE_SHIFT_4K)))) {
+		s->st.dropped += early_stacks_put(s->early, ev);
+		return;
+	}
+	on_sample(s, p, ev);
+}
+
+struct replay_ctx {
+	struct stacks *s;
+	const struct proc *p;
+};
+
+static void replay(void *arg, const struct ev_stack *ev)
+{
+	struct replay_ctx *c = arg;
+
+	on_sample(c->s, c->p, ev);
+}
+
+void stacks_on_layout(struct stacks *s, const struct proc *p)
+{
+	struct replay_ctx c = { .s = s, .p = p };
+
+	if (s)
+		early_stacks_take(s->early, p->pid, replay, &c);
 }
 
 const struct stack_touch *stacks_touch_at(struct stacks *s, pid_t pid, uint64_t page)
 {
 	struct stacks_proc *sp = find_proc(s, pid, false);
+	const struct stack_touch *t = sp ? touch_holding(sp, page) : NULL;
 
-	return sp ? touch_holding(sp, page) : NULL;
+	return t && t->stack != NO_STACK ? t : NULL;
 }
 
 static int by_pages_desc(const void *a, const void *b)
@@ -334,7 +578,7 @@ int stacks_shares(struct stacks *s, const struct proc *p, uint64_t start, uint64
 
 		if (from >= end)
 			break;
-		if (to <= start)
+		if (to <= start || t->stack == NO_STACK)
 			continue;
 		pages = model_count(p, PS_RESIDENT, from > start ? from : start, to < end ? to : end);
 		if (!pages)

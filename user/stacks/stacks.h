@@ -58,16 +58,29 @@ struct stacks_stats {
 	uint64_t dropped;		/* table full, out of memory, or no such process */
 	uint64_t interval_ms;		/* one stack per chunk this often */
 	uint64_t sample_period;		/* >0: statistical, one page fault in this many */
+	bool exact;			/* exact mode: every first touch, each page its own */
+	uint64_t first_touches;		/* exact: first touches the userfaultfd reported */
+	uint64_t joined;		/* exact: of which with their fault's stack */
 };
 
 struct stacks;
 
 /* sample_period: 0 when every fault is seen by the hook (trace, chunk), else the perf
- * event's period (sample mode). */
-int stacks_new(uint64_t interval_ms, uint64_t sample_period, struct stacks **out);
+ * event's period (sample mode).  exact: exact mode, where the userfaultfd reports every
+ * first touch (stacks_on_first_touch) and the hook a stack for every fault (joined by
+ * thread and page, user/stacks/fault_stacks.h); a touch then stands for its page alone. */
+int stacks_new(uint64_t interval_ms, uint64_t sample_period, bool exact, struct stacks **out);
 void stacks_free(struct stacks *s);
-/* A stack record of process p (NULL: not modelled, the record is dropped). */
+/* A stack record of process p.  NULL, not ready, or no mapping of p's model holds the
+ * address (mapped since the layout was read: sample and chunk modes re-read it at ticks):
+ * the record waits for stacks_on_layout.  Exited: dropped. */
 void stacks_on_event(struct stacks *s, const struct proc *p, const struct ev_stack *ev);
+/* p's layout was just read (reload or re-read): its records that waited for it are applied
+ * now, in order; those still outside every mapping are dropped. */
+void stacks_on_layout(struct stacks *s, const struct proc *p);
+/* Exact mode: tid's first touch of addr in p, read at ts_ns (after its fault). */
+void stacks_on_first_touch(struct stacks *s, const struct proc *p, uint32_t tid,
+			   uint64_t addr, uint64_t ts_ns);
 /* p's address space was replaced (exec) or its model freed. */
 void stacks_forget(struct stacks *s, pid_t pid);
 
@@ -93,7 +106,7 @@ int stacks_new_replay(struct stacks **out);
 int stacks_append(struct stacks *s, const struct stack *st);
 int stacks_set_touches(struct stacks *s, pid_t pid, const struct stack_touch *t, size_t n);
 void stacks_clear_touches(struct stacks *s);
-#define STACKS_MAX 65536		/* distinct stacks kept; later new ones are dropped */
+#define STACKS_MAX (1u << 20)	/* distinct stacks kept; later new ones are dropped */
 
 /* "foo+0x1c SEP bar SEP main" (innermost first) into buf; returns buf. */
 char *stacks_format(const struct stack *st, const char *sep, char *buf, size_t len);

@@ -44,3 +44,25 @@ bool unwind_frame_set_up(const struct proc *p, uint64_t func_start, uint64_t pc)
 	/* At or inside the prologue %rbp is still the caller's frame. */
 	return pc >= func_start + at + sizeof(prologue);
 }
+
+bool unwind_plt_dest(const struct proc *p, uint64_t stub, uint64_t *dest)
+{
+	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	unsigned char b[11];
+	size_t at = 0;
+	int32_t disp;
+	uint64_t got;
+
+	*dest = 0;
+	if (p->exited || !target_code_read(p, stub, b, sizeof(b)))
+		return false;
+	if (!memcmp(b, endbr64, sizeof(endbr64)))
+		at = sizeof(endbr64);
+	if (b[at] == 0xf2)	/* bnd: .plt.sec entries built for MPX/IBT */
+		at++;
+	if (b[at] != 0xff || b[at + 1] != 0x25)
+		return false;
+	memcpy(&disp, &b[at + 2], sizeof(disp));
+	got = stub + at + 6 + (int64_t)disp;	/* rip-relative: from the next instruction */
+	return target_code_read(p, got, dest, sizeof(*dest)) && *dest;
+}

@@ -21,4 +21,9 @@ bool unwind_call_precedes(const struct proc *p, uint64_t ra, uint64_t *target);
  * return address on the chain is its caller's. */
 bool unwind_frame_set_up(const struct proc *p, uint64_t func_start, uint64_t pc);
 
+/* If stub is a PLT entry ([endbr64] [bnd] jmp *GOT(%rip)), *dest is where its GOT slot
+ * points now (in the live process: a slot read back from the file is not relocated, and
+ * names nothing). */
+bool unwind_plt_dest(const struct proc *p, uint64_t stub, uint64_t *dest);
+
 #endif
