@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine_int.h"
+#include "stacks/stacks.h"
 #include "log.h"
 
 #define SCAN_CHUNK	16384ULL	/* pages per pagemap pass: at most 8192 runs buffered */
