@@ -33,6 +33,9 @@ struct engine_source {
 	bool (*passes)(void *ctx, pid_t pid, const char *comm);
 	/* pid exited, was replaced (exec) or dropped: forget what other tables keep (stacks). */
 	void (*forget)(void *ctx, pid_t pid);
+	/* p's layout was (re)read: what other tables held back for it may be placed (stacks
+	 * taken before the layout was known); may be NULL. */
+	void (*layout_known)(void *ctx, struct proc *p);
 	int (*read_tgid)(void *ctx, pid_t tid, pid_t *tgid);
 	int (*pidfd_target)(void *ctx, pid_t pid, int fd, pid_t *target);
 	int (*live_thread)(void *ctx, pid_t pid, pid_t *tid);

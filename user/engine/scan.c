@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine_int.h"
-#include "stacks/stacks.h"
 #include "log.h"
 
 #define SCAN_CHUNK	16384ULL	/* pages per pagemap pass: at most 8192 runs buffered */
@@ -342,6 +341,13 @@ static int read_layout(struct engine *e, pid_t pid, maps_cb cb, void *arg)
 }
 
 /* Models a process from scratch: layout from /proc/PID/maps, pages from pagemap. */
+/* Tell the source that p's layout is known (what it held back for it may be placed). */
+static void layout_known(struct engine *e, struct proc *p)
+{
+	if (e->src->layout_known)
+		e->src->layout_known(e->src_ctx, p);
+}
+
 static int reload_proc(struct engine *e, struct proc *p)
 {
 	struct layout_ctx c = { .e = e, .p = p, .reload = true };
@@ -372,7 +378,7 @@ static int reload_proc(struct engine *e, struct proc *p)
 	if (r < 0)
 		return r;
 	p->ready = true;
-	stacks_on_layout(e->stacks, p);	/* stacks taken before the layout was known */
+	layout_known(e, p);
 	HOOK(e, reloaded, p);
 	return 0;
 }
@@ -464,8 +470,8 @@ void flush_pending(struct engine *e)
 		} else {
 			if (what & PEND_MAPS)
 				err = relayout(e, p);
-			if ((what & PEND_MAPS) && !err)	/* stacks in mappings new to it */
-				stacks_on_layout(e->stacks, p);
+			if ((what & PEND_MAPS) && !err)	/* mappings new to it */
+				layout_known(e, p);
 			if (!err && (what & (PEND_RECONCILE | PEND_VERIFY))) {
 				e->st.reconciles++;
 				ps(p)->nscan = 0;

@@ -48,6 +48,13 @@ static void k_forget(void *ctx, pid_t pid)
 	stacks_forget(e->stacks, pid);
 }
 
+static void k_layout_known(void *ctx, struct proc *p)
+{
+	struct engine *e = ctx;
+
+	stacks_on_layout(e->stacks, p);
+}
+
 static int k_read_tgid(void *ctx, pid_t tid, pid_t *tgid)
 {
 	return procfs_read_tgid(tid, tgid);
@@ -134,6 +141,7 @@ const struct engine_source engine_kernel_source = {
 	.del_target = k_del_target,
 	.passes = k_passes,
 	.forget = k_forget,
+	.layout_known = k_layout_known,
 	.read_tgid = k_read_tgid,
 	.pidfd_target = k_pidfd_target,
 	.live_thread = k_live_thread,
