@@ -367,7 +367,7 @@ def test_stacks_bad_input():
     fast = "--stacks in exact mode needs --exact=ordered"
     for args, want in ((["--exact", "-p", "1", "--stacks"], fast),
                        (["--exact=fast", "-p", "1", "--stacks"], fast),
-                       (["run", "--folded", "--", "true"], fast),
+                       (["run", "--folded", "--", "true"], "--folded does not apply to exact mode"),
                        (["--stacks", "--stack-period", "0"], "invalid --stack-period '0'"),
                        (["--stacks", "--stack-interval", "x"], "invalid --stack-interval 'x'")):
         p = subprocess.run([harness.MEVITOP, *args], capture_output=True, text=True,

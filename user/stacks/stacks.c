@@ -612,19 +612,78 @@ static const char *folded_name(const struct sym_frame *f)
 	return f->func ? f->func : f->name;
 }
 
+/* One folded line's weight: stack st accounts for pages. */
+struct folded_sum {
+	const struct stack *st;
+	uint64_t pages;
+};
+
+/* Two stacks print the same folded line (other offsets in the same functions, say). */
+static bool same_folded(const struct stack *a, const struct stack *b)
+{
+	if (a == b)
+		return true;
+	if (a->nframes != b->nframes)
+		return false;
+	for (int k = 0; k < a->nframes; k++)
+		if (strcmp(folded_name(&a->frames[k]), folded_name(&b->frames[k])))
+			return false;
+	return true;
+}
+
+/*
+ * Process p's stacks, weighted the way JSON's first_touch is: mapping by mapping (a chunk's
+ * touch counts only in the mapping it was in), summed per stack in order of first
+ * appearance.
+ */
+static int folded_sums(struct stacks *s, const struct proc *p, struct folded_sum **out,
+		       size_t *nout)
+{
+	struct folded_sum *v = NULL;
+	size_t n = 0, cap = 0, i, j;
+	const struct mapping *m;
+
+	for (m = model_first(p); m; m = model_next(m)) {
+		struct stack_share *sh;
+		size_t nsh;
+
+		if (stacks_shares(s, p, mapping_start(m), mapping_end(m), &sh, &nsh))
+			goto oom;
+		for (i = 0; i < nsh; i++) {
+			for (j = 0; j < n && !same_folded(v[j].st, sh[i].stack); j++)
+				;
+			if (j == n) {
+				if (array_reserve(v, n, cap, 16)) {
+					free(sh);
+					goto oom;
+				}
+				v[n++] = (struct folded_sum){ .st = sh[i].stack };
+			}
+			v[j].pages += sh[i].pages;
+		}
+		free(sh);
+	}
+	*out = v;
+	*nout = n;
+	return 0;
+oom:
+	free(v);
+	return -ENOMEM;
+}
+
 int stacks_write_folded(struct stacks *s, struct proc *const *procs, size_t n, FILE *out)
 {
 	size_t i, j;
 	int k;
 
 	for (i = 0; i < n; i++) {
-		struct stack_share *v;
+		struct folded_sum *v;
 		size_t nv;
 
-		if (stacks_shares(s, procs[i], 0, UINT64_MAX / 2, &v, &nv))
+		if (folded_sums(s, procs[i], &v, &nv))
 			return -ENOMEM;
 		for (j = 0; j < nv; j++) {
-			const struct stack *st = v[j].stack;
+			const struct stack *st = v[j].st;
 
 			fprintf(out, "%s", procs[i]->comm);
 			for (k = st->nframes - 1; k >= 0; k--) {
