@@ -35,6 +35,7 @@ enum {
 	OPT_STACK_INTERVAL,
 	OPT_STACK_PERIOD,
 	OPT_FOLDED,
+	OPT_KEYS,
 };
 
 static const struct option longopts[] = {
@@ -68,6 +69,7 @@ static const struct option longopts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	{ "keys", no_argument, NULL, OPT_KEYS },
 	/* For tests and debugging; documented in the README's testing section. */
 	{ "disable", required_argument, NULL, OPT_DISABLE },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
@@ -183,6 +185,8 @@ void cli_usage(FILE *out)
 "                           suffixes; FILE and FILE.1 hold half each)\n"
 "  -v, --verbose            more messages on stderr (-vv: libbpf debug)\n"
 "  -h, --help               this help\n"
+"      --keys               the interactive view's keys, one per line (view, keys,\n"
+"                           what they do; the help screen shows the same), exit\n"
 "  -V, --version            version\n"
 "\n"
 "Testing switches: --disable FEATURE[,...] forces a fallback (%s;\n"
@@ -377,6 +381,9 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		case 'V':
 			c->version = true;
 			break;
+		case OPT_KEYS:
+			c->keys = true;
+			break;
 		case OPT_DISABLE:
 			if (features_parse_disable(optarg, &c->disable))
 				return 2;
@@ -494,7 +501,8 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	if (c->record && c->json)
 		return usage_error("record writes FILE, not JSON: replay it with "
 				   "mevitop replay FILE --json");
-	if (c->exact && !c->run && !c->npids && !c->help && !c->version && !c->probe)
+	if (c->exact && !c->run && !c->npids && !c->help && !c->version && !c->probe &&
+	    !c->keys)
 		return usage_error("--exact needs processes: --exact -p PID, or mevitop run -- CMD");
 	if (c->exact && (c->mode_set || filter_active(&c->filter)))
 		return usage_error("--mode and the filters (-u, --comm, --cgroup) do not apply to "

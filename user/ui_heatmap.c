@@ -937,12 +937,6 @@ static void draw_pane(struct ui *ui, int row)
 
 void heatmap_draw(struct ui *ui)
 {
-	static const struct key_hint hints[] = {
-		{ "F1", "Help" }, { "+-", "Zoom" }, { "t", "Heat" }, { "f", "Kinds" }, { "l", "Labels" },
-		{ "p", "Pack" }, { "/", "Search" },
-		{ "[]", "Mapping" }, { "g", "Go to" }, { "w", "Who" }, { "Tab", "Next pid" },
-		{ "Esc", "List" }, { "Space", "Pause" }, { "q", "Quit" },
-	};
 	struct heatmap *m = ui->map;
 	int k, base = UI_HEADER_ROWS;
 	char gap[32];
@@ -985,7 +979,7 @@ void heatmap_draw(struct ui *ui)
 			    m->found ? "scanning..." : "waiting for the process...");
 	}
 	draw_status_line(ui, ui->rows - 2);
-	draw_footer(ui, hints, sizeof(hints) / sizeof(hints[0]));
+	draw_footer(ui, &heatmap_keymap);
 }
 
 /* --- keys --- */
@@ -1096,88 +1090,100 @@ static void goto_address(struct ui *ui, const char *text)
 	}
 }
 
-bool heatmap_key(struct ui *ui, int key)
+/* The keys (ui/keys.h). */
+
+static bool hm_back(struct ui *ui, int key)
+{
+	(void)key;
+	ui->view = VIEW_LIST;
+	return true;
+}
+
+static bool hm_next_pid(struct ui *ui, int key)
+{
+	pid_t next = proclist_next(ui, ui->map->pid, key == '\t' ? 1 : -1);
+
+	if (next)
+		heatmap_show(ui, next);
+	return true;
+}
+
+static bool hm_zoom(struct ui *ui, int key)
+{
+	if (key == '=' || key == '0')
+		ui->map->zoom_auto = true;
+	else
+		zoom_by(ui->map, key == '+' ? 1 : -1);
+	return true;
+}
+
+static bool hm_heat(struct ui *ui, int key)
+{
+	(void)key;
+	ui->map->heat = !ui->map->heat;
+	return true;
+}
+
+static bool hm_kinds(struct ui *ui, int key)
+{
+	struct heatmap *m = ui->map;
+
+	m->filter = (m->filter + (key == 'f' ? 1 : HF_COUNT - 1)) % HF_COUNT;
+	return true;
+}
+
+static bool hm_labels(struct ui *ui, int key)
+{
+	struct heatmap *m = ui->map;
+
+	(void)key;
+	m->style = m->style == HL_LABELS ? HL_COMPACT : HL_LABELS;
+	return true;
+}
+
+static bool hm_pack(struct ui *ui, int key)
+{
+	struct heatmap *m = ui->map;
+
+	(void)key;
+	m->style = m->style == HL_PACKED ? HL_LABELS : HL_PACKED;
+	return true;
+}
+
+static bool hm_pane(struct ui *ui, int key)
+{
+	(void)key;
+	ui->map->pane = !ui->map->pane;
+	return true;
+}
+
+static bool hm_biggest(struct ui *ui, int key)
+{
+	(void)key;
+	ui->map->jump = HJ_BIGGEST;
+	return true;
+}
+
+static bool hm_prompt(struct ui *ui, int key)
+{
+	ui->prompt.kind = key == '/' ? PROMPT_SEARCH : PROMPT_GOTO;
+	ui->prompt.len = 0;
+	ui->prompt.text[0] = 0;
+	return true;
+}
+
+/* Cursor movement: every key needs a frame with a cursor mapping. */
+static bool hm_move(struct ui *ui, int key)
 {
 	struct heatmap *m = ui->map;
 	const struct hm_layout *l = &m->lay;
-	uint64_t col = 0;
-	bool have = m->have_frame && m->cur_map != SIZE_MAX && m->cur_map < l->n;
-	const struct hm_map *h = have ? &l->maps[m->cur_map] : NULL;
-	pid_t next;
+	const struct hm_map *h;
+	uint64_t col;
 
-	if (ui->prompt.kind == PROMPT_GOTO || ui->prompt.kind == PROMPT_SEARCH) {
-		int r = prompt_key(&ui->prompt, key);
-
-		if (r > 0 && ui->prompt.kind == PROMPT_GOTO) {
-			goto_address(ui, ui->prompt.text);
-		} else if (r > 0 && ui->prompt.len) {
-			m->jump = HJ_SEARCH;
-			snprintf(m->jump_text, sizeof(m->jump_text), "%s", ui->prompt.text);
-		}
-		if (r)
-			ui->prompt.kind = PROMPT_NONE;
-		return true;
-	}
-	if (h)
-		col = m->cur_cell % l->per_line;
-	switch (key) {
-	case 27:		/* Esc */
-	case KEY_BACKSPACE:
-	case 127:
-	case 8:
-		ui->view = VIEW_LIST;
-		return true;
-	case '\t':
-	case KEY_BTAB:
-		next = proclist_next(ui, m->pid, key == '\t' ? 1 : -1);
-		if (next)
-			heatmap_show(ui, next);
-		return true;
-	case '+':
-		zoom_by(m, 1);
-		return true;
-	case '-':
-	case '_':
-		zoom_by(m, -1);
-		return true;
-	case '=':
-	case '0':
-		m->zoom_auto = true;
-		return true;
-	case 't':
-		m->heat = !m->heat;
-		return true;
-	case 'f':
-		m->filter = (m->filter + 1) % HF_COUNT;
-		return true;
-	case 'l':
-		m->style = m->style == HL_LABELS ? HL_COMPACT : HL_LABELS;
-		return true;
-	case 'p':
-		m->style = m->style == HL_PACKED ? HL_LABELS : HL_PACKED;
-		return true;
-	case 'F':
-		m->filter = (m->filter + HF_COUNT - 1) % HF_COUNT;
-		return true;
-	case 'w':
-		m->pane = !m->pane;
-		return true;
-	case 'B':
-		m->jump = HJ_BIGGEST;
-		return true;
-	case '/':
-		ui->prompt.kind = PROMPT_SEARCH;
-		ui->prompt.len = 0;
-		ui->prompt.text[0] = 0;
-		return true;
-	case 'g':
-		ui->prompt.kind = PROMPT_GOTO;
-		ui->prompt.len = 0;
-		ui->prompt.text[0] = 0;
-		return true;
-	}
-	if (!h)
+	if (!m->have_frame || m->cur_map == SIZE_MAX || m->cur_map >= l->n)
 		return false;
+	h = &l->maps[m->cur_map];
+	col = m->cur_cell % l->per_line;
 	if (l->style == HL_PACKED && (key == KEY_UP || key == KEY_DOWN)) {
 		move_lines(m, key == KEY_UP ? -1 : 1);
 		return true;
@@ -1244,4 +1250,49 @@ bool heatmap_key(struct ui *ui, int key)
 	}
 	}
 	return false;
+}
+
+static const struct ui_key heatmap_keys[] = {
+	{ { KEY_UP, KEY_DOWN, KEY_LEFT, KEY_RIGHT }, "arrows", "move by one cell", NULL, NULL,
+	  hm_move },
+	{ { KEY_PPAGE, KEY_NPAGE }, "PgUp PgDn", "a screen up / down", NULL, NULL, hm_move },
+	{ { KEY_HOME, KEY_END }, "Home End", "first / last cell", NULL, NULL, hm_move },
+	{ { '[', ']', 'n', 'N' }, "[ ] n N", "previous / next mapping", "[]", "Mapping", hm_move },
+	{ { '+', '-', '_' }, "+ -", "zoom in / out", "+-", "Zoom", hm_zoom },
+	{ { '=', '0' }, "= 0", "zoom to fit (auto)", NULL, NULL, hm_zoom },
+	{ { 't' }, "t", "heat layer (faults)", "t", "Heat", hm_heat },
+	{ { 'f', 'F' }, "f F", "cycle the kinds shown", "f", "Kinds", hm_kinds },
+	{ { 'l' }, "l", "label lines / compact", "l", "Labels", hm_labels },
+	{ { 'p' }, "p", "packed: side by side", "p", "Pack", hm_pack },
+	{ { '/' }, "/", "search name/address", "/", "Search", hm_prompt },
+	{ { 'B' }, "B", "most resident mapping", NULL, NULL, hm_biggest },
+	{ { 'g' }, "g", "go to an address", "g", "Go to", hm_prompt },
+	{ { 'w' }, "w", "who first touched (--stacks)", "w", "Who", hm_pane },
+	{ { '\t', KEY_BTAB }, "Tab Shift-Tab", "next / previous process", "Tab", "Next pid",
+	  hm_next_pid },
+	{ { 27, KEY_BACKSPACE, 127, 8 }, "Esc Backspace", "back to the list", "Esc", "List",
+	  hm_back },
+	{ { KEY_MOUSE }, "wheel", "scroll", NULL, NULL, hm_move },
+};
+
+const struct ui_keymap heatmap_keymap = UI_KEYMAP("Heatmap", heatmap_keys);
+
+bool heatmap_key(struct ui *ui, int key)
+{
+	struct heatmap *m = ui->map;
+
+	if (ui->prompt.kind == PROMPT_GOTO || ui->prompt.kind == PROMPT_SEARCH) {
+		int r = prompt_key(&ui->prompt, key);
+
+		if (r > 0 && ui->prompt.kind == PROMPT_GOTO) {
+			goto_address(ui, ui->prompt.text);
+		} else if (r > 0 && ui->prompt.len) {
+			m->jump = HJ_SEARCH;
+			snprintf(m->jump_text, sizeof(m->jump_text), "%s", ui->prompt.text);
+		}
+		if (r)
+			ui->prompt.kind = PROMPT_NONE;
+		return true;
+	}
+	return keymap_dispatch(&heatmap_keymap, ui, key);
 }

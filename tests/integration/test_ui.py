@@ -245,6 +245,42 @@ def test_heatmap_cells_labels_zoom_live(screen, layout):
     assert_clean_exit(scr)
 
 
+def help_shows(s, rows, view):
+    """Every binding of one view's table on the help screen: a two-column block (keys in
+    a 16-column field, then what they do) or, for Anywhere and Replay, one line."""
+    missing = []
+    for v, keys, what in rows:
+        if v != view:
+            continue
+        shown = (f"{keys} {what}" if view in ("Anywhere", "Replay") else
+                 f"{keys:<16}{what}")
+        if shown not in s:
+            missing.append(shown)
+    return missing
+
+
+def test_help_and_footer_come_from_the_key_table(screen, layout):
+    from test_docs import key_table
+    rows = key_table()
+    wl = layout()
+    wl.do(f"map a {A:x} 64")
+    scr = screen()
+    scr.start(["-p", str(wl.pid), "-i", "100"])
+    s = scr.wait_for(label(A, 64))
+    # The footer: help first, the view's hints, then pause and quit.
+    assert s.rstrip("\n").split("\n")[-1].startswith("F1Help []Mapping +-Zoom tHeat"), s
+    assert s.rstrip("\n").split("\n")[-1].rstrip().endswith("SpacePause qQuit"), s
+    scr.keys("h")
+    s = scr.wait_for("Legend (")
+    for view in ("Anywhere", "Process list", "Heatmap"):
+        assert not help_shows(s, rows, view), (view, help_shows(s, rows, view), s)
+    assert "Replay" not in s        # only in replay (test_replay_ui.py)
+    scr.keys("x")
+    scr.wait(lambda s: "Legend (" not in s, "the help screen to close")
+    scr.keys("q")
+    assert_clean_exit(scr)
+
+
 def sgr_cells(line, n):
     """(fg, bg) 256-colour indexes of the first n characters of a captured line."""
     fg = bg = None
