@@ -93,6 +93,10 @@ struct heatmap {
 	bool heat;			/* heat layer */
 	enum hm_style style;		/* label lines, compact or packed */
 	enum hm_filter filter;
+	enum hm_order order;		/* 'o' */
+	/* 'c': objects folded onto one line, by their first page (oldest dropped when full). */
+	uint64_t collapsed[64];
+	size_t ncollapsed;
 	bool cur_set;
 	uint64_t cur_page;		/* a page of the cursor cell */
 	int cur_row;			/* the cursor's row in the map area */
@@ -153,6 +157,7 @@ void heatmap_free(struct heatmap *m)
 		return;
 	unfreeze(m);
 	free(m->lay.maps);
+	free(m->lay.spare);
 	free(m->vl);
 	free(m->paint);
 	free(m->labels);
@@ -380,8 +385,8 @@ static void fill_readout(struct heatmap *m, const struct hm_paint *pc)
 	ro->map_end = h->end;
 	ro->perms = h->m->perms;
 	ro->map_res = model_count(p, PS_RESIDENT, h->start, h->end);
-	ro->start = h->start + m->cur_cell * m->lay.zoom;
-	ro->end = ro->start + m->lay.zoom < h->end ? ro->start + m->lay.zoom : h->end;
+	ro->start = h->start + m->cur_cell * h->zoom;
+	ro->end = ro->start + h->zoom < h->end ? ro->start + h->zoom : h->end;
 	ro->res = model_count(p, PS_RESIDENT, ro->start, ro->end);
 	ro->swp = model_count(p, PS_SWAPPED, ro->start, ro->end);
 	ro->untr = model_count(p, PS_UNTRACKED, ro->start, ro->end);
@@ -564,6 +569,9 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	m->vis_h = ui->rows - UI_HEADER_ROWS - 3 - (m->style == HL_PACKED);
 	if (m->vis_h < 1 || layout_collect(l, p, m->filter))
 		return;
+	layout_order(l, p, m->order, now);	/* on failure: address order */
+	l->collapsed = m->collapsed;
+	l->ncollapsed = m->ncollapsed;
 	m->gutter = l->addr_digits + 1;
 	width = (ui->cols - m->gutter - 1) / 16 * 16;
 	if (width < 16)
@@ -720,7 +728,8 @@ static void draw_header(struct ui *ui)
 	} else {
 		col = draw_field(ui, row, col, "layer", m->heat ? "heat" : "residency", ST_VALUE);
 	}
-	draw_field(ui, row, col, "kinds", hm_filter_name(m->filter), ST_VALUE);
+	col = draw_field(ui, row, col, "kinds", hm_filter_name(m->filter), ST_VALUE);
+	draw_field(ui, row, col, "order", hm_order_name(m->lay.order), ST_VALUE);
 }
 
 static void draw_label(struct ui *ui, int row, const struct hm_label *lb, bool current)
@@ -778,7 +787,7 @@ static void draw_cells(struct ui *ui, int row, int k, const struct hm_vline *v)
 	const struct hm_layout *l = &m->lay;
 	const struct hm_map *h = &l->maps[v->map];
 	int cpc = l->cpc, c, cursor_col = -1, cursor_half = 0;
-	uint64_t addr = (h->start + v->row * l->per_line * l->zoom) << PAGE_SHIFT_4K;
+	uint64_t addr = (h->start + v->row * l->per_line * h->zoom) << PAGE_SHIFT_4K;
 	const uint8_t *cells = m->paint + (size_t)k * l->per_line;
 
 	if (v->label >= 0 && m->labels[v->label].kind != MK_ANON) {
@@ -995,7 +1004,7 @@ static void move_to(struct heatmap *m, size_t i, uint64_t cell)
 	if (cell >= h->ncells)
 		cell = h->ncells ? h->ncells - 1 : 0;
 	d = (int64_t)layout_cell_line(l, h, cell, NULL) - (int64_t)m->cur_line;
-	m->cur_page = h->start + cell * l->zoom;
+	m->cur_page = h->start + cell * h->zoom;
 	if (d > m->vis_h || d < -m->vis_h)
 		m->cur_row += d > 0 ? m->vis_h : -m->vis_h;
 	else
@@ -1157,6 +1166,38 @@ static bool hm_pane(struct ui *ui, int key)
 	return true;
 }
 
+static bool hm_order_next(struct ui *ui, int key)
+{
+	(void)key;
+	ui->map->order = (ui->map->order + 1) % HO_COUNT;
+	return true;
+}
+
+/* Folds the cursor's object onto one line, or unfolds it. */
+static bool hm_collapse(struct ui *ui, int key)
+{
+	struct heatmap *m = ui->map;
+	uint64_t start;
+	size_t i;
+
+	(void)key;
+	if (!m->have_frame || m->cur_map >= m->lay.n)
+		return false;
+	start = m->lay.maps[layout_object(&m->lay, m->cur_map)].start;
+	for (i = 0; i < m->ncollapsed; i++) {
+		if (m->collapsed[i] == start) {
+			m->collapsed[i] = m->collapsed[--m->ncollapsed];
+			return true;
+		}
+	}
+	if (m->ncollapsed == sizeof(m->collapsed) / sizeof(m->collapsed[0]))
+		memmove(m->collapsed, m->collapsed + 1, --m->ncollapsed * sizeof(m->collapsed[0]));
+	m->collapsed[m->ncollapsed++] = start;
+	/* The cursor stays on the object's first page: its cells just changed size. */
+	m->cur_page = start;
+	return true;
+}
+
 static bool hm_biggest(struct ui *ui, int key)
 {
 	(void)key;
@@ -1266,6 +1307,8 @@ static const struct ui_key heatmap_keys[] = {
 	{ { 'p' }, "p", "packed: side by side", "p", "Pack", hm_pack },
 	{ { '/' }, "/", "search name/address", "/", "Search", hm_prompt },
 	{ { 'B' }, "B", "most resident mapping", NULL, NULL, hm_biggest },
+	{ { 'o' }, "o", "order: address, resident, heat", "o", "Order", hm_order_next },
+	{ { 'c' }, "c", "collapse / expand the object", NULL, NULL, hm_collapse },
 	{ { 'g' }, "g", "go to an address", "g", "Go to", hm_prompt },
 	{ { 'w' }, "w", "who first touched (--stacks)", "w", "Who", hm_pane },
 	{ { '\t', KEY_BTAB }, "Tab Shift-Tab", "next / previous process", "Tab", "Next pid",

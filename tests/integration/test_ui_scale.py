@@ -240,3 +240,104 @@ def test_overview_marks_the_shown_part(screen):
         assert_clean_exit(scr)
     finally:
         wl.close()
+
+
+M_BLOCK = re.compile(rf"(?:^| |{SEP})(m\d{{3}}) ([{FULL}{NONE}]+)(?= |{SEP}|$)")
+
+
+def m_sequence(text):
+    """The small mappings' blocks in reading order, [(index, cells)], from the map lines
+    (12 hex digits of gutter), whatever else shares the lines."""
+    seq = []
+    for line in text.split("\n")[4:-4]:
+        if re.match(r"[0-9a-f]{12} ", line):
+            seq += [(int(n[1:]), c) for n, c in M_BLOCK.findall(line[13:].rstrip())]
+    return seq
+
+
+def resident_of(truth, i):
+    first, n = small(i)
+    return sum(truth.get(first + j) == "resident" for j in range(n))
+
+
+def test_order_by_resident_and_heat(screen):
+    """o cycles address, resident, heat: objects biggest first, ties in address order."""
+    wl, scr = start_packed(screen)
+    try:
+        scr.wait(lambda s: len(packed_blocks(s)) >= 200 and "order address" in s, "packed")
+        truth = pagemap_truth(wl.pid)
+        want = sorted(range(N), key=lambda i: (-resident_of(truth, i), i))
+
+        def in_order(s):
+            seq = m_sequence(s)
+            return ("order resident" in s and len(seq) >= 200 and
+                    [i for i, _ in seq] == want[:len(seq)])
+        scr.keys("o")
+        # A capture can catch a redraw half written: wait for one whole frame in order.
+        s = scr.wait(in_order, "the resident order")
+        assert all(c == expected_cells(truth, i) for i, c in m_sequence(s))
+        # The three big ones (1024 resident pages each, more than any other object) first.
+        scr.keys("Home")
+        big0 = 0x310000000000
+        scr.wait_for(f"page 0 of /memfd:big0 (deleted) ({big0:012x}-")
+        for k in (1, 2):
+            scr.keys("]")
+            scr.wait_for(f"page 0 of /memfd:big{k} (deleted) ({big0 + k * 0x1000000:012x}-")
+        # Heat: m498 and m499 share a 16-page heat block; a write to m499 makes them the
+        # hottest small mappings once the initial scan's heat has decayed below it.
+        # The big ones were just populated, the hottest by far: collapsed, they leave the
+        # screen to the rest.
+        scr.keys("o")
+        scr.wait_for("order heat")
+        for k in range(3):
+            scr.keys("/")
+            scr.type(f"big{k}")
+            scr.keys("Enter")
+            scr.wait_for(f"page 0 of /memfd:big{k} (deleted)")
+            scr.keys("c")
+            scr.wait_for(f"cursor {big0 + k * 0x1000000:#x} +")
+        scr.keys("Home")
+        wl.do("touch 499 0")
+        scr.wait(lambda s: [i for i, _ in m_sequence(s)][:2] == [498, 499], "m498, m499 first")
+        scr.keys("o")
+        s = scr.wait(lambda s: "order address" in s and len(packed_blocks(s)) >= 200,
+                     "back to address order")
+        assert sorted(packed_blocks(s)) == list(range(len(packed_blocks(s))))
+        scr.keys("q")
+        assert_clean_exit(scr)
+    finally:
+        wl.close()
+
+
+def test_collapse_and_expand(screen):
+    """c folds the cursor's object onto one line of cells (coarser cells), c unfolds it."""
+    wl, scr = start_packed(screen)
+    try:
+        scr.wait(lambda s: len(packed_blocks(s)) >= 200, "packed")
+        big0 = 0x310000000000
+        scr.keys("/")
+        scr.type("big0")
+        scr.keys("Enter")
+        s = scr.wait_for(f"cursor {big0:#x}: resident")      # one page per cell
+        def big0_lines(s):
+            """Lines of big0's cells: its name in the gutter, or an address in it."""
+            return [ln for ln in s.split("\n")[4:-4] if ln.startswith("big0 ") or
+                    (re.match(r"[0-9a-f]{12} ", ln) and
+                     big0 <= int(ln[:12], 16) < big0 + 2048 * PAGE)]
+        assert len(big0_lines(s)) > 2, "big0 takes several lines at one page per cell"
+        scr.keys("c")
+        s = scr.wait(lambda s: re.search(rf"cursor {big0:#x} \+\d+ pages", s), "collapsed")
+        z = int(re.search(rf"cursor {big0:#x} \+(\d+) pages: (\d+) resident", s).group(1))
+        assert re.search(rf"cursor {big0:#x} \+{z} pages: {z} resident", s), s
+        # One line: its label and 2048 / z cells, the first half resident.
+        line = next(ln for ln in s.split("\n") if "big0 " in ln)
+        assert line[13:].rstrip() == "big0 " + FULL * (1024 // z) + NONE * (1024 // z), line
+        assert (14 + 5 + 2048 // z) <= 160 < 14 + 5 + 2048 // (z // 2), z
+        assert big0_lines(s) == [line], big0_lines(s)
+        scr.keys("c")
+        s = scr.wait_for(f"cursor {big0:#x}: resident")
+        assert len(big0_lines(s)) > 2
+        scr.keys("q")
+        assert_clean_exit(scr)
+    finally:
+        wl.close()
