@@ -158,6 +158,8 @@ void heatmap_free(struct heatmap *m)
 	unfreeze(m);
 	free(m->lay.maps);
 	free(m->lay.spare);
+	free(m->lay.ranges);
+	free(m->lay.counts);
 	free(m->vl);
 	free(m->paint);
 	free(m->labels);
@@ -469,16 +471,15 @@ static size_t search_name(const struct heatmap *m, const char *text)
 	return SIZE_MAX;
 }
 
-/* The mapping with the most resident pages (the first of equals). */
-static size_t biggest_resident(const struct hm_layout *l, const struct proc *p)
+/* The mapping with the most resident pages (the first of equals in the layout's order). */
+static size_t biggest_resident(const struct hm_layout *l)
 {
-	uint64_t best = 0, r;
+	uint64_t best = 0;
 	size_t i, at = 0;
 
 	for (i = 0; i < l->n; i++) {
-		r = model_count(p, PS_RESIDENT, l->maps[i].start, l->maps[i].end);
-		if (r > best) {
-			best = r;
+		if (l->maps[i].res > best) {
+			best = l->maps[i].res;
 			at = i;
 		}
 	}
@@ -494,7 +495,7 @@ static void resolve_jump(struct ui *ui, const struct proc *p)
 	if (m->jump == HJ_NONE || !m->lay.n)
 		return;
 	if (m->jump == HJ_BIGGEST) {
-		i = biggest_resident(&m->lay, p);
+		i = biggest_resident(&m->lay);
 	} else {
 		i = search_name(m, m->jump_text);
 		if (i == SIZE_MAX) {
@@ -533,7 +534,7 @@ static void build_overview(struct ui *ui, const struct proc *p)
 		m->ov_cap = l->n;
 	}
 	for (i = 0; i < l->n; i++)
-		m->ov_res[i] = model_count(p, PS_RESIDENT, l->maps[i].start, l->maps[i].end);
+		m->ov_res[i] = l->maps[i].res;
 	for (k = 0; k < m->vis_h; k++) {
 		const struct hm_vline *v = &m->vl[k];
 
@@ -569,6 +570,9 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	m->vis_h = ui->rows - UI_HEADER_ROWS - 3 - (m->style == HL_PACKED);
 	if (m->vis_h < 1 || layout_collect(l, p, m->filter))
 		return;
+	/* Resident pages per mapping, in one walk, for what needs them all. */
+	if (m->style == HL_PACKED || m->jump == HJ_BIGGEST)
+		layout_count_resident(l, p);
 	layout_order(l, p, m->order, now);	/* on failure: address order */
 	l->collapsed = m->collapsed;
 	l->ncollapsed = m->ncollapsed;

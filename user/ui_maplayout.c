@@ -57,6 +57,8 @@ int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f)
 
 	if (need > l->cap) {
 		struct hm_map *v = realloc(l->maps, need * sizeof(*v)), *w;
+		struct pageset_range *r;
+		uint64_t *c;
 
 		if (!v)
 			return -ENOMEM;
@@ -65,6 +67,14 @@ int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f)
 		if (!w)
 			return -ENOMEM;
 		l->spare = w;
+		r = realloc(l->ranges, need * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		l->ranges = r;
+		c = realloc(l->counts, need * sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		l->counts = c;
 		l->cap = need;
 	}
 	for (m = model_first(p); m && n < l->cap; m = model_next(m)) {
@@ -93,6 +103,7 @@ int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f)
 	}
 	l->n = n;
 	l->order = HO_ADDRESS;
+	l->have_res = false;
 	/* Hex digits of the highest byte address: 12 for user space. */
 	top = top ? ((top << 12) - 1) : 0;
 	for (digits = 1; digits < 16 && top >> (4 * digits); digits++)
@@ -111,6 +122,20 @@ size_t layout_object(const struct hm_layout *l, size_t i)
 	while (i && i < l->n && l->maps[i].cont)
 		i--;
 	return i;
+}
+
+void layout_count_resident(struct hm_layout *l, const struct proc *p)
+{
+	size_t i;
+
+	if (l->have_res || l->order != HO_ADDRESS)
+		return;
+	for (i = 0; i < l->n; i++)
+		l->ranges[i] = (struct pageset_range){ l->maps[i].start, l->maps[i].end };
+	pageset_count_ranges(p->set[PS_RESIDENT], l->ranges, l->n, l->counts);
+	for (i = 0; i < l->n; i++)
+		l->maps[i].res = l->counts[i];
+	l->have_res = true;
 }
 
 /* One object of the layout and what it is sorted by. */
@@ -136,6 +161,8 @@ int layout_order(struct hm_layout *l, const struct proc *p, enum hm_order o, uin
 
 	if (o == HO_ADDRESS || !l->n)
 		return 0;
+	if (o == HO_RESIDENT)
+		layout_count_resident(l, p);
 	keys = malloc(l->n * sizeof(*keys));
 	if (!keys)
 		return -ENOMEM;
@@ -144,8 +171,7 @@ int layout_order(struct hm_layout *l, const struct proc *p, enum hm_order o, uin
 		for (j = i; j < l->n && (j == i || l->maps[j].cont); j++) {
 			const struct hm_map *h = &l->maps[j];
 
-			keys[n].key += o == HO_RESIDENT ?
-				       (double)model_count(p, PS_RESIDENT, h->start, h->end) :
+			keys[n].key += o == HO_RESIDENT ? (double)h->res :
 				       heat_range(&p->heat, h->start, h->end, now_ns);
 		}
 		keys[n++].n = j - i;
@@ -519,39 +545,6 @@ double heat_to_rate(float h)
 	return h * M_LN2 / (HEAT_HALF_LIFE_NS / 1e9);
 }
 
-/*
- * Pages of one set in each cell of [rs, re) (cells of z pages), into cnt[0..cells).
- *
- * Walks the set's runs: a run costs tens of nanoseconds whatever its length, while
- * counting a range in a dense CRoaring bitmap costs microseconds (a rank from the start of
- * the 64 Ki-page container).  Rows are mostly a few long runs; when a row is too
- * fragmented for that to pay (more runs than a few per cell), the rest of the row is
- * counted cell by cell instead, so the cost stays bounded by the screen either way.
- */
-static void count_cells(const struct pageset *set, uint64_t rs, uint64_t re, uint64_t z,
-			uint64_t cells, uint64_t *cnt)
-{
-	uint64_t from = rs, a, b, k, budget = 8 * cells + 64;
-
-	memset(cnt, 0, cells * sizeof(*cnt));
-	while (pageset_next_run(set, from, re, &a, &b)) {
-		if (!budget--) {
-			for (k = (from - rs) / z; k < cells; k++) {
-				uint64_t cs = rs + k * z, ce = cs + z < re ? cs + z : re;
-
-				cnt[k] += pageset_count_range(set, cs > from ? cs : from, ce);
-			}
-			return;
-		}
-		for (k = (a - rs) / z; k < cells && rs + k * z < b; k++) {
-			uint64_t cs = rs + k * z, ce = cs + z < re ? cs + z : re;
-
-			cnt[k] += (b < ce ? b : ce) - (a > cs ? a : cs);
-		}
-		from = b;
-	}
-}
-
 struct diff_cells {
 	uint64_t rs, z, cells, *cnt;
 };
@@ -598,7 +591,8 @@ void paint_row(const struct hm_paint *c, const struct hm_layout *l, const struct
 		out[k] = P_BLANK;
 	if (!cells)
 		return;
-	count_cells(c->p->set[PS_RESIDENT], rs, re, z, cells, r);
+	/* One walk per set and row (pageset_count_cells), not a rank per cell. */
+	pageset_count_cells(c->p->set[PS_RESIDENT], rs, re, z, r);
 	if (c->ref) {
 		struct diff_cells d = { .rs = rs, .z = z, .cells = cells, .cnt = sw };
 
@@ -622,11 +616,11 @@ void paint_row(const struct hm_paint *c, const struct hm_layout *l, const struct
 		return;
 	}
 	if (c->has_swapped)
-		count_cells(c->p->set[PS_SWAPPED], rs, re, z, cells, sw);
+		pageset_count_cells(c->p->set[PS_SWAPPED], rs, re, z, sw);
 	else
 		memset(sw, 0, cells * sizeof(*sw));
 	if (c->has_untracked)
-		count_cells(c->p->set[PS_UNTRACKED], rs, re, z, cells, u);
+		pageset_count_cells(c->p->set[PS_UNTRACKED], rs, re, z, u);
 	else
 		memset(u, 0, cells * sizeof(*u));
 	for (k = 0; k < cells; k++) {

@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "model.h"
+#include "pageset.h"
 
 enum hm_filter {
 	HF_ALL,
@@ -60,6 +61,7 @@ struct hm_map {
 	uint64_t start, end;		/* pages */
 	uint64_t zoom;			/* pages per cell: the layout's, coarser when collapsed */
 	bool collapsed;			/* its object is folded onto one line of cells */
+	uint64_t res;			/* resident pages, once layout_count_resident ran */
 	uint64_t gap_pages;		/* unmapped pages before it (0: no gap line) */
 	uint64_t line;			/* its first line (the gap line, if any) */
 	uint64_t ncells;
@@ -89,6 +91,9 @@ struct hm_layout {
 	int addr_digits;		/* hex digits of the highest address */
 	enum hm_order order;		/* how maps[] is ordered (layout_order) */
 	struct hm_map *spare;		/* layout_order's second buffer (cap entries) */
+	struct pageset_range *ranges;	/* layout_count_resident's query (cap entries) */
+	uint64_t *counts;		/* and its answer */
+	bool have_res;			/* maps[].res is filled in */
 	/* Objects folded onto one line, by their first page (set by the caller). */
 	const uint64_t *collapsed;
 	size_t ncollapsed;
@@ -100,6 +105,9 @@ bool hm_filter_match(enum hm_filter f, enum map_kind k);
 
 /* Collects p's mappings that pass the filter; -ENOMEM on failure (the old list stays). */
 int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f);
+/* Fills in every mapping's resident pages in one walk over the process's set (in address
+ * order: before layout_order). */
+void layout_count_resident(struct hm_layout *l, const struct proc *p);
 /* Puts the collected mappings in an order: objects stay whole, biggest first by resident
  * pages or by heat at now_ns, ties in address order; -ENOMEM leaves address order. */
 int layout_order(struct hm_layout *l, const struct proc *p, enum hm_order o, uint64_t now_ns);
