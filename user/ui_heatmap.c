@@ -65,6 +65,7 @@ struct hm_readout {
 	uint64_t res, swp, untr;
 	float heat;
 	enum page_state state;		/* when the cell is one page */
+	bool collapsed;			/* its object is folded ('c') */
 	char name[256];
 	char touch[320];		/* --stacks: who first touched the cell, or "" */
 };
@@ -394,6 +395,7 @@ static void fill_readout(struct heatmap *m, const struct hm_paint *pc)
 	ro->untr = model_count(p, PS_UNTRACKED, ro->start, ro->end);
 	ro->heat = heat_range(&p->heat, ro->start, ro->end, pc->now_ns);
 	ro->state = model_page_state(p, ro->start);
+	ro->collapsed = h->collapsed;
 	if (h->m->path && *h->m->path)
 		snprintf(ro->name, sizeof(ro->name), "%s", h->m->path);
 	else
@@ -872,14 +874,84 @@ static void draw_blocks(struct ui *ui, int row, int k, const struct hm_vline *v)
 	}
 }
 
+/* How much of the cursor line to leave out so it fits the width, least useful first. */
+enum ro_cut {
+	RO_FULL,
+	RO_NO_COLD,			/* heat when it is 0 f/s */
+	RO_NO_NONRES,			/* the cell's not-resident count */
+	RO_BASENAME,			/* a path by its base name: …/libc.so.6 */
+	RO_NO_HEAT,
+	RO_NO_PAGE,			/* "page N of": the name alone */
+	RO_NO_RANGE,			/* the mapping's range (its perms and resident stay) */
+	RO_CUTS,
+};
+
+static size_t readout_text(const struct ui *ui, enum ro_cut cut, char *buf, size_t size)
+{
+	const struct heatmap *m = ui->map;
+	const struct hm_readout *ro = &m->ro;
+	const char *dot = ui->theme.utf8 ? " \u00b7 " : " - ", *name = ro->name;
+	const char *slash = strrchr(ro->name, '/');
+	uint64_t n = ro->end - ro->start;
+	char rate[32];
+	size_t len;
+
+#define ADD(...) (len += len < size ? (size_t)snprintf(buf + len, size - len, __VA_ARGS__) : 0)
+	fmt_rate(rate, sizeof(rate), heat_to_rate(ro->heat));
+	len = 0;
+	if (n == 1) {
+		static const char *const names[PS_COUNT] = {
+			[PS_NOT_RESIDENT] = "not resident", [PS_RESIDENT] = "resident",
+			[PS_SWAPPED] = "swapped", [PS_UNTRACKED] = "untracked",
+		};
+
+		ADD("cursor 0x%" PRIx64 ": %s", ro->start << PAGE_SHIFT_4K,
+		    names[ro->state < PS_COUNT ? ro->state : PS_NOT_RESIDENT]);
+	} else {
+		ADD("cursor 0x%" PRIx64 " +%" PRIu64 " pages: %" PRIu64 " resident",
+		    ro->start << PAGE_SHIFT_4K, n, ro->res);
+		if (ro->swp)
+			ADD(", %" PRIu64 " swapped", ro->swp);
+		if (ro->untr)
+			ADD(", %" PRIu64 " untracked", ro->untr);
+		if (cut < RO_NO_NONRES)
+			ADD(", %" PRIu64 " not resident", n - ro->res - ro->swp - ro->untr);
+	}
+	if (cut < RO_NO_HEAT && (cut < RO_NO_COLD || strcmp(rate, "0")))
+		ADD("%sheat %s f/s", dot, rate);
+	if (cut >= RO_BASENAME && slash && slash != ro->name && slash[1])
+		name = slash;	/* "…" + "/libc.so.6" */
+	ADD("%s", dot);
+	if (cut < RO_NO_PAGE)
+		ADD("page %" PRIu64 " of ", ro->start - ro->map_start);
+	ADD("%s%s", name == ro->name ? "" : ui->theme.utf8 ? "\u2026" : "...", name);
+	if (m->style != HL_LABELS) {
+		/* No label lines: the cursor's mapping's label is here. */
+		char perms[5], res[16], map[16];
+
+		mapping_perms_str(ro->perms, perms);
+		fmt_pages(res, sizeof(res), ro->map_res);
+		fmt_pages(map, sizeof(map), ro->map_end - ro->map_start);
+		if (cut < RO_NO_RANGE)
+			ADD(" (%0*" PRIx64 "-%0*" PRIx64 " %s, res %s/%s%s)", m->lay.addr_digits,
+			    ro->map_start << PAGE_SHIFT_4K, m->lay.addr_digits,
+			    ro->map_end << PAGE_SHIFT_4K, perms, res, map,
+			    ro->collapsed ? ", collapsed" : "");
+		else
+			ADD(" (%s, res %s/%s%s)", perms, res, map, ro->collapsed ? ", collapsed" : "");
+	}
+#undef ADD
+	return len < size ? len : size - 1;
+}
+
+/* The cursor line: everything when it fits, else what fits with the least useful fields
+ * left out (the first-touch stack, --stacks, comes last and is cut at the edge). */
 static void draw_readout(struct ui *ui, int row)
 {
 	struct heatmap *m = ui->map;
 	const struct hm_readout *ro = &m->ro;
-	const struct ui_look look = ui->theme.style[ST_NORMAL];
-	const char *dot = ui->theme.utf8 ? " \u00b7 " : " - ";
-	char buf[768], rate[32];
-	uint64_t n = ro->end - ro->start;
+	char buf[768];
+	enum ro_cut cut = RO_FULL;
 	size_t len;
 
 	if (!ro->valid) {
@@ -887,47 +959,13 @@ static void draw_readout(struct ui *ui, int row)
 			    m->ready || !m->found ? "no mappings to show" : "scanning...");
 		return;
 	}
-	fmt_rate(rate, sizeof(rate), heat_to_rate(ro->heat));
-	if (n == 1) {
-		static const char *const names[PS_COUNT] = {
-			[PS_NOT_RESIDENT] = "not resident", [PS_RESIDENT] = "resident",
-			[PS_SWAPPED] = "swapped", [PS_UNTRACKED] = "untracked",
-		};
-
-		len = snprintf(buf, sizeof(buf), "cursor 0x%" PRIx64 ": %s",
-			       ro->start << PAGE_SHIFT_4K,
-			       names[ro->state < PS_COUNT ? ro->state : PS_NOT_RESIDENT]);
-	} else {
-		len = snprintf(buf, sizeof(buf), "cursor 0x%" PRIx64 " +%" PRIu64 " pages: %"
-			       PRIu64 " resident", ro->start << PAGE_SHIFT_4K, n, ro->res);
-		if (ro->swp && len < sizeof(buf))
-			len += snprintf(buf + len, sizeof(buf) - len, ", %" PRIu64 " swapped",
-					ro->swp);
-		if (ro->untr && len < sizeof(buf))
-			len += snprintf(buf + len, sizeof(buf) - len, ", %" PRIu64 " untracked",
-					ro->untr);
-		if (len < sizeof(buf))
-			len += snprintf(buf + len, sizeof(buf) - len, ", %" PRIu64 " not resident",
-					n - ro->res - ro->swp - ro->untr);
-	}
-	if (len < sizeof(buf))
-		len += snprintf(buf + len, sizeof(buf) - len, "%sheat %s f/s%spage %" PRIu64
-				" of %s", dot, rate, dot, ro->start - ro->map_start, ro->name);
-	if (m->style != HL_LABELS && len < sizeof(buf)) {
-		/* No label lines: the cursor's mapping's label is here. */
-		char perms[5], res[16], map[16];
-
-		mapping_perms_str(ro->perms, perms);
-		fmt_pages(res, sizeof(res), ro->map_res);
-		fmt_pages(map, sizeof(map), ro->map_end - ro->map_start);
-		snprintf(buf + len, sizeof(buf) - len, " (%0*" PRIx64 "-%0*" PRIx64 " %s, res %s/%s)",
-			 m->lay.addr_digits, ro->map_start << PAGE_SHIFT_4K, m->lay.addr_digits,
-			 ro->map_end << PAGE_SHIFT_4K, perms, res, map);
-		len = strlen(buf);
-	}
+	do
+		len = readout_text(ui, cut, buf, sizeof(buf));
+	while (canvas_text_width(buf) > ui->cols && ++cut < RO_CUTS);
 	if (ro->touch[0] && len < sizeof(buf))
-		snprintf(buf + len, sizeof(buf) - len, "%s%s", dot, ro->touch);
-	canvas_text(&ui->canvas, row, 0, ui->cols, look, buf);
+		snprintf(buf + len, sizeof(buf) - len, "%s%s", ui->theme.utf8 ? " \u00b7 " : " - ",
+			 ro->touch);
+	canvas_text(&ui->canvas, row, 0, ui->cols, ui->theme.style[ST_NORMAL], buf);
 }
 
 /* Over the top of the map: the cursor mapping's first-touch stacks by resident pages. */

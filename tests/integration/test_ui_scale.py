@@ -341,3 +341,37 @@ def test_collapse_and_expand(screen):
         assert_clean_exit(scr)
     finally:
         wl.close()
+
+
+def test_cursor_line_fits_80_columns(screen):
+    """At 80 columns the cursor line leaves out its least useful fields (heat at 0, the
+    page number, the range) and shortens a path to its base name, so the mapping's name,
+    permissions and resident size stay on the screen."""
+    wl, scr = start_packed(screen, width=80, height=24)
+    try:
+        s = scr.wait_for("cursor 0x300000000000: resident \u00b7 /memfd:m000 (deleted) "
+                         "(rw-s, res 4K/4K)")
+        assert all(len(ln) <= 80 for ln in s.split("\n"))
+        exe = [(b, e, p, path) for b, e, p, path in read_maps(wl.pid)
+               if path.endswith("/ui_many")]
+        b, e, perms, path = exe[0]
+        assert len(path) > 30, path
+        truth = pagemap_truth(wl.pid)
+        state = "resident" if truth.get(b // PAGE) == "resident" else "not resident"
+        res = sum(truth.get(pg) == "resident" for pg in range(b // PAGE, e // PAGE))
+        scr.keys("g")
+        scr.type(f"{b:x}")
+        scr.keys("Enter")
+        want = (f"cursor {b:#x}: {state} \u00b7 \u2026/ui_many ({perms}, res {res * 4}K/"
+                f"{(e - b) // 1024}K)")
+        s = scr.wait_for(want)
+        line = next(ln for ln in s.split("\n") if ln.startswith("cursor "))
+        assert line.rstrip() == want, line
+        # Wide again: every field back.
+        scr.tmux("resize-window", "-t", "ui", "-x", "200", "-y", "48")
+        scr.wait_for(f"cursor {b:#x}: {state} \u00b7 heat 0 f/s \u00b7 page 0 of {path} "
+                     f"({b:012x}-{e:012x} {perms}, res {res * 4}K/{(e - b) // 1024}K)")
+        scr.keys("q")
+        assert_clean_exit(scr)
+    finally:
+        wl.close()
