@@ -519,7 +519,7 @@ static void resolve_jump(struct ui *ui, const struct proc *p)
 }
 
 /* The overview: every mapping's resident pages, and the mappings the screen shows. */
-static void build_overview(struct ui *ui, const struct proc *p)
+static void build_overview(struct ui *ui)
 {
 	struct heatmap *m = ui->map;
 	const struct hm_layout *l = &m->lay;
@@ -638,7 +638,7 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	else if (!m->stacks)
 		m->ro.touch[0] = 0;
 	if (l->style == HL_PACKED)
-		build_overview(ui, p);
+		build_overview(ui);
 	else
 		m->ov = false;
 	m->have_frame = true;
@@ -1349,10 +1349,10 @@ static const struct ui_key heatmap_keys[] = {
 	{ { 'p' }, "p", "packed: side by side", "p", "Pack", hm_pack },
 	{ { '/' }, "/", "search name/address", "/", "Search", hm_prompt },
 	{ { 'B' }, "B", "most resident mapping", NULL, NULL, hm_biggest },
-	{ { 'o' }, "o", "order: address, resident, heat", "o", "Order", hm_order_next },
-	{ { 'c' }, "c", "collapse / expand the object", NULL, NULL, hm_collapse },
+	{ { 'o' }, "o", "order: addr/res/heat", "o", "Order", hm_order_next },
+	{ { 'c' }, "c", "fold / unfold object", NULL, NULL, hm_collapse },
 	{ { 'g' }, "g", "go to an address", "g", "Go to", hm_prompt },
-	{ { 'w' }, "w", "who first touched (--stacks)", "w", "Who", hm_pane },
+	{ { 'w' }, "w", "who touched (--stacks)", "w", "Who", hm_pane },
 	{ { '\t', KEY_BTAB }, "Tab Shift-Tab", "next / previous process", "Tab", "Next pid",
 	  hm_next_pid },
 	{ { 27, KEY_BACKSPACE, 127, 8 }, "Esc Backspace", "back to the list", "Esc", "List",

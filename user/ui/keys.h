@@ -20,7 +20,8 @@ struct ui;
 struct ui_key {
 	int codes[UI_KEY_CODES];	/* the curses key codes it answers, 0 ends the list */
 	const char *keys;		/* as help writes them: "[ ] n N" */
-	const char *help;		/* what it does, for the help screen */
+	const char *help;		/* what it does, for the help screen (23 columns fit
+					 * its half of an 80-column screen) */
 	const char *hint_key, *hint;	/* the footer's item ("F1", "Help"), or NULL */
 	/* Handles the key (one of codes); false if it meant nothing now. */
 	bool (*fn)(struct ui *ui, int key);
