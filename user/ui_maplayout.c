@@ -47,6 +47,14 @@ bool hm_filter_match(enum hm_filter f, enum map_kind k)
 	}
 }
 
+/* Resizes array v to n elements; false (v unchanged) without memory. */
+#define GROW(v, n) ({								\
+	__typeof__(v) nv_ = realloc((v), (n) * sizeof(*(v)));			\
+	if (nv_)								\
+		(v) = nv_;							\
+	nv_ != NULL;								\
+})
+
 int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f)
 {
 	size_t need = model_count_maps(p), n = 0;
@@ -56,25 +64,10 @@ int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f)
 	int digits;
 
 	if (need > l->cap) {
-		struct hm_map *v = realloc(l->maps, need * sizeof(*v)), *w;
-		struct pageset_range *r;
-		uint64_t *c;
-
-		if (!v)
+		/* Every per-mapping buffer grows with maps (a failure keeps the old cap). */
+		if (!GROW(l->maps, need) || !GROW(l->spare, need) || !GROW(l->ranges, need) ||
+		    !GROW(l->counts, need))
 			return -ENOMEM;
-		l->maps = v;
-		w = realloc(l->spare, need * sizeof(*w));
-		if (!w)
-			return -ENOMEM;
-		l->spare = w;
-		r = realloc(l->ranges, need * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		l->ranges = r;
-		c = realloc(l->counts, need * sizeof(*c));
-		if (!c)
-			return -ENOMEM;
-		l->counts = c;
 		l->cap = need;
 	}
 	for (m = model_first(p); m && n < l->cap; m = model_next(m)) {
