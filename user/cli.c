@@ -37,6 +37,7 @@ enum {
 	OPT_STACK_INTERVAL,
 	OPT_STACK_PERIOD,
 	OPT_FOLDED,
+	OPT_KEYS,
 };
 
 static const struct option longopts[] = {
@@ -72,6 +73,7 @@ static const struct option longopts[] = {
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	{ "keys", no_argument, NULL, OPT_KEYS },
 	/* For tests and debugging; documented in the README's testing section. */
 	{ "disable", required_argument, NULL, OPT_DISABLE },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
@@ -202,6 +204,8 @@ void cli_usage(FILE *out)
 "                           a power cut loses at most the frames since the last one)\n"
 "  -v, --verbose            more messages on stderr (-vv: libbpf debug)\n"
 "  -h, --help               this help\n"
+"      --keys               the interactive view's keys, one per line (view, keys,\n"
+"                           what they do; the help screen shows the same), exit\n"
 "  -V, --version            version\n"
 "\n"
 "Testing switches: --disable FEATURE[,...] forces a fallback (%s;\n"
@@ -400,6 +404,9 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		case 'V':
 			c->version = true;
 			break;
+		case OPT_KEYS:
+			c->keys = true;
+			break;
 		case OPT_DISABLE:
 			if (features_parse_disable(optarg, &c->disable))
 				return 2;
@@ -525,7 +532,8 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	if (c->record && c->json)
 		return usage_error("record writes FILE, not JSON: replay it with "
 				   "mevitop replay FILE --json");
-	if (c->exact && !c->run && !c->npids && !c->help && !c->version && !c->probe)
+	if (c->exact && !c->run && !c->npids && !c->help && !c->version && !c->probe &&
+	    !c->keys)
 		return usage_error("--exact needs processes: --exact -p PID, or mevitop run -- CMD");
 	if (c->exact && exact_refused(c))
 		return usage_error("%s does not apply to exact mode", exact_refused(c));

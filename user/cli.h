@@ -31,6 +31,7 @@ struct cli {
 	enum exact_variant exact_variant;
 	uint64_t attach_timeout_ms;	/* longest a target may be held stopped */
 	bool help, version;
+	bool keys;			/* --keys: print the view's key tables */
 	bool no_reconcile;
 	bool no_children;
 	enum engine_mode mode;

@@ -293,6 +293,10 @@ int main(int argc, char **argv)
 		cli_usage(stdout);
 		goto out;
 	}
+	if (c.keys) {
+		ui_print_keys(stdout);
+		goto out;
+	}
 	if (c.version) {
 		printf("mevitop %s\n", MEVITOP_VERSION);
 		goto out;

@@ -91,3 +91,63 @@ def test_disable_lists_agree():
     assert m, "man page's --disable entry not found"
     in_man = set(re.findall(r"[a-z_0-9]+", m.group(1)))
     assert in_man == helped, f"man page {sorted(in_man)} != --help {sorted(helped)}"
+
+
+# --- the interactive view's keys: one table (mevitop --keys), and everything shows it ---
+
+def key_table():
+    """(view, keys, what) per binding, from the tables the view dispatches with."""
+    r = subprocess.run([harness.MEVITOP, "--keys"], capture_output=True, text=True,
+                       env=harness.SAN_ENV, timeout=harness.GUARD_S)
+    assert r.returncode == 0, r.stderr
+    rows = [tuple(line.split("\t")) for line in r.stdout.splitlines()]
+    assert all(len(row) == 3 and all(row) for row in rows), rows
+    assert {v for v, _, _ in rows} == {"Anywhere", "Process list", "Heatmap", "Replay"}, rows
+    return rows
+
+
+def readme_keys():
+    """The README's key table: {where: its keys cell}."""
+    text = open(README).read()
+    start = text.index("| where | keys |")
+    out = {}
+    for line in text[start:].split("\n")[2:]:
+        if not line.startswith("|"):
+            break
+        where, keys = line.strip("|").split("|", 1)
+        out[where.strip()] = keys
+    return out
+
+
+def man_keys():
+    """The man page's KEYS section: {paragraph title: its text, fonts kept}."""
+    raw = open(MANPAGE).read()
+    sec = raw[raw.index(".SH KEYS"):]
+    sec = sec[:sec.index("\n.SH", 1)]
+    out = {}
+    for para in sec.split(".TP\n")[1:]:
+        title, body = para.split("\n", 1)
+        out[title.strip()] = body
+    return out
+
+
+def documented(token, text, quote):
+    """A one-character key must appear quoted (`x` in README, \\fBx\\fR in the man page, so a
+    stray comma does not count); a named key (PgUp, F10, Shift-Tab) as a word."""
+    if len(token) == 1:
+        return quote(token) in text
+    return re.search(rf"(?<![\w-]){re.escape(token)}(?![\w-])", text, re.I) is not None
+
+
+def test_every_key_is_in_the_readme_and_man_page():
+    readme, man = readme_keys(), man_keys()
+    missing = []
+    for view, keys, _ in key_table():
+        r = readme.get(view.lower(), "")
+        m = man.get(view, "").replace("\\-", "-")
+        for tok in keys.split():
+            if not documented(tok, r, lambda t: f"`{t}`"):
+                missing.append(f"README {view}: {tok}")
+            if not documented(tok, m, lambda t: f"\\fB{t}\\fR"):
+                missing.append(f"man {view}: {tok}")
+    assert not missing, missing

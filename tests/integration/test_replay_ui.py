@@ -6,7 +6,8 @@ import re
 
 from harness import PAGE
 from test_record import Recorder, replay, wait_until
-from test_ui import screen  # noqa: F401  (the fixture)
+from test_docs import key_table
+from test_ui import help_shows, screen  # noqa: F401  (the fixture)
 
 
 def cursor(s):
@@ -83,6 +84,14 @@ def test_replay_ui_cursor_moves_the_picture(workload, screen, tmp_path):  # noqa
     sc.type(f"{mid + 1e-4:.6f}")
     sc.keys("Enter")
     sc.wait_for(f"f{idx}/{len(frames)}")
+    # The help screen lists replay's keys too, from the table they dispatch with.
+    sc.keys("h")
+    s = sc.wait_for("Legend (")
+    rows = key_table()
+    for view in ("Anywhere", "Process list", "Heatmap", "Replay"):
+        assert not help_shows(s, rows, view), (view, help_shows(s, rows, view), s)
+    sc.keys("x")
+    sc.wait(lambda s: "Legend (" not in s, "the help screen to close")
     sc.keys("q")
     status, _ = sc.wait_exit()
     assert status == 0, sc.stderr()

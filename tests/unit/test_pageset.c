@@ -165,6 +165,38 @@ static void model_check(const struct model *m)
 		assert_int_equal(pageset_contains(m->s, ref_page(w, a)),
 				 m->ref[(uint64_t)w * WIN + a]);
 	}
+
+	/* count_cells over a random range and cell size (1 page to a whole chunk) */
+	{
+		static uint64_t cnt[WIN + 1];
+		int w = (int)rng_below(NWIN);
+		uint64_t a = rng_below(WIN), b = a + rng_below(WIN - a + 1);
+		uint64_t cell = 1 + rng_below(rng_below(2) ? 64 : CHUNK), k, cs;
+
+		pageset_count_cells(m->s, ref_page(w, a), ref_page(w, b), cell, cnt);
+		for (k = 0, cs = a; cs < b; k++, cs += cell)
+			assert_int_equal(cnt[k], ref_count(m, w, cs, cs + cell < b ? cs + cell : b));
+	}
+
+	/* count_ranges over up to 16 sorted, disjoint ranges of one window (some empty) */
+	{
+		struct pageset_range r[16];
+		uint64_t cnt[16], at = rng_below(WIN);
+		int w = (int)rng_below(NWIN);
+		size_t n = rng_below(17), k;
+
+		for (k = 0; k < n; k++) {
+			uint64_t s0 = at + rng_below((WIN - at) / 4 + 1);
+			uint64_t e0 = s0 + rng_below((WIN - s0) / 2 + 1);
+
+			r[k] = (struct pageset_range){ ref_page(w, s0), ref_page(w, e0) };
+			at = e0;
+		}
+		pageset_count_ranges(m->s, r, n, cnt);
+		for (k = 0; k < n; k++)
+			assert_int_equal(cnt[k], ref_count(m, w, r[k].start - win_base[w],
+							   r[k].end - win_base[w]));
+	}
 }
 
 static void model_init(struct model *m)

@@ -42,6 +42,23 @@ uint64_t pageset_count_range(const struct pageset *s, uint64_t start,
 			     uint64_t end);
 
 /*
+ * Members in each cell of [start, end), cells of `cell` pages counted from start (the last
+ * one may be shorter): cnt[k] for k < ceil((end - start) / cell), in one walk.  Costs what
+ * the members and runs of the range are (values read in batches, long runs skipped by
+ * galloping), never a rank per cell: what drawing a fragmented set wants.
+ */
+void pageset_count_cells(const struct pageset *s, uint64_t start, uint64_t end,
+			 uint64_t cell, uint64_t *cnt);
+
+/* Members in each of n ranges sorted by start, not overlapping (empty ones allowed), into
+ * cnt[0..n), in one walk from the first range's start to the last one's end. */
+struct pageset_range {
+	uint64_t start, end;
+};
+void pageset_count_ranges(const struct pageset *s, const struct pageset_range *r, size_t n,
+			  uint64_t *cnt);
+
+/*
  * First maximal run of members intersecting [from, limit), clipped to it:
  * on success *rs, *re = [run start, run end).  false if there is none.
  * Cost is logarithmic in the run length, so a run of millions of pages is

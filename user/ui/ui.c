@@ -37,6 +37,7 @@
 #include "ui_replay.h"
 #include "ui_state.h"
 #include "ui_term.h"
+#include "ui/keys.h"
 
 static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t tstp_refused;
@@ -352,6 +353,47 @@ void ui_open_map(struct ui *ui, pid_t pid)
 	heatmap_show(ui, pid);
 }
 
+/* --- keys anywhere (ui/keys.h) --- */
+
+static bool key_help(struct ui *ui, int key)
+{
+	(void)key;
+	ui->help = true;
+	return true;
+}
+
+static bool key_pause(struct ui *ui, int key)
+{
+	(void)key;
+	ui->paused = !ui->paused;
+	heatmap_pause(ui, ui->paused);
+	return true;
+}
+
+static bool key_quit(struct ui *ui, int key)
+{
+	(void)key;
+	ui->quit = true;
+	return true;
+}
+
+/* The first entry (help) leads every footer, the others end it (draw_footer). */
+static const struct ui_key global_keys[] = {
+	{ { 'h', '?', KEY_F(1) }, "h ? F1", "help", "F1", "Help", key_help },
+	{ { ' ' }, "Space", "pause", "Space", "Pause", key_pause },
+	{ { 'q', KEY_F(10) }, "q F10 Ctrl-C", "quit", "q", "Quit", key_quit },
+};
+
+const struct ui_keymap global_keymap = UI_KEYMAP("Anywhere", global_keys);
+
+void ui_print_keys(FILE *f)
+{
+	keymap_print(f, &global_keymap);
+	keymap_print(f, &proclist_keymap);
+	keymap_print(f, &heatmap_keymap);
+	keymap_print(f, &replay_keymap);
+}
+
 /* Returns false to quit. */
 static bool handle_key(struct ui *ui, int key)
 {
@@ -373,28 +415,11 @@ static bool handle_key(struct ui *ui, int key)
 			ui->prompt.kind = PROMPT_NONE;
 		return true;
 	}
-	if (ui->prompt.kind == PROMPT_NONE && ui->replay && key == 'T') {
-		ui->prompt = (struct ui_prompt){ .kind = PROMPT_TIME };
-		return true;
-	}
-	if (ui->prompt.kind == PROMPT_NONE && ui->replay && ui_replay_key(ui->replay, key))
-		return true;
-	if (ui->prompt.kind == PROMPT_NONE) {
-		switch (key) {
-		case 'q':
-		case KEY_F(10):
-			return false;
-		case 'h':
-		case '?':
-		case KEY_F(1):
-			ui->help = true;
-			return true;
-		case ' ':
-			ui->paused = !ui->paused;
-			heatmap_pause(ui, ui->paused);
-			return true;
-		}
-	}
+	/* Replay's keys first: its Space plays and pauses. */
+	if (ui->prompt.kind == PROMPT_NONE &&
+	    ((ui->replay && keymap_dispatch(&replay_keymap, ui, key)) ||
+	     keymap_dispatch(&global_keymap, ui, key)))
+		return !ui->quit;
 	if (ui->view == VIEW_MAP)
 		heatmap_key(ui, key);
 	else

@@ -10,11 +10,14 @@
 #ifndef MEVITOP_UI_H
 #define MEVITOP_UI_H
 
+#include <stdio.h>
 #include "cli.h"
 #include "engine.h"
 
 /* 0 if stdin/stdout are a terminal curses can drive; otherwise logs why and returns -1. */
 int ui_check_terminal(void);
 int ui_run(struct engine *e, const struct cli *c);
+/* Every key of the interactive view, one "VIEW<TAB>KEYS<TAB>WHAT" line each (--keys). */
+void ui_print_keys(FILE *f);
 
 #endif

@@ -100,22 +100,36 @@ int draw_engine_stats(struct ui *ui, int row, int col)
 	return col;
 }
 
-void draw_footer(struct ui *ui, const struct key_hint *hints, size_t n)
+/* One "KeyWhat " item; false when it does not fit. */
+static bool footer_item(struct ui *ui, int *col, const struct ui_key *k)
 {
-	int row = ui->rows - 1, col = 0;
+	int row = ui->rows - 1, need;
+
+	if (!k->hint_key)
+		return true;
+	need = canvas_text_width(k->hint_key) + canvas_text_width(k->hint) + 1;
+	if (*col + need > ui->cols)
+		return false;
+	*col += canvas_text(&ui->canvas, row, *col, ui->cols - *col, ui->theme.style[ST_KEY],
+			    k->hint_key);
+	*col += canvas_printf(&ui->canvas, row, *col, ui->cols - *col,
+			      ui->theme.style[ST_KEYTEXT], "%s ", k->hint);
+	return true;
+}
+
+void draw_footer(struct ui *ui, const struct ui_keymap *view)
+{
+	const struct ui_keymap *g = &global_keymap;
+	int col = 0;
 	size_t i;
+	bool fits;
 
-	canvas_fill(&ui->canvas, row, 0, ui->cols, ' ', ui->theme.style[ST_KEYTEXT]);
-	for (i = 0; i < n; i++) {
-		int need = canvas_text_width(hints[i].key) + canvas_text_width(hints[i].what) + 1;
-
-		if (col + need > ui->cols)
-			break;
-		col += canvas_text(&ui->canvas, row, col, ui->cols - col,
-				   ui->theme.style[ST_KEY], hints[i].key);
-		col += canvas_printf(&ui->canvas, row, col, ui->cols - col,
-				     ui->theme.style[ST_KEYTEXT], "%s ", hints[i].what);
-	}
+	canvas_fill(&ui->canvas, ui->rows - 1, 0, ui->cols, ' ', ui->theme.style[ST_KEYTEXT]);
+	fits = footer_item(ui, &col, &g->keys[0]);
+	for (i = 0; fits && i < view->n; i++)
+		fits = footer_item(ui, &col, &view->keys[i]);
+	for (i = 1; fits && i < g->n; i++)
+		fits = footer_item(ui, &col, &g->keys[i]);
 }
 
 void draw_status_line(struct ui *ui, int row)

@@ -65,6 +65,7 @@ struct hm_readout {
 	uint64_t res, swp, untr;
 	float heat;
 	enum page_state state;		/* when the cell is one page */
+	bool collapsed;			/* its object is folded ('c') */
 	char name[256];
 	char touch[320];		/* --stacks: who first touched the cell, or "" */
 };
@@ -93,6 +94,10 @@ struct heatmap {
 	bool heat;			/* heat layer */
 	enum hm_style style;		/* label lines, compact or packed */
 	enum hm_filter filter;
+	enum hm_order order;		/* 'o' */
+	/* 'c': objects folded onto one line, by their first page (oldest dropped when full). */
+	uint64_t collapsed[64];
+	size_t ncollapsed;
 	bool cur_set;
 	uint64_t cur_page;		/* a page of the cursor cell */
 	int cur_row;			/* the cursor's row in the map area */
@@ -153,6 +158,9 @@ void heatmap_free(struct heatmap *m)
 		return;
 	unfreeze(m);
 	free(m->lay.maps);
+	free(m->lay.spare);
+	free(m->lay.ranges);
+	free(m->lay.counts);
 	free(m->vl);
 	free(m->paint);
 	free(m->labels);
@@ -364,13 +372,14 @@ static void fill_readout(struct heatmap *m, const struct hm_paint *pc)
 	ro->map_end = h->end;
 	ro->perms = h->m->perms;
 	ro->map_res = model_count(p, PS_RESIDENT, h->start, h->end);
-	ro->start = h->start + m->cur_cell * m->lay.zoom;
-	ro->end = ro->start + m->lay.zoom < h->end ? ro->start + m->lay.zoom : h->end;
+	ro->start = h->start + m->cur_cell * h->zoom;
+	ro->end = ro->start + h->zoom < h->end ? ro->start + h->zoom : h->end;
 	ro->res = model_count(p, PS_RESIDENT, ro->start, ro->end);
 	ro->swp = model_count(p, PS_SWAPPED, ro->start, ro->end);
 	ro->untr = model_count(p, PS_UNTRACKED, ro->start, ro->end);
 	ro->heat = heat_range(&p->heat, ro->start, ro->end, pc->now_ns);
 	ro->state = model_page_state(p, ro->start);
+	ro->collapsed = h->collapsed;
 	if (h->m->path && *h->m->path)
 		snprintf(ro->name, sizeof(ro->name), "%s", h->m->path);
 	else
@@ -448,16 +457,15 @@ static size_t search_name(const struct heatmap *m, const char *text)
 	return SIZE_MAX;
 }
 
-/* The mapping with the most resident pages (the first of equals). */
-static size_t biggest_resident(const struct hm_layout *l, const struct proc *p)
+/* The mapping with the most resident pages (the first of equals in the layout's order). */
+static size_t biggest_resident(const struct hm_layout *l)
 {
-	uint64_t best = 0, r;
+	uint64_t best = 0;
 	size_t i, at = 0;
 
 	for (i = 0; i < l->n; i++) {
-		r = model_count(p, PS_RESIDENT, l->maps[i].start, l->maps[i].end);
-		if (r > best) {
-			best = r;
+		if (l->maps[i].res > best) {
+			best = l->maps[i].res;
 			at = i;
 		}
 	}
@@ -473,7 +481,7 @@ static void resolve_jump(struct ui *ui, const struct proc *p)
 	if (m->jump == HJ_NONE || !m->lay.n)
 		return;
 	if (m->jump == HJ_BIGGEST) {
-		i = biggest_resident(&m->lay, p);
+		i = biggest_resident(&m->lay);
 	} else {
 		i = search_name(m, m->jump_text);
 		if (i == SIZE_MAX) {
@@ -495,7 +503,7 @@ static void resolve_jump(struct ui *ui, const struct proc *p)
 }
 
 /* The overview: every mapping's resident pages, and the mappings the screen shows. */
-static void build_overview(struct ui *ui, const struct proc *p)
+static void build_overview(struct ui *ui)
 {
 	struct heatmap *m = ui->map;
 	const struct hm_layout *l = &m->lay;
@@ -512,7 +520,7 @@ static void build_overview(struct ui *ui, const struct proc *p)
 		m->ov_cap = l->n;
 	}
 	for (i = 0; i < l->n; i++)
-		m->ov_res[i] = model_count(p, PS_RESIDENT, l->maps[i].start, l->maps[i].end);
+		m->ov_res[i] = l->maps[i].res;
 	for (k = 0; k < m->vis_h; k++) {
 		const struct hm_vline *v = &m->vl[k];
 
@@ -548,6 +556,12 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	m->vis_h = ui->rows - UI_HEADER_ROWS - 3 - (m->style == HL_PACKED);
 	if (m->vis_h < 1 || layout_collect(l, p, m->filter))
 		return;
+	/* Resident pages per mapping, in one walk, for what needs them all. */
+	if (m->style == HL_PACKED || m->jump == HJ_BIGGEST)
+		layout_count_resident(l, p);
+	layout_order(l, p, m->order, now);	/* on failure: address order */
+	l->collapsed = m->collapsed;
+	l->ncollapsed = m->ncollapsed;
 	m->gutter = l->addr_digits + 1;
 	width = (ui->cols - m->gutter - 1) / 16 * 16;
 	if (width < 16)
@@ -608,7 +622,7 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	else if (!m->stacks)
 		m->ro.touch[0] = 0;
 	if (l->style == HL_PACKED)
-		build_overview(ui, p);
+		build_overview(ui);
 	else
 		m->ov = false;
 	m->have_frame = true;
@@ -707,7 +721,8 @@ static void draw_header(struct ui *ui)
 	} else {
 		col = draw_field(ui, row, col, "layer", m->heat ? "heat" : "residency", ST_VALUE);
 	}
-	draw_field(ui, row, col, "kinds", hm_filter_name(m->filter), ST_VALUE);
+	col = draw_field(ui, row, col, "kinds", hm_filter_name(m->filter), ST_VALUE);
+	draw_field(ui, row, col, "order", hm_order_name(m->lay.order), ST_VALUE);
 }
 
 static void draw_label(struct ui *ui, int row, const struct hm_label *lb, bool current)
@@ -765,7 +780,7 @@ static void draw_cells(struct ui *ui, int row, int k, const struct hm_vline *v)
 	const struct hm_layout *l = &m->lay;
 	const struct hm_map *h = &l->maps[v->map];
 	int cpc = l->cpc, c, cursor_col = -1, cursor_half = 0;
-	uint64_t addr = (h->start + v->row * l->per_line * l->zoom) << PAGE_SHIFT_4K;
+	uint64_t addr = (h->start + v->row * l->per_line * h->zoom) << PAGE_SHIFT_4K;
 	const uint8_t *cells = m->paint + (size_t)k * l->per_line;
 
 	if (v->label >= 0 && m->labels[v->label].kind != MK_ANON) {
@@ -846,14 +861,84 @@ static void draw_blocks(struct ui *ui, int row, int k, const struct hm_vline *v)
 	}
 }
 
+/* How much of the cursor line to leave out so it fits the width, least useful first. */
+enum ro_cut {
+	RO_FULL,
+	RO_NO_COLD,			/* heat when it is 0 f/s */
+	RO_NO_NONRES,			/* the cell's not-resident count */
+	RO_BASENAME,			/* a path by its base name: …/libc.so.6 */
+	RO_NO_HEAT,
+	RO_NO_PAGE,			/* "page N of": the name alone */
+	RO_NO_RANGE,			/* the mapping's range (its perms and resident stay) */
+	RO_CUTS,
+};
+
+static size_t readout_text(const struct ui *ui, enum ro_cut cut, char *buf, size_t size)
+{
+	const struct heatmap *m = ui->map;
+	const struct hm_readout *ro = &m->ro;
+	const char *dot = ui->theme.utf8 ? " \u00b7 " : " - ", *name = ro->name;
+	const char *slash = strrchr(ro->name, '/');
+	uint64_t n = ro->end - ro->start;
+	char rate[32];
+	size_t len;
+
+#define ADD(...) (len += len < size ? (size_t)snprintf(buf + len, size - len, __VA_ARGS__) : 0)
+	fmt_rate(rate, sizeof(rate), heat_to_rate(ro->heat));
+	len = 0;
+	if (n == 1) {
+		static const char *const names[PS_COUNT] = {
+			[PS_NOT_RESIDENT] = "not resident", [PS_RESIDENT] = "resident",
+			[PS_SWAPPED] = "swapped", [PS_UNTRACKED] = "untracked",
+		};
+
+		ADD("cursor 0x%" PRIx64 ": %s", ro->start << PAGE_SHIFT_4K,
+		    names[ro->state < PS_COUNT ? ro->state : PS_NOT_RESIDENT]);
+	} else {
+		ADD("cursor 0x%" PRIx64 " +%" PRIu64 " pages: %" PRIu64 " resident",
+		    ro->start << PAGE_SHIFT_4K, n, ro->res);
+		if (ro->swp)
+			ADD(", %" PRIu64 " swapped", ro->swp);
+		if (ro->untr)
+			ADD(", %" PRIu64 " untracked", ro->untr);
+		if (cut < RO_NO_NONRES)
+			ADD(", %" PRIu64 " not resident", n - ro->res - ro->swp - ro->untr);
+	}
+	if (cut < RO_NO_HEAT && (cut < RO_NO_COLD || strcmp(rate, "0")))
+		ADD("%sheat %s f/s", dot, rate);
+	if (cut >= RO_BASENAME && slash && slash != ro->name && slash[1])
+		name = slash;	/* "…" + "/libc.so.6" */
+	ADD("%s", dot);
+	if (cut < RO_NO_PAGE)
+		ADD("page %" PRIu64 " of ", ro->start - ro->map_start);
+	ADD("%s%s", name == ro->name ? "" : ui->theme.utf8 ? "\u2026" : "...", name);
+	if (m->style != HL_LABELS) {
+		/* No label lines: the cursor's mapping's label is here. */
+		char perms[5], res[16], map[16];
+
+		mapping_perms_str(ro->perms, perms);
+		fmt_pages(res, sizeof(res), ro->map_res);
+		fmt_pages(map, sizeof(map), ro->map_end - ro->map_start);
+		if (cut < RO_NO_RANGE)
+			ADD(" (%0*" PRIx64 "-%0*" PRIx64 " %s, res %s/%s%s)", m->lay.addr_digits,
+			    ro->map_start << PAGE_SHIFT_4K, m->lay.addr_digits,
+			    ro->map_end << PAGE_SHIFT_4K, perms, res, map,
+			    ro->collapsed ? ", collapsed" : "");
+		else
+			ADD(" (%s, res %s/%s%s)", perms, res, map, ro->collapsed ? ", collapsed" : "");
+	}
+#undef ADD
+	return len < size ? len : size - 1;
+}
+
+/* The cursor line: everything when it fits, else what fits with the least useful fields
+ * left out (the first-touch stack, --stacks, comes last and is cut at the edge). */
 static void draw_readout(struct ui *ui, int row)
 {
 	struct heatmap *m = ui->map;
 	const struct hm_readout *ro = &m->ro;
-	const struct ui_look look = ui->theme.style[ST_NORMAL];
-	const char *dot = ui->theme.utf8 ? " \u00b7 " : " - ";
-	char buf[768], rate[32];
-	uint64_t n = ro->end - ro->start;
+	char buf[768];
+	enum ro_cut cut = RO_FULL;
 	size_t len;
 
 	if (!ro->valid) {
@@ -861,47 +946,13 @@ static void draw_readout(struct ui *ui, int row)
 			    m->ready || !m->found ? "no mappings to show" : "scanning...");
 		return;
 	}
-	fmt_rate(rate, sizeof(rate), heat_to_rate(ro->heat));
-	if (n == 1) {
-		static const char *const names[PS_COUNT] = {
-			[PS_NOT_RESIDENT] = "not resident", [PS_RESIDENT] = "resident",
-			[PS_SWAPPED] = "swapped", [PS_UNTRACKED] = "untracked",
-		};
-
-		len = snprintf(buf, sizeof(buf), "cursor 0x%" PRIx64 ": %s",
-			       ro->start << PAGE_SHIFT_4K,
-			       names[ro->state < PS_COUNT ? ro->state : PS_NOT_RESIDENT]);
-	} else {
-		len = snprintf(buf, sizeof(buf), "cursor 0x%" PRIx64 " +%" PRIu64 " pages: %"
-			       PRIu64 " resident", ro->start << PAGE_SHIFT_4K, n, ro->res);
-		if (ro->swp && len < sizeof(buf))
-			len += snprintf(buf + len, sizeof(buf) - len, ", %" PRIu64 " swapped",
-					ro->swp);
-		if (ro->untr && len < sizeof(buf))
-			len += snprintf(buf + len, sizeof(buf) - len, ", %" PRIu64 " untracked",
-					ro->untr);
-		if (len < sizeof(buf))
-			len += snprintf(buf + len, sizeof(buf) - len, ", %" PRIu64 " not resident",
-					n - ro->res - ro->swp - ro->untr);
-	}
-	if (len < sizeof(buf))
-		len += snprintf(buf + len, sizeof(buf) - len, "%sheat %s f/s%spage %" PRIu64
-				" of %s", dot, rate, dot, ro->start - ro->map_start, ro->name);
-	if (m->style != HL_LABELS && len < sizeof(buf)) {
-		/* No label lines: the cursor's mapping's label is here. */
-		char perms[5], res[16], map[16];
-
-		mapping_perms_str(ro->perms, perms);
-		fmt_pages(res, sizeof(res), ro->map_res);
-		fmt_pages(map, sizeof(map), ro->map_end - ro->map_start);
-		snprintf(buf + len, sizeof(buf) - len, " (%0*" PRIx64 "-%0*" PRIx64 " %s, res %s/%s)",
-			 m->lay.addr_digits, ro->map_start << PAGE_SHIFT_4K, m->lay.addr_digits,
-			 ro->map_end << PAGE_SHIFT_4K, perms, res, map);
-		len = strlen(buf);
-	}
+	do
+		len = readout_text(ui, cut, buf, sizeof(buf));
+	while (canvas_text_width(buf) > ui->cols && ++cut < RO_CUTS);
 	if (ro->touch[0] && len < sizeof(buf))
-		snprintf(buf + len, sizeof(buf) - len, "%s%s", dot, ro->touch);
-	canvas_text(&ui->canvas, row, 0, ui->cols, look, buf);
+		snprintf(buf + len, sizeof(buf) - len, "%s%s", ui->theme.utf8 ? " \u00b7 " : " - ",
+			 ro->touch);
+	canvas_text(&ui->canvas, row, 0, ui->cols, ui->theme.style[ST_NORMAL], buf);
 }
 
 /* Over the top of the map: the cursor mapping's first-touch stacks by resident pages. */
@@ -924,12 +975,6 @@ static void draw_pane(struct ui *ui, int row)
 
 void heatmap_draw(struct ui *ui)
 {
-	static const struct key_hint hints[] = {
-		{ "F1", "Help" }, { "+-", "Zoom" }, { "t", "Heat" }, { "f", "Kinds" }, { "l", "Labels" },
-		{ "p", "Pack" }, { "/", "Search" },
-		{ "[]", "Mapping" }, { "g", "Go to" }, { "w", "Who" }, { "Tab", "Next pid" },
-		{ "Esc", "List" }, { "Space", "Pause" }, { "q", "Quit" },
-	};
 	struct heatmap *m = ui->map;
 	int k, base = UI_HEADER_ROWS;
 	char gap[32];
@@ -972,7 +1017,7 @@ void heatmap_draw(struct ui *ui)
 			    m->found ? "scanning..." : "waiting for the process...");
 	}
 	draw_status_line(ui, ui->rows - 2);
-	draw_footer(ui, hints, sizeof(hints) / sizeof(hints[0]));
+	draw_footer(ui, &heatmap_keymap);
 }
 
 /* --- keys --- */
@@ -988,7 +1033,7 @@ static void move_to(struct heatmap *m, size_t i, uint64_t cell)
 	if (cell >= h->ncells)
 		cell = h->ncells ? h->ncells - 1 : 0;
 	d = (int64_t)layout_cell_line(l, h, cell, NULL) - (int64_t)m->cur_line;
-	m->cur_page = h->start + cell * l->zoom;
+	m->cur_page = h->start + cell * h->zoom;
 	if (d > m->vis_h || d < -m->vis_h)
 		m->cur_row += d > 0 ? m->vis_h : -m->vis_h;
 	else
@@ -1083,88 +1128,132 @@ static void goto_address(struct ui *ui, const char *text)
 	}
 }
 
-bool heatmap_key(struct ui *ui, int key)
+/* The keys (ui/keys.h). */
+
+static bool hm_back(struct ui *ui, int key)
+{
+	(void)key;
+	ui->view = VIEW_LIST;
+	return true;
+}
+
+static bool hm_next_pid(struct ui *ui, int key)
+{
+	pid_t next = proclist_next(ui, ui->map->pid, key == '\t' ? 1 : -1);
+
+	if (next)
+		heatmap_show(ui, next);
+	return true;
+}
+
+static bool hm_zoom(struct ui *ui, int key)
+{
+	if (key == '=' || key == '0')
+		ui->map->zoom_auto = true;
+	else
+		zoom_by(ui->map, key == '+' ? 1 : -1);
+	return true;
+}
+
+static bool hm_heat(struct ui *ui, int key)
+{
+	(void)key;
+	ui->map->heat = !ui->map->heat;
+	return true;
+}
+
+static bool hm_kinds(struct ui *ui, int key)
+{
+	struct heatmap *m = ui->map;
+
+	m->filter = (m->filter + (key == 'f' ? 1 : HF_COUNT - 1)) % HF_COUNT;
+	return true;
+}
+
+static bool hm_labels(struct ui *ui, int key)
+{
+	struct heatmap *m = ui->map;
+
+	(void)key;
+	m->style = m->style == HL_LABELS ? HL_COMPACT : HL_LABELS;
+	return true;
+}
+
+static bool hm_pack(struct ui *ui, int key)
+{
+	struct heatmap *m = ui->map;
+
+	(void)key;
+	m->style = m->style == HL_PACKED ? HL_LABELS : HL_PACKED;
+	return true;
+}
+
+static bool hm_pane(struct ui *ui, int key)
+{
+	(void)key;
+	ui->map->pane = !ui->map->pane;
+	return true;
+}
+
+static bool hm_order_next(struct ui *ui, int key)
+{
+	(void)key;
+	ui->map->order = (ui->map->order + 1) % HO_COUNT;
+	return true;
+}
+
+/* Folds the cursor's object onto one line, or unfolds it. */
+static bool hm_collapse(struct ui *ui, int key)
+{
+	struct heatmap *m = ui->map;
+	uint64_t start;
+	size_t i;
+
+	(void)key;
+	if (!m->have_frame || m->cur_map >= m->lay.n)
+		return false;
+	start = m->lay.maps[layout_object(&m->lay, m->cur_map)].start;
+	for (i = 0; i < m->ncollapsed; i++) {
+		if (m->collapsed[i] == start) {
+			m->collapsed[i] = m->collapsed[--m->ncollapsed];
+			return true;
+		}
+	}
+	if (m->ncollapsed == sizeof(m->collapsed) / sizeof(m->collapsed[0]))
+		memmove(m->collapsed, m->collapsed + 1, --m->ncollapsed * sizeof(m->collapsed[0]));
+	m->collapsed[m->ncollapsed++] = start;
+	/* The cursor stays on the object's first page: its cells just changed size. */
+	m->cur_page = start;
+	return true;
+}
+
+static bool hm_biggest(struct ui *ui, int key)
+{
+	(void)key;
+	ui->map->jump = HJ_BIGGEST;
+	return true;
+}
+
+static bool hm_prompt(struct ui *ui, int key)
+{
+	ui->prompt.kind = key == '/' ? PROMPT_SEARCH : PROMPT_GOTO;
+	ui->prompt.len = 0;
+	ui->prompt.text[0] = 0;
+	return true;
+}
+
+/* Cursor movement: every key needs a frame with a cursor mapping. */
+static bool hm_move(struct ui *ui, int key)
 {
 	struct heatmap *m = ui->map;
 	const struct hm_layout *l = &m->lay;
-	uint64_t col = 0;
-	bool have = m->have_frame && m->cur_map != SIZE_MAX && m->cur_map < l->n;
-	const struct hm_map *h = have ? &l->maps[m->cur_map] : NULL;
-	pid_t next;
+	const struct hm_map *h;
+	uint64_t col;
 
-	if (ui->prompt.kind == PROMPT_GOTO || ui->prompt.kind == PROMPT_SEARCH) {
-		int r = prompt_key(&ui->prompt, key);
-
-		if (r > 0 && ui->prompt.kind == PROMPT_GOTO) {
-			goto_address(ui, ui->prompt.text);
-		} else if (r > 0 && ui->prompt.len) {
-			m->jump = HJ_SEARCH;
-			snprintf(m->jump_text, sizeof(m->jump_text), "%s", ui->prompt.text);
-		}
-		if (r)
-			ui->prompt.kind = PROMPT_NONE;
-		return true;
-	}
-	if (h)
-		col = m->cur_cell % l->per_line;
-	switch (key) {
-	case 27:		/* Esc */
-	case KEY_BACKSPACE:
-	case 127:
-	case 8:
-		ui->view = VIEW_LIST;
-		return true;
-	case '\t':
-	case KEY_BTAB:
-		next = proclist_next(ui, m->pid, key == '\t' ? 1 : -1);
-		if (next)
-			heatmap_show(ui, next);
-		return true;
-	case '+':
-		zoom_by(m, 1);
-		return true;
-	case '-':
-	case '_':
-		zoom_by(m, -1);
-		return true;
-	case '=':
-	case '0':
-		m->zoom_auto = true;
-		return true;
-	case 't':
-		m->heat = !m->heat;
-		return true;
-	case 'f':
-		m->filter = (m->filter + 1) % HF_COUNT;
-		return true;
-	case 'l':
-		m->style = m->style == HL_LABELS ? HL_COMPACT : HL_LABELS;
-		return true;
-	case 'p':
-		m->style = m->style == HL_PACKED ? HL_LABELS : HL_PACKED;
-		return true;
-	case 'F':
-		m->filter = (m->filter + HF_COUNT - 1) % HF_COUNT;
-		return true;
-	case 'w':
-		m->pane = !m->pane;
-		return true;
-	case 'B':
-		m->jump = HJ_BIGGEST;
-		return true;
-	case '/':
-		ui->prompt.kind = PROMPT_SEARCH;
-		ui->prompt.len = 0;
-		ui->prompt.text[0] = 0;
-		return true;
-	case 'g':
-		ui->prompt.kind = PROMPT_GOTO;
-		ui->prompt.len = 0;
-		ui->prompt.text[0] = 0;
-		return true;
-	}
-	if (!h)
+	if (!m->have_frame || m->cur_map == SIZE_MAX || m->cur_map >= l->n)
 		return false;
+	h = &l->maps[m->cur_map];
+	col = m->cur_cell % l->per_line;
 	if (l->style == HL_PACKED && (key == KEY_UP || key == KEY_DOWN)) {
 		move_lines(m, key == KEY_UP ? -1 : 1);
 		return true;
@@ -1231,4 +1320,51 @@ bool heatmap_key(struct ui *ui, int key)
 	}
 	}
 	return false;
+}
+
+static const struct ui_key heatmap_keys[] = {
+	{ { KEY_UP, KEY_DOWN, KEY_LEFT, KEY_RIGHT }, "arrows", "move by one cell", NULL, NULL,
+	  hm_move },
+	{ { KEY_PPAGE, KEY_NPAGE }, "PgUp PgDn", "a screen up / down", NULL, NULL, hm_move },
+	{ { KEY_HOME, KEY_END }, "Home End", "first / last cell", NULL, NULL, hm_move },
+	{ { '[', ']', 'n', 'N' }, "[ ] n N", "previous / next mapping", "[]", "Mapping", hm_move },
+	{ { '+', '-', '_' }, "+ -", "zoom in / out", "+-", "Zoom", hm_zoom },
+	{ { '=', '0' }, "= 0", "zoom to fit (auto)", NULL, NULL, hm_zoom },
+	{ { 't' }, "t", "heat layer (faults)", "t", "Heat", hm_heat },
+	{ { 'f', 'F' }, "f F", "cycle the kinds shown", "f", "Kinds", hm_kinds },
+	{ { 'l' }, "l", "label lines / compact", "l", "Labels", hm_labels },
+	{ { 'p' }, "p", "packed: side by side", "p", "Pack", hm_pack },
+	{ { '/' }, "/", "search name/address", "/", "Search", hm_prompt },
+	{ { 'B' }, "B", "most resident mapping", NULL, NULL, hm_biggest },
+	{ { 'o' }, "o", "order: addr/res/heat", "o", "Order", hm_order_next },
+	{ { 'c' }, "c", "fold / unfold object", NULL, NULL, hm_collapse },
+	{ { 'g' }, "g", "go to an address", "g", "Go to", hm_prompt },
+	{ { 'w' }, "w", "who touched (--stacks)", "w", "Who", hm_pane },
+	{ { '\t', KEY_BTAB }, "Tab Shift-Tab", "next / previous process", "Tab", "Next pid",
+	  hm_next_pid },
+	{ { 27, KEY_BACKSPACE, 127, 8 }, "Esc Backspace", "back to the list", "Esc", "List",
+	  hm_back },
+	{ { KEY_MOUSE }, "wheel", "scroll", NULL, NULL, hm_move },
+};
+
+const struct ui_keymap heatmap_keymap = UI_KEYMAP("Heatmap", heatmap_keys);
+
+bool heatmap_key(struct ui *ui, int key)
+{
+	struct heatmap *m = ui->map;
+
+	if (ui->prompt.kind == PROMPT_GOTO || ui->prompt.kind == PROMPT_SEARCH) {
+		int r = prompt_key(&ui->prompt, key);
+
+		if (r > 0 && ui->prompt.kind == PROMPT_GOTO) {
+			goto_address(ui, ui->prompt.text);
+		} else if (r > 0 && ui->prompt.len) {
+			m->jump = HJ_SEARCH;
+			snprintf(m->jump_text, sizeof(m->jump_text), "%s", ui->prompt.text);
+		}
+		if (r)
+			ui->prompt.kind = PROMPT_NONE;
+		return true;
+	}
+	return keymap_dispatch(&heatmap_keymap, ui, key);
 }

@@ -1,58 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The help screen: keys of both views and the legend, drawn with this terminal's glyphs. */
+/* The help screen: the key tables (ui/keys.h) and the legend, drawn with this terminal's glyphs. */
 #include <curses.h>
 #include <stdio.h>
 #include "ui_state.h"
 
-struct help_line {
-	const char *keys, *what;
-};
-
-static const struct help_line list_keys[] = {
-	{ "Up Dn PgUp PgDn", "select" },
-	{ "Home End", "first / last" },
-	{ "Enter", "heatmap of the process" },
-	{ "/ F3 F4", "filter name/pid/user" },
-	{ "Esc", "clear the filter" },
-	{ "F6", "sort menu" },
-	{ "< >", "sort column left/right" },
-	{ "M P F", "sort: res pid faults/s" },
-	{ "N S V", "sort: name swap mapped" },
-	{ "R U", "sort: res% user" },
-	{ "I", "invert the order" },
-};
-
-static const struct help_line map_keys[] = {
-	{ "arrows", "move by one cell" },
-	{ "PgUp PgDn", "a screen up / down" },
-	{ "Home End", "first / last cell" },
-	{ "[ ] n N", "previous / next mapping" },
-	{ "+ -", "zoom in / out" },
-	{ "= 0", "zoom to fit (auto)" },
-	{ "t", "heat layer (faults)" },
-	{ "f F", "cycle the kinds shown" },
-	{ "l", "label lines / compact" },
-	{ "p", "packed: side by side" },
-	{ "/", "search name/address" },
-	{ "B", "most resident mapping" },
-	{ "g", "go to an address" },
-	{ "w", "who first touched (--stacks)" },
-	{ "Tab S-Tab", "next / previous process" },
-	{ "Esc Bksp", "back to the list" },
-};
-
-static int keys_block(struct ui *ui, int row, int col, int width, const char *title,
-		      const struct help_line *l, size_t n)
+/* A view's table: its title, then "keys  what" per entry; returns the next row. */
+static int keys_block(struct ui *ui, int row, int col, int width, const struct ui_keymap *km)
 {
 	size_t i;
 
-	canvas_text(&ui->canvas, row++, col, width, ui->theme.style[ST_LABEL], title);
-	for (i = 0; i < n; i++, row++) {
-		canvas_text(&ui->canvas, row, col + 1, 15, ui->theme.style[ST_KEY], l[i].keys);
+	canvas_text(&ui->canvas, row++, col, width, ui->theme.style[ST_LABEL], km->title);
+	for (i = 0; i < km->n; i++, row++) {
+		canvas_text(&ui->canvas, row, col + 1, 15, ui->theme.style[ST_KEY],
+			    km->keys[i].keys);
 		canvas_text(&ui->canvas, row, col + 17, width - 17, ui->theme.style[ST_NORMAL],
-			    l[i].what);
+			    km->keys[i].help);
 	}
 	return row;
+}
+
+/* "Title keys what   keys what ..." on one line. */
+static void keys_line(struct ui *ui, int row, const struct ui_keymap *km)
+{
+	int col = canvas_printf(&ui->canvas, row, 0, ui->cols, ui->theme.style[ST_LABEL], "%s ",
+				km->title);
+	size_t i;
+
+	for (i = 0; i < km->n && col < ui->cols; i++) {
+		col += canvas_text(&ui->canvas, row, col, ui->cols - col, ui->theme.style[ST_KEY],
+				   km->keys[i].keys);
+		col += canvas_printf(&ui->canvas, row, col, ui->cols - col,
+				     ui->theme.style[ST_NORMAL], " %s   ", km->keys[i].help);
+	}
 }
 
 /* "X name  " with X drawn exactly as the map draws it; returns the next column. */
@@ -71,21 +50,12 @@ void help_draw(struct ui *ui)
 
 	canvas_clear(&ui->canvas);
 	draw_title(ui, "help", "any key returns");
-	row = keys_block(ui, 2, 0, half - 1, "Process list", list_keys,
-			 sizeof(list_keys) / sizeof(list_keys[0]));
-	r2 = keys_block(ui, 2, half, ui->cols - half, "Heatmap", map_keys,
-			sizeof(map_keys) / sizeof(map_keys[0]));
+	row = keys_block(ui, 2, 0, half - 1, &proclist_keymap);
+	r2 = keys_block(ui, 2, half, ui->cols - half, &heatmap_keymap);
 	row = (row > r2 ? row : r2) + 1;
-	col = canvas_text(&ui->canvas, row, 0, ui->cols, ui->theme.style[ST_LABEL], "Anywhere ");
-	canvas_text(&ui->canvas, row, col, ui->cols - col, ui->theme.style[ST_NORMAL],
-		    "h ? F1 help   Space pause   q F10 Ctrl-C quit");
-	if (ui->replay) {
-		col = canvas_text(&ui->canvas, ++row, 0, ui->cols, ui->theme.style[ST_LABEL],
-				  "Replay ");
-		canvas_text(&ui->canvas, row, col, ui->cols - col, ui->theme.style[ST_NORMAL],
-			    ", . frame back/forth   { } 10 s   T go to a time   Space play/pause   "
-			    "1 2 3 speed 1x 10x 100x   m mark   d diff since the mark");
-	}
+	keys_line(ui, row, &global_keymap);
+	if (ui->replay)
+		keys_line(ui, ++row, &replay_keymap);
 	row += 2;
 	canvas_printf(&ui->canvas, row++, 0, ui->cols, ui->theme.style[ST_LABEL],
 		      "Legend (%s): a cell is `zoom` pages%s", ui->theme.name,

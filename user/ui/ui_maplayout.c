@@ -13,6 +13,15 @@ static const char *const filter_names[HF_COUNT] = {
 	[HF_FILE] = "file", [HF_SHMEM] = "shmem",
 };
 
+static const char *const order_names[HO_COUNT] = {
+	[HO_ADDRESS] = "address", [HO_RESIDENT] = "resident", [HO_HEAT] = "heat",
+};
+
+const char *hm_order_name(enum hm_order o)
+{
+	return o < HO_COUNT ? order_names[o] : "?";
+}
+
 const char *hm_filter_name(enum hm_filter f)
 {
 	return f < HF_COUNT ? filter_names[f] : "?";
@@ -38,6 +47,14 @@ bool hm_filter_match(enum hm_filter f, enum map_kind k)
 	}
 }
 
+/* Resizes array v to n elements; false (v unchanged) without memory. */
+#define GROW(v, n) ({								\
+	__typeof__(v) nv_ = realloc((v), (n) * sizeof(*(v)));			\
+	if (nv_)								\
+		(v) = nv_;							\
+	nv_ != NULL;								\
+})
+
 int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f)
 {
 	size_t need = model_count_maps(p), n = 0;
@@ -47,11 +64,10 @@ int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f)
 	int digits;
 
 	if (need > l->cap) {
-		struct hm_map *v = realloc(l->maps, need * sizeof(*v));
-
-		if (!v)
+		/* Every per-mapping buffer grows with maps (a failure keeps the old cap). */
+		if (!GROW(l->maps, need) || !GROW(l->spare, need) || !GROW(l->ranges, need) ||
+		    !GROW(l->counts, need))
 			return -ENOMEM;
-		l->maps = v;
 		l->cap = need;
 	}
 	for (m = model_first(p); m && n < l->cap; m = model_next(m)) {
@@ -79,6 +95,8 @@ int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f)
 		n++;
 	}
 	l->n = n;
+	l->order = HO_ADDRESS;
+	l->have_res = false;
 	/* Hex digits of the highest byte address: 12 for user space. */
 	top = top ? ((top << 12) - 1) : 0;
 	for (digits = 1; digits < 16 && top >> (4 * digits); digits++)
@@ -92,6 +110,123 @@ static uint64_t div_up(uint64_t a, uint64_t b)
 	return a / b + (a % b != 0);
 }
 
+size_t layout_object(const struct hm_layout *l, size_t i)
+{
+	while (i && i < l->n && l->maps[i].cont)
+		i--;
+	return i;
+}
+
+void layout_count_resident(struct hm_layout *l, const struct proc *p)
+{
+	size_t i;
+
+	if (l->have_res || l->order != HO_ADDRESS)
+		return;
+	for (i = 0; i < l->n; i++)
+		l->ranges[i] = (struct pageset_range){ l->maps[i].start, l->maps[i].end };
+	pageset_count_ranges(p->set[PS_RESIDENT], l->ranges, l->n, l->counts);
+	for (i = 0; i < l->n; i++)
+		l->maps[i].res = l->counts[i];
+	l->have_res = true;
+}
+
+/* One object of the layout and what it is sorted by. */
+struct object_key {
+	size_t first, n;
+	double key;
+};
+
+static int by_key(const void *a, const void *b)
+{
+	const struct object_key *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;	/* address order */
+}
+
+int layout_order(struct hm_layout *l, const struct proc *p, enum hm_order o, uint64_t now_ns)
+{
+	struct object_key *keys;
+	size_t i, j, n = 0, at = 0;
+	struct hm_map *t;
+
+	if (o == HO_ADDRESS || !l->n)
+		return 0;
+	if (o == HO_RESIDENT)
+		layout_count_resident(l, p);
+	keys = malloc(l->n * sizeof(*keys));
+	if (!keys)
+		return -ENOMEM;
+	for (i = 0; i < l->n; i = j) {
+		keys[n] = (struct object_key){ .first = i };
+		for (j = i; j < l->n && (j == i || l->maps[j].cont); j++) {
+			const struct hm_map *h = &l->maps[j];
+
+			keys[n].key += o == HO_RESIDENT ? (double)h->res :
+				       heat_range(&p->heat, h->start, h->end, now_ns);
+		}
+		keys[n++].n = j - i;
+	}
+	qsort(keys, n, sizeof(*keys), by_key);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < keys[i].n; j++) {
+			struct hm_map *h = &l->spare[at++];
+
+			*h = l->maps[keys[i].first + j];
+			/* Out of address order, gaps mean nothing: no gap lines, and a dotted bar
+			 * before every object but the first. */
+			h->gap_pages = 0;
+			if (!j)
+				h->apart = at > 1;
+		}
+	}
+	free(keys);
+	t = l->maps;
+	l->maps = l->spare;
+	l->spare = t;
+	l->order = o;
+	return 0;
+}
+
+static bool is_collapsed(const struct hm_layout *l, uint64_t start)
+{
+	size_t i;
+
+	for (i = 0; i < l->ncollapsed; i++)
+		if (l->collapsed[i] == start)
+			return true;
+	return false;
+}
+
+/* Each mapping's pages per cell: the layout's, or for a collapsed object the smallest
+ * power-of-two multiple of it that puts the whole object (label, cells, separators) on
+ * one line. */
+static void assign_zooms(struct hm_layout *l)
+{
+	size_t i, j, k;
+
+	for (i = 0; i < l->n; i = j) {
+		bool fold = l->ncollapsed && is_collapsed(l, l->maps[i].start);
+		uint64_t z = l->zoom, chars;
+
+		for (j = i + 1; j < l->n && l->maps[j].cont; j++)
+			;
+		for (; fold && z < 1ULL << 40; z <<= 1) {
+			chars = l->maps[i].name_len + 1 + (j - i - 1);
+			for (k = i; k < j; k++)
+				chars += div_up(div_up(l->maps[k].end - l->maps[k].start, z), l->cpc);
+			if (chars <= (uint64_t)l->width)
+				break;
+		}
+		for (k = i; k < j; k++) {
+			l->maps[k].zoom = z;
+			l->maps[k].collapsed = fold;
+		}
+	}
+}
+
 /* Packed: flows blocks into lines; returns the lines used. */
 static uint64_t place_packed(struct hm_layout *l)
 {
@@ -102,7 +237,7 @@ static uint64_t place_packed(struct hm_layout *l)
 		struct hm_map *h = &l->maps[i];
 		uint64_t chars, sep, lab, group;
 
-		h->ncells = div_up(h->end - h->start, l->zoom);
+		h->ncells = div_up(h->end - h->start, h->zoom);
 		chars = div_up(h->ncells, l->cpc);
 		lab = h->name_len + 1;
 		h->packed = lab + chars <= width;
@@ -127,8 +262,8 @@ static uint64_t place_packed(struct hm_layout *l)
 		group = lab + chars;
 		/* A new object that fits on a line goes whole to the next one rather than split. */
 		for (j = i + 1; lab && j < l->n && l->maps[j].cont && !l->maps[j].gap_pages; j++) {
-			uint64_t c = div_up(div_up(l->maps[j].end - l->maps[j].start, l->zoom),
-					    l->cpc);
+			uint64_t c = div_up(div_up(l->maps[j].end - l->maps[j].start,
+						   l->maps[j].zoom), l->cpc);
 
 			if (group + 1 + c > width)
 				break;
@@ -164,6 +299,7 @@ void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc, enum h
 	l->per_line = l->width * l->cpc;
 	l->style = st;
 	l->label_lines = st == HL_LABELS;
+	assign_zooms(l);
 	if (st == HL_PACKED) {
 		l->lines = place_packed(l);
 		return;
@@ -175,7 +311,7 @@ void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc, enum h
 		h->packed = false;
 		h->label_w = 0;
 		h->col = 0;
-		h->ncells = div_up(h->end - h->start, l->zoom);
+		h->ncells = div_up(h->end - h->start, h->zoom);
 		h->nrows = div_up(h->ncells, l->per_line);
 		h->nlines = (h->gap_pages ? 1 : 0) + l->label_lines + h->nrows;
 		line += h->nlines;
@@ -233,12 +369,33 @@ uint64_t layout_fit_zoom(struct hm_layout *l, int width, int cpc, enum hm_style 
 	return zoom;
 }
 
+/* Out of address order: the mapping holding page, else the one starting next after it,
+ * else the last by address.  Linear, but called a few times a frame. */
+static size_t find_page_unordered(const struct hm_layout *l, uint64_t page)
+{
+	size_t i, next = SIZE_MAX, last = 0;
+
+	for (i = 0; i < l->n; i++) {
+		const struct hm_map *h = &l->maps[i];
+
+		if (page >= h->start && page < h->end)
+			return i;
+		if (h->start > page && (next == SIZE_MAX || h->start < l->maps[next].start))
+			next = i;
+		if (h->start > l->maps[last].start)
+			last = i;
+	}
+	return next != SIZE_MAX ? next : last;
+}
+
 size_t layout_find_page(const struct hm_layout *l, uint64_t page)
 {
 	size_t lo = 0, hi = l->n;
 
 	if (!l->n)
 		return SIZE_MAX;
+	if (l->order != HO_ADDRESS)
+		return find_page_unordered(l, page);
 	/* The last mapping starting at or before page. */
 	while (hi - lo > 1) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -326,7 +483,7 @@ uint64_t layout_cell(const struct hm_layout *l, const struct hm_map *m, uint64_t
 		return 0;
 	if (page >= m->end)
 		return m->ncells ? m->ncells - 1 : 0;
-	return (page - m->start) / l->zoom;
+	return (page - m->start) / m->zoom;
 }
 
 uint64_t layout_cell_line(const struct hm_layout *l, const struct hm_map *m, uint64_t cell,
@@ -381,39 +538,6 @@ double heat_to_rate(float h)
 	return h * M_LN2 / (HEAT_HALF_LIFE_NS / 1e9);
 }
 
-/*
- * Pages of one set in each cell of [rs, re) (cells of z pages), into cnt[0..cells).
- *
- * Walks the set's runs: a run costs tens of nanoseconds whatever its length, while
- * counting a range in a dense CRoaring bitmap costs microseconds (a rank from the start of
- * the 64 Ki-page container).  Rows are mostly a few long runs; when a row is too
- * fragmented for that to pay (more runs than a few per cell), the rest of the row is
- * counted cell by cell instead, so the cost stays bounded by the screen either way.
- */
-static void count_cells(const struct pageset *set, uint64_t rs, uint64_t re, uint64_t z,
-			uint64_t cells, uint64_t *cnt)
-{
-	uint64_t from = rs, a, b, k, budget = 8 * cells + 64;
-
-	memset(cnt, 0, cells * sizeof(*cnt));
-	while (pageset_next_run(set, from, re, &a, &b)) {
-		if (!budget--) {
-			for (k = (from - rs) / z; k < cells; k++) {
-				uint64_t cs = rs + k * z, ce = cs + z < re ? cs + z : re;
-
-				cnt[k] += pageset_count_range(set, cs > from ? cs : from, ce);
-			}
-			return;
-		}
-		for (k = (a - rs) / z; k < cells && rs + k * z < b; k++) {
-			uint64_t cs = rs + k * z, ce = cs + z < re ? cs + z : re;
-
-			cnt[k] += (b < ce ? b : ce) - (a > cs ? a : cs);
-		}
-		from = b;
-	}
-}
-
 struct diff_cells {
 	uint64_t rs, z, cells, *cnt;
 };
@@ -448,7 +572,7 @@ static uint8_t paint_diff(uint64_t changed, uint64_t n, bool resident)
 void paint_row(const struct hm_paint *c, const struct hm_layout *l, const struct hm_map *m,
 	       uint64_t row, uint8_t *out)
 {
-	uint64_t z = l->zoom, rs = m->start + row * l->per_line * z, re, cells, k;
+	uint64_t z = m->zoom, rs = m->start + row * l->per_line * z, re, cells, k;
 	uint64_t *r = c->scratch, *sw = r + l->per_line, *u = sw + l->per_line;
 	float heat = 0;
 
@@ -460,7 +584,8 @@ void paint_row(const struct hm_paint *c, const struct hm_layout *l, const struct
 		out[k] = P_BLANK;
 	if (!cells)
 		return;
-	count_cells(c->p->set[PS_RESIDENT], rs, re, z, cells, r);
+	/* One walk per set and row (pageset_count_cells), not a rank per cell. */
+	pageset_count_cells(c->p->set[PS_RESIDENT], rs, re, z, r);
 	if (c->ref) {
 		struct diff_cells d = { .rs = rs, .z = z, .cells = cells, .cnt = sw };
 
@@ -484,11 +609,11 @@ void paint_row(const struct hm_paint *c, const struct hm_layout *l, const struct
 		return;
 	}
 	if (c->has_swapped)
-		count_cells(c->p->set[PS_SWAPPED], rs, re, z, cells, sw);
+		pageset_count_cells(c->p->set[PS_SWAPPED], rs, re, z, sw);
 	else
 		memset(sw, 0, cells * sizeof(*sw));
 	if (c->has_untracked)
-		count_cells(c->p->set[PS_UNTRACKED], rs, re, z, cells, u);
+		pageset_count_cells(c->p->set[PS_UNTRACKED], rs, re, z, u);
 	else
 		memset(u, 0, cells * sizeof(*u));
 	for (k = 0; k < cells; k++) {

@@ -16,6 +16,10 @@
  * line rather than split when it fits on one.  Between blocks one separator column: a space
  * when they touch, a dotted bar when unmapped pages lie between.  A mapping too big for a
  * line starts its own rows, as in the compact layout.
+ *
+ * Any layout can order its objects by resident pages or heat instead of address
+ * (layout_order), and fold an object onto one line of cells (collapsed: its cells cover
+ * more pages, the smallest power-of-two multiple of the zoom that fits).
  */
 #ifndef MEVITOP_UI_MAPLAYOUT_H
 #define MEVITOP_UI_MAPLAYOUT_H
@@ -24,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "model.h"
+#include "pageset.h"
 
 enum hm_filter {
 	HF_ALL,
@@ -44,8 +49,19 @@ enum hm_style {
 	HL_COUNT,
 };
 
+/* The order of the objects (a mapping and the ones continuing it, ui/blockname.h). */
+enum hm_order {
+	HO_ADDRESS,			/* address order, gap lines between (the default) */
+	HO_RESIDENT,			/* most resident pages first, no gap lines */
+	HO_HEAT,			/* most recent faults first, no gap lines */
+	HO_COUNT,
+};
+
 struct hm_map {
 	uint64_t start, end;		/* pages */
+	uint64_t zoom;			/* pages per cell: the layout's, coarser when collapsed */
+	bool collapsed;			/* its object is folded onto one line of cells */
+	uint64_t res;			/* resident pages, once layout_count_resident ran */
 	uint64_t gap_pages;		/* unmapped pages before it (0: no gap line) */
 	uint64_t line;			/* its first line (the gap line, if any) */
 	uint64_t ncells;
@@ -73,13 +89,30 @@ struct hm_layout {
 	int label_lines;		/* 1: a label line above each mapping; 0: compact */
 	enum hm_style style;
 	int addr_digits;		/* hex digits of the highest address */
+	enum hm_order order;		/* how maps[] is ordered (layout_order) */
+	struct hm_map *spare;		/* layout_order's second buffer (cap entries) */
+	struct pageset_range *ranges;	/* layout_count_resident's query (cap entries) */
+	uint64_t *counts;		/* and its answer */
+	bool have_res;			/* maps[].res is filled in */
+	/* Objects folded onto one line, by their first page (set by the caller). */
+	const uint64_t *collapsed;
+	size_t ncollapsed;
 };
 
 const char *hm_filter_name(enum hm_filter f);
+const char *hm_order_name(enum hm_order o);
 bool hm_filter_match(enum hm_filter f, enum map_kind k);
 
 /* Collects p's mappings that pass the filter; -ENOMEM on failure (the old list stays). */
 int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f);
+/* Fills in every mapping's resident pages in one walk over the process's set (in address
+ * order: before layout_order). */
+void layout_count_resident(struct hm_layout *l, const struct proc *p);
+/* Puts the collected mappings in an order: objects stay whole, biggest first by resident
+ * pages or by heat at now_ns, ties in address order; -ENOMEM leaves address order. */
+int layout_order(struct hm_layout *l, const struct proc *p, enum hm_order o, uint64_t now_ns);
+/* The first mapping of the object mapping i belongs to. */
+size_t layout_object(const struct hm_layout *l, size_t i);
 /* Numbers the lines for a zoom (pages per cell), width (characters per line), cpc and a
  * style. */
 void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc, enum hm_style st);
@@ -96,7 +129,8 @@ size_t layout_line_blocks(const struct hm_layout *l, uint64_t line);
 size_t layout_hit(const struct hm_layout *l, uint64_t line, uint64_t col, uint64_t *cell);
 /* The column (characters, in the cell area) of a cell. */
 uint64_t layout_cell_col(const struct hm_layout *l, const struct hm_map *m, uint64_t cell);
-/* The mapping holding page, else the next one, else the last; SIZE_MAX when empty. */
+/* The mapping holding page, else the next one by address, else the last; SIZE_MAX when
+ * empty. */
 size_t layout_find_page(const struct hm_layout *l, uint64_t page);
 /* The mapping whose lines include line (the last one past the end). */
 size_t layout_find_line(const struct hm_layout *l, uint64_t line);

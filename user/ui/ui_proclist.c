@@ -413,10 +413,6 @@ static void draw_menu(struct ui *ui)
 
 void proclist_draw(struct ui *ui)
 {
-	static const struct key_hint hints[] = {
-		{ "F1", "Help" }, { "Enter", "Heatmap" }, { "/", "Filter" }, { "F6", "Sort" },
-		{ "<>", "Column" }, { "I", "Invert" }, { "Space", "Pause" }, { "q", "Quit" },
-	};
 	struct proclist *l = ui->list;
 	int visible = list_rows(ui), k;
 
@@ -435,7 +431,7 @@ void proclist_draw(struct ui *ui)
 	if (l->menu)
 		draw_menu(ui);
 	draw_status_line(ui, ui->rows - 2);
-	draw_footer(ui, hints, sizeof(hints) / sizeof(hints[0]));
+	draw_footer(ui, &proclist_keymap);
 }
 
 static void set_sort(struct proclist *l, int col)
@@ -472,10 +468,140 @@ static bool menu_key(struct proclist *l, int key)
 	return true;
 }
 
+/* --- keys (ui/keys.h) --- */
+
+static bool pl_move(struct ui *ui, int key)
+{
+	struct proclist *l = ui->list;
+	size_t visible = (size_t)list_rows(ui), last = l->norder ? l->norder - 1 : 0;
+
+	switch (key) {
+	case KEY_UP:
+		if (l->sel)
+			l->sel--;
+		break;
+	case KEY_DOWN:
+		if (l->sel < last)
+			l->sel++;
+		break;
+	case KEY_PPAGE:
+		l->sel = l->sel > visible ? l->sel - visible : 0;
+		break;
+	case KEY_NPAGE:
+		l->sel = l->sel + visible < last ? l->sel + visible : last;
+		break;
+	case KEY_HOME:
+		l->sel = 0;
+		break;
+	case KEY_END:
+		l->sel = last;
+		break;
+	case KEY_MOUSE: {
+		MEVENT ev;
+
+		if (getmouse(&ev) != OK)
+			return false;
+		if (ev.bstate & BUTTON4_PRESSED)
+			l->sel = l->sel > 3 ? l->sel - 3 : 0;
+#ifdef BUTTON5_PRESSED
+		else if (ev.bstate & BUTTON5_PRESSED)
+			l->sel = l->sel + 3 < last ? l->sel + 3 : last;
+#endif
+		break;
+	}
+	}
+	if (l->norder)
+		l->sel_pid = l->rows[l->order[l->sel]].pid;
+	return true;
+}
+
+static bool pl_open(struct ui *ui, int key)
+{
+	struct proclist *l = ui->list;
+
+	(void)key;
+	if (l->norder)
+		ui_open_map(ui, l->rows[l->order[l->sel]].pid);
+	return true;
+}
+
+static bool pl_filter(struct ui *ui, int key)
+{
+	(void)key;
+	ui->prompt.kind = PROMPT_FILTER;
+	snprintf(ui->prompt.text, sizeof(ui->prompt.text), "%s", ui->list->filter);
+	ui->prompt.len = strlen(ui->prompt.text);
+	return true;
+}
+
+static bool pl_clear(struct ui *ui, int key)
+{
+	(void)key;
+	ui->list->filter[0] = 0;
+	return true;
+}
+
+static bool pl_menu(struct ui *ui, int key)
+{
+	(void)key;
+	ui->list->menu = true;
+	ui->list->menu_sel = ui->list->sort;
+	return true;
+}
+
+static bool pl_column(struct ui *ui, int key)
+{
+	struct proclist *l = ui->list;
+	int d = key == '<' || key == ',' ? COL_COUNT - 1 : 1;
+
+	l->sort = (l->sort + d) % COL_COUNT;
+	l->desc = coldefs[l->sort].desc;
+	return true;
+}
+
+static bool pl_invert(struct ui *ui, int key)
+{
+	(void)key;
+	ui->list->desc = !ui->list->desc;
+	return true;
+}
+
+/* A column's own key (coldefs): sort by it, again inverts. */
+static bool pl_sort_by(struct ui *ui, int key)
+{
+	int i;
+
+	for (i = 0; i < COL_COUNT; i++)
+		if (coldefs[i].key == key) {
+			set_sort(ui->list, i);
+			return true;
+		}
+	return false;
+}
+
+static const struct ui_key proclist_keys[] = {
+	{ { KEY_UP, KEY_DOWN, KEY_PPAGE, KEY_NPAGE }, "Up Dn PgUp PgDn", "select", NULL, NULL,
+	  pl_move },
+	{ { KEY_HOME, KEY_END }, "Home End", "first / last", NULL, NULL, pl_move },
+	{ { '\n', '\r', KEY_ENTER }, "Enter", "heatmap of the process", "Enter", "Heatmap",
+	  pl_open },
+	{ { '/', KEY_F(3), KEY_F(4) }, "/ F3 F4", "filter name/pid/user", "/", "Filter",
+	  pl_filter },
+	{ { 27 }, "Esc", "clear the filter", NULL, NULL, pl_clear },
+	{ { KEY_F(6) }, "F6", "sort menu", "F6", "Sort", pl_menu },
+	{ { '<', '>', ',', '.' }, "< >", "sort column left/right", "<>", "Column", pl_column },
+	{ { 'M', 'P', 'F' }, "M P F", "sort: res pid faults/s", NULL, NULL, pl_sort_by },
+	{ { 'N', 'S', 'V' }, "N S V", "sort: name swap mapped", NULL, NULL, pl_sort_by },
+	{ { 'R', 'U' }, "R U", "sort: res% user", NULL, NULL, pl_sort_by },
+	{ { 'I' }, "I", "invert the order", "I", "Invert", pl_invert },
+	{ { KEY_MOUSE }, "wheel", "scroll", NULL, NULL, pl_move },
+};
+
+const struct ui_keymap proclist_keymap = UI_KEYMAP("Process list", proclist_keys);
+
 bool proclist_key(struct ui *ui, int key)
 {
 	struct proclist *l = ui->list;
-	int visible = list_rows(ui), i;
 
 	if (l->menu)
 		return menu_key(l, key);
@@ -488,87 +614,7 @@ bool proclist_key(struct ui *ui, int key)
 			ui->prompt.kind = PROMPT_NONE;
 		return true;
 	}
-	switch (key) {
-	case KEY_UP:
-		if (l->sel)
-			l->sel--;
-		break;
-	case KEY_DOWN:
-		if (l->sel + 1 < l->norder)
-			l->sel++;
-		break;
-	case KEY_PPAGE:
-		l->sel = l->sel > (size_t)visible ? l->sel - visible : 0;
-		break;
-	case KEY_NPAGE:
-		l->sel += visible;
-		if (l->sel >= l->norder)
-			l->sel = l->norder ? l->norder - 1 : 0;
-		break;
-	case KEY_HOME:
-		l->sel = 0;
-		break;
-	case KEY_END:
-		l->sel = l->norder ? l->norder - 1 : 0;
-		break;
-	case '\n':
-	case '\r':
-	case KEY_ENTER:
-		if (l->norder)
-			ui_open_map(ui, l->rows[l->order[l->sel]].pid);
-		return true;
-	case '/':
-	case KEY_F(3):
-	case KEY_F(4):
-		ui->prompt.kind = PROMPT_FILTER;
-		snprintf(ui->prompt.text, sizeof(ui->prompt.text), "%s", l->filter);
-		ui->prompt.len = strlen(ui->prompt.text);
-		return true;
-	case 27:
-		l->filter[0] = 0;
-		return true;
-	case KEY_F(6):
-		l->menu = true;
-		l->menu_sel = l->sort;
-		return true;
-	case '<':
-	case ',':
-		l->sort = (l->sort + COL_COUNT - 1) % COL_COUNT;
-		l->desc = coldefs[l->sort].desc;
-		return true;
-	case '>':
-	case '.':
-		l->sort = (l->sort + 1) % COL_COUNT;
-		l->desc = coldefs[l->sort].desc;
-		return true;
-	case 'I':
-		l->desc = !l->desc;
-		return true;
-	case KEY_MOUSE: {
-		MEVENT ev;
-
-		if (getmouse(&ev) != OK)
-			return false;
-		if (ev.bstate & BUTTON4_PRESSED)
-			l->sel = l->sel > 3 ? l->sel - 3 : 0;
-#ifdef BUTTON5_PRESSED
-		else if (ev.bstate & BUTTON5_PRESSED)
-			l->sel = l->sel + 3 < l->norder ? l->sel + 3 : (l->norder ? l->norder - 1 : 0);
-#endif
-		break;
-	}
-	default:
-		for (i = 0; i < COL_COUNT; i++) {
-			if (coldefs[i].key == key) {
-				set_sort(l, i);
-				return true;
-			}
-		}
-		return false;
-	}
-	if (l->norder)
-		l->sel_pid = l->rows[l->order[l->sel]].pid;
-	return true;
+	return keymap_dispatch(&proclist_keymap, ui, key);
 }
 
 pid_t proclist_next(struct ui *ui, pid_t pid, int dir)

@@ -203,8 +203,9 @@ static void restart_clock(struct ui_replay *rp)
 	rp->play_rec0_ns = frame_ns(rp, rp->at);
 }
 
-bool ui_replay_key(struct ui_replay *rp, int key)
+static bool replay_key(struct ui *ui, int key)
 {
+	struct ui_replay *rp = ui->replay;
 	size_t n = rec_frames(rp->r), i;
 
 	switch (key) {
@@ -261,6 +262,25 @@ bool ui_replay_key(struct ui_replay *rp, int key)
 	restart_clock(rp);
 	return true;
 }
+
+static bool replay_time_prompt(struct ui *ui, int key)
+{
+	(void)key;
+	ui->prompt = (struct ui_prompt){ .kind = PROMPT_TIME };
+	return true;
+}
+
+static const struct ui_key replay_keys[] = {
+	{ { ',', '.' }, ", .", "frame back/forth", NULL, NULL, replay_key },
+	{ { '{', '}' }, "{ }", "10 s back/forth", NULL, NULL, replay_key },
+	{ { 'T' }, "T", "go to a time", NULL, NULL, replay_time_prompt },
+	{ { ' ' }, "Space", "play/pause", NULL, NULL, replay_key },
+	{ { '1', '2', '3' }, "1 2 3", "speed 1x 10x 100x", NULL, NULL, replay_key },
+	{ { 'm' }, "m", "mark the frame", NULL, NULL, replay_key },
+	{ { 'd' }, "d", "diff since the mark", NULL, NULL, replay_key },
+};
+
+const struct ui_keymap replay_keymap = UI_KEYMAP("Replay", replay_keys);
 
 void ui_replay_draw(struct ui *ui, struct ui_replay *rp, int row)
 {

@@ -32,8 +32,6 @@ void ui_replay_goto(struct ui_replay *rp, const char *seconds);
 const struct proc *ui_replay_ref(const struct ui_replay *rp, pid_t pid);
 /* The marked frame's time (seconds from the start) if the diff layer is on, else < 0. */
 double ui_replay_diff_since(const struct ui_replay *rp);
-/* Replay's keys; true if the key was one. */
-bool ui_replay_key(struct ui_replay *rp, int key);
 /* The timeline bar and the cursor's time on one row. */
 void ui_replay_draw(struct ui *ui, struct ui_replay *rp, int row);
 

@@ -13,7 +13,8 @@
  *   ui_heatmap.c    the heatmap view: frame building under the lock, drawing, keys
  *   ui_maplayout.c  mappings → lines and cells (no curses; the part that must be fast)
  *   ui/blockname.c  packed blocks' short names, which mappings make one object
- *   ui_help.c       help screen and legend
+ *   ui_help.c       help screen and legend, drawn from the key tables
+ *   ui/keys.c       key tables: dispatch, and what help and footer say of each key
  */
 #ifndef MEVITOP_UI_STATE_H
 #define MEVITOP_UI_STATE_H
@@ -25,6 +26,7 @@
 #include "engine.h"
 #include "ui_canvas.h"
 #include "ui_theme.h"
+#include "ui/keys.h"
 
 #define UI_FRAME_MS 80		/* 12.5 frames per second */
 #define UI_MIN_COLS 80
@@ -68,6 +70,7 @@ struct ui {
 	enum ui_view view;
 	bool help;			/* help screen shown over the view */
 	bool paused;			/* space: the picture is frozen (the engine runs on) */
+	bool quit;			/* q: leave after this key */
 	struct ui_prompt prompt;
 	struct engine_stats stats;	/* copied under the lock each frame */
 	size_t engine_bytes;
@@ -106,10 +109,9 @@ void fmt_rate(char *buf, size_t len, double per_sec);	/* "0", "12", "1.2k" */
 void draw_title(struct ui *ui, const char *what, const char *warn);
 /* "events/s N  lost N  drift N" with non-zero losses highlighted; returns the next column. */
 int draw_engine_stats(struct ui *ui, int row, int col);
-struct key_hint {
-	const char *key, *what;
-};
-void draw_footer(struct ui *ui, const struct key_hint *hints, size_t n);
+/* The footer: the hints of the view's key table, between global_keymap's first (help) and
+ * the rest of it. */
+void draw_footer(struct ui *ui, const struct ui_keymap *view);
 /* The prompt if one is open, else the newest status message. */
 void draw_status_line(struct ui *ui, int row);
 void draw_too_small(struct ui *ui);
@@ -140,6 +142,9 @@ void heatmap_draw(struct ui *ui);
 bool heatmap_key(struct ui *ui, int key);
 /* The pause key: keep a private copy of the process (or drop it). */
 void heatmap_pause(struct ui *ui, bool paused);
+
+/* The key tables (ui/keys.h): anywhere (ui.c), one per view, replay (ui_replay.c). */
+extern const struct ui_keymap global_keymap, proclist_keymap, heatmap_keymap, replay_keymap;
 
 /* ui_help.c */
 void help_draw(struct ui *ui);
