@@ -897,6 +897,7 @@ static void apply_fork(struct engine *e, const struct ev_proc *ev)
 		return;
 	memcpy(c->comm, ev->comm, sizeof(c->comm));
 	c->comm[sizeof(c->comm) - 1] = 0;
+	c->ppid = parent->pid;
 	c->ready = true;
 	table_add(e, c);
 	mark(e, c, PEND_RELOAD);
@@ -1421,8 +1422,10 @@ static int reload(struct engine *e, struct proc *p)
 		procfs_read_comm(p->pid, p->comm, sizeof(p->comm));
 	procfs_read_uid(p->pid, &p->uid);
 	ps(p)->born = 0;
-	if (procfs_read_counters(p->pid, &ps(p)->c) == 0)
+	if (procfs_read_counters(p->pid, &ps(p)->c) == 0) {
 		ps(p)->born = ps(p)->c.start_time;	/* the process's, not io_pid's */
+		p->ppid = ps(p)->c.ppid;
+	}
 	r = scan_all(e, p);
 	if (r < 0)
 		return r;
@@ -1680,6 +1683,60 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 	return 0;
 }
 
+/*
+ * -p of a program that has already forked (a server, a browser): its descendants alive now
+ * are watched too, as the children it forks from now on are (the BPF side follows forks of
+ * targets once they are in its map).  /proc/PID/stat's ppid links them; pids wrap, so a
+ * child may be listed before its parent: passes repeat until one adds nothing, and a last
+ * listing catches what a descendant forked while the first was read.  Exact mode attaches
+ * its userfaultfd to the named pids only (user/exact.c), so it does not come here.
+ */
+static int watch_descendants(struct engine *e)
+{
+	pid_t *pids = NULL, *ppids = NULL;
+	size_t n, i, round;
+	bool added = true;
+	int err = 0;
+
+	for (round = 0; added && round < 3; round++) {
+		added = false;
+		err = procfs_list_pids(&pids, &n);
+		if (err)
+			return err;
+		ppids = calloc(n ? n : 1, sizeof(*ppids));
+		if (!ppids) {
+			free(pids);
+			return -ENOMEM;
+		}
+		for (i = 0; i < n; i++) {
+			struct proc_counters c;
+
+			if (pids[i] != getpid() && procfs_read_counters(pids[i], &c) == 0)
+				ppids[i] = c.ppid;
+		}
+		for (bool more = true; more;) {
+			more = false;
+			for (i = 0; i < n; i++) {
+				struct proc *parent = ppids[i] ? engine_find(e, ppids[i]) : NULL;
+
+				if (!parent || engine_find(e, pids[i]) ||
+				    tracer_add_target(e->tracer, pids[i]))
+					continue;
+				if (!new_proc(e, pids[i], false)) {
+					err = -ENOMEM;
+					break;
+				}
+				more = added = true;
+			}
+		}
+		free(pids);
+		free(ppids);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int engine_start(struct engine *e, char *why, size_t whylen)
 {
 	struct tracer_opts to = {
@@ -1730,6 +1787,14 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 			}
 			if (!engine_find(e, e->o.pids[i]) && !new_proc(e, e->o.pids[i], true))
 				return -ENOMEM;
+		}
+		if (e->o.follow_children && e->o.mode != MODE_EXACT) {
+			err = watch_descendants(e);
+			if (err) {
+				snprintf(why, whylen, "failed to list the watched processes' "
+					 "children: %s", strerror(-err));
+				return err;
+			}
 		}
 	} else {
 		err = procfs_list_pids(&pids, &n);
@@ -1934,6 +1999,7 @@ static void poll_counters(struct engine *e, struct proc *p)
 	}
 	if (retire_if_ended(e, p, procfs_read_counters(io(p), &c) ? NULL : &c))
 		return;
+	p->ppid = c.ppid;	/* a parent's exit reparents its children */
 	if (s->events_tick || c.rss != s->c.rss)
 		s->rss_gap_dirty = true;
 	if (s->counters_seen) {
