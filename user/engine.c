@@ -2000,6 +2000,8 @@ static void poll_counters(struct engine *e, struct proc *p)
 	if (retire_if_ended(e, p, procfs_read_counters(io(p), &c) ? NULL : &c))
 		return;
 	p->ppid = c.ppid;	/* a parent's exit reparents its children */
+	if (io(p) == p->pid && c.comm[0])	/* a forked child names itself after the fork */
+		memcpy(p->comm, c.comm, sizeof(p->comm));
 	if (s->events_tick || c.rss != s->c.rss)
 		s->rss_gap_dirty = true;
 	if (s->counters_seen) {

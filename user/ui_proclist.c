@@ -123,6 +123,16 @@ void proclist_free(struct proclist *l)
 	free(l);
 }
 
+/* Grows the array *pv points to to n elements; false (the array unchanged) without memory. */
+static bool grow(void *pv, size_t n, size_t size)
+{
+	void **v = pv, *nv = realloc(*v, n * size);
+
+	if (nv)
+		*v = nv;
+	return nv != NULL;
+}
+
 void proclist_update(struct ui *ui)
 {
 	struct proclist *l = ui->list;
@@ -133,26 +143,13 @@ void proclist_update(struct ui *ui)
 		return;
 	procs = ui_procs(ui, &n);
 	if (n > l->cap) {
-		struct pl_row *r = realloc(l->rows, n * sizeof(*r));
-		size_t *o = realloc(l->order, n * sizeof(*o)), *a = realloc(l->all, n * sizeof(*a));
-		size_t *it = realloc(l->items, n * sizeof(*it)), *tr = realloc(l->trow, n * sizeof(*tr));
-		pid_t *tp = realloc(l->tpid, n * sizeof(*tp)), *tpp = realloc(l->tppid, n * sizeof(*tpp));
+		/* & not &&: each array that can grow does, the next try needs fewer */
+		bool ok = grow(&l->rows, n, sizeof(*l->rows)) & grow(&l->order, n, sizeof(size_t)) &
+			  grow(&l->all, n, sizeof(size_t)) & grow(&l->items, n, sizeof(size_t)) &
+			  grow(&l->trow, n, sizeof(size_t)) & grow(&l->tpid, n, sizeof(pid_t)) &
+			  grow(&l->tppid, n, sizeof(pid_t));
 
-		if (r)
-			l->rows = r;
-		if (o)
-			l->order = o;
-		if (a)
-			l->all = a;
-		if (it)
-			l->items = it;
-		if (tr)
-			l->trow = tr;
-		if (tp)
-			l->tpid = tp;
-		if (tpp)
-			l->tppid = tpp;
-		if (!r || !o || !a || !it || !tr || !tp || !tpp)
+		if (!ok)
 			return;
 		l->cap = n;
 	}
