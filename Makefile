@@ -59,6 +59,10 @@ DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
 # What only the benchmarks run beside mevitop (a real server and its load tool, the
 # in-kernel floor, perf's page-fault sampling): installed by `make bench`, not `make test`.
 BENCH_PKGS := redis-server redis-tools bpftrace linux-perf
+# What only the tests run (tests/integration/test_ui_tree.py drives a real headless browser's
+# process tree: ~113 MB to download, ~350 MiB installed): installed by `make test` and
+# `make stress`, not by `make run`.
+TEST_PKGS  := chromium
 
 .DELETE_ON_ERROR:
 .PHONY: all deps run test stress unit integration bench bench-record clean vmlinux install man
@@ -146,6 +150,7 @@ run: deps
 # The test binary set: the normal build (what users run), the sanitizer build (what the
 # tests drive), unit tests, workloads and benchmarks.
 test: deps
+	$(Q)$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_PKGS)"
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 $(BUILD)-san/mevitop test-bins
 	$(Q)$(MAKE) --no-print-directory workloads
@@ -166,6 +171,7 @@ bench: deps
 # scripts (kill -9 of exact mode at hundreds of moments of the attach, the build users run).
 STRESS_ENV := MEVITOP_BUILD=$(CURDIR)/$(BUILD) MEVITOP_BIN=$(CURDIR)/$(BUILD)-san/mevitop
 stress: deps
+	$(Q)$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_PKGS)"
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 $(BUILD)-san/mevitop test-bins
 	$(Q)$(MAKE) --no-print-directory workloads

@@ -20,6 +20,9 @@ static const struct help_line list_keys[] = {
 	{ "N S V", "sort: name swap mapped" },
 	{ "R U", "sort: res% user" },
 	{ "I", "invert the order" },
+	{ "t F5", "tree view" },
+	{ "- +", "fold / unfold subtree" },
+	{ "*", "unfold all / fold all" },
 };
 
 static const struct help_line map_keys[] = {
