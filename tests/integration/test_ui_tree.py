@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -377,3 +378,37 @@ def test_chromium_tree_and_every_heatmap(screen, chromium):  # noqa: F811
         scr.keys("Escape")
     scr.keys("q")
     assert_clean_exit(scr)
+
+
+def test_json_ppid_and_descendants_of_p(mevitop, forktree):
+    """-p of a process that has forked: JSON lists it and every descendant, alive at the start
+    or forked later, each with the ppid /proc gives; --no-children lists the process alone;
+    a member whose parent quits shows its new parent (the root is a subreaper)."""
+    ft = forktree()
+    r = ft.root
+    a = ft.spawn(r, "ftA", 30)
+    a1 = ft.spawn(a, "ftA1", 20)
+    ft.spawn(a1, "ftA11", 10)
+    alone = mevitop(["-p", str(r), "--no-children", "-i", "100"])
+    assert [p["pid"] for p in alone.first["processes"]] == [r]
+    mv = mevitop(["-p", str(r), "-i", "100"])
+
+    def parents(snap):
+        return {p["pid"]: p["ppid"] for p in snap["processes"] if p["state"] == "running"}
+
+    def wait_parents(t, tree):
+        snap, deadline = mv.snapshot_after(t), time.monotonic() + GUARD_S
+        while parents(snap) != tree:
+            assert time.monotonic() < deadline, f"JSON says {parents(snap)}, /proc {tree}"
+            snap = mv.snapshot()
+    assert parents(mv.first) == descendants(r)
+    t, _ = ft.wl.do(f"spawn {a1} ftA12 10")
+    tree = descendants(r)
+    assert len(tree) == 5
+    wait_parents(t, tree)
+    # ftA1 quits: its children are re-parented to the root, and JSON follows.
+    t, _ = ft.wl.do(f"quit {a1}")
+    tree = descendants(r)
+    assert len(tree) == 4 and sum(1 for pp in tree.values() if pp == r) == 3, tree
+    wait_parents(t, tree)
+    assert [p["pid"] for p in alone.snapshot()["processes"]] == [r]
