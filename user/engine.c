@@ -1985,6 +1985,7 @@ static void poll_counters(struct engine *e, struct proc *p)
 	struct pstate *s = ps(p);
 	struct proc_counters c;
 	struct rss_val rv;
+	bool read;
 
 	if (e->f.hook[HOOK_RSS] != AT_NONE) {
 		/* /proc/PID/stat is not polled: look for ghosts only after exits were lost. */
@@ -1997,11 +1998,14 @@ static void poll_counters(struct engine *e, struct proc *p)
 		}
 		return;
 	}
-	if (retire_if_ended(e, p, procfs_read_counters(io(p), &c) ? NULL : &c))
+	read = procfs_read_counters(io(p), &c) == 0;
+	if (retire_if_ended(e, p, read ? &c : NULL))
 		return;
-	p->ppid = c.ppid;	/* a parent's exit reparents its children */
-	if (io(p) == p->pid && c.comm[0])	/* a forked child names itself after the fork */
-		memcpy(p->comm, c.comm, sizeof(p->comm));
+	if (read) {
+		p->ppid = c.ppid;	/* a parent's exit reparents its children */
+		if (io(p) == p->pid && c.comm[0])	/* a child may name itself after the fork */
+			memcpy(p->comm, c.comm, sizeof(p->comm));
+	}
 	if (s->events_tick || c.rss != s->c.rss)
 		s->rss_gap_dirty = true;
 	if (s->counters_seen) {
