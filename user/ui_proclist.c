@@ -363,7 +363,8 @@ static void arrange(struct ui *ui, int visible)
 	} else {
 		sort_list = l;
 		qsort(l->order, l->norder, sizeof(*l->order), cmp_rows);
-		memcpy(l->all, l->order, l->norder * sizeof(*l->all));
+		if (l->norder)	/* no arrays yet before the first process */
+			memcpy(l->all, l->order, l->norder * sizeof(*l->all));
 		l->nall = l->norder;
 		for (i = 0; i < l->norder; i++) {
 			if (l->rows[l->order[i]].pid == l->sel_pid) {
