@@ -58,11 +58,14 @@ BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRCS))
 
 DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc \
               libncurses-dev libroaring-dev libcmocka-dev python3 python3-pytest tmux \
-              procps util-linux mount libmicrohttpd-dev prometheus libzstd-dev libdw-dev \
-              memcached chromium
+              procps util-linux mount libmicrohttpd-dev prometheus libzstd-dev libdw-dev
 # What only the benchmarks run beside mevitop (a real server and its load tool, the
 # in-kernel floor, perf's page-fault sampling): installed by `make bench`, not `make test`.
 BENCH_PKGS := redis-server redis-tools bpftrace linux-perf
+# What only the tests run (the UI tests drive a real headless browser: ~113 MB to download,
+# ~350 MiB installed; the exact-mode tests watch Debian's memcached as its own user):
+# installed by `make test` and `make stress`, not by `make run`.
+TEST_PKGS  := chromium memcached
 
 .DELETE_ON_ERROR:
 .PHONY: all deps run test stress unit integration bench bench-record clean vmlinux install man
@@ -190,6 +193,7 @@ run: deps
 # The test binary set: the normal build (what users run), the sanitizer build (what the
 # tests drive), unit tests, workloads and benchmarks.
 test: deps
+	$(Q)$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_PKGS)"
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 $(BUILD)-san/mevitop test-bins
 	$(Q)$(MAKE) --no-print-directory workloads
@@ -210,6 +214,7 @@ bench: deps
 # scripts (kill -9 of exact mode at hundreds of moments of the attach, the build users run).
 STRESS_ENV := MEVITOP_BUILD=$(CURDIR)/$(BUILD) MEVITOP_BIN=$(CURDIR)/$(BUILD)-san/mevitop
 stress: deps
+	$(Q)$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_PKGS)"
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 $(BUILD)-san/mevitop test-bins
 	$(Q)$(MAKE) --no-print-directory workloads

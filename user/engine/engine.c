@@ -200,6 +200,60 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 	return 0;
 }
 
+/*
+ * -p of a program that has already forked (a server, a browser): its descendants alive now
+ * are watched too, as the children it forks from now on are (the BPF side follows forks of
+ * targets once they are in its map).  /proc/PID/stat's ppid links them; pids wrap, so a
+ * child may be listed before its parent: passes repeat until one adds nothing, and a last
+ * listing catches what a descendant forked while the first was read.  Exact mode attaches
+ * its userfaultfd to the named pids only (user/exact.c), so it does not come here.
+ */
+static int watch_descendants(struct engine *e)
+{
+	pid_t *pids = NULL, *ppids = NULL;
+	size_t n, i, round;
+	bool added = true;
+	int err = 0;
+
+	for (round = 0; added && round < 3; round++) {
+		added = false;
+		err = procfs_list_pids(&pids, &n);
+		if (err)
+			return err;
+		ppids = calloc(n ? n : 1, sizeof(*ppids));
+		if (!ppids) {
+			free(pids);
+			return -ENOMEM;
+		}
+		for (i = 0; i < n; i++) {
+			struct proc_counters c;
+
+			if (pids[i] != getpid() && procfs_read_counters(pids[i], &c) == 0)
+				ppids[i] = c.ppid;
+		}
+		for (bool more = true; more;) {
+			more = false;
+			for (i = 0; i < n; i++) {
+				struct proc *parent = ppids[i] ? engine_find(e, ppids[i]) : NULL;
+
+				if (!parent || engine_find(e, pids[i]) ||
+				    tracer_add_target(e->tracer, pids[i]))
+					continue;
+				if (!new_proc(e, pids[i], false)) {
+					err = -ENOMEM;
+					break;
+				}
+				more = added = true;
+			}
+		}
+		free(pids);
+		free(ppids);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int engine_start(struct engine *e, char *why, size_t whylen)
 {
 	struct tracer_opts to = {
@@ -253,6 +307,14 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 			}
 			if (!engine_find(e, e->o.pids[i]) && !new_proc(e, e->o.pids[i], true))
 				return -ENOMEM;
+		}
+		if (e->o.follow_children && e->o.mode != MODE_EXACT) {
+			err = watch_descendants(e);
+			if (err) {
+				snprintf(why, whylen, "failed to list the watched processes' "
+					 "children: %s", strerror(-err));
+				return err;
+			}
 		}
 	} else {
 		err = procfs_list_pids(&pids, &n);
@@ -431,6 +493,7 @@ static void poll_counters(struct engine *e, struct proc *p)
 	struct pstate *s = ps(p);
 	struct proc_counters c;
 	struct rss_val rv;
+	bool read;
 
 	if (e->f.hook[HOOK_RSS] != AT_NONE) {
 		/* /proc/PID/stat is not polled: look for ghosts only after exits were lost. */
@@ -443,8 +506,14 @@ static void poll_counters(struct engine *e, struct proc *p)
 		}
 		return;
 	}
-	if (retire_if_ended(e, p, procfs_read_counters(io(p), &c) ? NULL : &c))
+	read = procfs_read_counters(io(p), &c) == 0;
+	if (retire_if_ended(e, p, read ? &c : NULL))
 		return;
+	if (read) {
+		p->ppid = c.ppid;	/* a parent's exit reparents its children */
+		if (io(p) == p->pid && c.comm[0])	/* a child may name itself after the fork */
+			memcpy(p->comm, c.comm, sizeof(p->comm));
+	}
 	if (s->events_tick || c.rss != s->c.rss)
 		s->rss_gap_dirty = true;
 	if (s->counters_seen) {

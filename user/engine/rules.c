@@ -432,6 +432,7 @@ static void apply_fork(struct engine *e, const struct ev_proc *ev)
 		return;
 	memcpy(c->comm, ev->comm, sizeof(c->comm));
 	c->comm[sizeof(c->comm) - 1] = 0;
+	c->ppid = parent->pid;
 	c->ready = true;
 	table_add(e, c);
 	pend_mark(e, c, PEND_RELOAD);

@@ -372,8 +372,10 @@ static int reload_proc(struct engine *e, struct proc *p)
 		e->src->read_comm(e->src_ctx, p->pid, p->comm, sizeof(p->comm));
 	e->src->read_uid(e->src_ctx, p->pid, &p->uid);
 	ps(p)->born = 0;
-	if (e->src->read_counters(e->src_ctx, p->pid, &ps(p)->c) == 0)
+	if (e->src->read_counters(e->src_ctx, p->pid, &ps(p)->c) == 0) {
 		ps(p)->born = ps(p)->c.start_time;	/* the process's, not io_pid's */
+		p->ppid = ps(p)->c.ppid;
+	}
 	r = scan_all(e, p);
 	if (r < 0)
 		return r;

@@ -331,8 +331,15 @@ int procfs_read_counters(pid_t pid, struct proc_counters *c)
 	unsigned long long v[24];
 	int i, err = read_stat(pid, buf, sizeof(buf), &p);
 
+	char *open;
+
 	if (err)
 		return err;
+	/* The name between the first '(' and the last ')' (it may hold either). */
+	open = strchr(buf, '(');
+	c->comm[0] = 0;
+	if (open && open < p)
+		snprintf(c->comm, sizeof(c->comm), "%.*s", (int)(p - open - 1), open + 1);
 	c->state = p[2];
 	if (!(p = strchr(p + 2, ' ')))		/* past the state */
 		return -EINVAL;

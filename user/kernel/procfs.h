@@ -60,6 +60,7 @@ struct proc_counters {
 	uint64_t rss;		/* pages, exact: from /proc/PID/statm */
 	uint64_t start_time;	/* clock ticks after boot: tells a reused pid */
 	char state;		/* R, S, D, Z, ... (of the main thread) */
+	char comm[16];		/* of the thread read: prctl(PR_SET_NAME) renames it */
 };
 int procfs_read_counters(pid_t pid, struct proc_counters *c);
 /* pid is no longer the process started at born (start_time; 0: any): gone, reused, or

@@ -93,6 +93,7 @@ struct heat {
 
 struct proc {
 	pid_t pid;
+	pid_t ppid;			/* the parent (fork record or /proc/PID/stat), 0 unknown */
 	char comm[16];
 	uid_t uid;
 	struct itree maps;

@@ -283,7 +283,8 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 		if (!p->ready)
 			continue;
 		model_totals(p, c);
-		put(&b, "%s{\"pid\": %d, \"comm\": ", any ? ", " : "", p->pid);
+		put(&b, "%s{\"pid\": %d, \"ppid\": %d, \"comm\": ", any ? ", " : "", p->pid,
+		    p->ppid);
 		any = true;
 		put_str(&b, p->comm);
 		put(&b, ", \"state\": \"%s\", \"faults\": %" PRIu64 ", \"fault_rate\": %.1f, "

@@ -478,7 +478,7 @@ static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
 	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = on_wake;
 	sigaction(WAKE_SIGNAL, &sa, NULL);
-	ui.list = proclist_new();
+	ui.list = proclist_new(c->npids > 0);
 	ui.map = heatmap_new();
 	if (!ui.list || !ui.map) {
 		log_err("failed to start the interactive view: %s", strerror(ENOMEM));

@@ -6,6 +6,10 @@
  * handful of cardinality reads), then filters, sorts and draws without it.  The selection
  * follows its pid, so rows appearing and vanishing around it do not move it; processes
  * that exited stay for the engine's tombstone delay, dimmed and marked "exited".
+ *
+ * The tree view (t, F5; the default with -p) draws the same rows as a forest by parent
+ * (model/proctree.h), siblings in the current sort.  A folded process's row shows its whole
+ * subtree's sums; Tab in the heatmap still walks every process, folded or not.
  */
 #include <curses.h>
 #include <inttypes.h>
@@ -15,6 +19,8 @@
 #include <string.h>
 #include <strings.h>
 #include "ui_state.h"
+#include "model/proctree.h"
+#include "ui/treeview.h"
 
 enum pl_col {
 	COL_PID,
@@ -49,12 +55,13 @@ static const struct pl_coldef coldefs[COL_COUNT] = {
 };
 
 struct pl_row {
-	pid_t pid;
+	pid_t pid, ppid;
 	uid_t uid;
 	char comm[16];
 	uint64_t mapped, res, swp, untr;
 	double rate;
 	bool exited;
+	size_t folded_kids;		/* tree view, folded: the sums include this many */
 };
 
 struct pl_user {
@@ -65,8 +72,16 @@ struct pl_user {
 struct proclist {
 	struct pl_row *rows;		/* the last snapshot */
 	size_t n, cap;
-	size_t *order;			/* rows after the filter, sorted */
+	size_t *order;			/* rows shown: after the filter, sorted (or in tree order) */
 	size_t norder;
+	size_t *all;			/* every row after the filter in order, folded ones too */
+	size_t nall;
+	/* Tree view: the forest of the filtered rows, and each shown row's tree row. */
+	bool tree;
+	struct ptree pt;
+	struct pid_set folds;		/* processes whose subtree the user folded */
+	pid_t *tpid, *tppid;		/* the forest's input: items are order[] before the build */
+	size_t *items, *trow;
 	enum pl_col sort;
 	bool desc;
 	pid_t sel_pid;
@@ -80,13 +95,14 @@ struct proclist {
 	size_t nusers;
 };
 
-struct proclist *proclist_new(void)
+struct proclist *proclist_new(bool tree)
 {
 	struct proclist *l = calloc(1, sizeof(*l));
 
 	if (l) {
 		l->sort = COL_RES;
 		l->desc = true;
+		l->tree = tree;
 	}
 	return l;
 }
@@ -97,7 +113,24 @@ void proclist_free(struct proclist *l)
 		return;
 	free(l->rows);
 	free(l->order);
+	free(l->all);
+	free(l->tpid);
+	free(l->tppid);
+	free(l->items);
+	free(l->trow);
+	ptree_free(&l->pt);
+	pid_set_free(&l->folds);
 	free(l);
+}
+
+/* Grows the array *pv points to to n elements; false (the array unchanged) without memory. */
+static bool grow(void *pv, size_t n, size_t size)
+{
+	void **v = pv, *nv = realloc(*v, n * size);
+
+	if (nv)
+		*v = nv;
+	return nv != NULL;
 }
 
 void proclist_update(struct ui *ui)
@@ -110,14 +143,13 @@ void proclist_update(struct ui *ui)
 		return;
 	procs = ui_procs(ui, &n);
 	if (n > l->cap) {
-		struct pl_row *r = realloc(l->rows, n * sizeof(*r));
-		size_t *o = realloc(l->order, n * sizeof(*o));
+		/* & not &&: each array that can grow does, the next try needs fewer */
+		bool ok = grow(&l->rows, n, sizeof(*l->rows)) & grow(&l->order, n, sizeof(size_t)) &
+			  grow(&l->all, n, sizeof(size_t)) & grow(&l->items, n, sizeof(size_t)) &
+			  grow(&l->trow, n, sizeof(size_t)) & grow(&l->tpid, n, sizeof(pid_t)) &
+			  grow(&l->tppid, n, sizeof(pid_t));
 
-		if (r)
-			l->rows = r;
-		if (o)
-			l->order = o;
-		if (!r || !o)
+		if (!ok)
 			return;
 		l->cap = n;
 	}
@@ -133,6 +165,7 @@ void proclist_update(struct ui *ui)
 			continue;
 		model_totals(p, c);
 		r->pid = p->pid;
+		r->ppid = p->ppid;
 		r->uid = p->uid;
 		memcpy(r->comm, p->comm, sizeof(r->comm));
 		r->comm[sizeof(r->comm) - 1] = 0;
@@ -142,6 +175,7 @@ void proclist_update(struct ui *ui)
 		r->untr = c[PS_UNTRACKED];
 		r->rate = p->exited ? 0 : p->fault_rate;
 		r->exited = p->exited;
+		r->folded_kids = 0;
 		l->nexited += p->exited;
 		if (!p->exited) {
 			l->mapped += r->mapped;
@@ -199,10 +233,8 @@ static int cmp_num(double a, double b)
 	return (a > b) - (a < b);
 }
 
-static int cmp_rows(const void *pa, const void *pb)
+static int cmp_row(struct proclist *l, const struct pl_row *a, const struct pl_row *b)
 {
-	struct proclist *l = sort_list;
-	const struct pl_row *a = &l->rows[*(const size_t *)pa], *b = &l->rows[*(const size_t *)pb];
 	int c = 0;
 
 	switch (l->sort) {
@@ -237,6 +269,77 @@ static int cmp_rows(const void *pa, const void *pb)
 	return l->desc ? -c : c;
 }
 
+static int cmp_rows(const void *pa, const void *pb)
+{
+	struct proclist *l = sort_list;
+
+	return cmp_row(l, &l->rows[*(const size_t *)pa], &l->rows[*(const size_t *)pb]);
+}
+
+/* Siblings in the tree view: items are indexes into l->items. */
+static int cmp_items(size_t a, size_t b, void *ctx)
+{
+	struct proclist *l = ctx;
+
+	return cmp_row(l, &l->rows[l->items[a]], &l->rows[l->items[b]]);
+}
+
+static bool is_folded(pid_t pid, void *ctx)
+{
+	return pid_set_has(&((struct proclist *)ctx)->folds, pid);
+}
+
+/* The filtered rows (l->order[0..norder)) as a forest: l->all in tree order, l->order the
+ * rows not inside a folded subtree, l->trow their tree rows.  Returns the tree row of
+ * l->sel_pid (or l->pt.n if it is not there). */
+static size_t arrange_tree(struct proclist *l)
+{
+	struct ptree_in in = { .pid = l->tpid, .ppid = l->tppid, .n = l->norder,
+			       .cmp = cmp_items, .folded = is_folded, .ctx = l };
+	size_t i, sel = (size_t)-1;
+
+	for (i = 0; i < l->norder; i++) {
+		l->items[i] = l->order[i];
+		l->tpid[i] = l->rows[l->order[i]].pid;
+		l->tppid[i] = l->rows[l->order[i]].ppid;
+	}
+	if (ptree_build(&l->pt, &in)) {
+		l->norder = l->nall = 0;
+		return 0;
+	}
+	l->nall = l->norder = 0;
+	for (i = 0; i < l->pt.n; i++) {
+		const struct ptree_row *r = &l->pt.rows[i];
+		size_t row = l->items[r->item];
+
+		l->all[l->nall++] = row;
+		if (l->rows[row].pid == l->sel_pid)
+			sel = i;
+		if (!r->hidden) {
+			l->trow[l->norder] = i;
+			l->order[l->norder++] = row;
+		}
+	}
+	return sel == (size_t)-1 ? l->pt.n : sel;
+}
+
+/* The position in l->order of tree row k's nearest shown ancestor (k itself if shown). */
+static size_t shown_position(const struct proclist *l, size_t k)
+{
+	size_t lo = 0, hi = l->norder;
+
+	k = ptree_shown_ancestor(&l->pt, k);
+	while (lo < hi) {		/* trow is increasing */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->trow[mid] < k)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Filters, sorts and re-finds the selection. */
 static void arrange(struct ui *ui, int visible)
 {
@@ -249,13 +352,26 @@ static void arrange(struct ui *ui, int visible)
 	for (i = 0; i < l->n; i++)
 		if (matches(l, &l->rows[i], f))
 			l->order[l->norder++] = i;
-	sort_list = l;
-	qsort(l->order, l->norder, sizeof(*l->order), cmp_rows);
-	for (i = 0; i < l->norder; i++) {
-		if (l->rows[l->order[i]].pid == l->sel_pid) {
-			l->sel = i;
-			found = true;
-			break;
+	if (l->tree) {
+		size_t k = arrange_tree(l);
+
+		if (k < l->pt.n) {
+			/* Inside a folded subtree (Tab went there): the folded ancestor. */
+			l->sel = shown_position(l, k);
+			found = l->sel < l->norder;
+		}
+	} else {
+		sort_list = l;
+		qsort(l->order, l->norder, sizeof(*l->order), cmp_rows);
+		if (l->norder)	/* no arrays yet before the first process */
+			memcpy(l->all, l->order, l->norder * sizeof(*l->all));
+		l->nall = l->norder;
+		for (i = 0; i < l->norder; i++) {
+			if (l->rows[l->order[i]].pid == l->sel_pid) {
+				l->sel = i;
+				found = true;
+				break;
+			}
 		}
 	}
 	if (!found) {
@@ -272,6 +388,16 @@ static void arrange(struct ui *ui, int visible)
 		l->top = l->sel - visible + 1;
 	if (l->top + visible > l->norder)
 		l->top = l->norder > (size_t)visible ? l->norder - visible : 0;
+}
+
+/* The tree view's command column takes what a wide terminal has to spare for the guides. */
+static int col_width(const struct ui *ui, int col)
+{
+	int extra = ui->cols - 100;
+
+	if (col != COL_COMM || !ui->list->tree || extra <= 0)
+		return coldefs[col].width;
+	return coldefs[col].width + (extra < 16 ? extra : 16);
 }
 
 static int list_rows(const struct ui *ui)
@@ -334,6 +460,8 @@ static void draw_header(struct ui *ui)
 	col = draw_field(ui, 2, col, "model", a, ST_VALUE);
 	snprintf(b, sizeof(b), "%s %s", coldefs[l->sort].name, l->desc ? "desc" : "asc");
 	col = draw_field(ui, 2, col, "sort", b, ST_VALUE);
+	if (l->tree)
+		col = draw_field(ui, 2, col, "view", "tree", ST_VALUE);
 	if (*filter_text(ui))
 		draw_field(ui, 2, col, "filter", filter_text(ui), ST_VALUE);
 }
@@ -348,30 +476,57 @@ static void draw_colheads(struct ui *ui, int row)
 		const struct pl_coldef *d = &coldefs[i];
 		bool s = (int)l->sort == i;
 		struct ui_look look = ui->theme.style[s ? ST_COLHEAD_SORT : ST_COLHEAD];
-		int w = canvas_text_width(d->title);
+		int w = canvas_text_width(d->title), width = col_width(ui, i);
 
-		canvas_text(&ui->canvas, row, d->right ? col + d->width - w : col, w, look,
+		canvas_text(&ui->canvas, row, d->right ? col + width - w : col, w, look,
 			    d->title);
 		if (s)
-			canvas_put(&ui->canvas, row, d->right ? col + d->width - w - 1 : col + w,
+			canvas_put(&ui->canvas, row, d->right ? col + width - w - 1 : col + w,
 				   l->desc ? ui->theme.arrow_down : ui->theme.arrow_up, look);
-		col += d->width + 1;
+		col += width + 1;
 	}
 	canvas_text(&ui->canvas, row, col, ui->cols - col, ui->theme.style[ST_COLHEAD],
 		    "RESIDENCY");
 }
 
-static void draw_row(struct ui *ui, int row, const struct pl_row *r, bool selected)
+/* A folded process's row: its numbers summed over its subtree (exited ones left out). */
+static struct pl_row subtree_sums(const struct proclist *l, size_t k)
+{
+	const struct ptree_row *t = &l->pt.rows[k];
+	struct pl_row sum = l->rows[l->all[k]];
+	size_t j;
+
+	sum.folded_kids = t->end - k - 1;
+	for (j = k + 1; j < t->end; j++) {
+		const struct pl_row *r = &l->rows[l->all[j]];
+
+		if (r->exited)
+			continue;
+		sum.mapped += r->mapped;
+		sum.res += r->res;
+		sum.swp += r->swp;
+		sum.untr += r->untr;
+		sum.rate += r->rate;
+	}
+	return sum;
+}
+
+/* tr: the row's place in the tree view, or NULL in the flat list. */
+static void draw_row(struct ui *ui, int row, const struct pl_row *r, bool selected,
+		     const struct ptree_row *tr)
 {
 	struct proclist *l = ui->list;
 	struct ui_look look = ui->theme.style[selected ? ST_SELECT : r->exited ? ST_EXITED :
 					      ST_NORMAL];
-	char cell[COL_COUNT][40];
+	char cell[COL_COUNT][200], guides[160];
 	int col = 0, i;
 
 	snprintf(cell[COL_PID], sizeof(cell[0]), "%d", r->pid);
 	snprintf(cell[COL_USER], sizeof(cell[0]), "%s", user_name(l, r->uid));
-	snprintf(cell[COL_COMM], sizeof(cell[0]), "%s", r->comm);
+	guides[0] = 0;
+	if (tr)	/* at least 6 columns of the name stay visible */
+		tree_guides(guides, sizeof(guides), tr, ui->theme.utf8, col_width(ui, COL_COMM) - 6);
+	snprintf(cell[COL_COMM], sizeof(cell[0]), "%s%s", guides, r->comm);
 	fmt_pages(cell[COL_MAPPED], sizeof(cell[0]), r->mapped);
 	fmt_pages(cell[COL_RES], sizeof(cell[0]), r->res);
 	fmt_pages(cell[COL_SWAP], sizeof(cell[0]), r->swp);
@@ -380,19 +535,25 @@ static void draw_row(struct ui *ui, int row, const struct pl_row *r, bool select
 	canvas_fill(&ui->canvas, row, 0, ui->cols, ' ', look);
 	for (i = 0; i < COL_COUNT; i++) {
 		const struct pl_coldef *d = &coldefs[i];
-		int w = canvas_text_width(cell[i]);
+		int w = canvas_text_width(cell[i]), width = col_width(ui, i);
 
-		if (w > d->width)
-			w = d->width;
-		canvas_text(&ui->canvas, row, d->right ? col + d->width - w : col, w, look, cell[i]);
-		col += d->width + 1;
+		if (w > width)
+			w = width;
+		canvas_text(&ui->canvas, row, d->right ? col + width - w : col, w, look, cell[i]);
+		col += width + 1;
 	}
-	if (r->exited)
+	if (col >= ui->cols)
+		return;
+	if (r->exited) {
 		canvas_text(&ui->canvas, row, col, ui->cols - col, look, "exited");
-	else
-		draw_bar(ui, row, col, ui->cols - col < 42 ? ui->cols - col : 42,
-			 r->mapped ? (double)r->res / r->mapped : 0, look,
-			 selected ? look : ui->theme.style[ST_BAR]);
+		return;
+	}
+	draw_bar(ui, row, col, ui->cols - col < 42 ? ui->cols - col : 42,
+		 r->mapped ? (double)r->res / r->mapped : 0, look,
+		 selected ? look : ui->theme.style[ST_BAR]);
+	if (r->folded_kids && ui->cols - col > 43)
+		canvas_printf(&ui->canvas, row, col + 43, ui->cols - col - 43, look,
+			      "+%zu folded", r->folded_kids);
 }
 
 static void draw_menu(struct ui *ui)
@@ -421,8 +582,11 @@ void proclist_draw(struct ui *ui)
 	draw_colheads(ui, UI_HEADER_ROWS);
 	for (k = 0; k < visible && l->top + k < l->norder; k++) {
 		size_t i = l->top + k;
+		const struct ptree_row *tr = l->tree ? &l->pt.rows[l->trow[i]] : NULL;
+		struct pl_row r = tr && tr->folded ? subtree_sums(l, l->trow[i]) :
+				  l->rows[l->order[i]];
 
-		draw_row(ui, UI_HEADER_ROWS + 1 + k, &l->rows[l->order[i]], i == l->sel);
+		draw_row(ui, UI_HEADER_ROWS + 1 + k, &r, i == l->sel, tr);
 	}
 	if (!l->norder)
 		canvas_text(&ui->canvas, UI_HEADER_ROWS + 1, 1, ui->cols - 1,
@@ -579,6 +743,44 @@ static bool pl_sort_by(struct ui *ui, int key)
 	return false;
 }
 
+/* - folds the subtree under the cursor, + unfolds it, * unfolds all (or, when nothing is
+ * folded, folds every process shown that has children). */
+static bool tree_key(struct proclist *l, int key)
+{
+	size_t i;
+
+	if (!l->tree || !l->norder)
+		return true;
+	if (key == '*') {
+		if (l->folds.n) {
+			l->folds.n = 0;
+			return true;
+		}
+		for (i = 0; i < l->norder; i++)
+			if (l->pt.rows[l->trow[i]].end > l->trow[i] + 1)
+				pid_set_add(&l->folds, l->rows[l->order[i]].pid);
+		return true;
+	}
+	l->sel_pid = l->rows[l->order[l->sel]].pid;
+	if (key == '+')
+		pid_set_del(&l->folds, l->sel_pid);
+	else if (l->pt.rows[l->trow[l->sel]].end > l->trow[l->sel] + 1)
+		pid_set_add(&l->folds, l->sel_pid);
+	return true;
+}
+
+static bool pl_tree(struct ui *ui, int key)
+{
+	(void)key;
+	ui->list->tree = !ui->list->tree;
+	return true;
+}
+
+static bool pl_fold(struct ui *ui, int key)
+{
+	return tree_key(ui->list, key);
+}
+
 static const struct ui_key proclist_keys[] = {
 	{ { KEY_UP, KEY_DOWN, KEY_PPAGE, KEY_NPAGE }, "Up Dn PgUp PgDn", "select", NULL, NULL,
 	  pl_move },
@@ -589,11 +791,14 @@ static const struct ui_key proclist_keys[] = {
 	  pl_filter },
 	{ { 27 }, "Esc", "clear the filter", NULL, NULL, pl_clear },
 	{ { KEY_F(6) }, "F6", "sort menu", "F6", "Sort", pl_menu },
+	{ { 't', KEY_F(5) }, "t F5", "tree view", "t", "Tree", pl_tree },
 	{ { '<', '>', ',', '.' }, "< >", "sort column left/right", "<>", "Column", pl_column },
 	{ { 'M', 'P', 'F' }, "M P F", "sort: res pid faults/s", NULL, NULL, pl_sort_by },
 	{ { 'N', 'S', 'V' }, "N S V", "sort: name swap mapped", NULL, NULL, pl_sort_by },
 	{ { 'R', 'U' }, "R U", "sort: res% user", NULL, NULL, pl_sort_by },
 	{ { 'I' }, "I", "invert the order", "I", "Invert", pl_invert },
+	{ { '-', '+' }, "- +", "fold / unfold subtree", NULL, NULL, pl_fold },
+	{ { '*' }, "*", "unfold all / fold all", NULL, NULL, pl_fold },
 	{ { KEY_MOUSE }, "wheel", "scroll", NULL, NULL, pl_move },
 };
 
@@ -626,15 +831,15 @@ pid_t proclist_next(struct ui *ui, pid_t pid, int dir)
 	proclist_update(ui);
 	ui_unlock(ui);
 	arrange(ui, list_rows(ui));
-	if (!l->norder)
+	/* Every process in the list's order, those in folded subtrees too. */
+	if (!l->nall)
 		return 0;
-	for (i = 0; i < l->norder; i++) {
-		if (l->rows[l->order[i]].pid == pid) {
-			i = (i + l->norder + dir) % l->norder;
-			l->sel = i;
-			l->sel_pid = l->rows[l->order[i]].pid;
+	for (i = 0; i < l->nall; i++) {
+		if (l->rows[l->all[i]].pid == pid) {
+			i = (i + l->nall + dir) % l->nall;
+			l->sel_pid = l->rows[l->all[i]].pid;
 			return l->sel_pid;
 		}
 	}
-	return l->rows[l->order[0]].pid;
+	return l->rows[l->all[0]].pid;
 }

@@ -9,7 +9,8 @@
  *   ui_canvas.c     off-screen frame, flushed row by row when changed
  *   ui_theme.c      colours and glyphs for this terminal
  *   ui_draw.c       header, footer, prompt, number formatting shared by the views
- *   ui_proclist.c   the process list (top-like)
+ *   ui_proclist.c   the process list (top-like), flat or as a tree
+ *   ui/treeview.c   the tree view's fold set and guide lines (the forest: model/proctree.c)
  *   ui_heatmap.c    the heatmap view: frame building under the lock, drawing, keys
  *   ui_maplayout.c  mappings → lines and cells (no curses; the part that must be fast)
  *   ui/blockname.c  packed blocks' short names, which mappings make one object
@@ -122,7 +123,8 @@ int draw_field(struct ui *ui, int row, int col, const char *label, const char *v
 	       enum ui_style value_style);
 
 /* ui_proclist.c */
-struct proclist *proclist_new(void);
+/* tree: start in the tree view (-p) */
+struct proclist *proclist_new(bool tree);
 void proclist_free(struct proclist *l);
 void proclist_update(struct ui *ui);			/* under the engine lock */
 void proclist_draw(struct ui *ui);

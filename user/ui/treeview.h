@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The process list's tree view, the parts that are not the list's: which processes the user
+ * folded (a set of pids), and the guide lines drawn before a name.  No curses here.
+ */
+#ifndef MEVITOP_UI_TREEVIEW_H
+#define MEVITOP_UI_TREEVIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "model/proctree.h"
+
+struct pid_set {
+	pid_t *v;
+	size_t n, cap;
+};
+
+bool pid_set_has(const struct pid_set *s, pid_t pid);
+/* 0 or -ENOMEM */
+int pid_set_add(struct pid_set *s, pid_t pid);
+void pid_set_del(struct pid_set *s, pid_t pid);
+void pid_set_free(struct pid_set *s);
+
+/*
+ * The guides before row r's name, as UTF-8 (utf8) or ASCII: two columns per level,
+ * "│ " where an ancestor has later siblings, then "├─" or "└─" ('+' for the second
+ * character when r is folded; a folded root is just "+").  At most maxcols columns: the
+ * outermost levels are left out first, so the connector stays next to the name.
+ */
+void tree_guides(char *buf, size_t len, const struct ptree_row *r, bool utf8, int maxcols);
+
+#endif
