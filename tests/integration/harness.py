@@ -138,7 +138,11 @@ class Mevitop:
         try:
             self.first = self.snapshot()
         except (EOFError, AssertionError):
-            self.proc.wait(timeout=5)
+            # No first line in time: the caller never gets this object to stop, so a
+            # mevitop still running would be left behind (orphaned, scanning on).
+            if self.proc.poll() is None:
+                self.proc.kill()
+            self.proc.wait(timeout=10)
             raise AssertionError("mevitop did not start: " + "\n".join(self.err.all))
 
     def snapshot(self, timeout=GUARD_S):
