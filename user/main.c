@@ -242,6 +242,18 @@ static int run_json(struct engine *e, struct cli *c, struct rec_writer *rec)
 			break;
 		}
 	}
+	/* Stopped by a signal (q, SIGTERM, run's CMD ending): a recording gets one last frame,
+	 * so what happened since the last one (first touches still on their way among them)
+	 * is in the file too. */
+	if (rec && stop_signal) {
+		engine_tick(e);
+		engine_lock(e);
+		engine_take_exits(e, report_exit, c);
+		err = emit(e, &jo, rec, NULL, engine_now_ns(), wall_now());
+		engine_unlock(e);
+		if (err)
+			return 1;
+	}
 	return c->folded ? write_folded(e) : 0;
 }
 

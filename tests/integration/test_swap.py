@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+import harness
 from harness import assert_matches, find_proc
 
 
@@ -26,10 +27,14 @@ def test_pageout_to_swap_and_back(mevitop, workload, swapfile, mode):
     # swapoff brings them back behind the process's back.
     subprocess.run(["swapoff", swapfile], check=True)
     t = time.monotonic()
+    deadline = t + harness.GUARD_S
     while True:
         snap = mv.snapshot_after(t)
         if find_proc(snap, wl.pid)["pages"]["swapped"] == 0:
             break
+        # Another swap device left on (by a test killed elsewhere) would keep pages out.
+        assert time.monotonic() < deadline, "pages still swapped after swapoff: " + \
+            subprocess.run(["swapon", "--show"], capture_output=True, text=True).stdout
         t = snap["monotonic"]
     assert_matches(snap, wl.pid)
     if mode.startswith("trace"):
