@@ -34,7 +34,8 @@ REFUSED = {
 HONOURED = {
     "pid", "json", "interval", "count", "maps", "exact", "attach-timeout", "no-children",
     "max-cpu", "listen", "metrics-top", "metrics-procs", "output", "record", "duration",
-    "max-size", "probe", "verbose", "help", "version", "disable", "stacks",
+    "max-size", "probe", "verbose", "help", "version", "disable", "stacks", "heat", "fsync",
+    "keys",
 }
 
 # Honoured (the same engine options as every mode: cli_engine_opts), but with no effect a
@@ -191,8 +192,24 @@ def test_record_options(tmp_path):
         assert time.monotonic() - start < 30
         r = run(["replay", str(out), "--json"])
         assert r.returncode == 0 and snapshots(r.stdout), r.stderr
+        # --heat: every mapping of every frame carries its heat; --fsync: accepted (its
+        # syncs are counted with strace in test_record.py)
+        hot = tmp_path / "z.rec"
+        p = run(["record", "-o", str(hot), "-n", "3", "-i", "50", "--heat", "--fsync",
+                 "--exact", "-p", str(w.pid)])
+        assert p.returncode == 0, p.stderr
+        frames = snapshots(run(["replay", str(hot), "--json"]).stdout)
+        assert len(frames) == 3 and all(f["mode"] == "exact" for f in frames)
+        assert all("heat" in m for f in frames for q in f["processes"] for m in q["mappings"])
     finally:
         w.close()
+
+
+def test_keys():
+    """--keys prints the key tables, with --exact as without."""
+    plain, exact = run(["--keys"]), run(["--exact", "-p", "1", "--keys"])
+    assert plain.returncode == exact.returncode == 0, exact.stderr
+    assert exact.stdout == plain.stdout and "Heatmap" in exact.stdout
 
 
 def test_probe_verbose_help_version(wl):
