@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+import harness
 from harness import Workload, pagemap_truth, read_maps
 from test_ui import FULL, NONE, assert_clean_exit, screen, zoom_to_one_page  # noqa: F401
 
@@ -413,6 +414,22 @@ def renderers(browser):
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make deps)")
+def wait_all_threads_stopped(pid):
+    deadline = time.monotonic() + harness.GUARD_S
+    while True:
+        states = []
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+            except FileNotFoundError:
+                pass            # a thread that ended
+        if states and all(s in "tT" for s in states):
+            return
+        assert time.monotonic() < deadline, f"process {pid} did not stop: {states}"
+        time.sleep(0.01)
+
+
 def test_chromium_renderer_first_screen(screen, tmp_path):
     """The target of issue 16: a headless Chromium renderer (hundreds of mappings, V8's
     terabyte reservations among them) at 160x48 in the packed layout shows at least 200
@@ -445,6 +462,9 @@ def test_chromium_renderer_first_screen(screen, tmp_path):
         # stopped while its maps are compared (our own browser; it resumes at the end), and
         # the picture paused once mevitop has its layout.
         os.kill(pid, signal.SIGSTOP)
+        # The signal is asynchronous: a thread may still map until it is stopped, so the
+        # maps are read once every thread is.
+        wait_all_threads_stopped(pid)
         maps = {(b, e, p) for b, e, p, _ in read_maps(pid)}
         scr.wait(lambda s: f" maps {len(maps)} " in s, "mevitop's layout of the stopped renderer")
         scr.keys("Space")
