@@ -60,8 +60,10 @@ struct xrec {
 #define XQ_EVENT_RESERVE 64u	/* slots only events may use (a lost fork is a lost fd) */
 #define FD_TABLE	65536	/* server fd number -> id */
 #define XHASH		256
-#define LOG_MAX		100	/* first touches listed per JSON snapshot (json.c gives 8 KiB) */
-#define HIST_BUCKETS	14	/* latency: < 1, 2, 4 ... 4096 us, more */
+/* First touches listed per interval in stats.exact.first_touches (the rest are counted in
+ * first_touches_unlisted): a JSON line stays a few KiB whatever the target does; every
+ * one of them is in a recording (struct exact's `all`). */
+#define LOG_MAX		100
 
 struct span {
 	uint64_t start, end;	/* pages */
@@ -107,14 +109,6 @@ struct adopt {
 	uint32_t id;
 	int fd;			/* our copy */
 	struct adopt *next;
-};
-
-struct xlog {
-	pid_t pid;
-	uint32_t tid;
-	uint64_t addr;
-	uint64_t ts_ns;
-	bool write;
 };
 
 struct exact;
@@ -186,18 +180,28 @@ struct exact {
 		uint64_t behind;	/* new mappings left to pagemap tracking: no time */
 		uint64_t fork, remap, remove, unmap, gone;
 		uint64_t attaches, attach_failures, attach_ms_max;
-		uint64_t hist[HIST_BUCKETS];
+		uint64_t hist[EXACT_HIST_BUCKETS];
 		uint64_t lat_max_ns;
 		uint64_t logged_dropped;
 	} st;
-	struct xlog log[LOG_MAX];
+	/* This interval's first touches: the first LOG_MAX for JSON, and when recording
+	 * (keep_all) every one of them, up to FIRST_TOUCHES_MAX. */
+	struct first_touch log[LOG_MAX];
 	size_t nlog;
-	/* Every first touch, for a recorder (engine hooks' touches): filled once asked for;
-	 * `handed` is what the last call returned. */
-	struct first_touch *all, *handed;
-	size_t nall, capall, caphanded;
+	struct first_touch *all;
+	size_t nall, capall;
 	uint64_t all_dropped;
 	bool keep_all;
+	/* The interval that ended at the last tick (publish() in exact_track.c): what every
+	 * reader sees until the next tick, however many read it. */
+	struct {
+		uint64_t touches, unlisted;
+		struct first_touch log[LOG_MAX];
+		size_t nlog;
+		struct first_touch *all;
+		size_t nall, capall;
+		uint64_t all_dropped;
+	} last;
 	_Atomic uint64_t last_attach_ms;
 
 	/* testing */

@@ -21,8 +21,6 @@
  * them: they are counted (prereg_pages) and scanned.
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,16 +340,9 @@ static void collect_cat(uint64_t start, uint64_t end, uint32_t cats, void *arg)
 static void keep_touch(struct exact *x, pid_t pid, uint32_t tid, uint64_t addr, uint64_t ts,
 		       bool write)
 {
-	if (x->nall == x->capall) {
-		size_t cap = x->capall ? x->capall * 2 : 256;
-		struct first_touch *v;
-
-		if (cap > FIRST_TOUCHES_MAX || !(v = realloc(x->all, cap * sizeof(*v)))) {
-			x->all_dropped++;
-			return;
-		}
-		x->all = v;
-		x->capall = cap;
+	if (x->nall >= FIRST_TOUCHES_MAX || array_reserve(x->all, x->nall, x->capall, 256)) {
+		x->all_dropped++;	/* the frame says how many: recorded_touches_dropped */
+		return;
 	}
 	x->all[x->nall++] = (struct first_touch){ pid, tid, addr, ts, write };
 }
@@ -362,7 +353,7 @@ static void log_touch(struct exact *x, pid_t pid, uint32_t tid, uint64_t addr, u
 	if (x->keep_all)
 		keep_touch(x, pid, tid, addr, ts, write);
 	if (x->nlog < LOG_MAX)
-		x->log[x->nlog++] = (struct xlog){ pid, tid, addr, ts, write };
+		x->log[x->nlog++] = (struct first_touch){ pid, tid, addr, ts, write };
 	else
 		x->st.logged_dropped++;
 }
@@ -665,7 +656,7 @@ static unsigned hist_bucket(uint32_t ns)
 	uint32_t us = ns / 1000;
 	unsigned b = 0;
 
-	while (us && b < HIST_BUCKETS - 1) {
+	while (us && b < EXACT_HIST_BUCKETS - 1) {
 		us >>= 1;
 		b++;
 	}
@@ -975,49 +966,70 @@ static void register_all_pending(struct exact *x)
 	}
 }
 
-static void h_step(void *ctx)
+/*
+ * An interval ends (the engine's tick): what it saw is handed to the readers, and the next
+ * starts empty.  Readers never reset anything, so the JSON line, a recording's frame and a
+ * metrics scrape of one interval see the same first touches, however many read.
+ */
+static void publish(struct exact *x)
 {
-	struct exact *x = ctx;
+	struct first_touch *v = x->last.all;
+	size_t cap = x->last.capall;
+
+	x->last.touches = x->st.touches_interval;
+	x->last.unlisted = x->st.logged_dropped;
+	memcpy(x->last.log, x->log, x->nlog * sizeof(*x->log));
+	x->last.nlog = x->nlog;
+	x->st.touches_interval = 0;
+	x->st.logged_dropped = 0;
+	x->nlog = 0;
+	/* The buffers swap: what was kept is handed out, the old hand-out is refilled. */
+	x->last.all = x->all;
+	x->last.capall = x->capall;
+	x->last.nall = x->nall;
+	x->last.all_dropped = x->all_dropped;
+	x->all = v;
+	x->capall = cap;
+	x->nall = 0;
+	x->all_dropped = 0;
+}
+
+/* After each batch of records (step) and at each refresh (tick): the servers' records,
+ * new mappings to register, and fast, a scan of young mappings (step) or of every
+ * registered one (tick). */
+static void drain_and_scan(struct exact *x, bool tick)
+{
 	struct xproc *xp;
+	struct proc *p;
 	size_t i;
 
 	drain(x);
 	register_all_pending(x);
-	if (x->variant == EXACT_FAST) {
-		for (i = 0; i < XHASH; i++) {
-			for (xp = x->procs[i]; xp; xp = xp->next) {
-				struct proc *p;
-
-				if (!xp->nyoung || !xp->xf || !xp->seeded)
-					continue;
-				p = engine_find(x->e, xp->pid);
-				if (p && p->ready && !p->exited)
-					fast_scan_young(x, xp, p);
-			}
+	for (i = 0; x->variant == EXACT_FAST && i < XHASH; i++) {
+		for (xp = x->procs[i]; xp; xp = xp->next) {
+			if (!xp->xf || (!tick && (!xp->nyoung || !xp->seeded)))
+				continue;
+			p = engine_find(x->e, xp->pid);
+			if (!p || !p->ready || p->exited)
+				continue;
+			if (tick)
+				fast_scan(x, xp, p, xp->seeded);
+			else
+				fast_scan_young(x, xp, p);
 		}
 	}
 	x->bound_ns = x_now_ns();
 }
 
+static void h_step(void *ctx)
+{
+	drain_and_scan(ctx, false);
+}
+
 static void h_tick(void *ctx)
 {
-	struct exact *x = ctx;
-	struct xproc *xp;
-	size_t i;
-
-	drain(x);
-	register_all_pending(x);
-	if (x->variant == EXACT_FAST) {
-		for (i = 0; i < XHASH; i++) {
-			for (xp = x->procs[i]; xp; xp = xp->next) {
-				struct proc *p = engine_find(x->e, xp->pid);
-
-				if (xp->xf && p && p->ready && !p->exited)
-					fast_scan(x, xp, p, xp->seeded);
-			}
-		}
-	}
-	x->bound_ns = x_now_ns();
+	drain_and_scan(ctx, true);
+	publish(ctx);
 }
 
 /*
@@ -1132,47 +1144,15 @@ static void h_exited(void *ctx, struct proc *p)
 		xp_del(x, xp);
 }
 
-/* ---- JSON ---- */
+/* ---- what readers see ---- */
 
-struct out {
-	char *buf;
-	size_t len, cap;
-	bool full;
-};
-
-static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(struct out *o, const char *fmt, ...)
+static void h_exact_stats(void *ctx, struct exact_stats *o)
 {
-	va_list ap;
-	int n;
-
-	if (o->full)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= o->cap - o->len) {
-		o->buf[o->len] = 0;	/* drop the partial member */
-		o->full = true;
-		return;
-	}
-	o->len += n;
-}
-
-static size_t h_json_stats(void *ctx, char *buf, size_t len)
-{
-	static const char *const hist_keys[HIST_BUCKETS] = {
-		"<1", "<2", "<4", "<8", "<16", "<32", "<64", "<128", "<256", "<512", "<1024",
-		"<2048", "<4096", ">=4096",
-	};
 	struct exact *x = ctx;
-	struct out o = { .buf = buf, .cap = len };
-	struct uffd_server_stats ss;
-	uint64_t registered = 0, tracked = 0, listed = 0;
+	struct uffd_server_stats one;
 	struct proc **procs;
 	const struct mapping *m;
-	size_t n, i, k, mark;
+	size_t n, i;
 
 	procs = engine_procs(x->e, &n);
 	for (i = 0; i < n; i++) {
@@ -1180,85 +1160,49 @@ static size_t h_json_stats(void *ctx, char *buf, size_t len)
 
 		if (procs[i]->exited)
 			continue;
-		tracked += xp && xp->xf;
+		o->processes += xp && xp->xf;
 		for (m = model_first(procs[i]); m; m = model_next(m))
 			if (m->flags & MF_UFFD)
-				registered += mapping_end(m) - mapping_start(m);
+				o->registered_pages += mapping_end(m) - mapping_start(m);
 	}
-	memset(&ss, 0, sizeof(ss));
 	for (i = 0; i < (size_t)x->nsrv; i++) {
-		struct uffd_server_stats one;
-
 		uffd_server_get_stats(x->srvs[i], &one);
-		ss.reads += one.reads;
-		ss.faults += one.faults;
-		ss.resolved += one.resolved;
-		ss.raced += one.raced;
-		ss.retried += one.retried;
+		o->reads += one.reads;
+		o->faults += one.faults;
+		o->resolved += one.resolved;
+		o->raced += one.raced;
+		o->retried += one.retried;
 	}
-	put(&o, "\"exact\": {\"variant\": \"%s\", \"processes\": %" PRIu64
-	    ", \"registered_pages\": %" PRIu64 ", \"touches\": %" PRIu64
-	    ", \"touches_interval\": %" PRIu64 ", \"touches_dropped\": %" PRIu64
-	    ", \"prereg_pages\": %" PRIu64 ", \"prereg_max\": %" PRIu64 ", \"stale\": %" PRIu64
-	    ", \"behind\": %" PRIu64,
-	    x->variant == EXACT_ORDERED ? "ordered" : "fast", tracked, registered,
-	    x->st.touches, x->st.touches_interval, atomic_load(&x->q_dropped),
-	    x->st.prereg_pages, x->st.prereg_max, x->st.stale, x->st.behind);
-	put(&o, ", \"events\": {\"fork\": %" PRIu64 ", \"remap\": %" PRIu64 ", \"remove\": %"
-	    PRIu64 ", \"unmap\": %" PRIu64 ", \"gone\": %" PRIu64 "}", x->st.fork, x->st.remap,
-	    x->st.remove, x->st.unmap, x->st.gone);
-	put(&o, ", \"attaches\": %" PRIu64 ", \"attach_ms_max\": %" PRIu64, x->st.attaches,
-	    x->st.attach_ms_max);
-	put(&o, ", \"server\": {\"threads\": %d, \"reads\": %" PRIu64 ", \"faults\": %" PRIu64
-	    ", \"resolved\": %" PRIu64 ", \"raced\": %" PRIu64 ", \"retried\": %" PRIu64 "}",
-	    x->nsrv, ss.reads, ss.faults, ss.resolved, ss.raced, ss.retried);
-	if (x->variant == EXACT_ORDERED) {
-		put(&o, ", \"latency_us_hist\": {");
-		for (k = 0; k < HIST_BUCKETS; k++)
-			put(&o, "%s\"%s\": %" PRIu64, k ? ", " : "", hist_keys[k], x->st.hist[k]);
-		put(&o, "}, \"latency_us_max\": %.1f", x->st.lat_max_ns / 1000.0);
-	}
-	/* The log goes last: whatever does not fit is counted, never cut in the middle. */
-	put(&o, ", \"first_touches\": [");
-	for (i = 0; i < x->nlog && !o.full; i++) {
-		const struct xlog *l = &x->log[i];
-
-		mark = o.len;
-		put(&o, "%s[%d, %u, \"0x%" PRIx64 "\", \"%s\", %.6f]", i ? ", " : "", l->pid, l->tid,
-		    l->addr, l->write ? "w" : "r", l->ts_ns / 1e9);
-		if (o.len + 64 >= o.cap) {
-			o.len = mark;
-			o.buf[mark] = 0;
-			break;
-		}
-		listed++;
-	}
-	o.full = false;
-	put(&o, "], \"first_touches_unlisted\": %" PRIu64 "}",
-	    x->st.logged_dropped + (x->nlog - listed));
-	x->nlog = 0;
-	x->st.logged_dropped = 0;
-	x->st.touches_interval = 0;
-	return o.full ? 0 : o.len;
+	o->ordered = x->variant == EXACT_ORDERED;
+	o->server_threads = x->nsrv;
+	o->touches = x->st.touches;
+	o->touches_dropped = atomic_load(&x->q_dropped);
+	o->prereg_pages = x->st.prereg_pages;
+	o->prereg_max = x->st.prereg_max;
+	o->stale = x->st.stale;
+	o->behind = x->st.behind;
+	o->fork = x->st.fork;
+	o->remap = x->st.remap;
+	o->remove = x->st.remove;
+	o->unmap = x->st.unmap;
+	o->gone = x->st.gone;
+	o->attaches = x->st.attaches;
+	o->attach_ms_max = x->st.attach_ms_max;
+	memcpy(o->hist, x->st.hist, sizeof(o->hist));
+	o->lat_max_ns = x->st.lat_max_ns;
+	o->touches_interval = x->last.touches;
+	o->log = x->last.log;
+	o->nlog = x->last.nlog;
+	o->unlisted = x->last.unlisted;
 }
 
 static size_t h_touches(void *ctx, const struct first_touch **v, uint64_t *dropped)
 {
 	struct exact *x = ctx;
-	struct first_touch *t = x->handed;
-	size_t n = x->nall, cap = x->caphanded;
 
-	/* The buffers swap: what was kept is handed out, the old hand-out is refilled. */
-	x->keep_all = true;
-	x->handed = x->all;
-	x->caphanded = x->capall;
-	x->all = t;
-	x->capall = cap;
-	x->nall = 0;
-	*v = x->handed;
-	*dropped = x->all_dropped;
-	x->all_dropped = 0;
-	return n;
+	*v = x->last.all;
+	*dropped = x->last.all_dropped;
+	return x->last.nall;
 }
 
 /* ---- setup ---- */
@@ -1275,10 +1219,11 @@ void xt_install_hooks(struct exact *x)
 		.exited = h_exited,
 		.step = h_step,
 		.tick = h_tick,
-		.json_stats = h_json_stats,
+		.exact_stats = h_exact_stats,
 		.touches = h_touches,
 	};
 
+	x->keep_all = x->c->record;	/* a recorder takes every first touch of each frame */
 	engine_set_hooks(x->e, &h);
 }
 
@@ -1300,8 +1245,8 @@ void xt_free(struct exact *x)
 	}
 	x->adopts = NULL;
 	free(x->all);
-	free(x->handed);
-	x->all = x->handed = NULL;
+	free(x->last.all);
+	x->all = x->last.all = NULL;
 	/* Forked children's fds still queued (never applied) are ours too. */
 	for (i = 0; i < x->nstage; i++)
 		if (x->stage[i].kind == XR_FORK)
