@@ -30,6 +30,7 @@
 #include <sys/types.h>
 #include "cli.h"
 #include "engine.h"
+#include "exact/jobq.h"
 #include "pageset.h"
 #include "uffd.h"
 
@@ -151,9 +152,8 @@ struct exact {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct adopt *adopts;
-	pid_t *jobs;			/* pids to seize and inject (execed) */
-	size_t njobs, capjobs;
 	bool stopping;
+	struct jobq jobs;		/* pids to seize and inject (execed, forked) */
 	pthread_t ctl_thread;
 	bool ctl_started;
 
@@ -215,10 +215,5 @@ void xt_install_hooks(struct exact *x);
 void xt_free(struct exact *x);
 /* Is a private anonymous mapping of this kind one userfaultfd can cover? */
 bool xt_eligible_entry(const char *path, uint32_t perms);
-
-/* exact.c: helpers the track side uses. */
-void x_test_pause(struct exact *x, const char *stage);
-void x_queue_job(struct exact *x, pid_t pid);
-uint64_t x_now_ns(void);
 
 #endif

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "array.h"
+#include "clock.h"
 #include "exact_int.h"
 #include "log.h"
 #include "pagemap.h"
@@ -58,7 +59,7 @@ static struct xfd *xfd_add(struct exact *x, uint32_t id, int fd, pid_t pid, pid_
 	f->fd = fd;
 	f->pid = pid;
 	f->parent = parent;
-	f->born_ns = x_now_ns();
+	f->born_ns = clock_mono_ns();
 	f->next = x->fds[id % XHASH];
 	x->fds[id % XHASH] = f;
 	return f;
@@ -278,14 +279,14 @@ static void add_pending(struct exact *x, struct xproc *xp, uint64_t s, uint64_t 
 		/* The same place again (an unmapped range reused), or a neighbour. */
 		last->start = s < last->start ? s : last->start;
 		last->end = t > last->end ? t : last->end;
-		last->born_ns = x_now_ns();
+		last->born_ns = clock_mono_ns();
 		return;
 	}
 	if (xp->npend >= PEND_MAX || array_reserve(xp->pend, xp->npend, xp->cappend, 16)) {
 		x->st.behind++;
 		return;
 	}
-	xp->pend[xp->npend++] = (struct young){ s, t, x_now_ns() };
+	xp->pend[xp->npend++] = (struct young){ s, t, clock_mono_ns() };
 }
 
 static void register_pending(struct exact *x, struct xproc *xp, struct proc *p,
@@ -294,12 +295,12 @@ static void register_pending(struct exact *x, struct xproc *xp, struct proc *p,
 	uint64_t now;
 	size_t i, keep = 0;
 
-	while (xp->npend && x_now_ns() < deadline && !engine_quitting()) {
+	while (xp->npend && clock_mono_ns() < deadline && !engine_quitting()) {
 		struct young y = xp->pend[--xp->npend];
 
 		register_range(x, xp, p, y.start, y.end, true);
 	}
-	now = x_now_ns();
+	now = clock_mono_ns();
 	for (i = 0; i < xp->npend; i++) {
 		if (now - xp->pend[i].born_ns > PEND_MAX_NS)
 			x->st.behind++;
@@ -463,7 +464,7 @@ static void fast_scan_spans(struct exact *x, struct xproc *xp, struct proc *p,
 			    const struct span *v, size_t n, bool count)
 {
 	struct cat_runs r = { 0 };
-	uint64_t now = x_now_ns();
+	uint64_t now = clock_mono_ns();
 	size_t i, j, k, from;
 	int fd = xp_pagemap(xp);
 
@@ -509,7 +510,7 @@ static void add_young(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t)
 
 	for (i = 0; i < xp->nyoung; i++) {
 		if (xp->young[i].start <= s && t <= xp->young[i].end) {
-			xp->young[i].born_ns = x_now_ns();
+			xp->young[i].born_ns = clock_mono_ns();
 			return;
 		}
 	}
@@ -519,7 +520,7 @@ static void add_young(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t)
 	}
 	xp->young[xp->nyoung].start = s;
 	xp->young[xp->nyoung].end = t;
-	xp->young[xp->nyoung].born_ns = x_now_ns();
+	xp->young[xp->nyoung].born_ns = clock_mono_ns();
 	xp->nyoung++;
 }
 
@@ -533,7 +534,7 @@ static int span_cmp(const void *a, const void *b)
 /* The registered parts of every young mapping, scanned together (clusters: one call). */
 static void fast_scan_young(struct exact *x, struct xproc *xp, struct proc *p)
 {
-	uint64_t now = x_now_ns();
+	uint64_t now = clock_mono_ns();
 	struct span *v, *all = NULL;
 	size_t i, k, keep = 0, n, nall = 0, capall = 0;
 
@@ -947,7 +948,7 @@ static void drain(struct exact *x)
 /* Every process's new mappings, within one REG_BUDGET_NS for all. */
 static void register_all_pending(struct exact *x)
 {
-	uint64_t deadline = x_now_ns() + REG_BUDGET_NS;
+	uint64_t deadline = clock_mono_ns() + REG_BUDGET_NS;
 	struct xproc *xp;
 	size_t i;
 
@@ -1018,7 +1019,7 @@ static void drain_and_scan(struct exact *x, bool tick)
 				fast_scan_young(x, xp, p);
 		}
 	}
-	x->bound_ns = x_now_ns();
+	x->bound_ns = clock_mono_ns();
 }
 
 static void h_step(void *ctx)
@@ -1030,6 +1031,19 @@ static void h_tick(void *ctx)
 {
 	drain_and_scan(ctx, true);
 	publish(ctx);
+}
+
+/* The control thread gives pid a userfaultfd (exact.c); if it cannot even be queued, the
+ * process stays with pagemap tracking, and says so. */
+static void queue_attach(struct exact *x, struct xproc *xp)
+{
+	int err = jobq_push(&x->jobs, xp->pid);
+
+	if (!err)
+		return;
+	xp->awaiting = false;
+	log_warn("failed to queue process %d for a userfaultfd: %s: its memory is tracked by "
+		 "pagemap only", xp->pid, strerror(-err));
 }
 
 /*
@@ -1049,7 +1063,7 @@ static void fast_child(struct exact *x, struct proc *p)
 	xp->inherit = inherited(x, ppid);
 	xp->awaiting = true;
 	x->st.fork++;
-	x_queue_job(x, p->pid);
+	queue_attach(x, xp);
 }
 
 static void h_reloaded(void *ctx, struct proc *p)
@@ -1132,7 +1146,7 @@ static void h_exec(void *ctx, struct proc *p)
 	xp->inherit = NULL;
 	xp->awaiting = true;
 	if (p->pid != x->run_pid)
-		x_queue_job(x, p->pid);
+		queue_attach(x, xp);
 }
 
 static void h_exited(void *ctx, struct proc *p)
