@@ -29,6 +29,7 @@
 #include "exact/seccomp_guard.h"
 #include "exact/seccomp_probe.h"
 #include "exact/uffd_dev.h"
+#include "page.h"
 
 #define PAUSE_DEFAULT_MS	60000
 #define CHILD_GRACE_MS		200	/* run: how long CMD may take to exit by itself on quit */
@@ -334,7 +335,7 @@ static int hand_over(struct exact *x, pid_t pid, int fd)
 		uint64_t low;
 
 		procfs_read_file("/proc/sys/vm/mmap_min_addr", buf, sizeof(buf));
-		low = (strtoull(buf, NULL, 10) + 4095) & ~4095ull;
+		low = page_round_up_4k(strtoull(buf, NULL, 10));
 		uffd_unregister(spare, low, 0x7ffffffff000ull - low);
 		close(spare);
 		return -ENOMEM;

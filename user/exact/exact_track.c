@@ -32,8 +32,10 @@
 #include "pagemap.h"
 #include "procfs.h"
 #include "stacks/stacks.h"
+#include "page.h"
 
-#define PAGE_SHIFT	12
+/* Every page there is: the end of a lookup over a whole address space. */
+#define ALL_PAGES	(UINT64_MAX >> PAGE_SHIFT_4K)
 
 /* ---- lookups ---- */
 
@@ -237,7 +239,7 @@ static void register_range(struct exact *x, struct xproc *xp, struct proc *p, ui
 	for (i = 0; i < n; i++) {
 		uint64_t s = v[i].start, t = v[i].end, pre;
 
-		if (uffd_register(xp->xf->fd, s << PAGE_SHIFT, (t - s) << PAGE_SHIFT, x->reg_mode,
+		if (uffd_register(xp->xf->fd, s << PAGE_SHIFT_4K, (t - s) << PAGE_SHIFT_4K, x->reg_mode,
 				  NULL)) {
 			log_debug("process %d: %s", p->pid, uffd_why());
 			continue;
@@ -370,7 +372,7 @@ static void fast_touches(struct exact *x, struct proc *p, uint64_t s, uint64_t t
 	x->st.touches_interval += t - s;
 	model_set_state(p, s, t, st);
 	for (pg = s; pg < t && (x->keep_all || x->nlog < LOG_MAX); pg++)
-		log_touch(x, p->pid, 0, pg << PAGE_SHIFT, now, !(cats & PMC_ZERO));
+		log_touch(x, p->pid, 0, pg << PAGE_SHIFT_4K, now, !(cats & PMC_ZERO));
 	if (t - s > (uint64_t)(pg - s))
 		x->st.logged_dropped += t - pg;
 	/* Heat per block of the heat map, as much as the block got. */
@@ -436,7 +438,7 @@ static void diff_run(struct exact *x, struct xproc *xp, struct proc *p, uint64_t
  * measured with 16 such threads, and one registered stack per thread).  The pread
  * fallback reads every page of what it is given: span by span there.
  */
-#define CLUSTER_GAP	(1ull << (30 - PAGE_SHIFT))	/* 1 GiB, in pages */
+#define CLUSTER_GAP	(1ull << (30 - PAGE_SHIFT_4K))	/* 1 GiB, in pages */
 
 /* One span of a cluster's runs (r, sorted; *from: the first run that may reach it). */
 static void fast_apply_span(struct exact *x, struct xproc *xp, struct proc *p,
@@ -486,7 +488,7 @@ static void fast_scan_spans(struct exact *x, struct xproc *xp, struct proc *p,
 static void fast_scan(struct exact *x, struct xproc *xp, struct proc *p, bool count)
 {
 	struct span *v;
-	size_t n = collect(p, 0, UINT64_MAX >> PAGE_SHIFT, true, &v);
+	size_t n = collect(p, 0, ALL_PAGES, true, &v);
 
 	fast_scan_spans(x, xp, p, v, n, count);
 	free(v);
@@ -573,10 +575,10 @@ static void xp_start(struct exact *x, struct xproc *xp, struct proc *p, bool sca
 
 	if (!p || !p->ready || p->exited || !xp->xf)
 		return;
-	register_range(x, xp, p, 0, UINT64_MAX >> PAGE_SHIFT, false);
+	register_range(x, xp, p, 0, ALL_PAGES, false);
 	if (scan_now) {
 		/* Touched since the engine last looked (between its scan and the registration). */
-		n = collect(p, 0, UINT64_MAX >> PAGE_SHIFT, true, &v);
+		n = collect(p, 0, ALL_PAGES, true, &v);
 		for (i = 0; i < n; i++)
 			engine_queue_scan(x->e, p, v[i].start, v[i].end);
 		free(v);
@@ -666,7 +668,7 @@ static unsigned hist_bucket(uint32_t ns)
 
 static void apply_touch(struct exact *x, struct xfd *f, const struct xrec *r)
 {
-	uint64_t page = r->a >> PAGE_SHIFT;
+	uint64_t page = r->a >> PAGE_SHIFT_4K;
 	struct mapping *m;
 	struct proc *p;
 	pid_t tgid;
@@ -697,15 +699,15 @@ static void apply_layout(struct exact *x, struct xfd *f, const struct xrec *r)
 {
 	struct proc *p = f->pid ? engine_find(x->e, f->pid) : NULL;
 	struct xproc *xp = f->pid ? xp_find(x, f->pid) : NULL;
-	uint64_t s = r->a >> PAGE_SHIFT, t = (r->b + 4095) >> PAGE_SHIFT;
+	uint64_t s = r->a >> PAGE_SHIFT_4K, t = page_end_4k(r->b);
 
 	if (r->kind == XR_REMAP) {
 		x->st.remap++;
-		s = r->b >> PAGE_SHIFT;
-		t = (r->b + r->c + 4095) >> PAGE_SHIFT;
+		s = r->b >> PAGE_SHIFT_4K;
+		t = page_end_4k(r->b + r->c);
 		if (xp && xp->seen && xp->xf == f)
-			pageset_move_range(xp->seen, r->a >> PAGE_SHIFT,
-					   (r->a + r->c + 4095) >> PAGE_SHIFT, s);
+			pageset_move_range(xp->seen, r->a >> PAGE_SHIFT_4K,
+					   page_end_4k(r->a + r->c), s);
 	} else {
 		if (r->kind == XR_REMOVE)
 			x->st.remove++;
@@ -746,7 +748,7 @@ static struct pageset *inherited(struct exact *x, pid_t parent)
 	c.set = pageset_clone(xp->seen);
 	if (!c.set)
 		return NULL;
-	n = collect(p, 0, UINT64_MAX >> PAGE_SHIFT, true, &v);
+	n = collect(p, 0, ALL_PAGES, true, &v);
 	for (i = 0; i < n; i++)
 		pagemap_scan(fd, v[i].start, v[i].end, x->use_scan, add_run, &c);
 	free(v);
@@ -874,7 +876,7 @@ static void rescan_all(struct exact *x)
 	for (i = 0; i < n; i++) {
 		if (!procs[i]->ready || procs[i]->exited)
 			continue;
-		nv = collect(procs[i], 0, UINT64_MAX >> PAGE_SHIFT, true, &v);
+		nv = collect(procs[i], 0, ALL_PAGES, true, &v);
 		for (k = 0; k < nv; k++)
 			engine_queue_scan(x->e, procs[i], v[k].start, v[k].end);
 		free(v);
