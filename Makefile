@@ -117,6 +117,7 @@ $(BUILD)/folders/%.a:
 	$(Q)mkdir -p $(dir $@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+test_array_LINK    := lib
 test_itree_LINK    := lib
 test_pageset_LINK  := lib
 test_pageset_LIBS  := -lroaring

@@ -823,7 +823,7 @@ int exact_setup(struct cli *c, struct features *f, struct engine **e, struct exa
 	}
 
 	if (c->run) {
-		pid_t *pids = realloc(c->pids, sizeof(*pids));
+		pid_t *pids = realloc(c->pids, sizeof(*pids));	/* exactly CMD's */
 
 		if (!pids) {
 			free_exact(x);

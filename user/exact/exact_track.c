@@ -165,15 +165,17 @@ static bool eligible(const struct mapping *m)
 }
 
 /* Pieces of [start, end) covered by registered mappings (@uffd_only) or by eligible ones not
- * registered yet, adjacent pieces merged.  Collected first: changing flags splits mappings
- * under an iteration. */
-static size_t collect(const struct proc *p, uint64_t start, uint64_t end, bool uffd_only,
-		      struct span **out)
+ * registered yet, adjacent pieces merged, into *out (*nout of them).  Collected first:
+ * changing flags splits mappings under an iteration.  0, or -ENOMEM with nothing. */
+static int collect(const struct proc *p, uint64_t start, uint64_t end, bool uffd_only,
+		   struct span **out, size_t *nout)
 {
 	struct mapping *m = model_find(p, start);
 	struct span *v = NULL;
 	size_t n = 0, cap = 0;
 
+	*out = NULL;
+	*nout = 0;
 	if (!m)
 		m = model_find_ge(p, start);
 	for (; m && mapping_start(m) < end; m = model_next(m)) {
@@ -186,17 +188,22 @@ static size_t collect(const struct proc *p, uint64_t start, uint64_t end, bool u
 			v[n - 1].end = t;
 			continue;
 		}
-		if (n == cap) {
-			struct span *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-
-			if (!nv)
-				break;
-			v = nv;
+		if (array_reserve(v, n, cap, 16)) {
+			free(v);
+			return -ENOMEM;
 		}
 		v[n++] = (struct span){ s, t };
 	}
 	*out = v;
-	return n;
+	*nout = n;
+	return 0;
+}
+
+/* When the list of p's ranges cannot even be made: the engine scans all of p instead
+ * (it clips to mappings), so no page is left wrong. */
+static void scan_all_of(struct exact *x, struct proc *p)
+{
+	engine_queue_scan(x->e, p, 0, ALL_PAGES);
 }
 
 /* ---- counting pages with our own pagemap reader ---- */
@@ -235,7 +242,10 @@ static void register_range(struct exact *x, struct xproc *xp, struct proc *p, ui
 
 	if (!xp->xf)
 		return;
-	n = collect(p, start, end, false, &v);
+	if (collect(p, start, end, false, &v, &n)) {
+		x->st.behind++;		/* left to the engine's pagemap tracking */
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		uint64_t s = v[i].start, t = v[i].end, pre;
 
@@ -322,20 +332,16 @@ struct cat_run {
 struct cat_runs {
 	struct cat_run *v;
 	size_t n, cap;
+	bool lost;		/* a run did not fit: the picture is incomplete, not applied */
 };
 
 static void collect_cat(uint64_t start, uint64_t end, uint32_t cats, void *arg)
 {
 	struct cat_runs *r = arg;
 
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct cat_run *v = realloc(r->v, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		r->v = v;
-		r->cap = cap;
+	if (r->lost || array_reserve(r->v, r->n, r->cap, 64)) {
+		r->lost = true;
+		return;
 	}
 	r->v[r->n++] = (struct cat_run){ start, end, cats };
 }
@@ -476,7 +482,11 @@ static void fast_scan_spans(struct exact *x, struct xproc *xp, struct proc *p,
 		for (j = i + 1; x->use_scan && j < n && v[j].start - v[j - 1].end <= CLUSTER_GAP; j++)
 			;
 		r.n = 0;
-		if (pagemap_scan(fd, v[i].start, v[j - 1].end, x->use_scan, collect_cat, &r))
+		r.lost = false;
+		/* A run missing would read as a page gone, then as a first touch again at the
+		 * next scan: an incomplete picture is not applied (the next scan retries). */
+		if (pagemap_scan(fd, v[i].start, v[j - 1].end, x->use_scan, collect_cat, &r) ||
+		    r.lost)
 			continue;
 		for (k = i, from = 0; k < j; k++)
 			fast_apply_span(x, xp, p, &v[k], &r, &from, count, now);
@@ -488,8 +498,10 @@ static void fast_scan_spans(struct exact *x, struct xproc *xp, struct proc *p,
 static void fast_scan(struct exact *x, struct xproc *xp, struct proc *p, bool count)
 {
 	struct span *v;
-	size_t n = collect(p, 0, ALL_PAGES, true, &v);
+	size_t n;
 
+	if (collect(p, 0, ALL_PAGES, true, &v, &n))
+		return;		/* the picture stays as it was: the next refresh retries */
 	fast_scan_spans(x, xp, p, v, n, count);
 	free(v);
 	xp->nfresh = 0;
@@ -538,18 +550,29 @@ static void fast_scan_young(struct exact *x, struct xproc *xp, struct proc *p)
 {
 	uint64_t now = clock_mono_ns();
 	struct span *v, *all = NULL;
-	size_t i, k, keep = 0, n, nall = 0, capall = 0;
+	size_t i, keep = 0, n, nall = 0, capall = 0;
+	bool lost = false;
 
 	for (i = 0; i < xp->nyoung; i++) {
 		if (now - xp->young[i].born_ns > YOUNG_NS)
 			continue;
 		xp->young[keep++] = xp->young[i];
-		n = collect(p, xp->young[i].start, xp->young[i].end, true, &v);
-		for (k = 0; k < n && !array_reserve(all, nall, capall, 16); k++)
-			all[nall++] = v[k];
+		if (lost || collect(p, xp->young[i].start, xp->young[i].end, true, &v, &n)) {
+			lost = true;
+			continue;
+		}
+		if (n && array_reserve_n(all, nall + n, capall, 16))
+			lost = true;
+		else if (n)
+			memcpy(all + nall, v, n * sizeof(*v));
+		nall += lost ? 0 : n;
 		free(v);
 	}
 	xp->nyoung = keep;
+	if (lost) {
+		free(all);	/* scanned at the next drain, or at the refresh */
+		return;
+	}
 	if (nall)
 		qsort(all, nall, sizeof(*all), span_cmp);
 	for (i = 0, n = 0; i < nall; i++) {	/* young ranges may overlap: merge */
@@ -578,7 +601,8 @@ static void xp_start(struct exact *x, struct xproc *xp, struct proc *p, bool sca
 	register_range(x, xp, p, 0, ALL_PAGES, false);
 	if (scan_now) {
 		/* Touched since the engine last looked (between its scan and the registration). */
-		n = collect(p, 0, ALL_PAGES, true, &v);
+		if (collect(p, 0, ALL_PAGES, true, &v, &n))
+			scan_all_of(x, p);
 		for (i = 0; i < n; i++)
 			engine_queue_scan(x->e, p, v[i].start, v[i].end);
 		free(v);
@@ -748,7 +772,10 @@ static struct pageset *inherited(struct exact *x, pid_t parent)
 	c.set = pageset_clone(xp->seen);
 	if (!c.set)
 		return NULL;
-	n = collect(p, 0, ALL_PAGES, true, &v);
+	if (collect(p, 0, ALL_PAGES, true, &v, &n)) {
+		pageset_free(c.set);
+		return NULL;	/* not known: the child starts from a scan of its own */
+	}
 	for (i = 0; i < n; i++)
 		pagemap_scan(fd, v[i].start, v[i].end, x->use_scan, add_run, &c);
 	free(v);
@@ -806,12 +833,10 @@ static void rescan_text(struct exact *x, struct proc *p)
 	for (m = model_first(p); m; m = model_next(m)) {
 		if (!(m->perms & MP_EXEC) || m->kind == MK_VSYSCALL)
 			continue;
-		if (n == cap) {
-			struct span *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-
-			if (!nv)
-				break;
-			v = nv;
+		if (array_reserve(v, n, cap, 16)) {
+			free(v);
+			scan_all_of(x, p);
+			return;
 		}
 		v[n++] = (struct span){ mapping_start(m), mapping_end(m) };
 	}
@@ -876,7 +901,8 @@ static void rescan_all(struct exact *x)
 	for (i = 0; i < n; i++) {
 		if (!procs[i]->ready || procs[i]->exited)
 			continue;
-		nv = collect(procs[i], 0, ALL_PAGES, true, &v);
+		if (collect(procs[i], 0, ALL_PAGES, true, &v, &nv))
+			scan_all_of(x, procs[i]);
 		for (k = 0; k < nv; k++)
 			engine_queue_scan(x->e, procs[i], v[k].start, v[k].end);
 		free(v);
@@ -896,19 +922,9 @@ static void stage(struct exact *x, uint32_t head)
 	uint32_t tail = atomic_load_explicit(&x->q_tail, memory_order_relaxed);
 	size_t need = x->nstage + (head - tail), i, j;
 
-	if (need > x->capstage) {
-		size_t cap = x->capstage ? x->capstage : 1024;
-		struct xrec *v;
-
-		while (cap < need)
-			cap *= 2;
-		v = realloc(x->stage, cap * sizeof(*v));
-		if (!v) {
-			atomic_store(&x->q_overflow, true);
-			return;		/* stays in the ring */
-		}
-		x->stage = v;
-		x->capstage = cap;
+	if (array_reserve_n(x->stage, need, x->capstage, 1024)) {
+		atomic_store(&x->q_overflow, true);
+		return;		/* stays in the ring */
 	}
 	for (; tail != head; tail++) {
 		struct xrec r = x->q[tail & (XQ_SIZE - 1)];

@@ -45,6 +45,7 @@
 #include "page.h"
 #include "syscall_err.h"
 #include "clock.h"
+#include "array.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -342,15 +343,8 @@ static struct inj_thread *find_thread(struct inj *in, pid_t tid)
 /* Returns the index of the new entry, or -ENOMEM.  Pointers into in->t become stale. */
 static int add_thread(struct inj *in, pid_t tid)
 {
-	if (in->nr == in->cap) {
-		int cap = in->cap ? in->cap * 2 : 16;
-		struct inj_thread *t = realloc(in->t, (size_t)cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		in->t = t;
-		in->cap = cap;
-	}
+	if (array_reserve(in->t, in->nr, in->cap, 16))
+		return -ENOMEM;
 	memset(&in->t[in->nr], 0, sizeof(in->t[0]));
 	in->t[in->nr].tid = tid;
 	return in->nr++;

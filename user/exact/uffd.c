@@ -9,6 +9,7 @@
 #include "page.h"
 #include "syscall_err.h"
 #include "clock.h"
+#include "array.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -417,20 +418,6 @@ struct uffd_server {
 	void *zero;		/* a zero page for UFFDIO_COPY */
 };
 
-static int grow(int **arr, int *cap, int n)
-{
-	if (n < *cap)
-		return 0;
-	int ncap = *cap ? *cap * 2 : 8;
-	int *a = realloc(*arr, (size_t)ncap * sizeof(int));
-
-	if (!a)
-		return -ENOMEM;
-	*arr = a;
-	*cap = ncap;
-	return 0;
-}
-
 int uffd_server_new(const struct uffd_server_ops *ops, void *ctx, unsigned flags,
 		    struct uffd_server **out)
 {
@@ -475,7 +462,7 @@ int uffd_server_add(struct uffd_server *s, int fd)
 	if (!s || fd < 0)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
-	err = grow(&s->fds, &s->cap, s->nfds);
+	err = array_reserve(s->fds, s->nfds, s->cap, 8);
 	if (!err)
 		s->fds[s->nfds++] = fd;
 	pthread_mutex_unlock(&s->lock);
@@ -511,7 +498,7 @@ int uffd_server_remove(struct uffd_server *s, int fd)
 	} else if (!s->in_round) {
 		drop_fd_locked(s, fd);
 	} else {
-		err = grow(&s->pend, &s->pcap, s->npend);
+		err = array_reserve(s->pend, s->npend, s->pcap, 8);
 		if (!err)
 			s->pend[s->npend++] = fd;
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "json.h"
 #include "stacks/stacks.h"
+#include "array.h"
 
 /* A growing buffer, so a snapshot reaches stdout in one write. */
 struct buf {
@@ -35,18 +36,10 @@ static void put(struct buf *b, const char *fmt, ...)
 			b->len += n;
 			return;
 		}
-		size_t cap = (b->cap ? b->cap : 4096) * 2;
-
-		while (cap - b->len <= (size_t)n)
-			cap *= 2;
-		char *np = realloc(b->p, cap);
-
-		if (!np) {
+		if (array_reserve_n(b->p, b->len + (size_t)n + 1, b->cap, 8192)) {
 			b->oom = true;
 			return;
 		}
-		b->p = np;
-		b->cap = cap;
 	}
 }
 
