@@ -13,9 +13,13 @@
  *            our pump) runs the hooks with the engine lock held; it alone touches struct
  *            xproc, struct xfd and the model.
  *   control  (exact.c) seizes and injects: the -p processes at start (from the main
- *            thread), execed processes later.  It hands each new userfaultfd to the engine
+ *            thread), execed and (fast) forked processes later, which the engine side
+ *            queues in `jobs` (exact/jobq.h).  It hands each new userfaultfd to the engine
  *            side through `adopts` (under `lock`).
  *   runner   (exact.c, run only) follows CMD with ptrace (inj_follow_exec) until it exits.
+ *
+ * Calls go one way: exact.c calls exact_track.c (xt_*), never the reverse; what the
+ * engine side asks of the control thread goes through the job queue.
  *
  * A userfaultfd is known by an id, never by its number: the server may close its copy and
  * the number be reused at any time.  The engine side keeps its own dup for registering.

@@ -390,10 +390,16 @@ static void fast_touches(struct exact *x, struct proc *p, uint64_t s, uint64_t t
 	}
 }
 
-static void add_fresh(struct xproc *xp, uint64_t s, uint64_t t)
+static void add_fresh(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t)
 {
-	if (array_reserve(xp->fresh, xp->nfresh, xp->capfresh, 8))
+	if (array_reserve(xp->fresh, xp->nfresh, xp->capfresh, 8)) {
+		/* Without the range, a page the zap has not reached yet would be counted
+		 * again: the picture is taken anew at the next refresh (not counted), and
+		 * stats.exact.behind says exact mode fell behind. */
+		xp->seeded = false;
+		x->st.behind++;
 		return;
+	}
 	xp->fresh[xp->nfresh].start = s;
 	xp->fresh[xp->nfresh].end = t;
 	xp->nfresh++;
@@ -739,7 +745,7 @@ static void apply_layout(struct exact *x, struct xfd *f, const struct xrec *r)
 			x->st.unmap++;
 		if (xp && xp->seen && xp->xf == f) {
 			pageset_remove_range(xp->seen, s, t);
-			add_fresh(xp, s, t);
+			add_fresh(x, xp, s, t);
 		}
 	}
 	if (p && p->ready && !p->exited)
@@ -1128,7 +1134,7 @@ static void h_zapped(void *ctx, struct proc *p, uint64_t start, uint64_t end, bo
 		x->st.remove++;
 	if (xp->seen) {
 		pageset_remove_range(xp->seen, start, end);
-		add_fresh(xp, start, end);
+		add_fresh(x, xp, start, end);
 	}
 }
 
