@@ -134,6 +134,8 @@ test_inject_LINK   := exact kernel model lib
 test_inject_LIBS   := -lroaring -lm -lpthread
 test_uffd_LINK     := exact kernel model lib
 test_uffd_LIBS     := -lroaring -lm -lpthread
+test_jobq_LINK     := exact lib
+test_jobq_LIBS     := -lpthread
 
 folder_archives = $(addsuffix .a,$(addprefix $(BUILD)/folders/,$(or $($(1)_LINK),top $(ALL_FOLDERS))))
 test_libs = $(if $($(1)_LINK),$($(1)_LIBS),$(LIBS))

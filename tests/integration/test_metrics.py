@@ -531,9 +531,13 @@ def test_exact_scrapes_between_lines_take_no_first_touches(mevitop, workload, va
         wl.do(f"touch r {k * 24} 24 1 w")
         deadline = time.monotonic() + GUARD_S
         while True:
-            scraped.append(value(get(port)[2], "mevitop_exact_first_touches_total"))
+            text = get(port)[2]
+            scraped.append(value(text, "mevitop_exact_first_touches_total"))
             if scraped[-1] >= scraped[0] + 24 * (k + 1) or time.monotonic() > deadline:
                 break
+    lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                          text=True)
+    assert lint.returncode == 0 and lint.stdout == "" and lint.stderr == "", lint
     want = sorted(base + i * PAGE for i in range(96))
     lines, got = [], []
     deadline = time.monotonic() + GUARD_S
