@@ -336,7 +336,7 @@ static int hand_over(struct exact *x, pid_t pid, int fd)
 
 		procfs_read_file("/proc/sys/vm/mmap_min_addr", buf, sizeof(buf));
 		low = page_round_up_4k(strtoull(buf, NULL, 10));
-		uffd_unregister(spare, low, 0x7ffffffff000ull - low);
+		uffd_unregister(spare, low, UFFD_USER_END - low);
 		close(spare);
 		return -ENOMEM;
 	}

@@ -387,7 +387,7 @@ int uffd_alive(int fd)
 	 * registered there) means it is alive.  EAGAIN: an event is pending, also alive.
 	 */
 	struct uffdio_zeropage z = {
-		.range = { .start = 0x7ffffffff000ull - PAGE_SIZE_4K, .len = PAGE_SIZE_4K },
+		.range = { .start = UFFD_USER_END - PAGE_SIZE_4K, .len = PAGE_SIZE_4K },
 		.mode = UFFDIO_ZEROPAGE_MODE_DONTWAKE,
 	};
 
