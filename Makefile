@@ -117,6 +117,7 @@ $(BUILD)/folders/%.a:
 	$(Q)mkdir -p $(dir $@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+test_array_LINK    := lib
 test_itree_LINK    := lib
 test_pageset_LINK  := lib
 test_pageset_LIBS  := -lroaring
@@ -133,6 +134,8 @@ test_inject_LINK   := exact kernel model lib
 test_inject_LIBS   := -lroaring -lm -lpthread
 test_uffd_LINK     := exact kernel model lib
 test_uffd_LIBS     := -lroaring -lm -lpthread
+test_jobq_LINK     := exact lib
+test_jobq_LIBS     := -lpthread
 
 folder_archives = $(addsuffix .a,$(addprefix $(BUILD)/folders/,$(or $($(1)_LINK),top $(ALL_FOLDERS))))
 test_libs = $(if $($(1)_LINK),$($(1)_LIBS),$(LIBS))

@@ -291,6 +291,8 @@ static int parse_pids(const char *arg, struct cli *c)
 			free(copy);
 			return 2;
 		}
+		/* One more, exactly: a command line's few pids (struct cli keeps no capacity,
+		 * and exact.c sizes c->pids itself for run). */
 		np = realloc(c->pids, (c->npids + 1) * sizeof(*np));
 		if (!np) {
 			free(copy);

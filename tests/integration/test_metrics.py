@@ -510,6 +510,49 @@ def test_exact_mode(mevitop, quiet_workload):
     assert m.stop() == 0
 
 
+@pytest.mark.parametrize("variant", ["ordered", "fast"])
+def test_exact_scrapes_between_lines_take_no_first_touches(mevitop, workload, variant):
+    """Reading exact mode's counters changes nothing (an interval ends at the tick): with
+    --json and --listen together, scrapes between two JSON lines take none of the first
+    touches the lines list.  The truth: the 96 pages the workload wrote, each listed exactly
+    once and none unlisted; each scrape's mevitop_exact_first_touches_total lies between the
+    JSON lines around it."""
+    wl = workload()
+    port = free_port()
+    m = mevitop(["--listen", f"127.0.0.1:{port}", f"--exact={variant}", "-p", str(wl.pid),
+                 "-i", "500"])
+    t, _ = wl.do("map r 96")
+    since = m.snapshot_after(t)		# registered with the userfaultfd from here on
+    base = wl.region("r")
+    scraped = [since["stats"]["exact"]["touches"]]
+    for k in range(4):
+        # A quarter, then scrapes until they count it: most of them read between the
+        # moment the touches are applied (drained every millisecond) and the next line.
+        wl.do(f"touch r {k * 24} 24 1 w")
+        deadline = time.monotonic() + GUARD_S
+        while True:
+            text = get(port)[2]
+            scraped.append(value(text, "mevitop_exact_first_touches_total"))
+            if scraped[-1] >= scraped[0] + 24 * (k + 1) or time.monotonic() > deadline:
+                break
+    lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                          text=True)
+    assert lint.returncode == 0 and lint.stdout == "" and lint.stderr == "", lint
+    want = sorted(base + i * PAGE for i in range(96))
+    lines, got = [], []
+    deadline = time.monotonic() + GUARD_S
+    while len(got) < len(want) and time.monotonic() < deadline:
+        lines.append(m.snapshot())
+        got = sorted(int(a, 16) for s in lines for pid, _t, a, _rw, _ts in
+                     s["stats"]["exact"]["first_touches"]
+                     if pid == wl.pid and base <= int(a, 16) < base + 96 * PAGE)
+    assert got == want, f"{len(set(want) - set(got))} first touches missing, " \
+        f"{len(got) - len(set(got))} listed twice"
+    assert sum(s["stats"]["exact"]["first_touches_unlisted"] for s in lines) == 0
+    assert scraped == sorted(scraped) and scraped[-1] <= lines[-1]["stats"]["exact"]["touches"]
+    assert m.stop() == 0
+
+
 def test_listen_with_the_interactive_view(tmp_path, quiet_workload):
     from test_ui import Screen
     wl, _ = quiet_workload

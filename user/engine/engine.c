@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "array.h"
 #include "engine_int.h"
 #include "log.h"
 #include "stacks/stacks.h"
@@ -433,15 +434,9 @@ struct proc **engine_procs(struct engine *e, size_t *n)
 	struct proc *p;
 
 	if (e->sorted_dirty) {
-		if (e->capsorted < e->nprocs) {
-			struct proc **v = realloc(e->sorted, e->nprocs * 2 * sizeof(*v));
-
-			if (!v) {
-				*n = 0;
-				return e->sorted;
-			}
-			e->sorted = v;
-			e->capsorted = e->nprocs * 2;
+		if (array_reserve_n(e->sorted, e->nprocs, e->capsorted, 16)) {
+			*n = 0;
+			return e->sorted;
 		}
 		for (i = 0; i < NBUCKETS; i++)
 			for (p = e->buckets[i]; p; p = p->hnext)

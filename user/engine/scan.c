@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array.h"
 #include "engine_int.h"
 #include "log.h"
 
@@ -29,22 +30,16 @@ static void collect_run(uint64_t start, uint64_t end, uint32_t cats, void *arg)
 
 	if (e->runs_lost)
 		return;
-	if (e->nruns == e->capruns) {
-		size_t cap = e->capruns ? e->capruns * 2 : 1024;
-		struct scan_run *r = NULL;
-
-		if (e->test_fail_runs > 0 && e->capruns)
-			e->test_fail_runs--;	/* a growth that fails, for the test */
-		else
-			r = realloc(e->runs, cap * sizeof(*r));
-		if (!r) {
-			/* A run left out would read as "not resident": the whole pass is
-			 * dropped instead (scan_range fails, the process is rescanned). */
-			e->runs_lost = true;
-			return;
-		}
-		e->runs = r;
-		e->capruns = cap;
+	/* A run left out would read as "not resident": when the runs cannot grow, the whole
+	 * pass is dropped instead (scan_range fails, the process is rescanned). */
+	if (e->nruns == e->capruns && e->test_fail_runs > 0 && e->capruns) {
+		e->test_fail_runs--;	/* a growth that fails, for the test */
+		e->runs_lost = true;
+		return;
+	}
+	if (array_reserve(e->runs, e->nruns, e->capruns, 1024)) {
+		e->runs_lost = true;
+		return;
 	}
 	e->runs[e->nruns++] = (struct scan_run){
 		start, end, (cats & PMC_PRESENT) ? PS_RESIDENT : PS_SWAPPED

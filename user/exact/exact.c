@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <linux/userfaultfd.h>
 #include "array.h"
+#include "clock.h"
 #include "exact.h"
 #include "exact_int.h"
 #include "inject.h"
@@ -28,6 +29,7 @@
 #include "exact/seccomp_guard.h"
 #include "exact/seccomp_probe.h"
 #include "exact/uffd_dev.h"
+#include "page.h"
 
 #define PAUSE_DEFAULT_MS	60000
 #define CHILD_GRACE_MS		200	/* run: how long CMD may take to exit by itself on quit */
@@ -35,14 +37,6 @@
 /* Between the view's drains (every 100 ms) the pump drains the ring buffer this often, so
  * a new mapping is registered within ~1 ms of its mmap (see exact.h; measured in bench). */
 #define PUMP_DEFAULT_US		1000
-
-uint64_t x_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void sleep_ms(unsigned ms)
 {
@@ -52,7 +46,7 @@ static void sleep_ms(unsigned ms)
 		;
 }
 
-void x_test_pause(struct exact *x, const char *stage)
+static void x_test_pause(struct exact *x, const char *stage)
 {
 	if (!x->pause_stage[0] || strcmp(x->pause_stage, stage))
 		return;
@@ -105,7 +99,7 @@ static uint32_t fd_to_id(struct exact *x, int fd)
 static void on_fault(void *ctx, int fd, const struct uffd_fault *f)
 {
 	struct exact *x = ctx;
-	uint64_t now = x_now_ns();
+	uint64_t now = clock_mono_ns();
 	struct xrec r = {
 		.ts_ns = f->ts_ns,
 		.a = f->addr,
@@ -341,8 +335,8 @@ static int hand_over(struct exact *x, pid_t pid, int fd)
 		uint64_t low;
 
 		procfs_read_file("/proc/sys/vm/mmap_min_addr", buf, sizeof(buf));
-		low = (strtoull(buf, NULL, 10) + 4095) & ~4095ull;
-		uffd_unregister(spare, low, 0x7ffffffff000ull - low);
+		low = page_round_up_4k(strtoull(buf, NULL, 10));
+		uffd_unregister(spare, low, UFFD_USER_END - low);
 		close(spare);
 		return -ENOMEM;
 	}
@@ -427,9 +421,9 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 		explain_seccomp(x, pid, err, scwhy, why, whylen);
 		return err;
 	}
-	t0 = x_now_ns();
+	t0 = clock_mono_ns();
 	err = uffd_inject(in, x->features, &rc.fd, &got);
-	t0 = x_now_ns() - t0;
+	t0 = clock_mono_ns() - t0;
 	if (err) {
 		snprintf(why, whylen, "%s%s", uffd_why(), err == -EPERM && own_userns(pid) ?
 			 "; it runs in a user namespace of its own (a container), where its "
@@ -485,7 +479,7 @@ static void explain_seize(struct exact *x, pid_t pid, int err, const char *inj_w
  * whole of it, within --attach-timeout (inj's watchdog releases it if we stall). */
 static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 {
-	uint64_t t0 = x_now_ns(), held_ms;
+	uint64_t t0 = clock_mono_ns(), held_ms;
 	char iwhy[256] = "";
 	struct inj *in = NULL;
 	int err, fd;
@@ -500,7 +494,7 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 	}
 	x_test_pause(x, "seized");
 	fd = inject_and_register(x, in, pid, why, whylen);
-	held_ms = (x_now_ns() - t0) / 1000000;
+	held_ms = (clock_mono_ns() - t0) / 1000000;
 	if (fd >= 0 && held_ms > x->c->attach_timeout_ms) {
 		close(fd);	/* our only copy: every registration goes with it */
 		fd = -ETIMEDOUT;
@@ -528,51 +522,24 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 	if (err)
 		log_warn("process %d: detaching ptrace: %s", pid, strerror(-err));
 	log_debug("process %d: held stopped %llu us", pid,
-		  (unsigned long long)((x_now_ns() - t0) / 1000));
+		  (unsigned long long)((clock_mono_ns() - t0) / 1000));
 	atomic_store(&x->last_attach_ms, held_ms);
 	return 0;
 }
 
 /* ---- the control thread: execed processes get a new userfaultfd ---- */
 
-void x_queue_job(struct exact *x, pid_t pid)
-{
-	size_t i;
-
-	pthread_mutex_lock(&x->lock);
-	for (i = 0; i < x->njobs; i++)
-		if (x->jobs[i] == pid)
-			goto out;
-	if (array_reserve(x->jobs, x->njobs, x->capjobs, 8))
-		goto out;
-	x->jobs[x->njobs++] = pid;
-	pthread_cond_broadcast(&x->cond);
-out:
-	pthread_mutex_unlock(&x->lock);
-}
-
 static void *control_main(void *arg)
 {
 	struct exact *x = arg;
+	char why[512];
+	pid_t pid;
 
-	pthread_mutex_lock(&x->lock);
-	for (;;) {
-		char why[512];
-		pid_t pid;
-
-		while (!x->stopping && !x->njobs)
-			pthread_cond_wait(&x->cond, &x->lock);
-		if (x->stopping)
-			break;
-		pid = x->jobs[0];
-		memmove(x->jobs, x->jobs + 1, --x->njobs * sizeof(*x->jobs));
-		pthread_mutex_unlock(&x->lock);
+	while (jobq_pop(&x->jobs, &pid)) {
 		if (attach_one(x, pid, why, sizeof(why)) && kill(pid, 0) == 0)
 			log_warn("process %d (a new program or a forked child) could not be given a "
 				 "userfaultfd (%s): its memory is tracked by pagemap only", pid, why);
-		pthread_mutex_lock(&x->lock);
 	}
-	pthread_mutex_unlock(&x->lock);
 	return NULL;
 }
 
@@ -763,7 +730,7 @@ static void free_exact(struct exact *x)
 		pthread_spin_destroy(&x->q_lock);
 	pthread_cond_destroy(&x->cond);
 	pthread_mutex_destroy(&x->lock);
-	free(x->jobs);
+	jobq_destroy(&x->jobs);
 	free(x->q);
 	free(x);
 }
@@ -778,6 +745,7 @@ static void stop_all(struct exact *x)
 	x->stopping = true;
 	pthread_cond_broadcast(&x->cond);
 	pthread_mutex_unlock(&x->lock);
+	jobq_stop(&x->jobs);
 	if (x->pump_started)
 		pthread_join(x->pump_thread, NULL);
 	x->pump_started = false;
@@ -843,6 +811,7 @@ int exact_setup(struct cli *c, struct features *f, struct engine **e, struct exa
 	atomic_init(&x->next_id, 1);
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_cond_init(&x->cond, NULL);
+	jobq_init(&x->jobs);
 	parse_pause(x);
 	env = getenv("MEVITOP_EXACT_PUMP_US");
 	x->pump_us = env ? (unsigned)strtoul(env, NULL, 10) : PUMP_DEFAULT_US;
@@ -854,7 +823,7 @@ int exact_setup(struct cli *c, struct features *f, struct engine **e, struct exa
 	}
 
 	if (c->run) {
-		pid_t *pids = realloc(c->pids, sizeof(*pids));
+		pid_t *pids = realloc(c->pids, sizeof(*pids));	/* exactly CMD's */
 
 		if (!pids) {
 			free_exact(x);

@@ -62,8 +62,9 @@
  * JSON: each mapping's "tracker" is "userfaultfd" (registered) or "pagemap" (file, shared,
  * hugetlb, or refused: the engine's BPF and pagemap path tracks it).  stats.exact holds:
  *   variant, processes (with a userfaultfd), registered_pages, touches (first touches so
- *   far), touches_interval (since the previous snapshot), touches_dropped (queue full: the
- *   ranges are rescanned instead), prereg_pages / prereg_max (pages a new mapping had when
+ *   far), touches_interval (in the interval this snapshot ends: intervals end at each
+ *   refresh, never when read), touches_dropped (queue full: the ranges are rescanned
+ *   instead), prereg_pages / prereg_max (pages a new mapping had when
  *   registered: total / largest), stale (records of a process that exited or execed),
  *   behind (new mappings exact mode had no time for: registered too late or never, so
  *   tracked by pagemap, or not rescanned at each drain),
@@ -73,7 +74,7 @@
  *   resolving ioctl returning; when the faulting thread runs on the server's CPU it
  *   preempts the server inside the ioctl, so this includes its run up to its next fault)
  *   and latency_us_max;
- *   first_touches: up to 100 first touches since the previous snapshot, in order (ordered;
+ *   first_touches: up to 100 first touches of that interval, in order (ordered;
  *   fast: in address order per scan), each [pid, tid, "0xADDRESS", "r"|"w", monotonic
  *   seconds] (fast: tid 0, the time of the scan, "r" for the zero page); and
  *   first_touches_unlisted: how many more there were.

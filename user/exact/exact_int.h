@@ -13,9 +13,13 @@
  *            our pump) runs the hooks with the engine lock held; it alone touches struct
  *            xproc, struct xfd and the model.
  *   control  (exact.c) seizes and injects: the -p processes at start (from the main
- *            thread), execed processes later.  It hands each new userfaultfd to the engine
+ *            thread), execed and (fast) forked processes later, which the engine side
+ *            queues in `jobs` (exact/jobq.h).  It hands each new userfaultfd to the engine
  *            side through `adopts` (under `lock`).
  *   runner   (exact.c, run only) follows CMD with ptrace (inj_follow_exec) until it exits.
+ *
+ * Calls go one way: exact.c calls exact_track.c (xt_*), never the reverse; what the
+ * engine side asks of the control thread goes through the job queue.
  *
  * A userfaultfd is known by an id, never by its number: the server may close its copy and
  * the number be reused at any time.  The engine side keeps its own dup for registering.
@@ -30,6 +34,7 @@
 #include <sys/types.h>
 #include "cli.h"
 #include "engine.h"
+#include "exact/jobq.h"
 #include "pageset.h"
 #include "uffd.h"
 
@@ -60,8 +65,10 @@ struct xrec {
 #define XQ_EVENT_RESERVE 64u	/* slots only events may use (a lost fork is a lost fd) */
 #define FD_TABLE	65536	/* server fd number -> id */
 #define XHASH		256
-#define LOG_MAX		100	/* first touches listed per JSON snapshot (json.c gives 8 KiB) */
-#define HIST_BUCKETS	14	/* latency: < 1, 2, 4 ... 4096 us, more */
+/* First touches listed per interval in stats.exact.first_touches (the rest are counted in
+ * first_touches_unlisted): a JSON line stays a few KiB whatever the target does; every
+ * one of them is in a recording (struct exact's `all`). */
+#define LOG_MAX		100
 
 struct span {
 	uint64_t start, end;	/* pages */
@@ -109,14 +116,6 @@ struct adopt {
 	struct adopt *next;
 };
 
-struct xlog {
-	pid_t pid;
-	uint32_t tid;
-	uint64_t addr;
-	uint64_t ts_ns;
-	bool write;
-};
-
 struct exact;
 
 struct srv_arg {
@@ -157,9 +156,8 @@ struct exact {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct adopt *adopts;
-	pid_t *jobs;			/* pids to seize and inject (execed) */
-	size_t njobs, capjobs;
 	bool stopping;
+	struct jobq jobs;		/* pids to seize and inject (execed, forked) */
 	pthread_t ctl_thread;
 	bool ctl_started;
 
@@ -186,18 +184,28 @@ struct exact {
 		uint64_t behind;	/* new mappings left to pagemap tracking: no time */
 		uint64_t fork, remap, remove, unmap, gone;
 		uint64_t attaches, attach_failures, attach_ms_max;
-		uint64_t hist[HIST_BUCKETS];
+		uint64_t hist[EXACT_HIST_BUCKETS];
 		uint64_t lat_max_ns;
 		uint64_t logged_dropped;
 	} st;
-	struct xlog log[LOG_MAX];
+	/* This interval's first touches: the first LOG_MAX for JSON, and when recording
+	 * (keep_all) every one of them, up to FIRST_TOUCHES_MAX. */
+	struct first_touch log[LOG_MAX];
 	size_t nlog;
-	/* Every first touch, for a recorder (engine hooks' touches): filled once asked for;
-	 * `handed` is what the last call returned. */
-	struct first_touch *all, *handed;
-	size_t nall, capall, caphanded;
+	struct first_touch *all;
+	size_t nall, capall;
 	uint64_t all_dropped;
 	bool keep_all;
+	/* The interval that ended at the last tick (publish() in exact_track.c): what every
+	 * reader sees until the next tick, however many read it. */
+	struct {
+		uint64_t touches, unlisted;
+		struct first_touch log[LOG_MAX];
+		size_t nlog;
+		struct first_touch *all;
+		size_t nall, capall;
+		uint64_t all_dropped;
+	} last;
 	_Atomic uint64_t last_attach_ms;
 
 	/* testing */
@@ -211,10 +219,5 @@ void xt_install_hooks(struct exact *x);
 void xt_free(struct exact *x);
 /* Is a private anonymous mapping of this kind one userfaultfd can cover? */
 bool xt_eligible_entry(const char *path, uint32_t perms);
-
-/* exact.c: helpers the track side uses. */
-void x_test_pause(struct exact *x, const char *stage);
-void x_queue_job(struct exact *x, pid_t pid);
-uint64_t x_now_ns(void);
 
 #endif

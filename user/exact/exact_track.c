@@ -21,20 +21,21 @@
  * them: they are counted (prereg_pages) and scanned.
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "array.h"
+#include "clock.h"
 #include "exact_int.h"
 #include "log.h"
 #include "pagemap.h"
 #include "procfs.h"
 #include "stacks/stacks.h"
+#include "page.h"
 
-#define PAGE_SHIFT	12
+/* Every page there is: the end of a lookup over a whole address space. */
+#define ALL_PAGES	(UINT64_MAX >> PAGE_SHIFT_4K)
 
 /* ---- lookups ---- */
 
@@ -60,7 +61,7 @@ static struct xfd *xfd_add(struct exact *x, uint32_t id, int fd, pid_t pid, pid_
 	f->fd = fd;
 	f->pid = pid;
 	f->parent = parent;
-	f->born_ns = x_now_ns();
+	f->born_ns = clock_mono_ns();
 	f->next = x->fds[id % XHASH];
 	x->fds[id % XHASH] = f;
 	return f;
@@ -164,15 +165,17 @@ static bool eligible(const struct mapping *m)
 }
 
 /* Pieces of [start, end) covered by registered mappings (@uffd_only) or by eligible ones not
- * registered yet, adjacent pieces merged.  Collected first: changing flags splits mappings
- * under an iteration. */
-static size_t collect(const struct proc *p, uint64_t start, uint64_t end, bool uffd_only,
-		      struct span **out)
+ * registered yet, adjacent pieces merged, into *out (*nout of them).  Collected first:
+ * changing flags splits mappings under an iteration.  0, or -ENOMEM with nothing. */
+static int collect(const struct proc *p, uint64_t start, uint64_t end, bool uffd_only,
+		   struct span **out, size_t *nout)
 {
 	struct mapping *m = model_find(p, start);
 	struct span *v = NULL;
 	size_t n = 0, cap = 0;
 
+	*out = NULL;
+	*nout = 0;
 	if (!m)
 		m = model_find_ge(p, start);
 	for (; m && mapping_start(m) < end; m = model_next(m)) {
@@ -185,17 +188,22 @@ static size_t collect(const struct proc *p, uint64_t start, uint64_t end, bool u
 			v[n - 1].end = t;
 			continue;
 		}
-		if (n == cap) {
-			struct span *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-
-			if (!nv)
-				break;
-			v = nv;
+		if (array_reserve(v, n, cap, 16)) {
+			free(v);
+			return -ENOMEM;
 		}
 		v[n++] = (struct span){ s, t };
 	}
 	*out = v;
-	return n;
+	*nout = n;
+	return 0;
+}
+
+/* When the list of p's ranges cannot even be made: the engine scans all of p instead
+ * (it clips to mappings), so no page is left wrong. */
+static void scan_all_of(struct exact *x, struct proc *p)
+{
+	engine_queue_scan(x->e, p, 0, ALL_PAGES);
 }
 
 /* ---- counting pages with our own pagemap reader ---- */
@@ -234,11 +242,14 @@ static void register_range(struct exact *x, struct xproc *xp, struct proc *p, ui
 
 	if (!xp->xf)
 		return;
-	n = collect(p, start, end, false, &v);
+	if (collect(p, start, end, false, &v, &n)) {
+		x->st.behind++;		/* left to the engine's pagemap tracking */
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		uint64_t s = v[i].start, t = v[i].end, pre;
 
-		if (uffd_register(xp->xf->fd, s << PAGE_SHIFT, (t - s) << PAGE_SHIFT, x->reg_mode,
+		if (uffd_register(xp->xf->fd, s << PAGE_SHIFT_4K, (t - s) << PAGE_SHIFT_4K, x->reg_mode,
 				  NULL)) {
 			log_debug("process %d: %s", p->pid, uffd_why());
 			continue;
@@ -280,14 +291,14 @@ static void add_pending(struct exact *x, struct xproc *xp, uint64_t s, uint64_t 
 		/* The same place again (an unmapped range reused), or a neighbour. */
 		last->start = s < last->start ? s : last->start;
 		last->end = t > last->end ? t : last->end;
-		last->born_ns = x_now_ns();
+		last->born_ns = clock_mono_ns();
 		return;
 	}
 	if (xp->npend >= PEND_MAX || array_reserve(xp->pend, xp->npend, xp->cappend, 16)) {
 		x->st.behind++;
 		return;
 	}
-	xp->pend[xp->npend++] = (struct young){ s, t, x_now_ns() };
+	xp->pend[xp->npend++] = (struct young){ s, t, clock_mono_ns() };
 }
 
 static void register_pending(struct exact *x, struct xproc *xp, struct proc *p,
@@ -296,12 +307,12 @@ static void register_pending(struct exact *x, struct xproc *xp, struct proc *p,
 	uint64_t now;
 	size_t i, keep = 0;
 
-	while (xp->npend && x_now_ns() < deadline && !engine_quitting()) {
+	while (xp->npend && clock_mono_ns() < deadline && !engine_quitting()) {
 		struct young y = xp->pend[--xp->npend];
 
 		register_range(x, xp, p, y.start, y.end, true);
 	}
-	now = x_now_ns();
+	now = clock_mono_ns();
 	for (i = 0; i < xp->npend; i++) {
 		if (now - xp->pend[i].born_ns > PEND_MAX_NS)
 			x->st.behind++;
@@ -321,20 +332,16 @@ struct cat_run {
 struct cat_runs {
 	struct cat_run *v;
 	size_t n, cap;
+	bool lost;		/* a run did not fit: the picture is incomplete, not applied */
 };
 
 static void collect_cat(uint64_t start, uint64_t end, uint32_t cats, void *arg)
 {
 	struct cat_runs *r = arg;
 
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct cat_run *v = realloc(r->v, cap * sizeof(*v));
-
-		if (!v)
-			return;
-		r->v = v;
-		r->cap = cap;
+	if (r->lost || array_reserve(r->v, r->n, r->cap, 64)) {
+		r->lost = true;
+		return;
 	}
 	r->v[r->n++] = (struct cat_run){ start, end, cats };
 }
@@ -342,16 +349,9 @@ static void collect_cat(uint64_t start, uint64_t end, uint32_t cats, void *arg)
 static void keep_touch(struct exact *x, pid_t pid, uint32_t tid, uint64_t addr, uint64_t ts,
 		       bool write)
 {
-	if (x->nall == x->capall) {
-		size_t cap = x->capall ? x->capall * 2 : 256;
-		struct first_touch *v;
-
-		if (cap > FIRST_TOUCHES_MAX || !(v = realloc(x->all, cap * sizeof(*v)))) {
-			x->all_dropped++;
-			return;
-		}
-		x->all = v;
-		x->capall = cap;
+	if (x->nall >= FIRST_TOUCHES_MAX || array_reserve(x->all, x->nall, x->capall, 256)) {
+		x->all_dropped++;	/* the frame says how many: recorded_touches_dropped */
+		return;
 	}
 	x->all[x->nall++] = (struct first_touch){ pid, tid, addr, ts, write };
 }
@@ -362,7 +362,7 @@ static void log_touch(struct exact *x, pid_t pid, uint32_t tid, uint64_t addr, u
 	if (x->keep_all)
 		keep_touch(x, pid, tid, addr, ts, write);
 	if (x->nlog < LOG_MAX)
-		x->log[x->nlog++] = (struct xlog){ pid, tid, addr, ts, write };
+		x->log[x->nlog++] = (struct first_touch){ pid, tid, addr, ts, write };
 	else
 		x->st.logged_dropped++;
 }
@@ -378,7 +378,7 @@ static void fast_touches(struct exact *x, struct proc *p, uint64_t s, uint64_t t
 	x->st.touches_interval += t - s;
 	model_set_state(p, s, t, st);
 	for (pg = s; pg < t && (x->keep_all || x->nlog < LOG_MAX); pg++)
-		log_touch(x, p->pid, 0, pg << PAGE_SHIFT, now, !(cats & PMC_ZERO));
+		log_touch(x, p->pid, 0, pg << PAGE_SHIFT_4K, now, !(cats & PMC_ZERO));
 	if (t - s > (uint64_t)(pg - s))
 		x->st.logged_dropped += t - pg;
 	/* Heat per block of the heat map, as much as the block got. */
@@ -390,10 +390,16 @@ static void fast_touches(struct exact *x, struct proc *p, uint64_t s, uint64_t t
 	}
 }
 
-static void add_fresh(struct xproc *xp, uint64_t s, uint64_t t)
+static void add_fresh(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t)
 {
-	if (array_reserve(xp->fresh, xp->nfresh, xp->capfresh, 8))
+	if (array_reserve(xp->fresh, xp->nfresh, xp->capfresh, 8)) {
+		/* Without the range, a page the zap has not reached yet would be counted
+		 * again: the picture is taken anew at the next refresh (not counted), and
+		 * stats.exact.behind says exact mode fell behind. */
+		xp->seeded = false;
+		x->st.behind++;
 		return;
+	}
 	xp->fresh[xp->nfresh].start = s;
 	xp->fresh[xp->nfresh].end = t;
 	xp->nfresh++;
@@ -444,7 +450,7 @@ static void diff_run(struct exact *x, struct xproc *xp, struct proc *p, uint64_t
  * measured with 16 such threads, and one registered stack per thread).  The pread
  * fallback reads every page of what it is given: span by span there.
  */
-#define CLUSTER_GAP	(1ull << (30 - PAGE_SHIFT))	/* 1 GiB, in pages */
+#define CLUSTER_GAP	(1ull << (30 - PAGE_SHIFT_4K))	/* 1 GiB, in pages */
 
 /* One span of a cluster's runs (r, sorted; *from: the first run that may reach it). */
 static void fast_apply_span(struct exact *x, struct xproc *xp, struct proc *p,
@@ -472,7 +478,7 @@ static void fast_scan_spans(struct exact *x, struct xproc *xp, struct proc *p,
 			    const struct span *v, size_t n, bool count)
 {
 	struct cat_runs r = { 0 };
-	uint64_t now = x_now_ns();
+	uint64_t now = clock_mono_ns();
 	size_t i, j, k, from;
 	int fd = xp_pagemap(xp);
 
@@ -482,7 +488,11 @@ static void fast_scan_spans(struct exact *x, struct xproc *xp, struct proc *p,
 		for (j = i + 1; x->use_scan && j < n && v[j].start - v[j - 1].end <= CLUSTER_GAP; j++)
 			;
 		r.n = 0;
-		if (pagemap_scan(fd, v[i].start, v[j - 1].end, x->use_scan, collect_cat, &r))
+		r.lost = false;
+		/* A run missing would read as a page gone, then as a first touch again at the
+		 * next scan: an incomplete picture is not applied (the next scan retries). */
+		if (pagemap_scan(fd, v[i].start, v[j - 1].end, x->use_scan, collect_cat, &r) ||
+		    r.lost)
 			continue;
 		for (k = i, from = 0; k < j; k++)
 			fast_apply_span(x, xp, p, &v[k], &r, &from, count, now);
@@ -494,8 +504,10 @@ static void fast_scan_spans(struct exact *x, struct xproc *xp, struct proc *p,
 static void fast_scan(struct exact *x, struct xproc *xp, struct proc *p, bool count)
 {
 	struct span *v;
-	size_t n = collect(p, 0, UINT64_MAX >> PAGE_SHIFT, true, &v);
+	size_t n;
 
+	if (collect(p, 0, ALL_PAGES, true, &v, &n))
+		return;		/* the picture stays as it was: the next refresh retries */
 	fast_scan_spans(x, xp, p, v, n, count);
 	free(v);
 	xp->nfresh = 0;
@@ -518,7 +530,7 @@ static void add_young(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t)
 
 	for (i = 0; i < xp->nyoung; i++) {
 		if (xp->young[i].start <= s && t <= xp->young[i].end) {
-			xp->young[i].born_ns = x_now_ns();
+			xp->young[i].born_ns = clock_mono_ns();
 			return;
 		}
 	}
@@ -528,7 +540,7 @@ static void add_young(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t)
 	}
 	xp->young[xp->nyoung].start = s;
 	xp->young[xp->nyoung].end = t;
-	xp->young[xp->nyoung].born_ns = x_now_ns();
+	xp->young[xp->nyoung].born_ns = clock_mono_ns();
 	xp->nyoung++;
 }
 
@@ -542,20 +554,31 @@ static int span_cmp(const void *a, const void *b)
 /* The registered parts of every young mapping, scanned together (clusters: one call). */
 static void fast_scan_young(struct exact *x, struct xproc *xp, struct proc *p)
 {
-	uint64_t now = x_now_ns();
+	uint64_t now = clock_mono_ns();
 	struct span *v, *all = NULL;
-	size_t i, k, keep = 0, n, nall = 0, capall = 0;
+	size_t i, keep = 0, n, nall = 0, capall = 0;
+	bool lost = false;
 
 	for (i = 0; i < xp->nyoung; i++) {
 		if (now - xp->young[i].born_ns > YOUNG_NS)
 			continue;
 		xp->young[keep++] = xp->young[i];
-		n = collect(p, xp->young[i].start, xp->young[i].end, true, &v);
-		for (k = 0; k < n && !array_reserve(all, nall, capall, 16); k++)
-			all[nall++] = v[k];
+		if (lost || collect(p, xp->young[i].start, xp->young[i].end, true, &v, &n)) {
+			lost = true;
+			continue;
+		}
+		if (n && array_reserve_n(all, nall + n, capall, 16))
+			lost = true;
+		else if (n)
+			memcpy(all + nall, v, n * sizeof(*v));
+		nall += lost ? 0 : n;
 		free(v);
 	}
 	xp->nyoung = keep;
+	if (lost) {
+		free(all);	/* scanned at the next drain, or at the refresh */
+		return;
+	}
 	if (nall)
 		qsort(all, nall, sizeof(*all), span_cmp);
 	for (i = 0, n = 0; i < nall; i++) {	/* young ranges may overlap: merge */
@@ -581,10 +604,11 @@ static void xp_start(struct exact *x, struct xproc *xp, struct proc *p, bool sca
 
 	if (!p || !p->ready || p->exited || !xp->xf)
 		return;
-	register_range(x, xp, p, 0, UINT64_MAX >> PAGE_SHIFT, false);
+	register_range(x, xp, p, 0, ALL_PAGES, false);
 	if (scan_now) {
 		/* Touched since the engine last looked (between its scan and the registration). */
-		n = collect(p, 0, UINT64_MAX >> PAGE_SHIFT, true, &v);
+		if (collect(p, 0, ALL_PAGES, true, &v, &n))
+			scan_all_of(x, p);
 		for (i = 0; i < n; i++)
 			engine_queue_scan(x->e, p, v[i].start, v[i].end);
 		free(v);
@@ -665,7 +689,7 @@ static unsigned hist_bucket(uint32_t ns)
 	uint32_t us = ns / 1000;
 	unsigned b = 0;
 
-	while (us && b < HIST_BUCKETS - 1) {
+	while (us && b < EXACT_HIST_BUCKETS - 1) {
 		us >>= 1;
 		b++;
 	}
@@ -674,7 +698,7 @@ static unsigned hist_bucket(uint32_t ns)
 
 static void apply_touch(struct exact *x, struct xfd *f, const struct xrec *r)
 {
-	uint64_t page = r->a >> PAGE_SHIFT;
+	uint64_t page = r->a >> PAGE_SHIFT_4K;
 	struct mapping *m;
 	struct proc *p;
 	pid_t tgid;
@@ -705,15 +729,15 @@ static void apply_layout(struct exact *x, struct xfd *f, const struct xrec *r)
 {
 	struct proc *p = f->pid ? engine_find(x->e, f->pid) : NULL;
 	struct xproc *xp = f->pid ? xp_find(x, f->pid) : NULL;
-	uint64_t s = r->a >> PAGE_SHIFT, t = (r->b + 4095) >> PAGE_SHIFT;
+	uint64_t s = r->a >> PAGE_SHIFT_4K, t = page_end_4k(r->b);
 
 	if (r->kind == XR_REMAP) {
 		x->st.remap++;
-		s = r->b >> PAGE_SHIFT;
-		t = (r->b + r->c + 4095) >> PAGE_SHIFT;
+		s = r->b >> PAGE_SHIFT_4K;
+		t = page_end_4k(r->b + r->c);
 		if (xp && xp->seen && xp->xf == f)
-			pageset_move_range(xp->seen, r->a >> PAGE_SHIFT,
-					   (r->a + r->c + 4095) >> PAGE_SHIFT, s);
+			pageset_move_range(xp->seen, r->a >> PAGE_SHIFT_4K,
+					   page_end_4k(r->a + r->c), s);
 	} else {
 		if (r->kind == XR_REMOVE)
 			x->st.remove++;
@@ -721,7 +745,7 @@ static void apply_layout(struct exact *x, struct xfd *f, const struct xrec *r)
 			x->st.unmap++;
 		if (xp && xp->seen && xp->xf == f) {
 			pageset_remove_range(xp->seen, s, t);
-			add_fresh(xp, s, t);
+			add_fresh(x, xp, s, t);
 		}
 	}
 	if (p && p->ready && !p->exited)
@@ -754,7 +778,10 @@ static struct pageset *inherited(struct exact *x, pid_t parent)
 	c.set = pageset_clone(xp->seen);
 	if (!c.set)
 		return NULL;
-	n = collect(p, 0, UINT64_MAX >> PAGE_SHIFT, true, &v);
+	if (collect(p, 0, ALL_PAGES, true, &v, &n)) {
+		pageset_free(c.set);
+		return NULL;	/* not known: the child starts from a scan of its own */
+	}
 	for (i = 0; i < n; i++)
 		pagemap_scan(fd, v[i].start, v[i].end, x->use_scan, add_run, &c);
 	free(v);
@@ -812,12 +839,10 @@ static void rescan_text(struct exact *x, struct proc *p)
 	for (m = model_first(p); m; m = model_next(m)) {
 		if (!(m->perms & MP_EXEC) || m->kind == MK_VSYSCALL)
 			continue;
-		if (n == cap) {
-			struct span *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-
-			if (!nv)
-				break;
-			v = nv;
+		if (array_reserve(v, n, cap, 16)) {
+			free(v);
+			scan_all_of(x, p);
+			return;
 		}
 		v[n++] = (struct span){ mapping_start(m), mapping_end(m) };
 	}
@@ -882,7 +907,8 @@ static void rescan_all(struct exact *x)
 	for (i = 0; i < n; i++) {
 		if (!procs[i]->ready || procs[i]->exited)
 			continue;
-		nv = collect(procs[i], 0, UINT64_MAX >> PAGE_SHIFT, true, &v);
+		if (collect(procs[i], 0, ALL_PAGES, true, &v, &nv))
+			scan_all_of(x, procs[i]);
 		for (k = 0; k < nv; k++)
 			engine_queue_scan(x->e, procs[i], v[k].start, v[k].end);
 		free(v);
@@ -902,19 +928,9 @@ static void stage(struct exact *x, uint32_t head)
 	uint32_t tail = atomic_load_explicit(&x->q_tail, memory_order_relaxed);
 	size_t need = x->nstage + (head - tail), i, j;
 
-	if (need > x->capstage) {
-		size_t cap = x->capstage ? x->capstage : 1024;
-		struct xrec *v;
-
-		while (cap < need)
-			cap *= 2;
-		v = realloc(x->stage, cap * sizeof(*v));
-		if (!v) {
-			atomic_store(&x->q_overflow, true);
-			return;		/* stays in the ring */
-		}
-		x->stage = v;
-		x->capstage = cap;
+	if (array_reserve_n(x->stage, need, x->capstage, 1024)) {
+		atomic_store(&x->q_overflow, true);
+		return;		/* stays in the ring */
 	}
 	for (; tail != head; tail++) {
 		struct xrec r = x->q[tail & (XQ_SIZE - 1)];
@@ -956,7 +972,7 @@ static void drain(struct exact *x)
 /* Every process's new mappings, within one REG_BUDGET_NS for all. */
 static void register_all_pending(struct exact *x)
 {
-	uint64_t deadline = x_now_ns() + REG_BUDGET_NS;
+	uint64_t deadline = clock_mono_ns() + REG_BUDGET_NS;
 	struct xproc *xp;
 	size_t i;
 
@@ -975,49 +991,83 @@ static void register_all_pending(struct exact *x)
 	}
 }
 
-static void h_step(void *ctx)
+/*
+ * An interval ends (the engine's tick): what it saw is handed to the readers, and the next
+ * starts empty.  Readers never reset anything, so the JSON line, a recording's frame and a
+ * metrics scrape of one interval see the same first touches, however many read.
+ */
+static void publish(struct exact *x)
 {
-	struct exact *x = ctx;
+	struct first_touch *v = x->last.all;
+	size_t cap = x->last.capall;
+
+	x->last.touches = x->st.touches_interval;
+	x->last.unlisted = x->st.logged_dropped;
+	memcpy(x->last.log, x->log, x->nlog * sizeof(*x->log));
+	x->last.nlog = x->nlog;
+	x->st.touches_interval = 0;
+	x->st.logged_dropped = 0;
+	x->nlog = 0;
+	/* The buffers swap: what was kept is handed out, the old hand-out is refilled. */
+	x->last.all = x->all;
+	x->last.capall = x->capall;
+	x->last.nall = x->nall;
+	x->last.all_dropped = x->all_dropped;
+	x->all = v;
+	x->capall = cap;
+	x->nall = 0;
+	x->all_dropped = 0;
+}
+
+/* After each batch of records (step) and at each refresh (tick): the servers' records,
+ * new mappings to register, and fast, a scan of young mappings (step) or of every
+ * registered one (tick). */
+static void drain_and_scan(struct exact *x, bool tick)
+{
 	struct xproc *xp;
+	struct proc *p;
 	size_t i;
 
 	drain(x);
 	register_all_pending(x);
-	if (x->variant == EXACT_FAST) {
-		for (i = 0; i < XHASH; i++) {
-			for (xp = x->procs[i]; xp; xp = xp->next) {
-				struct proc *p;
-
-				if (!xp->nyoung || !xp->xf || !xp->seeded)
-					continue;
-				p = engine_find(x->e, xp->pid);
-				if (p && p->ready && !p->exited)
-					fast_scan_young(x, xp, p);
-			}
+	for (i = 0; x->variant == EXACT_FAST && i < XHASH; i++) {
+		for (xp = x->procs[i]; xp; xp = xp->next) {
+			if (!xp->xf || (!tick && (!xp->nyoung || !xp->seeded)))
+				continue;
+			p = engine_find(x->e, xp->pid);
+			if (!p || !p->ready || p->exited)
+				continue;
+			if (tick)
+				fast_scan(x, xp, p, xp->seeded);
+			else
+				fast_scan_young(x, xp, p);
 		}
 	}
-	x->bound_ns = x_now_ns();
+	x->bound_ns = clock_mono_ns();
+}
+
+static void h_step(void *ctx)
+{
+	drain_and_scan(ctx, false);
 }
 
 static void h_tick(void *ctx)
 {
-	struct exact *x = ctx;
-	struct xproc *xp;
-	size_t i;
+	drain_and_scan(ctx, true);
+	publish(ctx);
+}
 
-	drain(x);
-	register_all_pending(x);
-	if (x->variant == EXACT_FAST) {
-		for (i = 0; i < XHASH; i++) {
-			for (xp = x->procs[i]; xp; xp = xp->next) {
-				struct proc *p = engine_find(x->e, xp->pid);
+/* The control thread gives pid a userfaultfd (exact.c); if it cannot even be queued, the
+ * process stays with pagemap tracking, and says so. */
+static void queue_attach(struct exact *x, struct xproc *xp)
+{
+	int err = jobq_push(&x->jobs, xp->pid);
 
-				if (xp->xf && p && p->ready && !p->exited)
-					fast_scan(x, xp, p, xp->seeded);
-			}
-		}
-	}
-	x->bound_ns = x_now_ns();
+	if (!err)
+		return;
+	xp->awaiting = false;
+	log_warn("failed to queue process %d for a userfaultfd: %s: its memory is tracked by "
+		 "pagemap only", xp->pid, strerror(-err));
 }
 
 /*
@@ -1037,7 +1087,7 @@ static void fast_child(struct exact *x, struct proc *p)
 	xp->inherit = inherited(x, ppid);
 	xp->awaiting = true;
 	x->st.fork++;
-	x_queue_job(x, p->pid);
+	queue_attach(x, xp);
 }
 
 static void h_reloaded(void *ctx, struct proc *p)
@@ -1084,7 +1134,7 @@ static void h_zapped(void *ctx, struct proc *p, uint64_t start, uint64_t end, bo
 		x->st.remove++;
 	if (xp->seen) {
 		pageset_remove_range(xp->seen, start, end);
-		add_fresh(xp, start, end);
+		add_fresh(x, xp, start, end);
 	}
 }
 
@@ -1120,7 +1170,7 @@ static void h_exec(void *ctx, struct proc *p)
 	xp->inherit = NULL;
 	xp->awaiting = true;
 	if (p->pid != x->run_pid)
-		x_queue_job(x, p->pid);
+		queue_attach(x, xp);
 }
 
 static void h_exited(void *ctx, struct proc *p)
@@ -1132,47 +1182,15 @@ static void h_exited(void *ctx, struct proc *p)
 		xp_del(x, xp);
 }
 
-/* ---- JSON ---- */
+/* ---- what readers see ---- */
 
-struct out {
-	char *buf;
-	size_t len, cap;
-	bool full;
-};
-
-static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(struct out *o, const char *fmt, ...)
+static void h_exact_stats(void *ctx, struct exact_stats *o)
 {
-	va_list ap;
-	int n;
-
-	if (o->full)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= o->cap - o->len) {
-		o->buf[o->len] = 0;	/* drop the partial member */
-		o->full = true;
-		return;
-	}
-	o->len += n;
-}
-
-static size_t h_json_stats(void *ctx, char *buf, size_t len)
-{
-	static const char *const hist_keys[HIST_BUCKETS] = {
-		"<1", "<2", "<4", "<8", "<16", "<32", "<64", "<128", "<256", "<512", "<1024",
-		"<2048", "<4096", ">=4096",
-	};
 	struct exact *x = ctx;
-	struct out o = { .buf = buf, .cap = len };
-	struct uffd_server_stats ss;
-	uint64_t registered = 0, tracked = 0, listed = 0;
+	struct uffd_server_stats one;
 	struct proc **procs;
 	const struct mapping *m;
-	size_t n, i, k, mark;
+	size_t n, i;
 
 	procs = engine_procs(x->e, &n);
 	for (i = 0; i < n; i++) {
@@ -1180,85 +1198,49 @@ static size_t h_json_stats(void *ctx, char *buf, size_t len)
 
 		if (procs[i]->exited)
 			continue;
-		tracked += xp && xp->xf;
+		o->processes += xp && xp->xf;
 		for (m = model_first(procs[i]); m; m = model_next(m))
 			if (m->flags & MF_UFFD)
-				registered += mapping_end(m) - mapping_start(m);
+				o->registered_pages += mapping_end(m) - mapping_start(m);
 	}
-	memset(&ss, 0, sizeof(ss));
 	for (i = 0; i < (size_t)x->nsrv; i++) {
-		struct uffd_server_stats one;
-
 		uffd_server_get_stats(x->srvs[i], &one);
-		ss.reads += one.reads;
-		ss.faults += one.faults;
-		ss.resolved += one.resolved;
-		ss.raced += one.raced;
-		ss.retried += one.retried;
+		o->reads += one.reads;
+		o->faults += one.faults;
+		o->resolved += one.resolved;
+		o->raced += one.raced;
+		o->retried += one.retried;
 	}
-	put(&o, "\"exact\": {\"variant\": \"%s\", \"processes\": %" PRIu64
-	    ", \"registered_pages\": %" PRIu64 ", \"touches\": %" PRIu64
-	    ", \"touches_interval\": %" PRIu64 ", \"touches_dropped\": %" PRIu64
-	    ", \"prereg_pages\": %" PRIu64 ", \"prereg_max\": %" PRIu64 ", \"stale\": %" PRIu64
-	    ", \"behind\": %" PRIu64,
-	    x->variant == EXACT_ORDERED ? "ordered" : "fast", tracked, registered,
-	    x->st.touches, x->st.touches_interval, atomic_load(&x->q_dropped),
-	    x->st.prereg_pages, x->st.prereg_max, x->st.stale, x->st.behind);
-	put(&o, ", \"events\": {\"fork\": %" PRIu64 ", \"remap\": %" PRIu64 ", \"remove\": %"
-	    PRIu64 ", \"unmap\": %" PRIu64 ", \"gone\": %" PRIu64 "}", x->st.fork, x->st.remap,
-	    x->st.remove, x->st.unmap, x->st.gone);
-	put(&o, ", \"attaches\": %" PRIu64 ", \"attach_ms_max\": %" PRIu64, x->st.attaches,
-	    x->st.attach_ms_max);
-	put(&o, ", \"server\": {\"threads\": %d, \"reads\": %" PRIu64 ", \"faults\": %" PRIu64
-	    ", \"resolved\": %" PRIu64 ", \"raced\": %" PRIu64 ", \"retried\": %" PRIu64 "}",
-	    x->nsrv, ss.reads, ss.faults, ss.resolved, ss.raced, ss.retried);
-	if (x->variant == EXACT_ORDERED) {
-		put(&o, ", \"latency_us_hist\": {");
-		for (k = 0; k < HIST_BUCKETS; k++)
-			put(&o, "%s\"%s\": %" PRIu64, k ? ", " : "", hist_keys[k], x->st.hist[k]);
-		put(&o, "}, \"latency_us_max\": %.1f", x->st.lat_max_ns / 1000.0);
-	}
-	/* The log goes last: whatever does not fit is counted, never cut in the middle. */
-	put(&o, ", \"first_touches\": [");
-	for (i = 0; i < x->nlog && !o.full; i++) {
-		const struct xlog *l = &x->log[i];
-
-		mark = o.len;
-		put(&o, "%s[%d, %u, \"0x%" PRIx64 "\", \"%s\", %.6f]", i ? ", " : "", l->pid, l->tid,
-		    l->addr, l->write ? "w" : "r", l->ts_ns / 1e9);
-		if (o.len + 64 >= o.cap) {
-			o.len = mark;
-			o.buf[mark] = 0;
-			break;
-		}
-		listed++;
-	}
-	o.full = false;
-	put(&o, "], \"first_touches_unlisted\": %" PRIu64 "}",
-	    x->st.logged_dropped + (x->nlog - listed));
-	x->nlog = 0;
-	x->st.logged_dropped = 0;
-	x->st.touches_interval = 0;
-	return o.full ? 0 : o.len;
+	o->ordered = x->variant == EXACT_ORDERED;
+	o->server_threads = x->nsrv;
+	o->touches = x->st.touches;
+	o->touches_dropped = atomic_load(&x->q_dropped);
+	o->prereg_pages = x->st.prereg_pages;
+	o->prereg_max = x->st.prereg_max;
+	o->stale = x->st.stale;
+	o->behind = x->st.behind;
+	o->fork = x->st.fork;
+	o->remap = x->st.remap;
+	o->remove = x->st.remove;
+	o->unmap = x->st.unmap;
+	o->gone = x->st.gone;
+	o->attaches = x->st.attaches;
+	o->attach_ms_max = x->st.attach_ms_max;
+	memcpy(o->hist, x->st.hist, sizeof(o->hist));
+	o->lat_max_ns = x->st.lat_max_ns;
+	o->touches_interval = x->last.touches;
+	o->log = x->last.log;
+	o->nlog = x->last.nlog;
+	o->unlisted = x->last.unlisted;
 }
 
 static size_t h_touches(void *ctx, const struct first_touch **v, uint64_t *dropped)
 {
 	struct exact *x = ctx;
-	struct first_touch *t = x->handed;
-	size_t n = x->nall, cap = x->caphanded;
 
-	/* The buffers swap: what was kept is handed out, the old hand-out is refilled. */
-	x->keep_all = true;
-	x->handed = x->all;
-	x->caphanded = x->capall;
-	x->all = t;
-	x->capall = cap;
-	x->nall = 0;
-	*v = x->handed;
-	*dropped = x->all_dropped;
-	x->all_dropped = 0;
-	return n;
+	*v = x->last.all;
+	*dropped = x->last.all_dropped;
+	return x->last.nall;
 }
 
 /* ---- setup ---- */
@@ -1275,10 +1257,11 @@ void xt_install_hooks(struct exact *x)
 		.exited = h_exited,
 		.step = h_step,
 		.tick = h_tick,
-		.json_stats = h_json_stats,
+		.exact_stats = h_exact_stats,
 		.touches = h_touches,
 	};
 
+	x->keep_all = x->c->record;	/* a recorder takes every first touch of each frame */
 	engine_set_hooks(x->e, &h);
 }
 
@@ -1300,8 +1283,8 @@ void xt_free(struct exact *x)
 	}
 	x->adopts = NULL;
 	free(x->all);
-	free(x->handed);
-	x->all = x->handed = NULL;
+	free(x->last.all);
+	x->all = x->last.all = NULL;
 	/* Forked children's fds still queued (never applied) are ours too. */
 	for (i = 0; i < x->nstage; i++)
 		if (x->stage[i].kind == XR_FORK)

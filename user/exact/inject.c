@@ -42,6 +42,10 @@
 #include "inject_maps.h"
 #include "inject_x86.h"
 #include "procfs.h"
+#include "page.h"
+#include "syscall_err.h"
+#include "clock.h"
+#include "array.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -149,14 +153,6 @@ struct inj {
 };
 
 /* ---- small helpers ---- */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void sleep_us(unsigned us)
 {
@@ -347,15 +343,8 @@ static struct inj_thread *find_thread(struct inj *in, pid_t tid)
 /* Returns the index of the new entry, or -ENOMEM.  Pointers into in->t become stale. */
 static int add_thread(struct inj *in, pid_t tid)
 {
-	if (in->nr == in->cap) {
-		int cap = in->cap ? in->cap * 2 : 16;
-		struct inj_thread *t = realloc(in->t, (size_t)cap * sizeof(*t));
-
-		if (!t)
-			return -ENOMEM;
-		in->t = t;
-		in->cap = cap;
-	}
+	if (array_reserve(in->t, in->nr, in->cap, 16))
+		return -ENOMEM;
 	memset(&in->t[in->nr], 0, sizeof(in->t[0]));
 	in->t[in->nr].tid = tid;
 	return in->nr++;
@@ -364,7 +353,7 @@ static int add_thread(struct inj *in, pid_t tid)
 /* Wait for a state change of @tid; 0 with *status, -ETIMEDOUT, or -errno (ECHILD: gone). */
 static int wait_tid(pid_t tid, uint64_t deadline, int *status)
 {
-	uint64_t spin_until = now_ns() + WAIT_SPIN_NS;
+	uint64_t spin_until = clock_mono_ns() + WAIT_SPIN_NS;
 	unsigned delay = 5;
 
 	for (;;) {
@@ -377,11 +366,11 @@ static int wait_tid(pid_t tid, uint64_t deadline, int *status)
 				continue;
 			return -errno;
 		}
-		if (now_ns() >= deadline)
+		if (clock_mono_ns() >= deadline)
 			return -ETIMEDOUT;
 		/* A stop usually comes within tens of microseconds (a chain has 2 per call):
 		 * yield the CPU - to the tracee, if it shares ours - before sleeping. */
-		if (now_ns() < spin_until) {
+		if (clock_mono_ns() < spin_until) {
 			sched_yield();
 			continue;
 		}
@@ -505,7 +494,6 @@ static int open_mem(struct inj *in)
 #define SCRATCH_CODE_OFF	64
 #define SCRATCH_CHAIN_OFF	192	/* a chain's code (inj_syscall_chain), after the trampoline */
 #define SCRATCH_FRAME_OFF	512	/* 64-aligned, after the code */
-#define PAGE_SZ			4096ull
 #ifndef PR_SET_VMA
 #define PR_SET_VMA		0x53564d41
 #define PR_SET_VMA_ANON_NAME	0
@@ -515,7 +503,7 @@ static uint64_t scratch_need(size_t xsize)
 {
 	uint64_t n = SCRATCH_FRAME_OFF + x86_frame_size(xsize);
 
-	return (n + PAGE_SZ - 1) / PAGE_SZ * PAGE_SZ;
+	return page_round_up_4k(n);
 }
 
 /* Write the header and trampoline into the mapped page at in->scratch. */
@@ -576,7 +564,7 @@ static int run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupte
 static int finish_inflight(struct inj *in)
 {
 	for (int i = 0; i < in->nr; i++) {
-		uint64_t deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
+		uint64_t deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
 		struct user_regs_struct r;
 		bool interrupted = false;
 		int err;
@@ -789,7 +777,7 @@ static int seize_one(struct inj *in, pid_t tid)
 
 static int do_seize(struct inj *in)
 {
-	uint64_t deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
+	uint64_t deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
 	char path[64];
 	int err, live;
 
@@ -863,7 +851,7 @@ static int do_seize(struct inj *in)
 		}
 		if (!added)
 			break;
-		if (now_ns() >= deadline) {
+		if (clock_mono_ns() >= deadline) {
 			err = -ETIMEDOUT;
 			set_why(in, "threads of process %d kept appearing for %u ms", in->pid,
 				in->timeout_ms);
@@ -996,7 +984,7 @@ static int do_spawn(struct inj *in)
 		goto cleanup;
 	}
 	/* exec went through (the CLOEXEC pipe closed): wait for its exec stop */
-	deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
+	deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
 	for (;;) {
 		err = wait_tid(pid, deadline, &st);
 		if (err)
@@ -1140,7 +1128,7 @@ static int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *i
 			/* The call blocks: interrupt it, it comes back with -EINTR or -ERESTART*. */
 			*interrupted = true;
 			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
-			deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
+			deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
 			err = wait_tid(t->tid, deadline, &st);
 		}
 		if (err == -ETIMEDOUT)
@@ -1203,7 +1191,7 @@ static int restore_thread(struct inj *in, int idx, const struct user_regs_struct
 			err = -errno;
 	}
 	if (!err)
-		err = park(in, idx, now_ns() + (uint64_t)in->timeout_ms * 1000000ull);
+		err = park(in, idx, clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull);
 	if (err == -ESRCH)
 		mark_gone(&in->t[idx]);
 	return err;
@@ -1387,7 +1375,7 @@ static int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
 			restore_thread(in, idx, restore, in->cpu.mask);
 		return err;
 	}
-	deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
+	deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
 	err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, &interrupted);
 	if (!err && swap)
 		err = swap_call(in, idx, nr, a);
@@ -1460,7 +1448,7 @@ static int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
 			restore_thread(in, idx, restore, in->cpu.mask);
 		return err;
 	}
-	deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
+	deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
 	for (step = 0; step < ch->nsteps; step++) {
 		struct __ptrace_syscall_info info;
 		struct user_regs_struct regs;
@@ -1542,7 +1530,7 @@ static int pick_thread(struct inj *in, const struct inj_vma *stack)
 		if (!in->t[i].parked || in->t[i].gone)
 			continue;
 		if (stack && (ptrace(PTRACE_GETREGS, in->t[i].tid, 0, &r) < 0 ||
-			      x86_sp(&r) < stack->start + PAGE_SZ || x86_sp(&r) >= stack->end))
+			      x86_sp(&r) < stack->start + PAGE_SIZE_4K || x86_sp(&r) >= stack->end))
 			continue;
 		if (in->t[i].tid == in->pid)
 			return i;
@@ -1601,7 +1589,7 @@ static int bootstrap_scratch(struct inj *in)
 		goto out;
 	fsize = x86_frame_size(in->cpu.xsize);
 	frame = (x86_sp(&in->cpu.regs) - X86_RED_ZONE - fsize) & ~63ull;
-	if (frame < stack.start + PAGE_SZ) {
+	if (frame < stack.start + PAGE_SIZE_4K) {
 		set_why(in, "no room below the stack pointer of thread %d of process %d",
 			in->t[idx].tid, in->pid);
 		return -ENOSPC;
@@ -1622,7 +1610,7 @@ static int bootstrap_scratch(struct inj *in)
 	err = run_call(in, idx, in->gadget_ip, frame, __NR_mmap, a, false, &restore, &addr, NULL);
 	if (!in->t[idx].dirty && !in->t[idx].gone)
 		inj_mem_write(in, frame, old, fsize);	/* below its rsp: dead, but as it was */
-	if (!err && addr < 0 && addr > -4096)
+	if (!err && syscall_failed(addr))
 		err = (int)addr;
 	if (err)
 		goto out;
@@ -1739,7 +1727,7 @@ static int after_exec(struct inj *in, uint64_t deadline)
 
 static int do_follow(struct inj *in, unsigned timeout_ms, int *status)
 {
-	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	uint64_t deadline = clock_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
 	unsigned delay = 20;
 
 	if (!in->spawned)
@@ -1771,7 +1759,7 @@ static int do_follow(struct inj *in, unsigned timeout_ms, int *status)
 			return -ESRCH;
 		}
 		if (r == 0) {
-			if (now_ns() >= deadline)
+			if (clock_mono_ns() >= deadline)
 				return -ETIMEDOUT;
 			sleep_us(delay);
 			if (delay < 2000)
@@ -1811,7 +1799,7 @@ static int do_follow(struct inj *in, unsigned timeout_ms, int *status)
 		switch (event) {
 		case PTRACE_EVENT_EXEC: {
 			/* zombies of the old threads are released when the worker exits */
-			return after_exec(in, now_ns() + (uint64_t)in->timeout_ms * 1000000ull);
+			return after_exec(in, clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull);
 		}
 		case PTRACE_EVENT_CLONE:
 			idx = (int)(t - in->t);
@@ -1846,7 +1834,7 @@ static int wait_stopped_any(pid_t tid, uint64_t deadline)
 
 static int do_release(struct inj *in)
 {
-	uint64_t deadline = now_ns() + (uint64_t)in->timeout_ms * 1000000ull;
+	uint64_t deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
 	int err;
 
 	if (in->released)
@@ -1910,7 +1898,7 @@ static void *worker_main(void *arg)
 				holding |= in->t[i].parked;
 			if (holding) {
 				uint64_t limit = (uint64_t)in->timeout_ms * INJ_HOLD_FACTOR * 1000000ull;
-				uint64_t when = now_ns() + limit;
+				uint64_t when = clock_mono_ns() + limit;
 				struct timespec ts = {
 					.tv_sec = (time_t)(when / 1000000000ull),
 					.tv_nsec = (long)(when % 1000000000ull),

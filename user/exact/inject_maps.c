@@ -3,6 +3,7 @@
  * inject_maps.c - look-ups in a target's /proc/PID/maps and code for inject.c.
  */
 #include "inject_maps.h"
+#include "page.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -13,8 +14,7 @@
 
 #define CODE_CHUNK	65536
 #define CODE_OVERLAP	16	/* longest pattern we search for, so none straddles a chunk */
-#define SCRATCH_PAGE	4096
-#define SCRATCH_MAX	(4 * SCRATCH_PAGE)	/* the largest scratch mapping we make */
+#define SCRATCH_MAX	(4 * PAGE_SIZE_4K)	/* the largest scratch mapping we make */
 
 struct map_line {
 	uint64_t start, end, offset, inode;
@@ -156,7 +156,7 @@ static bool all_zero(const uint8_t *p, size_t n)
 static int match_scratch(const struct map_line *m, void *arg)
 {
 	struct scratch_arg *a = arg;
-	uint8_t page[SCRATCH_PAGE];
+	uint8_t page[PAGE_SIZE_4K];
 
 	if (strcmp(m->name, a->name)) {
 		/* unnamed: anonymous, private, r-x, small */

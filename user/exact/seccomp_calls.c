@@ -8,6 +8,7 @@
 #include "exact/seccomp_calls.h"
 
 #include "exact/uffd_caps.h"
+#include "page.h"
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -23,7 +24,7 @@
 
 
 #define A(i)	(1u << (i))
-#define PAGE	4096L
+#define PAGE	((long)PAGE_SIZE_4K)	/* the scratch page, as a syscall argument */
 
 const struct sc_injected sc_injected[] = {
 	{ __NR_mmap, "mmap", { 0, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0 },

@@ -80,6 +80,8 @@ static int filters_read(pid_t tid, struct filters *f, char *why, size_t whylen)
 			filters_free(f);
 			return -E2BIG;
 		}
+		/* Exactly the instructions read so far: each filter's size is known before it
+		 * is read, at most a few filters (not a growing array: array.h). */
 		grown = realloc(f->insn, (f->total + (size_t)n) * sizeof(*grown));
 		if (!grown) {
 			filters_free(f);

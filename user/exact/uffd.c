@@ -6,6 +6,10 @@
 #include "exact/uffd_caps.h"
 #include "exact/uffd_dev.h"
 #include "inject.h"
+#include "page.h"
+#include "syscall_err.h"
+#include "clock.h"
+#include "array.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +33,6 @@
 #define UFFD_PAGEFAULT_FLAG_MINOR	(1 << 2)
 #endif
 
-#define PAGE_SZ		4096ull
 /* stats are bumped by the serving thread and read from others */
 #define STAT_INC(s, f)	__atomic_fetch_add(&(s)->stats.f, 1, __ATOMIC_RELAXED)
 #define MSG_BATCH	64
@@ -64,14 +67,6 @@ void uffd_set_api_path(enum uffd_api_path path)
 enum uffd_api_path uffd_last_api_path(void)
 {
 	return api_path_last;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 void uffd_set_caps(const struct uffd_caps *c)
@@ -125,12 +120,12 @@ static int api_local(int fd, uint64_t want, uint64_t *got)
 static int api_remote(struct inj *in, int rfd, uint64_t want, uint64_t *got)
 {
 	struct uffdio_api api = { .api = UFFD_API, .features = want };
-	long args[6] = { 0, (long)PAGE_SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0 };
+	long args[6] = { 0, (long)PAGE_SIZE_4K, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0 };
 	long addr, ret;
 	int err, err2;
 
 	err = inj_syscall(in, __NR_mmap, args, &addr);
-	if (!err && addr < 0 && addr > -4096)
+	if (!err && syscall_failed(addr))
 		err = (int)addr;
 	if (err) {
 		set_why("failed to map a scratch page in process %d: %s", inj_pid(in), strerror(-err));
@@ -159,7 +154,7 @@ static int api_remote(struct inj *in, int rfd, uint64_t want, uint64_t *got)
 		*got = want;
 unmap:
 	{
-		long a3[6] = { addr, (long)PAGE_SZ, 0, 0, 0, 0 };
+		long a3[6] = { addr, (long)PAGE_SIZE_4K, 0, 0, 0, 0 };
 
 		err2 = inj_syscall(in, __NR_munmap, a3, &ret);
 		if (!err2 && ret < 0)
@@ -392,7 +387,7 @@ int uffd_alive(int fd)
 	 * registered there) means it is alive.  EAGAIN: an event is pending, also alive.
 	 */
 	struct uffdio_zeropage z = {
-		.range = { .start = 0x7ffffffff000ull - PAGE_SZ, .len = PAGE_SZ },
+		.range = { .start = UFFD_USER_END - PAGE_SIZE_4K, .len = PAGE_SIZE_4K },
 		.mode = UFFDIO_ZEROPAGE_MODE_DONTWAKE,
 	};
 
@@ -423,20 +418,6 @@ struct uffd_server {
 	void *zero;		/* a zero page for UFFDIO_COPY */
 };
 
-static int grow(int **arr, int *cap, int n)
-{
-	if (n < *cap)
-		return 0;
-	int ncap = *cap ? *cap * 2 : 8;
-	int *a = realloc(*arr, (size_t)ncap * sizeof(int));
-
-	if (!a)
-		return -ENOMEM;
-	*arr = a;
-	*cap = ncap;
-	return 0;
-}
-
 int uffd_server_new(const struct uffd_server_ops *ops, void *ctx, unsigned flags,
 		    struct uffd_server **out)
 {
@@ -459,7 +440,7 @@ int uffd_server_new(const struct uffd_server_ops *ops, void *ctx, unsigned flags
 		set_why("failed to create eventfd: %s", strerror(-err));
 		goto fail;
 	}
-	s->zero = mmap(NULL, PAGE_SZ, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	s->zero = mmap(NULL, PAGE_SIZE_4K, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (s->zero == MAP_FAILED) {
 		err = -errno;
 		s->zero = NULL;
@@ -481,7 +462,7 @@ int uffd_server_add(struct uffd_server *s, int fd)
 	if (!s || fd < 0)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
-	err = grow(&s->fds, &s->cap, s->nfds);
+	err = array_reserve(s->fds, s->nfds, s->cap, 8);
 	if (!err)
 		s->fds[s->nfds++] = fd;
 	pthread_mutex_unlock(&s->lock);
@@ -517,7 +498,7 @@ int uffd_server_remove(struct uffd_server *s, int fd)
 	} else if (!s->in_round) {
 		drop_fd_locked(s, fd);
 	} else {
-		err = grow(&s->pend, &s->pcap, s->npend);
+		err = array_reserve(s->pend, s->npend, s->pcap, 8);
 		if (!err)
 			s->pend[s->npend++] = fd;
 	}
@@ -568,7 +549,7 @@ void uffd_server_free(struct uffd_server *s)
 	if (s->evfd >= 0)
 		close(s->evfd);
 	if (s->zero)
-		munmap(s->zero, PAGE_SZ);
+		munmap(s->zero, PAGE_SIZE_4K);
 	pthread_mutex_destroy(&s->lock);
 	free(s->fds);
 	free(s->pend);
@@ -577,7 +558,7 @@ void uffd_server_free(struct uffd_server *s)
 
 static void wake_page(int fd, uint64_t addr)
 {
-	struct uffdio_range r = { .start = addr, .len = PAGE_SZ };
+	struct uffdio_range r = { .start = addr, .len = PAGE_SIZE_4K };
 
 	ioctl(fd, UFFDIO_WAKE, &r);
 }
@@ -589,17 +570,17 @@ static int resolve(struct uffd_server *s, int fd, uint64_t addr, uint32_t flags)
 
 	if (flags & UFFD_PAGEFAULT_FLAG_WP) {
 		/* synchronous write-protect fault: just lift the protection */
-		struct uffdio_writeprotect w = { .range = { .start = addr, .len = PAGE_SZ } };
+		struct uffdio_writeprotect w = { .range = { .start = addr, .len = PAGE_SIZE_4K } };
 
 		err = ioctl(fd, UFFDIO_WRITEPROTECT, &w) < 0 ? -errno : 0;
 	} else if ((flags & UFFD_PAGEFAULT_FLAG_WRITE) && (s->flags & UFFD_SRV_COPY)) {
 		struct uffdio_copy c = {
-			.dst = addr, .src = (uint64_t)(uintptr_t)s->zero, .len = PAGE_SZ,
+			.dst = addr, .src = (uint64_t)(uintptr_t)s->zero, .len = PAGE_SIZE_4K,
 		};
 
 		err = ioctl(fd, UFFDIO_COPY, &c) < 0 ? -errno : 0;
 	} else {
-		struct uffdio_zeropage z = { .range = { .start = addr, .len = PAGE_SZ } };
+		struct uffdio_zeropage z = { .range = { .start = addr, .len = PAGE_SIZE_4K } };
 
 		err = ioctl(fd, UFFDIO_ZEROPAGE, &z) < 0 ? -errno : 0;
 	}
@@ -665,7 +646,7 @@ static int serve_fd(struct uffd_server *s, int fd)
 		}
 		if (n == 0)
 			return handled;
-		ts = now_ns();
+		ts = clock_mono_ns();
 		cnt = (int)(n / (ssize_t)sizeof(msg[0]));
 		STAT_INC(s, reads);
 		for (int i = 0; i < cnt; i++) {
@@ -676,7 +657,7 @@ static int serve_fd(struct uffd_server *s, int fd)
 			switch (m->event) {
 			case UFFD_EVENT_PAGEFAULT: {
 				struct uffd_fault f = {
-					.addr = m->arg.pagefault.address & ~(PAGE_SZ - 1),
+					.addr = m->arg.pagefault.address & ~(PAGE_SIZE_4K - 1),
 					.ts_ns = ts,
 					.tid = m->arg.pagefault.feat.ptid,
 					.flags = (uint32_t)m->arg.pagefault.flags,
@@ -771,7 +752,7 @@ int uffd_server_poll(struct uffd_server *s, int timeout_ms)
 
 	if (s->flags & UFFD_SRV_BUSY_POLL) {
 		if (timeout_ms >= 0)
-			deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+			deadline = clock_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
 		for (;;) {
 			for (int i = 0; i < n; i++) {
 				int r;
@@ -780,7 +761,7 @@ int uffd_server_poll(struct uffd_server *s, int timeout_ms)
 					continue;
 				r = serve_fd(s, p[i].fd);
 				if (r == -ESRCH) {
-					fd_gone(s, p[i].fd, now_ns());
+					fd_gone(s, p[i].fd, clock_mono_ns());
 					p[i].fd = -1;
 				} else if (r > 0) {
 					total += r;
@@ -791,7 +772,7 @@ int uffd_server_poll(struct uffd_server *s, int timeout_ms)
 			rn = read(s->evfd, &cnt, sizeof(cnt));
 			if (rn > 0)
 				break;	/* add/remove: let the caller start a new round */
-			if (timeout_ms >= 0 && now_ns() >= deadline)
+			if (timeout_ms >= 0 && clock_mono_ns() >= deadline)
 				break;
 			for (int k = 0; k < 64; k++)
 				cpu_relax();
@@ -812,7 +793,7 @@ int uffd_server_poll(struct uffd_server *s, int timeout_ms)
 			/* idle: make sure the processes are still there (uffds never HUP) */
 			for (int i = 0; i < n; i++)
 				if (uffd_alive(p[i].fd) == 0)
-					fd_gone(s, p[i].fd, now_ns());
+					fd_gone(s, p[i].fd, clock_mono_ns());
 			goto out;
 		}
 		break;
@@ -826,7 +807,7 @@ int uffd_server_poll(struct uffd_server *s, int timeout_ms)
 			continue;
 		r = serve_fd(s, p[i].fd);
 		if (r == -ESRCH)
-			fd_gone(s, p[i].fd, now_ns());
+			fd_gone(s, p[i].fd, clock_mono_ns());
 		else if (r > 0)
 			total += r;
 	}

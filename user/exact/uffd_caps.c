@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* uffd_caps.c - the one userfaultfd probe (see uffd_caps.h). */
 #include "exact/uffd_caps.h"
+#include "page.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,14 +48,14 @@ static bool wp_registers(int fd)
 {
 	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
 	bool ok;
-	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = mmap(NULL, PAGE_SIZE_4K, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (p == MAP_FAILED)
 		return false;
 	reg.range.start = (uint64_t)(uintptr_t)p;
-	reg.range.len = 4096;
+	reg.range.len = PAGE_SIZE_4K;
 	ok = ioctl(fd, UFFDIO_REGISTER, &reg) == 0;
-	munmap(p, 4096);
+	munmap(p, PAGE_SIZE_4K);
 	return ok;
 }
 

@@ -5,6 +5,8 @@
 #include "inject.h"
 
 #include "exact/uffd_caps.h"
+#include "page.h"
+#include "syscall_err.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -94,7 +96,7 @@ static int at_exit(void *ctx, struct inj *in, int step, long nr, long ret)
 		test_hook(test_hook_ctx, step_names[step]);
 	switch (step) {
 	case UFFD_DEV_STEP_MMAP:
-		if (ret < 0 && ret > -4096) {
+		if (syscall_failed(ret)) {
 			fail(h, (int)ret, "failed to map a page in the target");
 			return 1;	/* nothing made yet: restore right here */
 		}
@@ -130,7 +132,7 @@ static int at_exit(void *ctx, struct inj *in, int step, long nr, long ret)
  * What the chain can call (uffd_dev_x86.h), for the seccomp guard of a filtered target:
  * the arguments it learns on the way (the page, the fds) are unknown to the proof.
  */
-#define PAGE_LEN	4096L
+#define PAGE_LEN	((long)PAGE_SIZE_4K)
 #define IPU		INJ_CALL_IP_UNKNOWN	/* the chain's code is written at attach */
 static const struct inj_call chain_calls[] = {
 	{ .nr = __NR_mmap, .args = { 0, PAGE_LEN, PROT_READ | PROT_WRITE,

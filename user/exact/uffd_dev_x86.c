@@ -11,6 +11,10 @@
 #include "exact/uffd_dev_x86.h"
 
 #include <string.h>
+#include "page.h"
+
+/* The bytes below map and unmap one page: $0x1000 in `mov $0x1000,%esi`. */
+_Static_assert(PAGE_SIZE_4K == 0x1000, "the chain's mmap/munmap length is one page");
 
 #define SYSCALL		0x0f, 0x05
 #define MOV_EAX(n)	0xb8, (n), 0x00, 0x00, 0x00		/* mov $n,%eax (n < 256) */

@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include "kfeatures.h"
 #include "log.h"
+#include "page.h"
 #include "pagemap.h"
 #include "procfs.h"
 #include "procmap.h"
@@ -212,7 +213,7 @@ static void probe_thp(struct features *f)
 	f->thp = sized ? (enum thp_mode)best : (enum thp_mode)top;
 	f->fault_around_bytes = 65536;
 	if (procfs_read_file("/sys/kernel/debug/fault_around_bytes", buf, sizeof(buf)) > 0)
-		f->fault_around_bytes = strtoull(buf, NULL, 0) ?: 4096;
+		f->fault_around_bytes = strtoull(buf, NULL, 0) ?: PAGE_SIZE_4K;
 }
 
 static void probe_uffd(struct features *f)

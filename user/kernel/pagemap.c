@@ -198,8 +198,8 @@ bool pagemap_scan_supported(void)
 		cached = 0;
 		return false;
 	}
-	arg.start = (unsigned long)vec & ~4095UL;
-	arg.end = arg.start + 4096;
+	arg.start = (unsigned long)vec & ~(PAGE_SIZE_4K - 1);
+	arg.end = arg.start + PAGE_SIZE_4K;
 	arg.vec = (unsigned long)vec;
 	cached = ioctl(fd, PAGEMAP_SCAN, &arg) >= 0;
 	close(fd);

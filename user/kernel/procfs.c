@@ -43,30 +43,26 @@ static int gone(int err)
 	return err == -ENOENT ? -ESRCH : err;
 }
 
-/* Reads a whole /proc file of unknown size into a growing buffer. */
+/* Reads a whole /proc file of unknown size into a growing buffer: each read gets at least
+ * SLURP_ROOM bytes (a seq_file hands out up to a page per read). */
+#define SLURP_FIRST	16384
+#define SLURP_ROOM	4096
+
 static char *slurp(const char *path, size_t *len, int *err)
 {
-	size_t cap = 16384, n = 0;
-	char *buf = malloc(cap), *nb;
+	size_t cap = 0, n = 0;
+	char *buf = NULL;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t r;
 
-	if (fd < 0 || !buf) {
-		*err = fd < 0 ? -errno : -ENOMEM;
-		if (fd >= 0)
-			close(fd);
-		free(buf);
+	if (fd < 0) {
+		*err = -errno;
 		return NULL;
 	}
 	for (;;) {
-		if (cap - n < 4096) {
-			nb = realloc(buf, cap * 2);
-			if (!nb) {
-				*err = -ENOMEM;
-				goto fail;
-			}
-			buf = nb;
-			cap *= 2;
+		if (array_reserve_n(buf, n + SLURP_ROOM, cap, SLURP_FIRST)) {
+			*err = -ENOMEM;
+			goto fail;
 		}
 		r = read(fd, buf + n, cap - n - 1);
 		if (r < 0) {

@@ -4,15 +4,23 @@
 #define MEVITOP_ARRAY_H
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
-/* Makes room for one more element in v (n used of cap), doubling cap from `first`.
- * 0 on success; -ENOMEM leaves v and cap as they were. */
-#define array_reserve(v, n, cap, first) ({					\
+/* Makes room for `need` elements in v (capacity cap), doubling cap (from `first`, > 0)
+ * until they fit.  0 on success; -ENOMEM (out of memory, or a size no array can have)
+ * leaves v and cap as they were: the caller says so or fails, it never goes on as if the
+ * element were stored. */
+#define array_reserve_n(v, need, cap, first) ({					\
 	int err_ = 0;								\
-	if ((n) >= (cap)) {							\
+	size_t need_ = (need);							\
+	if (need_ > (size_t)(cap)) {						\
+		size_t max_ = SIZE_MAX / sizeof(*(v));				\
 		size_t c_ = (cap) ? (size_t)(cap) * 2 : (size_t)(first);	\
-		__typeof__(v) nv_ = realloc((v), c_ * sizeof(*(v)));		\
+		while (c_ < need_ && c_ <= max_ / 2)				\
+			c_ *= 2;						\
+		__typeof__(v) nv_ = c_ < need_ || c_ > max_ ? NULL :		\
+				    realloc((v), c_ * sizeof(*(v)));		\
 		if (nv_) {							\
 			(v) = nv_;						\
 			(cap) = c_;						\
@@ -22,5 +30,8 @@
 	}									\
 	err_;									\
 })
+
+/* Makes room for one more element in v (n used of cap). */
+#define array_reserve(v, n, cap, first) array_reserve_n(v, (size_t)(n) + 1, cap, first)
 
 #endif

@@ -4,7 +4,21 @@
 #ifndef MEVITOP_PAGE_H
 #define MEVITOP_PAGE_H
 
+#include <stdint.h>
+
 #define PAGE_SHIFT_4K 12
 #define PAGE_SIZE_4K 4096ULL
+
+/* The page just past the byte address `end` (an exclusive end, rounded up). */
+static inline uint64_t page_end_4k(uint64_t end)
+{
+	return (end + PAGE_SIZE_4K - 1) >> PAGE_SHIFT_4K;
+}
+
+/* `bytes` rounded up to whole pages, in bytes. */
+static inline uint64_t page_round_up_4k(uint64_t bytes)
+{
+	return page_end_4k(bytes) << PAGE_SHIFT_4K;
+}
 
 #endif

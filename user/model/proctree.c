@@ -112,6 +112,8 @@ int ptree_build(struct ptree *t, const struct ptree_in *in)
 	t->n = 0;
 	if (!n)
 		return 0;
+	/* Exactly n rows and `need` scratch slots, reused while they suffice: sizes known
+	 * up front, not an array grown one element at a time (array.h). */
 	if (n > t->cap) {
 		struct ptree_row *r = realloc(t->rows, n * sizeof(*r));
 

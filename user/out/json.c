@@ -6,6 +6,7 @@
 #include <string.h>
 #include "json.h"
 #include "stacks/stacks.h"
+#include "array.h"
 
 /* A growing buffer, so a snapshot reaches stdout in one write. */
 struct buf {
@@ -35,18 +36,10 @@ static void put(struct buf *b, const char *fmt, ...)
 			b->len += n;
 			return;
 		}
-		size_t cap = (b->cap ? b->cap : 4096) * 2;
-
-		while (cap - b->len <= (size_t)n)
-			cap *= 2;
-		char *np = realloc(b->p, cap);
-
-		if (!np) {
+		if (array_reserve_n(b->p, b->len + (size_t)n + 1, b->cap, 8192)) {
 			b->oom = true;
 			return;
 		}
-		b->p = np;
-		b->cap = cap;
 	}
 }
 
@@ -165,25 +158,91 @@ static void put_mapping(struct buf *b, const struct proc *p, const struct mappin
 	put(b, "}");
 }
 
+/* One first touch: [pid, tid, "0xADDRESS", "r"|"w", monotonic seconds]. */
+static void put_touch(struct buf *b, const struct first_touch *t, bool comma)
+{
+	put(b, "%s[%d, %u, \"0x%" PRIx64 "\", \"%s\", %.6f]", comma ? ", " : "", t->pid, t->tid,
+	    t->addr, t->write ? "w" : "r", t->ts_ns / 1e9);
+}
+
+/* Exact mode's counters: "stats.exact" (user/exact.h says what each means). */
+static void put_exact_stats(struct buf *b, const struct exact_stats *x)
+{
+	static const char *const hist_keys[EXACT_HIST_BUCKETS] = {
+		"<1", "<2", "<4", "<8", "<16", "<32", "<64", "<128", "<256", "<512", "<1024",
+		"<2048", "<4096", ">=4096",
+	};
+	size_t i;
+
+	put(b, "\"exact\": {\"variant\": \"%s\", \"processes\": %" PRIu64
+	    ", \"registered_pages\": %" PRIu64 ", \"touches\": %" PRIu64
+	    ", \"touches_interval\": %" PRIu64 ", \"touches_dropped\": %" PRIu64
+	    ", \"prereg_pages\": %" PRIu64 ", \"prereg_max\": %" PRIu64 ", \"stale\": %" PRIu64
+	    ", \"behind\": %" PRIu64, x->ordered ? "ordered" : "fast", x->processes,
+	    x->registered_pages, x->touches, x->touches_interval, x->touches_dropped,
+	    x->prereg_pages, x->prereg_max, x->stale, x->behind);
+	put(b, ", \"events\": {\"fork\": %" PRIu64 ", \"remap\": %" PRIu64 ", \"remove\": %"
+	    PRIu64 ", \"unmap\": %" PRIu64 ", \"gone\": %" PRIu64 "}", x->fork, x->remap,
+	    x->remove, x->unmap, x->gone);
+	put(b, ", \"attaches\": %" PRIu64 ", \"attach_ms_max\": %" PRIu64, x->attaches,
+	    x->attach_ms_max);
+	put(b, ", \"server\": {\"threads\": %d, \"reads\": %" PRIu64 ", \"faults\": %" PRIu64
+	    ", \"resolved\": %" PRIu64 ", \"raced\": %" PRIu64 ", \"retried\": %" PRIu64 "}",
+	    x->server_threads, x->reads, x->faults, x->resolved, x->raced, x->retried);
+	if (x->ordered) {
+		put(b, ", \"latency_us_hist\": {");
+		for (i = 0; i < EXACT_HIST_BUCKETS; i++)
+			put(b, "%s\"%s\": %" PRIu64, i ? ", " : "", hist_keys[i], x->hist[i]);
+		put(b, "}, \"latency_us_max\": %.1f", x->lat_max_ns / 1000.0);
+	}
+	put(b, ", \"first_touches\": [");
+	for (i = 0; i < x->nlog; i++)
+		put_touch(b, &x->log[i], i > 0);
+	put(b, "], \"first_touches_unlisted\": %" PRIu64 "}", x->unlisted);
+}
+
 /* --stacks: its counters, a member of "stats" (kept in the frame's extra members, so
  * recordings carry them too). */
-static int put_stacks_stats(char *buf, size_t len, bool comma, const struct stacks_stats *ss,
-			    const struct engine_stats *st)
+static void put_stacks_stats(struct buf *b, bool comma, const struct stacks_stats *ss,
+			     const struct engine_stats *st)
 {
-	return snprintf(buf, len, "%s\"stacks\": {\"samples\": %" PRIu64 ", \"unique\": %" PRIu64
-			", \"ip_only\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"lost\": %" PRIu64
-			", \"interval_ms\": %" PRIu64 ", \"sample_period\": %" PRIu64
-			", \"first_touches\": %" PRIu64 ", \"joined\": %" PRIu64
-			", \"attribution\": \"%s\"}", comma ? ", " : "",
-			ss->samples, ss->unique, ss->ip_only, ss->dropped,
-			st->lost_by_kind[EV_STACK], ss->interval_ms, ss->sample_period,
-			ss->first_touches, ss->joined,
-			ss->exact ? "exact: each page's first touch (userfaultfd), with the stack "
-				    "of its fault" :
-			ss->sample_period ? "statistical (one page fault in sample_period): the "
-					    "first stack sampled in each mapping's part of a 2 MiB "
-					    "chunk" :
-			"the first stack sampled in each mapping's part of a 2 MiB chunk");
+	put(b, "%s\"stacks\": {\"samples\": %" PRIu64 ", \"unique\": %" PRIu64
+	    ", \"ip_only\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"lost\": %" PRIu64
+	    ", \"interval_ms\": %" PRIu64 ", \"sample_period\": %" PRIu64
+	    ", \"first_touches\": %" PRIu64 ", \"joined\": %" PRIu64
+	    ", \"attribution\": \"%s\"}", comma ? ", " : "",
+	    ss->samples, ss->unique, ss->ip_only, ss->dropped,
+	    st->lost_by_kind[EV_STACK], ss->interval_ms, ss->sample_period,
+	    ss->first_touches, ss->joined,
+	    ss->exact ? "exact: each page's first touch (userfaultfd), with the stack "
+			"of its fault" :
+	    ss->sample_period ? "statistical (one page fault in sample_period): the "
+				"first stack sampled in each mapping's part of a 2 MiB "
+				"chunk" :
+	    "the first stack sampled in each mapping's part of a 2 MiB chunk");
+}
+
+/* The frame's extra "stats" members: exact mode's, --stacks'.  0 or -ENOMEM. */
+static int put_extra_stats(struct json_frame *f, struct engine *e, const struct engine_stats *st)
+{
+	const struct engine_hooks *h = engine_hooks(e);
+	struct buf b = { 0 };
+
+	if (h->exact_stats) {
+		struct exact_stats xs;
+
+		memset(&xs, 0, sizeof(xs));
+		h->exact_stats(h->ctx, &xs);
+		put_exact_stats(&b, &xs);
+	}
+	if (f->stacks)
+		put_stacks_stats(&b, b.len > 0, stacks_stats(f->stacks), st);
+	if (b.oom) {
+		free(b.p);
+		return -ENOMEM;
+	}
+	f->extra_stats = b.p;
+	return 0;
 }
 
 int json_frame_from_engine(struct json_frame *f, struct engine *e, const struct json_opts *o,
@@ -215,23 +274,9 @@ int json_frame_from_engine(struct json_frame *f, struct engine *e, const struct 
 		f->ntouches = engine_hooks(e)->touches(engine_hooks(e)->ctx, &f->touches,
 						       &f->touches_dropped);
 	}
-	if (engine_hooks(e)->json_stats || f->stacks) {
-		char extra[8192];
-		size_t len = 0;
-		int n;
-
-		if (engine_hooks(e)->json_stats)
-			len = engine_hooks(e)->json_stats(engine_hooks(e)->ctx, extra, sizeof(extra));
-		if (len >= sizeof(extra))
-			len = 0;
-		n = f->stacks ? put_stacks_stats(extra + len, sizeof(extra) - len, len > 0,
-						 stacks_stats(f->stacks), st) : 0;
-		if (n > 0 && (size_t)n < sizeof(extra) - len)
-			len += n;
-		if (len && !(f->extra_stats = strndup(extra, len))) {
-			json_frame_release(f);
-			return -ENOMEM;
-		}
+	if ((engine_hooks(e)->exact_stats || f->stacks) && put_extra_stats(f, e, st)) {
+		json_frame_release(f);
+		return -ENOMEM;
 	}
 	return 0;
 }
@@ -312,12 +357,8 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 	put(&b, "]");
 	if (f->has_touches) {
 		put(&b, ", \"recorded_touches\": [");
-		for (i = 0; i < f->ntouches; i++) {
-			const struct first_touch *t = &f->touches[i];
-
-			put(&b, "%s[%d, %u, \"0x%" PRIx64 "\", \"%s\", %.6f]", i ? ", " : "", t->pid,
-			    t->tid, t->addr, t->write ? "w" : "r", t->ts_ns / 1e9);
-		}
+		for (i = 0; i < f->ntouches; i++)
+			put_touch(&b, &f->touches[i], i > 0);
 		put(&b, "], \"recorded_touches_dropped\": %" PRIu64, f->touches_dropped);
 	}
 	put(&b, "}\n");

@@ -30,7 +30,8 @@ struct json_frame {
 	struct proc **procs;		/* sorted by pid; only ready ones are written */
 	size_t *proc_bytes;		/* model bytes of procs[i] */
 	size_t n;
-	char *extra_stats;		/* engine hooks' members ("name": value, ...) or NULL */
+	char *extra_stats;		/* exact mode's and --stacks' members ("name": value, ...),
+					 * as written (recordings keep the text), or NULL */
 	struct stacks *stacks;		/* --stacks: first touches for "first_touch" (live
 					 * only: the engine's, valid under its lock), or NULL */
 	/* Exact mode's first touches since the previous frame (json_opts.touches; replay of

@@ -59,6 +59,8 @@ struct metrics_snap {
 	double age_seconds;		/* how old the model copy is when served */
 	double lock_hold_seconds;	/* how long the copy held the engine lock */
 	uint64_t taken_ns;		/* CLOCK_MONOTONIC when copied */
+	bool exact;			/* exact mode: the counters below are its */
+	uint64_t exact_touches;		/* first touches seen so far */
 	struct metrics_proc *procs;
 	size_t nprocs;
 };

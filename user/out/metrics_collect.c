@@ -73,6 +73,15 @@ int metrics_collect(struct engine *e, const struct metrics_opts *o, struct metri
 	s->model_bytes = engine_bytes(e);
 	s->interval_ms = o->interval_ms * engine_interval_scale(e);
 	s->taken_ns = engine_now_ns();
+	if (engine_hooks(e)->exact_stats) {
+		/* Read like the JSON reads it: nothing resets (the tick ends an interval). */
+		struct exact_stats xs;
+
+		memset(&xs, 0, sizeof(xs));
+		engine_hooks(e)->exact_stats(engine_hooks(e)->ctx, &xs);
+		s->exact = true;
+		s->exact_touches = xs.touches;
+	}
 	s->procs = calloc(n ? n : 1, sizeof(*s->procs));
 	if (!s->procs)
 		return -ENOMEM;

@@ -25,6 +25,7 @@ enum fam_id {
 	F_BUILD, F_MODE, F_INTERVAL, F_PROCESSES, F_OMITTED, F_AGE, F_LOCK_HOLD, F_EVENTS, F_LOST,
 	F_RECONCILES, F_DRIFT, F_SCANS, F_OVERFLOWS, F_CPU, F_MODEL,
 	F_P_RESIDENT, F_P_SWAPPED, F_P_MAPPED, F_P_UNTRACKED, F_P_FAULTS, F_M_RESIDENT,
+	F_X_TOUCHES,
 	F_COUNT,
 };
 
@@ -73,6 +74,9 @@ static const struct family families[F_COUNT] = {
 	[F_M_RESIDENT] = { "mevitop_mapping_resident_bytes", FT_GAUGE, "bytes",
 			   "Memory in RAM of one of the --metrics-top largest resident "
 			   "mappings of a process." },
+	[F_X_TOUCHES] = { "mevitop_exact_first_touches", FT_COUNTER, NULL,
+			  "Exact mode: first touches of private anonymous pages seen through "
+			  "userfaultfd (stats.exact.touches in JSON)." },
 };
 
 static const char *const fam_type_name[] = {
@@ -266,6 +270,8 @@ static void health(struct out *o, const struct metrics_snap *s)
 	scalar_u64(o, F_OVERFLOWS, s->st.overflows);
 	scalar_double(o, F_CPU, s->cpu_seconds);
 	scalar_u64(o, F_MODEL, s->model_bytes);
+	if (s->exact)
+		scalar_u64(o, F_X_TOUCHES, s->exact_touches);
 }
 
 /* One family per page state, one sample per (process, kind it has mapped). */

@@ -774,7 +774,7 @@ int stacks_set_touches(struct stacks *s, pid_t pid, const struct stack_touch *t,
 	if (!sp)
 		return -ENOMEM;
 	sp->n = 0;
-	if (n > sp->cap) {
+	if (n > sp->cap) {	/* exactly n, known up front: not a growing array (array.h) */
 		struct stack_touch *v = realloc(sp->t, n * sizeof(*v));
 
 		if (!v)
