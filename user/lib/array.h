@@ -23,4 +23,13 @@
 	err_;									\
 })
 
+/* Resizes v to exactly n > 0 elements (buffers sized to what a frame or a load needs, not
+ * appended to).  0 on success; -ENOMEM leaves v as it was. */
+#define array_resize(v, n) ({							\
+	__typeof__(v) nv_ = realloc((v), (size_t)(n) * sizeof(*(v)));		\
+	if (nv_)								\
+		(v) = nv_;							\
+	nv_ ? 0 : -ENOMEM;							\
+})
+
 #endif
