@@ -45,6 +45,7 @@ static void lock_taken(struct ui *ui, uint64_t t0)
 	ui->locks++;
 }
 
+/* Replay has no engine thread: nothing to lock. */
 void ui_lock(struct ui *ui)
 {
 	uint64_t t0 = engine_now_ns();
