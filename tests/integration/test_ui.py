@@ -66,11 +66,14 @@ class Screen:
         return self.tmux("capture-pane", "-p", "-e", "-t", "ui")
 
     def wait(self, cond, what, timeout=GUARD_S):
+        """The first screen that meets cond and is whole: a capture can catch a redraw half
+        written (the rows above the cursor new, those below still the last frame's), whose
+        parts may each look right; a screen the next capture shows again is not mid-redraw."""
         deadline = time.monotonic() + timeout
         while True:
             s = self.text()
             try:
-                if cond(s):
+                if cond(s) and self.text() == s:
                     return s
             except (IndexError, ValueError):
                 pass

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests for user/lib/array.h: growth by doubling from `first`, room for many at once,
- * and a growth that cannot be leaves the array as it was and says -ENOMEM.
+ * an exact resize, and a growth that cannot be leaves the array as it was and says -ENOMEM.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -74,12 +74,33 @@ static void test_impossible_size(void **state)
 	free(v);
 }
 
+/* array_resize: to exactly n, contents kept; an impossible size leaves v as it was. */
+static void test_resize_exact(void **state)
+{
+	uint64_t *v = NULL, *before;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(array_resize(v, 8), 0);
+	for (i = 0; i < 8; i++)
+		v[i] = i * 3;
+	assert_int_equal(array_resize(v, 3), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(v[i], i * 3);
+	before = v;
+	assert_int_equal(array_resize(v, SIZE_MAX / 4), -ENOMEM);
+	assert_ptr_equal(v, before);
+	assert_int_equal(v[2], 6);
+	free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_at_a_time),
 		cmocka_unit_test(test_many_at_once),
 		cmocka_unit_test(test_impossible_size),
+		cmocka_unit_test(test_resize_exact),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

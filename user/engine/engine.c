@@ -693,18 +693,6 @@ const struct engine_hooks *engine_hooks(struct engine *e)
 	return &e->hooks;
 }
 
-void engine_lock(struct engine *e)
-{
-	atomic_fetch_add(&e->waiting, 1);
-	pthread_mutex_lock(&e->lock);
-	atomic_fetch_sub(&e->waiting, 1);
-}
-
-void engine_unlock(struct engine *e)
-{
-	pthread_mutex_unlock(&e->lock);
-}
-
 const struct engine_stats *engine_stats(struct engine *e)
 {
 	return &e->st;

@@ -103,6 +103,10 @@ void engine_free(struct engine *e);
 
 /* Readers (JSON, UI) hold the lock while they look at the model. */
 void engine_lock(struct engine *e);
+/* The same, giving up after timeout_ms >= 0: 0 with the lock held, or -ETIMEDOUT.  For a
+ * reader that must not stop while the engine applies a long batch (the UI reads keys and
+ * draws older data; a scrape serves its previous copy). */
+int engine_lock_timed(struct engine *e, int timeout_ms);
 void engine_unlock(struct engine *e);
 
 /* Processes sorted by pid; the array is the engine's, valid until the next step/tick. */

@@ -152,7 +152,7 @@ struct engine {
 	struct proc *retry[RETRY_MAX];	/* processes with faults still in flight */
 	size_t nretry;
 	struct engine_hooks hooks;
-	atomic_int waiting;		/* readers blocked in engine_lock() */
+	atomic_int waiting;		/* readers waiting in engine_lock(_timed) */
 	bool heat_scan;			/* scans record newly resident pages as heat */
 	uint64_t locked_at;		/* when the engine thread took the lock */
 	uint64_t drain_from;		/* when this drain of the ring buffer began */

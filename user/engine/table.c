@@ -33,6 +33,39 @@ void eunlock(struct engine *e)
 	pthread_mutex_unlock(&e->step_lock);
 }
 
+/* Readers (engine.h).  `waiting` counts them while they wait, so yield_lock() lets them in. */
+void engine_lock(struct engine *e)
+{
+	atomic_fetch_add(&e->waiting, 1);
+	pthread_mutex_lock(&e->lock);
+	atomic_fetch_sub(&e->waiting, 1);
+}
+
+/* CLOCK_MONOTONIC, as every time in the engine: a wall-clock step must neither cut the wait
+ * short nor stretch it. */
+int engine_lock_timed(struct engine *e, int timeout_ms)
+{
+	struct timespec dl;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += timeout_ms / 1000;
+	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
+	atomic_fetch_add(&e->waiting, 1);
+	err = pthread_mutex_clocklock(&e->lock, CLOCK_MONOTONIC, &dl);
+	atomic_fetch_sub(&e->waiting, 1);
+	return -err;
+}
+
+void engine_unlock(struct engine *e)
+{
+	pthread_mutex_unlock(&e->lock);
+}
+
 #define YIELD_AFTER_NS 2000000ULL	/* 2 ms */
 
 /* Called at points where the model is consistent: if a reader waits and the lock has been

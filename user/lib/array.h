@@ -34,4 +34,16 @@
 /* Makes room for one more element in v (n used of cap). */
 #define array_reserve(v, n, cap, first) array_reserve_n(v, (size_t)(n) + 1, cap, first)
 
+/* Resizes v to exactly n > 0 elements (buffers sized to what a frame or a load needs, not
+ * appended to).  0 on success; -ENOMEM (out of memory, or a size
+ * no array can have) leaves v as it was. */
+#define array_resize(v, n) ({							\
+	size_t n_ = (n);							\
+	__typeof__(v) nv_ = n_ > SIZE_MAX / sizeof(*(v)) ? NULL :		\
+			    realloc((v), n_ * sizeof(*(v)));			\
+	if (nv_)								\
+		(v) = nv_;							\
+	nv_ ? 0 : -ENOMEM;							\
+})
+
 #endif

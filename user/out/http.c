@@ -16,12 +16,10 @@
 #include "out/gzip.h"
 #include "out/http.h"
 #include "thread_signals.h"
-#include "ui_lock.h"
 
 struct metrics_http {
 	struct MHD_Daemon *d;
 	struct engine *e;
-	struct ui_lock *lock;		/* the engine lock, with a timeout */
 	struct metrics_opts opts;
 	struct metrics_snap last;	/* the copy served when the engine is busy */
 	bool have_last;
@@ -74,12 +72,12 @@ static int refresh(struct metrics_http *h)
 	uint64_t t0;
 	int err;
 
-	if (!ui_lock_acquire(h->lock, HTTP_LOCK_WAIT_MS))
+	if (engine_lock_timed(h->e, HTTP_LOCK_WAIT_MS))
 		return h->have_last ? 0 : -EBUSY;
 	t0 = engine_now_ns();
 	err = metrics_collect(h->e, &h->opts, &fresh);
 	fresh.lock_hold_seconds = (engine_now_ns() - t0) / 1e9;
-	ui_lock_release(h->lock);
+	engine_unlock(h->e);
 	if (err) {
 		metrics_snap_free(&fresh);
 		return h->have_last ? 0 : err;
@@ -193,20 +191,17 @@ int metrics_http_start(struct engine *e, const struct listen_addr *addr,
 	if (addr->family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	thread_signals_block(&old);
-	h->lock = ui_lock_new(e);
-	if (h->lock)
-		h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
-					MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
-					MHD_OPTION_LISTEN_SOCKET, fd,
-					MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
-					MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
-					MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
-					MHD_OPTION_END);
+	h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,
+				MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNECTIONS,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_TIMEOUT_S,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_MEMORY_LIMIT,
+				MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!h->d) {
 		snprintf(why, whylen, "failed to start the metrics endpoint on %s", addr->text);
 		close(fd);
-		ui_lock_free(h->lock);
 		free(h);
 		return -EIO;
 	}
@@ -219,7 +214,6 @@ void metrics_http_stop(struct metrics_http *h)
 	if (!h)
 		return;
 	MHD_stop_daemon(h->d);		/* joins its thread and closes the socket */
-	ui_lock_free(h->lock);
 	metrics_snap_free(&h->last);
 	free(h);
 }

@@ -7,8 +7,8 @@
  * (HTTP_IDLE_TIMEOUT_S: a client that connects and never sends is dropped).  The body is
  * gzip'ed when Accept-Encoding takes it.
  *
- * A scrape never makes the engine wait for it: it asks for the engine lock through a proxy
- * (ui_lock.h) and waits at most HTTP_LOCK_WAIT_MS; with the lock it only copies numbers
+ * A scrape never makes the engine wait for it: it waits for the engine lock at most
+ * HTTP_LOCK_WAIT_MS (engine_lock_timed); with the lock it only copies numbers
  * (out/metrics.h); the text is built and written after the lock is released.  If the
  * engine stays busy past the wait, the previous copy is served again, its age in
  * mevitop_snapshot_age_seconds.

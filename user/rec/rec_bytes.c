@@ -3,6 +3,9 @@
 #include <string.h>
 #include "rec/rec_bytes.h"
 
+/* Room for n more bytes, doubling.  Not array_reserve: that makes room for one element, and
+ * a record appends many bytes at once; a failure is sticky (oom) so one check at the end of
+ * an encoding catches it. */
 static bool reserve(struct rbuf *b, size_t n)
 {
 	size_t cap;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
+#include "array.h"
 #include "rec/rec_bytes.h"
 #include "rec/rec_codec.h"
 #include "rec/rec_file.h"
@@ -133,15 +134,8 @@ static int index_segment(struct rec_reader *r, int seg, const char *path)
 		keyed |= fi.type == REC_KEYFRAME;
 		if (!keyed)
 			continue;
-		if (r->n == r->cap) {
-			size_t cap = r->cap ? r->cap * 2 : 1024;
-			struct rec_frame_info *nf = realloc(r->frames, cap * sizeof(*nf));
-
-			if (!nf)
-				return -ENOMEM;
-			r->frames = nf;
-			r->cap = cap;
-		}
+		if (array_reserve(r->frames, r->n, r->cap, 1024))
+			return -ENOMEM;
 		r->frames[r->n++] = fi;
 	}
 	return 0;
@@ -265,16 +259,13 @@ size_t rec_find(const struct rec_reader *r, uint64_t mono_ns)
 	return lo ? lo - 1 : SIZE_MAX;
 }
 
+/* A frame's buffers: exactly as large as the largest frame loaded so far. */
 static int grow(uint8_t **p, size_t *cap, size_t need)
 {
-	uint8_t *np;
-
 	if (need <= *cap)
 		return 0;
-	np = realloc(*p, need);
-	if (!np)
+	if (array_resize(*p, need))
 		return -ENOMEM;
-	*p = np;
 	*cap = need;
 	return 0;
 }

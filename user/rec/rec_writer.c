@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
+#include "array.h"
 #include "rec/rec_bytes.h"
 #include "rec/rec_codec.h"
 #include "rec/rec_file.h"
@@ -146,12 +147,9 @@ static int build(struct rec_writer *w, const struct json_frame *f, uint32_t flag
 	bound = ZSTD_compressBound(w->raw.len);
 	w->out.len = 0;
 	rbuf_bytes(&w->out, NULL, 0);
-	if (w->out.cap < REC_FRAME_HDR_LEN + bound) {
-		uint8_t *np = realloc(w->out.p, REC_FRAME_HDR_LEN + bound);
-
-		if (!np)
+	if (w->out.cap < REC_FRAME_HDR_LEN + bound) {	/* zstd writes into it directly */
+		if (array_resize(w->out.p, REC_FRAME_HDR_LEN + bound))
 			return -ENOMEM;
-		w->out.p = np;
 		w->out.cap = REC_FRAME_HDR_LEN + bound;
 	}
 	clen = ZSTD_compressCCtx(w->zc, w->out.p + REC_FRAME_HDR_LEN, bound, w->raw.p, w->raw.len,

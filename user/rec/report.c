@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array.h"
 #include "json.h"
 #include "log.h"
 #include "model.h"
@@ -130,15 +131,8 @@ static bool covered(const struct report *rp, uint64_t s, uint64_t e)
 
 static int add_band(struct report *rp, const struct mapping *m)
 {
-	if (rp->nbands == rp->cap) {
-		size_t cap = rp->cap ? rp->cap * 2 : 64;
-		struct band *nb = realloc(rp->bands, cap * sizeof(*nb));
-
-		if (!nb)
-			return -ENOMEM;
-		rp->bands = nb;
-		rp->cap = cap;
-	}
+	if (array_reserve(rp->bands, rp->nbands, rp->cap, 64))
+		return -ENOMEM;
 	rp->bands[rp->nbands] = (struct band){ .start = mapping_start(m), .end = mapping_end(m) };
 	label_of(m, rp->bands[rp->nbands].label, sizeof(rp->bands[rp->nbands].label));
 	rp->nbands++;

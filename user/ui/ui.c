@@ -6,7 +6,7 @@
  * engine's drain timer (engine_poll_ms) and engine_tick() once per --interval.  The UI thread (this one) reads keys
  * and draws a frame every UI_FRAME_MS (and at once after a key).  They meet only at the
  * engine lock, which the UI holds just long enough to copy one frame's numbers, and waits
- * for at most UI_LOCK_WAIT_MS (ui_lock.c): a busy engine makes frames show older data, it
+ * for at most UI_LOCK_WAIT_MS (ui_model.c): a busy engine makes frames show older data, it
  * never stops the UI from reading keys and drawing.
  *
  * Why a thread rather than a single loop: writing to a terminal can block for as long as
@@ -33,9 +33,14 @@
 #include "log.h"
 #include "thread_signals.h"
 #include "ui.h"
-#include "ui_lock.h"
+#include "ui_draw.h"
+#include "ui_heatmap.h"
+#include "ui_help.h"
+#include "ui_model.h"
+#include "ui_proclist.h"
 #include "ui_replay.h"
 #include "ui_state.h"
+#include "ui_status.h"
 #include "ui_term.h"
 #include "ui/keys.h"
 
@@ -78,40 +83,6 @@ static void on_wake(int sig)
 }
 
 #define WAKE_SIGNAL SIGURG	/* ignored by default: a stray one harms nothing */
-
-/* --- status line: log.h messages from any thread --- */
-
-#define STATUS_SHOW_NS (10ULL * 1000000000ULL)
-
-static pthread_mutex_t status_lock = PTHREAD_MUTEX_INITIALIZER;
-static char status_text[512];
-static uint64_t status_ns;
-
-static void status_sink(const char *line)
-{
-	static const char prefix[] = "mevitop: ";
-
-	if (!strncmp(line, prefix, sizeof(prefix) - 1))
-		line += sizeof(prefix) - 1;
-	pthread_mutex_lock(&status_lock);
-	/* The first line of a long message (a verifier log) is what the status line shows. */
-	snprintf(status_text, sizeof(status_text), "%.*s", (int)strcspn(line, "\n"), line);
-	status_ns = engine_now_ns();
-	pthread_mutex_unlock(&status_lock);
-}
-
-bool ui_status(char *buf, size_t len, bool *is_error)
-{
-	bool shown;
-
-	pthread_mutex_lock(&status_lock);
-	shown = status_ns && engine_now_ns() - status_ns < STATUS_SHOW_NS;
-	if (shown)
-		snprintf(buf, len, "%s", status_text);
-	pthread_mutex_unlock(&status_lock);
-	*is_error = shown && (!strncmp(buf, "warning:", 8) || strstr(buf, "failed"));
-	return shown;
-}
 
 /* --- the engine thread --- */
 
@@ -180,91 +151,6 @@ static int engine_thread_start(struct engine_thread *t)
 	err = pthread_create(&t->tid, NULL, engine_main, t);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return -err;
-}
-
-/* --- the engine lock, as the UI thread takes it (timed for -v) --- */
-
-static void lock_taken(struct ui *ui, uint64_t t0)
-{
-	ui->lock_t0 = engine_now_ns();
-	ui->lock_wait_ns += ui->lock_t0 - t0;
-	if (ui->lock_t0 - t0 > ui->lock_wait_max_ns)
-		ui->lock_wait_max_ns = ui->lock_t0 - t0;
-	ui->locks++;
-}
-
-/* --- the model the views draw: the engine's, or the recording's frame --- */
-
-struct proc **ui_procs(struct ui *ui, size_t *n)
-{
-	const struct json_frame *f;
-
-	if (!ui->replay)
-		return engine_procs(ui->e, n);
-	f = ui_replay_frame(ui->replay);
-	*n = f->n;
-	return f->procs;
-}
-
-struct proc *ui_find(struct ui *ui, pid_t pid)
-{
-	struct proc **procs;
-	size_t n, i;
-
-	if (!ui->replay)
-		return engine_find(ui->e, pid);
-	procs = ui_procs(ui, &n);
-	for (i = 0; i < n; i++)
-		if (procs[i]->pid == pid)
-			return procs[i];
-	return NULL;
-}
-
-const char *ui_mode(const struct ui *ui)
-{
-	return ui->replay ? ui_replay_frame(ui->replay)->mode : engine_mode_name(engine_mode(ui->e));
-}
-
-/* Replay has no engine thread: nothing to lock. */
-void ui_lock(struct ui *ui)
-{
-	uint64_t t0 = engine_now_ns();
-
-	if (ui->replay)
-		return;
-	ui_lock_acquire(ui->lock, -1);
-	lock_taken(ui, t0);
-}
-
-bool ui_trylock(struct ui *ui, int timeout_ms)
-{
-	uint64_t t0 = engine_now_ns();
-
-	if (ui->replay)
-		return true;
-	if (!ui_lock_acquire(ui->lock, timeout_ms)) {
-		ui->lock_misses++;
-		return false;
-	}
-	lock_taken(ui, t0);
-	return true;
-}
-
-void ui_unlock(struct ui *ui)
-{
-	uint64_t held = engine_now_ns() - ui->lock_t0;
-
-	if (ui->replay)
-		return;
-	ui_lock_release(ui->lock);
-	ui->lock_hold_ns += held;
-	if (held > ui->lock_hold_max_ns)
-		ui->lock_hold_max_ns = held;
-}
-
-const char *ui_stale(const struct ui *ui)
-{
-	return ui->now_ns - ui->data_ns > 1000000000ULL ? "ENGINE BUSY" : NULL;
 }
 
 /* --- frames --- */
@@ -348,11 +234,6 @@ static void frame(struct ui *ui, struct ui_perf *perf)
 	perf->frame_cpu_ns += thread_cpu_ns() - cpu0;
 }
 
-void ui_open_map(struct ui *ui, pid_t pid)
-{
-	heatmap_show(ui, pid);
-}
-
 /* --- keys anywhere (ui/keys.h) --- */
 
 static bool key_help(struct ui *ui, int key)
@@ -384,7 +265,7 @@ static const struct ui_key global_keys[] = {
 	{ { 'q', KEY_F(10) }, "q F10 Ctrl-C", "quit", "q", "Quit", key_quit },
 };
 
-const struct ui_keymap global_keymap = UI_KEYMAP("Anywhere", global_keys);
+static const struct ui_keymap global_keymap = UI_KEYMAP("Anywhere", global_keys);
 
 void ui_print_keys(FILE *f)
 {
@@ -424,6 +305,10 @@ static bool handle_key(struct ui *ui, int key)
 		heatmap_key(ui, key);
 	else
 		proclist_key(ui, key);
+	if (ui->open_pid) {		/* the list's Enter */
+		heatmap_show(ui, ui->open_pid);
+		ui->open_pid = 0;
+	}
 	return true;
 }
 
@@ -462,7 +347,8 @@ int ui_check_terminal(void)
 /* The view on the live engine (e, in its own thread) or on a recording (rp). */
 static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
 {
-	struct ui ui = { .e = e, .replay = rp, .cli = c, .view = VIEW_LIST };
+	struct ui ui = { .e = e, .replay = rp, .cli = c, .view = VIEW_LIST,
+			 .global_keys = &global_keymap };
 	struct engine_thread t = { .e = e, .interval_ns = c->interval_ms * 1000000ULL,
 				   .report_exits = c->npids > 0 };
 	struct ui_perf perf = { 0 };
@@ -489,13 +375,7 @@ static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
 			getenv("TERM") ? getenv("TERM") : "");
 		goto out;
 	}
-	ui.lock = e ? ui_lock_new(e) : NULL;
-	if (e && !ui.lock) {
-		term_close();
-		log_err("failed to start the interactive view: %s", strerror(ENOMEM));
-		goto out;
-	}
-	log_set_sink(status_sink);
+	log_set_sink(ui_status_sink);
 	refuse_tstp(c);
 	atomic_init(&t.stop, false);
 	atomic_init(&t.ticks, 0);
@@ -503,7 +383,6 @@ static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
 		heatmap_show(&ui, c->pids[0]);
 	err = e ? engine_thread_start(&t) : 0;
 	if (err) {
-		ui_lock_free(ui.lock);
 		term_close();
 		log_set_sink(NULL);
 		log_err("failed to start the engine thread: %s", strerror(-err));
@@ -553,8 +432,6 @@ static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
 		pthread_kill(t.tid, WAKE_SIGNAL);
 		pthread_join(t.tid, NULL);
 	}
-	ui_lock_free(ui.lock);
-	ui.lock = NULL;
 	term_close();
 	log_set_sink(NULL);
 	if (stop_signal)
@@ -573,9 +450,22 @@ int ui_run(struct engine *e, const struct cli *c)
 	return session(e, c, NULL);
 }
 
-int ui_run_replay(struct ui_replay *rp)
+int ui_replay_main(struct rec_reader *r)
 {
-	struct cli c = { .interval_ms = ui_replay_frame(rp)->interval_ms };
+	struct ui_replay *rp;
+	struct cli c = { 0 };
+	char why[256];
+	int rc;
 
-	return session(NULL, &c, rp);
+	if (ui_check_terminal())
+		return 1;
+	rp = ui_replay_new(r, why, sizeof(why));
+	if (!rp) {
+		log_err("%s", why);
+		return 1;
+	}
+	c.interval_ms = ui_replay_frame(rp)->interval_ms;
+	rc = session(NULL, &c, rp);
+	ui_replay_free(rp);
+	return rc;
 }

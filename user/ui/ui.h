@@ -17,6 +17,10 @@
 /* 0 if stdin/stdout are a terminal curses can drive; otherwise logs why and returns -1. */
 int ui_check_terminal(void);
 int ui_run(struct engine *e, const struct cli *c);
+/* replay_main's `interactive` (rec/replay.h): checks the terminal, then the view on the
+ * recording r; returns the exit code. */
+struct rec_reader;
+int ui_replay_main(struct rec_reader *r);
 /* Every key of the interactive view, one "VIEW<TAB>KEYS<TAB>WHAT" line each (--keys). */
 void ui_print_keys(FILE *f);
 

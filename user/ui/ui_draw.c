@@ -4,7 +4,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include "ui_state.h"
+#include "ui_draw.h"
+#include "ui_model.h"
+#include "ui_status.h"
 
 void fmt_pages(char *buf, size_t len, uint64_t pages)
 {
@@ -119,7 +121,7 @@ static bool footer_item(struct ui *ui, int *col, const struct ui_key *k)
 
 void draw_footer(struct ui *ui, const struct ui_keymap *view)
 {
-	const struct ui_keymap *g = &global_keymap;
+	const struct ui_keymap *g = ui->global_keys;
 	int col = 0;
 	size_t i;
 	bool fits;

@@ -18,13 +18,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <curses.h>
+#include "array.h"
 #include "log.h"
 #include "stacks/stacks.h"
 #include "ui/blockname.h"
 #include "ui/overview.h"
 #include "ui_maplayout.h"
+#include "ui_draw.h"
+#include "ui_heatmap.h"
+#include "ui_model.h"
+#include "ui_proclist.h"
 #include "ui_replay.h"
-#include "ui_state.h"
 
 enum vline_type {
 	VL_EMPTY,
@@ -512,11 +516,8 @@ static void build_overview(struct ui *ui)
 
 	m->ov = false;
 	if (l->n > m->ov_cap) {
-		uint64_t *v = realloc(m->ov_res, l->n * sizeof(*v));
-
-		if (!v)
-			return;
-		m->ov_res = v;
+		if (array_resize(m->ov_res, l->n))
+			return;		/* no overview this frame */
 		m->ov_cap = l->n;
 	}
 	for (i = 0; i < l->n; i++)

@@ -2,7 +2,11 @@
 /* The help screen: the key tables (ui/keys.h) and the legend, drawn with this terminal's glyphs. */
 #include <curses.h>
 #include <stdio.h>
-#include "ui_state.h"
+#include "ui_draw.h"
+#include "ui_heatmap.h"
+#include "ui_help.h"
+#include "ui_proclist.h"
+#include "ui_replay.h"
 
 /* A view's table: its title, then "keys  what" per entry; returns the next row. */
 static int keys_block(struct ui *ui, int row, int col, int width, const struct ui_keymap *km)
@@ -53,7 +57,7 @@ void help_draw(struct ui *ui)
 	row = keys_block(ui, 2, 0, half - 1, &proclist_keymap);
 	r2 = keys_block(ui, 2, half, ui->cols - half, &heatmap_keymap);
 	row = (row > r2 ? row : r2) + 1;
-	keys_line(ui, row, &global_keymap);
+	keys_line(ui, row, ui->global_keys);
 	if (ui->replay)
 		keys_line(ui, ++row, &replay_keymap);
 	row += 2;

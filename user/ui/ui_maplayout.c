@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "array.h"
 #include "pageset.h"
 #include "ui/blockname.h"
 #include "ui_maplayout.h"
@@ -47,14 +48,6 @@ bool hm_filter_match(enum hm_filter f, enum map_kind k)
 	}
 }
 
-/* Resizes array v to n elements; false (v unchanged) without memory. */
-#define GROW(v, n) ({								\
-	__typeof__(v) nv_ = realloc((v), (n) * sizeof(*(v)));			\
-	if (nv_)								\
-		(v) = nv_;							\
-	nv_ != NULL;								\
-})
-
 int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f)
 {
 	size_t need = model_count_maps(p), n = 0;
@@ -65,8 +58,8 @@ int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f)
 
 	if (need > l->cap) {
 		/* Every per-mapping buffer grows with maps (a failure keeps the old cap). */
-		if (!GROW(l->maps, need) || !GROW(l->spare, need) || !GROW(l->ranges, need) ||
-		    !GROW(l->counts, need))
+		if (array_resize(l->maps, need) || array_resize(l->spare, need) ||
+		    array_resize(l->ranges, need) || array_resize(l->counts, need))
 			return -ENOMEM;
 		l->cap = need;
 	}

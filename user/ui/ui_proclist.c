@@ -18,8 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "ui_state.h"
+#include "array.h"
 #include "model/proctree.h"
+#include "ui_draw.h"
+#include "ui_model.h"
+#include "ui_proclist.h"
 #include "ui/treeview.h"
 
 enum pl_col {
@@ -123,16 +126,6 @@ void proclist_free(struct proclist *l)
 	free(l);
 }
 
-/* Grows the array *pv points to to n elements; false (the array unchanged) without memory. */
-static bool grow(void *pv, size_t n, size_t size)
-{
-	void **v = pv, *nv = realloc(*v, n * size);
-
-	if (nv)
-		*v = nv;
-	return nv != NULL;
-}
-
 void proclist_update(struct ui *ui)
 {
 	struct proclist *l = ui->list;
@@ -143,13 +136,13 @@ void proclist_update(struct ui *ui)
 		return;
 	procs = ui_procs(ui, &n);
 	if (n > l->cap) {
-		/* & not &&: each array that can grow does, the next try needs fewer */
-		bool ok = grow(&l->rows, n, sizeof(*l->rows)) & grow(&l->order, n, sizeof(size_t)) &
-			  grow(&l->all, n, sizeof(size_t)) & grow(&l->items, n, sizeof(size_t)) &
-			  grow(&l->trow, n, sizeof(size_t)) & grow(&l->tpid, n, sizeof(pid_t)) &
-			  grow(&l->tppid, n, sizeof(pid_t));
+		/* | not ||: each array that can grow does, the next try needs fewer */
+		int err = array_resize(l->rows, n) | array_resize(l->order, n) |
+			  array_resize(l->all, n) | array_resize(l->items, n) |
+			  array_resize(l->trow, n) | array_resize(l->tpid, n) |
+			  array_resize(l->tppid, n);
 
-		if (!ok)
+		if (err)
 			return;
 		l->cap = n;
 	}
@@ -685,7 +678,7 @@ static bool pl_open(struct ui *ui, int key)
 
 	(void)key;
 	if (l->norder)
-		ui_open_map(ui, l->rows[l->order[l->sel]].pid);
+		ui->open_pid = l->rows[l->order[l->sel]].pid;
 	return true;
 }
 

@@ -6,7 +6,6 @@
 #include "engine.h"
 #include "log.h"
 #include "model.h"
-#include "ui.h"
 #include "ui_replay.h"
 #include "ui_state.h"
 
@@ -306,22 +305,4 @@ void ui_replay_draw(struct ui *ui, struct ui_replay *rp, int row)
 
 		canvas_text(&ui->canvas, row, col + x, 1, look, bars[level > 8 ? 8 : level]);
 	}
-}
-
-int ui_replay_main(struct rec_reader *r)
-{
-	struct ui_replay *rp;
-	char why[256];
-	int rc;
-
-	if (ui_check_terminal())
-		return 1;
-	rp = ui_replay_new(r, why, sizeof(why));
-	if (!rp) {
-		log_err("%s", why);
-		return 1;
-	}
-	rc = ui_run_replay(rp);
-	ui_replay_free(rp);
-	return rc;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include "json.h"
 #include "rec/rec_file.h"
+#include "ui/keys.h"
 
 struct ui;
 struct ui_replay;
@@ -35,9 +36,6 @@ double ui_replay_diff_since(const struct ui_replay *rp);
 /* The timeline bar and the cursor's time on one row. */
 void ui_replay_draw(struct ui *ui, struct ui_replay *rp, int row);
 
-/* Runs the interactive view on a recording (ui.c); returns the exit code. */
-int ui_run_replay(struct ui_replay *rp);
-/* replay_main's `interactive`: checks the terminal, then the view on r. */
-int ui_replay_main(struct rec_reader *r);
+extern const struct ui_keymap replay_keymap;
 
 #endif
