@@ -39,10 +39,6 @@ LAYERS = {
 # Violations known today, each with its owner; anything else fails.  (caller, callee) files.
 KNOWN_CYCLES = []
 KNOWN_CALLS = {
-    # kernel/kfeatures.c probes userfaultfd and seccomp through exact/'s probes (issue 12,
-    # item 4: userfaultfd is probed in three places); exact/ is not this branch's to move.
-    ("user/kernel/kfeatures.c", "user/exact/seccomp_probe.c"),
-    ("user/kernel/kfeatures.c", "user/exact/uffd_caps.c"),
     # exact mode builds its engine options with cli.c's cli_engine_opts (one copy of the
     # options, called upwards); exact/ is not this branch's to change.
     ("user/exact/exact.c", "user/cli.c"),

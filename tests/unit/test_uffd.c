@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "exact/uffd_caps.h"
+#include "kernel/uffd_caps.h"
 #include "inject.h"
 #include "uffd.h"
 

@@ -27,7 +27,7 @@
 #include "log.h"
 #include "procfs.h"
 #include "exact/seccomp_guard.h"
-#include "exact/seccomp_probe.h"
+#include "kernel/seccomp_probe.h"
 #include "exact/uffd_dev.h"
 #include "page.h"
 

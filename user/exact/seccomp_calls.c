@@ -7,7 +7,7 @@
  */
 #include "exact/seccomp_calls.h"
 
-#include "exact/uffd_caps.h"
+#include "kernel/uffd_caps.h"
 #include "page.h"
 
 #include <fcntl.h>

@@ -3,7 +3,7 @@
  * uffd.c - userfaultfd helpers: probe, inject into a seized target, register, serve faults.
  */
 #include "uffd.h"
-#include "exact/uffd_caps.h"
+#include "kernel/uffd_caps.h"
 #include "exact/uffd_dev.h"
 #include "inject.h"
 #include "page.h"

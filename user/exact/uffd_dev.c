@@ -4,7 +4,7 @@
 #include "exact/uffd_dev_x86.h"
 #include "inject.h"
 
-#include "exact/uffd_caps.h"
+#include "kernel/uffd_caps.h"
 #include "page.h"
 #include "syscall_err.h"
 

@@ -18,7 +18,7 @@
 #include "pagemap.h"
 #include "procfs.h"
 #include "procmap.h"
-#include "exact/seccomp_probe.h"
+#include "kernel/seccomp_probe.h"
 
 static const struct {
 	const char *name;

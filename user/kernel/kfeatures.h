@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "exact/uffd_caps.h"
+#include "kernel/uffd_caps.h"
 
 /* Switches that turn a feature off even when the kernel has it. */
 enum feat_disable {

@@ -6,7 +6,7 @@
  * under seccomp (ptrace_setoptions); the same conditions govern reading filters with
  * PTRACE_SECCOMP_GET_FILTER, so one probe decides both.
  */
-#include "exact/seccomp_probe.h"
+#include "kernel/seccomp_probe.h"
 #include "kfeatures.h"
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* uffd_caps.c - the one userfaultfd probe (see uffd_caps.h). */
-#include "exact/uffd_caps.h"
+#include "kernel/uffd_caps.h"
 #include "page.h"
 
 #include <errno.h>
