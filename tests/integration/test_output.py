@@ -87,6 +87,10 @@ def test_run_json_file_and_the_shared_stdout_warning(tmp_path):
     assert out == "hello\n" and err == ""
     lines = path.read_text().splitlines()
     assert len(lines) == 2 and all(json.loads(l)["mode"] == "exact" for l in lines), lines
+    # FILE is close-on-exec: CMD's own fds do not include it.
+    rc, out, err = run_mevitop([*cmd, "-o", str(path), "--", "sh", "-c",
+                                'for f in /proc/$$/fd/*; do readlink "$f"; done; exec sleep 60'])
+    assert rc == 128 + 9 and out and str(path) not in out, (out, err)
     rc, out, err = run_mevitop([*cmd, *cmd_sh])
     assert rc == 128 + 9, err
     assert "hello" in out.splitlines(), out
