@@ -109,9 +109,10 @@ void cli_usage(FILE *out)
 "Options:\n"
 "  -p, --pid PID[,PID...]   watch these processes (and, unless --no-children, their\n"
 "                           descendants); default: every process\n"
-"  -j, --json               print NDJSON snapshots on stdout instead of the interactive\n"
-"                           view; the first line comes once the hooks are attached and\n"
-"                           the initial scan is complete\n"
+"  -j, --json               print NDJSON snapshots on stdout (or -o FILE) instead of\n"
+"                           the interactive view; the first line comes once the hooks\n"
+"                           are attached and the initial scan is complete.  mevitop\n"
+"                           run's CMD writes to the same stdout: use -o FILE\n"
 "  -i, --interval MS        snapshot / refresh period, 10 to 3600000 ms (default 1000)\n"
 "  -n, --count N            exit after N snapshots (the first included)\n"
 "      --maps               include mappings and page runs in whole-system JSON\n"
@@ -191,7 +192,9 @@ void cli_usage(FILE *out)
 "                           speedscope) instead of JSON\n"
 "      --probe              print kernel features, the hooks mevitop would use and how\n"
 "                           exact mode creates userfaultfds, exit\n"
-"  -o, --output FILE        record: the recording (FILE.1 too with --max-size)\n"
+"  -o, --output FILE        --json's snapshots or --folded's stacks go to FILE, not\n"
+"                           stdout (mevitop run: CMD keeps stdout); record: the\n"
+"                           recording (FILE.1 too with --max-size)\n"
 "      --record FILE        record while watching, as mevitop record -o FILE does\n"
 "                           (mevitop run --record FILE -- CMD: exact mode recorded)\n"
 "      --duration S         record: stop after S seconds\n"
@@ -310,6 +313,7 @@ static int parse_pids(const char *arg, struct cli *c)
 int cli_parse(int argc, char **argv, struct cli *c)
 {
 	const char *env = getenv("MEVITOP_DISABLE");
+	bool record_cmd;		/* `mevitop record`: -o is the recording */
 	uint64_t v;
 	int opt, err;
 
@@ -331,6 +335,7 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		argv++;
 		argc--;
 	}
+	record_cmd = c->record;
 	if (env && *env && features_parse_disable(env, &c->disable))
 		return 2;
 	/* "+": stop at the first non-option so `run CMD -x` leaves -x to CMD. */
@@ -457,7 +462,10 @@ int cli_parse(int argc, char **argv, struct cli *c)
 			c->metrics.procs = v;
 			break;
 		case 'o':
-			c->record_path = optarg;
+			if (record_cmd)
+				c->record_path = optarg;
+			else
+				c->output_path = optarg;
 			break;
 		case OPT_RECORD:	/* `run --record FILE`: the record subcommand's -o */
 			c->record = true;
@@ -527,10 +535,12 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	}
 	if (c->record && !c->record_path && !c->help)
 		return usage_error("record needs a file: mevitop record -o FILE");
-	if (!c->record && (c->record_path || c->duration_s || c->max_size || c->record_heat ||
-			   c->record_fsync))
-		return usage_error("-o, --duration, --max-size, --heat and --fsync apply to "
+	if (!c->record && (c->duration_s || c->max_size || c->record_heat || c->record_fsync))
+		return usage_error("--duration, --max-size, --heat and --fsync apply to "
 				   "mevitop record");
+	if (c->output_path && !c->help && (c->probe || (!c->json && !c->folded)))
+		return usage_error("-o FILE takes --json's snapshots or --folded's stacks (a "
+				   "recording: mevitop record -o FILE)");
 	if (c->record && c->json)
 		return usage_error("record writes FILE, not JSON: replay it with "
 				   "mevitop replay FILE --json");

@@ -54,9 +54,12 @@ struct cli {
 	uint64_t stack_period;		/* --stack-period, 0: the default */
 	bool folded;			/* --folded: folded stacks at exit instead of JSON */
 	int verbose;
+	/* -o FILE outside record: --json's snapshots or --folded's stacks go to FILE instead of
+	 * stdout (so `run`'s CMD keeps stdout to itself). */
+	const char *output_path;
 	/* `mevitop record -o FILE` (user/rec/): frames go to FILE instead of stdout. */
 	bool record;
-	const char *record_path;	/* -o */
+	const char *record_path;	/* record's -o, or --record */
 	uint64_t duration_s;		/* --duration, 0: until stopped */
 	uint64_t max_size;		/* --max-size bytes, 0: unbounded */
 	bool record_heat;		/* --heat: the heat goes into the frames too */

@@ -33,6 +33,9 @@
 
 static volatile sig_atomic_t stop_signal;
 
+/* Where --json's lines and --folded's stacks go: stdout, or -o FILE. */
+static FILE *output;
+
 static void on_signal(int sig)
 {
 	stop_signal = sig;
@@ -145,6 +148,47 @@ static bool guard_std_fds(void)
 }
 
 /*
+ * -o FILE, opened before anything is attached (a bad path starts nothing), close-on-exec so
+ * that run's CMD does not inherit it.  0, or the exit code 1 after saying why.
+ */
+static int open_output(const struct cli *c)
+{
+	output = stdout;
+	if (!c->output_path)
+		return 0;
+	output = fopen(c->output_path, "we");
+	if (!output) {
+		log_err("failed to open %s: %s", c->output_path, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+/* The last bytes of -o FILE may fail only now (a full disk, NFS): then the exit is 1. */
+static int close_output(const struct cli *c, int rc)
+{
+	if (!output || output == stdout)
+		return rc;
+	if (fclose(output) && !rc) {
+		log_err("failed to write %s: %s", c->output_path, strerror(errno));
+		rc = 1;
+	}
+	output = NULL;
+	return rc;
+}
+
+/*
+ * run's CMD inherits mevitop's stdout: without -o, its output and the snapshots share one
+ * stream, which a reader such as jq cannot parse.  Said once, only when stdout is not a
+ * terminal (on a terminal the lines are read by a person, and mixed output is plain to see).
+ */
+static void warn_shared_stdout(const struct cli *c)
+{
+	if (c->run && c->json && !c->record && !c->output_path && !isatty(STDOUT_FILENO))
+		log_warn("CMD writes to the same stdout as the snapshots: -o FILE keeps them apart");
+}
+
+/*
  * One snapshot: a JSON line on stdout, a frame of the recording (mevitop record), or
  * nothing (serve: out NULL).  Returns 0, or the exit code: a reader that went away
  * (`| head`) is a normal end (0 after saying nothing); any other failure is said.
@@ -183,8 +227,10 @@ static int write_folded(struct engine *e)
 
 	engine_lock(e);
 	procs = engine_procs(e, &n);
-	err = stacks_write_folded(engine_stacks(e), procs, n, stdout);
+	err = stacks_write_folded(engine_stacks(e), procs, n, output);
 	engine_unlock(e);
+	if (err && err != -EPIPE)
+		log_err("failed to write folded stacks: %s", strerror(-err));
 	return err == -EPIPE ? 0 : err ? 1 : 0;
 }
 
@@ -196,7 +242,7 @@ static int run_json(struct engine *e, struct cli *c, struct rec_writer *rec)
 {
 	struct json_opts jo = { .maps = c->maps || c->npids, .touches = rec != NULL,
 				.interval_ms = c->interval_ms };
-	FILE *out = c->serve || c->folded ? NULL : stdout;
+	FILE *out = c->serve || c->folded ? NULL : output;
 	uint64_t printed = 0, next, now, mono, end = UINT64_MAX;
 	int err;
 
@@ -294,7 +340,7 @@ int main(int argc, char **argv)
 	rc = cli_parse(argc, argv, &c);
 	if (rc)
 		goto out;
-	if (out_closed) {
+	if (out_closed && !c.output_path) {
 		/* Everything mevitop prints goes to stdout (the view, snapshots, help). */
 		log_err("failed to write %s: %s", c.json ? "snapshot" : "to stdout",
 			strerror(EBADF));
@@ -332,6 +378,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	rc = check_pids(&c);
+	if (!rc)
+		rc = open_output(&c);
 	if (rc)
 		goto out;
 	if (c.record) {
@@ -358,8 +406,9 @@ int main(int argc, char **argv)
 		install_signals();
 		rc = exact_setup(&c, &f, &e, &x);
 		if (!rc) {
+			warn_shared_stdout(&c);
 			rc = run_view(e, &c, rec);
-			rc = exact_teardown(x, rc);
+			rc = exact_teardown(x, rc, output);
 		}
 		goto out;
 	}
@@ -388,6 +437,7 @@ int main(int argc, char **argv)
 out:
 	engine_free(e);
 	rec_writer_close(rec);
+	rc = close_output(&c, rc);
 	cli_free(&c);
 	return rc;
 }

@@ -530,7 +530,8 @@ def test_max_size_keeps_a_ring_of_recent_history(workload, recorder, tmp_path):
 def test_usage_errors(tmp_path):
     for args, msg in [(["record"], "needs a file"),
                       (["record", "-o", str(tmp_path / "x"), "--json"], "not JSON"),
-                      (["-o", str(tmp_path / "x")], "apply to mevitop record"),
+                      (["-o", str(tmp_path / "x")], "-o FILE takes --json's snapshots"),
+                      (["--duration", "5"], "apply to mevitop record"),
                       (["record", "-o", "x", "--max-size", "12Q"], "invalid --max-size"),
                       (["replay"], "needs a recording"),
                       (["replay", "f", "--json", "--at", "-1"], "invalid time"),

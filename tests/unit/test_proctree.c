@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "model/proctree.h"
+#include "ui/treeview.h"
 #include "rng.h"
 
 struct forest {
@@ -100,6 +101,68 @@ static void test_small(void **state)
 	assert_false(t.rows[4].hidden);
 	assert_int_equal(ptree_shown_ancestor(&t, 2), 0);
 	ptree_free(&t);
+}
+
+/* The processes of one refresh, for the fold set: which pids run (exited ones are listed
+ * for a while, as the process list keeps them). */
+struct listed {
+	pid_t pid[4];
+	bool exited[4];
+	size_t n;
+};
+
+static bool listed_running(pid_t pid, void *ctx)
+{
+	const struct listed *l = ctx;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (l->pid[i] == pid)
+			return !l->exited[i];
+	return false;
+}
+
+static bool in_set(pid_t pid, void *ctx)
+{
+	return pid_set_has(ctx, pid);
+}
+
+/*
+ * The fold set forgets a process once it has exited or left the list, so a new process
+ * given its pid starts unfolded: 10 ─── 11 and 20 ─── 21 folded; 20 exits (listed, exited),
+ * 30 was folded and is gone; then a new 20, with a child 22, is not folded.
+ */
+static void test_fold_set_forgets_exited(void **state)
+{
+	struct pid_set folds = { 0 };
+	struct listed now = { .pid = { 10, 11, 20, 21 }, .n = 4 };
+	struct ptree_in in = { .pid = (pid_t[]){ 10, 11, 20, 22 },
+			       .ppid = (pid_t[]){ 1, 10, 1, 20 }, .n = 4, .folded = in_set,
+			       .ctx = &folds };
+	struct ptree t = { 0 };
+
+	assert_int_equal(pid_set_add(&folds, 10), 0);
+	assert_int_equal(pid_set_add(&folds, 20), 0);
+	assert_int_equal(pid_set_add(&folds, 30), 0);
+	pid_set_retain(&folds, listed_running, &now);	/* 30 is not listed */
+	assert_int_equal(folds.n, 2);
+	assert_true(pid_set_has(&folds, 10) && pid_set_has(&folds, 20));
+	now.exited[2] = true;				/* 20 exited */
+	pid_set_retain(&folds, listed_running, &now);
+	assert_int_equal(folds.n, 1);
+	assert_true(pid_set_has(&folds, 10));
+	assert_false(pid_set_has(&folds, 20));
+	/* The new 20: its subtree shows, 10's stays folded. */
+	assert_int_equal(ptree_build(&t, &in), 0);
+	assert_int_equal(in.pid[t.rows[0].item], 10);
+	assert_true(t.rows[0].folded && t.rows[1].hidden);
+	assert_int_equal(in.pid[t.rows[2].item], 20);
+	assert_false(t.rows[2].folded || t.rows[3].hidden);
+	/* Nothing running: nothing folded. */
+	now.n = 0;
+	pid_set_retain(&folds, listed_running, &now);
+	assert_int_equal(folds.n, 0);
+	ptree_free(&t);
+	pid_set_free(&folds);
 }
 
 /* 5 → 6 → 7 → 5 and 8 → 8: no root; each loop starts at its lowest pid, nothing twice. */
@@ -267,6 +330,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_small),
 		cmocka_unit_test(test_loops),
+		cmocka_unit_test(test_fold_set_forgets_exited),
 		cmocka_unit_test(test_empty_and_deep),
 		cmocka_unit_test(test_random_forests),
 	};

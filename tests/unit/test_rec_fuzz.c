@@ -75,6 +75,7 @@ static struct proc *random_proc(pid_t pid)
 	p->faults = below(1000);
 	p->fault_rate = below(100) / 4.0;
 	p->exited = below(8) == 0;
+	p->ppid = below(3) ? 1 + below(200) : 0;	/* a parent, often one of the others */
 	for (i = 0; i < nm; i++) {
 		uint64_t len = 1 + below(300), s = at, j;
 		struct mapping_attrs a = { .perms = below(16), .kind = below(MK_COUNT),
@@ -232,6 +233,8 @@ static void write_recording(void)
 			uint64_t s = mapping_start(mp) + below(mapping_end(mp) - mapping_start(mp));
 
 			model_set_state(p, s, s + 1 + below(mapping_end(mp) - s), below(PS_COUNT));
+			if (!below(4))
+				p->ppid = below(2);	/* reparented (to 1) or unknown */
 			if (below(2))
 				heat_add(&p->heat, s, 1.0f, HEAT_STAMP);
 			if (!below(4))
@@ -649,6 +652,31 @@ static void test_hostile_payloads(void **state)
 		rbuf_varint(&b, 0);
 		rbuf_u8(&b, 0);
 		assert_int_equal(decode_buf(&b), -EBADMSG);
+	}
+	/* A parent section: a pid; then one beyond REC_MAX_PID, and a byte too many. */
+	{
+		uint64_t parents[][2] = { { 1, 4000 }, { 1, REC_MAX_PID + 1ULL }, { 2, 4000 } };
+		int want[] = { 0, -EBADMSG, -EBADMSG };
+
+		for (int r = 0; r < 3; r++) {
+			struct rbuf body = { 0 };
+			size_t at;
+
+			rbuf_varint(&body, parents[r][1]);
+			if (parents[r][0] == 2)
+				rbuf_u8(&body, 0);
+			header(&b, 1);
+			at = b.len;
+			proc_entry(&b, 5, map, 1, ok, 1);
+			b.p[at + 1] |= REC_TAG_SECTIONS;	/* after the 1-byte pid delta */
+			rbuf_varint(&b, 1);
+			rbuf_varint(&b, REC_SECTION_PARENT);
+			rbuf_varint(&b, body.len);
+			rbuf_bytes(&b, body.p, body.len);
+			rbuf_free(&body);
+			frame_end(&b);
+			assert_int_equal(decode_buf(&b), want[r]);
+		}
 	}
 	/* Trailing garbage. */
 	header(&b, 1);

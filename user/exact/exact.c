@@ -910,7 +910,7 @@ int exact_setup(struct cli *c, struct features *f, struct engine **e, struct exa
 
 /* run --json: CMD finished, so the view stopped before its next tick; one last snapshot
  * gives the picture at exit with everything counted. */
-static void last_snapshot(struct exact *x)
+static void last_snapshot(struct exact *x, FILE *out)
 {
 	struct json_opts jo = { .maps = true, .interval_ms = x->c->interval_ms };
 	struct timespec wall;
@@ -920,11 +920,11 @@ static void last_snapshot(struct exact *x)
 	clock_gettime(CLOCK_REALTIME, &wall);
 	engine_lock(x->e);
 	mono = engine_now_ns();
-	json_snapshot(stdout, x->e, &jo, mono, wall.tv_sec + wall.tv_nsec / 1e9);
+	json_snapshot(out, x->e, &jo, mono, wall.tv_sec + wall.tv_nsec / 1e9);
 	engine_unlock(x->e);
 }
 
-int exact_teardown(struct exact *x, int rc)
+int exact_teardown(struct exact *x, int rc, FILE *out)
 {
 	bool finished;
 	int st;
@@ -938,7 +938,7 @@ int exact_teardown(struct exact *x, int rc)
 	if (finished && x->c->json && !x->c->record) {
 		/* The view stopped on the runner's SIGTERM, not on the user's: count all. */
 		engine_set_quitting(false);
-		last_snapshot(x);
+		last_snapshot(x, out);
 	}
 	if (x->run_pid) {
 		st = x->child_status;

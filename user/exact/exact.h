@@ -88,6 +88,7 @@
 #ifndef MEVITOP_EXACT_H
 #define MEVITOP_EXACT_H
 
+#include <stdio.h>
 #include "cli.h"
 #include "engine.h"
 #include "kfeatures.h"
@@ -106,7 +107,8 @@ int exact_setup(struct cli *c, struct features *f, struct engine **e, struct exa
  * After the view returned `rc`: detaches (closes every userfaultfd; attached processes run
  * on untouched, or stay stopped if they were), or for run ends CMD (it has 200 ms to exit by
  * itself, then SIGKILL) and returns its status (128 + signal if killed).  Frees x.
+ * out: where run --json's last snapshot goes (stdout or -o FILE).
  */
-int exact_teardown(struct exact *x, int rc);
+int exact_teardown(struct exact *x, int rc, FILE *out);
 
 #endif

@@ -57,6 +57,7 @@ static double *stat_f64(struct engine_stats *s, size_t i)
 
 struct prev_entry {
 	int pid;
+	pid_t ppid;			/* as last written (0 at a fresh start) */
 	struct rbuf counters, layout;
 	struct proc *model;		/* a copy of the process as last written, for patches */
 	struct heat heat;		/* --heat: its heat table as last written */
@@ -447,6 +448,14 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 			put_section(&secs, REC_SECTION_FIRST_TOUCH, &body);
 			nsecs++;
 		}
+		/* The parent: known at a fresh start, or changed (a parent's exit reparents its
+		 * children); else the reader keeps the one it has (0 at a fresh start). */
+		ce->ppid = p->ppid;
+		if (p->ppid != (fresh ? 0 : pe->ppid)) {
+			rbuf_varint(&body, (uint64_t)p->ppid);
+			put_section(&secs, REC_SECTION_PARENT, &body);
+			nsecs++;
+		}
 		if (nsecs)
 			tag |= REC_TAG_SECTIONS;
 		rbuf_varint(out, p->pid - prev_pid);
@@ -771,6 +780,7 @@ static int decode_layout(struct rcur *c, struct dproc *d, int pid, struct dproc 
 
 		if (heat_copy(&p->heat, &old->p->heat))
 			return -ENOMEM;
+		p->ppid = old->p->ppid;	/* a patch keeps what it does not say */
 		for (m = model_first(p); m; m = model_next(m))
 			for (size_t k = 0; k < 3; k++)
 				pageset_copy_range(p->set[tracked_states[k]],
@@ -864,6 +874,17 @@ static int decode_heat(struct rcur *c, struct rec_decoder *dec, struct dproc *d,
 	return 0;
 }
 
+/* REC_SECTION_PARENT: one varint, the parent pid (0: not known). */
+static int decode_parent(struct rcur *c, struct dproc *d, char *why, size_t whylen)
+{
+	uint64_t ppid = rcur_varint(c);
+
+	if (c->bad || ppid > REC_MAX_PID || rcur_left(c))
+		return bad(why, whylen, "process %d: bad parent section", d->pid);
+	d->p->ppid = (pid_t)ppid;
+	return 0;
+}
+
 /*
  * Sections (the format's extension point): of a process (d) or of the frame (d == NULL).
  * Kinds this reader does not know are skipped.
@@ -889,6 +910,8 @@ static int decode_sections(struct rcur *c, struct rec_decoder *dec, struct dproc
 			err = rec_get_stacks(&body, &dec->stacks, why, whylen);
 		else if (d && kind == REC_SECTION_HEAT)
 			err = decode_heat(&body, dec, d, why, whylen);
+		else if (d && kind == REC_SECTION_PARENT)
+			err = decode_parent(&body, d, why, whylen);
 		else if (d && kind == REC_SECTION_FIRST_TOUCH) {
 			free(d->touches);
 			err = rec_get_touches(&body, dec->mono_ns, &d->touches, &d->ntouches, why,

@@ -30,6 +30,7 @@ enum rec_frame_type {
 #define REC_SECTION_HEAT	2	/* a process section: its heat (record --heat) */
 #define REC_SECTION_STACKS	3	/* --stacks: stacks added to the table */
 #define REC_SECTION_FIRST_TOUCH	4	/* a process section: --stacks' first touches */
+#define REC_SECTION_PARENT	5	/* a process section: its parent pid (JSON ppid) */
 
 /* Frame payload flags. */
 #define REC_FLAG_MAPS		(1u << 0)	/* live JSON would have printed mappings */

@@ -36,6 +36,16 @@ void pid_set_del(struct pid_set *s, pid_t pid)
 			s->v[i--] = s->v[--s->n];
 }
 
+void pid_set_retain(struct pid_set *s, bool (*keep)(pid_t pid, void *ctx), void *ctx)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < s->n; i++)
+		if (keep(s->v[i], ctx))
+			s->v[n++] = s->v[i];
+	s->n = n;
+}
+
 void pid_set_free(struct pid_set *s)
 {
 	free(s->v);

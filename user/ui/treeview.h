@@ -20,6 +20,8 @@ bool pid_set_has(const struct pid_set *s, pid_t pid);
 /* 0 or -ENOMEM */
 int pid_set_add(struct pid_set *s, pid_t pid);
 void pid_set_del(struct pid_set *s, pid_t pid);
+/* Keeps only the pids keep() says yes to (the fold set: the processes still running). */
+void pid_set_retain(struct pid_set *s, bool (*keep)(pid_t pid, void *ctx), void *ctx);
 void pid_set_free(struct pid_set *s);
 
 /*

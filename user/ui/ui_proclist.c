@@ -126,6 +126,16 @@ void proclist_free(struct proclist *l)
 	free(l);
 }
 
+static bool still_running(pid_t pid, void *ctx)
+{
+	const struct proclist *l = ctx;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (l->rows[i].pid == pid)
+			return !l->rows[i].exited;
+	return false;
+}
+
 void proclist_update(struct ui *ui)
 {
 	struct proclist *l = ui->list;
@@ -178,6 +188,9 @@ void proclist_update(struct ui *ui)
 		}
 		l->n++;
 	}
+	/* A fold is the process's, not its pid's: once the process has exited (or is no
+	 * longer listed), a new process given the same pid must not start folded. */
+	pid_set_retain(&l->folds, still_running, l);
 }
 
 static const char *user_name(struct proclist *l, uid_t uid)
