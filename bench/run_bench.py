@@ -674,6 +674,12 @@ def faultbench_under(cmd, size_mb=64, rounds=20):
     return json.loads(out.splitlines()[-1])
 
 
+# Rounds of the fault loop per run here: ~2.5 s of faults, a few duty cycles, so that a
+# run's share of open windows is the duty's whatever the phase it starts at (a 0.5 s run
+# fell in the first window or between two).
+COST_ROUNDS = 100
+
+
 def bench_stacks_cost(args, results):
     """Sample mode's --stacks, side by side (CPU time per fault of the fault loop, interleaved
     rounds, each configuration against the plain run of its round): sample mode without
@@ -696,9 +702,9 @@ def bench_stacks_cost(args, results):
     ratios = {name: [] for name, _ in confs}
     for i in range(pairs):
         for name, margs in confs[i % len(confs):] + confs[:i % len(confs)]:
-            a = faultbench()
+            a = faultbench(rounds=COST_ROUNDS)
             m = Mevitop(margs)
-            b = faultbench()
+            b = faultbench(rounds=COST_ROUNDS)
             m.stop()
             ratios[name].append(b["cpu_ns_per_page"] / a["cpu_ns_per_page"])
     base = statistics.median(ratios["sample"])
