@@ -18,9 +18,16 @@
  *   never-task       the same opened on this task only (pid 0, cpu -1)
  *   sample-251       sample_period 251, the empty BPF program runs on each overflow
  *   freq-1000        frequency mode: ~1000 samples a second, the kernel adjusting the period
+ *   duty-20/100      sample-251's events opened for 20 ms of every 100 ms by a thread and
+ *                    closed between, as sample mode's --stack-duty does (user/kernel/
+ *                    fault_sampler.c; mevitop's default cycle is 10 times slower, so this
+ *                    pays 10 times its opens and closes)
+ *   duty-200/1000    the same at mevitop's default cycle (a round must last a few seconds
+ *                    for its share of open time to be the duty's: SIZE_MB 256 or more)
  * Run it pinned to one CPU (taskset -c 1); it prints one JSON object.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +47,7 @@ struct state {
 	int open;		/* 0: no event */
 	uint64_t period;	/* 0: counting */
 	int bpf, exclude_kernel, per_task, disabled, freq;
+	int duty_on_ms, duty_every_ms;	/* >0: opened and closed by a thread on this cycle */
 	int fds[MAX_CPUS], nfds;
 	double ns[256];
 	int n;
@@ -113,6 +121,31 @@ static void enable(struct state *s)
 		ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0);
 }
 
+static volatile int duty_stop;
+static int ncpus;
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static void *duty_cycle(void *arg)
+{
+	struct state *s = arg;
+
+	while (!duty_stop) {
+		if (open_state(s, ncpus))
+			exit(1);
+		enable(s);
+		sleep_ms(s->duty_on_ms);
+		close_state(s);
+		sleep_ms(s->duty_every_ms - s->duty_on_ms);
+	}
+	return NULL;
+}
+
 static uint64_t cpu_ns(void)
 {
 	struct timespec ts;
@@ -154,11 +187,16 @@ int main(int argc, char **argv)
 		{ .name = "never-task", .open = 1, .period = 1ULL << 62, .bpf = 1, .per_task = 1 },
 		{ .name = "sample-251", .open = 1, .period = 251, .bpf = 1 },
 		{ .name = "freq-1000", .open = 1, .period = 1000, .bpf = 1, .freq = 1 },
+		{ .name = "duty-20/100", .period = 251, .bpf = 1, .duty_on_ms = 20,
+		  .duty_every_ms = 100 },
+		{ .name = "duty-200/1000", .period = 251, .bpf = 1, .duty_on_ms = 200,
+		  .duty_every_ms = 1000 },
 	};
-	int nst = sizeof(st) / sizeof(st[0]), ncpus = sysconf(_SC_NPROCESSORS_CONF), r, i, rounds;
+	int nst = sizeof(st) / sizeof(st[0]), r, i, rounds;
 	size_t bytes = (argc > 1 ? strtoul(argv[1], NULL, 0) : 64) << 20;
 	double base;
 
+	ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	rounds = argc > 2 ? atoi(argv[2]) : 15;
 	if (!bytes || rounds < 1 || rounds > 256 || ncpus > MAX_CPUS)
 		return 2;
@@ -174,10 +212,18 @@ int main(int argc, char **argv)
 
 			/* Opened for its own round only: with none of ours open, the page-fault
 			 * event's static key is off again (unless another tool holds one). */
+			pthread_t cycler;
+
 			if (s->open && open_state(s, ncpus))
 				return 1;
 			enable(s);
+			duty_stop = 0;
+			if (s->duty_every_ms && pthread_create(&cycler, NULL, duty_cycle, s))
+				return 1;
 			s->ns[s->n++] = one_round(bytes);
+			duty_stop = 1;
+			if (s->duty_every_ms)
+				pthread_join(cycler, NULL);
 			close_state(s);
 		}
 	base = median(st[0].ns, st[0].n);

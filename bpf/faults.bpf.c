@@ -109,6 +109,14 @@ static __always_inline int on_x86_fault(void *ctx, __u64 addr, __u64 error_code,
 	 * the lower canonical half is user space on x86_64 with 4- and 5-level paging. */
 	if (kernel_mode && (addr >> 63))
 		return 0;
+	/* With page faults disabled the kernel never handles the fault (exc_page_fault fixes
+	 * it up, the read returns -EFAULT): nothing becomes resident.  --stacks' own walk takes
+	 * such faults: bpf_get_stack's frame-pointer chain and bpf_probe_read_user read under
+	 * pagefault_disable(), and in code without frame pointers %rbp often points at memory
+	 * not faulted in yet (a fault loop's next page).  Each used to count as a fault, and in
+	 * exact mode sent a second stack for every fault. */
+	if (kernel_mode && BPF_CORE_READ(bpf_get_current_task_btf(), pagefault_disabled))
+		return 0;
 	if (!watched(tgid))
 		return 0;
 	if (error_code & X86_PF_WRITE)

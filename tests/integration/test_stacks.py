@@ -7,6 +7,7 @@ reached through main -> run_cmd -> caller_X -> touch_X.  It is built without fra
 pagemap, read by the test: every region's resident pages must be attributed, all of them,
 to the right function; with frame pointers to the whole caller chain; never a wrong name.
 """
+import json
 import os
 import shutil
 import subprocess
@@ -415,6 +416,26 @@ def test_exact_ordered_a_page_touched_anew_changes_hands(procs, workload, tmp_pa
     ft = mapping_at(find_proc(snap, w.pid), a)["first_touch"]
     got = [(f["pages"], [fr.get("function") for fr in f["frames"]][:2]) for f in ft]
     assert got == [(4, ["touch_a", "caller_a"]), (3, ["touch_b", "caller_b"])], ft
+
+
+def test_stack_walk_faults_are_no_faults():
+    """Exact mode sends a stack at every fault of a watched process.  The fault loop
+    (bench/faultbench, -O2: no frame pointers) leaves %rbp pointing at pages it has not
+    touched yet, so the stack walk itself faults on them, in kernel mode with page faults
+    disabled: faults the kernel never handles, which used to count as faults and sent a
+    second stack for each of the loop's (2x the pages).  Now: one stack per fault, the
+    loop's pages plus the few of its start-up."""
+    env = dict(os.environ, **harness.SAN_ENV)
+    p = subprocess.run([harness.MEVITOP, "run", "--exact=ordered", "--stacks", "--json", "-i",
+                        "100", "--", os.path.join(harness.BUILD, "bench", "faultbench"), "8",
+                        "1", "1"], capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 0, p.stderr
+    lines = [json.loads(line) for line in p.stdout.splitlines()]
+    pages = next(d["pages"] for d in lines if "pages" in d)   # CMD's own line
+    stats = [d for d in lines if "stats" in d][-1]["stats"]["stacks"]
+    assert pages == 2048
+    assert stats["lost"] == 0
+    assert pages <= stats["samples"] <= pages + 400, stats
 
 
 def test_stacks_bad_input():
