@@ -699,6 +699,10 @@ def bench_stacks_cost(args, results):
     }
     confs = [("sample", sample)] + [(f"sample-stacks-{k}", sample + ["--stacks"] + v)
                                     for k, v in stacks.items()]
+    if args.modes_only:     # --modes sample,sample-stacks-default: these alone, more pairs
+        confs = [c for c in confs if c[0] in args.modes_only.split(",")]
+    if args.pairs:
+        pairs = args.pairs
     ratios = {name: [] for name, _ in confs}
     for i in range(pairs):
         for name, margs in confs[i % len(confs):] + confs[:i % len(confs)]:
@@ -707,7 +711,7 @@ def bench_stacks_cost(args, results):
             b = faultbench(rounds=COST_ROUNDS)
             m.stop()
             ratios[name].append(b["cpu_ns_per_page"] / a["cpu_ns_per_page"])
-    base = statistics.median(ratios["sample"])
+    base = statistics.median(ratios["sample"]) if "sample" in ratios else 1.0
     for name, margs in confs:
         r = ratios[name]
         res = {"median_cpu_ratio": round(statistics.median(r), 4),
@@ -779,6 +783,7 @@ def main():
                                       "idle,scale,exact,stacks,stacks_exact")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--modes", dest="modes_only", help="only these monitored configurations")
+    ap.add_argument("--pairs", type=int, help="stacks_cost: this many interleaved rounds")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench: needs root (sudo make bench)")
