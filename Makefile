@@ -175,7 +175,7 @@ $(BUILD)/workloads/lib%.so: tests/workloads/lib/%.c
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -g -O1 -fPIC -shared -Wall -Wextra -Werror -std=gnu11 -o $@ $<
 
-$(BUILD)/bench/%: bench/%.c
+$(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -g -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $< -lpthread -lm

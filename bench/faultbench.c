@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The fault-bound microbenchmark: map SIZE MiB of anonymous memory, write every page, unmap;
- * repeat ROUNDS times.  Prints ns per page (median round) and total seconds.  THP off for
- * the region (MADV_NOHUGEPAGE) so every page is one fault, as in ../shared/FACTS.md.
+ * repeat ROUNDS times (bench/fault_loop.h).  Prints ns per page (median round) and total
+ * seconds.
  *   faultbench [SIZE_MB=64] [ROUNDS=20] [THREADS=1]
  */
 #include <pthread.h>
@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
+#include "fault_loop.h"
 
 static size_t size_mb = 64, rounds = 20;
 
@@ -33,21 +34,12 @@ static int cmp(const void *a, const void *b)
 static void *worker(void *arg)
 {
 	double *per_page = arg;
-	size_t bytes = size_mb << 20, r, off;
+	size_t bytes = size_mb << 20, r;
 
 	for (r = 0; r < rounds; r++) {
 		uint64_t t0 = now_ns();
-		char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			       -1, 0);
 
-		if (p == MAP_FAILED) {
-			perror("mmap");
-			exit(1);
-		}
-		madvise(p, bytes, MADV_NOHUGEPAGE);
-		for (off = 0; off < bytes; off += 4096)
-			p[off] = 1;
-		munmap(p, bytes);
+		fault_loop(bytes);
 		per_page[r] = (double)(now_ns() - t0) / (bytes / 4096);
 	}
 	return NULL;

@@ -4,7 +4,8 @@ this one run: baseline and monitored runs are interleaved, and medians are repor
 are not tests: nothing here asserts a timing.
 
   run_bench.py [--quick] [--only NAME[,NAME]]
-  names: slowdown, syscalls, server, latency, events, attach, memory, idle, scale, exact, stacks
+  names: slowdown, syscalls, server, latency, events, attach, memory, idle, scale, exact, stacks,
+         stacks_exact, stacks_cost, swevent
 """
 import argparse
 import signal
@@ -356,8 +357,8 @@ def bench_events(args, results):
           f"({fb['pages']:,} faults in {fb['seconds']:.2f} s by 2 threads)")
 
 
-def start_hog(size_mb, pattern):
-    p = subprocess.Popen([os.path.join(BENCH, "memhog"), str(size_mb), pattern],
+def start_hog(size_mb, pattern, spread_ms=0):
+    p = subprocess.Popen([os.path.join(BENCH, "memhog"), str(size_mb), pattern, str(spread_ms)],
                          stdout=subprocess.PIPE, text=True)
     line = p.stdout.readline()
     assert line.startswith("ready"), line
@@ -571,10 +572,10 @@ def perf_record(cmd, data):
     return json.loads(out.splitlines()[-1]), samples
 
 
-def stacks_share(margs, size_mb=256):
+def stacks_share(margs, size_mb=256, spread_ms=0):
     """Share of a memory hog's resident pages that --stacks attributes to a stack."""
     m = Mevitop(margs + ["--comm", "memhog", "--maps"])
-    hog = start_hog(size_mb, "all")
+    hog = start_hog(size_mb, "all", spread_ms)
     t = time.monotonic()
     try:
         deadline = t + 30
@@ -608,7 +609,10 @@ def bench_stacks(args, results):
             # The fault path's BPF work is charged to the faulting task: its CPU time per
             # page is the cost, with less of the shared machine's noise than wall time.
             cpu_ratios.append(b["cpu_ns_per_page"] / a["cpu_ns_per_page"])
-        share = stacks_share(["--mode", mode, "-i", "200", "--stacks"])
+        # Sample mode's events are open a duty's share of the time: a hog touched at once
+        # lands in one window or none, so it touches over a few cycles there.
+        share = stacks_share(["--mode", mode, "-i", "200", "--stacks"],
+                             spread_ms=SHARE_SPREAD_MS if mode == "sample" else 0)
         results[f"stacks_{mode}"] = {"median_ratio": round(statistics.median(ratios), 4),
                                      "ratios": [round(x, 3) for x in ratios],
                                      "median_cpu_ratio": round(statistics.median(cpu_ratios), 4),
@@ -673,43 +677,83 @@ def faultbench_under(cmd, size_mb=64, rounds=20):
     return json.loads(out.splitlines()[-1])
 
 
+# Rounds of the fault loop per run here: ~2.5 s of faults, a few duty cycles, so that a
+# run's share of open windows is the duty's whatever the phase it starts at (a 0.5 s run
+# fell in the first window or between two).
+COST_ROUNDS = 100
+
+
 def bench_stacks_cost(args, results):
-    """Where sample mode's --stacks cost comes from, side by side (CPU time per fault,
-    interleaved rounds, each configuration against the plain run of its round): the perf
-    software page-fault event alone (perf stat, counting, system-wide and per task), an
-    empty BPF program on the page-fault tracepoint (bpftrace), sample mode without and with
-    --stacks at the default period, and with a period so long that nothing is sampled."""
+    """Sample mode's --stacks, side by side (CPU time per fault of the fault loop, interleaved
+    rounds, each configuration against the plain run of its round): sample mode without
+    --stacks, with the perf events always open (at the default period, and at a period that
+    never samples: the event's own cost), and duty-cycled (--stack-duty), the default
+    included.  Then, per --stacks configuration, the share of a memory hog's resident pages
+    attributed.  What the event costs in each of its states (closed, disabled, counting,
+    per task, exclude_kernel) is bench_swevent's."""
     pairs = 5 if args.quick else 9
     sample = ["--mode", "sample", "-i", "1000"]
-    confs = [
-        ("perf-stat-system-wide", lambda: PerfStat(), None),
-        ("perf-stat-per-task", None, ["perf", "stat", "-x,", "-o", "/dev/null", "-e",
-                                      "page-faults", "--"]),
-        ("bpftrace-tracepoint", lambda: Bpftrace(), None),
-        ("sample", lambda: Mevitop(sample), None),
-        ("sample-stacks-251", lambda: Mevitop(sample + ["--stacks"]), None),
-        ("sample-stacks-4093", lambda: Mevitop(sample + ["--stacks", "--stack-period", "4093"]),
-         None),
-        ("sample-stacks-never", lambda: Mevitop(sample + ["--stacks", "--stack-period",
-                                                          "1000000007"]), None),
-    ]
-    ratios = {name: [] for name, _, _ in confs}
+    stacks = {
+        "always": ["--stack-duty", "1000/1000"],
+        "always-never-samples": ["--stack-duty", "1000/1000", "--stack-period", "1000000007"],
+        "duty-300/1000": ["--stack-duty", "300/1000"],
+        "duty-100/1000": ["--stack-duty", "100/1000"],
+        "default": [],
+    }
+    confs = [("sample", sample)] + [(f"sample-stacks-{k}", sample + ["--stacks"] + v)
+                                    for k, v in stacks.items()]
+    if args.modes_only:     # --modes sample,sample-stacks-default: these alone, more pairs
+        confs = [c for c in confs if c[0] in args.modes_only.split(",")]
+    if args.pairs:
+        pairs = args.pairs
+    ratios = {name: [] for name, _ in confs}
     for i in range(pairs):
-        for name, start, wrap in confs[i % len(confs):] + confs[:i % len(confs)]:
-            a = faultbench()
-            if wrap:
-                b = faultbench_under(wrap)
-            else:
-                m = start()
-                b = faultbench()
-                m.stop()
+        for name, margs in confs[i % len(confs):] + confs[:i % len(confs)]:
+            a = faultbench(rounds=COST_ROUNDS)
+            m = Mevitop(margs)
+            b = faultbench(rounds=COST_ROUNDS)
+            m.stop()
             ratios[name].append(b["cpu_ns_per_page"] / a["cpu_ns_per_page"])
-    for name, _, _ in confs:
+    base = statistics.median(ratios["sample"]) if "sample" in ratios else 1.0
+    for name, margs in confs:
         r = ratios[name]
-        results[f"stacks_cost_{name}"] = {"median_cpu_ratio": round(statistics.median(r), 4),
-                                          "cpu_ratios": [round(x, 3) for x in r]}
-        print(f"stacks cost [{name}]: fault loop median CPU ratio {statistics.median(r):.3f} "
-              f"({pairs} interleaved pairs)")
+        res = {"median_cpu_ratio": round(statistics.median(r), 4),
+               "cpu_ratios": [round(x, 3) for x in r],
+               "vs_sample_without_stacks": round(statistics.median(r) / base, 4)}
+        line = (f"stacks cost [{name}]: fault loop median CPU ratio {spread(r)} vs no tool, "
+                f"{statistics.median(r) / base:.3f} vs sample mode without --stacks")
+        if "--stacks" in margs and "1000000007" not in margs:
+            shares = [stacks_share(margs, spread_ms=SHARE_SPREAD_MS)
+                      for _ in range(1 if args.quick else 3)]
+            res["resident_share_attributed"] = round(statistics.median(shares), 4)
+            line += (f"; {statistics.median(shares):.1%} of a 256 MiB hog's resident pages "
+                     f"attributed (touched over {SHARE_SPREAD_MS / 1000:.0f} s)")
+        results[f"stacks_cost_{name}"] = res
+        print(line + f" ({pairs} interleaved pairs)")
+
+
+# The share of a hog's pages a duty-cycled sampler attributes depends on how the hog's
+# faults fall across the windows: a hog that faults 256 MiB in a tenth of a second lands in
+# one window or none.  This one spreads its touches over a few cycles, as a growing heap does.
+SHARE_SPREAD_MS = 4000
+
+
+def bench_swevent(args, results):
+    """What a PERF_COUNT_SW_PAGE_FAULTS event costs a fault in each state, in one process
+    whose rounds alternate between the states (bench/swevent_cost.c)."""
+    runs = [json.loads(subprocess.run(WORK_CPU + [os.path.join(BENCH, "swevent_cost"), "64",
+                                                  "9" if args.quick else "21"],
+                                      capture_output=True, text=True, check=True).stdout)
+            for _ in range(1 if args.quick else 3)]
+    for k in runs[0]:
+        if k == "none_cpu_ns_per_fault":
+            continue
+        v = [r[k] for r in runs]
+        results[f"swevent_{k}"] = {"median_cpu_ratio": round(statistics.median(v), 4),
+                                   "cpu_ratios": [round(x, 4) for x in v]}
+        print(f"swevent [{k}]: fault CPU time {statistics.median(v):.3f}x no event "
+              f"({len(v)} runs of alternating rounds, "
+              f"{statistics.median(r['none_cpu_ns_per_fault'] for r in runs):.0f} ns a fault)")
 
 
 def bench_stacks_exact(args, results):
@@ -742,6 +786,7 @@ def main():
                                       "idle,scale,exact,stacks,stacks_exact")
     ap.add_argument("--json", help="also write the results here")
     ap.add_argument("--modes", dest="modes_only", help="only these monitored configurations")
+    ap.add_argument("--pairs", type=int, help="stacks_cost: this many interleaved rounds")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench: needs root (sudo make bench)")

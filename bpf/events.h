@@ -150,6 +150,8 @@ struct stack_slot {
 	__u32 skip;		/* faults on this chunk to turn away before reading the clock */
 	__u64 chunk;
 	__u64 ts;
+	__u32 walking;		/* 1 while this CPU's stack_sample reads the user stack */
+	__u32 _pad;
 };
 
 #endif /* MEVITOP_EVENTS_H */

@@ -109,6 +109,16 @@ static __always_inline int on_x86_fault(void *ctx, __u64 addr, __u64 error_code,
 	 * the lower canonical half is user space on x86_64 with 4- and 5-level paging. */
 	if (kernel_mode && (addr >> 63))
 		return 0;
+	/* --stacks' own stack walk faults: bpf_get_stack's frame-pointer chain and
+	 * bpf_probe_read_user read with page faults disabled, and in code without frame
+	 * pointers %rbp often points at memory not faulted in yet (a fault loop's next page).
+	 * Such a fault is never handled (it is fixed up, the read fails), so nothing becomes
+	 * resident; each used to count as a fault, and in exact mode sent a second stack for
+	 * every fault.  Not every fault with page faults disabled is ours: read() into fresh
+	 * pages copies with them disabled, then faults the pages in through GUP (no exception,
+	 * no tracepoint), so that first fault is the only sign of them here. */
+	if (kernel_mode && stack_walking())
+		return 0;
 	if (!watched(tgid))
 		return 0;
 	if (error_code & X86_PF_WRITE)

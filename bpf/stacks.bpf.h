@@ -65,9 +65,21 @@ static __always_inline bool stack_due(__u32 tgid, __u64 chunk, __u64 *now_out)
 	return true;
 }
 
+/* True while this CPU walks a user stack for stack_sample: a kernel-mode fault then is the
+ * walk's own (the fault hooks run nested in it, on the same CPU). */
+static __always_inline bool stack_walking(void)
+{
+	__u32 zero = 0;
+	struct stack_slot *s = bpf_map_lookup_elem(&stack_slot, &zero);
+
+	return s && s->walking;
+}
+
 static __always_inline void stack_sample(void *ctx, __u32 tgid, __u32 tid, __u64 addr,
 					 __u8 flags)
 {
+	__u32 zero = 0;
+	struct stack_slot *slot;
 	struct ev_stack *e;
 	struct pt_regs *regs;
 	__u64 now;
@@ -84,6 +96,9 @@ static __always_inline void stack_sample(void *ctx, __u32 tgid, __u32 tid, __u64
 		bump_percpu(&lost, EV_STACK);
 		return;
 	}
+	slot = bpf_map_lookup_elem(&stack_slot, &zero);
+	if (slot)
+		slot->walking = 1;
 	n = bpf_get_stack(ctx, e->frames, sizeof(e->frames), BPF_F_USER_STACK);
 	/* The perf unwinder starts at %rbp and so skips the caller of a function that has no
 	 * frame of its own (leaf functions, even with -fno-omit-frame-pointer): keep the top
@@ -91,6 +106,8 @@ static __always_inline void stack_sample(void *ctx, __u32 tgid, __u32 tid, __u64
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	if (bpf_probe_read_user(&e->top, sizeof(e->top), (void *)BPF_CORE_READ(regs, sp)))
 		e->top = 0;
+	if (slot)
+		slot->walking = 0;
 	e->kind = EV_STACK;
 	e->flags = flags;
 	e->nframes = n > 0 ? n / sizeof(__u64) : 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "fault_sampler.h"
 #include "kfeatures.h"
 #include "log.h"
 
@@ -36,6 +37,7 @@ enum {
 	OPT_STACKS,
 	OPT_STACK_INTERVAL,
 	OPT_STACK_PERIOD,
+	OPT_STACK_DUTY,
 	OPT_FOLDED,
 	OPT_KEYS,
 };
@@ -69,6 +71,7 @@ static const struct option longopts[] = {
 	{ "stacks", no_argument, NULL, OPT_STACKS },
 	{ "stack-interval", required_argument, NULL, OPT_STACK_INTERVAL },
 	{ "stack-period", required_argument, NULL, OPT_STACK_PERIOD },
+	{ "stack-duty", required_argument, NULL, OPT_STACK_DUTY },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -187,6 +190,9 @@ void cli_usage(FILE *out)
 "      --stack-interval MS  --stacks: at most one stack per chunk this often (default\n"
 "                           1000)\n"
 "      --stack-period N     sample mode's --stacks: one page fault in N (default 251)\n"
+"      --stack-duty ON/EVERY  sample mode's --stacks: the perf events are open ON ms\n"
+"                           of every EVERY ms, closed (free) between (default %d/%d;\n"
+"                           ON = EVERY: always open)\n"
 "      --folded             with --stacks (implied): at exit, print folded stacks\n"
 "                           weighted by resident pages (flamegraph.pl, inferno,\n"
 "                           speedscope) instead of JSON\n"
@@ -216,7 +222,8 @@ void cli_usage(FILE *out)
 "runs userfaultfd() in a target / never hands it /dev/userfaultfd),\n"
 "--ringbuf-size BYTES (power of two, >= 4096),\n"
 "--chunk-map-size N (entries of chunk mode's per-chunk fault map).\n",
-		METRICS_TOP_DEFAULT, METRICS_PROCS_DEFAULT, features_disable_names());
+		METRICS_TOP_DEFAULT, METRICS_PROCS_DEFAULT, STACK_DUTY_ON_MS_DEFAULT,
+		STACK_DUTY_EVERY_MS_DEFAULT, features_disable_names());
 }
 
 static const char *exact_refused(const struct cli *c);
@@ -249,6 +256,19 @@ static bool parse_u64(const char *s, uint64_t *v, uint64_t min, uint64_t max)
 		return false;
 	*v = x;
 	return true;
+}
+
+/* "ON/EVERY" milliseconds, 1 <= ON <= EVERY <= an hour. */
+static bool parse_duty(const char *s, uint64_t *on, uint64_t *every)
+{
+	const char *slash = strchr(s, '/');
+	char head[24];
+
+	if (!slash || (size_t)(slash - s) >= sizeof(head))
+		return false;
+	memcpy(head, s, slash - s);
+	head[slash - s] = '\0';
+	return parse_u64(head, on, 1, 3600000) && parse_u64(slash + 1, every, *on, 3600000);
 }
 
 /* "64M", "1G", "4096": bytes with an optional binary suffix. */
@@ -507,6 +527,11 @@ int cli_parse(int argc, char **argv, struct cli *c)
 						   "page faults, 1 to 1073741824", optarg);
 			c->stack_period = v;
 			break;
+		case OPT_STACK_DUTY:
+			if (!parse_duty(optarg, &c->stack_duty_on_ms, &c->stack_duty_every_ms))
+				return usage_error("invalid --stack-duty '%s': expected ON/EVERY in "
+						   "milliseconds, 1 <= ON <= EVERY <= 3600000", optarg);
+			break;
 		case OPT_CHUNK_MAP:
 			if (!parse_u64(optarg, &v, 1, 1 << 24))
 				return usage_error("invalid chunk map size '%s'", optarg);
@@ -591,6 +616,8 @@ static const char *exact_refused(const struct cli *c)
 		return "--stack-interval";
 	if (c->stack_period)
 		return "--stack-period";
+	if (c->stack_duty_every_ms)
+		return "--stack-duty";
 	/* Polling /proc/PID/stat is what tells exact mode which processes to rescan. */
 	if (c->rss_hook)
 		return "--rss-hook";
@@ -615,6 +642,10 @@ void cli_engine_opts(struct cli *c, struct engine_opts *eo)
 		.stacks = c->stacks,
 		.stack_interval_ms = c->stack_interval_ms ? c->stack_interval_ms : 1000,
 		.stack_sample_period = c->stack_period ? c->stack_period : 251,
+		.stack_duty_on_ms = c->stack_duty_every_ms ? c->stack_duty_on_ms :
+				    STACK_DUTY_ON_MS_DEFAULT,
+		.stack_duty_every_ms = c->stack_duty_every_ms ? c->stack_duty_every_ms :
+				       STACK_DUTY_EVERY_MS_DEFAULT,
 	};
 }
 

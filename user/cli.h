@@ -52,6 +52,8 @@ struct cli {
 	bool stacks;			/* --stacks (implied by --folded) */
 	uint64_t stack_interval_ms;	/* --stack-interval, 0: the default */
 	uint64_t stack_period;		/* --stack-period, 0: the default */
+	uint64_t stack_duty_on_ms;	/* --stack-duty ON/EVERY, every 0: the default */
+	uint64_t stack_duty_every_ms;
 	bool folded;			/* --folded: folded stacks at exit instead of JSON */
 	int verbose;
 	/* -o FILE outside record: --json's snapshots or --folded's stacks go to FILE instead of

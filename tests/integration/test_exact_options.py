@@ -28,6 +28,7 @@ REFUSED = {
     "folded": (["--folded"], "--folded"),
     "stack-interval": (["--stack-interval", "10"], "--stack-interval"),
     "stack-period": (["--stack-period", "10"], "--stack-period"),
+    "stack-duty": (["--stack-duty", "10/100"], "--stack-duty"),
 }
 
 # Honoured, each checked by a test below.

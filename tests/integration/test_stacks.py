@@ -7,6 +7,7 @@ reached through main -> run_cmd -> caller_X -> touch_X.  It is built without fra
 pagemap, read by the test: every region's resident pages must be attributed, all of them,
 to the right function; with frame pointers to the whole caller chain; never a wrong name.
 """
+import json
 import os
 import shutil
 import subprocess
@@ -77,10 +78,12 @@ def attributed(entry, addr, pid, region):
     return ft[0]
 
 
-# Sample mode samples page faults through a perf software event; with a period of 1 every
-# fault is a sample, so its attribution is as exact as the fault hook's.
+# Sample mode samples page faults through a perf software event; with a period of 1 and the
+# event always open (the default duty cycle closes it most of the time) every fault is a
+# sample, so its attribution is as exact as the fault hook's.
+ALWAYS_OPEN = ["--stack-duty", "3600000/3600000"]
 MODES = {"trace": ["--mode", "trace"], "chunk": ["--mode", "chunk"],
-         "sample": ["--mode", "sample", "--stack-period", "1"]}
+         "sample": ["--mode", "sample", "--stack-period", "1", *ALWAYS_OPEN]}
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -118,6 +121,59 @@ def test_sample_mode_is_statistical_and_never_wrong(workload, mevitop):
         for ft in mapping_at(entry, addr)["first_touch"]:
             check_no_wrong_name(ft["frames"], CHAIN[r])
             assert ft["pages"] <= resident_in(w.pid, addr, addr + (2 << 20))
+
+
+def wait_stats(mv, ok):
+    """The first snapshot whose stats.stacks satisfy ok."""
+    import time
+    deadline = time.monotonic() + harness.GUARD_S
+    while True:
+        snap = mv.snapshot()
+        if ok(snap["stats"]["stacks"]):
+            return snap
+        assert time.monotonic() < deadline, snap["stats"]["stacks"]
+
+
+def test_closed_window_takes_no_stack(workload, mevitop):
+    """--stack-duty ON/EVERY: between windows the perf events are closed, so a fault takes
+    no sample even at period 1.  One 300 ms window at start, the next in an hour: once the
+    stats say it closed, 60 pages touched by three functions get no stack at all."""
+    w = workload("wl_stacks_fp", [LIB])
+    mv = mevitop(["--mode", "sample", "--stacks", "--stack-period", "1", "--stack-duty",
+                  "300/3600000", "-p", str(w.pid), "-i", "100"])
+    before = wait_stats(mv, lambda st: st["windows"] == 1 and not st["window_open"])
+    before = before["stats"]["stacks"]
+    assert (before["duty_on_ms"], before["duty_every_ms"]) == (300, 3600000)
+    addrs, snap = touch_regions(w, mv, ("a", "b", "c"))
+    stats = snap["stats"]["stacks"]
+    assert stats["samples"] == before["samples"], stats
+    assert stats["windows"] == 1 and not stats["window_open"]
+    entry = find_proc(snap, w.pid)
+    for r, addr in addrs.items():
+        assert resident_in(w.pid, addr, addr + (2 << 20)) == PAGES[r]
+        assert mapping_at(entry, addr)["first_touch"] == [], r
+    assert mv.stop() == 0
+
+
+def test_windows_reopen_and_period_is_honoured(workload, mevitop):
+    """A 100 ms window every 200 ms opens again and again; with the events always open and
+    a period no fault count reaches, touched regions get no stack; at period 1 (the other
+    sample-mode tests) every one of their pages does."""
+    w = workload("wl_stacks_fp", [LIB])
+    mv = mevitop(["--mode", "sample", "--stacks", "--stack-duty", "100/200", "-p",
+                  str(w.pid), "-i", "100"])
+    snap = wait_stats(mv, lambda st: st["windows"] >= 4)
+    assert snap["stats"]["stacks"]["attribution"].startswith("statistical")
+    assert mv.stop() == 0
+    mv = mevitop(["--mode", "sample", "--stacks", "--stack-period", str(1 << 30),
+                  *ALWAYS_OPEN, "-p", str(w.pid), "-i", "100"])
+    addrs, snap = touch_regions(w, mv, ("a", "b", "c"))
+    stats = snap["stats"]["stacks"]
+    assert stats["samples"] == 0 and stats["windows"] == 1 and stats["window_open"], stats
+    entry = find_proc(snap, w.pid)
+    for r, addr in addrs.items():
+        assert mapping_at(entry, addr)["first_touch"] == [], r
+    assert mv.stop() == 0
 
 
 def test_without_frame_pointers_the_ip_is_right(workload, mevitop):
@@ -362,6 +418,26 @@ def test_exact_ordered_a_page_touched_anew_changes_hands(procs, workload, tmp_pa
     assert got == [(4, ["touch_a", "caller_a"]), (3, ["touch_b", "caller_b"])], ft
 
 
+def test_stack_walk_faults_are_no_faults():
+    """Exact mode sends a stack at every fault of a watched process.  The fault loop
+    (bench/faultbench, -O2: no frame pointers) leaves %rbp pointing at pages it has not
+    touched yet, so the stack walk itself faults on them, in kernel mode with page faults
+    disabled: faults the kernel never handles, which used to count as faults and sent a
+    second stack for each of the loop's (2x the pages).  Now: one stack per fault, the
+    loop's pages plus the few of its start-up."""
+    env = dict(os.environ, **harness.SAN_ENV)
+    p = subprocess.run([harness.MEVITOP, "run", "--exact=ordered", "--stacks", "--json", "-i",
+                        "100", "--", os.path.join(harness.BUILD, "bench", "faultbench"), "8",
+                        "1", "1"], capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 0, p.stderr
+    lines = [json.loads(line) for line in p.stdout.splitlines()]
+    pages = next(d["pages"] for d in lines if "pages" in d)   # CMD's own line
+    stats = [d for d in lines if "stats" in d][-1]["stats"]["stacks"]
+    assert pages == 2048
+    assert stats["lost"] == 0
+    assert pages <= stats["samples"] <= pages + 400, stats
+
+
 def test_stacks_bad_input():
     env = dict(os.environ, **harness.SAN_ENV)
     fast = "--stacks in exact mode needs --exact=ordered"
@@ -369,7 +445,11 @@ def test_stacks_bad_input():
                        (["--exact=fast", "-p", "1", "--stacks"], fast),
                        (["run", "--folded", "--", "true"], "--folded does not apply to exact mode"),
                        (["--stacks", "--stack-period", "0"], "invalid --stack-period '0'"),
-                       (["--stacks", "--stack-interval", "x"], "invalid --stack-interval 'x'")):
+                       (["--stacks", "--stack-interval", "x"], "invalid --stack-interval 'x'"),
+                       (["--stacks", "--stack-duty", "100"], "invalid --stack-duty '100'"),
+                       (["--stacks", "--stack-duty", "0/10"], "invalid --stack-duty '0/10'"),
+                       (["--stacks", "--stack-duty", "20/10"], "invalid --stack-duty '20/10'"),
+                       (["--stacks", "--stack-duty", "1/x"], "invalid --stack-duty '1/x'")):
         p = subprocess.run([harness.MEVITOP, *args], capture_output=True, text=True,
                            timeout=30, env=env)
         assert p.returncode == 2, args

@@ -197,6 +197,8 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 		snprintf(why, whylen, "failed to allocate the stack table: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
+	if (e->stacks && o->mode == MODE_SAMPLE)
+		stacks_set_duty(e->stacks, o->stack_duty_on_ms, o->stack_duty_every_ms);
 	*out = e;
 	return 0;
 }
@@ -271,6 +273,8 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		.stacks_only = e->o.mode == MODE_EXACT,
 		.stack_sample_period = e->stacks && e->o.mode == MODE_SAMPLE ?
 				       e->o.stack_sample_period : 0,
+		.stack_duty_on_ms = e->o.stack_duty_on_ms,
+		.stack_duty_every_ms = e->o.stack_duty_every_ms,
 	};
 	pid_t *pids = NULL;
 	size_t n = 0, i;
@@ -612,6 +616,12 @@ void engine_tick(struct engine *e)
 	HOOK(e, tick);
 	e->st.lost = tracer_lost(e->tracer, e->st.lost_by_kind);
 	e->st.overflows = tracer_overflows(e->tracer);
+	if (e->stacks) {
+		struct fault_sampler_stats fs;
+
+		if (tracer_sampler_stats(e->tracer, &fs))
+			stacks_set_sampler(e->stacks, &fs);
+	}
 	if (e->st.lost_by_kind[EV_EXIT] != e->lost_exits) {
 		/* Some exit records were lost: a process may still be exiting, or a zombie
 		 * not yet reaped, at this tick; look again for a few. */

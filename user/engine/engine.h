@@ -50,6 +50,8 @@ struct engine_opts {
 	bool stacks;			/* --stacks: first-touch stacks (user/stacks/) */
 	uint64_t stack_interval_ms;	/* one stack per 2 MiB chunk this often */
 	uint64_t stack_sample_period;	/* sample mode: one page fault in this many */
+	uint64_t stack_duty_on_ms;	/* ... while the perf events are open, this long */
+	uint64_t stack_duty_every_ms;	/* of every this long */
 };
 
 struct engine_stats {

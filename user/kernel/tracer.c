@@ -16,6 +16,7 @@
 #include "log.h"
 #include "syscalls.h"
 #include "procfs.h"
+#include "fault_sampler.h"
 #include "tracer.h"
 
 struct tracer {
@@ -33,6 +34,7 @@ struct tracer {
 	size_t rss_len;
 	struct bpf_link **links;
 	size_t nlinks;
+	struct fault_sampler *sampler;	/* sample mode's --stacks */
 };
 
 #define CHUNK_BATCH 4096
@@ -133,44 +135,6 @@ static bool tp_section_exists(const struct features *f, struct bpf_program *p)
 	return access(path, R_OK) == 0;
 }
 
-/* Sample mode's --stacks: a page-fault software event per CPU, every `period`-th fault
- * running stacks_fault_sample (bpf/stacks.bpf.c).  Any process, any CPU: the program
- * filters on the target set like the other hooks. */
-static int attach_fault_sampler(struct tracer *t, uint64_t period, char *why, size_t whylen)
-{
-	struct perf_event_attr a = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(a),
-		.config = PERF_COUNT_SW_PAGE_FAULTS,
-		.sample_period = period,
-	};
-	int cpu, fd, err;
-
-	for (cpu = 0; cpu < t->ncpus; cpu++) {
-		struct bpf_link *l;
-
-		fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0) {
-			if (errno == ENODEV || errno == ENXIO)
-				continue;	/* a possible CPU that is not online */
-			err = -errno;
-			snprintf(why, whylen, "failed to open the page-fault perf event: %s",
-				 strerror(-err));
-			return err;
-		}
-		l = bpf_program__attach_perf_event(t->skel->progs.stacks_fault_sample, fd);
-		if (!l) {
-			err = -errno;
-			close(fd);
-			snprintf(why, whylen, "failed to attach to the page-fault perf event: %s",
-				 strerror(-err));
-			return err;
-		}
-		t->links[t->nlinks++] = l;	/* the link closes the event's fd */
-	}
-	return 0;
-}
-
 int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_event_fn fn,
 		void *ctx, struct tracer **out, char *why, size_t whylen)
 {
@@ -246,7 +210,7 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 		goto fail;
 	}
 
-	t->links = calloc(64 + (o->stack_sample_period ? t->ncpus : 0), sizeof(*t->links));
+	t->links = calloc(64, sizeof(*t->links));
 	if (!t->links) {
 		err = -ENOMEM;
 		goto fail;
@@ -274,7 +238,9 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 	}
 
 	if (o->stack_sample_period) {
-		err = attach_fault_sampler(t, o->stack_sample_period, why, whylen);
+		err = fault_sampler_start(bpf_program__fd(t->skel->progs.stacks_fault_sample),
+					  o->stack_sample_period, o->stack_duty_on_ms,
+					  o->stack_duty_every_ms, &t->sampler, why, whylen);
 		if (err)
 			goto fail;
 	}
@@ -322,6 +288,7 @@ void tracer_close(struct tracer *t)
 {
 	if (!t)
 		return;
+	fault_sampler_stop(t->sampler);	/* before the program goes */
 	ring_buffer__free(t->rb);
 	destroy_links(t->links, t->nlinks);
 	free(t->links);
@@ -561,4 +528,12 @@ int tracer_drain_chunks(struct tracer *t, tracer_chunk_fn fn, void *ctx)
 		total++;
 	}
 	return total;
+}
+
+bool tracer_sampler_stats(struct tracer *t, struct fault_sampler_stats *out)
+{
+	if (!t->sampler)
+		return false;
+	fault_sampler_stats(t->sampler, out);
+	return true;
 }

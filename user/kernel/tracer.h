@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include "events.h"
+#include "fault_sampler.h"
 #include "kfeatures.h"
 
 struct tracer;
@@ -31,6 +32,8 @@ struct tracer_opts {
 					 * fault and no fault records */
 	uint64_t stack_sample_period;	/* >0: sample one page fault in this many through a
 					 * perf software event (sample mode's --stacks) */
+	uint64_t stack_duty_on_ms;	/* ... with the events open this long */
+	uint64_t stack_duty_every_ms;	/* of every this long (user/kernel/fault_sampler.h) */
 };
 
 /* Called for every record, in ring-buffer order. */
@@ -75,5 +78,8 @@ typedef void (*tracer_chunk_fn)(void *ctx, const struct chunk_key *k, const stru
 int tracer_drain_chunks(struct tracer *t, tracer_chunk_fn fn, void *ctx);
 /* ... and each CPU's current chunk, reporting only the faults added since the last call. */
 int tracer_read_chunk_slots(struct tracer *t, tracer_chunk_fn fn, void *ctx);
+
+/* Sample mode's --stacks: its duty cycle so far; false without one. */
+bool tracer_sampler_stats(struct tracer *t, struct fault_sampler_stats *out);
 
 #endif

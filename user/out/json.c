@@ -210,15 +210,21 @@ static void put_stacks_stats(struct buf *b, bool comma, const struct stacks_stat
 	    ", \"ip_only\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"lost\": %" PRIu64
 	    ", \"interval_ms\": %" PRIu64 ", \"sample_period\": %" PRIu64
 	    ", \"first_touches\": %" PRIu64 ", \"joined\": %" PRIu64
+	    ", \"duty_on_ms\": %" PRIu64 ", \"duty_every_ms\": %" PRIu64
+	    ", \"windows\": %" PRIu64 ", \"window_open\": %s"
+	    ", \"window_faults\": %" PRIu64
 	    ", \"attribution\": \"%s\"}", comma ? ", " : "",
 	    ss->samples, ss->unique, ss->ip_only, ss->dropped,
 	    st->lost_by_kind[EV_STACK], ss->interval_ms, ss->sample_period,
-	    ss->first_touches, ss->joined,
+	    ss->first_touches, ss->joined, ss->duty_on_ms, ss->duty_every_ms,
+	    ss->sampler.windows, ss->sampler.open ? "true" : "false",
+	    ss->sampler.faults,
 	    ss->exact ? "exact: each page's first touch (userfaultfd), with the stack "
 			"of its fault" :
-	    ss->sample_period ? "statistical (one page fault in sample_period): the "
-				"first stack sampled in each mapping's part of a 2 MiB "
-				"chunk" :
+	    ss->sample_period ? "statistical (one page fault in sample_period while "
+				"the perf events are open, duty_on_ms of every "
+				"duty_every_ms): the first stack sampled in each "
+				"mapping's part of a 2 MiB chunk" :
 	    "the first stack sampled in each mapping's part of a 2 MiB chunk");
 }
 

@@ -91,6 +91,17 @@ void stacks_free(struct stacks *s)
 	free(s);
 }
 
+void stacks_set_duty(struct stacks *s, uint64_t on_ms, uint64_t every_ms)
+{
+	s->st.duty_on_ms = on_ms;
+	s->st.duty_every_ms = every_ms;
+}
+
+void stacks_set_sampler(struct stacks *s, const struct fault_sampler_stats *fs)
+{
+	s->st.sampler = *fs;
+}
+
 const struct stacks_stats *stacks_stats(struct stacks *s)
 {
 	return &s->st;
@@ -615,20 +626,83 @@ static const char *folded_name(const struct sym_frame *f)
 /* One folded line's weight: stack st accounts for pages. */
 struct folded_sum {
 	const struct stack *st;
+	uint64_t hash;			/* of the folded names (folded_hash) */
 	uint64_t pages;
 };
 
-/* Two stacks print the same folded line (other offsets in the same functions, say). */
-static bool same_folded(const struct stack *a, const struct stack *b)
+static uint64_t folded_hash(const struct stack *st)
 {
-	if (a == b)
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (int k = 0; k < st->nframes; k++)
+		h = hash_str(h, folded_name(&st->frames[k]));
+	return h + st->nframes;
+}
+
+/* Two stacks print the same folded line (other offsets in the same functions, say). */
+static bool same_folded(const struct folded_sum *a, const struct stack *b, uint64_t hash)
+{
+	if (a->st == b)
 		return true;
-	if (a->nframes != b->nframes)
+	if (a->hash != hash || a->st->nframes != b->nframes)
 		return false;
-	for (int k = 0; k < a->nframes; k++)
-		if (strcmp(folded_name(&a->frames[k]), folded_name(&b->frames[k])))
+	for (int k = 0; k < b->nframes; k++)
+		if (strcmp(folded_name(&a->st->frames[k]), folded_name(&b->frames[k])))
 			return false;
 	return true;
+}
+
+/* The lines found so far (in order of first appearance) and an open-addressing index of
+ * them by folded hash (index + 1, 0 empty; at most half full), so each share is placed in
+ * constant time: a process with many distinct stacks used to take quadratic time. */
+struct folded_set {
+	struct folded_sum *v;
+	size_t n, cap;
+	uint32_t *ht;
+	size_t hcap;			/* a power of two */
+};
+
+static size_t folded_slot(const struct folded_set *f, const struct stack *st, uint64_t hash)
+{
+	size_t i = hash & (f->hcap - 1);
+
+	while (f->ht[i] && !same_folded(&f->v[f->ht[i] - 1], st, hash))
+		i = (i + 1) & (f->hcap - 1);
+	return i;
+}
+
+static int folded_grow(struct folded_set *f)
+{
+	size_t cap = f->hcap ? f->hcap * 2 : 64, i;
+
+	if (2 * (f->n + 1) <= f->hcap)
+		return 0;
+	free(f->ht);
+	f->ht = calloc(cap, sizeof(*f->ht));
+	if (!f->ht)
+		return -ENOMEM;
+	f->hcap = cap;
+	for (i = 0; i < f->n; i++)
+		f->ht[folded_slot(f, f->v[i].st, f->v[i].hash)] = i + 1;
+	return 0;
+}
+
+static int folded_add(struct folded_set *f, const struct stack_share *sh)
+{
+	uint64_t hash = folded_hash(sh->stack);
+	size_t i;
+
+	if (folded_grow(f))
+		return -ENOMEM;
+	i = folded_slot(f, sh->stack, hash);
+	if (!f->ht[i]) {
+		if (array_reserve(f->v, f->n, f->cap, 16))
+			return -ENOMEM;
+		f->v[f->n++] = (struct folded_sum){ .st = sh->stack, .hash = hash };
+		f->ht[i] = f->n;
+	}
+	f->v[f->ht[i] - 1].pages += sh->pages;
+	return 0;
 }
 
 /*
@@ -639,9 +713,9 @@ static bool same_folded(const struct stack *a, const struct stack *b)
 static int folded_sums(struct stacks *s, const struct proc *p, struct folded_sum **out,
 		       size_t *nout)
 {
-	struct folded_sum *v = NULL;
-	size_t n = 0, cap = 0, i, j;
+	struct folded_set f = { 0 };
 	const struct mapping *m;
+	size_t i;
 
 	for (m = model_first(p); m; m = model_next(m)) {
 		struct stack_share *sh;
@@ -649,25 +723,20 @@ static int folded_sums(struct stacks *s, const struct proc *p, struct folded_sum
 
 		if (stacks_shares(s, p, mapping_start(m), mapping_end(m), &sh, &nsh))
 			goto oom;
-		for (i = 0; i < nsh; i++) {
-			for (j = 0; j < n && !same_folded(v[j].st, sh[i].stack); j++)
-				;
-			if (j == n) {
-				if (array_reserve(v, n, cap, 16)) {
-					free(sh);
-					goto oom;
-				}
-				v[n++] = (struct folded_sum){ .st = sh[i].stack };
+		for (i = 0; i < nsh; i++)
+			if (folded_add(&f, &sh[i])) {
+				free(sh);
+				goto oom;
 			}
-			v[j].pages += sh[i].pages;
-		}
 		free(sh);
 	}
-	*out = v;
-	*nout = n;
+	free(f.ht);
+	*out = f.v;
+	*nout = f.n;
 	return 0;
 oom:
-	free(v);
+	free(f.ht);
+	free(f.v);
 	return -ENOMEM;
 }
 

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "events.h"
+#include "fault_sampler.h"
 #include "model.h"
 #include "stacks/symbolize.h"
 
@@ -61,6 +62,9 @@ struct stacks_stats {
 	bool exact;			/* exact mode: every first touch, each page its own */
 	uint64_t first_touches;		/* exact: first touches the userfaultfd reported */
 	uint64_t joined;		/* exact: of which with their fault's stack */
+	uint64_t duty_on_ms;		/* sample mode: the perf events open this long */
+	uint64_t duty_every_ms;		/* of every this long (0 0 elsewhere) */
+	struct fault_sampler_stats sampler;	/* sample mode: its windows so far */
 };
 
 struct stacks;
@@ -94,6 +98,10 @@ const struct stack *stacks_get(struct stacks *s, uint32_t idx);
 /* Folded stacks ("comm;outer;...;inner PAGES" per line) weighted by resident pages. */
 int stacks_write_folded(struct stacks *s, struct proc *const *procs, size_t n, FILE *out);
 const struct stacks_stats *stacks_stats(struct stacks *s);
+/* Sample mode: the perf events' duty cycle (stacks_stats says it), and at each tick the
+ * sampler's windows so far. */
+void stacks_set_duty(struct stacks *s, uint64_t on_ms, uint64_t every_ms);
+void stacks_set_sampler(struct stacks *s, const struct fault_sampler_stats *fs);
 /* For recordings (user/rec/): the table's size, and a process's first touches (sorted by
  * `from`; *n may be 0). */
 size_t stacks_count(const struct stacks *s);
