@@ -616,7 +616,13 @@ static void *runner_main(void *arg)
 	return NULL;
 }
 
-/* ---- the pump ---- */
+/* ---- the pump ----
+ *
+ * Not engine_drive() (user/engine/drive.h): the pump never ticks, it drains beside the
+ * view's loop (which runs engine_drive), waking every pump_us microseconds rather than on
+ * the engine's millisecond poll, and it must also stop at teardown (x->stopping) when the
+ * view ended by itself (-n, --duration), which is not a quit.
+ */
 
 static void *pump_main(void *arg)
 {

@@ -31,7 +31,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	while (n && text[n - 1] == '\n')
 		text[--n] = 0;
 	/* libbpf starts its lines with "libbpf: " already. */
-	log_line(text);
+	log_msg(level == LIBBPF_DEBUG ? LOG_DEBUG : LOG_INFO, text);
 	return 0;
 }
 
