@@ -119,6 +119,7 @@ $(BUILD)/folders/%.a:
 
 test_itree_LINK    := lib
 test_pageset_LINK  := lib
+test_utf8_LINK     := lib
 test_pageset_LIBS  := -lroaring
 test_model_LINK    := model lib
 test_model_LIBS    := -lroaring -lm

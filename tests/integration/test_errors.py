@@ -105,6 +105,20 @@ def test_no_fault_hook():
           "or fentry/kprobes on handle_mm_fault", headless=["serve"])
 
 
+def test_bpf_load_failure():
+    """A ring buffer the kernel refuses (4 GiB): the BPF object fails to load.  With -vv
+    libbpf's lines are JSON objects too (debug, its warnings info), and the one error is
+    mevitop's."""
+    args = ["--json", "-n", "1", "--ringbuf-size", str(1 << 32)]
+    want = "failed to load BPF programs: Invalid argument (run with -vv for the verifier log)"
+    fails(args, 1, want, headless=["serve"])
+    rc, out, err = run_mevitop([*args, "-vv"])
+    assert rc == 1 and out == ""
+    objs = harness.json_messages(err)
+    assert [o for o in objs if "error" in o] == [{"error": want}] and objs[-1] == {"error": want}
+    assert any(o.get("debug", "").startswith("libbpf: ") for o in objs), objs[:5]
+
+
 def test_uid_must_fit_and_be_digits_only():
     # 4294967296 wrapped to uid 0 (root's processes); (uid_t)-1 means "no uid".
     for bad in ("4294967296", "4294967295", " 0", "+0", "0x1", ""):
