@@ -338,6 +338,11 @@ int main(int argc, char **argv)
 	err = engine_new(&eo, &f, &e, why, sizeof(why));
 	if (!err)
 		err = engine_start(e, why, sizeof(why));
+	if (err == -EINTR && engine_quitting()) {	/* SIGTERM while starting: a clean stop */
+		log_info("%s (signal %d)", why, drive_stop_signal());
+		rc = 0;
+		goto out;
+	}
 	if (err) {
 		log_err("%s", why[0] ? why : strerror(-err));
 		rc = 1;
