@@ -169,6 +169,11 @@ def test_json_messages_of_a_run_are_objects(workload, tmp_path):
     with open(f"/proc/{wl.pid}/comm", "rb") as f:
         assert f.read() == name + b"\n"
     comm = name.decode(errors="replace")
+    # The snapshot itself is valid UTF-8 JSON with that comm too.
+    p = subprocess.run([harness.MEVITOP, "--json", "-n", "1", "-p", str(wl.pid)],
+                       capture_output=True, timeout=30, env=dict(os.environ, **harness.SAN_ENV))
+    assert p.returncode == 0, p.stderr
+    assert find_proc(json.loads(p.stdout.decode("utf-8")), wl.pid)["comm"] == comm
     mv = harness.Mevitop(["-p", str(wl.pid), "-i", "50", "-v"])
     try:
         wl.do("exit")

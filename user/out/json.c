@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "json.h"
+#include "lib/utf8.h"
 #include "stacks/stacks.h"
 
 /* A growing buffer, so a snapshot reaches stdout in one write. */
@@ -50,20 +51,20 @@ static void put(struct buf *b, const char *fmt, ...)
 	}
 }
 
+/* A comm or a path is bytes: json_escape() makes it valid JSON whatever they are. */
 static void put_str(struct buf *b, const char *s)
 {
-	put(b, "\"");
-	for (; s && *s; s++) {
-		unsigned char c = *s;
+	char small[256], *esc = small;
+	size_t n = json_escape(NULL, 0, s ? s : "");
 
-		if (c == '"' || c == '\\')
-			put(b, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			put(b, "\\u%04x", c);
-		else
-			put(b, "%c", c);
+	if (n >= sizeof(small) && !(esc = malloc(n + 1))) {
+		b->oom = true;
+		return;
 	}
-	put(b, "\"");
+	json_escape(esc, n + 1, s ? s : "");
+	put(b, "\"%s\"", esc);
+	if (esc != small)
+		free(esc);
 }
 
 static void put_pages(struct buf *b, const uint64_t c[PS_COUNT], uint64_t mapped)
