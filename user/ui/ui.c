@@ -4,10 +4,11 @@
  *
  * Two threads.  The engine thread runs engine_drive() (user/engine/drive.h), the loop
  * --json runs too: engine_step() on the engine's drain timer and engine_tick() once per
- * --interval.  The UI thread (this one) reads keys and draws a frame every UI_FRAME_MS (and at once after a key).  They meet only at the
- * engine lock, which the UI holds just long enough to copy one frame's numbers, and waits
- * for at most UI_LOCK_WAIT_MS (ui_lock.c): a busy engine makes frames show older data, it
- * never stops the UI from reading keys and drawing.
+ * --interval.  The UI thread (this one) reads keys and draws a frame every UI_FRAME_MS
+ * (and at once after a key).  They meet only at the engine lock, which the UI holds just
+ * long enough to copy one frame's numbers, and waits for at most UI_LOCK_WAIT_MS
+ * (ui_lock.c): a busy engine makes frames show older data, it never stops the UI from
+ * reading keys and drawing.
  *
  * Why a thread rather than a single loop: writing to a terminal can block for as long as
  * the terminal pleases (a slow ssh link, a tmux pane in copy mode, Ctrl-S flow control),
