@@ -132,7 +132,8 @@ static int emit(struct engine *e, const struct json_opts *jo, struct rec_writer 
 
 	if (!rec) {
 		err = out ? json_snapshot(out, e, jo, mono, wall) : 0;
-		if (err && err != -EPIPE)
+		/* -EINTR: a stop while the reader was not reading (json_frame_write) */
+		if (err && err != -EPIPE && err != -EINTR)
 			log_err("failed to write snapshot: %s", strerror(-err));
 		return err;
 	}
@@ -209,8 +210,8 @@ static int run_json(struct engine *e, struct cli *c, struct rec_writer *rec)
 	if (c->folded)	/* -v: the moment --json's first line would have been written */
 		log_info("hooks attached, initial scan done: folded stacks are printed at exit");
 	err = engine_drive(e, &o);
-	if (err)	/* a reader that went away (`| head`) is a normal end */
-		return err == -EPIPE ? 0 : 1;
+	if (err)	/* a reader that went away (`| head`), or a stop it held up: a normal end */
+		return err == -EPIPE || err == -EINTR ? 0 : 1;
 	return c->folded ? write_folded(e) : 0;
 }
 

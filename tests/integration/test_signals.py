@@ -76,3 +76,34 @@ def test_sigterm_during_a_huge_pread_scan():
             mv.wait()
         wl.kill()
         wl.wait()
+
+
+def test_sigterm_while_stdout_is_full(workload):
+    """A reader that stopped reading (a full pipe) holds mevitop in write(): SIGTERM still
+    ends it, with 0 and no complaint (stdio would write the rest and block again)."""
+    wl = workload()
+    mv = subprocess.Popen([harness.MEVITOP, "--json", "-i", "10", "-p", str(wl.pid)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=dict(os.environ, **harness.SAN_ENV))
+    try:
+        # Ready: blocked writing a snapshot into the pipe nobody reads.
+        deadline = time.monotonic() + harness.GUARD_S
+        while True:
+            with open(f"/proc/{mv.pid}/wchan") as f:
+                if "pipe_write" in f.read():
+                    break
+            assert mv.poll() is None, mv.stderr.read().decode()
+            assert time.monotonic() < deadline, "mevitop never filled the pipe"
+            time.sleep(0.01)
+        mv.send_signal(signal.SIGTERM)
+        try:
+            rc = mv.wait(timeout=harness.GUARD_S)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("SIGTERM while writing to a full pipe was not answered")
+        err = mv.stderr.read().decode()
+        assert rc == 0 and err == "", (rc, err)
+        assert wl.do("map a 1")[0] > 0          # the target runs on
+    finally:
+        if mv.poll() is None:
+            mv.kill()
+            mv.wait()

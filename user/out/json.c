@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "json.h"
 #include "lib/utf8.h"
 #include "stacks/stacks.h"
@@ -245,6 +246,32 @@ void json_frame_release(struct json_frame *f)
 	f->extra_stats = NULL;
 }
 
+/*
+ * The line in one write where the pipe takes it.  A reader that stopped reading must not
+ * hold a stop signal up: write() returns early when one arrives (EINTR, or the part
+ * written), and stdio would only write again and block; a quit ends it here.
+ */
+static int write_all(FILE *out, const char *p, size_t len)
+{
+	int fd = fileno(out);
+
+	if (fflush(out))
+		return -errno;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+		}
+		if (len && engine_quitting())
+			return -EINTR;
+	}
+	return 0;
+}
+
 int json_frame_write(FILE *out, const struct json_frame *f, const struct json_opts *o)
 {
 	const struct engine_stats *st = &f->stats;
@@ -324,8 +351,8 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 	put(&b, "}\n");
 	if (b.oom) {
 		err = -ENOMEM;
-	} else if (fwrite(b.p, 1, b.len, out) != b.len || fflush(out)) {
-		err = -errno;
+	} else {
+		err = write_all(out, b.p, b.len);
 	}
 	free(b.p);
 	return err;
