@@ -39,6 +39,26 @@ def pagemap_open(mevitop_pid, pid):
     return False
 
 
+def sigterm_when(mv, ready, what):
+    """Waits until ready() (a state of mevitop's, polled: it announces nothing there), then
+    sends SIGTERM; returns the exit code, which must come within the guard."""
+    deadline = time.monotonic() + harness.GUARD_S
+    while not ready():
+        assert mv.poll() is None, mv.stderr.read().decode()
+        assert time.monotonic() < deadline, f"mevitop never got {what}"
+        time.sleep(0.01)
+    mv.send_signal(signal.SIGTERM)
+    try:
+        return mv.wait(timeout=harness.GUARD_S)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"SIGTERM {what} was not answered")
+
+
+def blocked_in_pipe_write(pid):
+    with open(f"/proc/{pid}/wchan") as f:
+        return "pipe_write" in f.read()
+
+
 def test_sigterm_during_a_huge_pread_scan():
     comm = f"huge{os.getpid()}"[:15]
     wl = subprocess.Popen(["python3", "-c", HUGE, str(MAPPINGS), comm], stdin=subprocess.PIPE,
@@ -53,16 +73,7 @@ def test_sigterm_during_a_huge_pread_scan():
                               env=dict(os.environ, **harness.SAN_ENV))
         # Ready: its pagemap is open, so the scan that would take minutes has begun (the
         # model's first snapshot comes after it: nothing else says so).
-        deadline = time.monotonic() + harness.GUARD_S
-        while not pagemap_open(mv.pid, pid):
-            assert mv.poll() is None, mv.stderr.read().decode()
-            assert time.monotonic() < deadline, "mevitop never began to scan the process"
-            time.sleep(0.01)
-        mv.send_signal(signal.SIGTERM)
-        try:
-            rc = mv.wait(timeout=harness.GUARD_S)
-        except subprocess.TimeoutExpired:
-            raise AssertionError("SIGTERM during a pagemap scan was not answered")
+        rc = sigterm_when(mv, lambda: pagemap_open(mv.pid, pid), "to the pagemap scan")
         out, err = mv.communicate()
         assert rc == 0, err.decode()
         # No snapshot: the initial scan was cut short, so there is no true picture to give.
@@ -87,19 +98,7 @@ def test_sigterm_while_stdout_is_full(workload):
                           env=dict(os.environ, **harness.SAN_ENV))
     try:
         # Ready: blocked writing a snapshot into the pipe nobody reads.
-        deadline = time.monotonic() + harness.GUARD_S
-        while True:
-            with open(f"/proc/{mv.pid}/wchan") as f:
-                if "pipe_write" in f.read():
-                    break
-            assert mv.poll() is None, mv.stderr.read().decode()
-            assert time.monotonic() < deadline, "mevitop never filled the pipe"
-            time.sleep(0.01)
-        mv.send_signal(signal.SIGTERM)
-        try:
-            rc = mv.wait(timeout=harness.GUARD_S)
-        except subprocess.TimeoutExpired:
-            raise AssertionError("SIGTERM while writing to a full pipe was not answered")
+        rc = sigterm_when(mv, lambda: blocked_in_pipe_write(mv.pid), "to a full pipe")
         err = mv.stderr.read().decode()
         assert rc == 0 and err == "", (rc, err)
         assert wl.do("map a 1")[0] > 0          # the target runs on
