@@ -120,6 +120,7 @@ $(BUILD)/folders/%.a:
 test_array_LINK    := lib
 test_itree_LINK    := lib
 test_pageset_LINK  := lib
+test_utf8_LINK     := lib
 test_pageset_LIBS  := -lroaring
 test_model_LINK    := model lib
 test_model_LIBS    := -lroaring -lm

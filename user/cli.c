@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -114,8 +115,9 @@ void cli_usage(FILE *out)
 "                           descendants); default: every process\n"
 "  -j, --json               print NDJSON snapshots on stdout (or -o FILE) instead of\n"
 "                           the interactive view; the first line comes once the hooks\n"
-"                           are attached and the initial scan is complete.  mevitop\n"
-"                           run's CMD writes to the same stdout: use -o FILE\n"
+"                           are attached and the initial scan is complete; messages\n"
+"                           on stderr become JSON objects too ({\"error\": ...}).\n"
+"                           mevitop run's CMD writes to the same stdout: use -o FILE\n"
 "  -i, --interval MS        snapshot / refresh period, 10 to 3600000 ms (default 1000)\n"
 "  -n, --count N            exit after N snapshots (the first included)\n"
 "      --maps               include mappings and page runs in whole-system JSON\n"
@@ -230,16 +232,57 @@ static const char *exact_refused(const struct cli *c);
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* "+": stop at the first non-option so `run CMD -x` leaves -x to CMD; ":": see getopt_error. */
+#define OPTSTRING "+:p:ji:n:u:o:vhV"
+static bool json_errors;	/* --json: errors are JSON objects (log_set_json) */
+
 static int usage_error(const char *fmt, ...)
 {
+	char msg[1024];
 	va_list ap;
 
-	fprintf(stderr, "mevitop: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'mevitop --help'.\n");
+	log_msg(LOG_ERROR, msg);
+	if (!json_errors)	/* with --json: one object, nothing else */
+		fputs("Try 'mevitop --help'.\n", stderr);
 	return 2;
+}
+
+/*
+ * getopt's own messages would start with argv[0] ("run: ..." after `mevitop run`) and not
+ * follow --json: opterr is off and the leading ':' of the option string makes a missing
+ * argument ':', so each case is said here, in getopt's words.
+ */
+static int getopt_error(int opt, char **argv)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+
+	if (opt == ':')
+		return usage_error("option '%s' requires an argument", arg);
+	if (!optopt)
+		return usage_error("unrecognized option '%s'", arg);
+	if (optopt < 256 && isprint(optopt) && strncmp(arg, "--", 2))
+		return usage_error("invalid option -- '%c'", optopt);
+	return usage_error("option '%s' doesn't allow an argument", arg);
+}
+
+/*
+ * Errors are JSON objects once --json is given, wherever it stands among the options
+ * (`mevitop -i 5 --json` included): a first, silent getopt pass looks for it.
+ */
+static bool wants_json(int argc, char **argv)
+{
+	bool json = false;
+	int opt;
+
+	opterr = 0;
+	optind = 0;	/* glibc: start over, state included */
+	while ((opt = getopt_long(argc, argv, OPTSTRING, longopts, NULL)) != -1)
+		json |= opt == 'j';
+	optind = 0;
+	return json;
 }
 
 static bool parse_u64(const char *s, uint64_t *v, uint64_t min, uint64_t max)
@@ -309,8 +352,7 @@ static int parse_pids(const char *arg, struct cli *c)
 		pid_t *np;
 
 		if (!parse_u64(tok, &v, 1, INT_MAX)) {
-			fprintf(stderr, "mevitop: invalid pid '%s': expected a positive number\n"
-				"Try 'mevitop --help'.\n", tok);
+			usage_error("invalid pid '%s': expected a positive number", tok);
 			free(copy);
 			return 2;
 		}
@@ -356,10 +398,11 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		argc--;
 	}
 	record_cmd = c->record;
+	json_errors = wants_json(argc, argv);
+	log_set_json(json_errors);
 	if (env && *env && features_parse_disable(env, &c->disable))
 		return 2;
-	/* "+": stop at the first non-option so `run CMD -x` leaves -x to CMD. */
-	while ((opt = getopt_long(argc, argv, "+p:ji:n:u:o:vhV", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, OPTSTRING, longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			err = parse_pids(optarg, c);
@@ -544,8 +587,7 @@ int cli_parse(int argc, char **argv, struct cli *c)
 			c->ringbuf_bytes = v;
 			break;
 		default:
-			fprintf(stderr, "Try 'mevitop --help'.\n");
-			return 2;
+			return getopt_error(opt, argv);
 		}
 	}
 	if (c->run) {

@@ -17,13 +17,15 @@
 #include <unistd.h>
 #include "cli.h"
 #include "engine.h"
+#include "engine/drive.h"
 #include "exact.h"
 #include "kfeatures.h"
 #include "json.h"
+#include "kernel/libbpf_log.h"
 #include "log.h"
 #include "out/http.h"
 #include "procfs.h"
-#include "rec/rec_file.h"
+#include "rec/rec_writer.h"
 #include "rec/rec_format.h"
 #include "rec/replay.h"
 #include "rec/report.h"
@@ -31,27 +33,8 @@
 #include "ui.h"
 #include "ui_replay.h"
 
-static volatile sig_atomic_t stop_signal;
-
 /* Where --json's lines and --folded's stacks go: stdout, or -o FILE. */
 static FILE *output;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-	engine_set_quitting(true);
-}
-
-static void install_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
 
 static void raise_limits(void)
 {
@@ -117,14 +100,6 @@ static double wall_now(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void report_exit(void *ctx, const struct proc *p)
-{
-	const struct cli *c = ctx;
-
-	if (c->npids)
-		log_err("process %d (%s) exited", p->pid, p->comm);
 }
 
 /*
@@ -202,7 +177,8 @@ static int emit(struct engine *e, const struct json_opts *jo, struct rec_writer 
 
 	if (!rec) {
 		err = out ? json_snapshot(out, e, jo, mono, wall) : 0;
-		if (err && err != -EPIPE)
+		/* -EINTR: a stop while the reader was not reading (json_frame_write) */
+		if (err && err != -EPIPE && err != -EINTR)
 			log_err("failed to write snapshot: %s", strerror(-err));
 		return err;
 	}
@@ -234,72 +210,55 @@ static int write_folded(struct engine *e)
 	return err == -EPIPE ? 0 : err ? 1 : 0;
 }
 
+/* Where run_json's frames go: stdout or -o FILE, a recording, or nothing (serve, --folded). */
+struct json_loop {
+	struct json_opts jo;
+	struct rec_writer *rec;
+	FILE *out;
+};
+
+static int json_frame(void *ctx, struct engine *e, uint64_t mono)
+{
+	struct json_loop *l = ctx;
+
+	return emit(e, &l->jo, l->rec, l->out, mono, wall_now());
+}
+
+/* Stopped by a signal (q, SIGTERM, run's CMD ending): a recording gets one last frame, so
+ * what happened since the last one (first touches still on their way among them) is in
+ * the file too. */
+static int json_last_frame(void *ctx, struct engine *e, uint64_t mono)
+{
+	struct json_loop *l = ctx;
+
+	return emit(e, &l->jo, l->rec, NULL, mono, wall_now());
+}
+
 /*
  * Also `serve`'s loop, with no snapshot written (the engine on the main thread), and
  * --folded's: nothing until the end, then the folded stacks.
  */
 static int run_json(struct engine *e, struct cli *c, struct rec_writer *rec)
 {
-	struct json_opts jo = { .maps = c->maps || c->npids, .touches = rec != NULL,
-				.interval_ms = c->interval_ms };
-	FILE *out = c->serve || c->folded ? NULL : output;
-	uint64_t printed = 0, next, now, mono, end = UINT64_MAX;
+	struct json_loop l = {
+		.jo = { .maps = c->maps || c->npids, .touches = rec != NULL,
+			.interval_ms = c->interval_ms },
+		.rec = rec,
+		.out = c->serve || c->folded ? NULL : output,
+	};
+	struct drive_opts o = {
+		.interval_ms = c->interval_ms, .count = c->count,
+		.duration_ms = c->duration_s * 1000ULL, .first_frame = true,
+		.report_exits = c->npids, .until_none_left = c->npids,
+		.frame = json_frame, .last_frame = rec ? json_last_frame : NULL, .ctx = &l,
+	};
 	int err;
 
-	engine_lock(e);
-	mono = engine_now_ns();
-	if (c->duration_s)
-		end = mono + c->duration_s * 1000000000ULL;
-	err = emit(e, &jo, rec, out, mono, wall_now());
-	engine_unlock(e);
-	if (err)
-		return err == -EPIPE ? 0 : 1;
 	if (c->folded)	/* -v: the moment --json's first line would have been written */
 		log_info("hooks attached, initial scan done: folded stacks are printed at exit");
-	printed++;
-	next = mono + c->interval_ms * 1000000ULL;
-	while (!stop_signal && (!c->count || printed < c->count) && next <= end) {
-		now = engine_now_ns();
-		if (now < next) {
-			uint64_t left_ms = (next - now) / 1000000ULL;
-
-			/* Drain often whatever the interval: records carry no wake-up (see
-			 * bpf/common.bpf.h), so the ring buffer is emptied on this timer. */
-			int poll = engine_poll_ms(e);
-
-			engine_step(e, left_ms < (uint64_t)poll ? (int)left_ms : poll);
-			continue;
-		}
-		mono = engine_now_ns();
-		engine_tick(e);
-		engine_lock(e);
-		engine_take_exits(e, report_exit, c);
-		err = emit(e, &jo, rec, out, mono, wall_now());
-		engine_unlock(e);
-		if (err)
-			return err == -EPIPE ? 0 : 1;
-		printed++;
-		/* --max-cpu may stretch the interval (engine_interval_scale). */
-		next += c->interval_ms * engine_interval_scale(e) * 1000000ULL;
-		if (next < now)
-			next = now + c->interval_ms * engine_interval_scale(e) * 1000000ULL;
-		if (c->npids && !engine_alive_targets(e)) {
-			log_err("no watched process is left");
-			break;
-		}
-	}
-	/* Stopped by a signal (q, SIGTERM, run's CMD ending): a recording gets one last frame,
-	 * so what happened since the last one (first touches still on their way among them)
-	 * is in the file too. */
-	if (rec && stop_signal) {
-		engine_tick(e);
-		engine_lock(e);
-		engine_take_exits(e, report_exit, c);
-		err = emit(e, &jo, rec, NULL, engine_now_ns(), wall_now());
-		engine_unlock(e);
-		if (err)
-			return 1;
-	}
+	err = engine_drive(e, &o);
+	if (err)	/* a reader that went away (`| head`), or a stop it held up: a normal end */
+		return err == -EPIPE || err == -EINTR ? 0 : 1;
 	return c->folded ? write_folded(e) : 0;
 }
 
@@ -315,7 +274,7 @@ static int run_view(struct engine *e, struct cli *c, struct rec_writer *rec)
 		return 1;
 	}
 	if (h)
-		log_err("serving metrics on http://%s/metrics", c->listen.text);
+		log_note("serving metrics on http://%s/metrics", c->listen.text);
 	rc = c->json || c->serve || c->folded ? run_json(e, c, rec) : ui_run(e, c);
 	metrics_http_stop(h);
 	return rc;
@@ -367,8 +326,10 @@ int main(int argc, char **argv)
 	if (c.probe) {
 		err = features_probe(&f, why, sizeof(why));
 		features_print(&f, c.json);
-		if (err)
-			fprintf(c.json ? stderr : stdout, "mevitop would not start: %s\n", why);
+		if (err && c.json)	/* stdout holds the JSON: a notice beside it */
+			log_note("mevitop would not start: %s", why);
+		else if (err)
+			printf("mevitop would not start: %s\n", why);
 		goto out;
 	}
 	if (geteuid() != 0) {
@@ -403,8 +364,9 @@ int main(int argc, char **argv)
 			rc = 1;
 			goto out;
 		}
-		install_signals();
-		rc = exact_setup(&c, &f, &e, &x);
+		drive_signals_install();
+		cli_engine_opts(&c, &eo);
+		rc = exact_setup(&c, &eo, &f, &e, &x);
 		if (!rc) {
 			warn_shared_stdout(&c);
 			rc = run_view(e, &c, rec);
@@ -424,10 +386,15 @@ int main(int argc, char **argv)
 	}
 
 	cli_engine_opts(&c, &eo);
-	install_signals();
+	drive_signals_install();
 	err = engine_new(&eo, &f, &e, why, sizeof(why));
 	if (!err)
 		err = engine_start(e, why, sizeof(why));
+	if (err == -EINTR && engine_quitting()) {	/* SIGTERM while starting: a clean stop */
+		log_info("%s (signal %d)", why, drive_stop_signal());
+		rc = 0;
+		goto out;
+	}
 	if (err) {
 		log_err("%s", why[0] ? why : strerror(-err));
 		rc = 1;

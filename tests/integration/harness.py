@@ -119,6 +119,29 @@ class Workload:
                 self.proc.wait()
 
 
+def json_messages(stderr):
+    """mevitop --json's stderr: one JSON object a line ({"error": ...}, {"warning": ...},
+    {"notice": ...}, {"info": ...}, {"debug": ...}); any other line fails the test."""
+    objs = []
+    for line in stderr.splitlines():
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            raise AssertionError(f"not a JSON line on stderr: {line!r}")
+        assert isinstance(obj, dict) and len(obj) == 1, line
+        objs.append(obj)
+    return objs
+
+
+def json_error(stderr):
+    """With --json an error is exactly one object on stderr, {"error": MESSAGE}: MESSAGE."""
+    objs = json_messages(stderr)
+    assert len(objs) == 1 and list(objs[0]) == ["error"], stderr
+    return objs[0]["error"]
+
+
 class Mevitop:
     """mevitop --json: the first line means hooks attached and initial scan complete."""
 

@@ -6,7 +6,7 @@ import signal
 import subprocess
 
 import harness
-from harness import assert_matches, find_proc
+from harness import assert_matches, find_proc, json_error
 
 
 def run_mevitop(args, user=None, timeout=30, env_extra=None, **kw):
@@ -30,74 +30,164 @@ def one_clear_line(stderr):
     return lines[0]
 
 
+def fails(args, rc, message, headless=None, prefix=False, **kw):
+    """The error in both forms, with the same exit code: `mevitop: MESSAGE` as the first
+    line (args without --json; headless: prepended so that it does not need a terminal,
+    e.g. serve) and, with --json, the one object {"error": MESSAGE}."""
+    text = [a for a in args if a not in ("--json", "-j")]
+    if headless:
+        text = [*headless, *text]
+    got, out, err = run_mevitop(text, **kw)
+    assert got == rc and out == "", (text, got, err)
+    line = one_clear_line(err)
+    assert (line.startswith if prefix else line.__eq__)("mevitop: " + message), (text, err)
+    at = 1 if args and args[0] in ("run", "serve", "record") else 0
+    jargs = args if "--json" in args or "-j" in args else [*args[:at], "--json", *args[at:]]
+    got, out, err = run_mevitop(jargs, **kw)
+    assert got == rc and out == "", (jargs, got, err)
+    msg = json_error(err)
+    assert (msg.startswith if prefix else msg.__eq__)(message), (jargs, err)
+    return msg
+
+
 def test_no_such_pid():
-    rc, out, err = run_mevitop(["-p", "999999999", "--json"])
-    assert rc == 1 and out == ""
-    assert one_clear_line(err) == "mevitop: no such process: 999999999"
+    fails(["-p", "999999999", "--json"], 1, "no such process: 999999999")
 
 
 def test_pid_not_a_number():
-    rc, _, err = run_mevitop(["-p", "12ab", "--json"])
-    assert rc == 2
-    assert "invalid pid '12ab'" in one_clear_line(err)
+    fails(["-p", "12ab", "--json"], 2, "invalid pid '12ab': expected a positive number")
 
 
 def test_bad_interval():
     for bad in ("0", "-5", "abc", "5"):
-        rc, _, err = run_mevitop(["--json", "-i", bad])
-        assert rc == 2, bad
-        assert f"invalid interval '{bad}'" in one_clear_line(err)
+        fails(["--json", "-i", bad], 2,
+              f"invalid interval '{bad}': expected milliseconds between 10 and 3600000")
+    # --json anywhere among the options makes every usage error JSON, earlier ones too
+    _, _, err = run_mevitop(["-i", "5", "-n", "1", "--json"])
+    assert json_error(err) == "invalid interval '5': expected milliseconds between 10 " \
+                              "and 3600000"
 
 
 def test_unknown_option_and_argument():
     rc, _, err = run_mevitop(["--frobnicate"])
-    assert rc == 2 and "mevitop --help" in err
-    rc, _, err = run_mevitop(["extra"])
-    assert rc == 2 and "unexpected argument 'extra'" in err
+    assert rc == 2 and err == "mevitop: unrecognized option '--frobnicate'\n" \
+                             "Try 'mevitop --help'.\n"
+    fails(["--frobnicate"], 2, "unrecognized option '--frobnicate'")
+    fails(["-x"], 2, "invalid option -- 'x'")
+    fails(["-n", "1", "-i"], 2, "option '-i' requires an argument")
+    fails(["--interval"], 2, "option '--interval' requires an argument")
+    fails(["--maps=1"], 2, "option '--maps=1' doesn't allow an argument")
+    fails(["extra"], 2, "unexpected argument 'extra'")
+    # after `run`, too (getopt would have said "run: ...")
+    fails(["run", "--frobnicate", "--", "true"], 2, "unrecognized option '--frobnicate'")
+    fails(["run", "-n", "1"], 2, "run needs a command: mevitop run [OPTIONS] -- CMD")
+    # What follows run's CMD is CMD's: a --json there is not mevitop's.
+    rc, _, err = run_mevitop(["run", "-x", "--", "true", "--json"])
+    assert rc == 2 and err.startswith("mevitop: invalid option -- 'x'\n"), err
 
 
 def test_not_root():
-    rc, out, err = run_mevitop(["--json", "-n", "1"], user=65534)
-    assert rc == 1 and out == ""
-    assert "must be run as root" in one_clear_line(err)
+    fails(["--json", "-n", "1"], 1, "must be run as root: loading BPF programs and reading "
+          "other processes' page tables need CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE (try "
+          "sudo)", user=65534)
 
 
 def test_no_btf():
-    rc, _, err = run_mevitop(["--json", "-n", "1", "--disable", "btf"])
-    assert rc == 1
-    assert "no BTF" in one_clear_line(err)
+    fails(["--json", "-n", "1", "--disable", "btf"], 1, "this kernel has no BTF "
+          "(/sys/kernel/btf/vmlinux is missing): mevitop's CO-RE programs need "
+          "CONFIG_DEBUG_INFO_BTF=y", headless=["serve"])
 
 
 def test_no_fault_hook():
     # No tp_btf and no tracefs, and this kernel has neither kprobes nor fentry.
-    rc, _, err = run_mevitop(["--json", "-n", "1", "--disable", "tp_btf,tracefs,fentry,kprobe"])
-    assert rc == 1
-    assert "no page-fault hook is available" in one_clear_line(err)
+    fails(["--json", "-n", "1", "--disable", "tp_btf,tracefs,fentry,kprobe"], 1,
+          "no page-fault hook is available: need tp_btf or the exceptions tracepoints (x86), "
+          "or fentry/kprobes on handle_mm_fault", headless=["serve"])
+
+
+def test_bpf_load_failure():
+    """A ring buffer the kernel refuses (4 GiB): the BPF object fails to load.  With -vv
+    libbpf's lines are JSON objects too (debug, its warnings info), and the one error is
+    mevitop's."""
+    args = ["--json", "-n", "1", "--ringbuf-size", str(1 << 32)]
+    want = "failed to load BPF programs: Invalid argument (run with -vv for the verifier log)"
+    fails(args, 1, want, headless=["serve"])
+    rc, out, err = run_mevitop([*args, "-vv"])
+    assert rc == 1 and out == ""
+    objs = harness.json_messages(err)
+    assert [o for o in objs if "error" in o] == [{"error": want}] and objs[-1] == {"error": want}
+    assert any(o.get("debug", "").startswith("libbpf: ") for o in objs), objs[:5]
 
 
 def test_uid_must_fit_and_be_digits_only():
     # 4294967296 wrapped to uid 0 (root's processes); (uid_t)-1 means "no uid".
     for bad in ("4294967296", "4294967295", " 0", "+0", "0x1", ""):
-        rc, out, err = run_mevitop(["--json", "-n", "1", "-u", bad])
-        assert rc == 2 and out == "", bad
-        assert one_clear_line(err) == f"mevitop: no such user: '{bad}' (a user name, or a " \
-                                      "uid from 0 to 4294967294)", bad
+        fails(["--json", "-n", "1", "-u", bad], 2,
+              f"no such user: '{bad}' (a user name, or a uid from 0 to 4294967294)")
 
 
 def test_disable_needs_a_feature():
     for bad in ("", ",", " , "):
-        rc, _, err = run_mevitop(["--json", "-n", "1", "--disable", bad])
-        assert rc == 2, repr(bad)
-        assert one_clear_line(err).startswith("mevitop: --disable needs a feature name")
+        fails(["--json", "-n", "1", "--disable", bad], 2, "--disable needs a feature name",
+              prefix=True)
     rc, _, err = run_mevitop(["--json", "-n", "1"], env_extra={"MEVITOP_DISABLE": ","})
+    assert rc == 2 and json_error(err).startswith("--disable needs a feature name")
+    rc, _, err = run_mevitop(["-n", "1"], env_extra={"MEVITOP_DISABLE": ","})
     assert rc == 2 and "--disable needs a feature name" in one_clear_line(err)
 
 
 def test_pid_with_blank_or_sign():
     for bad in (" 1", "+1", "1 ", "\t1"):
-        rc, _, err = run_mevitop(["--json", "-p", bad])
-        assert rc == 2, repr(bad)
-        assert f"invalid pid '{bad}'" in one_clear_line(err)
+        fails(["--json", "-p", bad], 2, f"invalid pid '{bad}': expected a positive number")
+
+
+def test_json_errors_escape_what_the_user_typed():
+    """Quotes, backslashes, control characters and bytes that are not UTF-8 in an argument
+    quoted by an error: the object is still one valid line of JSON, the text exact (an
+    invalid byte as U+FFFD)."""
+    bad = b'a"b\\c\nd\te\x01\x7f\xff\xc3(' + "é".encode() + b"0123456789"
+    p = subprocess.run([harness.MEVITOP.encode(), b"--json", b"--comm", bad],
+                       capture_output=True, timeout=30, env=dict(os.environ, **harness.SAN_ENV))
+    assert p.returncode == 2 and p.stdout == b""
+    assert p.stderr.count(b"\n") == 1
+    shown = bad.decode(errors="replace")
+    assert json_error(p.stderr.decode()) == (f"invalid command name '{shown}': 1 to 15 "
+                                             "characters, as in /proc/PID/comm")
+    # The raw bytes never reach stderr: only JSON's escapes and valid UTF-8.
+    assert b"\xff" not in p.stderr and b"\x01" not in p.stderr and b"\x7f" not in p.stderr
+
+
+def test_json_messages_of_a_run_are_objects(workload, tmp_path):
+    """--json -v: every line on stderr is an object -- info for -v, notice for news (a
+    watched process that exited, even one named with quotes, a newline and a byte that is
+    not UTF-8), never an error when mevitop ends well."""
+    # A process may only rename itself (/proc/PID/comm): exec's name is the file's.
+    name = b'q"\\\n\xffz'
+    link = os.path.join(os.fsencode(tmp_path), name)
+    os.symlink(os.fsencode(os.path.join(harness.WORKLOADS, "wl")), link)
+    wl = workload(os.fsdecode(link))
+    with open(f"/proc/{wl.pid}/comm", "rb") as f:
+        assert f.read() == name + b"\n"
+    comm = name.decode(errors="replace")
+    # The snapshot itself is valid UTF-8 JSON with that comm too.
+    p = subprocess.run([harness.MEVITOP, "--json", "-n", "1", "-p", str(wl.pid)],
+                       capture_output=True, timeout=30, env=dict(os.environ, **harness.SAN_ENV))
+    assert p.returncode == 0, p.stderr
+    assert find_proc(json.loads(p.stdout.decode("utf-8")), wl.pid)["comm"] == comm
+    mv = harness.Mevitop(["-p", str(wl.pid), "-i", "50", "-v"])
+    try:
+        wl.do("exit")
+        rc = mv.proc.wait(timeout=harness.GUARD_S)
+    finally:
+        mv.stop()
+    assert rc == 0, mv.stderr_text()
+    objs = harness.json_messages(mv.stderr_text())
+    keys = {k for o in objs for k in o}
+    assert keys <= {"info", "notice", "warning"}, mv.stderr_text()
+    assert {"info": "process %d (%s) exited" % (wl.pid, comm)} not in objs
+    assert {"notice": "process %d (%s) exited" % (wl.pid, comm)} in objs, objs
+    assert objs[-1] == {"notice": "no watched process is left"}, objs
+    assert any("info" in o for o in objs), objs
 
 
 def test_snapshot_write_failures(workload):
@@ -107,10 +197,10 @@ def test_snapshot_write_failures(workload):
     with open("/dev/full", "w") as full:
         rc, _, err = run_mevitop(args, stdout=full)
     assert rc == 1
-    assert one_clear_line(err) == "mevitop: failed to write snapshot: No space left on device"
+    assert json_error(err) == "failed to write snapshot: No space left on device"
     rc, _, err = run_mevitop(args, stdout=subprocess.DEVNULL, preexec_fn=lambda: os.close(1))
     assert rc == 1
-    assert one_clear_line(err) == "mevitop: failed to write snapshot: Bad file descriptor"
+    assert json_error(err) == "failed to write snapshot: Bad file descriptor"
     rc, _, err = run_mevitop(["-p", str(wl.pid)], stdout=subprocess.DEVNULL,
                              preexec_fn=lambda: os.close(1))
     assert rc == 1
@@ -124,11 +214,10 @@ def test_32bit_process_refused_in_exact_mode():
     wl32 = subprocess.Popen([os.path.join(harness.WORKLOADS, "wl32")], stdout=subprocess.PIPE)
     try:
         pid = int(wl32.stdout.readline().split()[1])
-        want = (f"mevitop: process {pid} is 32-bit: 32-bit processes are not supported in "
+        want = (f"process {pid} is 32-bit: 32-bit processes are not supported in "
                 "exact mode")
-        rc, out, err = run_mevitop(["--json", "-n", "1", "--exact", "-p", str(pid)])
-        assert rc == 1 and out == ""
-        assert one_clear_line(err) == want + "; watch it without --exact (mevitop -p PID)"
+        fails(["--json", "-n", "1", "--exact", "-p", str(pid)], 1,
+              want + "; watch it without --exact (mevitop -p PID)", headless=["serve"])
         with open(f"/proc/{pid}/stat") as f:
             assert f.read().rsplit(")", 1)[1].split()[0] == "S"     # paused, not stopped
         with open(f"/proc/{pid}/status") as f:
@@ -139,17 +228,17 @@ def test_32bit_process_refused_in_exact_mode():
         rc, _, err = run_mevitop(["run", "--json", "-n", "1", "--",
                                   os.path.join(harness.WORKLOADS, "wl32")])
         assert rc == 1
-        assert one_clear_line(err).startswith("mevitop: cannot watch ")
-        assert "is 32-bit: 32-bit processes are not supported in exact mode" in err
+        msg = json_error(err)
+        assert msg.startswith("cannot watch ")
+        assert "is 32-bit: 32-bit processes are not supported in exact mode" in msg
     finally:
         wl32.kill()
         wl32.wait()
 
 
 def test_kernel_thread_refused():
-    rc, _, err = run_mevitop(["--json", "-p", "2"])
-    assert rc == 1
-    assert "kernel thread" in one_clear_line(err)
+    fails(["--json", "-p", "2"], 1, "process 2 is a kernel thread or a zombie: it has no "
+          "user address space to show")
 
 
 def test_probe_lists_hooks():

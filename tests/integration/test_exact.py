@@ -512,8 +512,8 @@ def test_refuses_already_traced(procs):
     try:
         rc, out, err = run_mevitop(["--exact", "-p", str(wl.pid), "--json"])
         assert rc == 1 and out == ""
-        assert err.strip() == (
-            f"mevitop: cannot attach to process {wl.pid}: already traced by PID {os.getpid()} "
+        assert harness.json_error(err) == (
+            f"cannot attach to process {wl.pid}: already traced by PID {os.getpid()} "
             f"(python3). Exact mode needs ptrace: detach the other tracer first; or watch it "
             f"without --exact (mevitop -p PID)"), err
         assert tracer_of(wl.pid) == os.getpid()
@@ -530,13 +530,13 @@ def test_refuses_without_userfaultfd(procs):
     maps, fds = maps_of(wl.pid), fds_of(wl.pid)
     rc, out, err = run_mevitop(["--exact", "-p", str(wl.pid), "--json", "--disable", "uffd"])
     assert rc == 1 and out == ""
-    assert err.strip() == ("mevitop: --exact needs userfaultfd, and userfaultfd is disabled "
+    assert harness.json_error(err) == ("--exact needs userfaultfd, and userfaultfd is disabled "
                            "(--disable uffd or MEVITOP_DISABLE); or watch without --exact "
                            "(mevitop -p PID)"), err
     assert_untouched(wl, maps, fds)
     rc, out, err = run_mevitop(["run", "--json", "--disable", "uffd", "--", "true"])
     assert rc == 1 and out == ""
-    assert err.strip() == ("mevitop: mevitop run needs exact mode, and userfaultfd is disabled "
+    assert harness.json_error(err) == ("mevitop run needs exact mode, and userfaultfd is disabled "
                            "(--disable uffd or MEVITOP_DISABLE)"), err
 
 
@@ -545,7 +545,7 @@ def test_run_exit_status_and_bad_command():
     assert run_mevitop(["run", "--json", "--", "sh", "-c", "kill -9 $$"])[0] == 128 + 9
     rc, out, err = run_mevitop(["run", "--json", "--", "/nonexistent/cmd"])
     assert rc == 127 and out == ""
-    assert err.strip() == ("mevitop: failed to execute /nonexistent/cmd: No such file or "
+    assert harness.json_error(err) == ("failed to execute /nonexistent/cmd: No such file or "
                            "directory"), err
     rc, _, err = run_mevitop(["--exact", "--json"])
     assert rc == 2 and "--exact needs processes" in err
@@ -564,10 +564,10 @@ def test_refuses_second_monitor(procs):
     rc, out, err = run_mevitop(["--exact", "-p", str(wl.pid), "--json"])
     assert rc == 1 and out == ""
     assert re.fullmatch(
-        rf"mevitop: process {wl.pid} is already watched by another userfaultfd monitor "
+        rf"process {wl.pid} is already watched by another userfaultfd monitor "
         r"\((\d+) of its \1 private anonymous mappings are registered with another "
         r"userfaultfd\): stop that monitor first; or watch it without --exact "
-        r"\(mevitop -p PID\)", err.strip()), err
+        r"\(mevitop -p PID\)", harness.json_error(err)), err
     assert fds_of(wl.pid) == held and tracer_of(wl.pid) == 0
     # The first one still tracks it.
     t, _ = wl.do("touch a 0 32 1 w")

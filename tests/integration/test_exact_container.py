@@ -92,10 +92,10 @@ def test_container_userns_without_handoff_refused(procs):  # noqa: F811
     maps, fds = harness.maps_without_scratch(wl.pid), killsweep.fds_of(wl.pid)
     r = subprocess.run([harness.MEVITOP, "--exact", "-p", str(wl.pid), "--json", "-n", "1",
                         "--disable", "uffd_dev"], capture_output=True, text=True, timeout=60)
-    err = r.stderr.strip()
-    assert r.returncode == 1, err
-    assert len(err.splitlines()) == 1 and err.startswith(
-        f"mevitop: failed to create userfaultfd in process {wl.pid}: Operation not "
+    assert r.returncode == 1, r.stderr
+    err = harness.json_error(r.stderr)
+    assert err.startswith(
+        f"failed to create userfaultfd in process {wl.pid}: Operation not "
         "permitted (") and err.endswith(
         "; it runs in a user namespace of its own (a container), where its capabilities "
         "do not count for userfaultfd"), err

@@ -186,8 +186,8 @@ def test_nobody_without_dev_refused(procs):
     rc, out, err = run_mevitop(["--exact", "-p", str(wl.pid), "--json", "--disable",
                                 "uffd-dev"])
     assert rc == 1 and out == "", (rc, err)
-    assert err.strip() == (
-        f"mevitop: failed to create userfaultfd in process {wl.pid}: Operation not permitted "
+    assert harness.json_error(err) == (
+        f"failed to create userfaultfd in process {wl.pid}: Operation not permitted "
         "(userfaultfd() needs CAP_SYS_PTRACE in the target, and the /dev/userfaultfd handoff "
         "is disabled (--disable uffd_dev): enable it)"), err
     as_before(wl.pid, before)
@@ -200,8 +200,8 @@ def test_both_ways_off_refused(procs):
     rc, out, err = run_mevitop(["--exact", "-p", str(wl.pid), "--json", "--disable",
                                 "uffd_syscall,uffd_dev"])
     assert rc == 1 and out == ""
-    assert err.strip() == (
-        "mevitop: --exact needs userfaultfd, and both ways to create one in a process are "
+    assert harness.json_error(err) == (
+        "--exact needs userfaultfd, and both ways to create one in a process are "
         "disabled (--disable uffd_syscall,uffd_dev); or watch without --exact "
         "(mevitop -p PID)"), err
     as_before(wl.pid, before)

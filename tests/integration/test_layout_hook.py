@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from harness import MEVITOP, SAN_ENV, assert_matches, find_proc
+from harness import MEVITOP, SAN_ENV, assert_matches, find_proc, json_messages
 
 
 def links_of(pid):
@@ -109,7 +109,8 @@ def test_verbose_says_which_layout_source(workload):
                            capture_output=True, text=True, env=dict(os.environ, **SAN_ENV),
                            timeout=30)
         assert r.returncode == 0, r.stderr
-        return [l for l in r.stderr.splitlines() if "layout changes:" in l]
-    assert said() == ["mevitop: layout changes: tp_btf/mmap_lock_released (no syscall hook)"]
+        return [o["info"] for o in json_messages(r.stderr)
+                if "layout changes:" in o.get("info", "")]
+    assert said() == ["layout changes: tp_btf/mmap_lock_released (no syscall hook)"]
     line, = said("--disable", "mmap_lock")
     assert "syscalls/sys_exit_*" in line and "disabled by switch" in line and "slow path" in line

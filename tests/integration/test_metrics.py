@@ -18,7 +18,7 @@ import urllib.request
 import pytest
 
 import harness
-from harness import GUARD_S, PAGE, MEVITOP, SAN_ENV
+from harness import GUARD_S, PAGE, MEVITOP, SAN_ENV, json_error
 
 
 def free_port():
@@ -321,8 +321,7 @@ def test_bad_listen_addresses():
     for bad in ("1.2.3:80", "::1:80", "[::1]", ":0", ":65536", "host:80", ":80x"):
         r = run(["--json", "--listen", bad])
         assert r.returncode == 2, bad
-        lines = [l for l in r.stderr.splitlines() if l.strip()]
-        assert lines[0].startswith(f"mevitop: invalid listen address '{bad}': "), r.stderr
+        assert json_error(r.stderr).startswith(f"invalid listen address '{bad}': "), r.stderr
     r = run(["serve", "--json"])
     assert r.returncode == 2 and "serve writes no snapshots" in r.stderr
     r = run(["--metrics-top", "x", "--json"])
@@ -333,7 +332,7 @@ def test_bad_listen_addresses():
         port = busy.getsockname()[1]
         r = run(["--json", "-n", "1", "--listen", f"127.0.0.1:{port}"])
         assert r.returncode == 1 and r.stdout == ""
-        assert r.stderr.strip() == (f"mevitop: failed to listen on 127.0.0.1:{port}: "
+        assert json_error(r.stderr) == (f"failed to listen on 127.0.0.1:{port}: "
                                     "Address already in use")
 
 

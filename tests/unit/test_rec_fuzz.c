@@ -31,7 +31,8 @@
 #include "model.h"
 #include "rec/rec_bytes.h"
 #include "rec/rec_codec.h"
-#include "rec/rec_file.h"
+#include "rec/rec_reader.h"
+#include "rec/rec_writer.h"
 #include "rec/rec_format.h"
 #include "stacks/stacks.h"
 

@@ -340,6 +340,12 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 	elock(e);
 	flush_pending(e);
 	eunlock(e);
+	/* A stop signal during the initial scans cut them short: there is no first picture
+	 * to give, and a -p process left unscanned has not vanished. */
+	if (engine_quitting()) {
+		snprintf(why, whylen, "stopped during the initial scan");
+		return -EINTR;
+	}
 	if (e->o.npids) {
 		for (i = 0; i < e->o.npids; i++) {
 			struct proc *p = engine_find(e, e->o.pids[i]);

@@ -65,6 +65,11 @@ static int64_t scan_range(struct engine *e, struct proc *p, uint64_t start, uint
 		return model_apply_scan(p, start, end, &r, 1, 0);
 	}
 	for (s = start; s < end; s = t) {
+		/* A quit is answered between chunks: read entry by entry (no PAGEMAP_SCAN),
+		 * a sanitizer's dozens of 56 GiB reservations take seconds to minutes.  The
+		 * process is left marked for a rescan (scan_failed), like any failed scan. */
+		if (engine_quitting())
+			return -EINTR;
 		t = (s | (SCAN_CHUNK - 1)) + 1;
 		if (t > end)
 			t = end;

@@ -583,7 +583,13 @@ static void *runner_main(void *arg)
 	return NULL;
 }
 
-/* ---- the pump ---- */
+/* ---- the pump ----
+ *
+ * Not engine_drive() (user/engine/drive.h): the pump never ticks, it drains beside the
+ * view's loop (which runs engine_drive), waking every pump_us microseconds rather than on
+ * the engine's millisecond poll, and it must also stop at teardown (x->stopping) when the
+ * view ended by itself (-n, --duration), which is not a quit.
+ */
 
 static void *pump_main(void *arg)
 {
@@ -783,10 +789,10 @@ static int fail_setup(struct exact *x, struct engine **e, int rc)
 	return rc;
 }
 
-int exact_setup(struct cli *c, struct features *f, struct engine **e, struct exact **out)
+int exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struct engine **e,
+		struct exact **out)
 {
 	struct uffd_server_ops ops = { .fault = on_fault, .event = on_event };
-	struct engine_opts eo;
 	char why[512] = "";
 	struct exact *x;
 	const char *env;
@@ -846,8 +852,10 @@ int exact_setup(struct cli *c, struct features *f, struct engine **e, struct exa
 		c->npids = 1;
 	}
 
-	cli_engine_opts(c, &eo);
-	err = engine_new(&eo, f, e, why, sizeof(why));
+	/* The processes watched are -p's, or run's CMD, known only now. */
+	eo->pids = c->pids;
+	eo->npids = c->npids;
+	err = engine_new(eo, f, e, why, sizeof(why));
 	if (!err) {
 		x->e = *e;
 		xt_install_hooks(x);

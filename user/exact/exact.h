@@ -98,10 +98,13 @@ struct exact;
 /*
  * Everything before the view: checks that userfaultfd and ptrace can work, starts CMD (run)
  * or attaches to -p's processes, creates and starts the engine (MODE_EXACT) with exact
- * mode's hooks.  On failure logs one message saying what to change, leaves no process
- * modified and returns the exit code (1); *e and *x are then NULL.
+ * mode's hooks, from *eo (cli_engine_opts: every option applies to exact mode as to the
+ * others; its pids are filled in here).  On failure logs one message saying what to
+ * change, leaves no process modified and returns the exit code (1); *e and *x are then
+ * NULL.
  */
-int exact_setup(struct cli *c, struct features *f, struct engine **e, struct exact **x);
+int exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struct engine **e,
+		struct exact **x);
 
 /*
  * After the view returned `rc`: detaches (closes every userfaultfd; attached processes run

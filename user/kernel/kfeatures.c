@@ -13,6 +13,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "kfeatures.h"
+#include "libbpf_log.h"
 #include "log.h"
 #include "page.h"
 #include "pagemap.h"

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <bpf/libbpf.h>
+#include "libbpf_log.h"
 #include "log.h"
 
 static bool libbpf_quiet;
@@ -31,7 +32,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	while (n && text[n - 1] == '\n')
 		text[--n] = 0;
 	/* libbpf starts its lines with "libbpf: " already. */
-	log_line(text);
+	log_msg(level == LIBBPF_DEBUG ? LOG_DEBUG : LOG_INFO, text);
 	return 0;
 }
 

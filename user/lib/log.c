@@ -1,53 +1,93 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "log.h"
+#include "utf8.h"
 
 int log_verbosity;
 static log_sink_fn log_sink;
+static bool log_json;
 
 void log_set_sink(log_sink_fn sink)
 {
 	log_sink = sink;
 }
 
-static void vlog(const char *prefix, const char *fmt, va_list ap)
+void log_set_json(bool on)
 {
-	char line[4096];
-	int n;
-
-	n = snprintf(line, sizeof(line), "mevitop: %s", prefix);
-	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
-	if (log_sink) {
-		log_sink(line);
-		return;
-	}
-	fprintf(stderr, "%s\n", line);
+	log_json = on;
 }
 
-#define DEFINE_LOG(name, prefix, cond)			\
+/* The word before a text line's message and the key of its JSON object, per level. */
+static const struct {
+	const char *prefix;
+	const char *key;
+} levels[] = {
+	[LOG_ERROR]	= { "", "error" },
+	[LOG_WARNING]	= { "warning: ", "warning" },
+	[LOG_NOTICE]	= { "", "notice" },
+	[LOG_INFO]	= { "", "info" },
+	[LOG_DEBUG]	= { "", "debug" },
+};
+
+/* {"KEY": "MSG"}: one object a line, written with one call so that lines of several
+ * threads never interleave. */
+static void put_json(enum log_level level, const char *msg)
+{
+	char small[8192], *buf = small;
+	const char *key = levels[level].key;
+	size_t size = strlen(key) + json_escape(NULL, 0, msg) + 10, n;
+
+	if (size > sizeof(small) && !(buf = malloc(size))) {
+		buf = small;	/* a long verifier log and no memory: its first part */
+		size = sizeof(small);
+	}
+	n = (size_t)snprintf(buf, size, "{\"%s\": \"", key);
+	json_escape(buf + n, size - n - 3, msg);	/* room left for "}\n */
+	n += strlen(buf + n);
+	memcpy(buf + n, "\"}\n", 4);
+	fputs(buf, stderr);
+	if (buf != small)
+		free(buf);
+}
+
+void log_msg(enum log_level level, const char *msg)
+{
+	char line[4096];
+
+	if (log_sink) {
+		snprintf(line, sizeof(line), "mevitop: %s%s", levels[level].prefix, msg);
+		log_sink(line);
+	} else if (log_json) {
+		put_json(level, msg);
+	} else {
+		fprintf(stderr, "mevitop: %s%s\n", levels[level].prefix, msg);
+	}
+}
+
+static void vlog(enum log_level level, const char *fmt, va_list ap)
+{
+	char msg[4096];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	log_msg(level, msg);
+}
+
+#define DEFINE_LOG(name, level, cond)			\
 void name(const char *fmt, ...)				\
 {							\
 	va_list ap;					\
 	if (!(cond))					\
 		return;					\
 	va_start(ap, fmt);				\
-	vlog(prefix, fmt, ap);				\
+	vlog(level, fmt, ap);				\
 	va_end(ap);					\
 }
 
-DEFINE_LOG(log_err, "", 1)
-DEFINE_LOG(log_warn, "warning: ", 1)
-DEFINE_LOG(log_info, "", log_verbosity >= 1)
-DEFINE_LOG(log_debug, "", log_verbosity >= 2)
-
-/* A finished line from another logger (libbpf's: user/kernel/libbpf_log.c). */
-void log_line(const char *text)
-{
-	if (log_sink) {
-		log_sink(text);
-		return;
-	}
-	fprintf(stderr, "mevitop: %s\n", text);
-}
+DEFINE_LOG(log_err, LOG_ERROR, 1)
+DEFINE_LOG(log_warn, LOG_WARNING, 1)
+DEFINE_LOG(log_note, LOG_NOTICE, 1)
+DEFINE_LOG(log_info, LOG_INFO, log_verbosity >= 1)
+DEFINE_LOG(log_debug, LOG_DEBUG, log_verbosity >= 2)

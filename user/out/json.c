@@ -4,7 +4,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "json.h"
+#include "lib/utf8.h"
 #include "stacks/stacks.h"
 #include "array.h"
 
@@ -43,20 +45,20 @@ static void put(struct buf *b, const char *fmt, ...)
 	}
 }
 
+/* A comm or a path is bytes: json_escape() makes it valid JSON whatever they are. */
 static void put_str(struct buf *b, const char *s)
 {
-	put(b, "\"");
-	for (; s && *s; s++) {
-		unsigned char c = *s;
+	char small[256], *esc = small;
+	size_t n = json_escape(NULL, 0, s ? s : "");
 
-		if (c == '"' || c == '\\')
-			put(b, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			put(b, "\\u%04x", c);
-		else
-			put(b, "%c", c);
+	if (n >= sizeof(small) && !(esc = malloc(n + 1))) {
+		b->oom = true;
+		return;
 	}
-	put(b, "\"");
+	json_escape(esc, n + 1, s ? s : "");
+	put(b, "\"%s\"", esc);
+	if (esc != small)
+		free(esc);
 }
 
 static void put_pages(struct buf *b, const uint64_t c[PS_COUNT], uint64_t mapped)
@@ -295,6 +297,34 @@ void json_frame_release(struct json_frame *f)
 	f->extra_stats = NULL;
 }
 
+/*
+ * The line in one write where the pipe takes it.  A reader that stopped reading must not
+ * hold a stop signal up: write() returns early when one arrives (EINTR, or the part
+ * written), and stdio would only write again and block; a quit ends it here.
+ */
+static int write_all(FILE *out, const char *p, size_t len)
+{
+	int fd = fileno(out);
+
+	if (fd < 0)	/* a stream with no file under it (open_memstream): stdio's own */
+		return fwrite(p, 1, len, out) == len ? 0 : -EIO;
+	if (fflush(out))
+		return -errno;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+		}
+		if (len && engine_quitting())
+			return -EINTR;
+	}
+	return 0;
+}
+
 int json_frame_write(FILE *out, const struct json_frame *f, const struct json_opts *o)
 {
 	const struct engine_stats *st = &f->stats;
@@ -370,8 +400,8 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 	put(&b, "}\n");
 	if (b.oom) {
 		err = -ENOMEM;
-	} else if (fwrite(b.p, 1, b.len, out) != b.len || fflush(out)) {
-		err = -errno;
+	} else {
+		err = write_all(out, b.p, b.len);
 	}
 	free(b.p);
 	return err;

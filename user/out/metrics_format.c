@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "lib/utf8.h"
 #include "out/metrics.h"
 
 enum fam_type { FT_GAUGE, FT_COUNTER, FT_INFO };
@@ -132,31 +133,6 @@ static void family_header(struct out *o, enum fam_id id)
 	if (o->fmt == METRICS_TEXT)	/* 0.0.4 has no info type: a gauge of 1 */
 		fprintf(o->f, "# TYPE %s%s %s\n", fam->name, suffix(fam),
 			fam->type == FT_COUNTER ? "counter" : "gauge");
-}
-
-/* Length of the valid UTF-8 sequence at s (1-4), or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	/* Overlong forms, surrogates and code points past U+10FFFF. */
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
-		return 0;
-	return n;
 }
 
 /*

@@ -11,7 +11,7 @@
 #include "array.h"
 #include "rec/rec_bytes.h"
 #include "rec/rec_codec.h"
-#include "rec/rec_file.h"
+#include "rec/rec_reader.h"
 #include "rec/rec_format.h"
 
 struct seg_hdr {

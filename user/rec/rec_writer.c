@@ -12,7 +12,7 @@
 #include "array.h"
 #include "rec/rec_bytes.h"
 #include "rec/rec_codec.h"
-#include "rec/rec_file.h"
+#include "rec/rec_writer.h"
 #include "rec/rec_format.h"
 
 /* zstd's default level: ~10x on page runs at a fraction of a millisecond per frame. */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include "json.h"
 #include "log.h"
-#include "rec/rec_file.h"
+#include "rec/rec_reader.h"
 #include "rec/subcmd.h"
 #include "rec/rec_format.h"
 #include "rec/replay.h"

@@ -25,7 +25,7 @@
 #include "json.h"
 #include "log.h"
 #include "model.h"
-#include "rec/rec_file.h"
+#include "rec/rec_reader.h"
 #include "rec/subcmd.h"
 #include "rec/report.h"
 

@@ -2,12 +2,13 @@
 /*
  * The interactive view's loop.
  *
- * Two threads.  The engine thread does what run_json does in main.c: engine_step() on the
- * engine's drain timer (engine_poll_ms) and engine_tick() once per --interval.  The UI thread (this one) reads keys
- * and draws a frame every UI_FRAME_MS (and at once after a key).  They meet only at the
- * engine lock, which the UI holds just long enough to copy one frame's numbers, and waits
- * for at most UI_LOCK_WAIT_MS (ui_model.c): a busy engine makes frames show older data, it
- * never stops the UI from reading keys and drawing.
+ * Two threads.  The engine thread runs engine_drive() (user/engine/drive.h), the loop
+ * --json runs too: engine_step() on the engine's drain timer and engine_tick() once per
+ * --interval.  The UI thread (this one) reads keys and draws a frame every UI_FRAME_MS
+ * (and at once after a key).  They meet only at the engine lock, which the UI holds just
+ * long enough to copy one frame's numbers, and waits for at most UI_LOCK_WAIT_MS
+ * (ui_model.c): a busy engine makes frames show older data, it never stops the UI from
+ * reading keys and drawing.
  *
  * Why a thread rather than a single loop: writing to a terminal can block for as long as
  * the terminal pleases (a slow ssh link, a tmux pane in copy mode, Ctrl-S flow control),
@@ -15,9 +16,10 @@
  * With the engine on its own thread no terminal write ever delays the draining; the UI
  * never writes to the terminal with the lock held.
  *
- * Signals: SIGINT, SIGTERM and SIGHUP only set a flag (blocked in the engine thread, so
- * they interrupt the UI thread's wait for a key); the loop then leaves normally, the
- * engine thread is joined, and ui_term gives the terminal back.  Crash signals are
+ * Signals: SIGINT, SIGTERM and SIGHUP only set the engine's quitting flag
+ * (drive_signals_install; blocked in the engine thread, so they interrupt the UI thread's
+ * wait for a key); the loop then leaves normally, the engine thread is woken
+ * (DRIVE_WAKE_SIGNAL) and joined, and ui_term gives the terminal back.  Crash signals are
  * ui_term's.
  */
 #include <errno.h>
@@ -31,6 +33,7 @@
 #include <time.h>
 #include <curses.h>
 #include "log.h"
+#include "engine/drive.h"
 #include "thread_signals.h"
 #include "ui.h"
 #include "ui_draw.h"
@@ -44,14 +47,7 @@
 #include "ui_term.h"
 #include "ui/keys.h"
 
-static volatile sig_atomic_t stop_signal;
 static volatile sig_atomic_t tstp_refused;
-
-static void on_stop(int sig)
-{
-	stop_signal = sig;
-	engine_set_quitting(true);
-}
 
 /*
  * --exact=ordered: every first touch of the target waits for mevitop's fault server, so
@@ -75,23 +71,13 @@ static void refuse_tstp(const struct cli *c)
 	sigaction(SIGTSTP, &sa, NULL);	/* over curses' own: it would suspend us */
 }
 
-/* Does nothing: its delivery to the engine thread ends the wait it is in (epoll_wait returns
- * EINTR whatever SA_RESTART says), so quitting does not wait out a 100 ms drain period. */
-static void on_wake(int sig)
-{
-	(void)sig;
-}
-
-#define WAKE_SIGNAL SIGURG	/* ignored by default: a stray one harms nothing */
 
 /* --- the engine thread --- */
 
 struct engine_thread {
 	pthread_t tid;
 	struct engine *e;
-	uint64_t interval_ns;
-	bool report_exits;		/* -p: say so when a watched process exits */
-	atomic_bool stop;
+	struct drive_opts drive;
 	atomic_uint_fast64_t ticks;
 	uint64_t cpu_ns;		/* its CPU time, when it ends */
 };
@@ -104,39 +90,23 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static void report_exit(void *ctx, const struct proc *p)
+/* Each tick: the UI thread counts them for -n. */
+static int count_tick(void *ctx, struct engine *e, uint64_t mono_ns)
 {
-	const struct engine_thread *t = ctx;
+	struct engine_thread *t = ctx;
 
-	if (t->report_exits)
-		log_err("process %d (%s) exited", p->pid, p->comm);
+	(void)e;
+	(void)mono_ns;
+	atomic_fetch_add(&t->ticks, 1);
+	return 0;
 }
 
+/* engine_drive() until the UI quits (engine_set_quitting, then DRIVE_WAKE_SIGNAL). */
 static void *engine_main(void *arg)
 {
 	struct engine_thread *t = arg;
-	uint64_t next = engine_now_ns() + t->interval_ns, now;
 
-	while (!atomic_load(&t->stop)) {
-		now = engine_now_ns();
-		if (now < next) {
-			uint64_t left_ms = (next - now) / 1000000ULL;
-			int poll = engine_poll_ms(t->e);
-
-			/* Drain on the engine's timer whatever the interval (see run_json). */
-			engine_step(t->e, left_ms < (uint64_t)poll ? (int)left_ms : poll);
-			continue;
-		}
-		engine_tick(t->e);
-		engine_lock(t->e);
-		engine_take_exits(t->e, report_exit, t);
-		engine_unlock(t->e);
-		atomic_fetch_add(&t->ticks, 1);
-		/* --max-cpu may stretch the interval. */
-		next += t->interval_ns * engine_interval_scale(t->e);
-		if (next < now)
-			next = now + t->interval_ns * engine_interval_scale(t->e);
-	}
+	engine_drive(t->e, &t->drive);
 	t->cpu_ns = thread_cpu_ns();
 	return NULL;
 }
@@ -349,21 +319,18 @@ static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
 {
 	struct ui ui = { .e = e, .replay = rp, .cli = c, .view = VIEW_LIST,
 			 .global_keys = &global_keymap };
-	struct engine_thread t = { .e = e, .interval_ns = c->interval_ms * 1000000ULL,
-				   .report_exits = c->npids > 0 };
+	struct engine_thread t = { .e = e };
 	struct ui_perf perf = { 0 };
-	struct sigaction sa = { .sa_handler = on_stop };
 	uint64_t next_frame, t0, cpu0;
 	bool redraw = true, running = true;
 	int err, key, rc = 1;
 
-	/* No SA_RESTART: a signal interrupts the wait for a key. */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sa.sa_handler = on_wake;
-	sigaction(WAKE_SIGNAL, &sa, NULL);
+	/* Also the replay's view (no engine); no SA_RESTART: a signal interrupts the wait
+	 * for a key. */
+	drive_signals_install();
+	t.drive = (struct drive_opts){ .interval_ms = c->interval_ms,
+				       .report_exits = c->npids > 0, .frame = count_tick,
+				       .ctx = &t };
 	ui.list = proclist_new(c->npids > 0);
 	ui.map = heatmap_new();
 	if (!ui.list || !ui.map) {
@@ -377,7 +344,6 @@ static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
 	}
 	log_set_sink(ui_status_sink);
 	refuse_tstp(c);
-	atomic_init(&t.stop, false);
 	atomic_init(&t.ticks, 0);
 	if (c->npids)
 		heatmap_show(&ui, c->pids[0]);
@@ -393,7 +359,7 @@ static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
 	cpu0 = thread_cpu_ns();
 	next_frame = t0;
 	perf.fps_t0 = t0;
-	while (running && !stop_signal) {
+	while (running && !drive_stop_signal()) {
 		uint64_t now = engine_now_ns();
 		int wait_ms;
 
@@ -427,15 +393,14 @@ static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
 		}
 	}
 	if (e) {
-		atomic_store(&t.stop, true);
 		engine_set_quitting(true);
-		pthread_kill(t.tid, WAKE_SIGNAL);
+		pthread_kill(t.tid, DRIVE_WAKE_SIGNAL);
 		pthread_join(t.tid, NULL);
 	}
 	term_close();
 	log_set_sink(NULL);
-	if (stop_signal)
-		log_info("stopped by signal %d", (int)stop_signal);
+	if (drive_stop_signal())
+		log_info("stopped by signal %d", drive_stop_signal());
 	print_perf(&ui, &perf, engine_now_ns() - t0, thread_cpu_ns() - cpu0, &t);
 	rc = 0;
 out:

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "json.h"
-#include "rec/rec_file.h"
+#include "rec/rec_reader.h"
 #include "ui/keys.h"
 
 struct ui;
