@@ -14,8 +14,8 @@ from test_errors import one_clear_line, run_mevitop
 from test_stacks import CHAIN, LIB, PAGES
 
 ENV = dict(os.environ, **harness.SAN_ENV)
-WARNING = ("mevitop: warning: CMD writes to the same stdout as the snapshots: -o FILE keeps "
-           "them apart")
+# said as {"warning": WARNING} (run --json: stderr is JSON objects)
+WARNING = "CMD writes to the same stdout as the snapshots: -o FILE keeps them apart"
 
 
 def open_fifo_reader(path):
@@ -95,7 +95,8 @@ def test_run_json_file_and_the_shared_stdout_warning(tmp_path):
     assert rc == 128 + 9, err
     assert "hello" in out.splitlines(), out
     assert len([json.loads(l) for l in out.splitlines() if l != "hello"]) == 2
-    assert err.splitlines() == [WARNING]
+    # --json: mevitop's stderr is JSON objects, the warning one of them
+    assert harness.json_messages(err) == [{"warning": WARNING}]
 
 
 def start_folded(w, out):
@@ -134,7 +135,7 @@ def test_output_write_failures(workload):
     rc, out, err = run_mevitop(["--json", "-n", "2", "-i", "50", "-p", str(wl.pid), "-o",
                                 "/dev/full"])
     assert rc == 1 and out == ""
-    assert one_clear_line(err) == "mevitop: failed to write snapshot: No space left on device"
+    assert harness.json_error(err) == "failed to write snapshot: No space left on device"
     assert wl.do("map a 1")[0] > 0          # still running, still answering
     # --folded writes at exit (here: once its process has exited), stacks it has seen.
     w = workload("wl_stacks_fp", [LIB])
@@ -158,13 +159,17 @@ def test_output_open_failures(tmp_path):
                 ["run", "--json", "-o", str(missing), "--", "touch", str(marker)]):
         rc, out, err = run_mevitop(cmd)
         assert rc == 1 and out == "", cmd
-        assert one_clear_line(err) == f"mevitop: failed to open {missing}: No such file or " \
-                                      "directory", cmd
+        assert harness.json_error(err) == f"failed to open {missing}: No such file or " \
+                                          "directory", cmd
     assert not marker.exists()
     for cmd in (["-o", str(tmp_path / "x")], ["--probe", "--json", "-o", str(tmp_path / "x")],
                 ["serve", "-o", str(tmp_path / "x")]):
         rc, out, err = run_mevitop(cmd)
         assert rc == 2 and out == "", cmd
-        assert one_clear_line(err) == ("mevitop: -o FILE takes --json's snapshots or --folded's "
-                                       "stacks (a recording: mevitop record -o FILE)"), cmd
+        usage = ("-o FILE takes --json's snapshots or --folded's stacks (a recording: mevitop "
+                 "record -o FILE)")
+        if "--json" in cmd:
+            assert harness.json_error(err) == usage, cmd
+        else:
+            assert one_clear_line(err) == "mevitop: " + usage, cmd
     assert not (tmp_path / "x").exists()
