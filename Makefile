@@ -103,8 +103,8 @@ $(SKEL): $(BUILD)/mevitop.bpf.o
 # archives of the folders it tests and of those they stand on, named in test_X_LINK, and the
 # linker takes from them only the objects the test needs: test_itree links itree.o and
 # nothing else, so no libbpf, ncurses or roaring; a call outside those folders fails to
-# link.  test_X_LIBS: the libraries those objects need.  A test without test_X_LINK links
-# every folder.
+# link.  test_X_LIBS: the libraries those objects need.  Every test names its folders
+# (test_layers.py checks it).
 TOP_OBJS    := $(filter-out $(BUILD)/user/main.o,$(filter $(BUILD)/user/%.o,$(patsubst user/%.c,$(BUILD)/user/%.o,$(wildcard user/*.c))))
 ALL_FOLDERS := $(sort $(patsubst user/%/,%,$(dir $(wildcard user/*/*.c))))
 $(BUILD)/folders/top.a: $(TOP_OBJS)
@@ -139,6 +139,16 @@ test_uffd_LINK     := exact kernel model lib
 test_uffd_LIBS     := -lroaring -lm -lpthread
 test_jobq_LINK     := exact lib
 test_jobq_LIBS     := -lpthread
+test_maplayout_LINK := ui model lib
+test_maplayout_LIBS := -lncursesw -lroaring -lm
+test_procfs_stat_LINK := kernel lib
+test_proctree_LINK := ui model lib
+test_proctree_LIBS := -lncursesw -lroaring -lm
+test_rec_fuzz_LINK := rec out stacks engine kernel model lib
+test_rec_fuzz_LIBS := -lzstd -lz -lbpf -ldw -lelf -lroaring -lm -lpthread
+test_seccomp_bpf_LINK := exact lib
+test_seccomp_guard_LINK := exact kernel model lib
+test_seccomp_guard_LIBS := -lroaring -lm -lpthread
 
 folder_archives = $(addsuffix .a,$(addprefix $(BUILD)/folders/,$(or $($(1)_LINK),top $(ALL_FOLDERS))))
 test_libs = $(if $($(1)_LINK),$($(1)_LIBS),$(LIBS))

@@ -286,3 +286,15 @@ def test_the_checks_can_fail():
         assert declared(path) == {"f", "h", "g_k", "g_l", "g_m"}
     finally:
         os.unlink(path)
+
+
+def test_every_unit_test_names_what_it_links():
+    """Each tests/unit/test_X.c has a test_X_LINK in the Makefile (the folders it tests and
+    those they stand on, issue 12's item 2); without one it would link every folder, so a
+    call into a layer it should not need would go unnoticed."""
+    with open(os.path.join(harness.ROOT, "Makefile")) as f:
+        linked = set(re.findall(r"^(test_\w+)_LINK\s*:=", f.read(), re.M))
+    tests = {os.path.basename(p)[:-2]
+             for p in glob.glob(os.path.join(harness.ROOT, "tests", "unit", "test_*.c"))}
+    assert tests and not tests - linked, f"no test_X_LINK in the Makefile: {sorted(tests - linked)}"
+    assert not linked - tests, f"test_X_LINK of no unit test: {sorted(linked - tests)}"
