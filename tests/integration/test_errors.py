@@ -41,7 +41,7 @@ def fails(args, rc, message, headless=None, prefix=False, **kw):
     assert got == rc and out == "", (text, got, err)
     line = one_clear_line(err)
     assert (line.startswith if prefix else line.__eq__)("mevitop: " + message), (text, err)
-    at = 1 if args and args[0] in ("run", "serve", "record") else 0
+    at = 1 if args and args[0] in ("run", "serve", "record", "replay") else 0
     jargs = args if "--json" in args or "-j" in args else [*args[:at], "--json", *args[at:]]
     got, out, err = run_mevitop(jargs, **kw)
     assert got == rc and out == "", (jargs, got, err)
@@ -282,3 +282,27 @@ def test_lost_events_are_counted_and_healed(mevitop, workload):
     assert snap["stats"]["drift_pages"] > 0
     assert_matches(snap, wl.pid)
     assert find_proc(snap, wl.pid)["pages"]["resident"] >= 4096
+
+
+def test_replay_errors_in_both_forms(tmp_path):
+    """replay's own options: usage errors and a file that cannot be read, as text and, with
+    --json wherever it stands, as the one JSON object (issue 12's item 7 for replay too)."""
+    missing = tmp_path / "none"
+    fails(["replay"], 2, "replay needs a recording: mevitop replay FILE --json")
+    fails(["replay", "--bogus"], 2, "unrecognized option '--bogus'")
+    # getopt permutes what it scans: the silent pass looking for --json must not, or a
+    # missing argument would be read as the file name taken for a time.
+    fails(["replay", str(missing), "--at"], 2, "option '--at' requires an argument")
+    fails(["replay", str(missing), "--at", "soon"], 2,
+          "invalid time 'soon': expected seconds from the start of the recording")
+    fails(["replay", str(missing), "--at", "1", "--from", "0"], 2,
+          "--at and --from/--to do not mix")
+    fails(["replay", str(missing)], 1,
+          f"failed to open recording {missing}: No such file or directory")
+    # text: getopt's words, mevitop's prefix, and the hint
+    rc, out, err = run_mevitop(["replay", "--bogus"])
+    assert rc == 2 and err.splitlines() == ["mevitop: unrecognized option '--bogus'",
+                                            "Try 'mevitop replay --help'."], err
+    rc, out, err = run_mevitop(["report", "x", "-o"])
+    assert rc == 2 and err.splitlines() == ["mevitop: option '-o' requires an argument",
+                                            "Try 'mevitop report --help'."], err

@@ -72,8 +72,8 @@ static int parse(int argc, char **argv, struct replay_opts *o)
 	int opt;
 
 	memset(o, 0, sizeof(*o));
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "jh", longopts, NULL)) != -1) {
+	subcmd_json(argc, argv, ":jh", longopts);
+	while ((opt = getopt_long(argc, argv, ":jh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			o->json = true;
@@ -108,8 +108,7 @@ static int parse(int argc, char **argv, struct replay_opts *o)
 			break;
 		}
 		default:
-			fprintf(stderr, "Try 'mevitop replay --help'.\n");
-			return 2;
+			return subcmd_getopt_error("replay", opt, argv);
 		}
 	}
 	if (optind >= argc)
@@ -147,7 +146,13 @@ static int print_frames(struct rec_reader *r, const struct replay_opts *o, size_
 		int err = rec_load(r, i, &f, &flags, why, sizeof(why));
 
 		if (err) {
-			log_err("%s: stopping at frame %zu of %zu: %s", o->path, i, rec_frames(r), why);
+			/* With frames before it printed, a partial result (exit 0); else a failure. */
+			if (printed)
+				log_warn("%s: stopping at frame %zu of %zu: %s", o->path, i,
+					 rec_frames(r), why);
+			else
+				log_err("%s: stopping at frame %zu of %zu: %s", o->path, i,
+					rec_frames(r), why);
 			return printed ? 0 : 1;
 		}
 		jo.maps = o->maps || (flags & REC_FLAG_MAPS);
@@ -205,8 +210,8 @@ int replay_main(int argc, char **argv, int (*interactive)(struct rec_reader *r))
 		log_err("%s", why);
 		return 1;
 	}
-	if (rec_warning(r))
-		log_err("%s", rec_warning(r));
+	if (rec_warning(r))	/* a cut-off tail: the frames before it replay */
+		log_warn("%s", rec_warning(r));
 	if (!o.json && !o.folded) {
 		rc = interactive(r);
 		rec_close(r);

@@ -454,7 +454,8 @@ int report_main(int argc, char **argv)
 	int opt, rc = 1, err;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:p:h", longopts, NULL)) != -1) {
+	opterr = 0;	/* getopt's errors in mevitop's words (subcmd_getopt_error) */
+	while ((opt = getopt_long(argc, argv, ":o:p:h", longopts, NULL)) != -1) {
 		char *end;
 
 		switch (opt) {
@@ -473,8 +474,7 @@ int report_main(int argc, char **argv)
 			       "(x) coloured by page state, and resident bytes by kind over time.\n");
 			return 0;
 		default:
-			fprintf(stderr, "Try 'mevitop report --help'.\n");
-			return 2;
+			return subcmd_getopt_error("report", opt, argv);
 		}
 	}
 	if (optind >= argc || !out)
