@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -9,6 +8,7 @@
 #include <string.h>
 #include "cli.h"
 #include "fault_sampler.h"
+#include "getopt_msg.h"
 #include "kfeatures.h"
 #include "log.h"
 
@@ -253,19 +253,14 @@ static int usage_error(const char *fmt, ...)
 /*
  * getopt's own messages would start with argv[0] ("run: ..." after `mevitop run`) and not
  * follow --json: opterr is off and the leading ':' of the option string makes a missing
- * argument ':', so each case is said here, in getopt's words.
+ * argument ':', so each case is said here, in getopt's words (lib/getopt_msg.c).
  */
 static int getopt_error(int opt, char **argv)
 {
-	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	char msg[512];
 
-	if (opt == ':')
-		return usage_error("option '%s' requires an argument", arg);
-	if (!optopt)
-		return usage_error("unrecognized option '%s'", arg);
-	if (optopt < 256 && isprint(optopt) && strncmp(arg, "--", 2))
-		return usage_error("invalid option -- '%c'", optopt);
-	return usage_error("option '%s' doesn't allow an argument", arg);
+	getopt_msg(msg, sizeof(msg), opt, argv);
+	return usage_error("%s", msg);
 }
 
 /*

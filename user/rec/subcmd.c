@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "getopt_msg.h"
 #include "log.h"
 #include "rec/subcmd.h"
 
@@ -45,13 +45,8 @@ int subcmd_usage(const char *cmd, const char *fmt, ...)
 
 int subcmd_getopt_error(const char *cmd, int opt, char **argv)
 {
-	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	char msg[512];
 
-	if (opt == ':')
-		return subcmd_usage(cmd, "option '%s' requires an argument", arg);
-	if (!optopt)
-		return subcmd_usage(cmd, "unrecognized option '%s'", arg);
-	if (optopt < 256 && isprint(optopt) && strncmp(arg, "--", 2))
-		return subcmd_usage(cmd, "invalid option -- '%c'", optopt);
-	return subcmd_usage(cmd, "option '%s' doesn't allow an argument", arg);
+	getopt_msg(msg, sizeof(msg), opt, argv);
+	return subcmd_usage(cmd, "%s", msg);
 }
