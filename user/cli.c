@@ -263,22 +263,6 @@ static int getopt_error(int opt, char **argv)
 	return usage_error("%s", msg);
 }
 
-/*
- * Errors are JSON objects once --json is given, wherever it stands among the options
- * (`mevitop -i 5 --json` included): a first, silent getopt pass looks for it.
- */
-static bool wants_json(int argc, char **argv)
-{
-	bool json = false;
-	int opt;
-
-	opterr = 0;
-	optind = 0;	/* glibc: start over, state included */
-	while ((opt = getopt_long(argc, argv, OPTSTRING, longopts, NULL)) != -1)
-		json |= opt == 'j';
-	optind = 0;
-	return json;
-}
 
 static bool parse_u64(const char *s, uint64_t *v, uint64_t min, uint64_t max)
 {
@@ -393,7 +377,9 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		argc--;
 	}
 	record_cmd = c->record;
-	json_errors = wants_json(argc, argv);
+	/* Errors are JSON objects once --json is given, wherever it stands among the options
+	 * (`mevitop -i 5 --json` included). */
+	json_errors = getopt_finds(argc, argv, OPTSTRING, longopts, 'j');
 	log_set_json(json_errors);
 	if (env && *env && features_parse_disable(env, &c->disable))
 		return 2;

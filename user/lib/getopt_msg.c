@@ -2,8 +2,28 @@
 #include <ctype.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "getopt_msg.h"
+
+bool getopt_finds(int argc, char **argv, const char *optstring, const struct option *longopts,
+		  int want)
+{
+	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
+	bool found = false;
+	int opt;
+
+	opterr = 0;
+	optind = 0;	/* glibc: start over, state included */
+	if (copy) {
+		memcpy(copy, argv, (size_t)argc * sizeof(*copy));
+		while ((opt = getopt_long(argc, copy, optstring, longopts, NULL)) != -1)
+			found |= opt == want;
+		free(copy);
+	}
+	optind = 0;
+	return found;
+}
 
 void getopt_msg(char *buf, size_t len, int opt, char **argv)
 {
