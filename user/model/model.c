@@ -259,6 +259,14 @@ static int split_at(struct proc *p, uint64_t page)
 	return 0;
 }
 
+/* Splits so that [start, end) is made of whole mappings: one starts at start, one at end. */
+static int split_range(struct proc *p, uint64_t start, uint64_t end)
+{
+	int err = split_at(p, start);
+
+	return err ? err : split_at(p, end);
+}
+
 static bool same_attrs(const struct mapping *a, const struct mapping *b)
 {
 	if (a->perms != b->perms || a->flags != b->flags || a->kind != b->kind ||
@@ -275,8 +283,6 @@ static bool same_attrs(const struct mapping *a, const struct mapping *b)
 	return true;
 }
 
-/* Merges m with contiguous neighbours of identical attributes, as the kernel merges VMAs
- * (mprotect back and forth, adjacent anonymous mmaps); keeps the layout readable. */
 /* Merges hi into lo when they are contiguous twins; returns the survivor or NULL. */
 static struct mapping *merge_pair(struct proc *p, struct mapping *lo, struct mapping *hi)
 {
@@ -291,6 +297,8 @@ static struct mapping *merge_pair(struct proc *p, struct mapping *lo, struct map
 	return lo;
 }
 
+/* Merges m with contiguous neighbours of identical attributes, as the kernel merges VMAs
+ * (mprotect back and forth, adjacent anonymous mmaps); keeps the layout readable. */
 static struct mapping *try_merge(struct proc *p, struct mapping *m)
 {
 	struct itree_node *n;
@@ -313,9 +321,7 @@ static int cut_range(struct proc *p, uint64_t start, uint64_t end)
 
 	if (start >= end)
 		return 0;
-	err = split_at(p, start);
-	if (!err)
-		err = split_at(p, end);
+	err = split_range(p, start, end);
 	if (err)
 		return err;
 	while ((n = itree_first_overlap(&p->maps, start, end - 1))) {
@@ -425,9 +431,7 @@ int model_remap(struct proc *p, uint64_t old, uint64_t old_len, uint64_t new, ui
 		}
 		return err;
 	}
-	err = split_at(p, old);
-	if (!err)
-		err = split_at(p, old + old_len);
+	err = split_range(p, old, old + old_len);
 	if (err)
 		return err;
 	/* The destination is replaced (MREMAP_FIXED) and the pages travel with the mapping:
@@ -485,9 +489,7 @@ static int change_range(struct proc *p, uint64_t start, uint64_t end, bool set_p
 
 	if (start >= end)
 		return 0;
-	err = split_at(p, start);
-	if (!err)
-		err = split_at(p, end);
+	err = split_range(p, start, end);
 	if (err)
 		return err;
 	for (nd = itree_first_overlap(&p->maps, start, end - 1); nd;
