@@ -712,11 +712,15 @@ static void apply_touch(struct exact *x, struct xfd *f, const struct xrec *r)
 		x->st.lat_max_ns = r->lat_ns;
 	log_touch(x, f->pid, r->tid, r->a, r->ts_ns, r->flags & XT_WRITE);
 	p = f->pid ? engine_find(x->e, f->pid) : NULL;
-	if (!p || !p->ready || p->exited)
+	m = p && p->ready && !p->exited ? model_find(p, page) : NULL;
+	if (!m || !(m->flags & MF_UFFD)) {
+		/* Not read yet (its scan finds the page), or stale: its REMOVE/UNMAP/REMAP
+		 * record rescans the range.  --stacks counts it, so that every first touch
+		 * is either placed or said to be dropped. */
+		if (engine_stacks(x->e))
+			stacks_first_touch_unplaced(engine_stacks(x->e));
 		return;
-	m = model_find(p, page);
-	if (!m || !(m->flags & MF_UFFD))
-		return;		/* stale: its REMOVE/UNMAP/REMAP record rescans the range */
+	}
 	model_set_page(p, page, PS_RESIDENT);
 	heat_add(&p->heat, page, 1.0f, r->ts_ns);
 	if (engine_stacks(x->e))	/* --stacks: this touch's fault's stack */

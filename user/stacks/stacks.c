@@ -433,6 +433,14 @@ static bool extends(const struct stack_touch *a, const struct stack_touch *b)
 	       (a->from & ~(CHUNK_PAGES - 1)) == (b->from & ~(CHUNK_PAGES - 1));
 }
 
+void stacks_first_touch_unplaced(struct stacks *s)
+{
+	if (!s->faults)
+		return;
+	s->st.first_touches++;
+	s->st.dropped++;
+}
+
 void stacks_on_first_touch(struct stacks *s, const struct proc *p, uint32_t tid,
 			   uint64_t addr, uint64_t ts_ns)
 {

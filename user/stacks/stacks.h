@@ -56,7 +56,8 @@ struct stacks_stats {
 	uint64_t samples;		/* stacks received */
 	uint64_t unique;		/* distinct stacks */
 	uint64_t ip_only;		/* samples whose caller chain could not be trusted */
-	uint64_t dropped;		/* table full, out of memory, or no such process */
+	uint64_t dropped;		/* table full, out of memory, no such process, or a first
+				 * touch the model could not place */
 	uint64_t interval_ms;		/* one stack per chunk this often */
 	uint64_t sample_period;		/* >0: statistical, one page fault in this many */
 	bool exact;			/* exact mode: every first touch, each page its own */
@@ -85,6 +86,9 @@ void stacks_on_layout(struct stacks *s, const struct proc *p);
 /* Exact mode: tid's first touch of addr in p, read at ts_ns (after its fault). */
 void stacks_on_first_touch(struct stacks *s, const struct proc *p, uint32_t tid,
 			   uint64_t addr, uint64_t ts_ns);
+/* Exact mode: a first touch the model could not place (its process not read yet, or a
+ * stale one whose range is rescanned): counted in first_touches, and dropped. */
+void stacks_first_touch_unplaced(struct stacks *s);
 /* p's address space was replaced (exec) or its model freed. */
 void stacks_forget(struct stacks *s, pid_t pid);
 
