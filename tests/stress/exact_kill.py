@@ -4,7 +4,9 @@ delays spread over the first 3 ms after its first PTRACE_SEIZE (and a tail over 
 whole ~30 ms the attach holds the target), >= 200 kills for each of: a busy
 multithreaded target, a fork/exec-loop target, a stopped target, and one blocked in
 read(); and busy, stopped and blocked targets running as nobody (the /dev/userfaultfd
-handoff).  Prints one line per target kind with its counts and exits 1 if any kill left
+handoff); and busy targets under seccomp filters (suspended while held): one that kills
+userfaultfd() (so the handoff is taken: the call is never made) and one that makes it fail
+(survivable, so the call is made).  Prints one line per target kind with its counts and exits 1 if any kill left
 the target dead, changed (maps but the scratch page, fds, signal masks, credentials and
 seccomp state, stop state) or
 with a register of its own changed.
@@ -23,16 +25,21 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 import killsweep  # noqa: E402
 
 AS_NOBODY = ("setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups")
-# (name, (mode, threads, stopped), wrap): nobody targets get their userfaultfd through the
-# /dev/userfaultfd handoff chain (issue 13), root ones by the syscall
+WITNESS = "errno=getpgid"	# the filter's witness, checked in force after each kill
+# (name, (mode, threads, stopped), wrap, seccomp): nobody targets get their userfaultfd
+# through the /dev/userfaultfd handoff chain (issue 13), root ones by the syscall
 KINDS = [
-    ("busy multithreaded (4 checking threads)", ("spin", 4, False), ()),
-    ("fork/exec loop", ("fork", 1, False), ()),
-    ("stopped (SIGSTOP)", ("spin", 1, True), ()),
-    ("blocked in read()", ("block", 0, False), ()),
-    ("nobody, busy (/dev/userfaultfd)", ("spin", 2, False), AS_NOBODY),
-    ("nobody, stopped (/dev/userfaultfd)", ("spin", 1, True), AS_NOBODY),
-    ("nobody, blocked in read() (/dev/userfaultfd)", ("block", 0, False), AS_NOBODY),
+    ("busy multithreaded (4 checking threads)", ("spin", 4, False), (), ()),
+    ("fork/exec loop", ("fork", 1, False), (), ()),
+    ("stopped (SIGSTOP)", ("spin", 1, True), (), ()),
+    ("blocked in read()", ("block", 0, False), (), ()),
+    ("nobody, busy (/dev/userfaultfd)", ("spin", 2, False), AS_NOBODY, ()),
+    ("nobody, stopped (/dev/userfaultfd)", ("spin", 1, True), AS_NOBODY, ()),
+    ("nobody, blocked in read() (/dev/userfaultfd)", ("block", 0, False), AS_NOBODY, ()),
+    ("filter kills userfaultfd (/dev/userfaultfd)", ("spin", 1, False), (),
+     ("kill=userfaultfd", WITNESS)),
+    ("filter fails userfaultfd (ERRNO)", ("spin", 1, False), (),
+     ("errno=userfaultfd", WITNESS)),
 ]
 
 
@@ -40,11 +47,12 @@ def main():
     kills = int(os.environ.get("KILLS", "200"))
     seed = int(os.environ.get("SEED", "9"))
     total_bad = 0
-    for name, kind, wrap in KINDS:
+    for name, kind, wrap, seccomp in KINDS:
         t0 = time.monotonic()
         # most kills over 0-3 ms, where bootstrap, injection and registration run
-        n1, bad1 = killsweep.sweep(kind, kills, 0.003, seed=seed, wrap=wrap)
-        n2, bad2 = killsweep.sweep(kind, max(kills // 10, 1), 0.030, seed=seed + 1, wrap=wrap)
+        n1, bad1 = killsweep.sweep(kind, kills, 0.003, seed=seed, wrap=wrap, seccomp=seccomp)
+        n2, bad2 = killsweep.sweep(kind, max(kills // 10, 1), 0.030, seed=seed + 1, wrap=wrap,
+                                   seccomp=seccomp)
         bad = bad1 + bad2
         total_bad += len(bad)
         print(f"{name}: {n1 + n2} kills ({n1} over 0-3 ms, {n2} over 0-30 ms), "

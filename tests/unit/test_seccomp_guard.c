@@ -8,7 +8,8 @@
  * if mevitop dies mid-call), must go through the guard: each of those calls matches the list
  * of exact/seccomp_calls.c and is proven allowed, the child lives and its filter is in force
  * afterwards.  A filter that kills one listed call refuses the attach before any call; a
- * call missing from the list is refused at the moment it would be made.
+ * call missing from the list is refused at the moment it would be made.  With suspension,
+ * only calls the thread would survive the filter seeing are made (attach_suspended).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -37,13 +38,14 @@ struct child {
 	int res;
 };
 
-/* A child under a filter that kills @kill_nr (-1: none) and fails getpgid with EXDEV. */
-static struct child start(long kill_nr)
+/* A child under a filter that returns @action for @nr (-1: none) and fails getpgid with
+ * EXDEV. */
+static struct child start_with(long nr, uint32_t action)
 {
 	struct sock_filter prog[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)kill_nr, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)nr, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, action),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_getpgid, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EXDEV),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
@@ -84,6 +86,12 @@ static struct child start(long kill_nr)
 	assert_int_equal(read(c.res, &ready, 1), 1);
 	assert_int_equal(ready, 'r');
 	return c;
+}
+
+/* A child whose filter kills @kill_nr. */
+static struct child start(long kill_nr)
+{
+	return start_with(kill_nr, SECCOMP_RET_KILL_PROCESS);
 }
 
 /* The child is not left stopped and still runs, its filter in force (getpgid fails with
@@ -152,25 +160,80 @@ static void test_self_restore(void **state)
 	attach_via(UFFD_API_AUTO, true);
 }
 
-/* Suspended, the same filter is never asked; the guard only picks placeholders. */
-static void test_suspended(void **state)
+/*
+ * Suspended, the filter is never asked, but a call left in a thread's registers by a
+ * killed mevitop would meet it: so the guard lets through only calls the thread would
+ * survive it seeing.  @nr gets @action; *@create says which way the userfaultfd was made,
+ * or uffd_inject's error is returned with why in @why.
+ */
+static int attach_suspended(long nr, uint32_t action, enum uffd_create *create, char *why,
+			    size_t whylen)
 {
-	struct child c = start(__NR_userfaultfd);
+	struct child c = start_with(nr, action);
 	struct inj *in = NULL;
-	char why[512] = "";
 	uint64_t got = 0;
-	int fd = -1;
+	int fd = -1, err;
 
-	(void)state;
 	inj_set_suspend_seccomp(true);
-	assert_int_equal(inj_seize(c.pid, 0, &in, why, sizeof(why)), 0);
+	assert_int_equal(inj_seize(c.pid, 0, &in, why, whylen), 0);
 	assert_true(inj_seccomp_suspended(in));
-	assert_int_equal(scg_prepare(in, why, sizeof(why)), 0);
-	assert_int_equal(uffd_inject(in, UFFD_EXACT_FEATURES, &fd, &got), 0);
-	close(fd);
+	assert_int_equal(scg_prepare(in, why, whylen), 0);
+	err = uffd_inject(in, UFFD_EXACT_FEATURES, &fd, &got);
+	snprintf(why, whylen, "%s", err ? uffd_why() : "");
+	*create = err ? UFFD_CREATE_NONE : uffd_last_create();
+	if (fd >= 0)
+		close(fd);
 	assert_int_equal(inj_release(in), 0);
 	inj_set_suspend_seccomp(false);
 	finish(&c);
+	return err;
+}
+
+/* A filter that kills userfaultfd(): never made; the /dev/userfaultfd handoff instead. */
+static void test_suspended_kill_takes_the_handoff(void **state)
+{
+	enum uffd_create create;
+	char why[1024];
+
+	(void)state;
+	if (attach_suspended(__NR_userfaultfd, SECCOMP_RET_KILL_PROCESS, &create, why,
+			     sizeof(why)))
+		fail_msg("uffd_inject: %s", why);
+	assert_int_equal(create, UFFD_CREATE_DEV);
+}
+
+/* One that makes it fail is survivable: userfaultfd() itself is made. */
+static void test_suspended_errno_makes_the_call(void **state)
+{
+	enum uffd_create create;
+	char why[1024];
+
+	(void)state;
+	if (attach_suspended(__NR_userfaultfd, SECCOMP_RET_ERRNO | EPERM, &create, why,
+			     sizeof(why)))
+		fail_msg("uffd_inject: %s", why);
+	assert_int_equal(create, UFFD_CREATE_SYSCALL);
+}
+
+/* TRAP on close (every way closes the target's copy) and a failing rt_sigreturn (it would
+ * fall through past the trampoline) are not survivable: refused, with the verdict. */
+static void test_suspended_refused(void **state)
+{
+	static const struct { long nr; uint32_t action; const char *said; } cases[] = {
+		{ __NR_close, SECCOMP_RET_TRAP, "returns TRAP" },
+		{ __NR_rt_sigreturn, SECCOMP_RET_ERRNO | EPERM, "returns ERRNO(1) for rt_sigreturn(" },
+	};
+	enum uffd_create create;
+	char why[1024];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(attach_suspended(cases[i].nr, cases[i].action, &create, why,
+						  sizeof(why)), -EPERM);
+		if (!strstr(why, cases[i].said) || !strstr(why, "would see that call were "
+							     "mevitop killed during it"))
+			fail_msg("case %zu: %s", i, why);
+	}
 }
 
 static void test_refused_before_any_call(void **state)
@@ -244,7 +307,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_local_api, teardown),
 		cmocka_unit_test_teardown(test_remote_api, teardown),
 		cmocka_unit_test_teardown(test_self_restore, teardown),
-		cmocka_unit_test_teardown(test_suspended, teardown),
+		cmocka_unit_test_teardown(test_suspended_kill_takes_the_handoff, teardown),
+		cmocka_unit_test_teardown(test_suspended_errno_makes_the_call, teardown),
+		cmocka_unit_test_teardown(test_suspended_refused, teardown),
 		cmocka_unit_test_teardown(test_refused_before_any_call, teardown),
 		cmocka_unit_test_teardown(test_unlisted_call_refused, teardown),
 	};

@@ -397,12 +397,20 @@ static bool own_userns(pid_t pid)
 }
 
 /* A target whose seccomp filters mevitop may neither suspend nor prove safe. */
-static void explain_seccomp(struct exact *x, pid_t pid, int err, const char *sc_why, char *why,
-			    size_t whylen)
+static void explain_seccomp(struct exact *x, struct inj *in, pid_t pid, int err,
+			    const char *sc_why, char *why, size_t whylen)
 {
-	snprintf(why, whylen, "cannot attach to process %d: %s; and its filters cannot be "
-		 "suspended (%s)%s", pid, sc_why[0] ? sc_why : strerror(-err), x->suspend_why,
-		 x->run_pid ? "" : "; watch it without --exact (mevitop -p PID)");
+	const char *tail = x->run_pid ? "" : "; watch it without --exact (mevitop -p PID)";
+
+	if (inj_seccomp_suspended(in))
+		snprintf(why, whylen, "cannot attach to process %d: %s; its filters are suspended "
+			 "while mevitop holds it, but unread they could kill it for a call a "
+			 "killed mevitop left mid-way%s", pid, sc_why[0] ? sc_why : strerror(-err),
+			 tail);
+	else
+		snprintf(why, whylen, "cannot attach to process %d: %s; and its filters cannot "
+			 "be suspended (%s)%s", pid, sc_why[0] ? sc_why : strerror(-err),
+			 x->suspend_why, tail);
 }
 
 static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char *why,
@@ -418,7 +426,7 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 		return err;
 	err = scg_prepare(in, scwhy, sizeof(scwhy));	/* a new program may have a filter */
 	if (err) {
-		explain_seccomp(x, pid, err, scwhy, why, whylen);
+		explain_seccomp(x, in, pid, err, scwhy, why, whylen);
 		return err;
 	}
 	t0 = clock_mono_ns();

@@ -111,8 +111,9 @@ struct inj {
 	bool spawned;
 	bool allow_seccomp;
 	bool suspended;		/* the parked threads hold PTRACE_O_SUSPEND_SECCOMP */
-	inj_guard_fn guard;	/* proves each call past the filters when not suspended */
+	inj_guard_fn guard;	/* proves each call allowed, or survivable when suspended */
 	void *guard_ctx;
+	char guard_why[512];	/* why it last refused one */
 	bool released;		/* every thread detached (release or watchdog) */
 	bool watchdog_fired;
 	int seccomp;
@@ -290,9 +291,15 @@ static void comm_of(pid_t pid, char *buf, size_t len)
  * by a mevitop that dies before the thread passed that call's seccomp check (the kernel
  * runs the check after the syscall-entry ptrace stop, syscall_trace_enter), is then seen
  * by the filters; so are the close and rt_sigreturn the trampoline makes after a death.
- * Where the filters can be read (exact/seccomp_guard.c), a call they allow runs as it is,
- * and one they refuse starts as a harmless placeholder that becomes the call only at its
- * syscall-entry stop (use_placeholder), which leaves a few microseconds of exposure.
+ * No ptrace request closes that window: whatever is in the registers when the tracer dies
+ * is what the filters see.  So where the filters can be read (exact/seccomp_guard.c), a
+ * call is made only if the thread would survive them seeing it - they allow it, or they
+ * make it fail (ERRNO, or TRACE, which is ENOSYS once there is no tracer) - and a call
+ * they would kill the thread for (KILL_*, TRAP, USER_NOTIF) is refused: uffd.c then tries
+ * the /dev/userfaultfd handoff, whose calls must all be allowed, and else the attach is
+ * refused with the filter's verdict.  (An earlier placeholder - close(-1) swapped for the
+ * real call at its syscall-entry stop - left microseconds of exposure, and a CI kill sweep
+ * under load once hit them: the target died of SIGSYS.)
  */
 static bool suspend_seccomp;
 
@@ -875,7 +882,7 @@ static int do_seize(struct inj *in)
 		goto fail;
 	}
 	err = prepare_scratch(in);
-	if (!err && (!in->seccomp || in->suspended))
+	if (!err && !in->seccomp)	/* filtered: at the first call, past the guard */
 		err = bootstrap_scratch(in);
 	if (err)
 		goto fail;
@@ -1041,7 +1048,7 @@ static int do_spawn(struct inj *in)
 		goto fail_kill;
 	}
 	err = prepare_scratch(in);
-	if (!err && (!in->seccomp || in->suspended))
+	if (!err && !in->seccomp)	/* filtered: at the first call, past the guard */
 		err = bootstrap_scratch(in);
 	if (err)
 		goto fail_kill;
@@ -1206,13 +1213,12 @@ static int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupt
 }
 
 /*
- * Under the target's filters (not suspended), ask the guard about the calls thread @idx is
- * about to make: the injected one at @rip, then what its trampoline makes alone if we die
- * (the close of a taken fd, the rt_sigreturn home), whose arguments and addresses are
- * left unknown to the proof.
+ * Ask the guard about the calls thread @idx is about to make: the injected one at @rip,
+ * then what its trampoline makes alone if we die (the close of a taken fd, the
+ * rt_sigreturn home), whose arguments and addresses are left unknown to the proof.
  */
 static int ask_guard(struct inj *in, int idx, uint64_t rip, long nr, const long a[6],
-		     bool take_fd)
+		     bool take_fd, enum inj_guard_ask ask)
 {
 	struct inj_call c[3];
 	int n = 0;
@@ -1227,51 +1233,24 @@ static int ask_guard(struct inj *in, int idx, uint64_t rip, long nr, const long 
 	}
 	c[n].nr = __NR_rt_sigreturn;
 	c[n++].unknown = 0x3fu | INJ_CALL_IP_UNKNOWN;
-	return in->guard(in->guard_ctx, in->t[idx].tid, c, n);
+	in->guard_why[0] = '\0';
+	return in->guard(in->guard_ctx, in->t[idx].tid, c, n, ask, in->guard_why,
+			 sizeof(in->guard_why));
 }
 
+/* Suspended: the thread must survive the filters seeing the call (see "Seccomp
+ * suspension" above); not suspended: they must allow it. */
 static int guard_call(struct inj *in, int idx, uint64_t rip, long nr, const long a[6],
 		      bool take_fd)
 {
-	if (!in->seccomp || in->suspended)
+	if (!in->seccomp)
 		return 0;
-	if (!in->allow_seccomp)
+	if (!in->suspended && !in->allow_seccomp)
 		return -EPERM;
-	return in->guard ? ask_guard(in, idx, rip, nr, a, take_fd) : 0;
-}
-
-/*
- * Suspended, a call the filters would refuse is safe only until mevitop dies: the kernel
- * runs the seccomp check after the syscall-entry stop, so a thread let go before it passed
- * that check meets its filters with our call (see "Seccomp suspension" above).  To keep
- * that window to the few microseconds between our last two ptrace requests and the
- * thread's wake-up, such a call starts as a placeholder the filters allow and that does
- * nothing - close(-1), EBADF, so the trampoline's close is skipped too - and becomes the
- * real call only at its syscall-entry stop (swap_call).  Killed before that, the thread
- * makes the placeholder and goes home.
- */
-static const long placeholder_args[6] = { -1, 0, 0, 0, 0, 0 };
-
-static bool use_placeholder(struct inj *in, int idx, uint64_t rip, long nr, const long a[6],
-			    bool take_fd)
-{
-	if (!in->seccomp || !in->suspended || !in->guard)
-		return false;
-	if (ask_guard(in, idx, rip, nr, a, take_fd) == 0)
-		return false;	/* allowed anyway: no window at all */
-	return ask_guard(in, idx, rip, __NR_close, placeholder_args, false) == 0;
-}
-
-/* At the placeholder's syscall-entry stop: make it the real call. */
-static int swap_call(struct inj *in, int idx, long nr, const long a[6])
-{
-	struct user_regs_struct r;
-	pid_t tid = in->t[idx].tid;
-
-	if (ptrace(PTRACE_GETREGS, tid, 0, &r) < 0)
-		return -errno;
-	x86_set_entry_call(&r, nr, a);
-	return ptrace(PTRACE_SETREGS, tid, 0, &r) < 0 ? -errno : 0;
+	if (!in->guard)
+		return 0;
+	return ask_guard(in, idx, rip, nr, a, take_fd,
+			 in->suspended ? INJ_GUARD_SURVIVED : INJ_GUARD_ALLOWED);
 }
 
 /*
@@ -1359,7 +1338,7 @@ static int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
 		    long *ret, int *local_fd)
 {
 	struct user_regs_struct regs;
-	bool interrupted = false, restore_needed, swap;
+	bool interrupted = false, restore_needed;
 	pid_t tid = in->t[idx].tid;
 	uint64_t deadline;
 	int err, err2;
@@ -1367,20 +1346,14 @@ static int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
 	err = guard_call(in, idx, rip, nr, a, take_fd);
 	if (err)
 		return err;
-	swap = use_placeholder(in, idx, rip, nr, a, take_fd);
-	err = borrow_thread(in, idx, rip, sp, swap ? __NR_close : nr, swap ? placeholder_args : a,
-			    &restore_needed);
+	err = borrow_thread(in, idx, rip, sp, nr, a, &restore_needed);
 	if (err) {
 		if (restore_needed)
 			restore_thread(in, idx, restore, in->cpu.mask);
 		return err;
 	}
 	deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
-	err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, &interrupted);
-	if (!err && swap)
-		err = swap_call(in, idx, nr, a);
-	if (!err)
-		err = step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, &interrupted);
+	err = step_over(in, idx, deadline, &interrupted);
 	if (!err) {
 		if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
 			err = -errno;
@@ -1419,7 +1392,9 @@ static int guard_chain(struct inj *in, int idx, const struct inj_chain *ch)
 		return 0;
 	if (!ch->calls || ch->ncalls <= 0 || (!in->suspended && !in->allow_seccomp))
 		return -EPERM;
-	return in->guard ? in->guard(in->guard_ctx, in->t[idx].tid, ch->calls, ch->ncalls) : 0;
+	in->guard_why[0] = '\0';
+	return in->guard ? in->guard(in->guard_ctx, in->t[idx].tid, ch->calls, ch->ncalls,
+				     INJ_GUARD_ALLOWED, in->guard_why, sizeof(in->guard_why)) : 0;
 }
 
 static int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
@@ -1720,7 +1695,7 @@ static int after_exec(struct inj *in, uint64_t deadline)
 	suspend_parked(in, idx);
 	if (!err)
 		err = prepare_scratch(in);	/* a new address space: no scratch page yet */
-	if (!err && (!in->seccomp || in->suspended))
+	if (!err && !in->seccomp)	/* filtered: at the first call, past the guard */
 		err = bootstrap_scratch(in);
 	return err;
 }
@@ -2206,6 +2181,11 @@ void inj_set_guard(struct inj *in, inj_guard_fn fn, void *ctx)
 		return;
 	in->guard = fn;
 	in->guard_ctx = ctx;
+}
+
+const char *inj_guard_why(const struct inj *in)
+{
+	return in ? in->guard_why : "";
 }
 
 bool inj_seccomp_suspended(const struct inj *in)

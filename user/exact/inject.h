@@ -155,10 +155,15 @@ void inj_allow_seccomp(struct inj *in, bool allow);
  *    PTRACE_O_SUSPEND_SECCOMP while they are parked for us, so the filters do not run for
  *    our calls; inj_seccomp_suspended() says whether this target got it.  A followed `run`
  *    child holds it only while parked for an injection, never while it runs.
- *  - a guard (inj_set_guard): run_call asks it, on the tracer thread, before every call
- *    made under the filters, with the calls the thread will make: the injected one as the
- *    filter will see it, then those its trampoline makes if mevitop dies mid-call (close of
- *    an fd-producing call's result, rt_sigreturn).  A non-zero answer refuses the call.
+ *  - a guard (inj_set_guard): run_call asks it, on the tracer thread, before every call,
+ *    with the calls the thread will make: the injected one as the filter will see it, then
+ *    those its trampoline makes if mevitop dies mid-call (close of an fd-producing call's
+ *    result, rt_sigreturn).  Not suspended, it must prove them allowed
+ *    (INJ_GUARD_ALLOWED); suspended, that the thread would survive the filters seeing
+ *    them, were mevitop killed before the thread passed their check (INJ_GUARD_SURVIVED:
+ *    an ERRNO or TRACE verdict just fails the call).  A chain is always asked
+ *    INJ_GUARD_ALLOWED: a thread running it alone must get to its end.  A non-zero answer
+ *    refuses the call, with why in @why (inj_guard_why()).
  */
 struct inj_call {
 	long nr;
@@ -167,7 +172,11 @@ struct inj_call {
 	unsigned unknown;	/* bit i: args[i] is decided at run time; INJ_CALL_IP_UNKNOWN */
 };
 #define INJ_CALL_IP_UNKNOWN	(1u << 6)
-typedef int (*inj_guard_fn)(void *ctx, pid_t tid, const struct inj_call *calls, int n);
+enum inj_guard_ask { INJ_GUARD_ALLOWED, INJ_GUARD_SURVIVED };
+typedef int (*inj_guard_fn)(void *ctx, pid_t tid, const struct inj_call *calls, int n,
+			    enum inj_guard_ask ask, char *why, size_t whylen);
+/* Why the guard last refused a call on @in ("" if it has not). */
+const char *inj_guard_why(const struct inj *in);
 void inj_set_guard(struct inj *in, inj_guard_fn fn, void *ctx);
 void inj_set_suspend_seccomp(bool on);
 bool inj_seccomp_suspended(const struct inj *in);

@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <linux/audit.h>
+#include <linux/seccomp.h>
 
 #ifndef PTRACE_SECCOMP_GET_FILTER
 #define PTRACE_SECCOMP_GET_FILTER	0x420c
@@ -121,17 +123,41 @@ static void describe(const struct sc_injected *e, long nr, const long args[6], u
 }
 
 /*
- * Does every filter of @f allow the call @c?  1 yes; 0 no, with why naming the call and
- * the verdict; -errno if the proof could not be made.
+ * Would a thread survive its filters seeing @c, were mevitop dead?  A call they make fail
+ * returns to the trampoline, which goes home; ERRNO fails it, and so does TRACE once there
+ * is no tracer (ENOSYS).  Not rt_sigreturn: failed, it would fall through past the
+ * trampoline's last instruction.  KILL_*, TRAP (a SIGSYS the thread may not survive with
+ * every signal blocked) and USER_NOTIF (a supervisor deciding about a call the program never
+ * made) do not qualify.
+ */
+static bool survivable(uint32_t verdict, long nr)
+{
+	uint32_t action = verdict & SECCOMP_RET_ACTION_FULL;
+
+	if (scbpf_verdict_allows(verdict))
+		return true;
+	return nr != __NR_rt_sigreturn && (action == SECCOMP_RET_ERRNO ||
+					   action == SECCOMP_RET_TRACE);
+}
+
+/*
+ * Does every filter of @f allow the call @c (@ask INJ_GUARD_ALLOWED), or would the thread
+ * survive them all seeing it (INJ_GUARD_SURVIVED: the kernel acts on the most restrictive
+ * verdict of the chain)?  1 yes; 0 no, with why naming the call and the verdict; -errno if
+ * the proof could not be made.
  */
 static int prove(const struct filters *f, pid_t tid, const struct inj_call *c,
-		 const struct sc_injected *e, char *why, size_t whylen)
+		 const struct sc_injected *e, enum inj_guard_ask ask, char *why, size_t whylen)
 {
 	struct scbpf_input input = {
 		.nr = (int32_t)c->nr,
 		.arch = AUDIT_ARCH_X86_64,
 		.ip = c->ip,
 	};
+	uint32_t worst = SECCOMP_RET_ALLOW;
+	int worst_at = -1;
+	bool unknown = false;
+	char call[160], verdict[64];
 	size_t off = 0;
 
 	for (int a = 0; a < 6; a++) {
@@ -141,29 +167,39 @@ static int prove(const struct filters *f, pid_t tid, const struct inj_call *c,
 	}
 	if (c->unknown & INJ_CALL_IP_UNKNOWN)
 		input.unknown |= SCBPF_IP_UNKNOWN;
+	describe(e, c->nr, c->args, c->unknown, call, sizeof(call));
 	for (int i = 0; i < f->n; off += f->len[i], i++) {
-		char call[160], verdict[64], bwhy[128] = "";
+		char bwhy[128] = "";
 		struct scbpf_result r;
 		int ok = scbpf_allows(f->insn + off, f->len[i], &input, &r, bwhy, sizeof(bwhy));
 
 		if (ok == 1)
 			continue;
-		describe(e, c->nr, c->args, c->unknown, call, sizeof(call));
 		if (ok < 0) {
 			snprintf(why, whylen, "seccomp filter %d of thread %d cannot be proven to "
 				 "allow %s: %s", i, tid, call, bwhy);
 			return ok == -E2BIG || ok == -EINVAL ? 0 : ok;
 		}
-		if (r.verdict_unknown)
-			snprintf(verdict, sizeof(verdict), "a verdict computed from values known "
-				 "only at the call");
-		else
-			scbpf_verdict_name(r.verdict, verdict, sizeof(verdict));
-		snprintf(why, whylen, "seccomp filter %d of thread %d returns %s for %s, the "
-			 "call that %s", i, tid, verdict, call, e ? e->what : "mevitop injects");
-		return 0;
+		if (r.verdict_unknown) {
+			unknown = true;
+			worst_at = i;
+			break;
+		}
+		if (worst_at < 0 || scbpf_worse(worst, r.verdict) != worst) {
+			worst = scbpf_worse(worst, r.verdict);
+			worst_at = i;
+		}
 	}
-	return 1;
+	if (worst_at < 0 || (!unknown && ask == INJ_GUARD_SURVIVED && survivable(worst, c->nr)))
+		return 1;
+	if (unknown)
+		snprintf(verdict, sizeof(verdict), "a verdict computed from values known only at "
+			 "the call");
+	else
+		scbpf_verdict_name(worst, verdict, sizeof(verdict));
+	snprintf(why, whylen, "seccomp filter %d of thread %d returns %s for %s, the call that %s",
+		 worst_at, tid, verdict, call, e ? e->what : "mevitop injects");
+	return 0;
 }
 
 /* Prove every entry of the injected-call list against @f: 1, 0 (why), -errno. */
@@ -175,7 +211,7 @@ static int prove_list(const struct filters *f, pid_t tid, char *why, size_t whyl
 		int ok;
 
 		memcpy(c.args, e->args, sizeof(c.args));
-		ok = prove(f, tid, &c, e, why, whylen);
+		ok = prove(f, tid, &c, e, INJ_GUARD_ALLOWED, why, whylen);
 		if (ok != 1)
 			return ok;
 	}
@@ -221,18 +257,22 @@ static int prepare_in_tracer(struct inj *in, void *arg)
 	return 0;
 }
 
-/* The call-time guard: the exact call (and what the trampoline makes after it) must match
- * the list and be allowed by the filters of the thread that makes it. */
-static const bool ask_only = true;	/* ctx: suspended, just say whether it is allowed */
+/*
+ * The call-time guard: the exact call (and what the trampoline makes after it) must match
+ * the list and be allowed by the filters of the thread that makes it - or, suspended
+ * (@ask INJ_GUARD_SURVIVED), be survivable if they saw it.  Not suspended, a refusal is
+ * a warning; suspended, uffd.c may still take another way, and says why if none is left.
+ */
+static const bool suspended_ctx = true;
 
-static int guard(void *ctx, pid_t tid, const struct inj_call *calls, int n)
+static int guard(void *ctx, pid_t tid, const struct inj_call *calls, int n,
+		 enum inj_guard_ask ask, char *why, size_t whylen)
 {
-	bool quiet = ctx == &ask_only;
-	char why[512] = "";
+	bool quiet = ctx == &suspended_ctx;
 	struct filters f;
 	int ok;
 
-	if (filters_read(tid, &f, why, sizeof(why))) {
+	if (filters_read(tid, &f, why, whylen)) {
 		if (!quiet)
 			log_warn("refusing to inject into thread %d: %s", tid, why);
 		return -EPERM;
@@ -247,18 +287,20 @@ static int guard(void *ctx, pid_t tid, const struct inj_call *calls, int n)
 
 			describe(NULL, calls[i].nr, calls[i].args, calls[i].unknown, call,
 				 sizeof(call));
-			snprintf(why, sizeof(why), "%s is not in the list of injected calls the "
+			snprintf(why, whylen, "%s is not in the list of injected calls the "
 				 "seccomp proof reads (user/exact/seccomp_calls.c)", call);
 			ok = 0;
 			break;
 		}
-		ok = prove(&f, tid, &calls[i], e, why, sizeof(why));
+		ok = prove(&f, tid, &calls[i], e, ask, why, whylen);
 	}
 	filters_free(&f);
 	if (ok == 1)
 		return 0;
 	if (!quiet)
 		log_warn("refusing to inject into thread %d: %s", tid, why);
+	else
+		log_debug("not injecting into thread %d: %s", tid, why);
 	return -EPERM;
 }
 
@@ -271,13 +313,16 @@ int scg_prepare(struct inj *in, char *why, size_t whylen)
 		return 0;
 	err = inj_run_in_tracer(in, prepare_in_tracer, &p);
 	if (inj_seccomp_suspended(in)) {
-		/* Suspended: nothing to refuse.  The proof only says whether a mevitop killed in
-		 * the middle of a call could let a filter see something it refuses; then the
-		 * guard, asked only, tells inject.c which calls to start as a placeholder. */
+		/* Suspended: the filters do not run for our calls, but they would see one a
+		 * killed mevitop left mid-way.  Where they would refuse some call, the guard
+		 * checks each call as it is made (survivable, or another way, or refused). */
 		if (!err && p.verdict == 0) {
 			log_debug("process %d: its seccomp filters are suspended while held; were "
 				  "mevitop killed mid-call: %s", inj_pid(in), why);
-			inj_set_guard(in, guard, (void *)&ask_only);
+			inj_set_guard(in, guard, (void *)&suspended_ctx);
+		} else if (err || p.verdict < 0) {
+			/* unknown filters could kill it for anything a dead mevitop left */
+			return err ? err : p.verdict;
 		}
 		why[0] = '\0';
 		return 0;

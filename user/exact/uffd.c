@@ -37,7 +37,7 @@
 #define STAT_INC(s, f)	__atomic_fetch_add(&(s)->stats.f, 1, __ATOMIC_RELAXED)
 #define MSG_BATCH	64
 
-static __thread char why_buf[256];
+static __thread char why_buf[1024];
 static enum uffd_api_path api_path_switch = UFFD_API_AUTO;
 static enum uffd_api_path api_path_last = UFFD_API_AUTO;
 static struct uffd_caps caps;		/* how targets get a userfaultfd (uffd_set_caps) */
@@ -199,6 +199,10 @@ static const char *uffd_no_way_why(void)
 	return buf;
 }
 
+/* What a refusal of a suspended target's filters means. */
+#define SUSPENDED_WHY	"; its filters are suspended while mevitop holds it, but would see that " \
+			"call were mevitop killed during it"
+
 /* The /dev/userfaultfd way (exact/uffd_dev.h); UFFDIO_API from our process. */
 static int inject_dev(struct inj *in, uint64_t want, int *local_fd, uint64_t *got_features)
 {
@@ -224,6 +228,36 @@ static int inject_dev(struct inj *in, uint64_t want, int *local_fd, uint64_t *go
 	if (got_features)
 		*got_features = got;
 	return 0;
+}
+
+/*
+ * The seccomp guard refused userfaultfd(): the target's filters would kill it for the
+ * call (suspended: were mevitop killed mid-call; not suspended: they refuse it).  The
+ * /dev/userfaultfd handoff is the other way in, if its calls are allowed; else the reason
+ * names both refusals.
+ */
+static int refused_by_filters(struct inj *in, uint64_t want, int *local_fd,
+			      uint64_t *got_features)
+{
+	char first[512];
+	int err;
+
+	snprintf(first, sizeof(first), "%s", inj_guard_why(in));
+	if (!caps.dev) {
+		set_why("failed to create userfaultfd in process %d: %s%s; and %s", inj_pid(in),
+			first, inj_seccomp_suspended(in) ? SUSPENDED_WHY : "", uffd_dev_off_why());
+		return -EPERM;
+	}
+	err = inject_dev(in, want, local_fd, got_features);
+	if (err == -EPERM && !strcmp(inj_guard_why(in), first))
+		set_why("failed to create userfaultfd in process %d: %s%s; the /dev/userfaultfd "
+			"handoff needs that call too", inj_pid(in), first,
+			inj_seccomp_suspended(in) ? SUSPENDED_WHY : "");
+	else if (err == -EPERM && inj_guard_why(in)[0])
+		set_why("failed to create userfaultfd in process %d: %s%s; and for the "
+			"/dev/userfaultfd handoff, %s", inj_pid(in), first,
+			inj_seccomp_suspended(in) ? SUSPENDED_WHY : "", inj_guard_why(in));
+	return err;
 }
 
 int uffd_inject(struct inj *in, uint64_t want_features, int *local_fd, uint64_t *got_features)
@@ -282,6 +316,8 @@ int uffd_inject(struct inj *in, uint64_t want_features, int *local_fd, uint64_t 
 explain:
 	if (err) {
 		/* EPERM: the target lacks CAP_SYS_PTRACE (or a seccomp filter said no) */
+		if (err == -EPERM && inj_guard_why(in)[0])
+			return refused_by_filters(in, want_features, local_fd, got_features);
 		if (err == -EPERM && caps.dev)
 			return inject_dev(in, want_features, local_fd, got_features);
 		if (err == -EPERM)
