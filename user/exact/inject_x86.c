@@ -183,12 +183,6 @@ void x86_set_call(struct user_regs_struct *r, uint64_t rip, long nr, const long 
 	set_args(r, a);
 }
 
-void x86_set_entry_call(struct user_regs_struct *r, long nr, const long a[6])
-{
-	r->orig_rax = (unsigned long long)nr;	/* the number the kernel dispatches on */
-	set_args(r, a);
-}
-
 long x86_call_result(const struct user_regs_struct *r)
 {
 	return (long)r->rax;

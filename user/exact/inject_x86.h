@@ -49,8 +49,6 @@ int x86_frame_build(uint8_t *buf, size_t len, uint64_t addr, uint64_t pretcode,
 
 /* Point @r at a system call: rip, nr, args (orig_rax -1: no restart on the way out). */
 void x86_set_call(struct user_regs_struct *r, uint64_t rip, long nr, const long a[6]);
-/* At a syscall-entry stop: make the call about to run @nr with @a instead. */
-void x86_set_entry_call(struct user_regs_struct *r, long nr, const long a[6]);
 /* Raw result of the call that just exited. */
 long x86_call_result(const struct user_regs_struct *r);
 
