@@ -108,15 +108,16 @@ static void test_small(void **state)
 struct listed {
 	pid_t pid[4];
 	bool exited[4];
+	uint64_t serial[4];
 	size_t n;
 };
 
-static bool listed_running(pid_t pid, void *ctx)
+static bool listed_running(pid_t pid, uint64_t serial, void *ctx)
 {
 	const struct listed *l = ctx;
 
 	for (size_t i = 0; i < l->n; i++)
-		if (l->pid[i] == pid)
+		if (l->pid[i] == pid && pid_set_same(serial, l->serial[i]))
 			return !l->exited[i];
 	return false;
 }
@@ -140,9 +141,9 @@ static void test_fold_set_forgets_exited(void **state)
 			       .ctx = &folds };
 	struct ptree t = { 0 };
 
-	assert_int_equal(pid_set_add(&folds, 10), 0);
-	assert_int_equal(pid_set_add(&folds, 20), 0);
-	assert_int_equal(pid_set_add(&folds, 30), 0);
+	assert_int_equal(pid_set_add(&folds, 10, 0), 0);
+	assert_int_equal(pid_set_add(&folds, 20, 0), 0);
+	assert_int_equal(pid_set_add(&folds, 30, 0), 0);
 	pid_set_retain(&folds, listed_running, &now);	/* 30 is not listed */
 	assert_int_equal(folds.n, 2);
 	assert_true(pid_set_has(&folds, 10) && pid_set_has(&folds, 20));
@@ -162,6 +163,30 @@ static void test_fold_set_forgets_exited(void **state)
 	pid_set_retain(&folds, listed_running, &now);
 	assert_int_equal(folds.n, 0);
 	ptree_free(&t);
+	pid_set_free(&folds);
+}
+
+/*
+ * A fold remembers the process, not just its pid: one whose exit went unseen (the view was
+ * paused) and whose pid a new process took is no longer folded.  Serial 0 (a replay's
+ * processes) falls back to the pid.
+ */
+static void test_fold_set_tells_a_reused_pid(void **state)
+{
+	struct pid_set folds = { 0 };
+	struct listed now = { .pid = { 10, 11, 20 }, .serial = { 0, 3, 9 }, .n = 3 };
+
+	(void)state;
+	assert_int_equal(pid_set_add(&folds, 10, 4), 0);	/* listed with serial unknown */
+	assert_int_equal(pid_set_add(&folds, 11, 3), 0);	/* the same process */
+	assert_int_equal(pid_set_add(&folds, 20, 5), 0);	/* gone; 20 is now serial 9 */
+	pid_set_retain(&folds, listed_running, &now);
+	assert_int_equal(folds.n, 2);
+	assert_true(pid_set_has(&folds, 10) && pid_set_has(&folds, 11));
+	assert_false(pid_set_has(&folds, 20));
+	assert_int_equal(pid_set_add(&folds, 20, 0), 0);	/* unknown: the pid alone */
+	pid_set_retain(&folds, listed_running, &now);
+	assert_true(pid_set_has(&folds, 20));
 	pid_set_free(&folds);
 }
 
@@ -331,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_small),
 		cmocka_unit_test(test_loops),
 		cmocka_unit_test(test_fold_set_forgets_exited),
+		cmocka_unit_test(test_fold_set_tells_a_reused_pid),
 		cmocka_unit_test(test_empty_and_deep),
 		cmocka_unit_test(test_random_forests),
 	};

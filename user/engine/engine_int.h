@@ -132,6 +132,7 @@ struct engine {
 	pthread_mutex_t step_lock;
 	struct proc *buckets[NBUCKETS];
 	size_t nprocs;
+	uint64_t serials;		/* the last struct proc serial given (table_add) */
 	struct proc **sorted;
 	size_t nsorted, capsorted;
 	bool sorted_dirty;

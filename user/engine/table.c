@@ -145,6 +145,7 @@ void table_add(struct engine *e, struct proc *p)
 
 	p->hnext = *b;
 	*b = p;
+	p->serial = ++e->serials;	/* a new process, even if its pid was seen before */
 	e->nprocs++;
 	e->sorted_dirty = true;
 }

@@ -174,6 +174,7 @@ struct proc *proc_clone(const struct proc *p, pid_t pid)
 	memcpy(c->comm, p->comm, sizeof(c->comm));
 	c->uid = p->uid;
 	c->brk_start = p->brk_start;
+	c->serial = p->serial;	/* a copy is the same process; a fork is renumbered when added */
 	for (n = itree_min(&p->maps); n; n = itree_next(n)) {
 		struct mapping *m = mapping_dup(node_map(n));
 

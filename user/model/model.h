@@ -112,6 +112,10 @@ struct proc {
 	uint64_t exited_ns;		/* CLOCK_MONOTONIC when the exit was seen */
 	bool ready;			/* initial scan done */
 	bool reported_exit;
+	/* Which process this is, beyond its pid: numbered by the table that adds it (the
+	 * engine's: 1, 2, ...), kept by copies, 0 if unknown (a replay).  A view remembering a
+	 * process by pid tells a new process given that pid apart by it. */
+	uint64_t serial;
 
 	/* Engine bookkeeping (the model does not interpret these). */
 	struct proc *hnext;		/* pid hash chain */

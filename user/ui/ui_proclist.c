@@ -59,6 +59,7 @@ static const struct pl_coldef coldefs[COL_COUNT] = {
 
 struct pl_row {
 	pid_t pid, ppid;
+	uint64_t serial;		/* struct proc's: tells a reused pid */
 	uid_t uid;
 	char comm[16];
 	uint64_t mapped, res, swp, untr;
@@ -126,12 +127,12 @@ void proclist_free(struct proclist *l)
 	free(l);
 }
 
-static bool still_running(pid_t pid, void *ctx)
+static bool still_running(pid_t pid, uint64_t serial, void *ctx)
 {
 	const struct proclist *l = ctx;
 
 	for (size_t i = 0; i < l->n; i++)
-		if (l->rows[i].pid == pid)
+		if (l->rows[i].pid == pid && pid_set_same(serial, l->rows[i].serial))
 			return !l->rows[i].exited;
 	return false;
 }
@@ -168,6 +169,7 @@ void proclist_update(struct ui *ui)
 			continue;
 		model_totals(p, c);
 		r->pid = p->pid;
+		r->serial = p->serial;
 		r->ppid = p->ppid;
 		r->uid = p->uid;
 		memcpy(r->comm, p->comm, sizeof(r->comm));
@@ -189,7 +191,8 @@ void proclist_update(struct ui *ui)
 		l->n++;
 	}
 	/* A fold is the process's, not its pid's: once the process has exited (or is no
-	 * longer listed), a new process given the same pid must not start folded. */
+	 * longer listed), a new process given the same pid must not start folded - even when
+	 * the exit went unseen here, the view paused (the serial tells them apart). */
 	pid_set_retain(&l->folds, still_running, l);
 }
 
@@ -764,14 +767,15 @@ static bool tree_key(struct proclist *l, int key)
 		}
 		for (i = 0; i < l->norder; i++)
 			if (l->pt.rows[l->trow[i]].end > l->trow[i] + 1)
-				pid_set_add(&l->folds, l->rows[l->order[i]].pid);
+				pid_set_add(&l->folds, l->rows[l->order[i]].pid,
+					    l->rows[l->order[i]].serial);
 		return true;
 	}
 	l->sel_pid = l->rows[l->order[l->sel]].pid;
 	if (key == '+')
 		pid_set_del(&l->folds, l->sel_pid);
 	else if (l->pt.rows[l->trow[l->sel]].end > l->trow[l->sel] + 1)
-		pid_set_add(&l->folds, l->sel_pid);
+		pid_set_add(&l->folds, l->sel_pid, l->rows[l->order[l->sel]].serial);
 	return true;
 }
 
