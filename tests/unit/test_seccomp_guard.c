@@ -215,12 +215,14 @@ static void test_suspended_errno_makes_the_call(void **state)
 	assert_int_equal(create, UFFD_CREATE_SYSCALL);
 }
 
-/* TRAP on close (every way closes the target's copy) and a failing rt_sigreturn (it would
- * fall through past the trampoline) are not survivable: refused, with the verdict. */
+/* TRAP on close (every way closes the target's copy), and a close or rt_sigreturn that
+ * fails (the target would keep the fd; the thread would fall through past the
+ * trampoline) are not survivable: refused, with the verdict. */
 static void test_suspended_refused(void **state)
 {
 	static const struct { long nr; uint32_t action; const char *said; } cases[] = {
 		{ __NR_close, SECCOMP_RET_TRAP, "returns TRAP" },
+		{ __NR_close, SECCOMP_RET_ERRNO | EPERM, "returns ERRNO(1) for close(" },
 		{ __NR_rt_sigreturn, SECCOMP_RET_ERRNO | EPERM, "returns ERRNO(1) for rt_sigreturn(" },
 	};
 	enum uffd_create create;

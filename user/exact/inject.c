@@ -294,7 +294,8 @@ static void comm_of(pid_t pid, char *buf, size_t len)
  * No ptrace request closes that window: whatever is in the registers when the tracer dies
  * is what the filters see.  So where the filters can be read (exact/seccomp_guard.c), a
  * call is made only if the thread would survive them seeing it - they allow it, or they
- * make it fail (ERRNO, or TRACE, which is ENOSYS once there is no tracer) - and a call
+ * make it fail (ERRNO, or TRACE, which is ENOSYS once there is no tracer), where failing
+ * leaves nothing behind (not close, munmap, rt_sigreturn) - and a call
  * they would kill the thread for (KILL_*, TRAP, USER_NOTIF) is refused: uffd.c then tries
  * the /dev/userfaultfd handoff, whose calls must all be allowed, and else the attach is
  * refused with the filter's verdict.  (An earlier placeholder - close(-1) swapped for the

@@ -161,7 +161,8 @@ void inj_allow_seccomp(struct inj *in, bool allow);
  *    result, rt_sigreturn).  Not suspended, it must prove them allowed
  *    (INJ_GUARD_ALLOWED); suspended, that the thread would survive the filters seeing
  *    them, were mevitop killed before the thread passed their check (INJ_GUARD_SURVIVED:
- *    an ERRNO or TRACE verdict just fails the call).  A chain is always asked
+ *    an ERRNO or TRACE verdict just fails the call - not for close, munmap and
+ *    rt_sigreturn, which must succeed).  A chain is always asked
  *    INJ_GUARD_ALLOWED: a thread running it alone must get to its end.  A non-zero answer
  *    refuses the call, with why in @why (inj_guard_why()).
  */

@@ -123,12 +123,14 @@ static void describe(const struct sc_injected *e, long nr, const long args[6], u
 }
 
 /*
- * Would a thread survive its filters seeing @c, were mevitop dead?  A call they make fail
- * returns to the trampoline, which goes home; ERRNO fails it, and so does TRACE once there
- * is no tracer (ENOSYS).  Not rt_sigreturn: failed, it would fall through past the
- * trampoline's last instruction.  KILL_*, TRAP (a SIGSYS the thread may not survive with
- * every signal blocked) and USER_NOTIF (a supervisor deciding about a call the program never
- * made) do not qualify.
+ * Would a thread survive its filters seeing @c, were mevitop dead, and be left as it was?
+ * A call they make fail returns to the trampoline, which goes home; ERRNO fails it, and so
+ * does TRACE once there is no tracer (ENOSYS).  Not a call that undoes what an earlier one
+ * did or brings the thread home - close (the target would keep a copy of the fd), munmap
+ * (it would keep the page), rt_sigreturn (the thread would fall through past the
+ * trampoline): those must be allowed.  KILL_*, TRAP (a SIGSYS the thread may not survive
+ * with every signal blocked) and USER_NOTIF (a supervisor deciding about a call the
+ * program never made) never qualify.
  */
 static bool survivable(uint32_t verdict, long nr)
 {
@@ -136,8 +138,9 @@ static bool survivable(uint32_t verdict, long nr)
 
 	if (scbpf_verdict_allows(verdict))
 		return true;
-	return nr != __NR_rt_sigreturn && (action == SECCOMP_RET_ERRNO ||
-					   action == SECCOMP_RET_TRACE);
+	if (nr == __NR_close || nr == __NR_munmap || nr == __NR_rt_sigreturn)
+		return false;
+	return action == SECCOMP_RET_ERRNO || action == SECCOMP_RET_TRACE;
 }
 
 /*
