@@ -239,6 +239,16 @@ def scratch_lines(pid, maps_text):
     return found
 
 
+def widened_interval(mv, tries=400):
+    """Snapshots of MV until --max-cpu has stretched the interval (stats.interval_scale
+    above 1); the last one.  Fails after TRIES snapshots."""
+    for _ in range(tries):
+        s = mv.snapshot()
+        if s["stats"]["interval_scale"] > 1:
+            return s
+    raise AssertionError(f"the interval was never widened: {s['stats']}")
+
+
 def maps_without_scratch(pid):
     """/proc/PID/maps minus the one scratch page exact mode leaves by design."""
     with open(f"/proc/{pid}/maps") as f:

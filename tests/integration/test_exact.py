@@ -129,6 +129,10 @@ def procs():
             if p.proc.poll() is None:
                 p.proc.kill()
             p.proc.wait()
+        elif isinstance(p, subprocess.Popen):
+            if p.poll() is None:
+                p.kill()
+            p.wait()
         elif isinstance(p, int):
             try:
                 os.kill(p, signal.SIGKILL)

@@ -26,7 +26,7 @@ import killsweep
 from harness import assert_matches, find_proc
 from test_ui import screen  # noqa: F401  (a fixture: a tmux server driving the view)
 from test_exact import (VARIANTS, ExactMevitop, FifoWorkload, check, fds_of, maps_of,
-                        state_of, tracer_of, wait_state)
+                        procs, state_of, tracer_of, wait_state)  # noqa: F401 (procs: a fixture)
 
 AS_NOBODY = ["setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups"]
 BY_DEV = "userfaultfd (by /dev/userfaultfd) in"
@@ -65,23 +65,6 @@ def as_before(pid, before, sync=None):
 
 def snapshot_of(pid):
     return {"fds": fds_of(pid), "maps": maps_of(pid), "creds": creds_of(pid)}
-
-
-@pytest.fixture
-def procs():
-    made = []
-    yield made
-    for p in made:
-        if isinstance(p, ExactMevitop):
-            if p.proc.poll() is None:
-                p.proc.kill()
-            p.proc.wait()
-        elif isinstance(p, subprocess.Popen):
-            if p.poll() is None:
-                p.kill()
-            p.wait()
-        else:
-            p.close()
 
 
 def nobody_wl(procs):
