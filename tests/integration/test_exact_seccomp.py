@@ -106,7 +106,7 @@ SUSPENDED = {
 }
 SUSPENDED_WHY = ("; its filters are suspended while mevitop holds it, but would see that "
                  "call were mevitop killed during it; the /dev/userfaultfd handoff needs that "
-                 "call too")
+                 "call too; watch it without --exact (mevitop -p PID)")
 
 
 @pytest.mark.parametrize("call", list(INJECTED))

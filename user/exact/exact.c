@@ -433,9 +433,14 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 	err = uffd_inject(in, x->features, &rc.fd, &got);
 	t0 = clock_mono_ns() - t0;
 	if (err) {
-		snprintf(why, whylen, "%s%s", uffd_why(), err == -EPERM && own_userns(pid) ?
-			 "; it runs in a user namespace of its own (a container), where its "
-			 "capabilities do not count for userfaultfd" : "");
+		const char *hint = "";
+
+		if (inj_guard_why(in)[0])	/* its seccomp filters said no */
+			hint = x->run_pid ? "" : "; watch it without --exact (mevitop -p PID)";
+		else if (err == -EPERM && own_userns(pid))
+			hint = "; it runs in a user namespace of its own (a container), where its "
+			       "capabilities do not count for userfaultfd";
+		snprintf(why, whylen, "%s%s", uffd_why(), hint);
 		return err;
 	}
 	x_test_pause(x, "injected");
@@ -540,7 +545,7 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 static void *control_main(void *arg)
 {
 	struct exact *x = arg;
-	char why[512];
+	char why[1024];
 	pid_t pid;
 
 	while (jobq_pop(&x->jobs, &pid)) {
@@ -556,7 +561,7 @@ static void *control_main(void *arg)
 static void *runner_main(void *arg)
 {
 	struct exact *x = arg;
-	char why[512];
+	char why[1024];
 	int err, status = 0, fd;
 
 	for (;;) {
@@ -801,7 +806,7 @@ int exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struc
 		struct exact **out)
 {
 	struct uffd_server_ops ops = { .fault = on_fault, .event = on_event };
-	char why[512] = "";
+	char why[1024] = "";
 	struct exact *x;
 	const char *env;
 	size_t i;
