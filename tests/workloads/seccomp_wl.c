@@ -46,6 +46,7 @@ static const struct {
 	{ "munmap", __NR_munmap },
 	{ "prctl", __NR_prctl },
 	{ "close", __NR_close },
+	{ "socketpair", __NR_socketpair },	/* the /dev/userfaultfd handoff's */
 };
 
 static long nr_of(const char *name)

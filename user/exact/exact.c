@@ -402,7 +402,11 @@ static void explain_seccomp(struct exact *x, struct inj *in, pid_t pid, int err,
 {
 	const char *tail = x->run_pid ? "" : "; watch it without --exact (mevitop -p PID)";
 
-	if (inj_seccomp_suspended(in))
+	if (inj_seccomp_suspended(in) && err == -EPERM)
+		snprintf(why, whylen, "cannot attach to process %d: %s; its filters are suspended "
+			 "while mevitop holds it, but would see that call were mevitop killed during "
+			 "it%s", pid, sc_why, tail);
+	else if (inj_seccomp_suspended(in))
 		snprintf(why, whylen, "cannot attach to process %d: %s; its filters are suspended "
 			 "while mevitop holds it, but unread they could kill it for a call a "
 			 "killed mevitop left mid-way%s", pid, sc_why[0] ? sc_why : strerror(-err),
@@ -417,7 +421,7 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 			       size_t whylen)
 {
 	struct reg_ctx rc = { .x = x, .fd = -1 };
-	char scwhy[256] = "";
+	char scwhy[768] = "";
 	uint64_t got = 0, t0;
 	int err;
 

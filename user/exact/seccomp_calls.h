@@ -11,12 +11,20 @@
 
 #include <stddef.h>
 
+/* Which attaches make a call (struct sc_injected.ways). */
+#define SC_WAY_ALL	(1u << 0)	/* every attach */
+#define SC_WAY_OPTIONAL	(1u << 1)	/* skipped if refused */
+#define SC_WAY_SYSCALL	(1u << 2)	/* the userfaultfd() way */
+#define SC_WAY_REMOTE	(1u << 3)	/* its remote API handshake (uffd_set_api_path) */
+#define SC_WAY_DEV	(1u << 4)	/* the /dev/userfaultfd handoff chain */
+
 struct sc_injected {
 	long nr;
 	const char *name;
 	long args[6];
 	unsigned unknown;	/* bit i: args[i] is only known at the call (an address, an fd) */
 	const char *what;	/* why mevitop makes it */
+	unsigned ways;		/* SC_WAY_* */
 };
 
 extern const struct sc_injected sc_injected[];

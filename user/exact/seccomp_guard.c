@@ -221,9 +221,48 @@ static int prove_list(const struct filters *f, pid_t tid, char *why, size_t whyl
 	return 1;
 }
 
+/*
+ * Suspended: can an attach go ahead and never make a call the filters of @f would kill the
+ * thread for, were mevitop killed during it?  The calls every attach makes must be
+ * survivable (prove, INJ_GUARD_SURVIVED), and so must userfaultfd() - or else every call
+ * of the /dev/userfaultfd handoff must be allowed (a thread left alone runs the chain to
+ * its end).  1 yes; 0 no, with why; -errno if the proof could not be made.
+ */
+static int prove_ways(const struct filters *f, pid_t tid, char *why, size_t whylen)
+{
+	char dev_why[256] = "";
+	int sys = 1, dev = 1;
+
+	for (size_t i = 0; i < sc_injected_count; i++) {
+		const struct sc_injected *e = &sc_injected[i];
+		struct inj_call c = { .nr = e->nr, .unknown = e->unknown | INJ_CALL_IP_UNKNOWN };
+		int ok;
+
+		memcpy(c.args, e->args, sizeof(c.args));
+		if (e->ways & SC_WAY_ALL) {
+			ok = prove(f, tid, &c, e, INJ_GUARD_SURVIVED, why, whylen);
+			if (ok != 1)
+				return ok;
+		}
+		if ((e->ways & SC_WAY_SYSCALL) && sys == 1)
+			sys = prove(f, tid, &c, e, INJ_GUARD_SURVIVED, why, whylen);
+		if ((e->ways & SC_WAY_DEV) && dev == 1)
+			dev = prove(f, tid, &c, e, INJ_GUARD_ALLOWED, dev_why, sizeof(dev_why));
+	}
+	if (sys == 1 || dev == 1)
+		return 1;
+	if (sys < 0 || dev < 0)
+		return sys < 0 ? sys : dev;
+	snprintf(why + strlen(why), whylen - strlen(why), "; and for the /dev/userfaultfd "
+		 "handoff, %s", dev_why);
+	return 0;
+}
+
 struct prep {
 	char *why;
 	size_t whylen;
+	bool suspended;		/* prove_ways where not every call is allowed */
+	bool some_refused;	/* suspended: a call the filters refuse (the guard is needed) */
 	int verdict;		/* 1 proven, 0 refused, -errno */
 };
 
@@ -243,15 +282,21 @@ static int prepare_in_tracer(struct inj *in, void *arg)
 			continue;	/* no filter (or gone) */
 		if (mode == 1) {
 			snprintf(p->why, p->whylen, "thread %d runs in seccomp strict mode, which "
-				 "allows only read, write, exit and sigreturn", tid);
+				 "allows only read, write, exit and sigreturn: not the close of "
+				 "every attach", tid);
 			ok = 0;
 			break;
 		}
 		ok = filters_read(tid, &cur, p->why, p->whylen);
 		if (ok)
 			break;
-		ok = last.n && filters_equal(&cur, &last) ? 1 : prove_list(&cur, tid, p->why,
-									   p->whylen);
+		if (!last.n || !filters_equal(&cur, &last)) {
+			ok = prove_list(&cur, tid, p->why, p->whylen);
+			if (!ok && p->suspended) {
+				p->some_refused = true;
+				ok = prove_ways(&cur, tid, p->why, p->whylen);
+			}
+		}
 		filters_free(&last);
 		last = cur;
 	}
@@ -309,24 +354,24 @@ static int guard(void *ctx, pid_t tid, const struct inj_call *calls, int n,
 
 int scg_prepare(struct inj *in, char *why, size_t whylen)
 {
-	struct prep p = { .why = why, .whylen = whylen };
+	struct prep p = { .why = why, .whylen = whylen, .suspended = inj_seccomp_suspended(in) };
 	int err;
 
 	if (!inj_seccomp_mode(in))
 		return 0;
 	err = inj_run_in_tracer(in, prepare_in_tracer, &p);
-	if (inj_seccomp_suspended(in)) {
+	if (p.suspended) {
 		/* Suspended: the filters do not run for our calls, but they would see one a
-		 * killed mevitop left mid-way.  Where they would refuse some call, the guard
-		 * checks each call as it is made (survivable, or another way, or refused). */
-		if (!err && p.verdict == 0) {
-			log_debug("process %d: its seccomp filters are suspended while held; were "
-				  "mevitop killed mid-call: %s", inj_pid(in), why);
-			inj_set_guard(in, guard, (void *)&suspended_ctx);
-		} else if (err || p.verdict < 0) {
-			/* unknown filters could kill it for anything a dead mevitop left */
+		 * killed mevitop left mid-way.  Refused before any call if no way in avoids a
+		 * call they kill for, or if they cannot be read (unknown filters could kill it
+		 * for anything); where they refuse some call, the guard checks each call as it
+		 * is made (survivable, or the handoff, or refused). */
+		if (err || p.verdict < 0)
 			return err ? err : p.verdict;
-		}
+		if (p.verdict == 0)
+			return -EPERM;
+		if (p.some_refused)
+			inj_set_guard(in, guard, (void *)&suspended_ctx);
 		why[0] = '\0';
 		return 0;
 	}
