@@ -336,3 +336,22 @@ def test_kill9_during_attach_filtered(kind):
                                       extra=extra)
     assert not failures, f"{len(failures)} problems in {kills} kills: " + "; ".join(
         f"at {us} us: {p}" for us, p in failures[:5])
+
+
+@pytest.mark.parametrize("rule", ["kill=userfaultfd", "errno=userfaultfd"])
+def test_filtered_multithreaded_suspended(rule):
+    """Every thread's filters are proven (threads with the same filters as the last once):
+    a 5-thread target under a filter that kills or fails userfaultfd() is attached, then
+    let go with its maps, fds, masks and seccomp state as they were.  (A first version of
+    the up-front check refused every target with a second thread.)"""
+    target = killsweep.Target("spin", 4, seccomp=(rule, WITNESS))
+    try:
+        r = subprocess.run([harness.MEVITOP, "--exact", "-p", str(target.pid), "-j", "-n", "2"],
+                           capture_output=True, text=True, env=dict(os.environ, **harness.SAN_ENV),
+                           timeout=harness.GUARD_S)
+        assert r.returncode == 0, r.stderr
+        killsweep.wait_for(lambda: not killsweep.traced(target.pid), "the detach")
+        target.settle()
+        assert target.snapshot() == target.before
+    finally:
+        target.wl.close()

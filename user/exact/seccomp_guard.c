@@ -290,6 +290,7 @@ static int prepare_in_tracer(struct inj *in, void *arg)
 		ok = filters_read(tid, &cur, p->why, p->whylen);
 		if (ok)
 			break;
+		ok = 1;		/* the same filters as the last thread's: proven */
 		if (!last.n || !filters_equal(&cur, &last)) {
 			ok = prove_list(&cur, tid, p->why, p->whylen);
 			if (!ok && p->suspended) {
