@@ -403,9 +403,8 @@ static void explain_seccomp(struct exact *x, struct inj *in, pid_t pid, int err,
 	const char *tail = x->run_pid ? "" : "; watch it without --exact (mevitop -p PID)";
 
 	if (inj_seccomp_suspended(in) && err == -EPERM)
-		snprintf(why, whylen, "cannot attach to process %d: %s; its filters are suspended "
-			 "while mevitop holds it, but would see that call were mevitop killed during "
-			 "it%s", pid, sc_why, tail);
+		snprintf(why, whylen, "cannot attach to process %d: %s" SCG_SUSPENDED_WHY "%s",
+			 pid, sc_why, tail);
 	else if (inj_seccomp_suspended(in))
 		snprintf(why, whylen, "cannot attach to process %d: %s; its filters are suspended "
 			 "while mevitop holds it, but unread they could kill it for a call a "

@@ -24,4 +24,8 @@ struct inj;
  */
 int scg_prepare(struct inj *in, char *why, size_t whylen);
 
+/* What a refusal of a suspended target's filters means, appended to the verdict. */
+#define SCG_SUSPENDED_WHY	"; its filters are suspended while mevitop holds it, but " \
+				"would see that call were mevitop killed during it"
+
 #endif /* MEVITOP_SECCOMP_GUARD_H */

@@ -4,6 +4,7 @@
  */
 #include "uffd.h"
 #include "kernel/uffd_caps.h"
+#include "exact/seccomp_guard.h"
 #include "exact/uffd_dev.h"
 #include "inject.h"
 #include "page.h"
@@ -199,10 +200,6 @@ static const char *uffd_no_way_why(void)
 	return buf;
 }
 
-/* What a refusal of a suspended target's filters means. */
-#define SUSPENDED_WHY	"; its filters are suspended while mevitop holds it, but would see that " \
-			"call were mevitop killed during it"
-
 /* The /dev/userfaultfd way (exact/uffd_dev.h); UFFDIO_API from our process. */
 static int inject_dev(struct inj *in, uint64_t want, int *local_fd, uint64_t *got_features)
 {
@@ -239,24 +236,23 @@ static int inject_dev(struct inj *in, uint64_t want, int *local_fd, uint64_t *go
 static int refused_by_filters(struct inj *in, uint64_t want, int *local_fd,
 			      uint64_t *got_features)
 {
+	const char *sw = inj_seccomp_suspended(in) ? SCG_SUSPENDED_WHY : "";
 	char first[512];
 	int err;
 
 	snprintf(first, sizeof(first), "%s", inj_guard_why(in));
 	if (!caps.dev) {
 		set_why("failed to create userfaultfd in process %d: %s%s; and %s", inj_pid(in),
-			first, inj_seccomp_suspended(in) ? SUSPENDED_WHY : "", uffd_dev_off_why());
+			first, sw, uffd_dev_off_why());
 		return -EPERM;
 	}
 	err = inject_dev(in, want, local_fd, got_features);
 	if (err == -EPERM && !strcmp(inj_guard_why(in), first))
 		set_why("failed to create userfaultfd in process %d: %s%s; the /dev/userfaultfd "
-			"handoff needs that call too", inj_pid(in), first,
-			inj_seccomp_suspended(in) ? SUSPENDED_WHY : "");
+			"handoff needs that call too", inj_pid(in), first, sw);
 	else if (err == -EPERM && inj_guard_why(in)[0])
 		set_why("failed to create userfaultfd in process %d: %s%s; and for the "
-			"/dev/userfaultfd handoff, %s", inj_pid(in), first,
-			inj_seccomp_suspended(in) ? SUSPENDED_WHY : "", inj_guard_why(in));
+			"/dev/userfaultfd handoff, %s", inj_pid(in), first, sw, inj_guard_why(in));
 	return err;
 }
 
