@@ -63,9 +63,10 @@ DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
 # in-kernel floor, perf's page-fault sampling): installed by `make bench`, not `make test`.
 BENCH_PKGS := redis-server redis-tools bpftrace linux-perf
 # What only the tests run (the UI tests drive a real headless browser: ~113 MB to download,
-# ~350 MiB installed; the exact-mode tests watch Debian's memcached as its own user):
+# ~350 MiB installed; the exact-mode tests watch Debian's memcached as its own user; the
+# recording tests count a writer's fsyncs with strace):
 # installed by `make test` and `make stress`, not by `make run`.
-TEST_PKGS  := chromium memcached
+TEST_PKGS  := chromium memcached strace
 
 .DELETE_ON_ERROR:
 .PHONY: all deps run test stress unit integration bench bench-record clean vmlinux install man

@@ -413,7 +413,6 @@ def renderers(browser):
     return [p for p, a in argv.items() if b"--type=renderer" in a and under(p)]
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make deps)")
 def wait_all_threads_stopped(pid):
     deadline = time.monotonic() + harness.GUARD_S
     while True:
@@ -430,6 +429,7 @@ def wait_all_threads_stopped(pid):
         time.sleep(0.01)
 
 
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make deps)")
 def test_chromium_renderer_first_screen(screen, tmp_path):
     """The target of issue 16: a headless Chromium renderer (hundreds of mappings, V8's
     terabyte reservations among them) at 160x48 in the packed layout shows at least 200
