@@ -3,7 +3,8 @@
 
 A Debian 12 minbase tree is made with debootstrap from the mirror this machine's apt uses,
 a clean clone of this checkout (what is committed, nothing from the work tree) is put in it,
-and the tree is booted as a container: its own mount namespace (unshare), its own /tmp,
+and the tree is booted as a container: its own mount namespace (unshare) and root
+(pivot_root), its own /tmp,
 /dev/shm and /run, the host's /proc, /sys and /dev (mevitop watches the real kernel: BPF
 and pagemap speak in the host's pids, so the container shares the host's pid namespace, as
 `docker run --pid=host --privileged` does for a monitoring agent).  In it, as root:
@@ -84,20 +85,27 @@ def make_tree():
     return head
 
 
-# Runs inside the new mount namespace: the container's mounts, then chroot into it.  The
-# host's /sys and /dev are bind-mounted (BTF, tracefs, bpffs, cgroups, /dev/userfaultfd,
-# ptys for tmux); /tmp, /dev/shm and /run are its own.
+# Runs inside the new mount namespace: the container's mounts, then pivot_root into it (not
+# chroot: the kernel refuses a chrooted caller a user namespace, and the container tests
+# make one).  The host's /sys and /dev are bind-mounted (BTF, tracefs, bpffs, cgroups,
+# /dev/userfaultfd, ptys for tmux); /tmp, /dev/shm and /run are its own.
 ENTER = r"""
 set -e
 T="$1"; shift
 mount --make-rprivate /
+mount --bind "$T" "$T"
 mount --rbind /proc "$T/proc"
 mount --rbind /sys "$T/sys"
 mount --rbind /dev "$T/dev"
 mount -t tmpfs -o mode=1777 tmpfs "$T/dev/shm"
 mount -t tmpfs -o mode=1777 tmpfs "$T/tmp"
 mount -t tmpfs -o mode=755 tmpfs "$T/run"
-exec chroot "$T" /usr/bin/env -i HOME=/root TERM=xterm-256color LANG=C.UTF-8 \
+cd "$T"
+mkdir -p .host
+pivot_root . .host
+cd /
+umount -l /.host
+exec /usr/bin/env -i HOME=/root TERM=xterm-256color LANG=C.UTF-8 \
 	PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/sh -c "$*"
 """
 
