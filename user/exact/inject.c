@@ -41,6 +41,8 @@
 #include "inject.h"
 #include "inject_maps.h"
 #include "inject_x86.h"
+#include "inject_int.h"
+#include "scratch.h"
 #include "procfs.h"
 #include "page.h"
 #include "syscall_err.h"
@@ -90,68 +92,6 @@
 #define INJ_HOLD_FACTOR		10	/* watchdog: idle hold limit = factor * timeout */
 #define WAIT_SPIN_NS		100000	/* wait_tid(): yield, not sleep, this long first */
 
-struct inj_thread {
-	pid_t tid;
-	bool was_stopped;	/* in group-stop when we seized it */
-	bool parked;		/* sits in an event stop inside get_signal() */
-	bool running;		/* resumed by us and still attached (follow mode) */
-	bool gone;		/* exited (or detached foreign task) */
-	bool group_stop;	/* its last event stop was a group stop */
-	bool pending_stop;	/* we swallowed a SIGSTOP while it ran our call */
-	bool foreign;		/* auto-attached task of another process: detach it */
-	bool dirty;		/* runs the trampoline alone (a call that never stopped) */
-};
-
-enum inj_op { OP_NONE, OP_SYSCALL, OP_FOLLOW, OP_RELEASE, OP_CALL };
-
-struct inj {
-	pid_t pid;
-	int pidfd;
-	int memfd;
-	bool spawned;
-	bool allow_seccomp;
-	bool suspended;		/* the parked threads hold PTRACE_O_SUSPEND_SECCOMP */
-	inj_guard_fn guard;	/* proves each call allowed, or survivable when suspended */
-	void *guard_ctx;
-	char guard_why[512];	/* why it last refused one */
-	bool released;		/* every thread detached (release or watchdog) */
-	bool watchdog_fired;
-	int seccomp;
-	unsigned timeout_ms;
-	unsigned long options;	/* ptrace options in effect */
-	uint64_t gadget_ip;	/* bootstrap: `syscall; xor..; ret` in the target's code */
-	uint64_t restorer_ip;	/* bootstrap: `mov $15,%eax; syscall` in the target's code */
-	uint64_t scratch;	/* our page in the target (0: not mapped yet) */
-	uint64_t scratch_len;
-	uint64_t entry[X86_TRAMP_NENTRIES];	/* trampoline entry points in it */
-	struct x86_cpu cpu;	/* the borrowed thread's own state (too big for a stack) */
-	uint8_t frame[X86_FRAME_MAX];	/* the rt_sigreturn frame being written */
-	int nr, cap;
-	struct inj_thread *t;
-
-	/* worker thread and its one-slot request queue */
-	pthread_t worker;
-	bool worker_started;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	enum inj_op op;		/* posted request, OP_NONE when idle */
-	bool op_done;
-	long op_nr;
-	long op_args[6];
-	long op_ret;
-	bool op_take_fd;
-	const struct inj_chain *op_chain;	/* inj_syscall_chain(): run this instead */
-	int op_fd;
-	unsigned op_timeout;
-	int op_status;
-	int (*op_fn)(struct inj *in, void *arg);
-	void *op_arg;
-	int op_err;
-	bool start_done;
-	int start_err;
-	char *const *spawn_argv;
-	char why[256];
-};
 
 /* ---- small helpers ---- */
 
@@ -163,8 +103,7 @@ static void sleep_us(unsigned us)
 		;
 }
 
-static void set_why(struct inj *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_why(struct inj *in, const char *fmt, ...)
+void set_why(struct inj *in, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -388,7 +327,7 @@ static int wait_tid(pid_t tid, uint64_t deadline, int *status)
 	}
 }
 
-static void mark_gone(struct inj_thread *t)
+void mark_gone(struct inj_thread *t)
 {
 	t->gone = true;
 	t->parked = false;
@@ -396,16 +335,13 @@ static void mark_gone(struct inj_thread *t)
 }
 
 static int follow_clone_event(struct inj *in, pid_t tid);
-static int bootstrap_scratch(struct inj *in);
-static int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted);
-static int run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted);
 
 /*
  * Wait until thread @idx sits in an event stop (interrupt or group stop).  A PTRACE_INTERRUPT
  * must already be queued.  Signals that arrive first are delivered (their stop clears the
  * queued interrupt, so it is queued again).  Returns 0, -ESRCH (it exited) or -ETIMEDOUT.
  */
-static int park(struct inj *in, int idx, uint64_t deadline)
+int park(struct inj *in, int idx, uint64_t deadline)
 {
 	pid_t tid = in->t[idx].tid;
 
@@ -489,49 +425,6 @@ static int open_mem(struct inj *in)
 	return in->memfd < 0 ? -errno : 0;
 }
 
-/*
- * The scratch page.  Layout: a header (magic, then the name we give the mapping), the
- * trampoline code, and one rt_sigreturn frame for the call in progress.  It is mapped
- * once per address space (the bootstrap below) and found again by the next attach.
- */
-#define SCRATCH_NAME		"mevitop-scratch"
-#define SCRATCH_MAPS_NAME	"[anon:" SCRATCH_NAME "]"
-#define SCRATCH_MAGIC		"MEVITOP-SCRATCH1"	/* 16 bytes, no NUL needed */
-#define SCRATCH_MAGIC_LEN	16
-#define SCRATCH_NAME_OFF	16
-#define SCRATCH_CODE_OFF	64
-#define SCRATCH_CHAIN_OFF	192	/* a chain's code (inj_syscall_chain), after the trampoline */
-#define SCRATCH_FRAME_OFF	512	/* 64-aligned, after the code */
-#ifndef PR_SET_VMA
-#define PR_SET_VMA		0x53564d41
-#define PR_SET_VMA_ANON_NAME	0
-#endif
-
-static uint64_t scratch_need(size_t xsize)
-{
-	uint64_t n = SCRATCH_FRAME_OFF + x86_frame_size(xsize);
-
-	return page_round_up_4k(n);
-}
-
-/* Write the header and trampoline into the mapped page at in->scratch. */
-static int scratch_write_code(struct inj *in)
-{
-	uint8_t head[SCRATCH_FRAME_OFF];
-	size_t n;
-
-	memset(head, 0, sizeof(head));
-	memcpy(head, SCRATCH_MAGIC, SCRATCH_MAGIC_LEN);
-	memcpy(head + SCRATCH_NAME_OFF, SCRATCH_NAME, sizeof(SCRATCH_NAME));
-	n = x86_tramp_build(head + SCRATCH_CODE_OFF, SCRATCH_CHAIN_OFF - SCRATCH_CODE_OFF,
-			    in->scratch + SCRATCH_CODE_OFF, in->scratch + SCRATCH_FRAME_OFF,
-			    in->entry);
-	if (!n)
-		return -EOVERFLOW;
-	/* /proc/PID/mem writes through the page's missing write permission (FOLL_FORCE) */
-	return inj_mem_write(in, in->scratch, head, sizeof(head));
-}
-
 /* Self-restore switch (tests): see inj_force_self_restore(). */
 static bool self_restore;
 
@@ -545,7 +438,7 @@ void inj_force_self_restore(bool on)
  * the exit of its rt_sigreturn (the trampoline's or the bootstrap's restorer's): from
  * there it has its own context back.  It stays in that syscall-exit stop.
  */
-static int run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
+int run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
 {
 	struct __ptrace_syscall_info info;
 	int err;
@@ -561,79 +454,6 @@ static int run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupte
 		if (err || info.entry.nr == __NR_rt_sigreturn)
 			return err;
 	}
-}
-
-/*
- * A thread that an earlier monitor died under may still be inside our trampoline: a
- * stopped process runs it only once continued.  Its own context is in the page's frame,
- * so before anything writes a new frame, let it run to the end of the trampoline (its
- * rt_sigreturn) under our eyes, and park it there, home.
- */
-static int finish_inflight(struct inj *in)
-{
-	for (int i = 0; i < in->nr; i++) {
-		uint64_t deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
-		struct user_regs_struct r;
-		bool interrupted = false;
-		int err;
-
-		if (!in->t[i].parked || in->t[i].gone ||
-		    ptrace(PTRACE_GETREGS, in->t[i].tid, 0, &r) < 0 ||
-		    r.rip - in->scratch >= in->scratch_len)
-			continue;
-		in->t[i].parked = false;
-		err = run_home(in, i, deadline, &interrupted);
-		if (err == -ESRCH)
-			continue;
-		if (err) {
-			set_why(in, "failed to let thread %d of process %d finish an earlier "
-				"injection: %s", in->t[i].tid, in->pid, strerror(-err));
-			return err;
-		}
-		ptrace(PTRACE_INTERRUPT, in->t[i].tid, 0, 0);
-		ptrace(PTRACE_CONT, in->t[i].tid, 0, 0);
-		err = park(in, i, deadline);
-		if (err && err != -ESRCH)
-			return err;
-	}
-	return 0;
-}
-
-/*
- * Before any call: reuse a scratch page an earlier attach left, or find the two pieces
- * of the target's own code the bootstrap borrows (we never write the target's text).
- */
-static int prepare_scratch(struct inj *in)
-{
-	struct inj_vma v;
-	int err;
-
-	in->scratch = 0;
-	err = injmap_find_scratch(in->pid, in->memfd, SCRATCH_MAPS_NAME, SCRATCH_MAGIC,
-				  SCRATCH_MAGIC_LEN, &v);
-	if (!err) {
-		in->scratch = v.start;
-		in->scratch_len = v.end - v.start;
-		err = finish_inflight(in);
-		if (!err)
-			err = scratch_write_code(in);
-		if (!err)
-			return 0;
-		in->scratch = 0;
-	}
-	err = injmap_find_code(in->pid, in->memfd, "[vdso]", x86_find_ret_gadget, &in->gadget_ip);
-	if (err) {
-		set_why(in, "failed to find a `syscall; ret` sequence in process %d: %s", in->pid,
-			strerror(-err));
-		return err == -ENOENT ? -EOPNOTSUPP : err;
-	}
-	err = injmap_find_code(in->pid, in->memfd, "libc", x86_find_restorer, &in->restorer_ip);
-	if (err) {
-		set_why(in, "failed to find an rt_sigreturn restorer in the code of process %d: %s",
-			in->pid, strerror(-err));
-		return err == -ENOENT ? -EOPNOTSUPP : err;
-	}
-	return 0;
 }
 
 /* ---- seize ---- */
@@ -1113,7 +933,7 @@ static void rseq_fixup(struct inj *in, pid_t tid, struct user_regs_struct *r)
  * (PTRACE_SYSCALL_INFO_ENTRY/EXIT).  Returns 0, -ESRCH, -EFAULT (a fault signal:
  * the call did not run as planned) or -ETIMEDOUT.
  */
-static int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted)
+int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted)
 {
 	struct inj_thread *t = &in->t[idx];
 	int sig = 0;
@@ -1171,7 +991,7 @@ static int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *i
 }
 
 /* After a timed-out call: is the thread in some ptrace stop now (registers writable)? */
-static bool interrupted_stop(struct inj *in, int idx)
+bool interrupted_stop(struct inj *in, int idx)
 {
 	struct user_regs_struct r;
 
@@ -1184,7 +1004,7 @@ static bool interrupted_stop(struct inj *in, int idx)
  * finishes the call and restores everything without us, so a monitor killed between two
  * of these ptrace calls leaves a thread that still gets home (with its own mask).
  */
-static int restore_thread(struct inj *in, int idx, const struct user_regs_struct *regs,
+int restore_thread(struct inj *in, int idx, const struct user_regs_struct *regs,
 			  uint64_t mask)
 {
 	pid_t tid = in->t[idx].tid;
@@ -1206,7 +1026,7 @@ static int restore_thread(struct inj *in, int idx, const struct user_regs_struct
 }
 
 /* Step the borrowed thread over one whole system call (its entry and exit stops). */
-static int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
+int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
 {
 	int err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, interrupted);
 
@@ -1241,7 +1061,7 @@ static int ask_guard(struct inj *in, int idx, uint64_t rip, long nr, const long 
 
 /* Suspended: the thread must survive the filters seeing the call (see "Seccomp
  * suspension" above); not suspended: they must allow it. */
-static int guard_call(struct inj *in, int idx, uint64_t rip, long nr, const long a[6],
+int guard_call(struct inj *in, int idx, uint64_t rip, long nr, const long a[6],
 		      bool take_fd)
 {
 	if (!in->seccomp)
@@ -1260,7 +1080,7 @@ static int guard_call(struct inj *in, int idx, uint64_t rip, long nr, const long
  * Returns 0, -ESRCH (gone) or -errno (*@restore_needed: the registers were set, put them
  * back).
  */
-static int borrow_thread(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
+int borrow_thread(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
 			 const long a[6], bool *restore_needed)
 {
 	struct user_regs_struct regs = in->cpu.regs;
@@ -1285,7 +1105,7 @@ static int borrow_thread(struct inj *in, int idx, uint64_t rip, uint64_t sp, lon
 }
 
 /* Let the thread run the rest of our code alone (as with a dead monitor) and park it. */
-static int go_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
+int go_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
 {
 	pid_t tid = in->t[idx].tid;
 	int err = run_home(in, idx, deadline, interrupted);
@@ -1334,7 +1154,7 @@ static int end_call(struct inj *in, int idx, int err, bool interrupted, uint64_t
  * trampoline's close() of the target's copy before we restore.  @restore: the registers
  * to put back (in->cpu.regs after the rseq fix-up).
  */
-static int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
+int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
 		    const long a[6], bool take_fd, const struct user_regs_struct *restore,
 		    long *ret, int *local_fd)
 {
@@ -1468,7 +1288,7 @@ static int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
  * rt_sigreturn disables it; with the monitor alive it is never used (restore_thread()
  * keeps the kernel's own restart), only when the thread has to get home alone.
  */
-static int save_thread(struct inj *in, int idx, uint64_t addr, uint64_t pretcode,
+int save_thread(struct inj *in, int idx, uint64_t addr, uint64_t pretcode,
 		       struct user_regs_struct *restore)
 {
 	struct user_regs_struct fr;
@@ -1496,7 +1316,7 @@ static int save_thread(struct inj *in, int idx, uint64_t addr, uint64_t pretcode
  * thread whose stack pointer lies in that mapping (the bootstrap writes its frame there,
  * see bootstrap_scratch).
  */
-static int pick_thread(struct inj *in, const struct inj_vma *stack)
+int pick_thread(struct inj *in, const struct inj_vma *stack)
 {
 	int first = -1;
 
@@ -1514,93 +1334,6 @@ static int pick_thread(struct inj *in, const struct inj_vma *stack)
 			first = i;
 	}
 	return first;
-}
-
-/* Name the page so a person reading /proc/PID/maps can tell what it is. */
-static void scratch_name(struct inj *in)
-{
-	long a[6] = { PR_SET_VMA, PR_SET_VMA_ANON_NAME, (long)in->scratch, (long)in->scratch_len,
-		      (long)(in->scratch + SCRATCH_NAME_OFF), 0 };
-	struct user_regs_struct restore;
-	long ret;
-	int idx = pick_thread(in, NULL);
-
-	/* EINVAL without CONFIG_ANON_VMA_NAME: the magic in the header identifies it then */
-	if (idx >= 0 && !save_thread(in, idx, in->scratch + SCRATCH_FRAME_OFF, 0, &restore))
-		run_call(in, idx, in->entry[X86_TRAMP_PLAIN], x86_sp(&in->cpu.regs), __NR_prctl,
-			 a, false, &restore, &ret, NULL);
-}
-
-/*
- * Map the scratch page with the target's own code, before any code of ours exists in
- * it.  The call runs at a vDSO `syscall; xor..; ret` sequence with rsp at a frame below
- * the red zone of a thread on the main stack ([stack]: memory only that thread uses, and
- * below its stack pointer it uses none; never a goroutine's or green thread's stack in
- * the heap).  The frame starts with the address of a `mov $15,%eax; syscall` restorer
- * of the target's (libc's __restore_rt), so after the mmap the `ret` lands there and
- * rt_sigreturn restores the thread.  With the monitor alive the thread is restored at the
- * mmap's exit stop instead and the stack bytes are put back.  A monitor killed after the
- * mmap and before the header is written leaves one anonymous r-x mapping (documented).
- */
-static int bootstrap_scratch(struct inj *in)
-{
-	struct user_regs_struct restore;
-	struct inj_vma stack;
-	uint64_t frame, len, fsize;
-	uint8_t *old = NULL;
-	long a[6], addr = 0;
-	int idx, err;
-
-	if (in->scratch)
-		return 0;
-	err = injmap_find_named(in->pid, "[stack]", &stack);
-	idx = err ? -1 : pick_thread(in, &stack);
-	if (idx < 0) {
-		set_why(in, "no thread of process %d runs on its main stack, which the injection "
-			"needs once to map its scratch page", in->pid);
-		return -EOPNOTSUPP;
-	}
-	err = x86_cpu_get(in->t[idx].tid, &in->cpu);
-	if (err)
-		goto out;
-	fsize = x86_frame_size(in->cpu.xsize);
-	frame = (x86_sp(&in->cpu.regs) - X86_RED_ZONE - fsize) & ~63ull;
-	if (frame < stack.start + PAGE_SIZE_4K) {
-		set_why(in, "no room below the stack pointer of thread %d of process %d",
-			in->t[idx].tid, in->pid);
-		return -ENOSPC;
-	}
-	old = malloc(fsize);
-	err = old ? inj_mem_read(in, frame, old, fsize) : -ENOMEM;
-	if (!err)
-		err = save_thread(in, idx, frame, in->restorer_ip, &restore);
-	if (err)
-		goto out;
-	len = scratch_need(in->cpu.xsize);
-	a[0] = 0;
-	a[1] = (long)len;
-	a[2] = PROT_READ | PROT_EXEC;
-	a[3] = MAP_PRIVATE | MAP_ANONYMOUS;
-	a[4] = -1;
-	a[5] = 0;
-	err = run_call(in, idx, in->gadget_ip, frame, __NR_mmap, a, false, &restore, &addr, NULL);
-	if (!in->t[idx].dirty && !in->t[idx].gone)
-		inj_mem_write(in, frame, old, fsize);	/* below its rsp: dead, but as it was */
-	if (!err && syscall_failed(addr))
-		err = (int)addr;
-	if (err)
-		goto out;
-	in->scratch = (uint64_t)addr;
-	in->scratch_len = len;
-	err = scratch_write_code(in);
-	if (!err)
-		scratch_name(in);
-out:
-	if (err && !in->why[0])
-		set_why(in, "failed to map the injection's scratch page in process %d: %s",
-			in->pid, strerror(-err));
-	free(old);
-	return err;
 }
 
 static int do_syscall(struct inj *in, long nr, const long a[6], bool take_fd, long *ret,
@@ -1708,6 +1441,8 @@ static int do_follow(struct inj *in, unsigned timeout_ms, int *status)
 
 	if (!in->spawned)
 		return -EINVAL;
+	/* it runs from here: no page of ours while it does (injections come after an exec) */
+	scratch_drop(in);
 	/* without PTRACE_O_SUSPEND_SECCOMP: a running child runs under its own filters */
 	in->options = PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC |
 		      PTRACE_O_TRACECLONE;
@@ -1815,6 +1550,9 @@ static int do_release(struct inj *in)
 
 	if (in->released)
 		return 0;
+	/* Unmap the scratch page first (scratch.h): every thread is parked at its own code.
+	 * If that cannot be done the page stays, as a killed monitor would leave it. */
+	scratch_drop(in);
 	/*
 	 * A call that never stopped: the thread runs our trampoline, which finishes and
 	 * restores it by itself.  Let it go as soon as it is in a stop we can detach from.

@@ -40,6 +40,15 @@ void x86_apply_restart(struct user_regs_struct *r);
 size_t x86_frame_size(size_t xsize);
 
 /*
+ * A frame without FPU state (X86_FRAME_BARE bytes, @addr 64-aligned): rt_sigreturn on it
+ * loads @r and @mask and resets the FPU/SSE/AVX registers to their initial state - for a
+ * step between two injected calls, where only a later full frame restores the thread.
+ */
+#define X86_FRAME_BARE	448
+int x86_frame_build_bare(uint8_t *buf, size_t len, uint64_t addr, uint64_t pretcode,
+			 const struct user_regs_struct *r, uint64_t mask);
+
+/*
  * Fill @buf (x86_frame_size bytes) with a frame to be written at target address @addr:
  * [pretcode][ucontext: the registers @r, the mask, fpstate -> the XSAVE image][siginfo]
  * [XSAVE image + FP_XSTATE_MAGIC2].  rt_sigreturn with rsp = @addr + 8 resumes @r.
