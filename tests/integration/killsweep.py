@@ -157,6 +157,8 @@ class Target:
             scratch = harness.scratch_lines(self.pid, f.read())
         if len(scratch) > 1:
             bad.append(f"more than one scratch mapping: {scratch}")
+        bad += [f"a scratch page not named by its memfd, or writable: {line!r}"
+                for line in scratch if not harness.scratch_named(line)]
         for key in ("maps", "fds", "signals", "seccomp", "stopped", "creds"):
             if key in ("signals", "fds", "maps") and self.stopped:
                 continue

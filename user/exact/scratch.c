@@ -271,9 +271,10 @@ struct mchain {
 	long fd;
 };
 
-/* Write the three step frames for descriptor ch->fd: each loads its call at the gadget
- * with rsp at the next frame (the last one: the thread's own, ch->home). */
-static int write_steps(struct inj *in, const struct mchain *ch)
+/* The registers of step @i (M_TRUNC..M_CLOSE) for descriptor ch->fd: its call at the
+ * gadget, rsp at the next frame (after the last step: the thread's own, ch->home). */
+static void step_regs(const struct inj *in, const struct mchain *ch, int i,
+		      struct user_regs_struct *r)
 {
 	static const long nr[M_NFRAMES] = { __NR_ftruncate, __NR_mmap, __NR_close };
 	long a[M_NFRAMES][6] = {
@@ -281,15 +282,22 @@ static int write_steps(struct inj *in, const struct mchain *ch)
 		{ 0, (long)ch->len, PROT_READ | PROT_EXEC, MAP_PRIVATE, ch->fd, 0 },
 		{ ch->fd, 0, 0, 0, 0, 0 },
 	};
+
+	*r = in->cpu.regs;
+	x86_set_call(r, in->gadget_ip, nr[i], a[i]);
+	x86_set_sp(r, i + 1 < M_NFRAMES ? ch->frame[i + 1] : ch->home);
+}
+
+/* Write the step frames, each loading its step's registers (see step_regs). */
+static int write_steps(struct inj *in, const struct mchain *ch)
+{
 	uint8_t buf[X86_FRAME_BARE];
 
 	for (int i = 0; i < M_NFRAMES; i++) {
-		struct user_regs_struct r = in->cpu.regs;
-		uint64_t next = i + 1 < M_NFRAMES ? ch->frame[i + 1] : ch->home;
+		struct user_regs_struct r;
 		int err;
 
-		x86_set_call(&r, in->gadget_ip, nr[i], a[i]);
-		x86_set_sp(&r, next);
+		step_regs(in, ch, i, &r);
 		err = x86_frame_build_bare(buf, sizeof(buf), ch->frame[i], in->restorer_ip, &r,
 					   ~0ull);
 		if (!err)
@@ -412,9 +420,17 @@ static int bootstrap_memfd(struct inj *in, int idx, const struct inj_vma *stack)
 			err = restore_thread(in, idx, &restore, in->cpu.mask);
 			break;
 		}
-		err = step_over(in, idx, deadline, &interrupted);	/* its rt_sigreturn */
-		if (err)
+		/*
+		 * Load the next step ourselves, as its frame would: an rt_sigreturn run while we
+		 * are alive would void the thread's restart block (a nanosleep it was parked
+		 * in would fail with EINTR).  Killed after this, it makes that step and goes
+		 * on by the frames.
+		 */
+		step_regs(in, &ch, step, &regs);
+		if (ptrace(PTRACE_SETREGS, tid, 0, &regs) < 0) {
+			err = -errno;
 			break;
+		}
 	}
 	if (!err && interrupted)
 		err = -ETIMEDOUT;
