@@ -43,6 +43,7 @@
 #include "inject_x86.h"
 #include "inject_int.h"
 #include "scratch.h"
+#include "stage.h"
 #include "procfs.h"
 #include "page.h"
 #include "syscall_err.h"
@@ -609,6 +610,7 @@ static int do_seize(struct inj *in)
 	char path[64];
 	int err, live;
 
+	xstage("inj", "seize");
 	err = check_target(in);
 	if (err)
 		return err;
@@ -1033,6 +1035,18 @@ int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
 	return err ? err : step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, interrupted);
 }
 
+/* The same for our call @nr, recording the stage "@pfx:CALL" at its entry (stage.h). */
+int step_call(struct inj *in, int idx, uint64_t deadline, bool *interrupted, const char *pfx,
+	      long nr)
+{
+	int err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, interrupted);
+
+	if (err)
+		return err;
+	xstage_nr(pfx, nr);
+	return step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, interrupted);
+}
+
 /*
  * Ask the guard about the calls thread @idx is about to make: the injected one at @rip,
  * then what its trampoline makes alone if we die (the close of a taken fd, the
@@ -1174,12 +1188,14 @@ int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
 		return err;
 	}
 	deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
-	err = step_over(in, idx, deadline, &interrupted);
+	err = step_call(in, idx, deadline, &interrupted, in->stage_pfx ? in->stage_pfx : "call",
+			nr);
 	if (!err) {
 		if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
 			err = -errno;
 		else
 			*ret = x86_call_result(&regs);
+		xstage_nr("tramp", nr);
 	}
 	if (!err && take_fd && *ret >= 0) {
 		err = inj_getfd(in, (int)*ret, local_fd);
@@ -1259,6 +1275,7 @@ static int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
 			break;
 		}
 		nr = (long)info.entry.nr;
+		xstage_nr("chain", nr);
 		err = step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, &interrupted);
 		if (err)
 			break;
@@ -1577,6 +1594,7 @@ static int do_release(struct inj *in)
 			mark_gone(&in->t[i]);
 		}
 	}
+	xstage("inj", "detach");
 	err = detach_all(in);
 	in->released = true;
 	return err;

@@ -47,7 +47,8 @@ struct inj {
 	uint64_t scratch;	/* our page in the target (0: not mapped yet) */
 	uint64_t scratch_len;
 	bool scratch_memfd;	/* backed by the memfd (else anonymous) */
-	char scratch_note[256];	/* why it is anonymous, or was left at release ("": neither) */
+	char scratch_note[256];
+	const char *stage_pfx;	/* tests (stage.h): the stage of run_call's calls, NULL "call" */	/* why it is anonymous, or was left at release ("": neither) */
 	uint64_t entry[X86_TRAMP_NENTRIES];	/* trampoline entry points in it */
 	struct x86_cpu cpu;	/* the borrowed thread's own state (too big for a stack) */
 	uint8_t frame[X86_FRAME_MAX];	/* the rt_sigreturn frame being written */
@@ -87,6 +88,9 @@ int park(struct inj *in, int idx, uint64_t deadline);
 int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted);
 /* ... over one whole call (its entry and exit stops). */
 int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupted);
+/* ... over our call @nr, recording the stage "@pfx:CALL" at its entry (stage.h). */
+int step_call(struct inj *in, int idx, uint64_t deadline, bool *interrupted, const char *pfx,
+	      long nr);
 /* Let a thread carrying borrowed state run alone up to the exit of its rt_sigreturn. */
 int run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted);
 /* ... and park it there. */

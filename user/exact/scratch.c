@@ -39,6 +39,7 @@
 #include "syscall_err.h"
 #include "clock.h"
 #include "log.h"
+#include "stage.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -398,7 +399,10 @@ static int bootstrap_memfd(struct inj *in, int idx, const struct inj_vma *stack)
 	}
 	deadline = DEADLINE(in);
 	for (step = 0; step <= M_NFRAMES; step++) {
-		err = step_over(in, idx, deadline, &interrupted);
+		static const long nrs[] = { __NR_memfd_create, __NR_ftruncate, __NR_mmap,
+					    __NR_close };
+
+		err = step_call(in, idx, deadline, &interrupted, "boot", nrs[step]);
 		if (!err && ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
 			err = -errno;
 		if (err)
@@ -483,7 +487,9 @@ static int bootstrap_anon(struct inj *in, int idx, const struct inj_vma *stack)
 	a[3] = MAP_PRIVATE | MAP_ANONYMOUS;
 	a[4] = -1;
 	a[5] = 0;
+	in->stage_pfx = "boot";
 	err = run_call(in, idx, in->gadget_ip, frame, __NR_mmap, a, false, &restore, &addr, NULL);
+	in->stage_pfx = NULL;
 	if (!in->t[idx].dirty && !in->t[idx].gone)
 		inj_mem_write(in, frame, old, fsize);	/* below its rsp: dead, but as it was */
 	if (!err && syscall_failed(addr))
@@ -597,9 +603,11 @@ static int drop(struct inj *in)
 	if (!err)
 		err = save_thread(in, idx, frame, in->restorer_ip, &restore);
 	in->guard_why[0] = '\0';
+	in->stage_pfx = "drop";
 	if (!err)
 		err = run_call(in, idx, in->gadget_ip, frame, __NR_munmap, a, false, &restore,
 			       &ret, NULL);
+	in->stage_pfx = NULL;
 	if (!in->t[idx].dirty && !in->t[idx].gone)
 		inj_mem_write(in, frame, old, fsize);
 	free(old);
