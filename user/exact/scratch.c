@@ -138,6 +138,7 @@ int prepare_scratch(struct inj *in)
 	struct inj_vma v;
 	int err, gerr;
 
+	xstage("inj", "prepare");
 	in->scratch = 0;
 	in->scratch_memfd = false;
 	in->scratch_note[0] = '\0';

@@ -9,7 +9,8 @@
  *       and sleep MS ms (default 60000), so a test kills it exactly there (exact.h lists
  *       exact.c's stages; these are the injection's).
  *
- * The injection's stages: "inj:seize" (seizing the threads), "boot:CALL" (the scratch
+ * The injection's stages: "inj:seize" (seizing the threads), "inj:prepare" (looking for
+ * a page left by a killed attach, and for the code the bootstrap borrows), "boot:CALL" (the scratch
  * page's bootstrap, inside memfd_create, ftruncate, mmap or close: the thread sits at the
  * call's entry, its registers borrowed), "call:CALL" (inside an injected call, at its
  * entry), "tramp:CALL" (the call returned, the thread still in the trampoline, before it
