@@ -79,9 +79,20 @@ struct inj {
 	char why[256];
 };
 
+/* ---- inject_call.c ---- */
+
+void sleep_us(unsigned us);
 /* in->why = the formatted reason */
 void set_why(struct inj *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void mark_gone(struct inj_thread *t);
+bool is_stop_signal(int sig);
+struct inj_thread *find_thread(struct inj *in, pid_t tid);
+/* Append thread @tid; its index or -ENOMEM. */
+int add_thread(struct inj *in, pid_t tid);
+/* waitpid(@tid, __WALL) until @deadline: 0, -ETIMEDOUT or -errno. */
+int wait_tid(pid_t tid, uint64_t deadline, int *status);
+/* A PTRACE_EVENT_CLONE of @tid (follow mode): the new thread is added, running. */
+int follow_clone_event(struct inj *in, pid_t tid);
 /* Wait until thread @idx sits in an event stop (a PTRACE_INTERRUPT queued): 0, -errno. */
 int park(struct inj *in, int idx, uint64_t deadline);
 /* PTRACE_SYSCALL thread @idx to its next syscall stop of kind @want (ENTRY/EXIT). */
@@ -113,5 +124,8 @@ int restore_thread(struct inj *in, int idx, const struct user_regs_struct *regs,
 bool interrupted_stop(struct inj *in, int idx);
 /* May thread @idx make call @nr at @rip (the guard, for a filtered target)?  0 or -errno. */
 int guard_call(struct inj *in, int idx, uint64_t rip, long nr, const long a[6], bool take_fd);
+/* A chain (inj_syscall_chain) on thread @idx, whose restore frame is written. */
+int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
+	      const struct user_regs_struct *restore);
 
 #endif /* MEVITOP_INJECT_INT_H */
