@@ -215,12 +215,12 @@ def kill_once(target, delay_s, binary=None, extra=(), stages=None):
 
 
 # The stages of an attach in the order they come (stage.h and exact.h), for the histogram.
-STAGE_ORDER = ["inj:seize", "inj:prepare", "seized", "boot:memfd_create", "boot:ftruncate", "boot:mmap",
-               "boot:close", "call:prctl", "call:mmap", "call:userfaultfd", "tramp:userfaultfd",
-               "call:ioctl", "tramp:ioctl", "call:munmap", "tramp:munmap", "chain:socketpair",
-               "chain:recvmsg", "chain:ioctl", "chain:close", "chain:mmap", "chain:munmap",
-               "injected", "registered", "drop:munmap", "tramp:munmap", "inj:detach",
-               "serving"]
+STAGE_ORDER = [
+    "inj:seize", "inj:prepare", "seized", "boot:memfd_create", "boot:ftruncate", "boot:mmap",
+    "boot:close", "call:prctl", "call:mmap", "call:userfaultfd", "tramp:userfaultfd",
+    "call:ioctl", "tramp:ioctl", "call:munmap", "tramp:munmap", "chain:socketpair",
+    "chain:recvmsg", "chain:ioctl", "chain:close", "chain:mmap", "chain:munmap", "injected",
+    "registered", "drop:munmap", "inj:detach", "serving"]
 
 
 def histogram(stages):

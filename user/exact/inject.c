@@ -30,9 +30,10 @@
  *   held into a lost EINTR.  (The frame, used only when we are dead, has to pre-apply
  *   the restart the same way: rt_sigreturn disables it.)
  *
- *   The scratch page is mapped once per address space by a bootstrap call that borrows
- *   the target's own code (bootstrap_scratch()), found again by later attaches, and is
- *   the one thing an attach leaves behind (README, "Exact mode").
+ *   The scratch page is mapped at each attach by a bootstrap that borrows the target's
+ *   own code, and unmapped the same way before the target is let go (scratch.c); only a
+ *   killed attach leaves it, for the next one to reuse (README, "Exact mode").  One call's
+ *   machinery is inject_call.c.
  *
  * The ptrace tracer is a worker thread owned by each struct inj, so the monitor can
  * call from any thread, and so a tracee that never stopped can still be released (the

@@ -47,8 +47,8 @@ struct inj {
 	uint64_t scratch;	/* our page in the target (0: not mapped yet) */
 	uint64_t scratch_len;
 	bool scratch_memfd;	/* backed by the memfd (else anonymous) */
-	char scratch_note[256];
-	const char *stage_pfx;	/* tests (stage.h): the stage of run_call's calls, NULL "call" */	/* why it is anonymous, or was left at release ("": neither) */
+	char scratch_note[256];	/* why it is anonymous, or left at release ("": neither) */
+	const char *stage_pfx;	/* tests (stage.h): run_call's stage prefix, NULL "call" */
 	uint64_t entry[X86_TRAMP_NENTRIES];	/* trampoline entry points in it */
 	struct x86_cpu cpu;	/* the borrowed thread's own state (too big for a stack) */
 	uint8_t frame[X86_FRAME_MAX];	/* the rt_sigreturn frame being written */

@@ -18,9 +18,12 @@
  *	memfd_create("mevitop-scratch", MFD_CLOEXEC | MFD_EXEC) = F	(F predicted, below)
  *	ftruncate(F, len); mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_PRIVATE, F, 0); close(F)
  *
- * so the page is named by its file on every kernel (CONFIG_ANON_VMA_NAME or not), is
- * never writable, and no descriptor stays.  The frames are written before the first call,
- * so they name F before it exists: the lowest free descriptor, which is what memfd_create
+ * (with mevitop alive it loads each step's registers itself at the previous call's exit
+ * and restores the thread after close(), so no rt_sigreturn voids the restart block of a
+ * thread parked in nanosleep), so the page is named by its file on every kernel
+ * (CONFIG_ANON_VMA_NAME or not), is never writable, and no descriptor stays.  The frames
+ * are written before the first call, so they name F before it exists: the lowest free
+ * descriptor, which is what memfd_create
  * returns while every thread of the target is parked (a process sharing the descriptor
  * table, CLONE_FILES without CLONE_VM, could take it first: then we rewrite the frames at
  * memfd_create's exit, and only a monitor killed in that instant leaves the wrong number
@@ -492,7 +495,7 @@ static int bootstrap_anon(struct inj *in, int idx, const struct inj_vma *stack)
 	err = run_call(in, idx, in->gadget_ip, frame, __NR_mmap, a, false, &restore, &addr, NULL);
 	in->stage_pfx = NULL;
 	if (!in->t[idx].dirty && !in->t[idx].gone)
-		inj_mem_write(in, frame, old, fsize);	/* below its rsp: dead, but as it was */
+		inj_mem_write(in, frame, old, fsize);	/* below its rsp: as it was */
 	if (!err && syscall_failed(addr))
 		err = (int)addr;
 	if (!err) {

@@ -19,7 +19,7 @@
 struct inj;
 
 #define SCRATCH_NAME		"mevitop-scratch"
-#define SCRATCH_CHAIN_OFF	192	/* a chain's code (inj_syscall_chain), after the trampoline */
+#define SCRATCH_CHAIN_OFF	192	/* a chain's code (inj_syscall_chain) */
 #define SCRATCH_FRAME_OFF	512	/* 64-aligned, after the code */
 
 /* Bytes of scratch page for a CPU whose XSAVE image is @xsize bytes (whole pages). */
