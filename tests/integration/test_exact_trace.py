@@ -13,6 +13,7 @@ attach and SIGKILLed there.  What stays is at most one page, /memfd:mevitop-scra
 (deleted), r-x; no fd; the masks back.  A later attach reuses that page (the same address)
 and, quitting cleanly, leaves nothing.
 """
+import errno
 import os
 import re
 import signal
@@ -269,3 +270,55 @@ def test_kill9_inside_each_call(stage):
             assert f.read() == raw
     finally:
         target.wl.close()
+
+
+# --- seccomp: a filter on the scratch page's calls -------------------------------------------
+
+def test_memfd_refused_by_filter_falls_back_to_anonymous():
+    """A filter that makes memfd_create fail: the page is the anonymous one, -v says why,
+    and the clean exit still leaves the maps byte for byte, the filter in force."""
+    from test_exact_seccomp import FilteredWorkload
+    wl = FilteredWorkload("errno=memfd_create")
+    try:
+        before = state(wl.pid)
+        mv = harness.Mevitop(["--exact", "-p", str(wl.pid), "-i", "50", "-v"])
+        rc = mv.stop(signal.SIGTERM)
+        assert rc == 0, mv.stderr_text()
+        # refused before the call: a chain's calls must all be allowed (a thread left alone
+        # runs it to its end)
+        assert f"process {wl.pid}: scratch page: anonymous, not the mevitop-scratch memfd: " \
+               f"its seccomp filters do not allow the memfd (seccomp filter 0 of thread " \
+               f"{wl.pid} returns ERRNO(18) for memfd_create(" in mv.stderr_text(), \
+            mv.stderr_text()
+        assert state(wl.pid) == before
+        assert wl.try_call("memfd_create") == {"ret": "-1", "errno": str(errno.EXDEV)}
+        assert wl.try_call("getpgid") == {"ret": "-1", "errno": str(errno.EXDEV)}
+    finally:
+        wl.close()
+
+
+def test_munmap_killed_by_filter_leaves_the_named_page():
+    """A filter that kills munmap: the last munmap is never made (were mevitop killed in it,
+    the filter would see it), so the named page stays and mevitop says so; the next attach
+    reuses it (one page, not two), and the filter is in force."""
+    from test_exact_seccomp import FilteredWorkload
+    wl = FilteredWorkload("kill=munmap")
+    try:
+        before = harness.maps_without_scratch(wl.pid)
+        pages = []
+        for _ in range(2):
+            mv = harness.Mevitop(["--exact", "-p", str(wl.pid), "-i", "50"])
+            rc = mv.stop(signal.SIGTERM)
+            assert rc == 0, mv.stderr_text()
+            assert re.search(rf"process {wl.pid}: the scratch page at 0x[0-9a-f]+ stays "
+                             r"\(munmap refused by its seccomp filters: ", mv.stderr_text()), \
+                mv.stderr_text()
+            with open(f"/proc/{wl.pid}/maps") as f:
+                left = harness.scratch_lines(wl.pid, f.read())
+            assert len(left) == 1 and harness.scratch_named(left[0]), left
+            pages.append(left[0])
+        assert pages[0] == pages[1]
+        assert harness.maps_without_scratch(wl.pid) == before
+        wl.assert_filter_enforced("munmap")
+    finally:
+        wl.close()
