@@ -322,3 +322,30 @@ def test_munmap_killed_by_filter_leaves_the_named_page():
         wl.assert_filter_enforced("munmap")
     finally:
         wl.close()
+
+
+@pytest.mark.parametrize("stage", ["boot:memfd_create", "boot:mmap", "drop:munmap"])
+def test_kill9_mid_bootstrap_of_a_stopped_target(stage):
+    """A stopped target runs the rest of a bootstrap (or of the last munmap) only when it
+    is continued.  The next attach finishes it for it first, so that attach reuses the page
+    the chain maps, its clean exit removes it, and once continued the target is as it was,
+    maps byte for byte: no second page, none in the end."""
+    target = killsweep.Target("spin", 1, stopped=True)
+    try:
+        with open(f"/proc/{target.pid}/maps") as f:
+            raw = f.read()
+        assert paused_kill(target.pid, stage) == stage
+        mv = harness.Mevitop(["--exact", "-p", str(target.pid), "-i", "50"])
+        rc = mv.stop(signal.SIGTERM)
+        assert rc == 0, mv.stderr_text()
+        with open(f"/proc/{target.pid}/maps") as f:
+            assert f.read() == raw      # still stopped: nothing pending either
+        os.kill(target.pid, signal.SIGCONT)
+        killsweep.wait_for(lambda: killsweep.proc_state(target.pid) != "T", "it to run")
+        target.stopped = False
+        target.before["stopped"] = False
+        assert not target.problems()    # fds, masks, seccomp, credentials; it runs
+        with open(f"/proc/{target.pid}/maps") as f:
+            assert f.read() == raw
+    finally:
+        target.wl.close()

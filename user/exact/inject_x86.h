@@ -79,6 +79,7 @@ size_t x86_tramp_build(uint8_t *buf, size_t len, uint64_t code_addr, uint64_t fr
  * __restore_rt, Go's runtime.sigreturn).  Each returns the offset in @p of a match, or -1.
  */
 long x86_find_ret_gadget(const uint8_t *p, size_t n);
+#define X86_RESTORER_MAX	9	/* the restorer's bytes (`mov $15,%rax; syscall`) */
 long x86_find_restorer(const uint8_t *p, size_t n);
 
 /* Stack pointer / instruction pointer accessors, so inject.c names no register. */

@@ -72,6 +72,7 @@
 #define MFD_EXEC		0x0010U
 #endif
 
+#define M_NSTEPS_MAX	4	/* calls in the longest chain (the memfd bootstrap) */
 #define DEADLINE(in)	(clock_mono_ns() + (uint64_t)(in)->timeout_ms * 1000000ull)
 
 uint64_t scratch_need(size_t xsize)
@@ -136,6 +137,59 @@ static int finish_inflight(struct inj *in)
 	return 0;
 }
 
+/*
+ * A thread a killed attach left in the middle of a bootstrap (or of the final munmap) of
+ * a stopped process: it runs the rest of the chain only once continued.  It sits at the
+ * gadget with our restorer as its return address, or at the restorer itself (where a
+ * thread returning from a signal handler could sit too: running its rt_sigreturn is what
+ * it would do next anyway).  Let it run the rest under our eyes, so a page it maps is there
+ * to reuse now and the next chain's descriptor is free, and park it home.
+ */
+static bool in_chain(struct inj *in, const struct user_regs_struct *r)
+{
+	uint64_t ret = 0;
+
+	if (r->rip >= in->restorer_ip && r->rip < in->restorer_ip + X86_RESTORER_MAX)
+		return true;
+	return (r->rip == in->gadget_ip || r->rip == in->gadget_ip + X86_SYSCALL_LEN) &&
+	       !inj_mem_read(in, x86_sp(r), &ret, sizeof(ret)) && ret == in->restorer_ip;
+}
+
+static int finish_chains(struct inj *in)
+{
+	for (int i = 0; i < in->nr; i++) {
+		uint64_t deadline = DEADLINE(in);
+		struct user_regs_struct r;
+		bool interrupted = false;
+		int err = 0, n;
+
+		if (!in->t[i].parked || in->t[i].gone ||
+		    ptrace(PTRACE_GETREGS, in->t[i].tid, 0, &r) < 0 || !in_chain(in, &r))
+			continue;
+		in->t[i].parked = false;
+		/* each step ends in an rt_sigreturn; the last one's frame is its own */
+		for (n = 0; n <= M_NSTEPS_MAX && !err; n++) {
+			err = run_home(in, i, deadline, &interrupted);
+			if (!err && (ptrace(PTRACE_GETREGS, in->t[i].tid, 0, &r) < 0 ||
+				     !in_chain(in, &r)))
+				break;
+		}
+		if (err == -ESRCH)
+			continue;
+		if (err) {
+			set_why(in, "failed to let thread %d of process %d finish an earlier "
+				"bootstrap: %s", in->t[i].tid, in->pid, strerror(-err));
+			return err;
+		}
+		ptrace(PTRACE_INTERRUPT, in->t[i].tid, 0, 0);
+		ptrace(PTRACE_CONT, in->t[i].tid, 0, 0);
+		err = park(in, i, deadline);
+		if (err && err != -ESRCH)
+			return err;
+	}
+	return 0;
+}
+
 int prepare_scratch(struct inj *in)
 {
 	struct inj_vma v;
@@ -160,6 +214,11 @@ int prepare_scratch(struct inj *in)
 			set_why(in, "failed to find an rt_sigreturn restorer in the code of "
 				"process %d: %s", in->pid, strerror(-gerr));
 		}
+	}
+	if (!gerr) {
+		err = finish_chains(in);
+		if (err)
+			return err;
 	}
 	err = injmap_find_named(in->pid, SCRATCH_MEMFD_NAME, &v);
 	in->scratch_memfd = !err;
