@@ -460,11 +460,11 @@ static int bootstrap_memfd(struct inj *in, int idx, const struct inj_vma *stack)
 			restore_thread(in, idx, &restore, in->cpu.mask);
 		goto out;
 	}
-	deadline = DEADLINE(in);
 	for (step = 0; step <= M_NFRAMES; step++) {
 		static const long nrs[] = { __NR_memfd_create, __NR_ftruncate, __NR_mmap,
 					    __NR_close };
 
+		deadline = DEADLINE(in);	/* each call gets the timeout, as inj_syscall's */
 		err = step_call(in, idx, deadline, &interrupted, "boot", nrs[step]);
 		if (!err && ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
 			err = -errno;
