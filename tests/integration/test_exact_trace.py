@@ -349,3 +349,28 @@ def test_kill9_mid_bootstrap_of_a_stopped_target(stage):
             assert f.read() == raw
     finally:
         target.wl.close()
+
+
+def test_anonymous_leftover_is_reused_and_removed():
+    """The anonymous page (a filter refused the memfd; or one an earlier mevitop left, which
+    always mapped it so) that a killed attach leaves is found by its magic, reused, and
+    removed by the next attach's clean exit: the maps as they were, byte for byte."""
+    from test_exact_seccomp import FilteredWorkload
+    wl = FilteredWorkload("errno=memfd_create")
+    try:
+        with open(f"/proc/{wl.pid}/maps") as f:
+            raw = f.read()
+        assert paused_kill(wl.pid, "tramp:userfaultfd") == "tramp:userfaultfd"
+        with open(f"/proc/{wl.pid}/maps") as f:
+            left = harness.scratch_lines(wl.pid, f.read())
+        assert len(left) == 1 and " r-xp 00000000 00:00 0 " in left[0], left
+        mv = harness.Mevitop(["--exact", "-p", str(wl.pid), "-i", "50", "-vv"])
+        rc = mv.stop(signal.SIGTERM)
+        assert rc == 0, mv.stderr_text()
+        addr = left[0].split("-")[0].lstrip("0")
+        assert f"scratch page at 0x{addr} unmapped" in mv.stderr_text(), mv.stderr_text()
+        with open(f"/proc/{wl.pid}/maps") as f:
+            assert f.read() == raw
+        assert wl.try_call("getpgid") == {"ret": "-1", "errno": str(errno.EXDEV)}
+    finally:
+        wl.close()
