@@ -14,6 +14,7 @@ attach and SIGKILLed there.  What stays is at most one page, /memfd:mevitop-scra
 and, quitting cleanly, leaves nothing.
 """
 import errno
+import json
 import os
 import re
 import signal
@@ -103,6 +104,26 @@ def exact_args(variant, pids):
     return [f"--exact={variant}", "-p", pids, "-i", "50"]
 
 
+def userfaultfds(mevitop_pid):
+    """How many userfaultfds mevitop holds: one per attached process (its only copy)."""
+    d = f"/proc/{mevitop_pid}/fd"
+    n = 0
+    for fd in os.listdir(d):
+        try:
+            n += os.readlink(f"{d}/{fd}") == "anon_inode:[userfaultfd]"
+        except FileNotFoundError:
+            pass
+    return n
+
+
+def assert_all_attached(snap, t):
+    """So that "unchanged" cannot pass by accident: every target really was attached."""
+    for wl in t.wls:
+        e = harness.find_proc(snap, wl.pid)
+        assert e is not None and any(m["tracker"] == "userfaultfd" for m in e["mappings"]), \
+            f"process {wl.pid} was not attached"
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("how", ["sigint", "sigterm", "n"])
 def test_clean_exit_leaves_nothing(targets, variant, how):
@@ -113,11 +134,12 @@ def test_clean_exit_leaves_nothing(targets, variant, how):
                            env=dict(os.environ, **harness.SAN_ENV))
         assert r.returncode == 0, r.stderr
         assert "Sanitizer" not in r.stderr, r.stderr
+        assert_all_attached(json.loads(r.stdout.strip().splitlines()[-1]), t)
     else:
         mv = harness.Mevitop(exact_args(variant, t.pids()))
         try:
-            e = mv.first["processes"] if "processes" in mv.first else None
-            assert e is None or len(e) >= TARGETS
+            assert_all_attached(mv.first, t)
+            assert userfaultfds(mv.proc.pid) >= TARGETS
         finally:
             rc = mv.stop(signal.SIGINT if how == "sigint" else signal.SIGTERM)
         assert rc == 0, mv.stderr_text()
@@ -131,6 +153,8 @@ def test_q_in_the_view_leaves_nothing(targets, screen, variant):  # noqa: F811
     scr.start(exact_args(variant, t.pids()))
     scr.wait_for("exact")
     scr.wait_for(f"pid {t.wls[0].pid}")
+    pid = scr.mevitop_pid()
+    killsweep.wait_for(lambda: userfaultfds(pid) >= TARGETS, "every target attached")
     scr.keys("q")
     rc, _ = scr.wait_exit()
     assert rc == 0, scr.stderr()
