@@ -69,6 +69,7 @@ struct engine_stats {
 	uint64_t layout_unowned;	/* write-lock releases no process could be named for */
 	uint64_t overflows;
 	uint64_t retired;		/* processes found gone whose exit record was lost */
+	uint64_t missed;		/* processes found by the pass whose fork record was lost */
 	uint64_t layout_hooked;		/* 1: layouts from mmap_lock_released (JSON
 					 * layout_source), 0: from syscall records */
 	double events_per_sec;

@@ -6,6 +6,7 @@
  *   rules.c   the rules that turn kernel records into model edits (and scans to queue)
  *   scan.c    the batch end: layouts from /proc/PID/maps, pages from pagemap
  *   source.c  the kernel behind struct engine_source (/proc, pagemap, BPF targets)
+ *   pass.c    the per-refresh pass of the task iterator: counters, ghosts, missed processes
  *   engine.c  lifecycle, the ring buffer, tick policy (counters, reconcile, --max-cpu)
  *
  * Calls go down that list, never back up.  rules.c, table.c and scan.c reach the system
@@ -20,6 +21,7 @@
 #include "engine.h"
 #include "pagemap.h"
 #include "procfs.h"
+#include "taskiter.h"
 
 struct stacks;
 
@@ -99,7 +101,8 @@ struct pstate {
 					 * scan (rss_gap_check) */
 	bool rss_gap_seen;
 	bool rss_gap_dirty;		/* events or an rss change since the last check */
-	uint64_t born;			/* start time (/proc/PID/stat), to tell a reused pid */
+	uint64_t born;			/* start time (/proc/PID/stat's clock ticks), to tell a
+					 * reused pid */
 	pid_t io_pid;			/* whose /proc entries to read: the pid, or a live thread
 					 * once the main thread has exited (procfs_live_thread) */
 	uint64_t last_full_ns;		/* last full scan */
@@ -166,6 +169,13 @@ struct engine {
 	uint32_t ghost_ticks;		/* ticks left to look for processes those were about */
 	size_t nexits, capexits;
 	struct stacks *stacks;		/* --stacks, or NULL */
+	/* The task iterator's pass (pass.c): NULL tasks means /proc per process. */
+	struct taskiter *tasks;
+	const struct task_rec *recs;	/* the last pass, sorted by tgid */
+	size_t nrecs;
+	bool pass_ok;			/* recs is this refresh's */
+	bool pass_reads;		/* the source's reads may take a record of recs (the
+					 * initial scans: the pass was taken just before) */
 };
 
 
@@ -213,6 +223,22 @@ struct proc *proc_for(struct engine *e, pid_t tgid);
 struct proc *watch_new(struct engine *e, pid_t tgid, const char *comm);
 void unwatch(struct engine *e, struct proc *p);
 void mark_exited(struct engine *e, struct proc *p);
+
+/* --- pass.c --- */
+
+/* Takes this refresh's pass (before the drain: a process in it has had its fork record
+ * written, one missing from it has ended).  Sets e->pass_ok. */
+void pass_take(struct engine *e);
+/* pid's record in the last pass, or NULL. */
+const struct task_rec *pass_find(const struct engine *e, pid_t pid);
+/* What /proc/PID/stat and statm would have said (procfs.h's struct). */
+void pass_counters(const struct task_rec *r, struct proc_counters *c);
+/* After the drain: processes the pass has that the table lacks (fork records lost) are
+ * modelled; whole-system or filter sessions only. */
+void pass_add_missed(struct engine *e);
+/* Is p still the process the pass has under its pid?  false: ended (gone, or the pid
+ * reused by another start time). */
+bool pass_alive(const struct engine *e, const struct proc *p, const struct task_rec **r);
 
 /* --- rules.c --- */
 

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The per-refresh pass (engine_int.h): one read of the task iterator gives every process's
+ * counters, so a refresh of a system where nothing moved reads nothing per process.  It
+ * also says which processes exist, which heals lost fork and exit records: a listed
+ * process missing from a pass has ended (its exit record was lost, or is about to come),
+ * and a process the pass has and the table lacks lost its fork record.
+ */
+#include <string.h>
+#include <unistd.h>
+#include "engine_int.h"
+#include "log.h"
+
+void pass_take(struct engine *e)
+{
+	int err;
+
+	e->pass_ok = false;
+	if (!e->tasks)
+		return;
+	err = taskiter_pass(e->tasks, &e->recs, &e->nrecs);
+	if (err) {
+		/* One failed pass falls back to /proc for this refresh only. */
+		log_debug("failed to read the task iterator: %s", strerror(-err));
+		return;
+	}
+	e->pass_ok = true;
+}
+
+const struct task_rec *pass_find(const struct engine *e, pid_t pid)
+{
+	return taskiter_find(e->recs, e->nrecs, pid);
+}
+
+void pass_counters(const struct task_rec *r, struct proc_counters *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->ppid = r->ppid;
+	c->minflt = r->minflt;
+	c->majflt = r->majflt;
+	c->vsize = r->total_vm * (uint64_t)sysconf(_SC_PAGESIZE);
+	c->rss = r->rss;
+	c->start_time = taskiter_start_ticks(r->start_ns);
+	/* A zombie leader with live threads is a live process (read through io_tid). */
+	c->state = r->io_tid != r->tgid ? 'S' : taskiter_state_char(r->state);
+	memcpy(c->comm, r->comm, sizeof(c->comm));
+	c->comm[sizeof(c->comm) - 1] = 0;
+}
+
+bool pass_alive(const struct engine *e, const struct proc *p, const struct task_rec **out)
+{
+	const struct task_rec *r = pass_find(e, p->pid);
+
+	*out = r;
+	if (!r)
+		return false;
+	return !ps(p)->born || taskiter_start_ticks(r->start_ns) == ps(p)->born;
+}
+
+void pass_add_missed(struct engine *e)
+{
+	pid_t self = getpid();
+	size_t i;
+
+	if (!e->pass_ok || e->o.npids)
+		return;
+	for (i = 0; i < e->nrecs; i++) {
+		const struct task_rec *r = &e->recs[i];
+		pid_t pid = (pid_t)r->tgid;
+		struct proc *p;
+
+		if (pid == self || engine_find(e, pid))
+			continue;	/* a tombstone's pid waits until the tombstone goes */
+		if (e->naliases && alias_parent(e, pid))
+			continue;	/* vfork child: its faults are the parent's */
+		if (!filter_active(e->o.filter))
+			p = new_proc(e, pid, false);
+		else if (e->src->passes(e->src_ctx, pid, r->comm))
+			p = watch_new(e, pid, r->comm);
+		else
+			continue;
+		if (p)
+			e->st.missed++;
+	}
+}
