@@ -511,20 +511,28 @@ static bool retire_if_ended(struct engine *e, struct proc *p, const struct proc_
 	return true;
 }
 
-/* The pass's answer (pass.c): not in it, or its pid under another start time, is ended; a
- * record read through another thread than ours (the main thread exited) wants a reload,
- * which picks a live thread.  false with *c filled: alive. */
-static bool retire_by_pass(struct engine *e, struct proc *p, struct proc_counters *c)
+/* The pass's answer (pass.c): true with *c filled when the pass has p (read through
+ * another thread than ours -- the main thread exited -- wants a reload, which picks a live
+ * thread).  A record under p's pid with another start time is a reused pid: p ended, and
+ * is retired (*retired).  A process missing from the pass is read from /proc as without
+ * it: a process the iterator does not visit (pid 1 here) must not be retired, and an ended
+ * one costs one failed open. */
+static bool counters_by_pass(struct engine *e, struct proc *p, struct proc_counters *c,
+			     bool *retired)
 {
 	const struct task_rec *r;
 
-	if (!pass_alive(e, p, &r)) {
-		retire(e, p);
+	*retired = false;
+	if (pass_alive(e, p, &r)) {
+		taskiter_counters(r, c);
+		if ((pid_t)r->io_tid != io(p) && (pid_t)r->io_tid != p->pid)
+			pend_mark(e, p, PEND_RELOAD);
 		return true;
 	}
-	pass_counters(r, c);
-	if ((pid_t)r->io_tid != io(p) && (pid_t)r->io_tid != p->pid)
-		pend_mark(e, p, PEND_RELOAD);
+	if (r) {
+		retire(e, p);
+		*retired = true;
+	}
 	return false;
 }
 
@@ -543,12 +551,14 @@ static void poll_counters(struct engine *e, struct proc *p)
 	struct pstate *s = ps(p);
 	struct proc_counters c;
 	struct rss_val rv;
-	bool read;
+	bool read, gone = false;
 
 	if (e->f.hook[HOOK_RSS] != AT_NONE) {
 		/* /proc/PID/stat is not polled: look for ghosts only after exits were lost. */
-		if (e->pass_ok ? retire_by_pass(e, p, &c) :
-		    e->ghost_ticks && retire_if_ended(e, p, NULL))
+		if (!(e->pass_ok && counters_by_pass(e, p, &c, &gone)) && !gone &&
+		    (e->pass_ok || e->ghost_ticks))
+			gone = retire_if_ended(e, p, NULL);
+		if (gone)
 			return;
 		if (tracer_read_rss(e->tracer, p->pid, &rv) == 0) {
 			if (rv.updates != s->rss_updates && !s->events_tick && s->rss_updates)
@@ -557,12 +567,11 @@ static void poll_counters(struct engine *e, struct proc *p)
 		}
 		return;
 	}
-	if (e->pass_ok) {
-		/* One pass read every process's counters: nothing to read per process. */
-		if (retire_by_pass(e, p, &c))
-			return;
-		read = true;
-	} else {
+	/* One pass read every process's counters: nothing to read per process. */
+	read = e->pass_ok && counters_by_pass(e, p, &c, &gone);
+	if (gone)
+		return;
+	if (!read) {
 		read = procfs_read_counters(io(p), &c) == 0;
 		if (retire_if_ended(e, p, read ? &c : NULL))
 			return;

@@ -231,8 +231,6 @@ void mark_exited(struct engine *e, struct proc *p);
 void pass_take(struct engine *e);
 /* pid's record in the last pass, or NULL. */
 const struct task_rec *pass_find(const struct engine *e, pid_t pid);
-/* What /proc/PID/stat and statm would have said (procfs.h's struct). */
-void pass_counters(const struct task_rec *r, struct proc_counters *c);
 /* After the drain: processes the pass has that the table lacks (fork records lost) are
  * modelled; whole-system or filter sessions only. */
 void pass_add_missed(struct engine *e);

@@ -32,21 +32,6 @@ const struct task_rec *pass_find(const struct engine *e, pid_t pid)
 	return taskiter_find(e->recs, e->nrecs, pid);
 }
 
-void pass_counters(const struct task_rec *r, struct proc_counters *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->ppid = r->ppid;
-	c->minflt = r->minflt;
-	c->majflt = r->majflt;
-	c->vsize = r->total_vm * (uint64_t)sysconf(_SC_PAGESIZE);
-	c->rss = r->rss;
-	c->start_time = taskiter_start_ticks(r->start_ns);
-	/* A zombie leader with live threads is a live process (read through io_tid). */
-	c->state = r->io_tid != r->tgid ? 'S' : taskiter_state_char(r->state);
-	memcpy(c->comm, r->comm, sizeof(c->comm));
-	c->comm[sizeof(c->comm) - 1] = 0;
-}
-
 bool pass_alive(const struct engine *e, const struct proc *p, const struct task_rec **out)
 {
 	const struct task_rec *r = pass_find(e, p->pid);

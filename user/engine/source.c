@@ -139,7 +139,7 @@ static int k_read_counters(void *ctx, pid_t pid, struct proc_counters *c)
 	const struct task_rec *r = pass_rec(ctx, pid);
 
 	if (r) {
-		pass_counters(r, c);
+		taskiter_counters(r, c);
 		return 0;
 	}
 	return procfs_read_counters(pid, c);

@@ -118,3 +118,17 @@ uint64_t taskiter_start_ticks(uint64_t start_ns)
 	/* nsec_to_clock_t(): a division by NSEC_PER_SEC / USER_HZ. */
 	return start_ns / (1000000000ULL / (uint64_t)(hz > 0 ? hz : 100));
 }
+
+void taskiter_counters(const struct task_rec *r, struct proc_counters *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->ppid = r->ppid;
+	c->minflt = r->minflt;
+	c->majflt = r->majflt;
+	c->vsize = r->total_vm * (uint64_t)sysconf(_SC_PAGESIZE);
+	c->rss = r->rss;
+	c->start_time = taskiter_start_ticks(r->start_ns);
+	c->state = r->io_tid != r->tgid ? 'S' : taskiter_state_char(r->state);
+	memcpy(c->comm, r->comm, sizeof(c->comm));
+	c->comm[sizeof(c->comm) - 1] = 0;
+}

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <linux/types.h>
+#include "procfs.h"
 #include "tasks.h"
 
 struct bpf_program;
@@ -24,6 +25,9 @@ void taskiter_close(struct taskiter *ti);
 int taskiter_pass(struct taskiter *ti, const struct task_rec **recs, size_t *n);
 /* The record of tgid in a pass, or NULL (binary search). */
 const struct task_rec *taskiter_find(const struct task_rec *recs, size_t n, pid_t tgid);
+/* What /proc/PID/stat and statm say of the process (procfs_read_counters' struct); a
+ * zombie main thread with live threads reads 'S' (alive, read through io_tid). */
+void taskiter_counters(const struct task_rec *r, struct proc_counters *c);
 /* /proc/PID/stat's state letter for a record's state bits ("RSDTtXZPI", fs/proc/array.c). */
 char taskiter_state_char(uint32_t state);
 /* /proc/PID/stat's start time (clock ticks since boot) of a record's start_ns. */
