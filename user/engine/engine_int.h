@@ -231,8 +231,9 @@ void mark_exited(struct engine *e, struct proc *p);
 void pass_take(struct engine *e);
 /* pid's record in the last pass, or NULL. */
 const struct task_rec *pass_find(const struct engine *e, pid_t pid);
-/* After the drain: processes the pass has that the table lacks (fork records lost) are
- * modelled; whole-system or filter sessions only. */
+/* After the drain: processes the pass has that the table lacks (fork records lost), or
+ * has under a listed pid with another start time (reused unseen), are modelled, the
+ * latter in a new row; whole-system or filter sessions only. */
 void pass_add_missed(struct engine *e);
 /* Is p still the process the pass has under its pid?  false: ended (gone, or the pid
  * reused by another start time). */

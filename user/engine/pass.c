@@ -47,21 +47,37 @@ void pass_add_missed(struct engine *e)
 	pid_t self = getpid();
 	size_t i;
 
-	if (!e->pass_ok || e->o.npids)
+	if (!e->pass_ok)
 		return;
 	for (i = 0; i < e->nrecs; i++) {
 		const struct task_rec *r = &e->recs[i];
 		pid_t pid = (pid_t)r->tgid;
 		struct proc *p;
 
-		if (pid == self || engine_find(e, pid))
-			continue;	/* a tombstone's pid waits until the tombstone goes */
+		if (pid == self)
+			continue;
+		p = engine_find(e, pid);
+		if (p && (!ps(p)->born || taskiter_start_ticks(r->start_ns) == ps(p)->born))
+			continue;	/* known (a tombstone of this very process included) */
+		if (p) {
+			/* The pid was reused unseen (its exit and fork records lost, or the
+			 * reuse fell between two refreshes): the row was another process's,
+			 * whose exit is retired; the new one gets a row (and serial) of its
+			 * own, as a record of the new process would give it (proc_for). */
+			if (!p->exited) {
+				mark_exited(e, p);
+				e->st.retired++;
+			}
+			table_del(e, p);
+		}
 		if (e->naliases && alias_parent(e, pid))
 			continue;	/* vfork child: its faults are the parent's */
-		if (!filter_active(e->o.filter))
+		if (!filtered(e))
 			p = new_proc(e, pid, false);
-		else if (e->src->passes(e->src_ctx, pid, r->comm))
+		else if (filter_active(e->o.filter) && e->src->passes(e->src_ctx, pid, r->comm))
 			p = watch_new(e, pid, r->comm);
+		else if (!filter_active(e->o.filter) && e->src->is_target(e->src_ctx, pid))
+			p = new_proc(e, pid, false);	/* -p: a followed child */
 		else
 			continue;
 		if (p)
