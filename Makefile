@@ -193,6 +193,14 @@ $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -g -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $< -lpthread -lm
 
+# The task iterator against /proc per process (bench/pass_cost.c): it loads the skeleton,
+# so it links the kernel folder and libbpf, unlike the plain benchmarks.
+$(BUILD)/bench/pass_cost: bench/pass_cost.c $(BUILD)/folders/kernel.a $(BUILD)/folders/lib.a | $(SKEL)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/folders/kernel.a $(BUILD)/folders/lib.a \
+		-lbpf -lelf -lz
+
 # Installs what is missing from Debian's archive; quick when everything is present.
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
