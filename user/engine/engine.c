@@ -525,6 +525,7 @@ static bool counters_by_pass(struct engine *e, struct proc *p, struct proc_count
 	*retired = false;
 	if (pass_alive(e, p, &r)) {
 		taskiter_counters(r, c);
+		ps(p)->cgroup_id = r->cgroup_id;
 		if ((pid_t)r->io_tid != io(p) && (pid_t)r->io_tid != p->pid)
 			pend_mark(e, p, PEND_RELOAD);
 		return true;
@@ -823,6 +824,11 @@ void engine_take_exits(struct engine *e, void (*fn)(void *ctx, const struct proc
 		fn(ctx, e->exits[i]);
 	}
 	e->nexits = 0;
+}
+
+uint64_t engine_proc_cgroup(struct engine *e, const struct proc *p)
+{
+	return e->pass_ok ? ps(p)->cgroup_id : 0;
 }
 
 size_t engine_proc_bytes(const struct proc *p)

@@ -192,6 +192,9 @@ void engine_queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_
 /* The interval multiplier --max-cpu asks for (1 when within budget). */
 uint32_t engine_interval_scale(struct engine *e);
 
+/* The cgroup (v2 id) the last task-iterator pass saw p in; 0 when unknown (no pass). */
+uint64_t engine_proc_cgroup(struct engine *e, const struct proc *p);
+
 /* Heap bytes used by the models. */
 size_t engine_bytes(struct engine *e);
 /* ... of which this process's model. */

@@ -111,6 +111,7 @@ struct pstate {
 	bool locked_future;		/* mlockall(MCL_FUTURE) */
 	bool scan_failed;		/* a scan failed (not for a vanished process): rescan
 					 * it whole at the next tick */
+	uint64_t cgroup_id;		/* the last pass's (0: no pass) */
 };
 
 struct alias {
