@@ -49,16 +49,8 @@ def listed(snap, pid):
                 None)
 
 
-# With /proc alone (no pass), a process whose fork record was lost is not listed until a
-# later record of it arrives: nothing lists the processes each refresh.  Strict, so a
-# fallback that learns it is noticed.
-LOSE_PROC = pytest.mark.xfail(strict=True, reason="the /proc fallback cannot find a process "
-                                                   "whose fork record was lost")
-
-
 @pytest.mark.parametrize("source,lose", [
-    ("task_iter", False), ("proc", False), ("task_iter", True),
-    pytest.param("proc", True, marks=LOSE_PROC)],
+    ("task_iter", False), ("proc", False), ("task_iter", True), ("proc", True)],
     ids=["task_iter-records", "proc-records", "task_iter-records-lost", "proc-records-lost"])
 def test_reused_pid_is_a_new_process(mevitop, source, lose):
     """A child (and its own child) quits and a new process takes its pid at once (clone3's

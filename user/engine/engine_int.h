@@ -177,6 +177,9 @@ struct engine {
 	bool pass_ok;			/* recs is this refresh's */
 	bool pass_reads;		/* the source's reads may take a record of recs (the
 					 * initial scans: the pass was taken just before) */
+	pid_t *nomm;			/* without a pass: listed pids with no address space
+					 * (kernel threads), sorted; not retried (pass.c) */
+	size_t nnomm, capnomm;
 };
 
 
@@ -224,6 +227,10 @@ struct proc *proc_for(struct engine *e, pid_t tgid);
 struct proc *watch_new(struct engine *e, pid_t tgid, const char *comm);
 void unwatch(struct engine *e, struct proc *p);
 void mark_exited(struct engine *e, struct proc *p);
+/* pid turned out to have no address space (a kernel thread): the fallback's listing
+ * (pass.c) does not model it again while /proc lists it. */
+void table_set_no_mm(struct engine *e, pid_t pid);
+bool table_no_mm(const struct engine *e, pid_t pid);
 
 /* --- pass.c --- */
 
@@ -234,7 +241,8 @@ void pass_take(struct engine *e);
 const struct task_rec *pass_find(const struct engine *e, pid_t pid);
 /* After the drain: processes the pass has that the table lacks (fork records lost), or
  * has under a listed pid with another start time (reused unseen), are modelled, the
- * latter in a new row; whole-system or filter sessions only. */
+ * latter in a new row.  Without a pass, whole-system sessions model the pids /proc lists
+ * that the table lacks. */
 void pass_add_missed(struct engine *e);
 /* Is p still the process the pass has under its pid?  false: ended (gone, or the pid
  * reused by another start time). */

@@ -6,8 +6,10 @@
  * process missing from a pass has ended (its exit record was lost, or is about to come),
  * and a process the pass has and the table lacks lost its fork record.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "array.h"
 #include "engine_int.h"
 #include "log.h"
 
@@ -42,13 +44,51 @@ bool pass_alive(const struct engine *e, const struct proc *p, const struct task_
 	return !ps(p)->born || taskiter_start_ticks(r->start_ns) == ps(p)->born;
 }
 
+/* Without a pass, whole-system sessions list /proc once per refresh (getdents only: the
+ * counters are read per process anyway) and model pids the table lacks -- but not those
+ * already found to have no address space (kernel threads), which would be retried at every
+ * refresh: e->nomm (table.c), kept to the pids still listed. */
+static void add_missed_from_proc(struct engine *e)
+{
+	pid_t *pids, self = getpid();
+	size_t n, i, keep = 0;
+
+	if (filtered(e) || procfs_list_pids(&pids, &n))
+		return;
+	for (i = 0; i < n; i++) {
+		if (table_no_mm(e, pids[i])) {
+			e->nomm[keep++] = pids[i];	/* both sorted: still listed, kept */
+			continue;
+		}
+		struct proc *p = engine_find(e, pids[i]);
+		struct proc_counters c;
+
+		/* A tombstone whose pid /proc lists again under another start time: a new
+		 * process took the pid (its fork record lost); it gets a row of its own now,
+		 * not when the tombstone goes.  One stat read, for tombstones only. */
+		if (p && p->exited && ps(p)->born &&
+		    procfs_read_counters(pids[i], &c) == 0 && c.start_time != ps(p)->born) {
+			table_del(e, p);
+			p = NULL;
+		}
+		if (pids[i] == self || p || (e->naliases && alias_parent(e, pids[i])))
+			continue;
+		if (new_proc(e, pids[i], false))
+			e->st.missed++;
+	}
+	e->nnomm = keep;
+	free(pids);
+}
+
 void pass_add_missed(struct engine *e)
 {
 	pid_t self = getpid();
 	size_t i;
 
-	if (!e->pass_ok)
+	if (!e->pass_ok) {
+		add_missed_from_proc(e);
 		return;
+	}
 	for (i = 0; i < e->nrecs; i++) {
 		const struct task_rec *r = &e->recs[i];
 		pid_t pid = (pid_t)r->tgid;
