@@ -145,6 +145,8 @@ test_jobq_LIBS     := -lpthread
 test_maplayout_LINK := ui model lib
 test_maplayout_LIBS := -lncursesw -lroaring -lm
 test_procfs_stat_LINK := kernel lib
+test_taskiter_LINK := kernel lib
+test_taskiter_LIBS := -lbpf -lelf -lz
 test_proctree_LINK := ui model lib
 test_proctree_LIBS := -lncursesw -lroaring -lm
 test_rec_fuzz_LINK := rec out stacks engine kernel model lib
@@ -193,6 +195,14 @@ $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -g -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $< -lpthread -lm
+
+# The task iterator against /proc per process (bench/pass_cost.c): it loads the skeleton,
+# so it links the kernel folder and libbpf, unlike the plain benchmarks.
+$(BUILD)/bench/pass_cost: bench/pass_cost.c $(BUILD)/folders/kernel.a $(BUILD)/folders/lib.a | $(SKEL)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/folders/kernel.a $(BUILD)/folders/lib.a \
+		-lbpf -lelf -lz
 
 # Installs what is missing from Debian's archive; quick when everything is present.
 deps:

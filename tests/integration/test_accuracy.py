@@ -23,13 +23,15 @@ FALLBACKS = {
     "no-mmap_lock": ("mmap_lock",),
     # Layouts from the text of /proc/PID/maps instead of the PROCMAP_QUERY ioctl.
     "no-procmap_query": ("procmap_query",),
+    # Counters from /proc/PID/stat and statm per process instead of the task iterator's pass.
+    "no-task_iter": ("task_iter",),
 }
 
 
 CONFIGS = [("trace", fb) for fb in FALLBACKS] + \
           [("sample", fb) for fb in ("default", "no-mmap_lock", "no-tp_btf", "no-pagemap_scan",
-                                     "no-procmap_query")] + \
-          [("chunk", fb) for fb in ("default", "no-mmap_lock", "no-tp_btf")]
+                                     "no-procmap_query", "no-task_iter")] + \
+          [("chunk", fb) for fb in ("default", "no-mmap_lock", "no-tp_btf", "no-task_iter")]
 
 
 @pytest.fixture(params=CONFIGS, ids=[f"{m}-{fb}" for m, fb in CONFIGS])

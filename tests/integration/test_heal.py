@@ -18,13 +18,19 @@ MODES = ["sample", "chunk", "trace", "exact", "run"]
 ROUNDS = int(os.environ.get("MEVITOP_STRESS_ROUNDS", "10"))
 
 
-def watch(mevitop, procs, tmp_path, mode):  # noqa: F811
+# The counters each refresh reads: one task-iterator pass, or /proc per process
+# (--disable task_iter, the fallback).
+SOURCES = {"task_iter": (), "proc": ("task_iter",)}
+
+
+def watch(mevitop, procs, tmp_path, mode, source="task_iter"):  # noqa: F811
     """A workload and mevitop on it, refreshing every 50 ms."""
     if mode in ("exact", "run"):
         return start(procs, "attach" if mode == "exact" else "run", "fast", tmp_path)
     wl = harness.Workload()
     procs.append(wl)
-    mv = mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--mode", mode])
+    mv = mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--mode", mode],
+                 SOURCES[source])
     return wl, mv
 
 
@@ -68,24 +74,31 @@ def idle_child_round(mv, wl, pages=64):
     return child
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_stress_race_idle_forked_child_touching_after_first_scan(mevitop, procs, tmp_path, mode):  # noqa: F811
-    wl, mv = watch(mevitop, procs, tmp_path, mode)
+CONFIGS = [(m, "task_iter") for m in MODES] + \
+          [(m, "proc") for m in ("sample", "chunk", "trace")]
+
+
+@pytest.mark.parametrize("mode,source", CONFIGS)
+def test_stress_race_idle_forked_child_touching_after_first_scan(mevitop, procs, tmp_path, mode, source):  # noqa: F811,E501
+    wl, mv = watch(mevitop, procs, tmp_path, mode, source)
     wl.do("map a 256")
     wl.do("touch a 0 256 1 w")
     for _ in range(ROUNDS):
         idle_child_round(mv, wl)
 
 
-@pytest.mark.parametrize("mode", ["sample", "chunk", "trace", "exact"])
-def test_reclaim_under_memory_cgroup_with_swap(mevitop, procs, tmp_path, mode):  # noqa: F811
+# Exact mode reads its counters as sample mode does: its fallback is covered there.
+@pytest.mark.parametrize("mode,source", [(m, "task_iter") for m in ("sample", "chunk", "trace",
+                                                                    "exact")] +
+                         [(m, "proc") for m in ("sample", "chunk", "trace")])
+def test_reclaim_under_memory_cgroup_with_swap(mevitop, procs, tmp_path, mode, source):  # noqa: F811
     """96 MiB re-written at random in a 48 MiB memory cgroup with swap: reclaim swaps pages
     out behind the target's back while its own faults bring others in.  Once it stops, the
     model equals pagemap within 2 refreshes -- with no periodic reconciliation."""
     pages = 24576
     with harness.swap_file(160), \
             harness.memory_cgroup(f"mevitop-test-heal-{os.getpid()}", 48 << 20) as enter:
-        wl, mv = watch(mevitop, procs, tmp_path, mode)
+        wl, mv = watch(mevitop, procs, tmp_path, mode, source)
         enter(wl.pid)
         wl.do(f"map a {pages}")
         wl.do(f"touch a 0 {pages} 1 w")
@@ -113,8 +126,9 @@ def running_ghosts(snap):
     return ghosts
 
 
+@pytest.mark.parametrize("source", list(SOURCES))
 @pytest.mark.parametrize("mode", ["sample", "chunk", "trace"])
-def test_lost_exit_records_retired(mevitop, mode):
+def test_lost_exit_records_retired(mevitop, mode, source):
     """A shell's 20 sleeping children are in the model; with mevitop's consumer stopped
     (SIGSTOP) and a 4 KiB ring buffer, the shell runs 300 short processes, which fill the
     ring, then kills the sleepers: their exit records are lost for sure.  Two refreshes after
@@ -127,7 +141,7 @@ def test_lost_exit_records_retired(mevitop, mode):
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         mv = mevitop(["-p", str(shell.pid), "-i", "50", "--no-reconcile", "--mode", mode,
-                      "--ringbuf-size", "4096"])
+                      "--ringbuf-size", "4096"], SOURCES[source])
         shell.stdin.write("start\n")
         shell.stdin.flush()
         sleepers = set()
@@ -169,22 +183,25 @@ def exact_through(mv, pid, tid, t, refreshes=2):
     raise AssertionError(f"{len(bad)} pages differ:\n" + "\n".join(lines))
 
 
+@pytest.mark.parametrize("source", list(SOURCES))
 @pytest.mark.parametrize("mode", ["sample", "chunk", "trace"])
-def test_main_thread_exited_process_is_watched(mevitop, workload, mode):
+def test_main_thread_exited_process_is_watched(mevitop, workload, mode, source):
     """A process whose main thread called pthread_exit() while another runs on: its main
     thread is a zombie with no mm, but the process is alive.  Watched from the start, and
     when it happens while watched."""
     before = workload()
     before.do("map a 64")
     _, (tid,) = before.do("leaderexit")
-    mv = mevitop(["-p", str(before.pid), "-i", "50", "--no-reconcile", "--mode", mode])
+    mv = mevitop(["-p", str(before.pid), "-i", "50", "--no-reconcile", "--mode", mode],
+                 SOURCES[source])
     t, _ = before.do("touch a 0 64 1 w")
     snap = exact_through(mv, before.pid, int(tid), t)
     assert find_proc(snap, before.pid)["pages"]["resident"] >= 64
 
     during = workload()
     during.do("map a 64")
-    mv = mevitop(["-p", str(during.pid), "-i", "50", "--no-reconcile", "--mode", mode])
+    mv = mevitop(["-p", str(during.pid), "-i", "50", "--no-reconcile", "--mode", mode],
+                 SOURCES[source])
     _, (tid,) = during.do("leaderexit")
     t, _ = during.do("touch a 0 64 1 w")
     exact_through(mv, during.pid, int(tid), t)

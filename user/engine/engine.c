@@ -257,6 +257,24 @@ static int watch_descendants(struct engine *e)
 	return 0;
 }
 
+/* The processes to model at start: the pass's (processes with memory only: no kernel
+ * thread to try and drop), or /proc's pids without it. */
+static int list_processes(struct engine *e, pid_t **pids, size_t *n)
+{
+	size_t i;
+
+	pass_take(e);
+	if (!e->pass_ok)
+		return procfs_list_pids(pids, n);
+	*pids = malloc((e->nrecs ? e->nrecs : 1) * sizeof(**pids));
+	if (!*pids)
+		return -ENOMEM;
+	for (i = 0; i < e->nrecs; i++)
+		(*pids)[i] = (pid_t)e->recs[i].tgid;
+	*n = e->nrecs;
+	return 0;
+}
+
 int engine_start(struct engine *e, char *why, size_t whylen)
 {
 	struct tracer_opts to = {
@@ -297,9 +315,11 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		e->f.hook[HOOK_RSS] = AT_NONE;	/* /proc/PID/stat is polled instead */
 	choose_layout_source(e);
 	choose_syscall_hook(e);
+	to.task_iter = e->f.task_iter;
 	err = tracer_open(&e->f, &to, on_event, e, &e->tracer, why, whylen);
 	if (err)
 		return err;
+	e->tasks = tracer_tasks(e->tracer);
 	e->now_ns = engine_now_ns();
 	e->last_tick_ns = e->now_ns;
 	if (e->o.npids) {
@@ -322,7 +342,7 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 			}
 		}
 	} else {
-		err = procfs_list_pids(&pids, &n);
+		err = list_processes(e, &pids, &n);
 		if (err) {
 			snprintf(why, whylen, "failed to list /proc: %s", strerror(-err));
 			return err;
@@ -338,7 +358,9 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		free(pids);
 	}
 	elock(e);
+	e->pass_reads = e->pass_ok;	/* the initial scans read the pass just taken */
 	flush_pending(e);
+	e->pass_reads = false;
 	eunlock(e);
 	/* A stop signal during the initial scans cut them short: there is no first picture
 	 * to give, and a -p process left unscanned has not vanished. */
@@ -431,6 +453,13 @@ static void on_lost_tgid(void *ctx, pid_t tgid, uint64_t count)
 		proc_for(e, tgid);	/* its fork record may be what was lost */
 }
 
+/* Ended with its exit record lost: retired as that record would have. */
+static void retire(struct engine *e, struct proc *p)
+{
+	mark_exited(e, p);
+	e->st.retired++;
+}
+
 static int cmp_proc(const void *a, const void *b)
 {
 	const struct proc *x = *(const struct proc *const *)a, *y = *(const struct proc *const *)b;
@@ -478,9 +507,34 @@ static bool retire_if_ended(struct engine *e, struct proc *p, const struct proc_
 			pend_mark(e, p, PEND_RELOAD);
 		return false;
 	}
-	mark_exited(e, p);
-	e->st.retired++;
+	retire(e, p);
 	return true;
+}
+
+/* The pass's answer (pass.c): true with *c filled when the pass has p (read through
+ * another thread than ours -- the main thread exited -- wants a reload, which picks a live
+ * thread).  A record under p's pid with another start time is a reused pid: p ended, and
+ * is retired (*retired).  A process missing from the pass is read from /proc as without
+ * it: a process the iterator does not visit (pid 1 here) must not be retired, and an ended
+ * one costs one failed open. */
+static bool counters_by_pass(struct engine *e, struct proc *p, struct proc_counters *c,
+			     bool *retired)
+{
+	const struct task_rec *r;
+
+	*retired = false;
+	if (pass_alive(e, p, &r)) {
+		taskiter_counters(r, c);
+		ps(p)->cgroup_id = r->cgroup_id;
+		if ((pid_t)r->io_tid != io(p) && (pid_t)r->io_tid != p->pid)
+			pend_mark(e, p, PEND_RELOAD);
+		return true;
+	}
+	if (r) {
+		retire(e, p);
+		*retired = true;
+	}
+	return false;
 }
 
 /*
@@ -498,11 +552,14 @@ static void poll_counters(struct engine *e, struct proc *p)
 	struct pstate *s = ps(p);
 	struct proc_counters c;
 	struct rss_val rv;
-	bool read;
+	bool read, gone = false;
 
 	if (e->f.hook[HOOK_RSS] != AT_NONE) {
 		/* /proc/PID/stat is not polled: look for ghosts only after exits were lost. */
-		if (e->ghost_ticks && retire_if_ended(e, p, NULL))
+		if (!(e->pass_ok && counters_by_pass(e, p, &c, &gone)) && !gone &&
+		    (e->pass_ok || e->ghost_ticks))
+			gone = retire_if_ended(e, p, NULL);
+		if (gone)
 			return;
 		if (tracer_read_rss(e->tracer, p->pid, &rv) == 0) {
 			if (rv.updates != s->rss_updates && !s->events_tick && s->rss_updates)
@@ -511,9 +568,15 @@ static void poll_counters(struct engine *e, struct proc *p)
 		}
 		return;
 	}
-	read = procfs_read_counters(io(p), &c) == 0;
-	if (retire_if_ended(e, p, read ? &c : NULL))
+	/* One pass read every process's counters: nothing to read per process. */
+	read = e->pass_ok && counters_by_pass(e, p, &c, &gone);
+	if (gone)
 		return;
+	if (!read) {
+		read = procfs_read_counters(io(p), &c) == 0;
+		if (retire_if_ended(e, p, read ? &c : NULL))
+			return;
+	}
 	if (read) {
 		p->ppid = c.ppid;	/* a parent's exit reparents its children */
 		if (io(p) == p->pid && c.comm[0])	/* a child may name itself after the fork */
@@ -618,6 +681,10 @@ void engine_tick(struct engine *e)
 	e->now_ns = now;
 	if (e->o.filter && e->o.filter->cgroup)
 		refresh_cgroup(e);
+	/* The pass before the drain: every record of a process the pass misses is in the ring
+	 * by now (but its exit record, written as its last thread dies), and every process the
+	 * pass has has had its fork record written -- drained next, or lost. */
+	pass_take(e);
 	drain_all(e);
 	HOOK(e, tick);
 	e->st.lost = tracer_lost(e->tracer, e->st.lost_by_kind);
@@ -637,6 +704,7 @@ void engine_tick(struct engine *e)
 		e->ghost_ticks--;
 	}
 	tracer_drain_lost_tgids(e->tracer, on_lost_tgid, e);
+	pass_add_missed(e);
 	if (layout_hooked(e)) {
 		tracer_drain_layout(e->tracer, on_layout_changed, e);
 		e->st.layout_unowned = tracer_layout_unowned(e->tracer);
@@ -756,6 +824,11 @@ void engine_take_exits(struct engine *e, void (*fn)(void *ctx, const struct proc
 		fn(ctx, e->exits[i]);
 	}
 	e->nexits = 0;
+}
+
+uint64_t engine_proc_cgroup(struct engine *e, const struct proc *p)
+{
+	return e->pass_ok ? ps(p)->cgroup_id : 0;
 }
 
 size_t engine_proc_bytes(const struct proc *p)

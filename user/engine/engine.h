@@ -69,6 +69,7 @@ struct engine_stats {
 	uint64_t layout_unowned;	/* write-lock releases no process could be named for */
 	uint64_t overflows;
 	uint64_t retired;		/* processes found gone whose exit record was lost */
+	uint64_t missed;		/* processes found by the pass whose fork record was lost */
 	uint64_t layout_hooked;		/* 1: layouts from mmap_lock_released (JSON
 					 * layout_source), 0: from syscall records */
 	double events_per_sec;
@@ -190,6 +191,9 @@ void engine_queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_
 
 /* The interval multiplier --max-cpu asks for (1 when within budget). */
 uint32_t engine_interval_scale(struct engine *e);
+
+/* The cgroup (v2 id) the last task-iterator pass saw p in; 0 when unknown (no pass). */
+uint64_t engine_proc_cgroup(struct engine *e, const struct proc *p);
 
 /* Heap bytes used by the models. */
 size_t engine_bytes(struct engine *e);

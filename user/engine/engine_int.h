@@ -6,6 +6,7 @@
  *   rules.c   the rules that turn kernel records into model edits (and scans to queue)
  *   scan.c    the batch end: layouts from /proc/PID/maps, pages from pagemap
  *   source.c  the kernel behind struct engine_source (/proc, pagemap, BPF targets)
+ *   pass.c    the per-refresh pass of the task iterator: counters, ghosts, missed processes
  *   engine.c  lifecycle, the ring buffer, tick policy (counters, reconcile, --max-cpu)
  *
  * Calls go down that list, never back up.  rules.c, table.c and scan.c reach the system
@@ -20,6 +21,7 @@
 #include "engine.h"
 #include "pagemap.h"
 #include "procfs.h"
+#include "taskiter.h"
 
 struct stacks;
 
@@ -99,7 +101,8 @@ struct pstate {
 					 * scan (rss_gap_check) */
 	bool rss_gap_seen;
 	bool rss_gap_dirty;		/* events or an rss change since the last check */
-	uint64_t born;			/* start time (/proc/PID/stat), to tell a reused pid */
+	uint64_t born;			/* start time (/proc/PID/stat's clock ticks), to tell a
+					 * reused pid */
 	pid_t io_pid;			/* whose /proc entries to read: the pid, or a live thread
 					 * once the main thread has exited (procfs_live_thread) */
 	uint64_t last_full_ns;		/* last full scan */
@@ -108,6 +111,7 @@ struct pstate {
 	bool locked_future;		/* mlockall(MCL_FUTURE) */
 	bool scan_failed;		/* a scan failed (not for a vanished process): rescan
 					 * it whole at the next tick */
+	uint64_t cgroup_id;		/* the last pass's (0: no pass) */
 };
 
 struct alias {
@@ -166,6 +170,16 @@ struct engine {
 	uint32_t ghost_ticks;		/* ticks left to look for processes those were about */
 	size_t nexits, capexits;
 	struct stacks *stacks;		/* --stacks, or NULL */
+	/* The task iterator's pass (pass.c): NULL tasks means /proc per process. */
+	struct taskiter *tasks;
+	const struct task_rec *recs;	/* the last pass, sorted by tgid */
+	size_t nrecs;
+	bool pass_ok;			/* recs is this refresh's */
+	bool pass_reads;		/* the source's reads may take a record of recs (the
+					 * initial scans: the pass was taken just before) */
+	pid_t *nomm;			/* without a pass: listed pids with no address space
+					 * (kernel threads), sorted; not retried (pass.c) */
+	size_t nnomm, capnomm;
 };
 
 
@@ -213,6 +227,26 @@ struct proc *proc_for(struct engine *e, pid_t tgid);
 struct proc *watch_new(struct engine *e, pid_t tgid, const char *comm);
 void unwatch(struct engine *e, struct proc *p);
 void mark_exited(struct engine *e, struct proc *p);
+/* pid turned out to have no address space (a kernel thread): the fallback's listing
+ * (pass.c) does not model it again while /proc lists it. */
+void table_set_no_mm(struct engine *e, pid_t pid);
+bool table_no_mm(const struct engine *e, pid_t pid);
+
+/* --- pass.c --- */
+
+/* Takes this refresh's pass (before the drain: a process in it has had its fork record
+ * written, one missing from it has ended).  Sets e->pass_ok. */
+void pass_take(struct engine *e);
+/* pid's record in the last pass, or NULL. */
+const struct task_rec *pass_find(const struct engine *e, pid_t pid);
+/* After the drain: processes the pass has that the table lacks (fork records lost), or
+ * has under a listed pid with another start time (reused unseen), are modelled, the
+ * latter in a new row.  Without a pass, whole-system sessions model the pids /proc lists
+ * that the table lacks. */
+void pass_add_missed(struct engine *e);
+/* Is p still the process the pass has under its pid?  false: ended (gone, or the pid
+ * reused by another start time). */
+bool pass_alive(const struct engine *e, const struct proc *p, const struct task_rec **r);
 
 /* --- rules.c --- */
 

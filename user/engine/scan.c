@@ -502,6 +502,8 @@ void flush_pending(struct engine *e)
 		if (err == -ESRCH || err == -ENOENT) {
 			/* Gone (or never had an address space): its exit record may follow. */
 			if (!p->ready) {
+				if (err == -ESRCH && (what & PEND_RELOAD))
+					table_set_no_mm(e, p->pid);
 				table_del(e, p);
 				continue;
 			}

@@ -335,6 +335,27 @@ void mark_exited(struct engine *e, struct proc *p)
 	HOOK(e, exited, p);
 }
 
+/* Pids found to have no address space (engine_int.h). */
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+bool table_no_mm(const struct engine *e, pid_t pid)
+{
+	return e->nnomm && bsearch(&pid, e->nomm, e->nnomm, sizeof(pid), cmp_pid);
+}
+
+void table_set_no_mm(struct engine *e, pid_t pid)
+{
+	if (table_no_mm(e, pid) || array_reserve(e->nomm, e->nnomm, e->capnomm, 64))
+		return;
+	e->nomm[e->nnomm++] = pid;
+	qsort(e->nomm, e->nnomm, sizeof(pid), cmp_pid);
+}
+
 static atomic_bool quitting;
 
 void engine_set_quitting(bool on)
@@ -383,6 +404,7 @@ void engine_core_fini(struct engine *e)
 	free(e->aliases);
 	free(e->runs);
 	free(e->exits);
+	free(e->nomm);
 	pthread_mutex_destroy(&e->lock);
 	pthread_mutex_destroy(&e->step_lock);
 }

@@ -41,12 +41,14 @@ static const struct {
 	{ "seccomp_suspend", DIS_SECCOMP_SUSPEND },
 	{ "uffd_syscall", DIS_UFFD_SYSCALL },
 	{ "uffd_dev", DIS_UFFD_DEV },
+	{ "task_iter", DIS_TASK_ITER },
 };
 
 const char *features_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
-	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend, uffd_syscall, uffd_dev";
+	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend, uffd_syscall, uffd_dev, "
+	       "task_iter";
 }
 
 int features_parse_disable(const char *list, uint32_t *mask)
@@ -342,6 +344,13 @@ int features_probe(struct features *f, char *why, size_t whylen)
 				       BTF_KIND_TYPEDEF);
 	f->fentry = !(f->disabled & DIS_FENTRY) &&
 		    probe_tracing_prog(vmlinux, BPF_TRACE_FENTRY, "handle_mm_fault", BTF_KIND_FUNC);
+	/* The iterator's context type (5.8+) and bpf_map_lookup_percpu_elem (5.19+, its rss
+	 * sums measure the per-CPU offsets with it), or the skeleton would not load; without
+	 * them /proc is read per process. */
+	f->task_iter = !(f->disabled & DIS_TASK_ITER) && vmlinux &&
+		       btf__find_by_name_kind(vmlinux, "bpf_iter__task", BTF_KIND_STRUCT) > 0 &&
+		       libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
+					       BPF_FUNC_map_lookup_percpu_elem, NULL) == 1;
 	log_quiet_libbpf(false);
 	f->kprobes = access("/sys/bus/event_source/devices/kprobe/type", R_OK) == 0;
 
@@ -428,7 +437,7 @@ void features_print(const struct features *f, bool json)
 		printf("{\"root\": %s, \"btf\": %s, \"ringbuf\": %s, \"tp_btf\": %s, "
 		       "\"tracefs\": %s, \"tracefs_mounted_by_mevitop\": %s, \"kprobes\": %s, "
 		       "\"fentry\": %s, \"pagemap_scan\": %s, \"procmap_query\": %s, "
-		       "\"userfaultfd\": %s, \"userfaultfd_syscall\": %s, "
+		       "\"task_iter\": %s, \"userfaultfd\": %s, \"userfaultfd_syscall\": %s, "
 		       "\"userfaultfd_dev\": %s, \"userfaultfd_wp\": %s, "
 		       "\"userfaultfd_features\": \"0x%llx\", \"exact_seccomp\": \"%s\", "
 		       "\"thp\": \"%s\", "
@@ -438,7 +447,8 @@ void features_print(const struct features *f, bool json)
 		       f->tracefs ? "true" : "false",
 		       f->tracefs_mounted_by_us ? "true" : "false", f->kprobes ? "true" : "false",
 		       f->fentry ? "true" : "false", f->pagemap_scan ? "true" : "false",
-		       f->procmap_query ? "true" : "false", f->uffd ? "true" : "false",
+		       f->procmap_query ? "true" : "false", f->task_iter ? "true" : "false",
+		       f->uffd ? "true" : "false",
 		       f->uffd_ways.syscall ? "true" : "false", f->uffd_ways.dev ? "true" : "false",
 		       f->uffd_ways.wp ? "true" : "false", (unsigned long long)f->uffd_features,
 		       seccomp_path_name(sc), thp[f->thp], (unsigned long long)f->fault_around_bytes,
@@ -466,6 +476,8 @@ void features_print(const struct features *f, bool json)
 	       f->disabled & DIS_PAGEMAP_SCAN ? " (disabled by switch: pread fallback)" : "");
 	printf("  %-28s %s%s\n", "PROCMAP_QUERY", yes(f->procmap_query),
 	       f->disabled & DIS_PROCMAP_QUERY ? " (disabled by switch: text of /proc/PID/maps)" : "");
+	printf("  %-28s %s%s\n", "task iterator", yes(f->task_iter),
+	       f->disabled & DIS_TASK_ITER ? " (disabled by switch: /proc/PID/stat per process)" : "");
 	if (f->uffd)
 		printf("  %-28s yes (features 0x%llx)\n", "userfaultfd",
 		       (unsigned long long)f->uffd_features);

@@ -29,6 +29,7 @@ enum feat_disable {
 	DIS_UFFD_SYSCALL = 1 << 13,	/* "uffd_syscall": no userfaultfd() in targets */
 	DIS_UFFD_DEV = 1 << 14,		/* "uffd_dev": no /dev/userfaultfd handoff */
 	DIS_SECCOMP_SUSPEND = 1 << 15,	/* "seccomp_suspend": prove the injected calls instead */
+	DIS_TASK_ITER = 1 << 16,	/* "task_iter": read /proc/PID/stat per process per refresh */
 };
 
 enum hook {
@@ -72,6 +73,8 @@ struct features {
 	bool fentry;			/* an fentry program loads */
 	bool pagemap_scan;
 	bool procmap_query;		/* PROCMAP_QUERY ioctl on /proc/PID/maps (6.11+) */
+	bool task_iter;			/* iter/task and what bpf/tasks.bpf.c needs (5.19+): one
+					 * pass per refresh */
 	bool btf_raw_syscalls;		/* tp_btf/sys_exit usable (a second choice for syscalls) */
 	bool uffd;			/* some way gives targets a userfaultfd */
 	uint64_t uffd_features;

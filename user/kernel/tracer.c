@@ -17,6 +17,7 @@
 #include "syscalls.h"
 #include "procfs.h"
 #include "fault_sampler.h"
+#include "taskiter.h"
 #include "tracer.h"
 
 struct tracer {
@@ -35,6 +36,7 @@ struct tracer {
 	struct bpf_link **links;
 	size_t nlinks;
 	struct fault_sampler *sampler;	/* sample mode's --stacks */
+	struct taskiter *tasks;		/* the per-refresh pass, or NULL */
 };
 
 #define CHUNK_BATCH 4096
@@ -190,6 +192,10 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 
 	if (o->stack_sample_period)
 		bpf_program__set_autoload(t->skel->progs.stacks_fault_sample, true);
+	if (o->task_iter) {
+		bpf_program__set_autoload(t->skel->progs.dump_tasks, true);
+		t->skel->rodata->cfg_ncpus = t->ncpus;
+	}
 	err = mevitop_bpf__load(t->skel);
 	if (err) {
 		snprintf(why, whylen, "failed to load BPF programs: %s (run with -vv for the "
@@ -218,7 +224,8 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 	bpf_object__for_each_program(p, t->skel->obj) {
 		struct bpf_link *l;
 
-		if (!bpf_program__autoload(p) || p == t->skel->progs.stacks_fault_sample)
+		if (!bpf_program__autoload(p) || p == t->skel->progs.stacks_fault_sample ||
+		    p == t->skel->progs.dump_tasks)
 			continue;
 		l = bpf_program__attach(p);
 		if (!l) {
@@ -243,6 +250,14 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 					  o->stack_duty_every_ms, &t->sampler, why, whylen);
 		if (err)
 			goto fail;
+	}
+	if (o->task_iter) {
+		err = taskiter_open(t->skel->progs.dump_tasks, &t->tasks);
+		if (err) {
+			snprintf(why, whylen, "failed to attach the task iterator: %s",
+				 strerror(-err));
+			goto fail;
+		}
 	}
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_sample, t, NULL);
 	if (!t->rb) {
@@ -289,6 +304,7 @@ void tracer_close(struct tracer *t)
 	if (!t)
 		return;
 	fault_sampler_stop(t->sampler);	/* before the program goes */
+	taskiter_close(t->tasks);
 	ring_buffer__free(t->rb);
 	destroy_links(t->links, t->nlinks);
 	free(t->links);
@@ -303,6 +319,11 @@ void tracer_close(struct tracer *t)
 		munmap((void *)t->rss, t->rss_len);
 	mevitop_bpf__destroy(t->skel);
 	free(t);
+}
+
+struct taskiter *tracer_tasks(struct tracer *t)
+{
+	return t->tasks;
 }
 
 int tracer_add_target(struct tracer *t, pid_t tgid)

@@ -34,6 +34,7 @@ struct tracer_opts {
 					 * perf software event (sample mode's --stacks) */
 	uint64_t stack_duty_on_ms;	/* ... with the events open this long */
 	uint64_t stack_duty_every_ms;	/* of every this long (user/kernel/fault_sampler.h) */
+	bool task_iter;			/* load the task iterator (tracer_tasks) */
 };
 
 /* Called for every record, in ring-buffer order. */
@@ -42,6 +43,8 @@ typedef int (*tracer_event_fn)(void *ctx, const void *data, size_t size);
 int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_event_fn fn,
 		void *ctx, struct tracer **out, char *why, size_t whylen);
 void tracer_close(struct tracer *t);
+/* The task iterator (kernel/taskiter.h), or NULL when not loaded. */
+struct taskiter *tracer_tasks(struct tracer *t);
 
 int tracer_add_target(struct tracer *t, pid_t tgid);
 int tracer_del_target(struct tracer *t, pid_t tgid);

@@ -41,6 +41,8 @@ struct metrics_proc {
 	pid_t pid;
 	char comm[16];
 	char *cgroup;			/* "/system.slice/x.service"; "" when unknown */
+	uint64_t serial;		/* struct proc's: a reused pid is another process */
+	uint64_t cgroup_id;		/* the engine's pass's, 0 unknown (engine_proc_cgroup) */
 	uint64_t faults;
 	uint64_t pages[MK_COUNT][PS_COUNT];	/* [kind][PS_NOT_RESIDENT] holds mapped */
 	struct metrics_map *top;	/* the largest resident mappings, largest first */

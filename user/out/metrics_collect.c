@@ -34,6 +34,7 @@ static int collect_proc(const struct proc *p, uint32_t top, struct metrics_proc 
 	size_t i;
 
 	mp->pid = p->pid;
+	mp->serial = p->serial;
 	memcpy(mp->comm, p->comm, sizeof(mp->comm));
 	mp->comm[sizeof(mp->comm) - 1] = 0;
 	mp->faults = p->faults;
@@ -89,6 +90,7 @@ int metrics_collect(struct engine *e, const struct metrics_opts *o, struct metri
 		/* An exited process leaves the output at once: its series end with it. */
 		if (!procs[i]->ready || procs[i]->exited)
 			continue;
+		s->procs[s->nprocs].cgroup_id = engine_proc_cgroup(e, procs[i]);
 		err = collect_proc(procs[i], o->top, &s->procs[s->nprocs++]);
 		if (err)
 			return err;
@@ -159,6 +161,64 @@ static char *read_cgroup(pid_t pid)
 	return best ? best : strdup("");
 }
 
+/*
+ * The cgroup paths of the last scrape, by pid: a process whose serial and cgroup id (from
+ * the engine's task-iterator pass) are those of the last scrape keeps its path, so a steady
+ * system costs no /proc/PID/cgroup read per scrape.  Without the pass (cgroup id 0) every
+ * path is read, as a process may have moved.  Only the scrape thread uses it.
+ */
+struct cgroup_memo {
+	pid_t pid;
+	uint64_t serial, cgroup_id;
+	char *path;
+};
+
+static struct cgroup_memo *memo;
+static size_t nmemo;
+
+static const struct cgroup_memo *memo_find(const struct metrics_proc *p)
+{
+	size_t lo = 0, hi = nmemo;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (memo[mid].pid == p->pid)
+			return memo[mid].serial == p->serial && p->cgroup_id &&
+			       memo[mid].cgroup_id == p->cgroup_id ? &memo[mid] : NULL;
+		if (memo[mid].pid < p->pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Fills every process's cgroup path (s->procs sorted by pid) and remembers them. */
+static void cgroup_paths(struct metrics_snap *s)
+{
+	struct cgroup_memo *next = calloc(s->nprocs ? s->nprocs : 1, sizeof(*next));
+	size_t i;
+
+	for (i = 0; i < s->nprocs; i++) {
+		struct metrics_proc *p = &s->procs[i];
+		const struct cgroup_memo *m = memo_find(p);
+
+		p->cgroup = m ? strdup(m->path) : read_cgroup(p->pid);
+		if (next)
+			next[i] = (struct cgroup_memo){ p->pid, p->serial, p->cgroup_id,
+							p->cgroup ? strdup(p->cgroup) : NULL };
+	}
+	for (i = 0; i < nmemo; i++)
+		free(memo[i].path);
+	free(memo);
+	memo = next;
+	nmemo = next ? s->nprocs : 0;
+	for (i = 0; next && i < nmemo; i++)
+		if (!memo[i].path)
+			memo[i].cgroup_id = 0;	/* never matches: read again */
+}
+
 void metrics_finish(struct metrics_snap *s, const struct metrics_opts *o)
 {
 	struct rusage ru;
@@ -172,8 +232,7 @@ void metrics_finish(struct metrics_snap *s, const struct metrics_opts *o)
 		s->nprocs = o->procs;
 		qsort(s->procs, s->nprocs, sizeof(*s->procs), by_pid);
 	}
-	for (i = 0; i < s->nprocs; i++)
-		s->procs[i].cgroup = read_cgroup(s->procs[i].pid);
+	cgroup_paths(s);
 	if (!getrusage(RUSAGE_SELF, &ru))
 		s->cpu_seconds = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 				 ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
