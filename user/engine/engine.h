@@ -23,6 +23,7 @@
 #include "kfeatures.h"
 #include "filter.h"
 #include "model.h"
+#include "fcache.h"
 
 enum engine_mode {
 	MODE_TRACE,	/* every fault and mm syscall streamed, applied in order */
@@ -196,6 +197,11 @@ size_t engine_bytes(struct engine *e);
 /* ... of which this process's model. */
 size_t engine_proc_bytes(const struct proc *p);
 uint64_t engine_now_ns(void);
+/* The machine's memory summary as of the last tick (never NULL; ts_ns 0 before the first),
+ * and the page cache's files (model/fcache.h; NULL when files are not watched).  Read
+ * under the engine lock; valid until it is released. */
+const struct mem_summary *engine_memory(struct engine *e);
+struct fcache *engine_fcache(struct engine *e);
 /* --stacks' first-touch table (read under the engine lock), or NULL. */
 struct stacks *engine_stacks(struct engine *e);
 

@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include "engine.h"
+#include "fcache.h"
 #include "pagemap.h"
 #include "procfs.h"
 
@@ -166,7 +167,14 @@ struct engine {
 	uint32_t ghost_ticks;		/* ticks left to look for processes those were about */
 	size_t nexits, capexits;
 	struct stacks *stacks;		/* --stacks, or NULL */
+	struct mem_summary mem;		/* /proc/meminfo at the last tick (files.c) */
+	struct fcache *fc;		/* the page cache's files (files.c) */
 };
+
+/* files.c: the memory summary and the file table, refreshed at each tick. */
+int engine_files_init(struct engine *e);
+void engine_files_refresh(struct engine *e);
+void engine_files_fini(struct engine *e);
 
 
 #define HOOK(e, name, ...) do {						\
