@@ -41,6 +41,7 @@ enum {
 	OPT_STACK_DUTY,
 	OPT_FOLDED,
 	OPT_KEYS,
+	OPT_FILES,
 };
 
 static const struct option longopts[] = {
@@ -78,6 +79,7 @@ static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "keys", no_argument, NULL, OPT_KEYS },
+	{ "files", no_argument, NULL, OPT_FILES },
 	/* For tests and debugging; documented in the README's testing section. */
 	{ "disable", required_argument, NULL, OPT_DISABLE },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
@@ -198,6 +200,8 @@ void cli_usage(FILE *out)
 "      --folded             with --stacks (implied): at exit, print folded stacks\n"
 "                           weighted by resident pages (flamegraph.pl, inferno,\n"
 "                           speedscope) instead of JSON\n"
+"      --files              the view opens on the Files view: every file in the page\n"
+"                           cache, by cached size (Tab: the process list)\n"
 "      --probe              print kernel features, the hooks mevitop would use and how\n"
 "                           exact mode creates userfaultfds, exit\n"
 "  -o, --output FILE        --json's snapshots or --folded's stacks go to FILE, not\n"
@@ -455,6 +459,9 @@ int cli_parse(int argc, char **argv, struct cli *c)
 		case 'V':
 			c->version = true;
 			break;
+		case OPT_FILES:
+			c->files_view = true;
+			break;
 		case OPT_KEYS:
 			c->keys = true;
 			break;
@@ -589,6 +596,9 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	if (c->output_path && !c->help && (c->probe || (!c->json && !c->folded)))
 		return usage_error("-o FILE takes --json's snapshots or --folded's stacks (a "
 				   "recording: mevitop record -o FILE)");
+	if (c->files_view && (c->json || c->record || c->serve || c->folded || c->probe))
+		return usage_error("--files is the interactive view's: it opens on the Files "
+				   "view");
 	if (c->record && c->json)
 		return usage_error("record writes FILE, not JSON: replay it with "
 				   "mevitop replay FILE --json");

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <curses.h>
 #include "array.h"
 #include "log.h"
@@ -24,6 +25,7 @@
 #include "ui/blockname.h"
 #include "ui/overview.h"
 #include "ui_maplayout.h"
+#include "ui_cells.h"
 #include "ui_draw.h"
 #include "ui_heatmap.h"
 #include "ui_model.h"
@@ -70,6 +72,8 @@ struct hm_readout {
 	float heat;
 	enum page_state state;		/* when the cell is one page */
 	bool collapsed;			/* its object is folded ('c') */
+	bool file;			/* a file mapping: Enter opens the file's heatmap */
+	uint64_t dev, ino;
 	char name[256];
 	char touch[320];		/* --stacks: who first touched the cell, or "" */
 };
@@ -384,6 +388,9 @@ static void fill_readout(struct heatmap *m, const struct hm_paint *pc)
 	ro->heat = heat_range(&p->heat, ro->start, ro->end, pc->now_ns);
 	ro->state = model_page_state(p, ro->start);
 	ro->collapsed = h->collapsed;
+	ro->file = h->m->ino && (h->kind == MK_FILE || h->kind == MK_SHMEM);
+	ro->dev = makedev(h->m->dev_major, h->m->dev_minor);
+	ro->ino = h->m->ino;
 	if (h->m->path && *h->m->path)
 		snprintf(ro->name, sizeof(ro->name), "%s", h->m->path);
 	else
@@ -703,15 +710,7 @@ static void draw_header(struct ui *ui)
 
 	row = 2;
 	col = draw_engine_stats(ui, row, 0);
-	fmt_pages(a, sizeof(a), m->lay.zoom);
-	if (m->lay.zoom == 1)
-		snprintf(zoom, sizeof(zoom), "1 page/cell%s", m->zoom_auto ? " auto" : "");
-	else if (ui->cols >= 100)
-		snprintf(zoom, sizeof(zoom), "%" PRIu64 " pages/cell (%s)%s", m->lay.zoom, a,
-			 m->zoom_auto ? " auto" : "");
-	else
-		snprintf(zoom, sizeof(zoom), "%" PRIu64 " pages/cell%s", m->lay.zoom,
-			 m->zoom_auto ? " auto" : "");
+	cells_zoom_text(zoom, sizeof(zoom), m->lay.zoom, m->zoom_auto, ui->cols >= 100);
 	col = draw_field(ui, row, col, "zoom", zoom, ST_VALUE);
 	if (ui->replay && ui_replay_diff_since(ui->replay) >= 0) {
 		char since[48];
@@ -780,7 +779,7 @@ static void draw_cells(struct ui *ui, int row, int k, const struct hm_vline *v)
 	struct heatmap *m = ui->map;
 	const struct hm_layout *l = &m->lay;
 	const struct hm_map *h = &l->maps[v->map];
-	int cpc = l->cpc, c, cursor_col = -1, cursor_half = 0;
+	int cpc = l->cpc, cursor_col = -1, cursor_half = 0;
 	uint64_t addr = (h->start + v->row * l->per_line * h->zoom) << PAGE_SHIFT_4K;
 	const uint8_t *cells = m->paint + (size_t)k * l->per_line;
 
@@ -801,13 +800,7 @@ static void draw_cells(struct ui *ui, int row, int k, const struct hm_vline *v)
 		cursor_col = (int)(m->cur_cell % l->per_line / cpc);
 		cursor_half = (int)(m->cur_cell % cpc) + 1;
 	}
-	for (c = 0; c < l->width && m->gutter + c < ui->cols; c++) {
-		struct ui_cell cell = theme_cell(&ui->theme, cells[c * cpc],
-						 cells[c * cpc + cpc - 1],
-						 c == cursor_col ? cursor_half : 0);
-
-		*canvas_at(&ui->canvas, row, m->gutter + c) = cell;
-	}
+	cells_draw(ui, row, m->gutter, cells, l->width, cpc, cursor_col, cursor_half);
 }
 
 /* "overview [cells of the shown part] other cells". */
@@ -841,7 +834,7 @@ static void draw_blocks(struct ui *ui, int row, int k, const struct hm_vline *v)
 	for (b = 0; b < v->nblocks; b++) {
 		size_t i = v->map + b;
 		const struct hm_map *h = &l->maps[i];
-		int x = m->gutter + (int)h->col, chars = (int)((h->ncells + cpc - 1) / cpc), c;
+		int x = m->gutter + (int)h->col, chars = (int)((h->ncells + cpc - 1) / cpc);
 		bool cur = i == m->cur_map;
 
 		if (b && h->apart)
@@ -851,14 +844,8 @@ static void draw_blocks(struct ui *ui, int row, int k, const struct hm_vline *v)
 			canvas_text(&ui->canvas, row, x - h->label_w, h->label_w - 1,
 				    ui->theme.style[cur ? ST_LABEL_CUR : ST_LABEL],
 				    m->blocks[v->block + b].name);
-		for (c = 0; c < chars && x + c < ui->cols; c++) {
-			int half = cur && (uint64_t)c == m->cur_cell / cpc ?
-				   (int)(m->cur_cell % cpc) + 1 : 0;
-			size_t at = ((size_t)h->col + c) * cpc;
-
-			*canvas_at(&ui->canvas, row, x + c) =
-				theme_cell(&ui->theme, cells[at], cells[at + cpc - 1], half);
-		}
+		cells_draw(ui, row, x, cells + (size_t)h->col * cpc, chars, cpc,
+			   cur ? (int)(m->cur_cell / cpc) : -1, (int)(m->cur_cell % cpc) + 1);
 	}
 }
 
@@ -874,7 +861,7 @@ enum ro_cut {
 	RO_CUTS,
 };
 
-static size_t readout_text(const struct ui *ui, enum ro_cut cut, char *buf, size_t size)
+static size_t readout_text(const struct ui *ui, int cut, char *buf, size_t size)
 {
 	const struct heatmap *m = ui->map;
 	const struct hm_readout *ro = &m->ro;
@@ -939,7 +926,6 @@ static void draw_readout(struct ui *ui, int row)
 	struct heatmap *m = ui->map;
 	const struct hm_readout *ro = &m->ro;
 	char buf[768];
-	enum ro_cut cut = RO_FULL;
 	size_t len;
 
 	if (!ro->valid) {
@@ -947,9 +933,7 @@ static void draw_readout(struct ui *ui, int row)
 			    m->ready || !m->found ? "no mappings to show" : "scanning...");
 		return;
 	}
-	do
-		len = readout_text(ui, cut, buf, sizeof(buf));
-	while (canvas_text_width(buf) > ui->cols && ++cut < RO_CUTS);
+	len = cells_fit_line(ui, RO_CUTS, buf, sizeof(buf), readout_text);
 	if (ro->touch[0] && len < sizeof(buf))
 		snprintf(buf + len, sizeof(buf) - len, "%s%s", ui->theme.utf8 ? " \u00b7 " : " - ",
 			 ro->touch);
@@ -1095,11 +1079,7 @@ static void zoom_by(struct heatmap *m, int dir)
 	uint64_t z = m->zoom_auto && m->lay.zoom ? m->lay.zoom : m->zoom;
 
 	m->zoom_auto = false;
-	if (dir > 0 && z > 1)
-		z >>= 1;
-	else if (dir < 0 && z < 1ULL << 40)
-		z <<= 1;
-	m->zoom = z;
+	m->zoom = cells_zoom_step(z, dir);
 }
 
 static void goto_address(struct ui *ui, const char *text)
@@ -1135,6 +1115,18 @@ static bool hm_back(struct ui *ui, int key)
 {
 	(void)key;
 	ui->view = VIEW_LIST;
+	return true;
+}
+
+/* Enter on a file mapping: that file's heatmap (ui.c opens it). */
+static bool hm_file(struct ui *ui, int key)
+{
+	const struct hm_readout *ro = &ui->map->ro;
+
+	(void)key;
+	if (!ro->valid || !ro->file)
+		return false;
+	ui->open_file = (struct ui_open_file){ true, ro->dev, ro->ino, VIEW_MAP };
 	return true;
 }
 
@@ -1341,6 +1333,7 @@ static const struct ui_key heatmap_keys[] = {
 	{ { 'c' }, "c", "fold / unfold object", NULL, NULL, hm_collapse },
 	{ { 'g' }, "g", "go to an address", "g", "Go to", hm_prompt },
 	{ { 'w' }, "w", "who touched (--stacks)", "w", "Who", hm_pane },
+	{ { '\n', '\r', KEY_ENTER }, "Enter", "file mapping: its file", NULL, NULL, hm_file },
 	{ { '\t', KEY_BTAB }, "Tab Shift-Tab", "next / previous process", "Tab", "Next pid",
 	  hm_next_pid },
 	{ { 27, KEY_BACKSPACE, 127, 8 }, "Esc Backspace", "back to the list", "Esc", "List",

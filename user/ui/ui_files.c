@@ -1,0 +1,1102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The Files view: every file with pages in the page cache, one row each, like the process
+ * list (Tab switches between them): sort, filter and tree keys work as there.
+ *
+ * The table changes once per refresh (ui_fcache.c copies it then); filtering, sorting and
+ * the tree are redone only when the copy, the filter, the sort or a fold changed, so a
+ * frame of 100,000 files costs what the screen shows.  The selection follows its file
+ * (dev, ino) or directory (path), so rows moving around it do not move it.
+ *
+ * The tree (t, F5) is by directory, as du and ncdu show a disk: a directory's row sums the
+ * files under it (what /var/log holds in the cache), folding it hides them.  A chain of
+ * directories with nothing but one directory each is one row (/usr/lib/x86_64-linux-gnu/),
+ * so the tree is as deep as the files make it, not as the paths are.  Files without a path
+ * (memfd, SysV segments, "dev:ino") sit under a root named after their kind: [memfd].
+ */
+#include <curses.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "array.h"
+#include "model/proctree.h"
+#include "ui_draw.h"
+#include "ui_fcache.h"
+#include "ui_files.h"
+#include "ui_memsum.h"
+#include "ui_model.h"
+#include "ui/treeview.h"
+
+enum fl_col {
+	FL_CACHED,
+	FL_PCT,
+	FL_DIRTY,
+	FL_WB,
+	FL_ADDS,
+	FL_EVICTS,
+	FL_EVICTED,
+	FL_SIZE,
+	FL_MAPPED,
+	FL_PATH,
+	FL_COUNT,
+};
+
+struct fl_coldef {
+	const char *title;
+	const char *name;		/* in the sort menu */
+	int width;			/* FL_PATH: the least it gets */
+	int prio;			/* shown when the width allows this priority (0 always) */
+	bool desc;			/* sorts biggest first by default */
+	int key;			/* direct sort key, 0 if none */
+};
+
+static const struct fl_coldef coldefs[FL_COUNT] = {
+	[FL_CACHED] = { "CACHED", "cached", 7, 0, true, 'M' },
+	[FL_PCT] = { "CACHE%", "cached % of size", 6, 2, true, 'R' },
+	[FL_DIRTY] = { "DIRTY", "dirty", 6, 0, true, 'D' },
+	[FL_WB] = { "WB", "writeback", 6, 1, true, 'W' },
+	[FL_ADDS] = { "ADDS/s", "adds/s", 7, 0, true, 'A' },
+	[FL_EVICTS] = { "EVICT/s", "evictions/s", 7, 0, true, 'E' },
+	[FL_EVICTED] = { "EVICTED", "evicted (total)", 7, 3, true, 0 },
+	[FL_SIZE] = { "SIZE", "size", 7, 2, true, 'S' },
+	[FL_MAPPED] = { "MAPPED-BY", "mapped by (count)", 16, 1, true, 0 },
+	[FL_PATH] = { "PATH", "path", 24, 0, false, 'N' },
+};
+
+/* What a row shows: a file's numbers, or a directory's sums. */
+struct fl_vals {
+	uint64_t cached, dirty, wb, evicted, size;	/* pages; size in bytes */
+	double adds, evicts;
+	size_t npids;			/* files: processes mapping it; directories: files */
+};
+
+struct fl_dir {
+	size_t path, plen;		/* in dnames */
+	size_t parent;			/* SIZE_MAX: a root */
+	size_t shown_parent;		/* the nearest kept ancestor, SIZE_MAX: none */
+	uint32_t nfiles, ndirs;		/* direct children */
+	bool kept;			/* a row of its own (not folded into a chain) */
+	size_t id;			/* its tree item, when kept */
+	struct fl_vals v;
+};
+
+/* One shown line: a file (index in the snapshot) or a directory (index in dirs). */
+struct fl_line {
+	bool dir;
+	size_t idx;
+	size_t trow;			/* tree view: its row in pt */
+};
+
+struct fl_pid {
+	pid_t pid;
+	char comm[16];
+};
+
+struct files {
+	struct uf_snap snap;
+	struct uf_mem mem;
+	struct fl_pid *pids;		/* every process's comm, for MAPPED-BY (by pid) */
+	size_t npids, pids_cap;
+	bool stale;			/* the lines must be rebuilt */
+	char applied[64];		/* the filter the lines were built with */
+	/* Files passing the filter; the tree's directories and items. */
+	size_t *match;
+	size_t nmatch, match_cap;
+	struct fl_dir *dirs;
+	size_t ndirs, dirs_cap;
+	char *dnames;
+	size_t dnames_len, dnames_cap;
+	size_t *hash;			/* dirs by path: index + 1, 0 empty */
+	size_t hash_cap;
+	struct fl_line *items;		/* the tree's items (ptree item = index here) */
+	pid_t *tid, *tpid;
+	size_t nitems, items_cap;
+	struct ptree pt;
+	struct fl_line *lines;		/* shown */
+	size_t nlines, lines_cap;
+	/* Totals over the filtered files. */
+	struct fl_vals total;
+	enum fl_col sort;
+	bool desc;
+	bool tree;
+	char filter[64];
+	bool menu;
+	int menu_sel;
+	/* Selection. */
+	bool sel_dir;
+	uint64_t sel_dev, sel_ino;
+	char sel_path[512];
+	size_t sel, top;
+	char **folds;			/* folded directories, by path */
+	size_t nfolds, folds_cap;
+};
+
+struct files *files_new(void)
+{
+	struct files *f = calloc(1, sizeof(*f));
+
+	if (f) {
+		f->sort = FL_CACHED;
+		f->desc = true;
+		f->stale = true;
+	}
+	return f;
+}
+
+void files_free(struct files *f)
+{
+	size_t i;
+
+	if (!f)
+		return;
+	uf_snap_free(&f->snap);
+	free(f->pids);
+	free(f->match);
+	free(f->dirs);
+	free(f->dnames);
+	free(f->hash);
+	free(f->items);
+	free(f->tid);
+	free(f->tpid);
+	free(f->lines);
+	ptree_free(&f->pt);
+	for (i = 0; i < f->nfolds; i++)
+		free(f->folds[i]);
+	free(f->folds);
+	free(f);
+}
+
+/* Under the lock: the file table when it changed, the processes' names with it. */
+void files_update(struct ui *ui)
+{
+	struct files *f = ui->files;
+	struct proc **procs;
+	size_t n, i;
+
+	if (ui->paused && f->snap.gen)
+		return;
+	uf_memory(ui, &f->mem);
+	if (!uf_snap_update(ui, &f->snap))
+		return;
+	f->stale = true;
+	procs = ui_procs(ui, &n);	/* sorted by pid */
+	if (n > f->pids_cap) {
+		if (array_resize(f->pids, n))
+			return;
+		f->pids_cap = n;
+	}
+	for (i = 0; i < n; i++) {
+		f->pids[i].pid = procs[i]->pid;
+		memcpy(f->pids[i].comm, procs[i]->comm, sizeof(f->pids[i].comm));
+		f->pids[i].comm[sizeof(f->pids[i].comm) - 1] = 0;
+	}
+	f->npids = n;
+}
+
+static const char *comm_of(const struct files *f, pid_t pid)
+{
+	size_t lo = 0, hi = f->npids;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->pids[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < f->npids && f->pids[lo].pid == pid ? f->pids[lo].comm : "?";
+}
+
+static const char *filter_text(const struct ui *ui)
+{
+	return ui->prompt.kind == PROMPT_FILTER ? ui->prompt.text : ui->files->filter;
+}
+
+static struct fl_vals file_vals(const struct uf_file *u)
+{
+	return (struct fl_vals){ .cached = u->cached, .dirty = u->dirty, .wb = u->wb,
+				 .evicted = u->evicted, .size = u->size, .adds = u->adds,
+				 .evicts = u->evicts, .npids = u->npids };
+}
+
+static void vals_add(struct fl_vals *a, const struct fl_vals *b, bool file)
+{
+	a->cached += b->cached;
+	a->dirty += b->dirty;
+	a->wb += b->wb;
+	a->evicted += b->evicted;
+	a->size += b->size;
+	a->adds += b->adds;
+	a->evicts += b->evicts;
+	a->npids += file ? 1 : 0;	/* a directory counts its files */
+}
+
+/* --- the tree's directories --- */
+
+static uint64_t hash_str(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+
+	while (n--)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+static int rehash(struct files *f)
+{
+	size_t cap = f->hash_cap ? f->hash_cap * 2 : 256, i;
+	size_t *h = calloc(cap, sizeof(*h));
+
+	if (!h)
+		return -1;
+	for (i = 0; i < f->ndirs; i++) {
+		size_t k = hash_str(f->dnames + f->dirs[i].path, f->dirs[i].plen) & (cap - 1);
+
+		while (h[k])
+			k = (k + 1) & (cap - 1);
+		h[k] = i + 1;
+	}
+	free(f->hash);
+	f->hash = h;
+	f->hash_cap = cap;
+	return 0;
+}
+
+static size_t dir_get(struct files *f, const char *path, size_t len);
+
+/* The parent of the directory at dnames + off: "/a/b" -> "/a", "/a" -> "/"; "/" and
+ * "[kind]" have none. */
+static size_t parent_of(struct files *f, size_t off, size_t len)
+{
+	const char *path = f->dnames + off;
+	size_t k = len;
+
+	if (path[0] != '/' || len <= 1)
+		return SIZE_MAX;
+	while (k > 1 && path[k - 1] != '/')
+		k--;
+	return dir_get(f, path, k > 1 ? k - 1 : 1);
+}
+
+/* The directory of that path (which may point into dnames), added with its parents if new;
+ * SIZE_MAX on ENOMEM. */
+static size_t dir_get(struct files *f, const char *path, size_t len)
+{
+	uintptr_t p = (uintptr_t)path, base = (uintptr_t)f->dnames;
+	bool inside = f->dnames && p >= base && p < base + f->dnames_cap;
+	uint64_t h = hash_str(path, len);
+	size_t k, i, parent, off = f->dnames_len;
+	struct fl_dir *d;
+
+	if (f->hash_cap) {
+		for (k = h & (f->hash_cap - 1); f->hash[k]; k = (k + 1) & (f->hash_cap - 1)) {
+			d = &f->dirs[f->hash[k] - 1];
+			if (d->plen == len && !memcmp(f->dnames + d->path, path, len))
+				return f->hash[k] - 1;
+		}
+	}
+	/* Growing dnames may move it: a path inside it is found again by its offset. */
+	if (array_reserve_n(f->dnames, off + len + 1, f->dnames_cap, 4096))
+		return SIZE_MAX;
+	memmove(f->dnames + off, inside ? f->dnames + (p - base) : path, len);
+	f->dnames[off + len] = 0;
+	f->dnames_len += len + 1;
+	parent = parent_of(f, off, len);
+	if (f->dnames[off] == '/' && len > 1 && parent == SIZE_MAX)
+		return SIZE_MAX;
+	if (array_reserve(f->dirs, f->ndirs, f->dirs_cap, 64))
+		return SIZE_MAX;
+	if (2 * (f->ndirs + 1) > f->hash_cap && rehash(f))
+		return SIZE_MAX;
+	i = f->ndirs++;
+	f->dirs[i] = (struct fl_dir){ .path = off, .plen = len, .parent = parent };
+	if (parent != SIZE_MAX)
+		f->dirs[parent].ndirs++;
+	for (k = h & (f->hash_cap - 1); f->hash[k]; k = (k + 1) & (f->hash_cap - 1))
+		;
+	f->hash[k] = i + 1;
+	return i;
+}
+
+/* A file's directory: its path's, or "[kind]" for names that are not paths. */
+static size_t file_dir(struct files *f, const struct uf_file *u)
+{
+	const char *name = uf_name(&f->snap, u), *slash = strrchr(name, '/');
+	char kind[48];
+
+	if (name[0] == '/' && slash)
+		return dir_get(f, name, slash > name ? (size_t)(slash - name) : 1);
+	snprintf(kind, sizeof(kind), "[%s]", u->kind ? u->kind : "other");
+	return dir_get(f, kind, strlen(kind));
+}
+
+static const char *dir_path(const struct files *f, const struct fl_dir *d)
+{
+	return f->dnames + d->path;
+}
+
+/* A line's label in the tree: a directory relative to the row above it in the tree, with a
+ * slash; a file by its base name. */
+static void tree_label(const struct files *f, const struct fl_line *ln, char *buf, size_t len)
+{
+	if (ln->dir) {
+		const struct fl_dir *d = &f->dirs[ln->idx];
+		const char *p = dir_path(f, d);
+
+		if (d->shown_parent != SIZE_MAX) {
+			size_t skip = f->dirs[d->shown_parent].plen;
+
+			p += skip + (skip > 1 && p[skip] == '/');
+			if (*p == '/')
+				p++;
+		}
+		snprintf(buf, len, "%s%s", p, p[0] == '[' || p[strlen(p) - 1] == '/' ? "" : "/");
+	} else {
+		const char *name = uf_name(&f->snap, &f->snap.v[ln->idx]);
+		const char *slash = strrchr(name, '/');
+
+		snprintf(buf, len, "%s", name[0] == '/' && slash && slash[1] ? slash + 1 : name);
+	}
+}
+
+static bool dir_folded(const struct files *f, const struct fl_dir *d)
+{
+	size_t i;
+
+	for (i = 0; i < f->nfolds; i++)
+		if (!strcmp(f->folds[i], dir_path(f, d)))
+			return true;
+	return false;
+}
+
+/* --- arranging: filter, sort, tree --- */
+
+static struct fl_vals line_vals(const struct files *f, const struct fl_line *ln)
+{
+	return ln->dir ? f->dirs[ln->idx].v : file_vals(&f->snap.v[ln->idx]);
+}
+
+static int cmp_num(double a, double b)
+{
+	return (a > b) - (a < b);
+}
+
+static double pct(const struct fl_vals *v)
+{
+	return v->size ? 100.0 * v->cached * 4096 / (double)v->size : 0;
+}
+
+static int cmp_lines(const struct files *f, const struct fl_line *a, const struct fl_line *b)
+{
+	struct fl_vals x = line_vals(f, a), y = line_vals(f, b);
+	char la[512], lb[512];
+	int c = 0;
+
+	switch (f->sort) {
+	case FL_CACHED:
+		c = cmp_num(x.cached, y.cached);
+		break;
+	case FL_PCT:
+		c = cmp_num(pct(&x), pct(&y));
+		break;
+	case FL_DIRTY:
+		c = cmp_num(x.dirty, y.dirty);
+		break;
+	case FL_WB:
+		c = cmp_num(x.wb, y.wb);
+		break;
+	case FL_ADDS:
+		c = cmp_num(x.adds, y.adds);
+		break;
+	case FL_EVICTS:
+		c = cmp_num(x.evicts, y.evicts);
+		break;
+	case FL_EVICTED:
+		c = cmp_num(x.evicted, y.evicted);
+		break;
+	case FL_SIZE:
+		c = cmp_num(x.size, y.size);
+		break;
+	case FL_MAPPED:
+		c = cmp_num(x.npids, y.npids);
+		break;
+	default:
+		break;
+	}
+	if (f->desc)
+		c = -c;
+	if (!c) {			/* ties, and the path column: by name */
+		if (f->tree) {
+			tree_label(f, a, la, sizeof(la));
+			tree_label(f, b, lb, sizeof(lb));
+		} else {
+			snprintf(la, sizeof(la), "%s", uf_name(&f->snap, &f->snap.v[a->idx]));
+			snprintf(lb, sizeof(lb), "%s", uf_name(&f->snap, &f->snap.v[b->idx]));
+		}
+		c = strcmp(la, lb);
+		if (f->sort == FL_PATH && f->desc)
+			c = -c;
+	}
+	return c;
+}
+
+static struct files *sort_files;	/* qsort has no context argument; UI thread only */
+
+static int qcmp_lines(const void *a, const void *b)
+{
+	return cmp_lines(sort_files, a, b);
+}
+
+static int cmp_items(size_t a, size_t b, void *ctx)
+{
+	struct files *f = ctx;
+
+	return cmp_lines(f, &f->items[a], &f->items[b]);
+}
+
+static bool item_folded(pid_t id, void *ctx)
+{
+	const struct files *f = ctx;
+	const struct fl_line *it = &f->items[id - 1];
+
+	return it->dir && dir_folded(f, &f->dirs[it->idx]);
+}
+
+/* The filtered files as a forest of directories: lines in tree order, folded ones left out. */
+static int arrange_tree(struct files *f)
+{
+	struct ptree_in in = { .cmp = cmp_items, .folded = item_folded, .ctx = f };
+	size_t i, k, nkept = 0, d;
+
+	f->ndirs = f->dnames_len = 0;
+	if (f->hash_cap)
+		memset(f->hash, 0, f->hash_cap * sizeof(*f->hash));
+	for (i = 0; i < f->nmatch; i++) {
+		struct uf_file *u = &f->snap.v[f->match[i]];
+		struct fl_vals v = file_vals(u);
+
+		d = file_dir(f, u);
+		if (d == SIZE_MAX)
+			return -1;
+		f->dirs[d].nfiles++;
+		for (; d != SIZE_MAX; d = f->dirs[d].parent)
+			vals_add(&f->dirs[d].v, &v, true);
+	}
+	/* A directory holding only one directory is part of that one's row. */
+	for (i = 0; i < f->ndirs; i++) {
+		struct fl_dir *dd = &f->dirs[i];
+
+		dd->kept = dd->nfiles || dd->ndirs != 1;
+		nkept += dd->kept;
+	}
+	k = nkept + f->nmatch;
+	if (k > f->items_cap) {
+		if (array_resize(f->items, k) | array_resize(f->tid, k) | array_resize(f->tpid, k))
+			return -1;
+		f->items_cap = k;
+	}
+	f->nitems = 0;
+	for (i = 0; i < f->ndirs; i++) {
+		struct fl_dir *dd = &f->dirs[i];
+
+		for (d = dd->parent; d != SIZE_MAX && !f->dirs[d].kept; d = f->dirs[d].parent)
+			;
+		dd->shown_parent = d;
+		if (!dd->kept)
+			continue;
+		dd->id = f->nitems;
+		f->items[f->nitems++] = (struct fl_line){ .dir = true, .idx = i };
+	}
+	for (i = 0; i < f->nitems; i++) {
+		const struct fl_dir *dd = &f->dirs[f->items[i].idx];
+
+		f->tid[i] = (pid_t)(i + 1);
+		f->tpid[i] = dd->shown_parent == SIZE_MAX ? 0 :
+			     (pid_t)(f->dirs[dd->shown_parent].id + 1);
+	}
+	for (i = 0; i < f->nmatch; i++) {
+		struct uf_file *u = &f->snap.v[f->match[i]];
+
+		d = file_dir(f, u);	/* found again: no allocation */
+		f->items[f->nitems] = (struct fl_line){ .idx = f->match[i] };
+		f->tid[f->nitems] = (pid_t)(f->nitems + 1);
+		f->tpid[f->nitems] = (pid_t)(f->dirs[d].id + 1);
+		f->nitems++;
+	}
+	in.pid = f->tid;
+	in.ppid = f->tpid;
+	in.n = f->nitems;
+	if (ptree_build(&f->pt, &in))
+		return -1;
+	f->nlines = 0;
+	for (i = 0; i < f->pt.n; i++) {
+		const struct ptree_row *r = &f->pt.rows[i];
+
+		if (r->hidden)
+			continue;
+		f->lines[f->nlines] = f->items[r->item];
+		f->lines[f->nlines++].trow = i;
+	}
+	return 0;
+}
+
+/* Rebuilds the lines when something they depend on changed. */
+static void arrange(struct ui *ui)
+{
+	struct files *f = ui->files;
+	const char *flt = filter_text(ui);
+	size_t i, need;
+
+	if (!f->stale && !strcmp(flt, f->applied))
+		return;
+	snprintf(f->applied, sizeof(f->applied), "%s", flt);
+	f->stale = false;
+	f->nmatch = f->nlines = 0;
+	memset(&f->total, 0, sizeof(f->total));
+	/* The tree: every file, and directories with files or forks (fewer than 2 per file). */
+	need = f->snap.n * 3 + 1;
+	if (f->snap.n + 1 > f->match_cap) {
+		if (array_resize(f->match, f->snap.n + 1))
+			return;
+		f->match_cap = f->snap.n + 1;
+	}
+	if (need > f->lines_cap) {
+		if (array_resize(f->lines, need))
+			return;
+		f->lines_cap = need;
+	}
+	for (i = 0; i < f->snap.n; i++) {
+		const struct uf_file *u = &f->snap.v[i];
+		struct fl_vals v = file_vals(u);
+
+		if (*flt && !strcasestr(uf_name(&f->snap, u), flt))
+			continue;
+		f->match[f->nmatch++] = i;
+		vals_add(&f->total, &v, true);
+	}
+	if (f->tree && !arrange_tree(f))
+		return;
+	for (i = 0; i < f->nmatch; i++)
+		f->lines[i] = (struct fl_line){ .idx = f->match[i] };
+	f->nlines = f->nmatch;
+	f->tree = false;	/* flat, or the tree failed (no memory): flat */
+	sort_files = f;
+	qsort(f->lines, f->nlines, sizeof(*f->lines), qcmp_lines);
+}
+
+static bool is_selected(const struct files *f, const struct fl_line *ln)
+{
+	if (ln->dir != f->sel_dir)
+		return false;
+	if (ln->dir)
+		return !strcmp(dir_path(f, &f->dirs[ln->idx]), f->sel_path);
+	return f->snap.v[ln->idx].dev == f->sel_dev && f->snap.v[ln->idx].ino == f->sel_ino;
+}
+
+static void select_line(struct files *f, size_t i)
+{
+	const struct fl_line *ln;
+
+	if (!f->nlines)
+		return;
+	f->sel = i < f->nlines ? i : f->nlines - 1;
+	ln = &f->lines[f->sel];
+	f->sel_dir = ln->dir;
+	if (ln->dir) {
+		snprintf(f->sel_path, sizeof(f->sel_path), "%s", dir_path(f, &f->dirs[ln->idx]));
+	} else {
+		f->sel_dev = f->snap.v[ln->idx].dev;
+		f->sel_ino = f->snap.v[ln->idx].ino;
+	}
+}
+
+/* The selection's line (it follows its file or directory), and the scroll position. */
+static void place(struct files *f, int visible)
+{
+	size_t i;
+	bool found = false;
+
+	for (i = 0; i < f->nlines; i++) {
+		if (is_selected(f, &f->lines[i])) {
+			f->sel = i;
+			found = true;
+			break;
+		}
+	}
+	if (!found)
+		select_line(f, f->sel);
+	if (visible < 1)
+		visible = 1;
+	if (f->sel < f->top)
+		f->top = f->sel;
+	if (f->sel >= f->top + visible)
+		f->top = f->sel - visible + 1;
+	if (f->top + visible > f->nlines)
+		f->top = f->nlines > (size_t)visible ? f->nlines - visible : 0;
+}
+
+/* --- drawing --- */
+
+static int header_rows(const struct ui *ui)
+{
+	return UI_HEADER_ROWS + (ui->files->mem.valid ? 2 : 0);
+}
+
+static int list_rows(const struct ui *ui)
+{
+	return ui->rows - header_rows(ui) - 1 - 2;	/* column header; status, footer */
+}
+
+/* The columns this width shows: the highest priority whose columns leave PATH its least. */
+static int shown_prio(const struct ui *ui)
+{
+	int p, i, w;
+
+	for (p = 3; p > 0; p--) {
+		for (w = 0, i = 0; i < FL_COUNT; i++)
+			if (coldefs[i].prio <= p)
+				w += coldefs[i].width + 1;
+		if (w <= ui->cols)
+			return p;
+	}
+	return 0;
+}
+
+static void draw_header(struct ui *ui)
+{
+	struct files *f = ui->files;
+	char a[32], b[64];
+	int col = 0;
+
+	draw_title(ui, "page cache", ui->paused ? "PAUSED" : ui_stale(ui));
+	snprintf(a, sizeof(a), "%zu", f->nmatch);
+	if (f->nmatch != f->snap.n)
+		snprintf(a + strlen(a), sizeof(a) - strlen(a), " of %zu", f->snap.n);
+	col = draw_field(ui, 1, col, "files", a, ST_VALUE);
+	fmt_pages(a, sizeof(a), f->total.cached);
+	col = draw_field(ui, 1, col, "cached", a, ST_VALUE);
+	fmt_pages(a, sizeof(a), f->total.dirty);
+	col = draw_field(ui, 1, col, "dirty", a, ST_VALUE);
+	fmt_pages(a, sizeof(a), f->total.wb);
+	col = draw_field(ui, 1, col, "writeback", a, ST_VALUE);
+	fmt_rate(a, sizeof(a), f->total.adds);
+	col = draw_field(ui, 1, col, "adds/s", a, ST_VALUE);
+	fmt_rate(a, sizeof(a), f->total.evicts);
+	draw_field(ui, 1, col, "evictions/s", a, ST_VALUE);
+
+	col = draw_engine_stats(ui, 2, 0);
+	snprintf(b, sizeof(b), "%s %s", coldefs[f->sort].name, f->desc ? "desc" : "asc");
+	col = draw_field(ui, 2, col, "sort", b, ST_VALUE);
+	if (f->tree)
+		col = draw_field(ui, 2, col, "view", "by directory", ST_VALUE);
+	if (*filter_text(ui))
+		draw_field(ui, 2, col, "filter", filter_text(ui), ST_VALUE);
+	memsum_draw(ui, UI_HEADER_ROWS, &f->mem);
+}
+
+static void draw_colheads(struct ui *ui, int row, int prio)
+{
+	struct files *f = ui->files;
+	int col = 0, i;
+
+	canvas_fill(&ui->canvas, row, 0, ui->cols, ' ', ui->theme.style[ST_COLHEAD]);
+	for (i = 0; i < FL_COUNT; i++) {
+		const struct fl_coldef *d = &coldefs[i];
+		bool s = (int)f->sort == i, right = i != FL_PATH && i != FL_MAPPED;
+		struct ui_look look = ui->theme.style[s ? ST_COLHEAD_SORT : ST_COLHEAD];
+		int w = canvas_text_width(d->title), width = i == FL_PATH ? ui->cols - col :
+							    d->width;
+
+		if (d->prio > prio)
+			continue;
+		canvas_text(&ui->canvas, row, right ? col + width - w : col, w, look, d->title);
+		if (s)
+			canvas_put(&ui->canvas, row, right ? col + width - w - 1 : col + w,
+				   f->desc ? ui->theme.arrow_down : ui->theme.arrow_up, look);
+		col += width + 1;
+	}
+}
+
+/* path cut to width columns from the left, keeping its end: "…/log/syslog". */
+static void fit_left(char *out, size_t len, const char *path, int width, bool utf8)
+{
+	const char *p = path;
+
+	if (canvas_text_width(path) <= width) {
+		snprintf(out, len, "%s", path);
+		return;
+	}
+	while (*p && canvas_text_width(p) > width - 1)
+		for (p++; (*p & 0xc0) == 0x80; p++)	/* a whole UTF-8 character */
+			;
+	snprintf(out, len, "%s%s", utf8 ? "\u2026" : "~", p);
+}
+
+static void mapped_by(const struct files *f, const struct fl_line *ln, char *buf, size_t len)
+{
+	const struct uf_file *u;
+
+	if (ln->dir) {
+		snprintf(buf, len, "%zu file%s", f->dirs[ln->idx].v.npids,
+			 f->dirs[ln->idx].v.npids == 1 ? "" : "s");
+		return;
+	}
+	u = &f->snap.v[ln->idx];
+	if (!u->npids) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	if (u->npids == 1)
+		snprintf(buf, len, "%d %s", f->snap.pids[u->pid0],
+			 comm_of(f, f->snap.pids[u->pid0]));
+	else
+		snprintf(buf, len, "%d %s +%zu", f->snap.pids[u->pid0],
+			 comm_of(f, f->snap.pids[u->pid0]), u->npids - 1);
+}
+
+static void draw_line(struct ui *ui, int row, const struct fl_line *ln, bool selected, int prio)
+{
+	struct files *f = ui->files;
+	struct fl_vals v = line_vals(f, ln);
+	struct ui_look look = ui->theme.style[selected ? ST_SELECT : ST_NORMAL];
+	char cell[FL_COUNT][600], guides[160], label[512];
+	int col = 0, i;
+
+	fmt_pages(cell[FL_CACHED], sizeof(cell[0]), v.cached);
+	snprintf(cell[FL_PCT], sizeof(cell[0]), "%.1f", pct(&v) > 100 ? 100.0 : pct(&v));
+	fmt_pages(cell[FL_DIRTY], sizeof(cell[0]), v.dirty);
+	fmt_pages(cell[FL_WB], sizeof(cell[0]), v.wb);
+	fmt_rate(cell[FL_ADDS], sizeof(cell[0]), v.adds);
+	fmt_rate(cell[FL_EVICTS], sizeof(cell[0]), v.evicts);
+	fmt_pages(cell[FL_EVICTED], sizeof(cell[0]), v.evicted);
+	fmt_pages(cell[FL_SIZE], sizeof(cell[0]), (v.size + 4095) / 4096);
+	mapped_by(f, ln, cell[FL_MAPPED], sizeof(cell[0]));
+	canvas_fill(&ui->canvas, row, 0, ui->cols, ' ', look);
+	for (i = 0; i < FL_PATH; i++) {
+		const struct fl_coldef *d = &coldefs[i];
+		int w = canvas_text_width(cell[i]);
+
+		if (d->prio > prio)
+			continue;
+		if (w > d->width)
+			w = d->width;
+		canvas_text(&ui->canvas, row, i == FL_MAPPED ? col : col + d->width - w, w,
+			    ln->dir && i != FL_MAPPED ? ui->theme.style[selected ? ST_SELECT :
+									ST_LABEL] : look,
+			    cell[i]);
+		col += d->width + 1;
+	}
+	if (col >= ui->cols)
+		return;
+	guides[0] = 0;
+	if (f->tree) {
+		tree_guides(guides, sizeof(guides), &f->pt.rows[ln->trow], ui->theme.utf8,
+			    (ui->cols - col) / 2);
+		tree_label(f, ln, label, sizeof(label));
+	} else {
+		snprintf(label, sizeof(label), "%s", uf_name(&f->snap, &f->snap.v[ln->idx]));
+	}
+	col += canvas_text(&ui->canvas, row, col, ui->cols - col, look, guides);
+	fit_left(cell[FL_PATH], sizeof(cell[0]), label, ui->cols - col, ui->theme.utf8);
+	canvas_text(&ui->canvas, row, col, ui->cols - col,
+		    ln->dir ? ui->theme.style[selected ? ST_SELECT : ST_LABEL] : look,
+		    cell[FL_PATH]);
+}
+
+static const char *sort_name(int i)
+{
+	return coldefs[i].name;
+}
+
+/* Why there is nothing to list. */
+static const char *empty_why(const struct ui *ui)
+{
+	const struct files *f = ui->files;
+
+	if (ui->replay)
+		return "a recording carries no file table: the Files view is live only";
+	if (!f->snap.have)
+		return "the page cache is not watched (this mode or build has no file table)";
+	if (f->snap.n)
+		return "no file matches the filter";
+	return f->snap.gen ? "no file in the page cache" : "reading the page cache...";
+}
+
+void files_draw(struct ui *ui)
+{
+	struct files *f = ui->files;
+	int visible = list_rows(ui), base = header_rows(ui), prio = shown_prio(ui), k;
+
+	arrange(ui);
+	place(f, visible);
+	draw_header(ui);
+	draw_colheads(ui, base, prio);
+	for (k = 0; k < visible && f->top + k < f->nlines; k++)
+		draw_line(ui, base + 1 + k, &f->lines[f->top + k], f->top + k == f->sel, prio);
+	if (!f->nlines)
+		canvas_text(&ui->canvas, base + 1, 1, ui->cols - 1, ui->theme.style[ST_DIM],
+			    empty_why(ui));
+	if (f->menu)
+		draw_menu(ui, base + 1, FL_COUNT, sort_name, f->menu_sel, f->sort);
+	draw_status_line(ui, ui->rows - 2);
+	draw_footer(ui, &files_keymap);
+}
+
+/* --- keys (ui/keys.h) --- */
+
+static void set_sort(struct files *f, int col)
+{
+	if ((int)f->sort == col) {
+		f->desc = !f->desc;
+	} else {
+		f->sort = col;
+		f->desc = coldefs[col].desc;
+	}
+	f->stale = true;
+}
+
+static bool fl_move(struct ui *ui, int key)
+{
+	struct files *f = ui->files;
+	size_t visible = (size_t)list_rows(ui), last = f->nlines ? f->nlines - 1 : 0, s = f->sel;
+
+	switch (key) {
+	case KEY_UP:
+		s = s ? s - 1 : 0;
+		break;
+	case KEY_DOWN:
+		s = s < last ? s + 1 : last;
+		break;
+	case KEY_PPAGE:
+		s = s > visible ? s - visible : 0;
+		break;
+	case KEY_NPAGE:
+		s = s + visible < last ? s + visible : last;
+		break;
+	case KEY_HOME:
+		s = 0;
+		break;
+	case KEY_END:
+		s = last;
+		break;
+	case KEY_MOUSE: {
+		MEVENT ev;
+
+		if (getmouse(&ev) != OK)
+			return false;
+		if (ev.bstate & BUTTON4_PRESSED)
+			s = s > 3 ? s - 3 : 0;
+#ifdef BUTTON5_PRESSED
+		else if (ev.bstate & BUTTON5_PRESSED)
+			s = s + 3 < last ? s + 3 : last;
+#endif
+		break;
+	}
+	}
+	select_line(f, s);
+	return true;
+}
+
+static int fold_set(struct files *f, const char *path, bool on)
+{
+	size_t i;
+
+	for (i = 0; i < f->nfolds; i++) {
+		if (!strcmp(f->folds[i], path)) {
+			if (!on) {
+				free(f->folds[i]);
+				f->folds[i] = f->folds[--f->nfolds];
+			}
+			return 0;
+		}
+	}
+	if (!on || array_reserve(f->folds, f->nfolds, f->folds_cap, 8))
+		return 0;
+	f->folds[f->nfolds] = strdup(path);
+	f->nfolds += f->folds[f->nfolds] != NULL;
+	return 0;
+}
+
+/* Enter: a file's heatmap; on a directory, folds or unfolds it. */
+static bool fl_open(struct ui *ui, int key)
+{
+	struct files *f = ui->files;
+	const struct fl_line *ln;
+
+	(void)key;
+	if (!f->nlines)
+		return true;
+	ln = &f->lines[f->sel];
+	if (ln->dir) {
+		const char *p = dir_path(f, &f->dirs[ln->idx]);
+
+		fold_set(f, p, !dir_folded(f, &f->dirs[ln->idx]));
+		f->stale = true;
+		return true;
+	}
+	ui->open_file = (struct ui_open_file){ true, f->snap.v[ln->idx].dev,
+					       f->snap.v[ln->idx].ino, VIEW_FILES };
+	return true;
+}
+
+static bool fl_filter(struct ui *ui, int key)
+{
+	(void)key;
+	ui->prompt.kind = PROMPT_FILTER;
+	snprintf(ui->prompt.text, sizeof(ui->prompt.text), "%s", ui->files->filter);
+	ui->prompt.len = strlen(ui->prompt.text);
+	return true;
+}
+
+static bool fl_clear(struct ui *ui, int key)
+{
+	(void)key;
+	ui->files->filter[0] = 0;
+	return true;
+}
+
+static bool fl_menu(struct ui *ui, int key)
+{
+	(void)key;
+	ui->files->menu = true;
+	ui->files->menu_sel = ui->files->sort;
+	return true;
+}
+
+static bool fl_column(struct ui *ui, int key)
+{
+	struct files *f = ui->files;
+	int d = key == '<' || key == ',' ? FL_COUNT - 1 : 1;
+
+	f->sort = (f->sort + d) % FL_COUNT;
+	f->desc = coldefs[f->sort].desc;
+	f->stale = true;
+	return true;
+}
+
+static bool fl_invert(struct ui *ui, int key)
+{
+	(void)key;
+	ui->files->desc = !ui->files->desc;
+	ui->files->stale = true;
+	return true;
+}
+
+static bool fl_sort_by(struct ui *ui, int key)
+{
+	int i;
+
+	for (i = 0; i < FL_COUNT; i++)
+		if (coldefs[i].key == key) {
+			set_sort(ui->files, i);
+			return true;
+		}
+	return false;
+}
+
+static bool fl_tree(struct ui *ui, int key)
+{
+	(void)key;
+	ui->files->tree = !ui->files->tree;
+	ui->files->stale = true;
+	return true;
+}
+
+/* - folds the directory under the cursor (a file's: its directory), + unfolds it, * unfolds
+ * all (or, when nothing is folded, folds every directory shown). */
+static bool fl_fold(struct ui *ui, int key)
+{
+	struct files *f = ui->files;
+	const struct fl_line *ln;
+	size_t i, d;
+
+	if (!f->tree || !f->nlines)
+		return true;
+	f->stale = true;
+	if (key == '*') {
+		if (f->nfolds) {
+			while (f->nfolds)
+				free(f->folds[--f->nfolds]);
+			return true;
+		}
+		for (i = 0; i < f->nlines; i++)
+			if (f->lines[i].dir)
+				fold_set(f, dir_path(f, &f->dirs[f->lines[i].idx]), true);
+		return true;
+	}
+	ln = &f->lines[f->sel];
+	if (ln->dir) {
+		d = ln->idx;
+	} else {	/* a file: its directory, which keeps the cursor */
+		size_t p = f->pt.rows[ln->trow].depth ? ln->trow : SIZE_MAX;
+
+		while (p != SIZE_MAX && p > 0 && f->pt.rows[p].depth >= f->pt.rows[ln->trow].depth)
+			p--;
+		if (p == SIZE_MAX || !f->items[f->pt.rows[p].item].dir)
+			return true;
+		d = f->items[f->pt.rows[p].item].idx;
+		f->sel_dir = true;
+		snprintf(f->sel_path, sizeof(f->sel_path), "%s", dir_path(f, &f->dirs[d]));
+	}
+	fold_set(f, dir_path(f, &f->dirs[d]), key == '-');
+	return true;
+}
+
+static bool fl_procs(struct ui *ui, int key)
+{
+	(void)key;
+	ui->view = VIEW_LIST;
+	return true;
+}
+
+static const struct ui_key files_keys[] = {
+	{ { KEY_UP, KEY_DOWN, KEY_PPAGE, KEY_NPAGE }, "Up Dn PgUp PgDn", "select", NULL, NULL,
+	  fl_move },
+	{ { KEY_HOME, KEY_END }, "Home End", "first / last", NULL, NULL, fl_move },
+	{ { '\n', '\r', KEY_ENTER }, "Enter", "file heatmap / fold dir", "Enter", "Heatmap",
+	  fl_open },
+	{ { '/', KEY_F(3), KEY_F(4) }, "/ F3 F4", "filter by path", "/", "Filter", fl_filter },
+	{ { 27 }, "Esc", "clear the filter", NULL, NULL, fl_clear },
+	{ { KEY_F(6) }, "F6", "sort menu", "F6", "Sort", fl_menu },
+	{ { 't', KEY_F(5) }, "t F5", "tree by directory", "t", "Tree", fl_tree },
+	{ { '<', '>', ',', '.' }, "< >", "sort column left/right", "<>", "Column", fl_column },
+	{ { 'M', 'D', 'W' }, "M D W", "sort: cached dirty wb", NULL, NULL, fl_sort_by },
+	{ { 'A', 'E' }, "A E", "sort: adds/s evict/s", NULL, NULL, fl_sort_by },
+	{ { 'S', 'R', 'N' }, "S R N", "sort: size cache% path", NULL, NULL, fl_sort_by },
+	{ { 'I' }, "I", "invert the order", "I", "Invert", fl_invert },
+	{ { '-', '+' }, "- +", "fold / unfold directory", NULL, NULL, fl_fold },
+	{ { '*' }, "*", "unfold all / fold all", NULL, NULL, fl_fold },
+	{ { '\t', KEY_BTAB }, "Tab Shift-Tab", "the process list", "Tab", "Processes", fl_procs },
+	{ { KEY_MOUSE }, "wheel", "scroll", NULL, NULL, fl_move },
+};
+
+const struct ui_keymap files_keymap = UI_KEYMAP("Files", files_keys);
+
+bool files_key(struct ui *ui, int key)
+{
+	struct files *f = ui->files;
+
+	if (f->menu) {
+		int r = menu_key(&f->menu_sel, FL_COUNT, key);
+
+		if (r > 0 && (int)f->sort != f->menu_sel)
+			set_sort(f, f->menu_sel);
+		if (r)
+			f->menu = false;
+		return true;
+	}
+	if (ui->prompt.kind == PROMPT_FILTER) {
+		int r = prompt_key(&ui->prompt, key);
+
+		if (r > 0)
+			snprintf(f->filter, sizeof(f->filter), "%s", ui->prompt.text);
+		if (r)
+			ui->prompt.kind = PROMPT_NONE;
+		return true;
+	}
+	return keymap_dispatch(&files_keymap, ui, key);
+}
