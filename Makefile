@@ -38,9 +38,12 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
               -I$(dir $(VMLINUX)) -Ibpf -I$(BUILD)
 
 # maps.bpf.c defines what the others declare extern; bpftool's linker wants it first.
-BPF_SRCS   := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(sort $(wildcard bpf/*.bpf.c)))
+# fcache.bpf.c (the page cache walk and counters) is a skeleton of its own: it shares no
+# map with the others and loads only when files are watched.
+BPF_SOLO   := bpf/fcache.bpf.c
+BPF_SRCS   := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c $(BPF_SOLO),$(sort $(wildcard bpf/*.bpf.c)))
 BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
-SKEL       := $(BUILD)/mevitop.skel.h
+SKEL       := $(BUILD)/mevitop.skel.h $(BUILD)/fcache.skel.h
 
 # user/ holds the core modules; each subfolder of user/ is a layer of its own (user/LAYER/*.c).
 USER_SRCS  := $(sort $(wildcard user/*.c user/*/*.c))
@@ -95,7 +98,11 @@ $(BUILD)/mevitop.bpf.o: $(BPF_OBJS)
 	$(call msg,BPFLINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
 
-$(SKEL): $(BUILD)/mevitop.bpf.o
+$(BUILD)/fcache.skel.h: $(BUILD)/bpf/fcache.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name fcache_bpf > $@
+
+$(BUILD)/mevitop.skel.h: $(BUILD)/mevitop.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name mevitop_bpf > $@
 
