@@ -8,11 +8,8 @@
  * frame of 100,000 files costs what the screen shows.  The selection follows its file
  * (dev, ino) or directory (path), so rows moving around it do not move it.
  *
- * The tree (t, F5) is by directory, as du and ncdu show a disk: a directory's row sums the
- * files under it (what /var/log holds in the cache), folding it hides them.  A chain of
- * directories with nothing but one directory each is one row (/usr/lib/x86_64-linux-gnu/),
- * so the tree is as deep as the files make it, not as the paths are.  Files without a path
- * (memfd, SysV segments, "dev:ino") sit under a root named after their kind: [memfd].
+ * The tree (t, F5) is by directory (ui_filetree.h): a directory's row sums the files under
+ * it, what /var/log holds in the cache.
  */
 #include <curses.h>
 #include <inttypes.h>
@@ -22,10 +19,10 @@
 #include <string.h>
 #include <strings.h>
 #include "array.h"
-#include "model/proctree.h"
 #include "ui_draw.h"
 #include "ui_fcache.h"
 #include "ui_files.h"
+#include "ui_filetree.h"
 #include "ui_memsum.h"
 #include "ui_model.h"
 #include "ui/treeview.h"
@@ -66,30 +63,6 @@ static const struct fl_coldef coldefs[FL_COUNT] = {
 	[FL_PATH] = { "PATH", "path", 24, 0, false, 'N' },
 };
 
-/* What a row shows: a file's numbers, or a directory's sums. */
-struct fl_vals {
-	uint64_t cached, dirty, wb, evicted, size;	/* pages; size in bytes */
-	double adds, evicts;
-	size_t npids;			/* files: processes mapping it; directories: files */
-};
-
-struct fl_dir {
-	size_t path, plen;		/* in dnames */
-	size_t parent;			/* SIZE_MAX: a root */
-	size_t shown_parent;		/* the nearest kept ancestor, SIZE_MAX: none */
-	uint32_t nfiles, ndirs;		/* direct children */
-	bool kept;			/* a row of its own (not folded into a chain) */
-	size_t id;			/* its tree item, when kept */
-	struct fl_vals v;
-};
-
-/* One shown line: a file (index in the snapshot) or a directory (index in dirs). */
-struct fl_line {
-	bool dir;
-	size_t idx;
-	size_t trow;			/* tree view: its row in pt */
-};
-
 struct fl_pid {
 	pid_t pid;
 	char comm[16];
@@ -102,23 +75,13 @@ struct files {
 	size_t npids, pids_cap;
 	bool stale;			/* the lines must be rebuilt */
 	char applied[64];		/* the filter the lines were built with */
-	/* Files passing the filter; the tree's directories and items. */
-	size_t *match;
+	size_t *match;			/* the files passing the filter */
 	size_t nmatch, match_cap;
-	struct fl_dir *dirs;
-	size_t ndirs, dirs_cap;
-	char *dnames;
-	size_t dnames_len, dnames_cap;
-	size_t *hash;			/* dirs by path: index + 1, 0 empty */
-	size_t hash_cap;
-	struct fl_line *items;		/* the tree's items (ptree item = index here) */
-	pid_t *tid, *tpid;
-	size_t nitems, items_cap;
-	struct ptree pt;
-	struct fl_line *lines;		/* shown */
+	struct ftree ft;		/* the tree view's directories */
+	struct ft_line *lines;		/* shown */
 	size_t nlines, lines_cap;
 	/* Totals over the filtered files. */
-	struct fl_vals total;
+	struct ft_vals total;
 	enum fl_col sort;
 	bool desc;
 	bool tree;
@@ -130,8 +93,6 @@ struct files {
 	uint64_t sel_dev, sel_ino;
 	char sel_path[512];
 	size_t sel, top;
-	char **folds;			/* folded directories, by path */
-	size_t nfolds, folds_cap;
 };
 
 struct files *files_new(void)
@@ -148,24 +109,13 @@ struct files *files_new(void)
 
 void files_free(struct files *f)
 {
-	size_t i;
-
 	if (!f)
 		return;
 	uf_snap_free(&f->snap);
 	free(f->pids);
 	free(f->match);
-	free(f->dirs);
-	free(f->dnames);
-	free(f->hash);
-	free(f->items);
-	free(f->tid);
-	free(f->tpid);
 	free(f->lines);
-	ptree_free(&f->pt);
-	for (i = 0; i < f->nfolds; i++)
-		free(f->folds[i]);
-	free(f->folds);
+	ftree_free(&f->ft);
 	free(f);
 }
 
@@ -216,168 +166,11 @@ static const char *filter_text(const struct ui *ui)
 	return ui->prompt.kind == PROMPT_FILTER ? ui->prompt.text : ui->files->filter;
 }
 
-static struct fl_vals file_vals(const struct uf_file *u)
-{
-	return (struct fl_vals){ .cached = u->cached, .dirty = u->dirty, .wb = u->wb,
-				 .evicted = u->evicted, .size = u->size, .adds = u->adds,
-				 .evicts = u->evicts, .npids = u->npids };
-}
-
-static void vals_add(struct fl_vals *a, const struct fl_vals *b, bool file)
-{
-	a->cached += b->cached;
-	a->dirty += b->dirty;
-	a->wb += b->wb;
-	a->evicted += b->evicted;
-	a->size += b->size;
-	a->adds += b->adds;
-	a->evicts += b->evicts;
-	a->npids += file ? 1 : 0;	/* a directory counts its files */
-}
-
-/* --- the tree's directories --- */
-
-static uint64_t hash_str(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
-
-	while (n--)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
-
-static int rehash(struct files *f)
-{
-	size_t cap = f->hash_cap ? f->hash_cap * 2 : 256, i;
-	size_t *h = calloc(cap, sizeof(*h));
-
-	if (!h)
-		return -1;
-	for (i = 0; i < f->ndirs; i++) {
-		size_t k = hash_str(f->dnames + f->dirs[i].path, f->dirs[i].plen) & (cap - 1);
-
-		while (h[k])
-			k = (k + 1) & (cap - 1);
-		h[k] = i + 1;
-	}
-	free(f->hash);
-	f->hash = h;
-	f->hash_cap = cap;
-	return 0;
-}
-
-static size_t dir_get(struct files *f, const char *path, size_t len);
-
-/* The parent of the directory at dnames + off: "/a/b" -> "/a", "/a" -> "/"; "/" and
- * "[kind]" have none. */
-static size_t parent_of(struct files *f, size_t off, size_t len)
-{
-	const char *path = f->dnames + off;
-	size_t k = len;
-
-	if (path[0] != '/' || len <= 1)
-		return SIZE_MAX;
-	while (k > 1 && path[k - 1] != '/')
-		k--;
-	return dir_get(f, path, k > 1 ? k - 1 : 1);
-}
-
-/* The directory of that path (which may point into dnames), added with its parents if new;
- * SIZE_MAX on ENOMEM. */
-static size_t dir_get(struct files *f, const char *path, size_t len)
-{
-	uintptr_t p = (uintptr_t)path, base = (uintptr_t)f->dnames;
-	bool inside = f->dnames && p >= base && p < base + f->dnames_cap;
-	uint64_t h = hash_str(path, len);
-	size_t k, i, parent, off = f->dnames_len;
-	struct fl_dir *d;
-
-	if (f->hash_cap) {
-		for (k = h & (f->hash_cap - 1); f->hash[k]; k = (k + 1) & (f->hash_cap - 1)) {
-			d = &f->dirs[f->hash[k] - 1];
-			if (d->plen == len && !memcmp(f->dnames + d->path, path, len))
-				return f->hash[k] - 1;
-		}
-	}
-	/* Growing dnames may move it: a path inside it is found again by its offset. */
-	if (array_reserve_n(f->dnames, off + len + 1, f->dnames_cap, 4096))
-		return SIZE_MAX;
-	memmove(f->dnames + off, inside ? f->dnames + (p - base) : path, len);
-	f->dnames[off + len] = 0;
-	f->dnames_len += len + 1;
-	parent = parent_of(f, off, len);
-	if (f->dnames[off] == '/' && len > 1 && parent == SIZE_MAX)
-		return SIZE_MAX;
-	if (array_reserve(f->dirs, f->ndirs, f->dirs_cap, 64))
-		return SIZE_MAX;
-	if (2 * (f->ndirs + 1) > f->hash_cap && rehash(f))
-		return SIZE_MAX;
-	i = f->ndirs++;
-	f->dirs[i] = (struct fl_dir){ .path = off, .plen = len, .parent = parent };
-	if (parent != SIZE_MAX)
-		f->dirs[parent].ndirs++;
-	for (k = h & (f->hash_cap - 1); f->hash[k]; k = (k + 1) & (f->hash_cap - 1))
-		;
-	f->hash[k] = i + 1;
-	return i;
-}
-
-/* A file's directory: its path's, or "[kind]" for names that are not paths. */
-static size_t file_dir(struct files *f, const struct uf_file *u)
-{
-	const char *name = uf_name(&f->snap, u), *slash = strrchr(name, '/');
-	char kind[48];
-
-	if (name[0] == '/' && slash)
-		return dir_get(f, name, slash > name ? (size_t)(slash - name) : 1);
-	snprintf(kind, sizeof(kind), "[%s]", u->kind ? u->kind : "other");
-	return dir_get(f, kind, strlen(kind));
-}
-
-static const char *dir_path(const struct files *f, const struct fl_dir *d)
-{
-	return f->dnames + d->path;
-}
-
-/* A line's label in the tree: a directory relative to the row above it in the tree, with a
- * slash; a file by its base name. */
-static void tree_label(const struct files *f, const struct fl_line *ln, char *buf, size_t len)
-{
-	if (ln->dir) {
-		const struct fl_dir *d = &f->dirs[ln->idx];
-		const char *p = dir_path(f, d);
-
-		if (d->shown_parent != SIZE_MAX) {
-			size_t skip = f->dirs[d->shown_parent].plen;
-
-			p += skip + (skip > 1 && p[skip] == '/');
-			if (*p == '/')
-				p++;
-		}
-		snprintf(buf, len, "%s%s", p, p[0] == '[' || p[strlen(p) - 1] == '/' ? "" : "/");
-	} else {
-		const char *name = uf_name(&f->snap, &f->snap.v[ln->idx]);
-		const char *slash = strrchr(name, '/');
-
-		snprintf(buf, len, "%s", name[0] == '/' && slash && slash[1] ? slash + 1 : name);
-	}
-}
-
-static bool dir_folded(const struct files *f, const struct fl_dir *d)
-{
-	size_t i;
-
-	for (i = 0; i < f->nfolds; i++)
-		if (!strcmp(f->folds[i], dir_path(f, d)))
-			return true;
-	return false;
-}
-
 /* --- arranging: filter, sort, tree --- */
 
-static struct fl_vals line_vals(const struct files *f, const struct fl_line *ln)
+static struct ft_vals line_vals(const struct files *f, const struct ft_line *ln)
 {
-	return ln->dir ? f->dirs[ln->idx].v : file_vals(&f->snap.v[ln->idx]);
+	return ln->dir ? f->ft.dirs[ln->idx].v : ft_file_vals(&f->snap.v[ln->idx]);
 }
 
 static int cmp_num(double a, double b)
@@ -385,14 +178,14 @@ static int cmp_num(double a, double b)
 	return (a > b) - (a < b);
 }
 
-static double pct(const struct fl_vals *v)
+static double pct(const struct ft_vals *v)
 {
 	return v->size ? 100.0 * v->cached * 4096 / (double)v->size : 0;
 }
 
-static int cmp_lines(const struct files *f, const struct fl_line *a, const struct fl_line *b)
+static int cmp_lines(const struct files *f, const struct ft_line *a, const struct ft_line *b)
 {
-	struct fl_vals x = line_vals(f, a), y = line_vals(f, b);
+	struct ft_vals x = line_vals(f, a), y = line_vals(f, b);
 	char la[512], lb[512];
 	int c = 0;
 
@@ -431,8 +224,8 @@ static int cmp_lines(const struct files *f, const struct fl_line *a, const struc
 		c = -c;
 	if (!c) {			/* ties, and the path column: by name */
 		if (f->tree) {
-			tree_label(f, a, la, sizeof(la));
-			tree_label(f, b, lb, sizeof(lb));
+			ftree_label(&f->ft, &f->snap, a, la, sizeof(la));
+			ftree_label(&f->ft, &f->snap, b, lb, sizeof(lb));
 		} else {
 			snprintf(la, sizeof(la), "%s", uf_name(&f->snap, &f->snap.v[a->idx]));
 			snprintf(lb, sizeof(lb), "%s", uf_name(&f->snap, &f->snap.v[b->idx]));
@@ -451,97 +244,9 @@ static int qcmp_lines(const void *a, const void *b)
 	return cmp_lines(sort_files, a, b);
 }
 
-static int cmp_items(size_t a, size_t b, void *ctx)
+static int tree_cmp(const struct ft_line *a, const struct ft_line *b, void *ctx)
 {
-	struct files *f = ctx;
-
-	return cmp_lines(f, &f->items[a], &f->items[b]);
-}
-
-static bool item_folded(pid_t id, void *ctx)
-{
-	const struct files *f = ctx;
-	const struct fl_line *it = &f->items[id - 1];
-
-	return it->dir && dir_folded(f, &f->dirs[it->idx]);
-}
-
-/* The filtered files as a forest of directories: lines in tree order, folded ones left out. */
-static int arrange_tree(struct files *f)
-{
-	struct ptree_in in = { .cmp = cmp_items, .folded = item_folded, .ctx = f };
-	size_t i, k, nkept = 0, d;
-
-	f->ndirs = f->dnames_len = 0;
-	if (f->hash_cap)
-		memset(f->hash, 0, f->hash_cap * sizeof(*f->hash));
-	for (i = 0; i < f->nmatch; i++) {
-		struct uf_file *u = &f->snap.v[f->match[i]];
-		struct fl_vals v = file_vals(u);
-
-		d = file_dir(f, u);
-		if (d == SIZE_MAX)
-			return -1;
-		f->dirs[d].nfiles++;
-		for (; d != SIZE_MAX; d = f->dirs[d].parent)
-			vals_add(&f->dirs[d].v, &v, true);
-	}
-	/* A directory holding only one directory is part of that one's row. */
-	for (i = 0; i < f->ndirs; i++) {
-		struct fl_dir *dd = &f->dirs[i];
-
-		dd->kept = dd->nfiles || dd->ndirs != 1;
-		nkept += dd->kept;
-	}
-	k = nkept + f->nmatch;
-	if (k > f->items_cap) {
-		if (array_resize(f->items, k) | array_resize(f->tid, k) | array_resize(f->tpid, k))
-			return -1;
-		f->items_cap = k;
-	}
-	f->nitems = 0;
-	for (i = 0; i < f->ndirs; i++) {
-		struct fl_dir *dd = &f->dirs[i];
-
-		for (d = dd->parent; d != SIZE_MAX && !f->dirs[d].kept; d = f->dirs[d].parent)
-			;
-		dd->shown_parent = d;
-		if (!dd->kept)
-			continue;
-		dd->id = f->nitems;
-		f->items[f->nitems++] = (struct fl_line){ .dir = true, .idx = i };
-	}
-	for (i = 0; i < f->nitems; i++) {
-		const struct fl_dir *dd = &f->dirs[f->items[i].idx];
-
-		f->tid[i] = (pid_t)(i + 1);
-		f->tpid[i] = dd->shown_parent == SIZE_MAX ? 0 :
-			     (pid_t)(f->dirs[dd->shown_parent].id + 1);
-	}
-	for (i = 0; i < f->nmatch; i++) {
-		struct uf_file *u = &f->snap.v[f->match[i]];
-
-		d = file_dir(f, u);	/* found again: no allocation */
-		f->items[f->nitems] = (struct fl_line){ .idx = f->match[i] };
-		f->tid[f->nitems] = (pid_t)(f->nitems + 1);
-		f->tpid[f->nitems] = (pid_t)(f->dirs[d].id + 1);
-		f->nitems++;
-	}
-	in.pid = f->tid;
-	in.ppid = f->tpid;
-	in.n = f->nitems;
-	if (ptree_build(&f->pt, &in))
-		return -1;
-	f->nlines = 0;
-	for (i = 0; i < f->pt.n; i++) {
-		const struct ptree_row *r = &f->pt.rows[i];
-
-		if (r->hidden)
-			continue;
-		f->lines[f->nlines] = f->items[r->item];
-		f->lines[f->nlines++].trow = i;
-	}
-	return 0;
+	return cmp_lines(ctx, a, b);
 }
 
 /* Rebuilds the lines when something they depend on changed. */
@@ -571,35 +276,36 @@ static void arrange(struct ui *ui)
 	}
 	for (i = 0; i < f->snap.n; i++) {
 		const struct uf_file *u = &f->snap.v[i];
-		struct fl_vals v = file_vals(u);
+		struct ft_vals v = ft_file_vals(u);
 
 		if (*flt && !strcasestr(uf_name(&f->snap, u), flt))
 			continue;
 		f->match[f->nmatch++] = i;
-		vals_add(&f->total, &v, true);
+		ft_vals_add(&f->total, &v, true);
 	}
-	if (f->tree && !arrange_tree(f))
+	if (f->tree && !ftree_build(&f->ft, &f->snap, f->match, f->nmatch, tree_cmp, f, f->lines,
+				    &f->nlines))
 		return;
 	for (i = 0; i < f->nmatch; i++)
-		f->lines[i] = (struct fl_line){ .idx = f->match[i] };
+		f->lines[i] = (struct ft_line){ .idx = f->match[i] };
 	f->nlines = f->nmatch;
 	f->tree = false;	/* flat, or the tree failed (no memory): flat */
 	sort_files = f;
 	qsort(f->lines, f->nlines, sizeof(*f->lines), qcmp_lines);
 }
 
-static bool is_selected(const struct files *f, const struct fl_line *ln)
+static bool is_selected(const struct files *f, const struct ft_line *ln)
 {
 	if (ln->dir != f->sel_dir)
 		return false;
 	if (ln->dir)
-		return !strcmp(dir_path(f, &f->dirs[ln->idx]), f->sel_path);
+		return !strcmp(ftree_path(&f->ft, ln->idx), f->sel_path);
 	return f->snap.v[ln->idx].dev == f->sel_dev && f->snap.v[ln->idx].ino == f->sel_ino;
 }
 
 static void select_line(struct files *f, size_t i)
 {
-	const struct fl_line *ln;
+	const struct ft_line *ln;
 
 	if (!f->nlines)
 		return;
@@ -607,7 +313,7 @@ static void select_line(struct files *f, size_t i)
 	ln = &f->lines[f->sel];
 	f->sel_dir = ln->dir;
 	if (ln->dir) {
-		snprintf(f->sel_path, sizeof(f->sel_path), "%s", dir_path(f, &f->dirs[ln->idx]));
+		snprintf(f->sel_path, sizeof(f->sel_path), "%s", ftree_path(&f->ft, ln->idx));
 	} else {
 		f->sel_dev = f->snap.v[ln->idx].dev;
 		f->sel_ino = f->snap.v[ln->idx].ino;
@@ -736,13 +442,13 @@ static void fit_left(char *out, size_t len, const char *path, int width, bool ut
 	snprintf(out, len, "%s%s", utf8 ? "\u2026" : "~", p);
 }
 
-static void mapped_by(const struct files *f, const struct fl_line *ln, char *buf, size_t len)
+static void mapped_by(const struct files *f, const struct ft_line *ln, char *buf, size_t len)
 {
 	const struct uf_file *u;
 
 	if (ln->dir) {
-		snprintf(buf, len, "%zu file%s", f->dirs[ln->idx].v.npids,
-			 f->dirs[ln->idx].v.npids == 1 ? "" : "s");
+		snprintf(buf, len, "%zu file%s", f->ft.dirs[ln->idx].v.npids,
+			 f->ft.dirs[ln->idx].v.npids == 1 ? "" : "s");
 		return;
 	}
 	u = &f->snap.v[ln->idx];
@@ -758,10 +464,10 @@ static void mapped_by(const struct files *f, const struct fl_line *ln, char *buf
 			 comm_of(f, f->snap.pids[u->pid0]), u->npids - 1);
 }
 
-static void draw_line(struct ui *ui, int row, const struct fl_line *ln, bool selected, int prio)
+static void draw_line(struct ui *ui, int row, const struct ft_line *ln, bool selected, int prio)
 {
 	struct files *f = ui->files;
-	struct fl_vals v = line_vals(f, ln);
+	struct ft_vals v = line_vals(f, ln);
 	struct ui_look look = ui->theme.style[selected ? ST_SELECT : ST_NORMAL];
 	char cell[FL_COUNT][600], guides[160], label[512];
 	int col = 0, i;
@@ -794,9 +500,9 @@ static void draw_line(struct ui *ui, int row, const struct fl_line *ln, bool sel
 		return;
 	guides[0] = 0;
 	if (f->tree) {
-		tree_guides(guides, sizeof(guides), &f->pt.rows[ln->trow], ui->theme.utf8,
+		tree_guides(guides, sizeof(guides), &f->ft.pt.rows[ln->trow], ui->theme.utf8,
 			    (ui->cols - col) / 2);
-		tree_label(f, ln, label, sizeof(label));
+		ftree_label(&f->ft, &f->snap, ln, label, sizeof(label));
 	} else {
 		snprintf(label, sizeof(label), "%s", uf_name(&f->snap, &f->snap.v[ln->idx]));
 	}
@@ -901,40 +607,18 @@ static bool fl_move(struct ui *ui, int key)
 	return true;
 }
 
-static int fold_set(struct files *f, const char *path, bool on)
-{
-	size_t i;
-
-	for (i = 0; i < f->nfolds; i++) {
-		if (!strcmp(f->folds[i], path)) {
-			if (!on) {
-				free(f->folds[i]);
-				f->folds[i] = f->folds[--f->nfolds];
-			}
-			return 0;
-		}
-	}
-	if (!on || array_reserve(f->folds, f->nfolds, f->folds_cap, 8))
-		return 0;
-	f->folds[f->nfolds] = strdup(path);
-	f->nfolds += f->folds[f->nfolds] != NULL;
-	return 0;
-}
-
 /* Enter: a file's heatmap; on a directory, folds or unfolds it. */
 static bool fl_open(struct ui *ui, int key)
 {
 	struct files *f = ui->files;
-	const struct fl_line *ln;
+	const struct ft_line *ln;
 
 	(void)key;
 	if (!f->nlines)
 		return true;
 	ln = &f->lines[f->sel];
 	if (ln->dir) {
-		const char *p = dir_path(f, &f->dirs[ln->idx]);
-
-		fold_set(f, p, !dir_folded(f, &f->dirs[ln->idx]));
+		ftree_fold(&f->ft, ftree_path(&f->ft, ln->idx), !ftree_folded(&f->ft, ln->idx));
 		f->stale = true;
 		return true;
 	}
@@ -1011,38 +695,31 @@ static bool fl_tree(struct ui *ui, int key)
 static bool fl_fold(struct ui *ui, int key)
 {
 	struct files *f = ui->files;
-	const struct fl_line *ln;
+	const struct ft_line *ln;
 	size_t i, d;
 
 	if (!f->tree || !f->nlines)
 		return true;
 	f->stale = true;
 	if (key == '*') {
-		if (f->nfolds) {
-			while (f->nfolds)
-				free(f->folds[--f->nfolds]);
+		if (f->ft.nfolds) {
+			ftree_unfold_all(&f->ft);
 			return true;
 		}
 		for (i = 0; i < f->nlines; i++)
 			if (f->lines[i].dir)
-				fold_set(f, dir_path(f, &f->dirs[f->lines[i].idx]), true);
+				ftree_fold(&f->ft, ftree_path(&f->ft, f->lines[i].idx), true);
 		return true;
 	}
 	ln = &f->lines[f->sel];
-	if (ln->dir) {
-		d = ln->idx;
-	} else {	/* a file: its directory, which keeps the cursor */
-		size_t p = f->pt.rows[ln->trow].depth ? ln->trow : SIZE_MAX;
-
-		while (p != SIZE_MAX && p > 0 && f->pt.rows[p].depth >= f->pt.rows[ln->trow].depth)
-			p--;
-		if (p == SIZE_MAX || !f->items[f->pt.rows[p].item].dir)
-			return true;
-		d = f->items[f->pt.rows[p].item].idx;
+	d = ln->dir ? ln->idx : ftree_parent_dir(&f->ft, ln->trow);
+	if (d == SIZE_MAX)
+		return true;
+	if (!ln->dir) {		/* a file: its directory, which takes the cursor */
 		f->sel_dir = true;
-		snprintf(f->sel_path, sizeof(f->sel_path), "%s", dir_path(f, &f->dirs[d]));
+		snprintf(f->sel_path, sizeof(f->sel_path), "%s", ftree_path(&f->ft, d));
 	}
-	fold_set(f, dir_path(f, &f->dirs[d]), key == '-');
+	ftree_fold(&f->ft, ftree_path(&f->ft, d), key == '-');
 	return true;
 }
 
@@ -1059,6 +736,7 @@ static const struct ui_key files_keys[] = {
 	{ { KEY_HOME, KEY_END }, "Home End", "first / last", NULL, NULL, fl_move },
 	{ { '\n', '\r', KEY_ENTER }, "Enter", "file heatmap / fold dir", "Enter", "Heatmap",
 	  fl_open },
+	{ { '\t', KEY_BTAB }, "Tab Shift-Tab", "the process list", "Tab", "Processes", fl_procs },
 	{ { '/', KEY_F(3), KEY_F(4) }, "/ F3 F4", "filter by path", "/", "Filter", fl_filter },
 	{ { 27 }, "Esc", "clear the filter", NULL, NULL, fl_clear },
 	{ { KEY_F(6) }, "F6", "sort menu", "F6", "Sort", fl_menu },
@@ -1070,7 +748,6 @@ static const struct ui_key files_keys[] = {
 	{ { 'I' }, "I", "invert the order", "I", "Invert", fl_invert },
 	{ { '-', '+' }, "- +", "fold / unfold directory", NULL, NULL, fl_fold },
 	{ { '*' }, "*", "unfold all / fold all", NULL, NULL, fl_fold },
-	{ { '\t', KEY_BTAB }, "Tab Shift-Tab", "the process list", "Tab", "Processes", fl_procs },
 	{ { KEY_MOUSE }, "wheel", "scroll", NULL, NULL, fl_move },
 };
 

@@ -792,6 +792,7 @@ static const struct ui_key proclist_keys[] = {
 	{ { KEY_HOME, KEY_END }, "Home End", "first / last", NULL, NULL, pl_move },
 	{ { '\n', '\r', KEY_ENTER }, "Enter", "heatmap of the process", "Enter", "Heatmap",
 	  pl_open },
+	{ { '\t', KEY_BTAB }, "Tab Shift-Tab", "the Files view", "Tab", "Files", pl_files },
 	{ { '/', KEY_F(3), KEY_F(4) }, "/ F3 F4", "filter name/pid/user", "/", "Filter",
 	  pl_filter },
 	{ { 27 }, "Esc", "clear the filter", NULL, NULL, pl_clear },
@@ -804,7 +805,6 @@ static const struct ui_key proclist_keys[] = {
 	{ { 'I' }, "I", "invert the order", "I", "Invert", pl_invert },
 	{ { '-', '+' }, "- +", "fold / unfold subtree", NULL, NULL, pl_fold },
 	{ { '*' }, "*", "unfold all / fold all", NULL, NULL, pl_fold },
-	{ { '\t', KEY_BTAB }, "Tab Shift-Tab", "the Files view", "Tab", "Files", pl_files },
 	{ { KEY_MOUSE }, "wheel", "scroll", NULL, NULL, pl_move },
 };
 
