@@ -3,6 +3,8 @@
 #include <curses.h>
 #include <stdio.h>
 #include "ui_draw.h"
+#include "ui_fileheat.h"
+#include "ui_files.h"
 #include "ui_heatmap.h"
 #include "ui_help.h"
 #include "ui_proclist.h"
@@ -48,19 +50,51 @@ static int swatch(struct ui *ui, int row, int col, uint8_t paint, const char *na
 				       ui->theme.style[ST_NORMAL], "%s   ", name);
 }
 
+/* The Files side's legend: the file heatmap's cells. */
+static void files_legend(struct ui *ui, int row)
+{
+	int col;
+
+	canvas_printf(&ui->canvas, row++, 0, ui->cols, ui->theme.style[ST_LABEL],
+		      "Legend (%s): a cell is `zoom` pages of the file, in file order%s",
+		      ui->theme.name, ui->theme.halfblock ? ", a character two cells" : "");
+	col = swatch(ui, row, 1, P_NONRES, "not cached");
+	col = swatch(ui, row, col, P_RES1, "<1/3");
+	col = swatch(ui, row, col, P_RES2, "<2/3");
+	col = swatch(ui, row, col, P_RES3, "<all");
+	swatch(ui, row++, col, P_RES4, "all pages cached");
+	col = swatch(ui, row, 1, P_DIRTY, "dirty (some)");
+	swatch(ui, row++, col, P_WB, "under writeback (some)");
+	col = swatch(ui, row, 1, P_COLD, "heat layer: cached, quiet");
+	col = swatch(ui, row, col, P_HEAT1, "");
+	col = swatch(ui, row, col - 3, P_HEAT2, "");
+	col = swatch(ui, row, col - 3, P_HEAT3, "");
+	col = swatch(ui, row, col - 3, P_HEAT4, "added recently");
+	swatch(ui, row++, col, P_EVICT, "evicted recently");
+	canvas_text(&ui->canvas, row + 1, 0, ui->cols, ui->theme.style[ST_DIM],
+		    "Files: CACHED DIRTY WB in pages' size, ADDS/s EVICT/s pages per second, "
+		    "MAPPED-BY watched processes.");
+}
+
 void help_draw(struct ui *ui)
 {
+	bool files = ui->view == VIEW_FILES || ui->view == VIEW_FMAP;
 	int half = ui->cols / 2, row, r2, col;
 
 	canvas_clear(&ui->canvas);
 	draw_title(ui, "help", "any key returns");
-	row = keys_block(ui, 2, 0, half - 1, &proclist_keymap);
-	r2 = keys_block(ui, 2, half, ui->cols - half, &heatmap_keymap);
+	/* This side of the program: the list and its heatmap (processes, or files). */
+	row = keys_block(ui, 2, 0, half - 1, files ? &files_keymap : &proclist_keymap);
+	r2 = keys_block(ui, 2, half, ui->cols - half, files ? &fileheat_keymap : &heatmap_keymap);
 	row = (row > r2 ? row : r2) + 1;
 	keys_line(ui, row, ui->global_keys);
 	if (ui->replay)
 		keys_line(ui, ++row, &replay_keymap);
 	row += 2;
+	if (files) {
+		files_legend(ui, row);
+		return;
+	}
 	canvas_printf(&ui->canvas, row++, 0, ui->cols, ui->theme.style[ST_LABEL],
 		      "Legend (%s): a cell is `zoom` pages%s", ui->theme.name,
 		      ui->theme.halfblock ? ", a character two cells (top, bottom)" : "");
