@@ -24,6 +24,7 @@
 #include "engine_int.h"
 #include "fcache_bpf.h"
 #include "fcache_name.h"
+#include "fcache_proc.h"
 #include "files.h"
 #include "log.h"
 #include "meminfo.h"
@@ -119,10 +120,6 @@ static int on_rec(void *ctx, const struct fc_rec *r)
 
 	if (r->kind == FCR_SB) {
 		fs->cur_magic = r->ino;
-		/* The internal shm mount (memfd, SysV, shared anonymous) is a tmpfs nobody
-		 * mounted: the tmpfs superblock no mount shows. */
-		if (r->ino == TMPFS_MAGIC_ && !fcname_fstype(fs->names, dev) && !fs->shm_dev)
-			fs->shm_dev = dev;
 		return 0;
 	}
 	if (r->kind == FCR_CUT) {
@@ -152,9 +149,12 @@ static int on_rec(void *ctx, const struct fc_rec *r)
 	f->mode = r->mode;
 	f->size = r->size;
 	f->pages.cached = r->nrpages;
-	if (!r->nlink && f->sb_magic != BDEVFS_MAGIC_)
+	if (!r->nlink && f->sb_magic != BDEVFS_MAGIC_ && dev != fs->shm_dev)
 		f->flags |= FF_DELETED;
 	f->kind = kind_of(fs, f);
+	if (f->kind == FC_BLOCK && f->name_src == FC_NAME_NONE)
+		fc_file_set_name(f, NULL, FC_NAME_NONE, "a block device's own cache: "
+				 "/proc/meminfo Buffers (metadata, raw device reads)");
 	f->seen_gen = fs->gen;
 	return 0;
 }
@@ -340,6 +340,8 @@ int engine_files_init(struct engine *e)
 		return -ENOMEM;
 	e->files->fc = e->fc;
 	e->files->top = e->o.files_top;
+	if (fcproc_shm_dev(&e->files->shm_dev))
+		e->files->shm_dev = 0;	/* no memfd: such rows are named from processes */
 	return fcname_new(&e->files->names);
 }
 

@@ -116,7 +116,11 @@ static void mapped_by(struct engine *e, bool create)
 					continue;
 				if (create && !f->have_stat)
 					f->flags |= FF_CHANGED;	/* new: count it now */
-				if (m->path && f->name_src == FC_NAME_NONE)
+				/* A path from the mapping only where no handle gives one:
+				 * the internal shm mount, deleted files, the fallback. */
+				if (m->path && f->name_src == FC_NAME_NONE &&
+				    (f->dev == fs->shm_dev || !fs->bpf ||
+				     (f->flags & (FF_DELETED | FF_NO_HANDLE))))
 					name_from_proc(fs, f, m->path);
 				if (n && v[n - 1].f == f && v[n - 1].pid == p->pid)
 					continue;	/* its next mapping of the same file */

@@ -171,7 +171,7 @@ int fcname_open(struct fcname *n, uint64_t dev, uint64_t ino, uint32_t gen, char
 
 	*why = NULL;
 	if (!m) {
-		*why = "no mount of its filesystem";
+		*why = "its filesystem is not mounted in mevitop's mount namespace";
 		return -ENOENT;
 	}
 	if (is_ext(m->fstype)) {

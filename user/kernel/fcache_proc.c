@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "fcache_proc.h"
@@ -86,5 +87,20 @@ int fcproc_sysv(fcproc_sysv_fn fn, void *ctx)
 		err = fn(ctx, &s);
 	}
 	fclose(f);
+	return err;
+}
+
+int fcproc_shm_dev(uint64_t *dev)
+{
+	struct stat st;
+	int fd = memfd_create("mevitop-shm-probe", MFD_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st))
+		err = -errno;
+	else
+		*dev = st.st_dev;
+	close(fd);
 	return err;
 }

@@ -25,4 +25,8 @@ struct sysv_seg {
 typedef int (*fcproc_sysv_fn)(void *ctx, const struct sysv_seg *s);
 int fcproc_sysv(fcproc_sysv_fn fn, void *ctx);
 
+/* The dev of the kernel's internal shm mount, which holds every memfd, SysV segment and
+ * shared anonymous mapping (and which no mount table shows): a memfd of our own's. */
+int fcproc_shm_dev(uint64_t *dev);
+
 #endif
