@@ -367,6 +367,9 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 			}
 		}
 	}
+	err = engine_files_start(e, why, whylen);
+	if (err)
+		return err;
 	/* Apply what happened during the initial scans before the first snapshot. */
 	engine_step(e, 0);
 	return 0;

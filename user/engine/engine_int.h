@@ -169,10 +169,13 @@ struct engine {
 	struct stacks *stacks;		/* --stacks, or NULL */
 	struct mem_summary mem;		/* /proc/meminfo at the last tick (files.c) */
 	struct fcache *fc;		/* the page cache's files (files.c) */
+	struct files *files;		/* how they are read (files.h), NULL: files off */
 };
 
 /* files.c: the memory summary and the file table, refreshed at each tick. */
 int engine_files_init(struct engine *e);
+/* The first complete table (after the initial scans); --file's bad paths fail here. */
+int engine_files_start(struct engine *e, char *why, size_t whylen);
 void engine_files_refresh(struct engine *e);
 void engine_files_fini(struct engine *e);
 

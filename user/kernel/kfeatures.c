@@ -41,12 +41,14 @@ static const struct {
 	{ "seccomp_suspend", DIS_SECCOMP_SUSPEND },
 	{ "uffd_syscall", DIS_UFFD_SYSCALL },
 	{ "uffd_dev", DIS_UFFD_DEV },
+	{ "fcache_bpf", DIS_FCACHE_BPF },
 };
 
 const char *features_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
-	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend, uffd_syscall, uffd_dev";
+	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend, uffd_syscall, uffd_dev, "
+	       "fcache_bpf";
 }
 
 int features_parse_disable(const char *list, uint32_t *mask)

@@ -29,6 +29,7 @@ enum feat_disable {
 	DIS_UFFD_SYSCALL = 1 << 13,	/* "uffd_syscall": no userfaultfd() in targets */
 	DIS_UFFD_DEV = 1 << 14,		/* "uffd_dev": no /dev/userfaultfd handoff */
 	DIS_SECCOMP_SUSPEND = 1 << 15,	/* "seccomp_suspend": prove the injected calls instead */
+	DIS_FCACHE_BPF = 1 << 16,	/* "fcache_bpf": files from /proc/PID/fd and maps only */
 };
 
 enum hook {

@@ -142,6 +142,7 @@ struct fc_file *fcache_get(struct fcache *t, uint64_t dev, uint64_t ino)
 		return NULL;
 	r->f.dev = dev;
 	r->f.ino = ino;
+	r->f.fd = -1;
 	if (fc_file_set_name(&r->f, NULL, FC_NAME_NONE, NULL)) {
 		free(r);
 		return NULL;

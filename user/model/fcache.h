@@ -113,10 +113,16 @@ struct fc_file {
 	 * heatmap's heat layer: per-second rates with the process model's half life. */
 	/* (not yet) */
 
-	/* Table bookkeeping: the model does not interpret these. */
+	/* Reader bookkeeping (the engine's): the model does not interpret these. */
 	uint64_t seen_gen;		/* refresh generation it was last seen in */
-	uint32_t flags;			/* engine/kernel reader flags */
-	void *priv;			/* reader-private state */
+	uint32_t flags;
+	uint32_t name_tries;
+	uint64_t sb_magic;		/* its superblock's s_magic, 0 if unknown */
+	uint64_t kaddr;			/* the inode's kernel address, 0 if unknown */
+	uint64_t win_adds, win_dels;	/* pages added / deleted this interval */
+	uint16_t mode;			/* i_mode */
+	int fd;				/* held open (watched files), else -1 */
+	const char *watch_path;		/* --file's PATH as given, or NULL */
 };
 
 /* Sort keys for fcache_sorted(); the order is descending for counts, ascending for names;

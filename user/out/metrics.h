@@ -24,9 +24,12 @@
 #define METRICS_PROCS_DEFAULT 500	/* --metrics-procs: processes per scrape */
 #define METRICS_PROCS_MAX 100000
 
+#define METRICS_FILES_DEFAULT 20	/* --metrics-files: the largest cached files */
+#define METRICS_FILES_MAX 1000
 struct metrics_opts {
 	uint32_t top;
 	uint32_t procs;
+	uint32_t files;			/* --metrics-files */
 	uint64_t interval_ms;		/* --interval */
 };
 

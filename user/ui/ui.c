@@ -371,6 +371,10 @@ static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
 		heatmap_show(&ui, c->pids[0]);
 	if (c->files_view)
 		ui.view = VIEW_FILES;
+	/* --file PATH: its heatmap (Esc: the Files view); the engine checked the path. */
+	err = c->nfile_paths ? fileheat_show_path(&ui, c->file_paths[0], VIEW_FILES) : 0;
+	if (err)
+		log_warn("failed to open %s: %s", c->file_paths[0], strerror(-err));
 	err = e ? engine_thread_start(&t) : 0;
 	if (err) {
 		term_close();

@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The rows' names, exact counts and mappers (files.h): open_by_handle_at for paths and
+ * cachestat, the process model's file mappings for mapped_by (and names of memfds and
+ * deleted files), /proc/PID/fd and /proc/sysvipc/shm for what nobody maps, --file's
+ * page sets.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "array.h"
+#include "cachestat.h"
+#include "fcache_name.h"
+#include "fcache_proc.h"
+#include "files.h"
+#include "log.h"
+
+#define FIRST_BUDGET_NS	3000000000ULL	/* names at start: the first snapshot waits for them */
+#define TICK_BUDGET_NS	20000000ULL	/* later: a slice of each tick */
+#define PROC_SCAN_NS	5000000000ULL	/* /proc/PID/fd walks at most this often */
+
+static const char *strip_deleted(const char *path, char *buf, size_t len, bool *deleted)
+{
+	size_t n = strlen(path);
+	const char *suf = " (deleted)";
+	size_t k = strlen(suf);
+
+	*deleted = n > k && !strcmp(path + n - k, suf);
+	if (!*deleted)
+		return path;
+	snprintf(buf, len, "%.*s", (int)(n - k), path);
+	return buf;
+}
+
+/* A name from a process (its fd's target or its mapping's path) for a row that has none. */
+static void name_from_proc(struct files *fs, struct fc_file *f, const char *path)
+{
+	char buf[4096];
+	bool deleted;
+	const char *p = strip_deleted(path, buf, sizeof(buf), &deleted);
+
+	if (f->name_src == FC_NAME_PATH || f->name_src == FC_NAME_FILE_ARG ||
+	    f->name_src == FC_NAME_SYSV)
+		return;
+	if (f->dev == fs->shm_dev && !strncmp(p, "/memfd:", 7)) {
+		fc_file_set_name(f, p + 1, FC_NAME_PROC, NULL);
+		f->kind = FC_MEMFD;
+		return;
+	}
+	if (f->dev == fs->shm_dev && !strncmp(p, "/SYSV", 5))
+		return;		/* /proc/sysvipc/shm names it better */
+	if (f->dev == fs->shm_dev && !strcmp(p, "/dev/zero")) {
+		fc_file_set_name(f, "shared anonymous memory", FC_NAME_PROC, NULL);
+		return;
+	}
+	fc_file_set_name(f, p, FC_NAME_PROC, NULL);
+	if (deleted) {
+		f->flags |= FF_DELETED;
+		if (f->kind == FC_REGULAR || f->kind == FC_TMPFS)
+			f->kind = FC_DELETED;
+	}
+}
+
+/* --- mapped_by: the process model's file mappings --- */
+
+struct pair {
+	struct fc_file *f;
+	pid_t pid;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+
+	if (x->f != y->f)
+		return x->f < y->f ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int clear_mapped(struct fc_file *f, void *arg)
+{
+	(void)arg;
+	if (f->nmapped_by)
+		fc_file_set_mapped_by(f, NULL, 0);
+	return 0;
+}
+
+static void mapped_by(struct engine *e, bool create)
+{
+	struct files *fs = e->files;
+	struct pair *v = NULL;
+	size_t n = 0, cap = 0, i, j;
+	pid_t *pids = NULL;
+
+	fcache_each(fs->fc, clear_mapped, NULL);
+	for (i = 0; i < NBUCKETS; i++) {
+		for (struct proc *p = e->buckets[i]; p; p = p->hnext) {
+			const struct mapping *m;
+
+			if (p->exited || !p->ready)
+				continue;
+			for (m = model_first(p); m; m = model_next(m)) {
+				uint64_t dev = makedev(m->dev_major, m->dev_minor);
+				struct fc_file *f;
+
+				if (!m->ino || (m->kind != MK_FILE && m->kind != MK_SHMEM))
+					continue;
+				f = create ? fcache_get(fs->fc, dev, m->ino) :
+					     fcache_find(fs->fc, dev, m->ino);
+				if (!f)
+					continue;
+				if (create && !f->have_stat)
+					f->flags |= FF_CHANGED;	/* new: count it now */
+				/* A path from the mapping only where no handle gives one:
+				 * the internal shm mount, deleted files, the fallback. */
+				if (m->path && f->name_src == FC_NAME_NONE &&
+				    (f->dev == fs->shm_dev || !fs->bpf ||
+				     (f->flags & (FF_DELETED | FF_NO_HANDLE))))
+					name_from_proc(fs, f, m->path);
+				if (n && v[n - 1].f == f && v[n - 1].pid == p->pid)
+					continue;	/* its next mapping of the same file */
+				if (array_reserve(v, n, cap, 256))
+					goto out;
+				v[n].f = f;
+				v[n++].pid = p->pid;
+			}
+		}
+	}
+	qsort(v, n, sizeof(*v), cmp_pair);
+	pids = malloc((n ? n : 1) * sizeof(*pids));
+	if (!pids)
+		goto out;
+	for (i = 0; i < n; i = j) {
+		size_t k = 0;
+
+		for (j = i; j < n && v[j].f == v[i].f; j++)
+			if (!k || pids[k - 1] != v[j].pid)
+				pids[k++] = v[j].pid;
+		fc_file_set_mapped_by(v[i].f, pids, k);
+	}
+out:
+	free(pids);
+	free(v);
+}
+
+/* --- names of what the walk found on no mount: /proc/PID/fd, /proc/sysvipc/shm --- */
+
+struct fd_ctx {
+	struct engine *e;
+	bool create;
+};
+
+static int on_fd(void *ctx, pid_t pid, uint64_t dev, uint64_t ino, const char *target,
+		 const char *link)
+{
+	struct fd_ctx *c = ctx;
+	struct files *fs = c->e->files;
+	struct fc_file *f = c->create ? fcache_get(fs->fc, dev, ino) : fcache_find(fs->fc, dev, ino);
+
+	(void)pid;
+	(void)link;
+	if (f && (f->name_src == FC_NAME_NONE || (f->flags & FF_DELETED)))
+		name_from_proc(fs, f, target);
+	if (f && c->create) {
+		f->seen_gen = fs->gen;
+		if (!f->have_stat)
+			f->flags |= FF_CHANGED;	/* new: count it now */
+	}
+	return 0;
+}
+
+static int on_sysv(void *ctx, const struct sysv_seg *s)
+{
+	struct files *fs = ctx;
+	struct fc_file *f = fs->shm_dev ? fcache_find(fs->fc, fs->shm_dev, (uint32_t)s->shmid) : NULL;
+	char name[96];
+
+	if (!f)
+		return 0;
+	snprintf(name, sizeof(name), "SYSV key=0x%08x shmid=%d", (unsigned)s->key, s->shmid);
+	fc_file_set_name(f, name, FC_NAME_SYSV, NULL);
+	f->kind = FC_SYSV;
+	return 0;
+}
+
+static int count_unnamed_shm(struct fc_file *f, void *arg)
+{
+	struct files *fs = arg;
+
+	return f->name_src == FC_NAME_NONE && (f->dev == fs->shm_dev || (f->flags & FF_DELETED));
+}
+
+static void proc_names(struct engine *e, bool first)
+{
+	struct files *fs = e->files;
+	uint64_t now = engine_now_ns();
+	struct fd_ctx c = { e, false };
+
+	if (!fcache_each(fs->fc, count_unnamed_shm, fs))
+		return;
+	fcproc_sysv(on_sysv, fs);
+	if (!first && now - fs->last_proc_scan_ns < PROC_SCAN_NS)
+		return;
+	if (!fcache_each(fs->fc, count_unnamed_shm, fs))
+		return;
+	fs->last_proc_scan_ns = now;
+	fs->st.proc_scans++;
+	fcproc_fds(getpid(), on_fd, &c);
+}
+
+void files_proc_rows(struct engine *e)
+{
+	struct files *fs = e->files;
+	struct fd_ctx c = { e, true };
+
+	fs->st.proc_scans++;
+	fcproc_fds(getpid(), on_fd, &c);
+	mapped_by(e, true);
+}
+
+/* --- exact counts and paths: open by handle, cachestat --- */
+
+static void set_stat(struct fc_file *f, const struct cstat *c)
+{
+	if (f->pages.cached != c->cached && !(f->flags & FF_CHANGED)) {
+		/* A change no tracepoint told of (the fallback has none). */
+		if (c->cached > f->pages.cached)
+			f->win_adds += c->cached - f->pages.cached;
+		else
+			f->win_dels += f->pages.cached - c->cached;
+	}
+	f->pages.cached = c->cached;
+	f->pages.dirty = c->dirty;
+	f->pages.writeback = c->writeback;
+	f->pages.evicted = c->evicted;
+	f->pages.recently_evicted = c->recently_evicted;
+	f->have_stat = true;
+	f->flags |= FF_STAT;
+}
+
+/* The row's fd: the held one (--file), or one opened by handle (closed by the caller). */
+static int row_fd(struct files *fs, struct fc_file *f, bool *opened)
+{
+	char path[4096];
+	const char *why;
+	bool deleted;
+	int fd;
+
+	*opened = false;
+	if (f->fd >= 0)
+		return f->fd;
+	if ((f->flags & FF_NO_HANDLE) || (f->mode && !S_ISREG(f->mode)) || f->dev == fs->shm_dev)
+		return -1;
+	fs->st.opens++;
+	fd = fcname_open(fs->names, f->dev, f->ino, f->generation, path, sizeof(path), &why);
+	f->name_tries++;
+	if (fd < 0) {
+		f->flags |= FF_NO_HANDLE;
+		if (f->name_src == FC_NAME_NONE)
+			fc_file_set_name(f, NULL, FC_NAME_NONE, why);
+		return -1;
+	}
+	fs->st.opened++;
+	*opened = true;
+	if (f->name_src == FC_NAME_NONE || f->name_src == FC_NAME_PATH) {
+		char buf[4096];
+		const char *p = strip_deleted(path, buf, sizeof(buf), &deleted);
+
+		if (!deleted && (!f->name || strcmp(f->name, p)))
+			fc_file_set_name(f, p, FC_NAME_PATH, NULL);
+		else if (deleted && f->name_src == FC_NAME_NONE)
+			fc_file_set_name(f, p, FC_NAME_PROC, NULL);
+	}
+	return fd;
+}
+
+static void exact(struct files *fs, struct fc_file *f)
+{
+	struct cstat c;
+	bool opened;
+	int fd = row_fd(fs, f, &opened);
+
+	if (fd < 0)
+		return;
+	fs->st.cachestats++;
+	if (cstat_read(fd, 0, 0, &c) == 0)
+		set_stat(f, &c);
+	if (opened)
+		close(fd);
+}
+
+/* The largest rows (a bounded min-heap of files_top), for exact counts each tick. */
+struct top {
+	struct fc_file **h;
+	size_t n, cap;
+	struct files *fs;
+	bool first;
+	uint64_t t0;
+};
+
+static void heap_down(struct fc_file **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+
+		if (l < n && h[l]->pages.cached < h[m]->pages.cached)
+			m = l;
+		if (r < n && h[r]->pages.cached < h[m]->pages.cached)
+			m = r;
+		if (m == i)
+			return;
+		struct fc_file *t = h[i];
+
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static int each_row(struct fc_file *f, void *arg)
+{
+	struct top *t = arg;
+	struct files *fs = t->fs;
+
+	f->flags &= ~FF_STAT;
+	if (t->first || (f->flags & FF_CHANGED) || f->fd >= 0 ||
+	    (f->name_src == FC_NAME_NONE && !f->name_tries &&
+	     engine_now_ns() - t->t0 < TICK_BUDGET_NS)) {
+		if (!t->first || engine_now_ns() - t->t0 < FIRST_BUDGET_NS)
+			exact(fs, f);
+	} else if (t->cap) {
+		if (t->n < t->cap) {
+			t->h[t->n++] = f;
+			if (t->n == t->cap)
+				for (size_t i = t->cap / 2 + 1; i-- > 0;)
+					heap_down(t->h, t->n, i);
+		} else if (f->pages.cached > t->h[0]->pages.cached) {
+			t->h[0] = f;
+			heap_down(t->h, t->n, 0);
+		}
+	}
+	f->flags &= ~FF_CHANGED;
+	return 0;
+}
+
+/* --- --file --- */
+
+int files_watch_paths(struct engine *e, char *why, size_t whylen)
+{
+	struct files *fs = e->files;
+	size_t i;
+
+	fs->paths = calloc(e->o.nfile_paths ? e->o.nfile_paths : 1, sizeof(*fs->paths));
+	if (!fs->paths)
+		return -ENOMEM;
+	for (i = 0; i < e->o.nfile_paths; i++) {
+		const char *path = e->o.file_paths[i];
+		struct stat st;
+		struct fc_file *f;
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), err;
+
+		if (fd < 0) {
+			err = -errno;
+			snprintf(why, whylen, "failed to watch %s: %s", path, strerror(-err));
+			return err;
+		}
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			err = errno && !S_ISREG(st.st_mode) ? -EINVAL : -errno;
+			snprintf(why, whylen, "failed to watch %s: %s", path,
+				 S_ISDIR(st.st_mode) ? "it is a directory" :
+				 S_ISFIFO(st.st_mode) ? "it is a FIFO (no page cache)" :
+				 "not a regular file");
+			close(fd);
+			return -EINVAL;
+		}
+		f = fcache_get(fs->fc, st.st_dev, st.st_ino);
+		fs->paths[fs->npaths] = strdup(path);
+		if (!f || !fs->paths[fs->npaths]) {
+			close(fd);
+			return -ENOMEM;
+		}
+		if (f->fd >= 0) {	/* the same file twice */
+			close(fd);
+			free(fs->paths[fs->npaths]);
+			fs->paths[fs->npaths] = NULL;
+			continue;
+		}
+		f->watch_path = fs->paths[fs->npaths++];
+		f->fd = fd;
+		f->watched = true;
+		f->mode = st.st_mode;
+		f->size = st.st_size;
+		fc_file_set_name(f, path, FC_NAME_FILE_ARG, NULL);
+	}
+	return 0;
+}
+
+static int on_run(void *ctx, uint64_t start, uint64_t end, enum cstat_state s)
+{
+	struct fc_file *f = ctx;
+
+	pageset_add_range(f->cached_set, start, end);
+	if (s == CST_DIRTY)
+		pageset_add_range(f->dirty_set, start, end);
+	else if (s == CST_WRITEBACK)
+		pageset_add_range(f->writeback_set, start, end);
+	return 0;
+}
+
+static void page_sets(struct files *fs, struct fc_file *f)
+{
+	struct stat st;
+	bool opened;
+	int fd;
+
+	if (!f->cached_set) {
+		f->cached_set = pageset_new();
+		f->dirty_set = pageset_new();
+		f->writeback_set = pageset_new();
+		if (!f->cached_set || !f->dirty_set || !f->writeback_set)
+			return;
+	}
+	fd = row_fd(fs, f, &opened);
+	pageset_clear(f->cached_set);
+	pageset_clear(f->dirty_set);
+	pageset_clear(f->writeback_set);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0) {
+		f->size = st.st_size;
+		if (f->watch_path && !(f->flags & FF_DELETED)) {
+			struct stat now;
+
+			if (stat(f->watch_path, &now) || now.st_dev != st.st_dev ||
+			    now.st_ino != st.st_ino) {
+				f->flags |= FF_DELETED;
+				log_warn("watched file %s vanished (%s): still watched through "
+					 "mevitop's descriptor", f->watch_path,
+					 st.st_nlink ? "renamed or replaced" : "deleted");
+			}
+		}
+	}
+	cstat_runs(fd, (f->size + 4095) / 4096, on_run, f);
+	if (opened)
+		close(fd);
+}
+
+static int watched_rows(struct fc_file *f, void *arg)
+{
+	if (f->watched)
+		page_sets(arg, f);
+	return 0;
+}
+
+void files_update_rows(struct engine *e, bool first)
+{
+	struct files *fs = e->files;
+	uint64_t t0 = engine_now_ns();
+	struct top t = { .fs = fs, .first = first, .t0 = t0 };
+	size_t i;
+
+	if (fs->bpf)
+		mapped_by(e, false);
+	proc_names(e, first);
+	t.cap = fs->top ? fs->top : 0;
+	t.h = t.cap ? calloc(t.cap, sizeof(*t.h)) : NULL;
+	if (t.cap && !t.h)
+		t.cap = 0;
+	/* files_top 0: every row is exact at every tick (the fallback's cost). */
+	if (!fs->top)
+		t.first = true;
+	fcache_each(fs->fc, each_row, &t);
+	for (i = 0; i < t.n; i++)
+		exact(fs, t.h[i]);
+	free(t.h);
+	fcache_each(fs->fc, watched_rows, fs);
+	fs->st.refresh_ns = engine_now_ns() - t0;
+}
+
+int files_close_fd(struct fc_file *f, void *arg)
+{
+	(void)arg;
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	return 0;
+}
+
+void files_names_fini(struct engine *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->files->npaths; i++)
+		free(e->files->paths[i]);
+	free(e->files->paths);
+}
