@@ -65,9 +65,8 @@ static int add_pids(struct uf_snap *s, const pid_t *pids, size_t n)
 {
 	if (!n)
 		return 0;
-	while (s->npids + n > s->pids_cap)
-		if (array_reserve(s->pids, s->npids, s->pids_cap, n))
-			return -ENOMEM;
+	if (array_reserve_n(s->pids, s->npids + n, s->pids_cap, 256))
+		return -ENOMEM;
 	memcpy(s->pids + s->npids, pids, n * sizeof(*pids));
 	s->npids += n;
 	return 0;

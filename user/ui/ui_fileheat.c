@@ -348,6 +348,7 @@ static void draw_header(struct ui *ui)
 	char what[4200], a[32], b[64], zoom[64];
 	const char *warn = NULL;
 	uint64_t pages = div_up(pg->size, 4096);
+	bool wide = ui->cols >= 120;
 	int col = 0;
 
 	snprintf(what, sizeof(what), "file %s", pg->name[0] ? pg->name : "...");
@@ -366,11 +367,11 @@ static void draw_header(struct ui *ui)
 	fmt_pages(a, sizeof(a), pg->dirty);
 	col = draw_field(ui, 1, col, "dirty", a, ST_VALUE);
 	fmt_pages(a, sizeof(a), pg->wb);
-	col = draw_field(ui, 1, col, "writeback", a, ST_VALUE);
+	col = draw_field(ui, 1, col, wide ? "writeback" : "wb", a, ST_VALUE);
 	fmt_rate(a, sizeof(a), pg->adds);
 	col = draw_field(ui, 1, col, "adds/s", a, ST_VALUE);
 	fmt_rate(a, sizeof(a), pg->evicts);
-	col = draw_field(ui, 1, col, "evictions/s", a, ST_VALUE);
+	col = draw_field(ui, 1, col, wide ? "evictions/s" : "evict/s", a, ST_VALUE);
 	snprintf(a, sizeof(a), "%zu", pg->npids);
 	draw_field(ui, 1, col, "mapped by", a, ST_VALUE);
 
