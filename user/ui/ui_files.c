@@ -23,6 +23,7 @@
 #include "ui_fcache.h"
 #include "ui_files.h"
 #include "ui_filetree.h"
+#include "ui_listnav.h"
 #include "ui_memsum.h"
 #include "ui_model.h"
 #include "ui/treeview.h"
@@ -568,41 +569,10 @@ static void set_sort(struct files *f, int col)
 static bool fl_move(struct ui *ui, int key)
 {
 	struct files *f = ui->files;
-	size_t visible = (size_t)list_rows(ui), last = f->nlines ? f->nlines - 1 : 0, s = f->sel;
+	size_t s = f->sel;
 
-	switch (key) {
-	case KEY_UP:
-		s = s ? s - 1 : 0;
-		break;
-	case KEY_DOWN:
-		s = s < last ? s + 1 : last;
-		break;
-	case KEY_PPAGE:
-		s = s > visible ? s - visible : 0;
-		break;
-	case KEY_NPAGE:
-		s = s + visible < last ? s + visible : last;
-		break;
-	case KEY_HOME:
-		s = 0;
-		break;
-	case KEY_END:
-		s = last;
-		break;
-	case KEY_MOUSE: {
-		MEVENT ev;
-
-		if (getmouse(&ev) != OK)
-			return false;
-		if (ev.bstate & BUTTON4_PRESSED)
-			s = s > 3 ? s - 3 : 0;
-#ifdef BUTTON5_PRESSED
-		else if (ev.bstate & BUTTON5_PRESSED)
-			s = s + 3 < last ? s + 3 : last;
-#endif
-		break;
-	}
-	}
+	if (!list_move(&s, f->nlines, (size_t)list_rows(ui), key))
+		return false;
 	select_line(f, s);
 	return true;
 }
@@ -630,9 +600,7 @@ static bool fl_open(struct ui *ui, int key)
 static bool fl_filter(struct ui *ui, int key)
 {
 	(void)key;
-	ui->prompt.kind = PROMPT_FILTER;
-	snprintf(ui->prompt.text, sizeof(ui->prompt.text), "%s", ui->files->filter);
-	ui->prompt.len = strlen(ui->prompt.text);
+	list_filter_open(ui, ui->files->filter);
 	return true;
 }
 
@@ -756,23 +724,12 @@ const struct ui_keymap files_keymap = UI_KEYMAP("Files", files_keys);
 bool files_key(struct ui *ui, int key)
 {
 	struct files *f = ui->files;
+	int chosen;
 
-	if (f->menu) {
-		int r = menu_key(&f->menu_sel, FL_COUNT, key);
-
-		if (r > 0 && (int)f->sort != f->menu_sel)
-			set_sort(f, f->menu_sel);
-		if (r)
-			f->menu = false;
-		return true;
-	}
-	if (ui->prompt.kind == PROMPT_FILTER) {
-		int r = prompt_key(&ui->prompt, key);
-
-		if (r > 0)
-			snprintf(f->filter, sizeof(f->filter), "%s", ui->prompt.text);
-		if (r)
-			ui->prompt.kind = PROMPT_NONE;
+	if (list_modal_key(ui, key, &f->menu, &f->menu_sel, FL_COUNT, &chosen, f->filter,
+			   sizeof(f->filter))) {
+		if (chosen >= 0 && chosen != (int)f->sort)
+			set_sort(f, chosen);
 		return true;
 	}
 	return keymap_dispatch(&files_keymap, ui, key);

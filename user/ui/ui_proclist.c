@@ -22,6 +22,7 @@
 #include "model/proctree.h"
 #include "ui_draw.h"
 #include "ui_fcache.h"
+#include "ui_listnav.h"
 #include "ui_memsum.h"
 #include "ui_model.h"
 #include "ui_proclist.h"
@@ -617,59 +618,14 @@ static void set_sort(struct proclist *l, int col)
 	l->desc = coldefs[col].desc;
 }
 
-static bool sort_menu_key(struct proclist *l, int key)
-{
-	int r = menu_key(&l->menu_sel, COL_COUNT, key);
-
-	if (r > 0 && (int)l->sort != l->menu_sel)
-		set_sort(l, l->menu_sel);
-	if (r)
-		l->menu = false;
-	return true;
-}
-
 /* --- keys (ui/keys.h) --- */
 
 static bool pl_move(struct ui *ui, int key)
 {
 	struct proclist *l = ui->list;
-	size_t visible = (size_t)list_rows(ui), last = l->norder ? l->norder - 1 : 0;
 
-	switch (key) {
-	case KEY_UP:
-		if (l->sel)
-			l->sel--;
-		break;
-	case KEY_DOWN:
-		if (l->sel < last)
-			l->sel++;
-		break;
-	case KEY_PPAGE:
-		l->sel = l->sel > visible ? l->sel - visible : 0;
-		break;
-	case KEY_NPAGE:
-		l->sel = l->sel + visible < last ? l->sel + visible : last;
-		break;
-	case KEY_HOME:
-		l->sel = 0;
-		break;
-	case KEY_END:
-		l->sel = last;
-		break;
-	case KEY_MOUSE: {
-		MEVENT ev;
-
-		if (getmouse(&ev) != OK)
-			return false;
-		if (ev.bstate & BUTTON4_PRESSED)
-			l->sel = l->sel > 3 ? l->sel - 3 : 0;
-#ifdef BUTTON5_PRESSED
-		else if (ev.bstate & BUTTON5_PRESSED)
-			l->sel = l->sel + 3 < last ? l->sel + 3 : last;
-#endif
-		break;
-	}
-	}
+	if (!list_move(&l->sel, l->norder, (size_t)list_rows(ui), key))
+		return false;
 	if (l->norder)
 		l->sel_pid = l->rows[l->order[l->sel]].pid;
 	return true;
@@ -688,9 +644,7 @@ static bool pl_open(struct ui *ui, int key)
 static bool pl_filter(struct ui *ui, int key)
 {
 	(void)key;
-	ui->prompt.kind = PROMPT_FILTER;
-	snprintf(ui->prompt.text, sizeof(ui->prompt.text), "%s", ui->list->filter);
-	ui->prompt.len = strlen(ui->prompt.text);
+	list_filter_open(ui, ui->list->filter);
 	return true;
 }
 
@@ -813,16 +767,12 @@ const struct ui_keymap proclist_keymap = UI_KEYMAP("Process list", proclist_keys
 bool proclist_key(struct ui *ui, int key)
 {
 	struct proclist *l = ui->list;
+	int chosen;
 
-	if (l->menu)
-		return sort_menu_key(l, key);
-	if (ui->prompt.kind == PROMPT_FILTER) {
-		int r = prompt_key(&ui->prompt, key);
-
-		if (r > 0)
-			snprintf(l->filter, sizeof(l->filter), "%s", ui->prompt.text);
-		if (r)
-			ui->prompt.kind = PROMPT_NONE;
+	if (list_modal_key(ui, key, &l->menu, &l->menu_sel, COL_COUNT, &chosen, l->filter,
+			   sizeof(l->filter))) {
+		if (chosen >= 0 && chosen != (int)l->sort)
+			set_sort(l, chosen);
 		return true;
 	}
 	return keymap_dispatch(&proclist_keymap, ui, key);
