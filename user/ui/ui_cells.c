@@ -10,7 +10,11 @@ void cells_draw(struct ui *ui, int row, int col, const uint8_t *cells, int chars
 {
 	int c;
 
-	for (c = 0; c < chars && col + c < ui->cols; c++)
+	/* A frame built for a taller screen (the lock was missed right after a resize) draws
+	 * into this one: rows past the canvas are not there. */
+	if (row < 0 || row >= ui->canvas.rows || col < 0)
+		return;
+	for (c = 0; c < chars && col + c < ui->cols && col + c < ui->canvas.cols; c++)
 		*canvas_at(&ui->canvas, row, col + c) =
 			theme_cell(&ui->theme, cells[(size_t)c * cpc],
 				   cells[(size_t)c * cpc + cpc - 1],

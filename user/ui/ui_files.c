@@ -227,11 +227,11 @@ static int cmp_lines(const struct files *f, const struct ft_line *a, const struc
 		if (f->tree) {
 			ftree_label(&f->ft, &f->snap, a, la, sizeof(la));
 			ftree_label(&f->ft, &f->snap, b, lb, sizeof(lb));
+			c = strcmp(la, lb);
 		} else {
-			snprintf(la, sizeof(la), "%s", uf_name(&f->snap, &f->snap.v[a->idx]));
-			snprintf(lb, sizeof(lb), "%s", uf_name(&f->snap, &f->snap.v[b->idx]));
+			c = strcmp(uf_name(&f->snap, &f->snap.v[a->idx]),
+				   uf_name(&f->snap, &f->snap.v[b->idx]));
 		}
-		c = strcmp(la, lb);
 		if (f->sort == FL_PATH && f->desc)
 			c = -c;
 	}
@@ -350,12 +350,22 @@ static void place(struct files *f, int visible)
 
 static int header_rows(const struct ui *ui)
 {
-	return UI_HEADER_ROWS + (ui->files->mem.valid ? 2 : 0);
+	return UI_HEADER_ROWS + memsum_rows(ui, &ui->files->mem);
 }
 
 static int list_rows(const struct ui *ui)
 {
 	return ui->rows - header_rows(ui) - 1 - 2;	/* column header; status, footer */
+}
+
+/* A column's width: MAPPED-BY takes what a wide terminal has to spare, up to 20 more. */
+static int col_width(const struct ui *ui, int col)
+{
+	int extra = ui->cols - 140;
+
+	if (col != FL_MAPPED || extra <= 0)
+		return coldefs[col].width;
+	return coldefs[col].width + (extra < 20 ? extra : 20);
 }
 
 /* The columns this width shows: the highest priority whose columns leave PATH its least. */
@@ -416,7 +426,7 @@ static void draw_colheads(struct ui *ui, int row, int prio)
 		bool s = (int)f->sort == i, right = i != FL_PATH && i != FL_MAPPED;
 		struct ui_look look = ui->theme.style[s ? ST_COLHEAD_SORT : ST_COLHEAD];
 		int w = canvas_text_width(d->title), width = i == FL_PATH ? ui->cols - col :
-							    d->width;
+							    col_width(ui, i);
 
 		if (d->prio > prio)
 			continue;
@@ -487,15 +497,17 @@ static void draw_line(struct ui *ui, int row, const struct ft_line *ln, bool sel
 		const struct fl_coldef *d = &coldefs[i];
 		int w = canvas_text_width(cell[i]);
 
+		int width = col_width(ui, i);
+
 		if (d->prio > prio)
 			continue;
-		if (w > d->width)
-			w = d->width;
-		canvas_text(&ui->canvas, row, i == FL_MAPPED ? col : col + d->width - w, w,
+		if (w > width)
+			w = width;
+		canvas_text(&ui->canvas, row, i == FL_MAPPED ? col : col + width - w, w,
 			    ln->dir && i != FL_MAPPED ? ui->theme.style[selected ? ST_SELECT :
 									ST_LABEL] : look,
 			    cell[i]);
-		col += d->width + 1;
+		col += width + 1;
 	}
 	if (col >= ui->cols)
 		return;

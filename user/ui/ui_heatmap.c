@@ -970,7 +970,8 @@ void heatmap_draw(struct ui *ui)
 		base++;
 	}
 	if (m->have_frame) {
-		for (k = 0; k < m->vis_h; k++) {
+		/* A frame built before a resize may be taller than the screen now. */
+		for (k = 0; k < m->vis_h && base + k < ui->rows - 3; k++) {
 			const struct hm_vline *v = &m->vl[k];
 
 			switch (v->type) {

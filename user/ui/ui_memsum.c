@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The memory summary of the list views' header (ui_memsum.h): the machine's RAM as one bar
- * of segments that add up to MemTotal, and a legend under it naming each with its size.
+ * of segments that add up to MemTotal, and a legend naming each with its size: under it
+ * (with each one's share from 120 columns on), or beside it from MEMSUM_ONE_ROW columns on.
  *
- *   mem [█████▓▓▓▓▓▓▓▓▒▒▒░·····················] 3.1G/7.8G  avail 4.9G  swap 0/2.0G
+ *   mem [█████▓▓▓▓▓▓▓▓▒▒▒░·····················] used 3.1G/7.8G  avail 4.9G  swap 0/2.0G
  *   █anon 312M  █shmem 256M  █cache 1.9G  █kernel 180M  ·free 4.7G  accounted 2.4G
  *
  * The segments are disjoint so that they sum to the total: anonymous pages, shmem, the rest
@@ -106,17 +107,59 @@ static int legend_item(struct ui *ui, int row, int col, enum seg s, uint64_t byt
 	return draw_field(ui, row, col + 1, segs[s].name, v, ST_VALUE);
 }
 
+int memsum_rows(const struct ui *ui, const struct uf_mem *m)
+{
+	if (!m->valid || !m->total)
+		return 0;
+	return ui->cols >= MEMSUM_ONE_ROW ? 1 : 2;
+}
+
+/* The legend's columns: "Xname value  " per segment shown, then "accounted value". */
+static int legend_width(const struct uf_mem *m, const uint64_t seg[SEG_COUNT], bool pct)
+{
+	char v[32];
+	int w = 0, s;
+
+	for (s = 0; s < SEG_COUNT; s++) {
+		if (s == SEG_OTHER && seg[s] * 100 < m->total && !pct)
+			continue;
+		fmt_bytes(v, sizeof(v), seg[s]);
+		w += 1 + (int)strlen(segs[s].name) + 1 + (int)strlen(v) + (pct ? 4 : 0) + 2;
+	}
+	fmt_bytes(v, sizeof(v), m->accounted);
+	return w + (int)strlen("accounted ") + (int)strlen(v);
+}
+
+/* The legend from col on row; pct: each segment's share too. */
+static void legend(struct ui *ui, int row, int col, const struct uf_mem *m,
+		   const uint64_t seg[SEG_COUNT], bool pct, bool long_accounted)
+{
+	char a[32], buf[160];
+	int s;
+
+	for (s = 0; s < SEG_COUNT; s++)
+		if (s != SEG_OTHER || seg[s] * 100 >= m->total || pct)
+			col = legend_item(ui, row, col, s, seg[s], m->total, pct);
+	fmt_bytes(a, sizeof(a), m->accounted);
+	if (long_accounted) {	/* the share of anon + page cache it stands for */
+		snprintf(buf, sizeof(buf), "%s %.0f%%", a,
+			 m->anon + m->file ? 100.0 * m->accounted / (m->anon + m->file) : 0.0);
+		draw_field(ui, row, col, "accounted", buf, ST_VALUE);
+	} else {
+		draw_field(ui, row, col, "accounted", a, ST_VALUE);
+	}
+}
+
 int memsum_draw(struct ui *ui, int row, const struct uf_mem *m)
 {
 	uint64_t seg[SEG_COUNT];
-	char a[32], b[32], buf[160], used[80], avail[32], swap[80];
-	bool wide = ui->cols >= 120;
-	int col, width, s;
+	char a[32], b[32], used[80], avail[32], swap[80];
+	int rows = memsum_rows(ui, m), col, width, tail;
 
-	if (!m->valid || !m->total)
+	if (!rows)
 		return 0;
 	segments(m, seg);
-	/* Row 1: the bar, then used/total, available and swap: "] used A/B  avail C  swap D/E". */
+	/* The bar, then "] used A/B  avail C  swap D/E"; on one row, the legend after them. */
 	fmt_bytes(a, sizeof(a), m->total - seg[SEG_FREE]);
 	fmt_bytes(b, sizeof(b), m->total);
 	snprintf(used, sizeof(used), "%s/%s", a, b);
@@ -126,9 +169,10 @@ int memsum_draw(struct ui *ui, int row, const struct uf_mem *m)
 	snprintf(swap, sizeof(swap), "%s/%s", a, b);
 	if (!m->swap_total)
 		snprintf(swap, sizeof(swap), "none");
-	width = ui->cols - 4 - 2 - 1 - (int)(strlen("used ") + strlen(used) + strlen("  avail ") +
-					     strlen(avail) + strlen("  swap ") + strlen(swap));
-	if (wide && width > ui->cols / 2)
+	tail = (int)(strlen("used ") + strlen(used) + strlen("  avail ") + strlen(avail) +
+		     strlen("  swap ") + strlen(swap) + 2);
+	width = ui->cols - 4 - 2 - 1 - tail - (rows == 1 ? legend_width(m, seg, false) : 0);
+	if (width > ui->cols / 2)
 		width = ui->cols / 2;
 	if (width < 10)
 		width = 10;
@@ -137,21 +181,10 @@ int memsum_draw(struct ui *ui, int row, const struct uf_mem *m)
 	col += width + 3;
 	col = draw_field(ui, row, col, "used", used, ST_VALUE);
 	col = draw_field(ui, row, col, "avail", avail, ST_VALUE);
-	draw_field(ui, row, col, "swap", swap, ST_VALUE);
-
-	/* Row 2: the legend, and what mevitop accounts for. */
-	col = 0;
-	for (s = 0; s < SEG_COUNT; s++)
-		if (s != SEG_OTHER || seg[s] * 100 >= m->total || wide)
-			col = legend_item(ui, row + 1, col, s, seg[s], m->total, wide);
-	fmt_bytes(a, sizeof(a), m->accounted);
-	if (wide) {
-		fmt_bytes(b, sizeof(b), m->anon + m->file);
-		snprintf(buf, sizeof(buf), "%s of anon+page cache %s (%.0f%%)", a, b,
-			 m->anon + m->file ? 100.0 * m->accounted / (m->anon + m->file) : 0.0);
-		draw_field(ui, row + 1, col, "accounted", buf, ST_VALUE);
-	} else {
-		draw_field(ui, row + 1, col, "accounted", a, ST_VALUE);
-	}
-	return 2;
+	col = draw_field(ui, row, col, "swap", swap, ST_VALUE);
+	if (rows == 1)
+		legend(ui, row, col, m, seg, false, false);
+	else
+		legend(ui, row + 1, 0, m, seg, ui->cols >= 120, ui->cols >= 120);
+	return rows;
 }

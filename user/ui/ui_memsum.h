@@ -6,7 +6,12 @@
 #include "ui_fcache.h"
 #include "ui_state.h"
 
-/* Draws rows row and row + 1; returns the rows used (0 when m is not valid). */
+/* From this width on, the bar and its legend share one row. */
+#define MEMSUM_ONE_ROW 160
+
+/* The rows the summary takes at this width: 0 (m not valid), 1 or 2. */
+int memsum_rows(const struct ui *ui, const struct uf_mem *m);
+/* Draws it from row on; returns the rows used. */
 int memsum_draw(struct ui *ui, int row, const struct uf_mem *m);
 
 #endif

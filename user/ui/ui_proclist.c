@@ -417,7 +417,7 @@ static int col_width(const struct ui *ui, int col)
 /* The header's rows: the title, two of numbers, and the memory summary's two when known. */
 static int header_rows(const struct ui *ui)
 {
-	return UI_HEADER_ROWS + (ui->list->mem.valid ? 2 : 0);
+	return UI_HEADER_ROWS + memsum_rows(ui, &ui->list->mem);
 }
 
 static int list_rows(const struct ui *ui)
