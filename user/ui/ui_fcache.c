@@ -72,11 +72,31 @@ static int add_pids(struct uf_snap *s, const pid_t *pids, size_t n)
 	return 0;
 }
 
+/* One row into the copy (fcache_each's callback); non-zero stops: no memory. */
+static int copy_row(struct fc_file *f, void *arg)
+{
+	struct uf_snap *s = arg;
+	struct uf_file *u;
+
+	if (s->n == s->cap && array_reserve(s->v, s->n, s->cap, 1024))
+		return -ENOMEM;
+	u = &s->v[s->n];
+	*u = (struct uf_file){
+		.dev = f->dev, .ino = f->ino, .kind = fc_kind_name(f->kind),
+		.size = f->size, .cached = f->pages.cached, .dirty = f->pages.dirty,
+		.wb = f->pages.writeback, .evicted = f->pages.evicted,
+		.adds = f->adds_per_sec, .evicts = f->evictions_per_sec,
+		.pid0 = s->npids, .npids = f->nmapped_by, .watched = f->watched,
+	};
+	if (add_name(s, f->name, &u->name) || add_pids(s, f->mapped_by, f->nmapped_by))
+		return -ENOMEM;
+	s->n++;
+	return 0;
+}
+
 bool uf_snap_update(struct ui *ui, struct uf_snap *s)
 {
 	struct fcache *t = table(ui);
-	struct fc_file **rows;
-	size_t n, i;
 
 	s->have = t != NULL;
 	if (!t) {
@@ -85,28 +105,10 @@ bool uf_snap_update(struct ui *ui, struct uf_snap *s)
 	}
 	if (s->gen && fcache_generation(t) == s->gen)
 		return false;
-	rows = fcache_sorted(t, FC_SORT_CACHED, &n);
-	if (n > s->cap) {
-		if (array_resize(s->v, n))
-			return false;
-		s->cap = n;
-	}
+	/* In the table's order: the view sorts its copy without the lock (the table's own
+	 * sorted array would sort under it). */
 	s->n = s->names_len = s->npids = 0;
-	for (i = 0; i < n; i++) {
-		const struct fc_file *f = rows[i];
-		struct uf_file *u = &s->v[s->n];
-
-		*u = (struct uf_file){
-			.dev = f->dev, .ino = f->ino, .kind = fc_kind_name(f->kind),
-			.size = f->size, .cached = f->pages.cached, .dirty = f->pages.dirty,
-			.wb = f->pages.writeback, .evicted = f->pages.evicted,
-			.adds = f->adds_per_sec, .evicts = f->evictions_per_sec,
-			.pid0 = s->npids, .npids = f->nmapped_by, .watched = f->watched,
-		};
-		if (add_name(s, f->name, &u->name) || add_pids(s, f->mapped_by, f->nmapped_by))
-			break;		/* no memory: the rows copied so far */
-		s->n++;
-	}
+	fcache_each(t, copy_row, s);	/* no memory: the rows copied so far */
 	s->gen = fcache_generation(t);
 	return true;
 }
