@@ -13,6 +13,7 @@
 #define FF_DELETED	(1u << 1)	/* no link left (i_nlink 0) */
 #define FF_STAT		(1u << 2)	/* pages.dirty.. from cachestat this tick */
 #define FF_NO_HANDLE	(1u << 3)	/* open_by_handle_at cannot open it */
+#define FF_NAMED_AT_GEN	(1u << 4)	/* its path was read for its current inode */
 
 struct fcbpf;
 struct fcname;

@@ -248,7 +248,7 @@ static int row_fd(struct files *fs, struct fc_file *f, bool *opened)
 {
 	char path[4096];
 	const char *why;
-	bool deleted;
+	bool deleted, named;
 	int fd;
 
 	*opened = false;
@@ -257,7 +257,10 @@ static int row_fd(struct files *fs, struct fc_file *f, bool *opened)
 	if ((f->flags & FF_NO_HANDLE) || (f->mode && !S_ISREG(f->mode)) || f->dev == fs->shm_dev)
 		return -1;
 	fs->st.opens++;
-	fd = fcname_open(fs->names, f->dev, f->ino, f->generation, path, sizeof(path), &why);
+	/* A row named by a path already needs only the fd (readlink costs as much again). */
+	named = f->name_src == FC_NAME_PATH && (f->flags & FF_NAMED_AT_GEN);
+	fd = fcname_open(fs->names, f->dev, f->ino, f->generation, named ? NULL : path,
+			 sizeof(path), &why);
 	f->name_tries++;
 	if (fd < 0) {
 		f->flags |= FF_NO_HANDLE;
@@ -267,6 +270,9 @@ static int row_fd(struct files *fs, struct fc_file *f, bool *opened)
 	}
 	fs->st.opened++;
 	*opened = true;
+	if (named)
+		return fd;
+	f->flags |= FF_NAMED_AT_GEN;
 	if (f->name_src == FC_NAME_NONE || f->name_src == FC_NAME_PATH) {
 		char buf[4096];
 		const char *p = strip_deleted(path, buf, sizeof(buf), &deleted);
@@ -466,7 +472,9 @@ void files_update_rows(struct engine *e, bool first)
 
 	if (fs->bpf)
 		mapped_by(e, false);
+	fs->st.mapped_ns = engine_now_ns() - t0;
 	proc_names(e, first);
+	fs->st.proc_ns = engine_now_ns() - t0 - fs->st.mapped_ns;
 	t.cap = fs->top ? fs->top : 0;
 	t.h = t.cap ? calloc(t.cap, sizeof(*t.h)) : NULL;
 	if (t.cap && !t.h)

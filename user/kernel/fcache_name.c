@@ -210,6 +210,8 @@ int fcname_open(struct fcname *n, uint64_t dev, uint64_t ino, uint32_t gen, char
 		       : "open_by_handle_at failed";
 		return -e;
 	}
+	if (!path)
+		goto done;	/* the caller knows the name: only the fd is wanted */
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	k = readlink(link, path, len - 1);
 	if (k < 0) {
@@ -220,6 +222,7 @@ int fcname_open(struct fcname *n, uint64_t dev, uint64_t ino, uint32_t gen, char
 		return -e;
 	}
 	path[k] = 0;
+done:
 	n->opened++;
 	return fd;
 }

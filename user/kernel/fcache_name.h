@@ -21,8 +21,8 @@ int fcname_reload(struct fcname *n);
 /* The filesystem type of dev's mounts ("ext4", "tmpfs"), or NULL when none is mounted
  * (pipefs, the internal shm mount of memfds and SysV segments, bdev). */
 const char *fcname_fstype(struct fcname *n, uint64_t dev);
-/* An fd (O_RDONLY, close it) and, into path, where it is now (" (deleted)" at the end if
- * unlinked).  -errno with *why naming the reason ("no mount of 0:45", "tmpfs: no handle",
+/* An fd (O_RDONLY, close it) and, into path (unless NULL), where it is now (" (deleted)"
+ * at the end if unlinked).  -errno with *why naming the reason ("no mount of 0:45", "tmpfs: no handle",
  * "ESTALE: the inode was freed") when it cannot. */
 int fcname_open(struct fcname *n, uint64_t dev, uint64_t ino, uint32_t gen, char *path,
 		size_t len, const char **why);
