@@ -292,7 +292,7 @@ int engine_files_start(struct engine *e, char *why, size_t whylen)
 	err = files_watch_paths(e, why, whylen);
 	if (err)
 		return err;
-	if (!(e->f.disabled & DIS_FCACHE_BPF) && e->f.tp_btf) {
+	if (e->f.fcache_walk && e->f.filemap_tp) {
 		char bwhy[256] = "";
 
 		err = fcbpf_open(true, &fs->bpf, bwhy, sizeof(bwhy));
