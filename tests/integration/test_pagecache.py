@@ -339,3 +339,27 @@ def test_file_vanishes_while_watched(mevitop, tmpdir_ext4):
     assert len(lines) == 1 and path in lines[0]
     assert mv.proc.poll() is None  # still watching through its descriptor
     assert mv.stop() == 0
+
+
+def test_metrics_memory_and_files(mevitop, tmpdir_ext4):
+    """OpenMetrics: the memory summary, and the largest cached files bounded by
+    --metrics-files, the one we cached among them with its exact bytes; promtool lints it."""
+    from test_metrics import free_port, get, samples, value
+    path = os.path.join(tmpdir_ext4, "metrics.dat")
+    write_file(path, 64 * 1024)   # 256 MiB: among the largest files of any test box
+    port = free_port()
+    mv = mevitop(["--listen", f"127.0.0.1:{port}", "-i", "250", "--metrics-files", "5"])
+    mv.snapshot()
+    _, _, text = get(port)
+    assert value(text, "mevitop_memory_bytes", kind="total") == mv.last["memory"]["total"]
+    for kind in ("free", "available", "anon", "file", "shmem", "kernel", "swap_total",
+                 "swap_used", "accounted"):
+        assert samples(text, "mevitop_memory_bytes", kind=kind), kind
+    cached = samples(text, "mevitop_file_cached_bytes")
+    assert len(cached) == 5 and len(samples(text, "mevitop_file_dirty_bytes")) == 5
+    dev, ino = dev_ino(path)
+    assert value(text, "mevitop_file_cached_bytes", path=path, dev=dev, ino=str(ino)) == \
+        cachestat(path)["cached"] * PAGE
+    lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                          text=True)
+    assert lint.returncode == 0, lint.stderr + lint.stdout
