@@ -725,8 +725,10 @@ void cli_engine_opts(struct cli *c, struct engine_opts *eo)
 		.files = !c->no_files || c->nfile_paths,
 		.file_paths = c->file_paths,
 		.nfile_paths = c->nfile_paths,
-		/* Exact counts each refresh for at least what JSON and the metrics list. */
-		.files_top = c->files_top && c->files_top < 256 ? 256 : c->files_top,
+		/* Dirty and writeback counts (cachestat) refreshed each interval for the
+		 * largest files, what JSON lists; the tracepoints keep every row's cached
+		 * count current, and a row that changed is counted again anyway. */
+		.files_top = !c->files_top || c->files_top > 64 ? 64 : c->files_top,
 	};
 }
 

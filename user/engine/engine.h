@@ -216,7 +216,9 @@ struct files_stats {
 	uint64_t opens, opened;		/* open_by_handle_at tried, succeeded */
 	uint64_t cachestats;		/* cachestat(2) calls */
 	uint64_t proc_scans;		/* /proc/PID/fd walks (names of memfds, deleted files) */
-	uint64_t refresh_ns;		/* the last refresh's wall time */
+	uint64_t tree_walks;		/* tmpfs mount trees walked for names */
+	uint64_t refresh_ns;		/* the last refresh's wall time, of which */
+	uint64_t mapped_ns, proc_ns;	/* mapped_by from the model, names from /proc */
 };
 const struct files_stats *engine_files_stats(struct engine *e);
 /* --stacks' first-touch table (read under the engine lock), or NULL. */

@@ -132,7 +132,8 @@ static int on_rec(void *ctx, const struct fc_rec *r)
 	if (f->kaddr && f->kaddr != r->inode) {
 		/* The same (dev, ino) now names another inode (the number was reused). */
 		f->name_tries = 0;
-		f->flags &= ~(FF_DELETED | FF_STAT);
+		f->flags &= ~(FF_DELETED | FF_STAT | FF_NO_HANDLE | FF_NAMED_AT_GEN | FF_BY_PATH |
+			      FF_TREE_TRIED);
 		fc_file_set_name(f, NULL, FC_NAME_NONE, NULL);
 	}
 	if (fs->walk_shmem_only && f->seen_gen && f->pages.cached != r->nrpages) {
@@ -291,7 +292,7 @@ int engine_files_start(struct engine *e, char *why, size_t whylen)
 	err = files_watch_paths(e, why, whylen);
 	if (err)
 		return err;
-	if (!(e->f.disabled & DIS_FCACHE_BPF) && e->f.tp_btf) {
+	if (e->f.fcache_walk && e->f.filemap_tp) {
 		char bwhy[256] = "";
 
 		err = fcbpf_open(true, &fs->bpf, bwhy, sizeof(bwhy));

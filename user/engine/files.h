@@ -13,6 +13,9 @@
 #define FF_DELETED	(1u << 1)	/* no link left (i_nlink 0) */
 #define FF_STAT		(1u << 2)	/* pages.dirty.. from cachestat this tick */
 #define FF_NO_HANDLE	(1u << 3)	/* open_by_handle_at cannot open it */
+#define FF_NAMED_AT_GEN	(1u << 4)	/* its path was read for its current inode */
+#define FF_BY_PATH	(1u << 5)	/* opened by its path (tmpfs: handles need a hash) */
+#define FF_TREE_TRIED	(1u << 6)	/* its mount's tree was walked for its name */
 
 struct fcbpf;
 struct fcname;
@@ -27,6 +30,7 @@ struct files {
 	bool walk_shmem_only;
 	uint32_t top;
 	uint64_t last_proc_scan_ns;
+	uint64_t tree_dev;		/* the tmpfs whose tree is walked next */
 	struct files_stats st;
 	char **paths;			/* --file's, as given (rows point at them) */
 	size_t npaths;

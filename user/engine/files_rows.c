@@ -223,6 +223,63 @@ void files_proc_rows(struct engine *e)
 	mapped_by(e, true);
 }
 
+/* --- tmpfs: names from the mount's tree --- */
+
+#define TREE_LIMIT 200000	/* entries one walk of a tmpfs visits at most */
+#define TMPFS_MAGIC_ 0x01021994
+
+struct tree_ctx {
+	struct files *fs;
+	uint64_t dev;
+};
+
+static int on_tree(void *ctx, uint64_t ino, const char *path)
+{
+	struct tree_ctx *c = ctx;
+	struct fc_file *f = fcache_find(c->fs->fc, c->dev, ino);
+
+	if (f && f->name_src == FC_NAME_NONE) {
+		fc_file_set_name(f, path, FC_NAME_PATH, NULL);
+		f->flags |= FF_BY_PATH | FF_NAMED_AT_GEN;
+	}
+	return 0;
+}
+
+/* The first tmpfs (other than the internal shm mount) with a row no walk has tried. */
+static int untried_tmpfs(struct fc_file *f, void *arg)
+{
+	struct files *fs = arg;
+
+	if (f->sb_magic != TMPFS_MAGIC_ || f->dev == fs->shm_dev || (f->flags & FF_TREE_TRIED) ||
+	    f->name_src != FC_NAME_NONE)
+		return 0;
+	fs->tree_dev = f->dev;
+	return 1;
+}
+
+static int mark_tried(struct fc_file *f, void *arg)
+{
+	if (f->dev == *(uint64_t *)arg)
+		f->flags |= FF_TREE_TRIED;
+	return 0;
+}
+
+static void tmpfs_names(struct files *fs)
+{
+	int k;
+
+	/* A few mounts a refresh: each is walked once for the rows new since its last. */
+	for (k = 0; k < 4 && fcache_each(fs->fc, untried_tmpfs, fs); k++) {
+		struct tree_ctx c = { fs, fs->tree_dev };
+		int err = fcname_walk_tree(fs->names, c.dev, TREE_LIMIT, on_tree, &c);
+
+		fs->st.tree_walks++;
+		fcache_each(fs->fc, mark_tried, &c.dev);
+		if (err == -ENOENT)
+			continue;	/* not mounted here: the rows say so when tried */
+	}
+}
+
 /* --- exact counts and paths: open by handle, cachestat --- */
 
 static void set_stat(struct fc_file *f, const struct cstat *c)
@@ -248,18 +305,40 @@ static int row_fd(struct files *fs, struct fc_file *f, bool *opened)
 {
 	char path[4096];
 	const char *why;
-	bool deleted;
+	bool deleted, named;
 	int fd;
 
 	*opened = false;
 	if (f->fd >= 0)
 		return f->fd;
+	if (f->flags & FF_BY_PATH) {
+		struct stat st;
+
+		fd = open(f->name, O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK | O_NOCTTY);
+		if (fd >= 0 && !fstat(fd, &st) && st.st_dev == f->dev && st.st_ino == f->ino) {
+			*opened = true;
+			return fd;
+		}
+		if (fd >= 0)
+			close(fd);
+		/* Renamed or removed since: the next walk of the tree names it again. */
+		f->flags &= ~(FF_BY_PATH | FF_TREE_TRIED | FF_NAMED_AT_GEN);
+		fc_file_set_name(f, NULL, FC_NAME_NONE, "not found in its mount's tree");
+		return -1;
+	}
+	if (f->sb_magic == TMPFS_MAGIC_ && !(f->flags & FF_TREE_TRIED))
+		return -1;	/* named by the tree walk first */
 	if ((f->flags & FF_NO_HANDLE) || (f->mode && !S_ISREG(f->mode)) || f->dev == fs->shm_dev)
 		return -1;
 	fs->st.opens++;
-	fd = fcname_open(fs->names, f->dev, f->ino, f->generation, path, sizeof(path), &why);
+	/* A row named by a path already needs only the fd (readlink costs as much again). */
+	named = f->name_src == FC_NAME_PATH && (f->flags & FF_NAMED_AT_GEN);
+	fd = fcname_open(fs->names, f->dev, f->ino, f->generation, named ? NULL : path,
+			 sizeof(path), &why);
 	f->name_tries++;
 	if (fd < 0) {
+		log_debug("no handle for %s (ino %lu gen %08x): %s", f->name,
+			  (unsigned long)f->ino, f->generation, strerror(-fd));
 		f->flags |= FF_NO_HANDLE;
 		if (f->name_src == FC_NAME_NONE)
 			fc_file_set_name(f, NULL, FC_NAME_NONE, why);
@@ -267,6 +346,9 @@ static int row_fd(struct files *fs, struct fc_file *f, bool *opened)
 	}
 	fs->st.opened++;
 	*opened = true;
+	if (named)
+		return fd;
+	f->flags |= FF_NAMED_AT_GEN;
 	if (f->name_src == FC_NAME_NONE || f->name_src == FC_NAME_PATH) {
 		char buf[4096];
 		const char *p = strip_deleted(path, buf, sizeof(buf), &deleted);
@@ -466,7 +548,10 @@ void files_update_rows(struct engine *e, bool first)
 
 	if (fs->bpf)
 		mapped_by(e, false);
+	fs->st.mapped_ns = engine_now_ns() - t0;
 	proc_names(e, first);
+	tmpfs_names(fs);
+	fs->st.proc_ns = engine_now_ns() - t0 - fs->st.mapped_ns;
 	t.cap = fs->top ? fs->top : 0;
 	t.h = t.cap ? calloc(t.cap, sizeof(*t.h)) : NULL;
 	if (t.cap && !t.h)

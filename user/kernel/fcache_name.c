@@ -2,10 +2,12 @@
 /* Inodes opened by handle (fcache_name.h). */
 #include <errno.h>
 #include <stdbool.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "array.h"
@@ -210,6 +212,8 @@ int fcname_open(struct fcname *n, uint64_t dev, uint64_t ino, uint32_t gen, char
 		       : "open_by_handle_at failed";
 		return -e;
 	}
+	if (!path)
+		goto done;	/* the caller knows the name: only the fd is wanted */
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	k = readlink(link, path, len - 1);
 	if (k < 0) {
@@ -220,6 +224,75 @@ int fcname_open(struct fcname *n, uint64_t dev, uint64_t ino, uint32_t gen, char
 		return -e;
 	}
 	path[k] = 0;
+done:
 	n->opened++;
 	return fd;
+}
+
+struct tree {
+	uint64_t dev;
+	size_t left;
+	fcname_tree_fn fn;
+	void *ctx;
+};
+
+/* Depth first, on one filesystem (a mount below is another dev: skipped), no symlinks. */
+static int walk_dir(struct tree *t, int dfd, char *path, size_t len, size_t cap)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	int err = 0;
+
+	if (!d) {
+		close(dfd);
+		return 0;
+	}
+	while (!err && t->left && (de = readdir(d))) {
+		struct stat st;
+		size_t n = strlen(de->d_name);
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		t->left--;
+		if (len + 1 + n + 1 > cap ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || st.st_dev != t->dev)
+			continue;
+		path[len] = '/';
+		memcpy(path + len + 1, de->d_name, n + 1);
+		if (S_ISREG(st.st_mode)) {
+			err = t->fn(t->ctx, st.st_ino, path);
+		} else if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd(d), de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (sub >= 0)
+				err = walk_dir(t, sub, path, len + 1 + n, cap);
+		}
+		path[len] = 0;
+	}
+	closedir(d);
+	return err;
+}
+
+int fcname_walk_tree(struct fcname *n, uint64_t dev, size_t limit, fcname_tree_fn fn,
+		     void *ctx)
+{
+	struct mnt *m = find(n, dev);
+	struct tree t = { dev, limit, fn, ctx };
+	char path[4096];
+	size_t len;
+	int fd;
+
+	if (!m)
+		return -ENOENT;
+	len = strlen(m->dir);
+	if (len >= sizeof(path))
+		return -ENAMETOOLONG;
+	memcpy(path, m->dir, len + 1);
+	if (len == 1)
+		len = 0;	/* "/": children are "/x", not "//x" */
+	fd = open(m->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return walk_dir(&t, fd, path, len, sizeof(path));
 }

@@ -21,11 +21,20 @@ int fcname_reload(struct fcname *n);
 /* The filesystem type of dev's mounts ("ext4", "tmpfs"), or NULL when none is mounted
  * (pipefs, the internal shm mount of memfds and SysV segments, bdev). */
 const char *fcname_fstype(struct fcname *n, uint64_t dev);
-/* An fd (O_RDONLY, close it) and, into path, where it is now (" (deleted)" at the end if
- * unlinked).  -errno with *why naming the reason ("no mount of 0:45", "tmpfs: no handle",
+/* An fd (O_RDONLY, close it) and, into path (unless NULL), where it is now (" (deleted)"
+ * at the end if unlinked).  -errno with *why naming the reason ("no mount of 0:45", "tmpfs: no handle",
  * "ESTALE: the inode was freed") when it cannot. */
 int fcname_open(struct fcname *n, uint64_t dev, uint64_t ino, uint32_t gen, char *path,
 		size_t len, const char **why);
+/*
+ * tmpfs hashes an inode for open_by_handle_at only once name_to_handle_at was called on it
+ * (shmem_encode_fh): until then a handle gives ESTALE.  So tmpfs files are named by
+ * walking the mount's tree instead: fn(ctx, ino, path) for each regular file of dev's
+ * mount, at most `limit` entries visited.  0, -ENOENT (no mount), or fn's non-zero return.
+ */
+typedef int (*fcname_tree_fn)(void *ctx, uint64_t ino, const char *path);
+int fcname_walk_tree(struct fcname *n, uint64_t dev, size_t limit, fcname_tree_fn fn,
+		     void *ctx);
 /* Counters: opens tried, opened. */
 void fcname_counts(const struct fcname *n, uint64_t *tried, uint64_t *opened);
 

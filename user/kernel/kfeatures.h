@@ -73,6 +73,9 @@ struct features {
 	bool fentry;			/* an fentry program loads */
 	bool pagemap_scan;
 	bool procmap_query;		/* PROCMAP_QUERY ioctl on /proc/PID/maps (6.11+) */
+	bool cachestat;			/* cachestat(2) (6.5+) */
+	bool filemap_tp;		/* tp_btf filemap add/delete: per-file page cache counts */
+	bool fcache_walk;		/* the page cache walk can be driven (tp_btf/task_rename) */
 	bool btf_raw_syscalls;		/* tp_btf/sys_exit usable (a second choice for syscalls) */
 	bool uffd;			/* some way gives targets a userfaultfd */
 	uint64_t uffd_features;

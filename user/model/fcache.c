@@ -343,6 +343,56 @@ struct fc_file **fcache_sorted(struct fcache *t, enum fc_sort key, size_t *n)
 	return t->sorted;
 }
 
+/* Heap order: the smallest (last in sorted order) at the root. */
+static bool before(const struct fc_file *x, const struct fc_file *y)
+{
+	sort_key_ = FC_SORT_CACHED;
+	return cmp(&x, &y) < 0;
+}
+
+static void sift_down(struct fc_file **h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		struct fc_file *tmp;
+
+		if (l < n && before(h[m], h[l]))
+			m = l;
+		if (r < n && before(h[m], h[r]))
+			m = r;
+		if (m == i)
+			return;
+		tmp = h[i];
+		h[i] = h[m];
+		h[m] = tmp;
+		i = m;
+	}
+}
+
+size_t fcache_top_cached(const struct fcache *t, struct fc_file **out, size_t k)
+{
+	size_t i, n = 0;
+
+	for (i = 0; t && k && i < t->cap; i++) {
+		struct fc_file *f = t->slots[i];
+
+		if (!f || f == TOMB)
+			continue;
+		if (n < k) {
+			out[n++] = f;
+			if (n == k)
+				for (size_t j = k / 2 + 1; j-- > 0;)
+					sift_down(out, n, j);
+		} else if (before(f, out[0])) {
+			out[0] = f;
+			sift_down(out, n, 0);
+		}
+	}
+	sort_key_ = FC_SORT_CACHED;
+	qsort(out, n, sizeof(*out), cmp);
+	return n;
+}
+
 void fcache_totals(const struct fcache *t, struct fc_totals *out)
 {
 	size_t i;

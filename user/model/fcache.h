@@ -157,6 +157,9 @@ struct fc_file *fcache_find(const struct fcache *t, uint64_t dev, uint64_t ino);
 /* Every row sorted by key; the array belongs to the table (valid until the next call or
  * change).  NULL with *n == 0 when empty or t is NULL. */
 struct fc_file **fcache_sorted(struct fcache *t, enum fc_sort key, size_t *n);
+/* The k largest rows by cached pages into out[0..k) in fcache_sorted(FC_SORT_CACHED)'s
+ * order, in one pass (no sort of the whole table); returns how many (<= k). */
+size_t fcache_top_cached(const struct fcache *t, struct fc_file **out, size_t k);
 void fcache_totals(const struct fcache *t, struct fc_totals *out);
 const char *fc_kind_name(enum fc_kind k);	/* "regular", "tmpfs", "memfd", ... */
 /* Refresh generation: +1 each time the engine updated the table (a view redraws on change). */

@@ -103,17 +103,52 @@ static void put_stats(struct buf *b, const struct files_stats *s)
 	       ", \"full_walk_steps\": %" PRIu64 ", \"walk_ms\": %.2f, \"walk_steps\": %" PRIu64
 	       ", \"walk_cuts\": %" PRIu64 ", \"walk_errors\": %" PRIu64 ", \"opens\": %" PRIu64
 	       ", \"opened\": %" PRIu64 ", \"cachestats\": %" PRIu64 ", \"proc_scans\": %" PRIu64
-	       ", \"refresh_ms\": %.2f}", s->source ? s->source : "none",
+	       ", \"tree_walks\": %" PRIu64 ", \"refresh_ms\": %.2f, \"mapped_ms\": %.2f, \"proc_ms\": %.2f}",
+	       s->source ? s->source : "none",
 	       s->full_walk_ns / 1e6, s->full_walk_steps, s->walk_ns / 1e6, s->walk_steps,
 	       s->walk_cuts, s->walk_errors, s->opens, s->opened, s->cachestats, s->proc_scans,
-	       s->refresh_ns / 1e6);
+	       s->tree_walks, s->refresh_ns / 1e6, s->mapped_ns / 1e6, s->proc_ns / 1e6);
+}
+
+static void put_listed(struct buf *b, const struct fc_file *f, size_t *k,
+		       struct fc_pages *listed)
+{
+	put_file(b, f, *k > 0);
+	(*k)++;
+	listed->cached += f->pages.cached;
+	listed->dirty += f->pages.dirty;
+	listed->writeback += f->pages.writeback;
+	listed->evicted += f->pages.evicted;
+	listed->recently_evicted += f->pages.recently_evicted;
+}
+
+/* --file's rows are listed whatever their size. */
+struct watched_ctx {
+	struct buf *b;
+	struct fc_file **top;
+	size_t ntop, *k;
+	struct fc_pages *listed;
+};
+
+static int put_watched_beyond(struct fc_file *f, void *arg)
+{
+	struct watched_ctx *w = arg;
+	size_t i;
+
+	if (!f->watched)
+		return 0;
+	for (i = 0; i < w->ntop; i++)
+		if (w->top[i] == f)
+			return 0;
+	put_listed(w->b, f, w->k, w->listed);
+	return 0;
 }
 
 int json_files_text(struct engine *e, uint32_t top, bool whole_system, char **out)
 {
 	struct fcache *t = engine_fcache(e);
 	struct buf b = { 0 };
-	struct fc_pages om = { 0 };
+	struct fc_pages om = { 0 }, listed = { 0 };
 	uint64_t omitted = 0;
 	size_t n = 0, i, k = 0;
 	struct fc_file **v;
@@ -125,26 +160,39 @@ int json_files_text(struct engine *e, uint32_t top, bool whole_system, char **ou
 		*out = b.p;
 		return b.oom ? -ENOMEM : 0;
 	}
-	v = fcache_sorted(t, FC_SORT_CACHED, &n);
+	/* The top N in one pass; the whole table is sorted only when all of it is listed. */
+	if (!whole_system) {
+		v = NULL;	/* only the watched rows, below */
+	} else if (!top) {
+		v = fcache_sorted(t, FC_SORT_CACHED, &n);
+	} else {
+		v = malloc(top * sizeof(*v));
+		n = v ? fcache_top_cached(t, v, top) : 0;
+		if (!v)
+			b.oom = true;
+	}
 	jb_put(&b, "%s\"files\": [", b.len ? ", " : "");
-	for (i = 0; i < n; i++) {
-		const struct fc_file *f = v[i];
+	for (i = 0; i < n; i++)
+		put_listed(&b, v[i], &k, &listed);
+	if (!whole_system || top) {
+		struct watched_ctx w = { &b, v, n, &k, &listed };
 
-		if (f->watched || (whole_system && (!top || k < top))) {
-			put_file(&b, f, k > 0);
-			k++;
-			continue;
-		}
-		if (!whole_system)
-			continue;
-		omitted++;
-		om.cached += f->pages.cached;
-		om.dirty += f->pages.dirty;
-		om.writeback += f->pages.writeback;
-		om.evicted += f->pages.evicted;
-		om.recently_evicted += f->pages.recently_evicted;
+		fcache_each(t, put_watched_beyond, &w);
+		if (whole_system)
+			free(v);
 	}
 	jb_put(&b, "]");
+	if (whole_system) {
+		struct fc_totals tot;
+
+		fcache_totals(t, &tot);
+		omitted = tot.files - k;
+		om.cached = tot.pages.cached - listed.cached;
+		om.dirty = tot.pages.dirty - listed.dirty;
+		om.writeback = tot.pages.writeback - listed.writeback;
+		om.evicted = tot.pages.evicted - listed.evicted;
+		om.recently_evicted = tot.pages.recently_evicted - listed.recently_evicted;
+	}
 	if (whole_system) {
 		jb_put(&b, ", \"files_omitted\": {\"files\": %" PRIu64 ", \"pages\": ", omitted);
 		put_pages(&b, &om);

@@ -50,6 +50,14 @@ struct metrics_proc {
 	size_t ntop;
 };
 
+/* One of the --metrics-files largest cached files. */
+struct metrics_file {
+	char *path;
+	char dev[24];			/* "major:minor" */
+	uint64_t ino;
+	uint64_t cached, dirty;		/* pages */
+};
+
 struct metrics_snap {
 	const char *mode;		/* engine_mode_name(): static */
 	const char *version;
@@ -66,6 +74,12 @@ struct metrics_snap {
 	uint64_t exact_touches;		/* first touches seen so far */
 	struct metrics_proc *procs;
 	size_t nprocs;
+	struct mem_summary mem;		/* the machine's memory (bytes) */
+	bool have_files;		/* the file table is kept (not --no-files) */
+	uint64_t files;			/* files with cached pages */
+	uint64_t files_omitted;		/* beyond opts.files */
+	struct metrics_file *top_files;	/* the largest by cached pages, largest first */
+	size_t ntop_files;
 };
 
 /* Copies the model; the caller holds the engine lock.  0 or -ENOMEM. */
