@@ -228,3 +228,27 @@ def test_file_mapped_by_a_watched_process_same_counts_in_both_views(screen, shap
     finally:
         p.stdin.close()
         p.wait(timeout=GUARD_S)
+
+
+def test_file_option_opens_its_heatmap_and_heat_shows_evictions(screen, shaped):
+    path, truth = shaped(32, lambda i: True)
+    scr = screen()
+    scr.start(["--file", path, "-i", "200"])
+    scr.wait(lambda s: f"file {path}" in s and cells(s, 0, 32) == FULL * 32, "its heatmap")
+    # The heat layer: cached and quiet is '-'; evict the second half (one 16-page block).
+    scr.keys("t")
+    scr.wait(lambda s: "layer adds/evictions" in s and cells(s, 0, 32) == "-" * 32,
+             "the quiet heat layer")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 16 * PAGE, 16 * PAGE, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    assert mincore(path) == [True] * 16 + [False] * 16
+    # 'e': evicted recently (the glyph without half blocks); it fades in about 16 s.
+    s = scr.wait(lambda s: cells(s, 0, 32) == "-" * 16 + "e" * 16, "the evictions")
+    assert re.search(r"cached 64K 50%", s), s
+    scr.keys("t")
+    scr.wait(lambda s: cells(s, 0, 32) == FULL * 16 + NONE * 16, "the cache layer again")
+    scr.keys("q")
+    assert_clean_exit(scr)
