@@ -80,6 +80,8 @@ struct files {
 	size_t nmatch, match_cap;
 	struct ftree ft;		/* the tree view's directories */
 	struct ft_line *lines;		/* shown */
+	struct fl_key *keys;		/* the flat list's sort */
+	size_t keys_cap;
 	size_t nlines, lines_cap;
 	/* Totals over the filtered files. */
 	struct ft_vals total;
@@ -116,6 +118,7 @@ void files_free(struct files *f)
 	free(f->pids);
 	free(f->match);
 	free(f->lines);
+	free(f->keys);
 	ftree_free(&f->ft);
 	free(f);
 }
@@ -184,65 +187,70 @@ static double pct(const struct ft_vals *v)
 	return v->size ? 100.0 * v->cached * 4096 / (double)v->size : 0;
 }
 
-static int cmp_lines(const struct files *f, const struct ft_line *a, const struct ft_line *b)
+/* What a column sorts by (PATH: nothing, the names decide). */
+static double sort_value(enum fl_col col, const struct ft_vals *v)
 {
-	struct ft_vals x = line_vals(f, a), y = line_vals(f, b);
-	char la[512], lb[512];
-	int c = 0;
-
-	switch (f->sort) {
+	switch (col) {
 	case FL_CACHED:
-		c = cmp_num(x.cached, y.cached);
-		break;
+		return v->cached;
 	case FL_PCT:
-		c = cmp_num(pct(&x), pct(&y));
-		break;
+		return pct(v);
 	case FL_DIRTY:
-		c = cmp_num(x.dirty, y.dirty);
-		break;
+		return v->dirty;
 	case FL_WB:
-		c = cmp_num(x.wb, y.wb);
-		break;
+		return v->wb;
 	case FL_ADDS:
-		c = cmp_num(x.adds, y.adds);
-		break;
+		return v->adds;
 	case FL_EVICTS:
-		c = cmp_num(x.evicts, y.evicts);
-		break;
+		return v->evicts;
 	case FL_EVICTED:
-		c = cmp_num(x.evicted, y.evicted);
-		break;
+		return v->evicted;
 	case FL_SIZE:
-		c = cmp_num(x.size, y.size);
-		break;
+		return v->size;
 	case FL_MAPPED:
-		c = cmp_num(x.npids, y.npids);
-		break;
+		return v->npids;
 	default:
-		break;
+		return 0;
 	}
-	if (f->desc)
-		c = -c;
-	if (!c) {			/* ties, and the path column: by name */
-		if (f->tree) {
-			ftree_label(&f->ft, &f->snap, a, la, sizeof(la));
-			ftree_label(&f->ft, &f->snap, b, lb, sizeof(lb));
-			c = strcmp(la, lb);
-		} else {
-			c = strcmp(uf_name(&f->snap, &f->snap.v[a->idx]),
-				   uf_name(&f->snap, &f->snap.v[b->idx]));
-		}
+}
+
+/* By the sort value (biggest first when desc), ties and the path column by name. */
+static int cmp_key(const struct files *f, double x, double y, const char *na, const char *nb)
+{
+	int c = f->desc ? cmp_num(y, x) : cmp_num(x, y);
+
+	if (!c) {
+		c = strcmp(na, nb);
 		if (f->sort == FL_PATH && f->desc)
 			c = -c;
 	}
 	return c;
 }
 
+/* The tree's siblings. */
+static int cmp_lines(const struct files *f, const struct ft_line *a, const struct ft_line *b)
+{
+	struct ft_vals x = line_vals(f, a), y = line_vals(f, b);
+
+	return cmp_key(f, sort_value(f->sort, &x), sort_value(f->sort, &y),
+		       ftree_name(&f->ft, &f->snap, a), ftree_name(&f->ft, &f->snap, b));
+}
+
 static struct files *sort_files;	/* qsort has no context argument; UI thread only */
 
-static int qcmp_lines(const void *a, const void *b)
+/* The flat list sorts keys made once per file, not the files' rows (a third of the time
+ * with 30,000 files). */
+struct fl_key {
+	double v;
+	const char *name;
+	size_t idx;
+};
+
+static int qcmp_keys(const void *pa, const void *pb)
 {
-	return cmp_lines(sort_files, a, b);
+	const struct fl_key *a = pa, *b = pb;
+
+	return cmp_key(sort_files, a->v, b->v, a->name, b->name);
 }
 
 static int tree_cmp(const struct ft_line *a, const struct ft_line *b, void *ctx)
@@ -291,8 +299,22 @@ static void arrange(struct ui *ui)
 		f->lines[i] = (struct ft_line){ .idx = f->match[i] };
 	f->nlines = f->nmatch;
 	f->tree = false;	/* flat, or the tree failed (no memory): flat */
+	if (f->nlines > f->keys_cap) {
+		if (array_resize(f->keys, f->nlines))
+			return;		/* unsorted this time */
+		f->keys_cap = f->nlines;
+	}
+	for (i = 0; i < f->nlines; i++) {
+		const struct uf_file *u = &f->snap.v[f->lines[i].idx];
+		struct ft_vals v = ft_file_vals(u);
+
+		f->keys[i] = (struct fl_key){ sort_value(f->sort, &v), uf_name(&f->snap, u),
+					      f->lines[i].idx };
+	}
 	sort_files = f;
-	qsort(f->lines, f->nlines, sizeof(*f->lines), qcmp_lines);
+	qsort(f->keys, f->nlines, sizeof(*f->keys), qcmp_keys);
+	for (i = 0; i < f->nlines; i++)
+		f->lines[i].idx = f->keys[i].idx;
 }
 
 static bool is_selected(const struct files *f, const struct ft_line *ln)

@@ -118,8 +118,7 @@ static const char *dir_path(const struct ftree *t, const struct ft_dir *d)
 	return t->dnames + d->path;
 }
 
-void ftree_label(const struct ftree *t, const struct uf_snap *s, const struct ft_line *ln,
-		 char *buf, size_t len)
+const char *ftree_name(const struct ftree *t, const struct uf_snap *s, const struct ft_line *ln)
 {
 	if (ln->dir) {
 		const struct ft_dir *d = &t->dirs[ln->idx];
@@ -132,13 +131,22 @@ void ftree_label(const struct ftree *t, const struct uf_snap *s, const struct ft
 			if (*p == '/')
 				p++;
 		}
-		snprintf(buf, len, "%s%s", p, p[0] == '[' || p[strlen(p) - 1] == '/' ? "" : "/");
+		return p;
 	} else {
 		const char *name = uf_name(s, &s->v[ln->idx]);
 		const char *slash = strrchr(name, '/');
 
-		snprintf(buf, len, "%s", name[0] == '/' && slash && slash[1] ? slash + 1 : name);
+		return name[0] == '/' && slash && slash[1] ? slash + 1 : name;
 	}
+}
+
+void ftree_label(const struct ftree *t, const struct uf_snap *s, const struct ft_line *ln,
+		 char *buf, size_t len)
+{
+	const char *p = ftree_name(t, s, ln);
+
+	snprintf(buf, len, "%s%s", p, !ln->dir || p[0] == '[' || p[strlen(p) - 1] == '/' ? "" :
+		 "/");
 }
 
 bool ftree_folded(const struct ftree *t, size_t dir)

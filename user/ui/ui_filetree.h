@@ -72,8 +72,10 @@ static inline const char *ftree_path(const struct ftree *t, size_t dir)
 {
 	return t->dnames + t->dirs[dir].path;
 }
-/* A line's label: a directory relative to the one above it, with a slash; a file by its
- * base name. */
+/* A line's name in the tree (a pointer into the tree or the snapshot): a directory relative
+ * to the one above it, a file by its base name. */
+const char *ftree_name(const struct ftree *t, const struct uf_snap *s, const struct ft_line *ln);
+/* ftree_name with a slash after a directory's: what the tree view draws. */
 void ftree_label(const struct ftree *t, const struct uf_snap *s, const struct ft_line *ln,
 		 char *buf, size_t len);
 bool ftree_folded(const struct ftree *t, size_t dir);
