@@ -252,3 +252,28 @@ def test_file_option_opens_its_heatmap_and_heat_shows_evictions(screen, shaped):
     scr.wait(lambda s: cells(s, 0, 32) == FULL * 16 + NONE * 16, "the cache layer again")
     scr.keys("q")
     assert_clean_exit(scr)
+
+
+def test_help_on_the_files_side_at_80x24(screen, shaped):
+    """The help screen of the Files side lists every Files and File heatmap binding from the
+    key table, and a legend cut by a short terminal stays inside it (ASan would abort)."""
+    from test_docs import key_table
+    from test_ui import help_shows
+    rows = key_table()
+    path, _ = shaped(8, lambda i: True)
+    scr = screen(width=80, height=24)
+    scr.start(["--file", path, "-i", "200"])
+    scr.wait_for(f"file {path}")
+    for back in ("File heatmap", "Files"):
+        scr.keys("h")
+        s = scr.wait_for("any key returns")
+        for view in ("Files", "File heatmap", "Anywhere"):
+            assert not help_shows(s, rows, view), (view, help_shows(s, rows, view), s)
+        assert "Process list" not in s
+        scr.keys("x")
+        scr.wait(lambda s: "any key returns" not in s, "the help screen to close")
+        if back == "File heatmap":
+            scr.keys("Escape")
+            scr.wait_for("page cache")
+    scr.keys("q")
+    assert_clean_exit(scr)

@@ -312,7 +312,8 @@ static void arrange(struct ui *ui)
 					      f->lines[i].idx };
 	}
 	sort_files = f;
-	qsort(f->keys, f->nlines, sizeof(*f->keys), qcmp_keys);
+	if (f->nlines)
+		qsort(f->keys, f->nlines, sizeof(*f->keys), qcmp_keys);
 	for (i = 0; i < f->nlines; i++)
 		f->lines[i].idx = f->keys[i].idx;
 }
@@ -736,7 +737,7 @@ static const struct ui_key files_keys[] = {
 	{ { KEY_UP, KEY_DOWN, KEY_PPAGE, KEY_NPAGE }, "Up Dn PgUp PgDn", "select", NULL, NULL,
 	  fl_move },
 	{ { KEY_HOME, KEY_END }, "Home End", "first / last", NULL, NULL, fl_move },
-	{ { '\n', '\r', KEY_ENTER }, "Enter", "file heatmap / fold dir", "Enter", "Heatmap",
+	{ { '\n', '\r', KEY_ENTER }, "Enter", "file heatmap, dir fold", "Enter", "Heatmap",
 	  fl_open },
 	{ { '\t', KEY_BTAB }, "Tab Shift-Tab", "the process list", "Tab", "Procs", fl_procs },
 	{ { '/', KEY_F(3), KEY_F(4) }, "/ F3 F4", "filter by path", "/", "Filter", fl_filter },
@@ -748,7 +749,7 @@ static const struct ui_key files_keys[] = {
 	{ { 'A', 'E' }, "A E", "sort: adds/s evict/s", NULL, NULL, fl_sort_by },
 	{ { 'S', 'R', 'N' }, "S R N", "sort: size cache% path", NULL, NULL, fl_sort_by },
 	{ { 'I' }, "I", "invert the order", "I", "Invert", fl_invert },
-	{ { '-', '+' }, "- +", "fold / unfold directory", NULL, NULL, fl_fold },
+	{ { '-', '+' }, "- +", "fold / unfold dir", NULL, NULL, fl_fold },
 	{ { '*' }, "*", "unfold all / fold all", NULL, NULL, fl_fold },
 	{ { KEY_MOUSE }, "wheel", "scroll", NULL, NULL, fl_move },
 };

@@ -43,7 +43,8 @@ static void keys_line(struct ui *ui, int row, const struct ui_keymap *km)
 /* "X name  " with X drawn exactly as the map draws it; returns the next column. */
 static int swatch(struct ui *ui, int row, int col, uint8_t paint, const char *name)
 {
-	if (col >= ui->cols)
+	/* A short terminal cuts the legend (the key tables come first). */
+	if (col >= ui->cols || row >= ui->rows || col < 0)
 		return col;
 	*canvas_at(&ui->canvas, row, col) = theme_swatch(&ui->theme, paint);
 	return col + 2 + canvas_printf(&ui->canvas, row, col + 2, ui->cols - col - 2,
