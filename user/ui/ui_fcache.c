@@ -150,7 +150,13 @@ bool uf_pages_update(struct ui *ui, struct uf_pages *p, struct pageset **old_cac
 	if (old_cached)
 		*old_cached = NULL;
 	p->found = f != NULL;
-	if (!f || fcache_generation(t) == p->gen)
+	if (!f) {
+		/* Not (or no longer) cached: said once the table has been read. */
+		p->gen = t ? fcache_generation(t) : 0;
+		p->cached = p->dirty = p->wb = 0;
+		return false;
+	}
+	if (fcache_generation(t) == p->gen)
 		return false;
 	p->gen = fcache_generation(t);
 	snprintf(p->name, sizeof(p->name), "%s", f->name);
@@ -191,31 +197,4 @@ void uf_pages_free(struct uf_pages *p)
 	pageset_free(p->wb_set);
 	p->cached_set = p->dirty_set = p->wb_set = NULL;
 	p->have_sets = false;
-}
-
-struct find_name {
-	const char *path;
-	const struct fc_file *hit;
-};
-
-static int match_name(struct fc_file *f, void *arg)
-{
-	struct find_name *fn = arg;
-
-	if (strcmp(f->name, fn->path))
-		return 0;
-	fn->hit = f;
-	return 1;
-}
-
-bool uf_find_name(struct ui *ui, const char *path, uint64_t *dev, uint64_t *ino)
-{
-	struct fcache *t = table(ui);
-	struct find_name fn = { .path = path };
-
-	if (!t || !fcache_each(t, match_name, &fn))
-		return false;
-	*dev = fn.hit->dev;
-	*ino = fn.hit->ino;
-	return true;
 }

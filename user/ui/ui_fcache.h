@@ -91,8 +91,5 @@ int uf_want_pages(struct ui *ui, uint64_t dev, uint64_t ino, bool on);
  * evictions apart; old_cached may be NULL. */
 bool uf_pages_update(struct ui *ui, struct uf_pages *p, struct pageset **old_cached);
 void uf_pages_free(struct uf_pages *p);
-/* Under the lock: the (dev, ino) of the table's file named path (as --file gave it, or its
- * best name); false if none. */
-bool uf_find_name(struct ui *ui, const char *path, uint64_t *dev, uint64_t *ino);
 
 #endif
