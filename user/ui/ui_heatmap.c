@@ -934,6 +934,9 @@ static void draw_readout(struct ui *ui, int row)
 		return;
 	}
 	len = cells_fit_line(ui, RO_CUTS, buf, sizeof(buf), readout_text);
+	/* A file mapping: its key, where it fits without cutting anything above. */
+	if (ro->file && canvas_text_width(buf) + 20 <= ui->cols && len < sizeof(buf))
+		len += snprintf(buf + len, sizeof(buf) - len, " (Enter: the file)");
 	if (ro->touch[0] && len < sizeof(buf))
 		snprintf(buf + len, sizeof(buf) - len, "%s%s", ui->theme.utf8 ? " \u00b7 " : " - ",
 			 ro->touch);
