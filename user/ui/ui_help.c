@@ -51,6 +51,29 @@ static int swatch(struct ui *ui, int row, int col, uint8_t paint, const char *na
 				       ui->theme.style[ST_NORMAL], "%s   ", name);
 }
 
+/* The gradient of shares, none to all, on one row. */
+static void gradient(struct ui *ui, int row, const char *none, const char *all)
+{
+	int col = swatch(ui, row, 1, P_NONRES, none);
+
+	col = swatch(ui, row, col, P_RES1, "<1/3");
+	col = swatch(ui, row, col, P_RES2, "<2/3");
+	col = swatch(ui, row, col, P_RES3, "<all");
+	swatch(ui, row, col, P_RES4, all);
+}
+
+/* The heat layer's row: quiet, then the four levels side by side, then what they mean;
+ * returns the next column. */
+static int heat_scale(struct ui *ui, int row, const char *quiet, const char *hot)
+{
+	int col = swatch(ui, row, 1, P_COLD, quiet);
+
+	col = swatch(ui, row, col, P_HEAT1, "");
+	col = swatch(ui, row, col - 3, P_HEAT2, "");
+	col = swatch(ui, row, col - 3, P_HEAT3, "");
+	return swatch(ui, row, col - 3, P_HEAT4, hot);
+}
+
 /* The Files side's legend: the file heatmap's cells. */
 static void files_legend(struct ui *ui, int row)
 {
@@ -59,22 +82,14 @@ static void files_legend(struct ui *ui, int row)
 	canvas_printf(&ui->canvas, row++, 0, ui->cols, ui->theme.style[ST_LABEL],
 		      "Legend (%s): a cell is `zoom` pages of the file, in file order%s",
 		      ui->theme.name, ui->theme.halfblock ? ", a character two cells" : "");
-	col = swatch(ui, row, 1, P_NONRES, "not cached");
-	col = swatch(ui, row, col, P_RES1, "<1/3");
-	col = swatch(ui, row, col, P_RES2, "<2/3");
-	col = swatch(ui, row, col, P_RES3, "<all");
-	swatch(ui, row++, col, P_RES4, "all pages cached");
+	gradient(ui, row++, "not cached", "all pages cached");
 	col = swatch(ui, row, 1, P_DIRTY, "dirty (some)");
 	swatch(ui, row++, col, P_WB, "under writeback (some)");
-	col = swatch(ui, row, 1, P_COLD, "heat layer: cached, quiet");
-	col = swatch(ui, row, col, P_HEAT1, "");
-	col = swatch(ui, row, col - 3, P_HEAT2, "");
-	col = swatch(ui, row, col - 3, P_HEAT3, "");
-	col = swatch(ui, row, col - 3, P_HEAT4, "added recently");
+	col = heat_scale(ui, row, "heat layer: cached, quiet", "added recently");
 	swatch(ui, row++, col, P_EVICT, "evicted recently");
 	canvas_text(&ui->canvas, row + 1, 0, ui->cols, ui->theme.style[ST_DIM],
-		    "Files: CACHED DIRTY WB in pages' size, ADDS/s EVICT/s pages per second, "
-		    "MAPPED-BY watched processes.");
+		    "Files: CACHED DIRTY WB as sizes, ADDS/s EVICT/s in pages per second, "
+		    "MAPPED-BY the watched processes mapping it.");
 }
 
 void help_draw(struct ui *ui)
@@ -99,19 +114,11 @@ void help_draw(struct ui *ui)
 	canvas_printf(&ui->canvas, row++, 0, ui->cols, ui->theme.style[ST_LABEL],
 		      "Legend (%s): a cell is `zoom` pages%s", ui->theme.name,
 		      ui->theme.halfblock ? ", a character two cells (top, bottom)" : "");
-	col = swatch(ui, row, 1, P_NONRES, "not resident");
-	col = swatch(ui, row, col, P_RES1, "<1/3");
-	col = swatch(ui, row, col, P_RES2, "<2/3");
-	col = swatch(ui, row, col, P_RES3, "<all");
-	swatch(ui, row++, col, P_RES4, "all pages resident");
+	gradient(ui, row++, "not resident", "all pages resident");
 	col = swatch(ui, row, 1, P_SWAP, "swapped");
 	col = swatch(ui, row, col, P_UNTR, "untracked (not in pagemap)");
 	swatch(ui, row++, col, P_MIXED, "mixed states");
-	col = swatch(ui, row, 1, P_COLD, "heat layer: resident, cold");
-	col = swatch(ui, row, col, P_HEAT1, "");
-	col = swatch(ui, row, col - 3, P_HEAT2, "");
-	col = swatch(ui, row, col - 3, P_HEAT3, "");
-	swatch(ui, row++, col - 3, P_HEAT4, "faulted recently (half-life 2 s)");
+	heat_scale(ui, row++, "heat layer: resident, cold", "faulted recently (half-life 2 s)");
 	if (ui->theme.halfblock)
 		col = swatch(ui, row, 1, P_CURSOR, "the cursor cell (read out above the footer)");
 	else
