@@ -64,7 +64,7 @@ DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
               procps util-linux mount libmicrohttpd-dev prometheus libzstd-dev libdw-dev
 # What only the benchmarks run beside mevitop (a real server and its load tool, the
 # in-kernel floor, perf's page-fault sampling): installed by `make bench`, not `make test`.
-BENCH_PKGS := redis-server redis-tools bpftrace linux-perf
+BENCH_PKGS := redis-server redis-tools bpftrace linux-perf vmtouch
 # What only the tests run (the UI tests drive a real headless browser: ~113 MB to download,
 # ~350 MiB installed; the exact-mode tests watch Debian's memcached as its own user):
 # installed by `make test` and `make stress`, not by `make run`.
@@ -156,6 +156,8 @@ test_rec_fuzz_LIBS := -lzstd -lz -lbpf -ldw -lelf -lroaring -lm -lpthread
 test_seccomp_bpf_LINK := exact lib
 test_seccomp_guard_LINK := exact kernel model lib
 test_seccomp_guard_LIBS := -lroaring -lm -lpthread
+test_fcache_LINK   := kernel model lib
+test_fcache_LIBS   := -lroaring -lm
 
 folder_archives = $(addsuffix .a,$(addprefix $(BUILD)/folders/,$(or $($(1)_LINK),top $(ALL_FOLDERS))))
 test_libs = $(if $($(1)_LINK),$($(1)_LIBS),$(LIBS))

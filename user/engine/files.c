@@ -79,7 +79,6 @@ static void summary_from(struct mem_summary *s, const struct meminfo *mi)
 static void summary_refresh(struct engine *e)
 {
 	struct meminfo mi;
-	struct fc_totals t;
 	uint64_t anon = 0;
 	size_t i;
 
@@ -91,8 +90,7 @@ static void summary_refresh(struct engine *e)
 		for (struct proc *p = e->buckets[i]; p; p = p->hnext)
 			if (!p->exited && p->ready)
 				anon += anon_resident(p);
-	fcache_totals(e->fc, &t);
-	e->mem.accounted = (anon + t.pages.cached) * PAGE_SIZE_4K;
+	e->mem.accounted = (anon + (e->files ? e->files->cached_total : 0)) * PAGE_SIZE_4K;
 }
 
 /* --- rows from the kernel --- */
@@ -112,6 +110,52 @@ static enum fc_kind kind_of(struct files *fs, const struct fc_file *f)
 	return FC_REGULAR;
 }
 
+/* --- the bookkeeping lists (files.h) --- */
+
+int fkeys_add(struct fkeys *k, const struct fc_file *f)
+{
+	if (array_reserve(k->v, k->n, k->cap, 64))
+		return -ENOMEM;
+	k->v[k->n].dev = f->dev;
+	k->v[k->n++].ino = f->ino;
+	return 0;
+}
+
+void fkeys_free(struct fkeys *k)
+{
+	free(k->v);
+	k->v = NULL;
+	k->n = k->cap = 0;
+}
+
+void files_touch(struct files *fs, struct fc_file *f)
+{
+	if (f->flags & FF_CHANGED)
+		return;
+	f->flags |= FF_CHANGED;
+	fkeys_add(&fs->touched, f);
+}
+
+void files_set_cached(struct files *fs, struct fc_file *f, uint64_t pages)
+{
+	fs->cached_total += pages - f->pages.cached;	/* modulo 2^64: a decrease too */
+	f->pages.cached = pages;
+	files_touch(fs, f);
+}
+
+struct fc_file *files_row(struct files *fs, uint64_t dev, uint64_t ino)
+{
+	struct fc_file *f = fcache_get(fs->fc, dev, ino);
+
+	if (f && !(f->flags & FF_QUEUED) && f->name_src == FC_NAME_NONE && !f->name_tries) {
+		f->flags |= FF_QUEUED;
+		fkeys_add(&fs->unnamed, f);
+		fc_file_set_name(f, NULL, FC_NAME_NONE, "not named yet (the largest files are "
+				 "named first, the rest over the next refreshes)");
+	}
+	return f;
+}
+
 static int on_rec(void *ctx, const struct fc_rec *r)
 {
 	struct files *fs = ctx;
@@ -126,7 +170,7 @@ static int on_rec(void *ctx, const struct fc_rec *r)
 		fs->st.walk_cuts++;
 		return 0;
 	}
-	f = fcache_get(fs->fc, dev, r->ino);
+	f = files_row(fs, dev, r->ino);
 	if (!f)
 		return -ENOMEM;
 	if (f->kaddr && f->kaddr != r->inode) {
@@ -135,21 +179,25 @@ static int on_rec(void *ctx, const struct fc_rec *r)
 		f->flags &= ~(FF_DELETED | FF_STAT | FF_NO_HANDLE | FF_NAMED_AT_GEN | FF_BY_PATH |
 			      FF_TREE_TRIED);
 		fc_file_set_name(f, NULL, FC_NAME_NONE, NULL);
+		f = files_row(fs, dev, r->ino);		/* queued for its name again */
 	}
-	if (fs->walk_shmem_only && f->seen_gen && f->pages.cached != r->nrpages) {
-		/* shmem changes are seen only as differences between two walks. */
-		if (r->nrpages > f->pages.cached)
-			f->win_adds += r->nrpages - f->pages.cached;
-		else
-			f->win_dels += f->pages.cached - r->nrpages;
-		f->flags |= FF_CHANGED;
+	if (fs->walk_shmem_only) {
+		fkeys_add(&fs->shm_now, f);
+		if (f->seen_gen && f->pages.cached != r->nrpages) {
+			/* shmem changes are seen only as differences between two walks. */
+			if (r->nrpages > f->pages.cached)
+				f->win_adds += r->nrpages - f->pages.cached;
+			else
+				f->win_dels += f->pages.cached - r->nrpages;
+		}
 	}
 	f->kaddr = r->inode;
 	f->sb_magic = fs->cur_magic;
 	f->generation = r->gen;
 	f->mode = r->mode;
 	f->size = r->size;
-	f->pages.cached = r->nrpages;
+	if (f->pages.cached != r->nrpages || !f->seen_gen)
+		files_set_cached(fs, f, r->nrpages);
 	if (!r->nlink && f->sb_magic != BDEVFS_MAGIC_ && dev != fs->shm_dev)
 		f->flags |= FF_DELETED;
 	f->kind = kind_of(fs, f);
@@ -163,74 +211,81 @@ static int on_rec(void *ctx, const struct fc_rec *r)
 static void on_delta(void *ctx, const struct fc_key *k, const struct fc_delta *d)
 {
 	struct files *fs = ctx;
-	struct fc_file *f = fcache_get(fs->fc, fcbpf_dev(k->dev), k->ino);
+	struct fc_file *f = files_row(fs, fcbpf_dev(k->dev), k->ino);
 
 	if (!f)
 		return;
 	f->win_adds += d->adds;
 	f->win_dels += d->dels;
-	f->pages.cached = d->nrpages;
+	files_set_cached(fs, f, d->nrpages);
 	f->size = d->size;
 	f->generation = d->gen;
 	f->mode = d->mode;
-	f->flags |= FF_CHANGED;
 	f->seen_gen = fs->gen;
 	if (!f->sb_magic)
 		f->kind = S_ISREG(d->mode) ? FC_REGULAR : FC_OTHER;
 }
 
-/* Rows of shmem superblocks the re-walk did not see have no pages left (or no inode). */
-static int drop_unseen_shmem(struct fc_file *f, void *arg)
+/* Rows of shmem superblocks the last re-walk saw and this one did not have no pages left
+ * (or no inode); then this walk's rows are the next one's to compare with. */
+static void drop_unseen_shmem(struct files *fs)
 {
-	struct files *fs = arg;
+	struct fkeys tmp;
+	size_t i;
 
-	if (f->sb_magic == TMPFS_MAGIC_ && f->seen_gen != fs->gen && f->pages.cached) {
-		f->win_dels += f->pages.cached;
-		f->pages.cached = 0;
+	for (i = 0; i < fs->shm_prev.n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, fs->shm_prev.v[i].dev, fs->shm_prev.v[i].ino);
+
+		if (f && f->sb_magic == TMPFS_MAGIC_ && f->seen_gen != fs->gen && f->pages.cached) {
+			f->win_dels += f->pages.cached;
+			files_set_cached(fs, f, 0);
+		}
 	}
-	return 0;
+	tmp = fs->shm_prev;
+	fs->shm_prev = fs->shm_now;
+	fs->shm_now = tmp;
+	fs->shm_now.n = 0;
 }
 
-/* --- one refresh --- */
+/* --- the end of a refresh: rates, emptied rows, only for rows that changed --- */
 
-struct empty_list {
-	struct fc_file **v;
-	size_t n, cap;
-};
-
-static int collect_empty(struct fc_file *f, void *arg)
+static bool rate(struct fc_file *f, double dt)
 {
-	struct empty_list *l = arg;
-
-	if (f->pages.cached || f->watched)
-		return 0;
-	if (array_reserve(l->v, l->n, l->cap, 64))
-		return -ENOMEM;
-	l->v[l->n++] = f;
-	return 0;
-}
-
-static int rates(struct fc_file *f, void *arg)
-{
-	double dt = *(double *)arg;
-
 	f->adds += f->win_adds;
 	f->evictions += f->win_dels;
 	f->adds_per_sec = dt > 0 ? f->win_adds / dt : 0;
 	f->evictions_per_sec = dt > 0 ? f->win_dels / dt : 0;
 	f->win_adds = f->win_dels = 0;
-	return 0;
+	return f->adds_per_sec > 0 || f->evictions_per_sec > 0;
 }
 
-static void drop_empty(struct files *fs)
+static void finish(struct files *fs, double dt)
 {
-	struct empty_list l = { 0 };
+	struct fkeys rated = { 0 };
 	size_t i;
 
-	if (fcache_each(fs->fc, collect_empty, &l) == 0)
-		for (i = 0; i < l.n; i++)
-			fcache_remove(fs->fc, l.v[i]);
-	free(l.v);
+	/* Last tick's moving rows that did not change this time: their rates fall to 0. */
+	for (i = 0; i < fs->rated.n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, fs->rated.v[i].dev, fs->rated.v[i].ino);
+
+		if (f && !(f->flags & FF_CHANGED))
+			rate(f, dt);
+	}
+	for (i = 0; i < fs->touched.n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, fs->touched.v[i].dev, fs->touched.v[i].ino);
+
+		if (!f || !(f->flags & FF_CHANGED))
+			continue;	/* gone, or a key listed twice */
+		f->flags &= ~FF_CHANGED;
+		if (rate(f, dt))
+			fkeys_add(&rated, f);
+		if (!f->pages.cached && !f->watched)
+			fcache_remove(fs->fc, f);
+	}
+	fs->touched.n = 0;
+	fkeys_free(&fs->rated);
+	fs->rated = rated;
+	fcache_bump(fs->fc);
 }
 
 static int walk(struct engine *e, int mode)
@@ -265,18 +320,17 @@ void engine_files_refresh(struct engine *e)
 	dt = (now - fs->last_ns) / 1e9;
 	fs->last_ns = now;
 	fs->gen++;
+	fs->ticks++;
 	if (fs->bpf) {
 		fcbpf_take(fs->bpf, on_delta, fs);
 		if (walk(e, FC_WALK_SHMEM))
 			fs->st.walk_errors++;
-		fcache_each(fs->fc, drop_unseen_shmem, fs);
+		drop_unseen_shmem(fs);
 	} else {
 		files_proc_rows(e);
 	}
 	files_update_rows(e, false);
-	fcache_each(fs->fc, rates, &dt);
-	drop_empty(fs);
-	fcache_bump(fs->fc);
+	finish(fs, dt);
 	summary_refresh(e);
 }
 
@@ -318,13 +372,7 @@ int engine_files_start(struct engine *e, char *why, size_t whylen)
 		fs->st.source = "proc";
 	}
 	files_update_rows(e, true);
-	{
-		double dt = 0;
-
-		fcache_each(fs->fc, rates, &dt);
-	}
-	drop_empty(fs);
-	fcache_bump(fs->fc);
+	finish(fs, 0);
 	summary_refresh(e);
 	return 0;
 }
@@ -349,6 +397,12 @@ int engine_files_init(struct engine *e)
 void engine_files_fini(struct engine *e)
 {
 	if (e->files) {
+		struct fkeys *l[] = { &e->files->touched, &e->files->rated, &e->files->shm_prev,
+				      &e->files->shm_now, &e->files->mapped, &e->files->unnamed,
+				      &e->files->needs_proc, &e->files->watched };
+
+		for (size_t i = 0; i < sizeof(l) / sizeof(l[0]); i++)
+			fkeys_free(l[i]);
 		fcbpf_close(e->files->bpf);
 		fcname_free(e->files->names);
 		files_names_fini(e);

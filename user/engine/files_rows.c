@@ -20,7 +20,7 @@
 #include "files.h"
 #include "log.h"
 
-#define FIRST_BUDGET_NS	3000000000ULL	/* names at start: the first snapshot waits for them */
+#define FIRST_BUDGET_NS	300000000ULL	/* names at start: the first snapshot waits for them */
 #define TICK_BUDGET_NS	20000000ULL	/* later: a slice of each tick */
 #define PROC_SCAN_NS	5000000000ULL	/* /proc/PID/fd walks at most this often */
 
@@ -82,14 +82,6 @@ static int cmp_pair(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-static int clear_mapped(struct fc_file *f, void *arg)
-{
-	(void)arg;
-	if (f->nmapped_by)
-		fc_file_set_mapped_by(f, NULL, 0);
-	return 0;
-}
-
 static void mapped_by(struct engine *e, bool create)
 {
 	struct files *fs = e->files;
@@ -97,7 +89,13 @@ static void mapped_by(struct engine *e, bool create)
 	size_t n = 0, cap = 0, i, j;
 	pid_t *pids = NULL;
 
-	fcache_each(fs->fc, clear_mapped, NULL);
+	for (i = 0; i < fs->mapped.n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, fs->mapped.v[i].dev, fs->mapped.v[i].ino);
+
+		if (f)
+			fc_file_set_mapped_by(f, NULL, 0);
+	}
+	fs->mapped.n = 0;
 	for (i = 0; i < NBUCKETS; i++) {
 		for (struct proc *p = e->buckets[i]; p; p = p->hnext) {
 			const struct mapping *m;
@@ -110,12 +108,12 @@ static void mapped_by(struct engine *e, bool create)
 
 				if (!m->ino || (m->kind != MK_FILE && m->kind != MK_SHMEM))
 					continue;
-				f = create ? fcache_get(fs->fc, dev, m->ino) :
+				f = create ? files_row(fs, dev, m->ino) :
 					     fcache_find(fs->fc, dev, m->ino);
 				if (!f)
 					continue;
 				if (create && !f->have_stat)
-					f->flags |= FF_CHANGED;	/* new: count it now */
+					files_touch(fs, f);	/* new: count it now */
 				/* A path from the mapping only where no handle gives one:
 				 * the internal shm mount, deleted files, the fallback. */
 				if (m->path && f->name_src == FC_NAME_NONE &&
@@ -142,6 +140,7 @@ static void mapped_by(struct engine *e, bool create)
 			if (!k || pids[k - 1] != v[j].pid)
 				pids[k++] = v[j].pid;
 		fc_file_set_mapped_by(v[i].f, pids, k);
+		fkeys_add(&fs->mapped, v[i].f);
 	}
 out:
 	free(pids);
@@ -160,7 +159,7 @@ static int on_fd(void *ctx, pid_t pid, uint64_t dev, uint64_t ino, const char *t
 {
 	struct fd_ctx *c = ctx;
 	struct files *fs = c->e->files;
-	struct fc_file *f = c->create ? fcache_get(fs->fc, dev, ino) : fcache_find(fs->fc, dev, ino);
+	struct fc_file *f = c->create ? files_row(fs, dev, ino) : fcache_find(fs->fc, dev, ino);
 
 	(void)pid;
 	(void)link;
@@ -169,7 +168,7 @@ static int on_fd(void *ctx, pid_t pid, uint64_t dev, uint64_t ino, const char *t
 	if (f && c->create) {
 		f->seen_gen = fs->gen;
 		if (!f->have_stat)
-			f->flags |= FF_CHANGED;	/* new: count it now */
+			files_touch(fs, f);	/* new: count it now */
 	}
 	return 0;
 }
@@ -188,29 +187,21 @@ static int on_sysv(void *ctx, const struct sysv_seg *s)
 	return 0;
 }
 
-static int count_unnamed_shm(struct fc_file *f, void *arg)
-{
-	struct files *fs = arg;
-
-	return f->name_src == FC_NAME_NONE && (f->dev == fs->shm_dev || (f->flags & FF_DELETED));
-}
-
+/* Rows only a process can name (memfds, SysV segments, deleted files): /proc/sysvipc/shm,
+ * then every process's fds, at most every PROC_SCAN_NS. */
 static void proc_names(struct engine *e, bool first)
 {
 	struct files *fs = e->files;
 	uint64_t now = engine_now_ns();
 	struct fd_ctx c = { e, false };
 
-	if (!fcache_each(fs->fc, count_unnamed_shm, fs))
+	if (!fs->needs_proc.n || (!first && now - fs->last_proc_scan_ns < PROC_SCAN_NS))
 		return;
 	fcproc_sysv(on_sysv, fs);
-	if (!first && now - fs->last_proc_scan_ns < PROC_SCAN_NS)
-		return;
-	if (!fcache_each(fs->fc, count_unnamed_shm, fs))
-		return;
 	fs->last_proc_scan_ns = now;
 	fs->st.proc_scans++;
 	fcproc_fds(getpid(), on_fd, &c);
+	fs->needs_proc.n = 0;
 }
 
 void files_proc_rows(struct engine *e)
@@ -245,44 +236,46 @@ static int on_tree(void *ctx, uint64_t ino, const char *path)
 	return 0;
 }
 
-/* The first tmpfs (other than the internal shm mount) with a row no walk has tried. */
-static int untried_tmpfs(struct fc_file *f, void *arg)
+static bool wants_tree(const struct files *fs, const struct fc_file *f)
 {
-	struct files *fs = arg;
-
-	if (f->sb_magic != TMPFS_MAGIC_ || f->dev == fs->shm_dev || (f->flags & FF_TREE_TRIED) ||
-	    f->name_src != FC_NAME_NONE)
-		return 0;
-	fs->tree_dev = f->dev;
-	return 1;
+	return f->sb_magic == TMPFS_MAGIC_ && f->dev != fs->shm_dev &&
+	       !(f->flags & FF_TREE_TRIED) && f->name_src == FC_NAME_NONE;
 }
 
-static int mark_tried(struct fc_file *f, void *arg)
-{
-	if (f->dev == *(uint64_t *)arg)
-		f->flags |= FF_TREE_TRIED;
-	return 0;
-}
-
+/* The tmpfs mounts of queued rows no walk has tried, walked once each for them. */
 static void tmpfs_names(struct files *fs)
 {
-	int k;
+	uint64_t devs[4];
+	size_t i, j, n = 0;
 
-	/* A few mounts a refresh: each is walked once for the rows new since its last. */
-	for (k = 0; k < 4 && fcache_each(fs->fc, untried_tmpfs, fs); k++) {
-		struct tree_ctx c = { fs, fs->tree_dev };
-		int err = fcname_walk_tree(fs->names, c.dev, TREE_LIMIT, on_tree, &c);
+	for (i = 0; i < fs->unnamed.n && n < 4; i++) {
+		struct fc_file *f = fcache_find(fs->fc, fs->unnamed.v[i].dev, fs->unnamed.v[i].ino);
 
+		if (!f || !wants_tree(fs, f))
+			continue;
+		for (j = 0; j < n && devs[j] != f->dev; j++)
+			;
+		if (j == n)
+			devs[n++] = f->dev;
+	}
+	for (j = 0; j < n; j++) {
+		struct tree_ctx c = { fs, devs[j] };
+
+		fcname_walk_tree(fs->names, c.dev, TREE_LIMIT, on_tree, &c);
 		fs->st.tree_walks++;
-		fcache_each(fs->fc, mark_tried, &c.dev);
-		if (err == -ENOENT)
-			continue;	/* not mounted here: the rows say so when tried */
+	}
+	for (i = 0; n && i < fs->unnamed.n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, fs->unnamed.v[i].dev, fs->unnamed.v[i].ino);
+
+		for (j = 0; f && j < n; j++)
+			if (f->dev == devs[j])
+				f->flags |= FF_TREE_TRIED;
 	}
 }
 
 /* --- exact counts and paths: open by handle, cachestat --- */
 
-static void set_stat(struct fc_file *f, const struct cstat *c)
+static void set_stat(struct files *fs, struct fc_file *f, const struct cstat *c)
 {
 	if (f->pages.cached != c->cached && !(f->flags & FF_CHANGED)) {
 		/* A change no tracepoint told of (the fallback has none). */
@@ -291,7 +284,8 @@ static void set_stat(struct fc_file *f, const struct cstat *c)
 		else
 			f->win_dels += f->pages.cached - c->cached;
 	}
-	f->pages.cached = c->cached;
+	if (f->pages.cached != c->cached)
+		files_set_cached(fs, f, c->cached);
 	f->pages.dirty = c->dirty;
 	f->pages.writeback = c->writeback;
 	f->pages.evicted = c->evicted;
@@ -365,69 +359,90 @@ static void exact(struct files *fs, struct fc_file *f)
 {
 	struct cstat c;
 	bool opened;
-	int fd = row_fd(fs, f, &opened);
+	int fd;
 
+	if (f->stat_gen == fs->gen)
+		return;		/* counted this tick already */
+	f->stat_gen = fs->gen;
+	fd = row_fd(fs, f, &opened);
 	if (fd < 0)
 		return;
 	fs->st.cachestats++;
 	if (cstat_read(fd, 0, 0, &c) == 0)
-		set_stat(f, &c);
+		set_stat(fs, f, &c);
 	if (opened)
 		close(fd);
 }
 
-/* The largest rows (a bounded min-heap of files_top), for exact counts each tick. */
-struct top {
-	struct fc_file **h;
-	size_t n, cap;
-	struct files *fs;
-	bool first;
-	uint64_t t0;
-};
+/* --- which rows get a name and exact counts this tick --- */
 
-static void heap_down(struct fc_file **h, size_t n, size_t i)
+/* A queued row: named now if it can be (by handle, which also counts it exactly), handed
+ * to the process scan or the tree walk otherwise.  True: it leaves the queue. */
+static bool name_one(struct files *fs, struct fc_file *f)
 {
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-
-		if (l < n && h[l]->pages.cached < h[m]->pages.cached)
-			m = l;
-		if (r < n && h[r]->pages.cached < h[m]->pages.cached)
-			m = r;
-		if (m == i)
-			return;
-		struct fc_file *t = h[i];
-
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
+	if (f->name_src != FC_NAME_NONE)
+		return true;
+	if (f->dev == fs->shm_dev || (f->flags & FF_DELETED)) {
+		fkeys_add(&fs->needs_proc, f);
+		return true;
 	}
+	if (wants_tree(fs, f))
+		return false;	/* its mount's tree first (tmpfs_names) */
+	exact(fs, f);
+	return true;
 }
 
-static int each_row(struct fc_file *f, void *arg)
+static int cmp_cached_desc(const void *a, const void *b)
 {
-	struct top *t = arg;
-	struct files *fs = t->fs;
+	const struct fc_file *x = *(struct fc_file *const *)a, *y = *(struct fc_file *const *)b;
 
-	f->flags &= ~FF_STAT;
-	if (t->first || (f->flags & FF_CHANGED) || f->fd >= 0 ||
-	    (f->name_src == FC_NAME_NONE && !f->name_tries &&
-	     engine_now_ns() - t->t0 < TICK_BUDGET_NS)) {
-		if (!t->first || engine_now_ns() - t->t0 < FIRST_BUDGET_NS)
-			exact(fs, f);
-	} else if (t->cap) {
-		if (t->n < t->cap) {
-			t->h[t->n++] = f;
-			if (t->n == t->cap)
-				for (size_t i = t->cap / 2 + 1; i-- > 0;)
-					heap_down(t->h, t->n, i);
-		} else if (f->pages.cached > t->h[0]->pages.cached) {
-			t->h[0] = f;
-			heap_down(t->h, t->n, 0);
-		}
+	return x->pages.cached < y->pages.cached ? 1 : x->pages.cached > y->pages.cached ? -1 : 0;
+}
+
+/* Names for the queue, largest rows first, within budget_ns; the rest wait for the next
+ * tick.  At start the whole table is queued: the first snapshot names what it can in the
+ * budget (the largest files first), later ticks the rest. */
+static void name_queue(struct files *fs, uint64_t budget_ns)
+{
+	uint64_t t0 = engine_now_ns();
+	struct fc_file **v = NULL;
+	size_t i, n = 0, k = 0;
+
+	if (!fs->unnamed.n)
+		return;
+	v = malloc(fs->unnamed.n * sizeof(*v));
+	if (!v)
+		return;
+	for (i = 0; i < fs->unnamed.n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, fs->unnamed.v[i].dev, fs->unnamed.v[i].ino);
+
+		if (f && (f->flags & FF_QUEUED))
+			v[n++] = f;
 	}
-	f->flags &= ~FF_CHANGED;
-	return 0;
+	qsort(v, n, sizeof(*v), cmp_cached_desc);
+	for (i = 0; i < n && engine_now_ns() - t0 < budget_ns; i++)
+		if (name_one(fs, v[i]))
+			v[i]->flags &= ~FF_QUEUED;
+	/* Keep what is still queued, in the same order. */
+	for (i = 0; i < n; i++)
+		if (v[i]->flags & FF_QUEUED) {
+			fs->unnamed.v[k].dev = v[i]->dev;
+			fs->unnamed.v[k++].ino = v[i]->ino;
+		}
+	fs->unnamed.n = k;
+	free(v);
+}
+
+static void exact_keys(struct files *fs, const struct fkeys *l)
+{
+	size_t i, n = l->n;	/* exact() may append to touched: only what was there */
+
+	for (i = 0; i < n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, l->v[i].dev, l->v[i].ino);
+
+		if (f && !(f->flags & FF_QUEUED))
+			exact(fs, f);
+	}
 }
 
 /* --- --file --- */
@@ -460,7 +475,7 @@ int files_watch_paths(struct engine *e, char *why, size_t whylen)
 			close(fd);
 			return -EINVAL;
 		}
-		f = fcache_get(fs->fc, st.st_dev, st.st_ino);
+		f = files_row(fs, st.st_dev, st.st_ino);
 		fs->paths[fs->npaths] = strdup(path);
 		if (!f || !fs->paths[fs->npaths]) {
 			close(fd);
@@ -475,6 +490,7 @@ int files_watch_paths(struct engine *e, char *why, size_t whylen)
 		f->watch_path = fs->paths[fs->npaths++];
 		f->fd = fd;
 		f->watched = true;
+		fkeys_add(&fs->watched, f);
 		f->mode = st.st_mode;
 		f->size = st.st_size;
 		fc_file_set_name(f, path, FC_NAME_FILE_ARG, NULL);
@@ -532,38 +548,38 @@ static void page_sets(struct files *fs, struct fc_file *f)
 		close(fd);
 }
 
-static int watched_rows(struct fc_file *f, void *arg)
-{
-	if (f->watched)
-		page_sets(arg, f);
-	return 0;
-}
+#define TOP_EVERY 5	/* ticks between exact counts of the largest (dirty, writeback) */
 
 void files_update_rows(struct engine *e, bool first)
 {
 	struct files *fs = e->files;
 	uint64_t t0 = engine_now_ns();
-	struct top t = { .fs = fs, .first = first, .t0 = t0 };
 	size_t i;
 
 	if (fs->bpf)
 		mapped_by(e, false);
 	fs->st.mapped_ns = engine_now_ns() - t0;
-	proc_names(e, first);
 	tmpfs_names(fs);
+	name_queue(fs, first ? FIRST_BUDGET_NS : TICK_BUDGET_NS);
+	proc_names(e, first);
 	fs->st.proc_ns = engine_now_ns() - t0 - fs->st.mapped_ns;
-	t.cap = fs->top ? fs->top : 0;
-	t.h = t.cap ? calloc(t.cap, sizeof(*t.h)) : NULL;
-	if (t.cap && !t.h)
-		t.cap = 0;
-	/* files_top 0: every row is exact at every tick (the fallback's cost). */
-	if (!fs->top)
-		t.first = true;
-	fcache_each(fs->fc, each_row, &t);
-	for (i = 0; i < t.n; i++)
-		exact(fs, t.h[i]);
-	free(t.h);
-	fcache_each(fs->fc, watched_rows, fs);
+	exact_keys(fs, &fs->touched);
+	if (first || !fs->top || fs->ticks % TOP_EVERY == 0) {
+		size_t k = fs->top ? fs->top : fcache_count(fs->fc);
+		struct fc_file **v = malloc((k ? k : 1) * sizeof(*v));
+		size_t n = v ? fcache_top_cached(fs->fc, v, k) : 0;
+
+		for (i = 0; i < n; i++)
+			if (!(v[i]->flags & (FF_CHANGED | FF_QUEUED)))
+				exact(fs, v[i]);
+		free(v);
+	}
+	for (i = 0; i < fs->watched.n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, fs->watched.v[i].dev, fs->watched.v[i].ino);
+
+		if (f)
+			page_sets(fs, f);
+	}
 	fs->st.refresh_ns = engine_now_ns() - t0;
 }
 

@@ -115,6 +115,7 @@ struct fc_file {
 
 	/* Reader bookkeeping (the engine's): the model does not interpret these. */
 	uint64_t seen_gen;		/* refresh generation it was last seen in */
+	uint64_t stat_gen;		/* ... it was last counted exactly in */
 	uint32_t flags;
 	uint32_t name_tries;
 	uint64_t sb_magic;		/* its superblock's s_magic, 0 if unknown */
