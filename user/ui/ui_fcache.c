@@ -173,8 +173,10 @@ bool uf_pages_update(struct ui *ui, struct uf_pages *p, struct pageset **old_cac
 		memcpy(p->pids, f->mapped_by, n * sizeof(*p->pids));
 	p->npids = n;
 	p->have_sets = f->watched && f->cached_set;
-	if (!p->have_sets)
+	if (!p->have_sets) {
+		p->waits++;
 		return true;
+	}
 	prev = p->cached_set;
 	p->cached_set = NULL;
 	if (!copy_set(&p->cached_set, f->cached_set) || !copy_set(&p->dirty_set, f->dirty_set) ||

@@ -70,6 +70,7 @@ void uf_snap_free(struct uf_snap *s);
 struct uf_pages {
 	bool found;			/* in the table at the last update */
 	bool have_sets;			/* the engine filled its page sets */
+	unsigned waits;			/* refreshes it was in the table without them */
 	uint64_t gen;			/* the model's generation copied */
 	uint64_t mono_ns;		/* when */
 	uint64_t dev, ino;

@@ -446,6 +446,9 @@ void fileheat_draw(struct ui *ui)
 			    !m->set ? "no file chosen" :
 			    m->pg.gen && !m->pg.found ? "this file has no pages in the page cache "
 			    "(or the engine does not watch it)" :
+			    /* The engine was asked (uf_want_pages) but keeps none for it. */
+			    m->pg.waits >= 3 ? "the engine keeps no page sets for this file: "
+			    "watch it with --file PATH" :
 			    "waiting for the file's pages (the next refresh)...");
 	} else {
 		for (k = 0; k < m->vis_h && m->top + k < m->nlines; k++) {
