@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "ui_maplayout.h"
 #include "fault_sampler.h"
 #include "getopt_msg.h"
 #include "kfeatures.h"
@@ -46,6 +47,7 @@ enum {
 	OPT_FILES_TOP,
 	OPT_NO_FILES,
 	OPT_METRICS_FILES,
+	OPT_LAYOUT,
 };
 
 static const struct option longopts[] = {
@@ -88,6 +90,7 @@ static const struct option longopts[] = {
 	{ "files-top", required_argument, NULL, OPT_FILES_TOP },
 	{ "no-files", no_argument, NULL, OPT_NO_FILES },
 	{ "metrics-files", required_argument, NULL, OPT_METRICS_FILES },
+	{ "layout", required_argument, NULL, OPT_LAYOUT },
 	/* For tests and debugging; documented in the README's testing section. */
 	{ "disable", required_argument, NULL, OPT_DISABLE },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
@@ -131,6 +134,8 @@ void cli_usage(FILE *out)
 "  -i, --interval MS        snapshot / refresh period, 10 to 3600000 ms (default 1000)\n"
 "  -n, --count N            exit after N snapshots (the first included)\n"
 "      --maps               include mappings and page runs in whole-system JSON\n"
+"      --layout HOW         the heatmap's layout: auto (default: packed when the\n"
+"                           labels need more than one screen), labels, compact, packed\n"
 "                           (always included with -p)\n"
 "      --mode MODE          sample (default): nothing runs at page faults; at each\n"
 "                           refresh the processes whose fault or rss counters moved\n"
@@ -382,6 +387,7 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	int opt, err;
 
 	memset(c, 0, sizeof(*c));
+	c->layout = HL_AUTO;
 	c->interval_ms = 1000;
 	c->mode = MODE_SAMPLE;
 	c->attach_timeout_ms = 2000;
@@ -575,6 +581,12 @@ int cli_parse(int argc, char **argv, struct cli *c)
 			break;
 		case OPT_HEAT:
 			c->record_heat = true;
+			break;
+		case OPT_LAYOUT:
+			c->layout = heatmap_layout_parse(optarg);
+			if (c->layout == HL_INVALID)
+				return usage_error("--layout takes auto, labels, compact or packed, "
+						   "not '%s'", optarg);
 			break;
 		case OPT_FSYNC:
 			c->record_fsync = true;
