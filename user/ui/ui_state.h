@@ -13,7 +13,8 @@
  *   ui_draw.c       header, footer, prompt, number formatting shared by the views
  *   ui_proclist.c   the process list (top-like), flat or as a tree
  *   ui/treeview.c   the tree view's fold set and guide lines (the forest: model/proctree.c)
- *   ui_heatmap.c    the heatmap view: frame building under the lock, drawing, keys
+ *   ui_heatmap.c    the heatmap view: frame building under the lock, keys
+ *   ui_heatmap_draw.c  its drawing, from the frame (ui_heatmap_int.h: the state both share)
  *   ui_maplayout.c  mappings → lines and cells (no curses; the part that must be fast)
  *   ui/blockname.c  packed blocks' short names, which mappings make one object
  *   ui_help.c       help screen and legend, drawn from the key tables
