@@ -147,7 +147,9 @@ struct fc_file *files_row(struct files *fs, uint64_t dev, uint64_t ino)
 {
 	struct fc_file *f = fcache_get(fs->fc, dev, ino);
 
-	if (f && !(f->flags & FF_QUEUED) && f->name_src == FC_NAME_NONE && !f->name_tries) {
+	/* Queued once, when new (a reused number is reset to new by on_rec). */
+	if (f && !f->seen_gen && !(f->flags & FF_QUEUED) && f->name_src == FC_NAME_NONE &&
+	    !f->name_tries) {
 		f->flags |= FF_QUEUED;
 		fkeys_add(&fs->unnamed, f);
 		fc_file_set_name(f, NULL, FC_NAME_NONE, "not named yet (the largest files are "
@@ -179,6 +181,7 @@ static int on_rec(void *ctx, const struct fc_rec *r)
 		f->flags &= ~(FF_DELETED | FF_STAT | FF_NO_HANDLE | FF_NAMED_AT_GEN | FF_BY_PATH |
 			      FF_TREE_TRIED);
 		fc_file_set_name(f, NULL, FC_NAME_NONE, NULL);
+		f->seen_gen = 0;
 		f = files_row(fs, dev, r->ino);		/* queued for its name again */
 	}
 	if (fs->walk_shmem_only) {
