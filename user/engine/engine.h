@@ -217,6 +217,7 @@ struct files_stats {
 	uint64_t cachestats;		/* cachestat(2) calls */
 	uint64_t proc_scans;		/* /proc/PID/fd walks (names of memfds, deleted files) */
 	uint64_t tree_walks;		/* tmpfs mount trees walked for names */
+	uint64_t queued;		/* rows waiting for a name (the largest go first) */
 	uint64_t refresh_ns;		/* the last refresh's wall time, of which */
 	uint64_t mapped_ns, proc_ns;	/* mapped_by from the model, names from /proc */
 };

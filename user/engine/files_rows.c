@@ -322,8 +322,16 @@ static int row_fd(struct files *fs, struct fc_file *f, bool *opened)
 	}
 	if (f->sb_magic == TMPFS_MAGIC_ && !(f->flags & FF_TREE_TRIED))
 		return -1;	/* named by the tree walk first */
-	if ((f->flags & FF_NO_HANDLE) || (f->mode && !S_ISREG(f->mode)) || f->dev == fs->shm_dev)
+	if ((f->flags & FF_NO_HANDLE) || f->dev == fs->shm_dev)
 		return -1;
+	if (f->mode && !S_ISREG(f->mode)) {
+		if (f->name_src == FC_NAME_NONE && f->kind != FC_BLOCK)
+			fc_file_set_name(f, NULL, FC_NAME_NONE, S_ISDIR(f->mode) ? "a directory" :
+					 S_ISLNK(f->mode) ? "a symbolic link" :
+					 S_ISBLK(f->mode) ? "a block device's cache" :
+					 "not a regular file");
+		return -1;
+	}
 	fs->st.opens++;
 	/* A row named by a path already needs only the fd (readlink costs as much again). */
 	named = f->name_src == FC_NAME_PATH && (f->flags & FF_NAMED_AT_GEN);
@@ -581,6 +589,7 @@ void files_update_rows(struct engine *e, bool first)
 			page_sets(fs, f);
 	}
 	fs->st.refresh_ns = engine_now_ns() - t0;
+	fs->st.queued = fs->unnamed.n;
 }
 
 int files_close_fd(struct fc_file *f, void *arg)
