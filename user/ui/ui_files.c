@@ -562,7 +562,7 @@ static const char *empty_why(const struct ui *ui)
 	if (ui->replay)
 		return "a recording carries no file table: the Files view is live only";
 	if (!f->snap.have)
-		return "the page cache is not watched (this mode or build has no file table)";
+		return "no file table: --no-files, or this mode watches no page cache";
 	if (f->snap.n)
 		return "no file matches the filter";
 	return f->snap.gen ? "no file in the page cache" : "reading the page cache...";

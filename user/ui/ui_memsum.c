@@ -115,13 +115,14 @@ int memsum_rows(const struct ui *ui, const struct uf_mem *m)
 }
 
 /* The legend's columns: "Xname value  " per segment shown, then "accounted value". */
-static int legend_width(const struct uf_mem *m, const uint64_t seg[SEG_COUNT], bool pct)
+static int legend_width(const struct uf_mem *m, const uint64_t seg[SEG_COUNT], bool pct,
+			bool other)
 {
 	char v[32];
 	int w = 0, s;
 
 	for (s = 0; s < SEG_COUNT; s++) {
-		if (s == SEG_OTHER && seg[s] * 100 < m->total && !pct)
+		if (s == SEG_OTHER && !other)
 			continue;
 		fmt_bytes(v, sizeof(v), seg[s]);
 		w += 1 + (int)strlen(segs[s].name) + 1 + (int)strlen(v) + (pct ? 4 : 0) + 2;
@@ -135,10 +136,13 @@ static void legend(struct ui *ui, int row, int col, const struct uf_mem *m,
 		   const uint64_t seg[SEG_COUNT], bool pct, bool long_accounted)
 {
 	char a[32], buf[160];
+	/* "other" when it is worth a mention and there is room for it (the bar shows it). */
+	bool other = (seg[SEG_OTHER] * 100 >= m->total || pct) &&
+		     col + legend_width(m, seg, pct, true) + (long_accounted ? 5 : 0) <= ui->cols;
 	int s;
 
 	for (s = 0; s < SEG_COUNT; s++)
-		if (s != SEG_OTHER || seg[s] * 100 >= m->total || pct)
+		if (s != SEG_OTHER || other)
 			col = legend_item(ui, row, col, s, seg[s], m->total, pct);
 	fmt_bytes(a, sizeof(a), m->accounted);
 	if (long_accounted) {	/* the share of anon + page cache it stands for */
@@ -171,7 +175,7 @@ int memsum_draw(struct ui *ui, int row, const struct uf_mem *m)
 		snprintf(swap, sizeof(swap), "none");
 	tail = (int)(strlen("used ") + strlen(used) + strlen("  avail ") + strlen(avail) +
 		     strlen("  swap ") + strlen(swap) + 2);
-	width = ui->cols - 4 - 2 - 1 - tail - (rows == 1 ? legend_width(m, seg, false) : 0);
+	width = ui->cols - 4 - 2 - 1 - tail - (rows == 1 ? legend_width(m, seg, false, false) : 0);
 	if (width > ui->cols / 2)
 		width = ui->cols / 2;
 	if (width < 10)
