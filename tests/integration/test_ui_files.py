@@ -195,7 +195,7 @@ def test_file_mapped_by_a_watched_process_same_counts_in_both_views(screen, shap
         assert line.startswith("ready"), line
         pid = int(line.split()[1])
         scr = screen()
-        scr.start(["-p", str(pid), "-i", "200"])
+        scr.start(["-p", str(pid), "-i", "200", "--layout", "labels"])
         # The process heatmap: the file mapping's label counts 48 pages resident.
         name = os.path.basename(path)
         s = scr.wait(lambda s: re.search(name + r" .*res +192K/192K", s), "the mapping label")
