@@ -38,9 +38,12 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
               -I$(dir $(VMLINUX)) -Ibpf -I$(BUILD)
 
 # maps.bpf.c defines what the others declare extern; bpftool's linker wants it first.
-BPF_SRCS   := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(sort $(wildcard bpf/*.bpf.c)))
+# fcache.bpf.c (the page cache walk and counters) is a skeleton of its own: it shares no
+# map with the others and loads only when files are watched.
+BPF_SOLO   := bpf/fcache.bpf.c
+BPF_SRCS   := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c $(BPF_SOLO),$(sort $(wildcard bpf/*.bpf.c)))
 BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
-SKEL       := $(BUILD)/mevitop.skel.h
+SKEL       := $(BUILD)/mevitop.skel.h $(BUILD)/fcache.skel.h
 
 # user/ holds the core modules; each subfolder of user/ is a layer of its own (user/LAYER/*.c).
 USER_SRCS  := $(sort $(wildcard user/*.c user/*/*.c))
@@ -61,7 +64,7 @@ DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
               procps util-linux mount libmicrohttpd-dev prometheus libzstd-dev libdw-dev
 # What only the benchmarks run beside mevitop (a real server and its load tool, the
 # in-kernel floor, perf's page-fault sampling): installed by `make bench`, not `make test`.
-BENCH_PKGS := redis-server redis-tools bpftrace linux-perf
+BENCH_PKGS := redis-server redis-tools bpftrace linux-perf vmtouch
 # What only the tests run (the UI tests drive a real headless browser: ~113 MB to download,
 # ~350 MiB installed; the exact-mode tests watch Debian's memcached as its own user; the
 # recording tests count a writer's fsyncs with strace):
@@ -98,7 +101,11 @@ $(BUILD)/mevitop.bpf.o: $(BPF_OBJS)
 	$(call msg,BPFLINK,$@)
 	$(Q)$(BPFTOOL) gen object $@ $^
 
-$(SKEL): $(BUILD)/mevitop.bpf.o
+$(BUILD)/fcache.skel.h: $(BUILD)/bpf/fcache.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name fcache_bpf > $@
+
+$(BUILD)/mevitop.skel.h: $(BUILD)/mevitop.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name mevitop_bpf > $@
 
@@ -154,6 +161,8 @@ test_rec_fuzz_LIBS := -lzstd -lz -lbpf -ldw -lelf -lroaring -lm -lpthread
 test_seccomp_bpf_LINK := exact lib
 test_seccomp_guard_LINK := exact kernel model lib
 test_seccomp_guard_LIBS := -lroaring -lm -lpthread
+test_fcache_LINK   := kernel model lib
+test_fcache_LIBS   := -lroaring -lm
 
 folder_archives = $(addsuffix .a,$(addprefix $(BUILD)/folders/,$(or $($(1)_LINK),top $(ALL_FOLDERS))))
 test_libs = $(if $($(1)_LINK),$($(1)_LIBS),$(LIBS))

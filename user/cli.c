@@ -42,6 +42,11 @@ enum {
 	OPT_STACK_DUTY,
 	OPT_FOLDED,
 	OPT_KEYS,
+	OPT_FILE,
+	OPT_FILES,
+	OPT_FILES_TOP,
+	OPT_NO_FILES,
+	OPT_METRICS_FILES,
 	OPT_LAYOUT,
 };
 
@@ -80,6 +85,11 @@ static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "keys", no_argument, NULL, OPT_KEYS },
+	{ "file", required_argument, NULL, OPT_FILE },
+	{ "files", no_argument, NULL, OPT_FILES },
+	{ "files-top", required_argument, NULL, OPT_FILES_TOP },
+	{ "no-files", no_argument, NULL, OPT_NO_FILES },
+	{ "metrics-files", required_argument, NULL, OPT_METRICS_FILES },
 	{ "layout", required_argument, NULL, OPT_LAYOUT },
 	/* For tests and debugging; documented in the README's testing section. */
 	{ "disable", required_argument, NULL, OPT_DISABLE },
@@ -204,6 +214,18 @@ void cli_usage(FILE *out)
 "      --folded             with --stacks (implied): at exit, print folded stacks\n"
 "                           weighted by resident pages (flamegraph.pl, inferno,\n"
 "                           speedscope) instead of JSON\n"
+"      --files              open the view on the Files view: every file in the page\n"
+"                           cache (whole-system JSON has them anyway: \"files\")\n"
+"      --file PATH          watch this file page by page (repeatable): JSON \"runs\"\n"
+"                           of cached, dirty and writeback pages; a bad PATH (missing,\n"
+"                           a directory, a FIFO, unreadable) exits 1 saying why\n"
+"      --files-top N        whole-system JSON lists the N files with the most cached\n"
+"                           pages (default %d, 0: all), the rest summed in\n"
+"                           \"files_omitted\"\n"
+"      --no-files           no page cache side: no memory summary beyond\n"
+"                           /proc/meminfo, no file table, no filemap tracepoints\n"
+"      --metrics-files N    cached/dirty series for the N largest cached files\n"
+"                           (default %d, at most %d)\n"
 "      --probe              print kernel features, the hooks mevitop would use and how\n"
 "                           exact mode creates userfaultfds, exit\n"
 "  -o, --output FILE        --json's snapshots or --folded's stacks go to FILE, not\n"
@@ -231,7 +253,8 @@ void cli_usage(FILE *out)
 "--ringbuf-size BYTES (power of two, >= 4096),\n"
 "--chunk-map-size N (entries of chunk mode's per-chunk fault map).\n",
 		METRICS_TOP_DEFAULT, METRICS_PROCS_DEFAULT, STACK_DUTY_ON_MS_DEFAULT,
-		STACK_DUTY_EVERY_MS_DEFAULT, features_disable_names());
+		STACK_DUTY_EVERY_MS_DEFAULT, FILES_TOP_DEFAULT, METRICS_FILES_DEFAULT,
+		METRICS_FILES_MAX, features_disable_names());
 }
 
 static const char *exact_refused(const struct cli *c);
@@ -369,7 +392,9 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	c->interval_ms = 1000;
 	c->mode = MODE_SAMPLE;
 	c->attach_timeout_ms = 2000;
-	c->metrics = (struct metrics_opts){ .top = METRICS_TOP_DEFAULT, .procs = METRICS_PROCS_DEFAULT };
+	c->metrics = (struct metrics_opts){ .top = METRICS_TOP_DEFAULT, .procs = METRICS_PROCS_DEFAULT,
+					    .files = METRICS_FILES_DEFAULT };
+	c->files_top = FILES_TOP_DEFAULT;
 	if (argc > 1 && !strcmp(argv[1], "run")) {
 		c->run = true;
 		argv++;
@@ -464,6 +489,34 @@ int cli_parse(int argc, char **argv, struct cli *c)
 			break;
 		case OPT_KEYS:
 			c->keys = true;
+			break;
+		case OPT_FILE: {
+			const char **nv = realloc(c->file_paths,
+						  (c->nfile_paths + 1) * sizeof(*nv));
+
+			if (!nv)
+				return usage_error("out of memory");
+			c->file_paths = nv;
+			c->file_paths[c->nfile_paths++] = optarg;
+			break;
+		}
+		case OPT_FILES:
+			c->files_view = true;
+			break;
+		case OPT_NO_FILES:
+			c->no_files = true;
+			break;
+		case OPT_FILES_TOP:
+			if (!parse_u64(optarg, &v, 0, 1000000000))
+				return usage_error("invalid --files-top '%s': expected 0 (all) to "
+						   "1000000000", optarg);
+			c->files_top = v;
+			break;
+		case OPT_METRICS_FILES:
+			if (!parse_u64(optarg, &v, 0, METRICS_FILES_MAX))
+				return usage_error("invalid --metrics-files '%s': expected 0 to %d",
+						   optarg, METRICS_FILES_MAX);
+			c->metrics.files = v;
 			break;
 		case OPT_DISABLE:
 			if (features_parse_disable(optarg, &c->disable))
@@ -682,11 +735,19 @@ void cli_engine_opts(struct cli *c, struct engine_opts *eo)
 				    STACK_DUTY_ON_MS_DEFAULT,
 		.stack_duty_every_ms = c->stack_duty_every_ms ? c->stack_duty_every_ms :
 				       STACK_DUTY_EVERY_MS_DEFAULT,
+		.files = !c->no_files || c->nfile_paths,
+		.file_paths = c->file_paths,
+		.nfile_paths = c->nfile_paths,
+		/* Dirty and writeback counts (cachestat) refreshed each interval for the
+		 * largest files, what JSON lists; the tracepoints keep every row's cached
+		 * count current, and a row that changed is counted again anyway. */
+		.files_top = !c->files_top || c->files_top > 64 ? 64 : c->files_top,
 	};
 }
 
 void cli_free(struct cli *c)
 {
 	free(c->pids);
+	free(c->file_paths);
 	filter_free(&c->filter);
 }

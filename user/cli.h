@@ -67,7 +67,14 @@ struct cli {
 	uint64_t max_size;		/* --max-size bytes, 0: unbounded */
 	bool record_heat;		/* --heat: the heat goes into the frames too */
 	bool record_fsync;		/* --fsync: every frame synced, not only keyframes */
+	/* The page cache (doc/pagecache.md). */
+	bool no_files;			/* --no-files: no file table, no filemap tracepoints */
+	bool files_view;		/* --files: the view opens on the Files view */
+	const char **file_paths;	/* --file PATH, repeatable */
+	size_t nfile_paths;
+	uint32_t files_top;		/* --files-top N: JSON "files" rows (0: all) */
 };
+#define FILES_TOP_DEFAULT 20
 
 /* Parses argv; returns 0, or 2 after printing a usage error. */
 int cli_parse(int argc, char **argv, struct cli *c);

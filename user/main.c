@@ -242,7 +242,8 @@ static int run_json(struct engine *e, struct cli *c, struct rec_writer *rec)
 {
 	struct json_loop l = {
 		.jo = { .maps = c->maps || c->npids, .touches = rec != NULL,
-			.interval_ms = c->interval_ms },
+			.interval_ms = c->interval_ms, .whole_system = !c->npids,
+			.files_top = c->files_top },
 		.rec = rec,
 		.out = c->serve || c->folded ? NULL : output,
 	};

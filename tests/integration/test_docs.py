@@ -102,7 +102,8 @@ def key_table():
     assert r.returncode == 0, r.stderr
     rows = [tuple(line.split("\t")) for line in r.stdout.splitlines()]
     assert all(len(row) == 3 and all(row) for row in rows), rows
-    assert {v for v, _, _ in rows} == {"Anywhere", "Process list", "Heatmap", "Replay"}, rows
+    assert {v for v, _, _ in rows} == {"Anywhere", "Process list", "Heatmap", "Files",
+                                       "File heatmap", "Replay"}, rows
     return rows
 
 

@@ -199,6 +199,11 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 	}
 	if (e->stacks && o->mode == MODE_SAMPLE)
 		stacks_set_duty(e->stacks, o->stack_duty_on_ms, o->stack_duty_every_ms);
+	if (engine_files_init(e)) {
+		engine_free(e);
+		snprintf(why, whylen, "failed to allocate the file table: %s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
 	*out = e;
 	return 0;
 }
@@ -384,6 +389,9 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 			}
 		}
 	}
+	err = engine_files_start(e, why, whylen);
+	if (err)
+		return err;
 	/* Apply what happened during the initial scans before the first snapshot. */
 	engine_step(e, 0);
 	return 0;
@@ -686,6 +694,7 @@ void engine_tick(struct engine *e)
 	 * pass has has had its fork record written -- drained next, or lost. */
 	pass_take(e);
 	drain_all(e);
+	engine_files_refresh(e);
 	HOOK(e, tick);
 	e->st.lost = tracer_lost(e->tracer, e->st.lost_by_kind);
 	e->st.overflows = tracer_overflows(e->tracer);
@@ -860,5 +869,6 @@ void engine_free(struct engine *e)
 	tracer_close(e->tracer);
 	engine_core_fini(e);
 	stacks_free(e->stacks);
+	engine_files_fini(e);
 	free(e);
 }

@@ -23,6 +23,7 @@
 #include "kfeatures.h"
 #include "filter.h"
 #include "model.h"
+#include "fcache.h"
 
 enum engine_mode {
 	MODE_TRACE,	/* every fault and mm syscall streamed, applied in order */
@@ -45,6 +46,11 @@ struct engine_opts {
 	size_t chunk_map_entries;	/* sample mode's (process, chunk) map; 0: default */
 	uint64_t tombstone_ms;		/* how long an exited process stays visible */
 	struct filter *filter;		/* -u, --comm, --cgroup (whole-system mode), or NULL */
+	bool files;			/* the page cache's files (model/fcache.h, files.c) */
+	const char *const *file_paths;	/* --file PATH ...: watched page by page */
+	size_t nfile_paths;
+	uint32_t files_top;		/* rows whose counts are refreshed exactly (cachestat)
+					 * each interval, largest first; 0: every row */
 	uint32_t max_cpu_pct;		/* --max-cpu: widen the interval past this; 0: off */
 	bool rss_hook;			/* --rss-hook: kmem:rss_stat counters in a BPF map */
 	bool stacks;			/* --stacks: first-touch stacks (user/stacks/) */
@@ -200,6 +206,26 @@ size_t engine_bytes(struct engine *e);
 /* ... of which this process's model. */
 size_t engine_proc_bytes(const struct proc *p);
 uint64_t engine_now_ns(void);
+/* The machine's memory summary as of the last tick (never NULL; ts_ns 0 before the first),
+ * and the page cache's files (model/fcache.h; NULL when files are not watched).  Read
+ * under the engine lock; valid until it is released. */
+const struct mem_summary *engine_memory(struct engine *e);
+struct fcache *engine_fcache(struct engine *e);
+/* How the file table is made (JSON "stats.files"), NULL when files are off. */
+struct files_stats {
+	const char *source;		/* "bpf-walk" or "proc" */
+	uint64_t full_walks, full_walk_ns, full_walk_steps;	/* the complete walk at start */
+	uint64_t walk_ns, walk_steps;	/* the last walk (each tick: shmem superblocks only) */
+	uint64_t walk_cuts, walk_errors;
+	uint64_t opens, opened;		/* open_by_handle_at tried, succeeded */
+	uint64_t cachestats;		/* cachestat(2) calls */
+	uint64_t proc_scans;		/* /proc/PID/fd walks (names of memfds, deleted files) */
+	uint64_t tree_walks;		/* tmpfs mount trees walked for names */
+	uint64_t queued;		/* rows waiting for a name (the largest go first) */
+	uint64_t refresh_ns;		/* the last refresh's wall time, of which */
+	uint64_t mapped_ns, proc_ns;	/* mapped_by from the model, names from /proc */
+};
+const struct files_stats *engine_files_stats(struct engine *e);
 /* --stacks' first-touch table (read under the engine lock), or NULL. */
 struct stacks *engine_stacks(struct engine *e);
 

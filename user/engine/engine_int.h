@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include "engine.h"
+#include "fcache.h"
 #include "pagemap.h"
 #include "procfs.h"
 #include "taskiter.h"
@@ -180,7 +181,17 @@ struct engine {
 	pid_t *nomm;			/* without a pass: listed pids with no address space
 					 * (kernel threads), sorted; not retried (pass.c) */
 	size_t nnomm, capnomm;
+	struct mem_summary mem;		/* /proc/meminfo at the last tick (files.c) */
+	struct fcache *fc;		/* the page cache's files (files.c) */
+	struct files *files;		/* how they are read (files.h), NULL: files off */
 };
+
+/* files.c: the memory summary and the file table, refreshed at each tick. */
+int engine_files_init(struct engine *e);
+/* The first complete table (after the initial scans); --file's bad paths fail here. */
+int engine_files_start(struct engine *e, char *why, size_t whylen);
+void engine_files_refresh(struct engine *e);
+void engine_files_fini(struct engine *e);
 
 
 #define HOOK(e, name, ...) do {						\

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "page.h"
 #include "pagemap.h"
+#include "cachestat.h"
 #include "procfs.h"
 #include "procmap.h"
 #include "kernel/seccomp_probe.h"
@@ -42,13 +43,14 @@ static const struct {
 	{ "uffd_syscall", DIS_UFFD_SYSCALL },
 	{ "uffd_dev", DIS_UFFD_DEV },
 	{ "task_iter", DIS_TASK_ITER },
+	{ "fcache_bpf", DIS_FCACHE_BPF },
 };
 
 const char *features_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
 	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend, uffd_syscall, uffd_dev, "
-	       "task_iter";
+	       "task_iter, fcache_bpf";
 }
 
 int features_parse_disable(const char *list, uint32_t *mask)
@@ -304,7 +306,28 @@ static void choose_hooks(struct features *f, struct btf *vmlinux, bool tracefs_o
 		h[HOOK_LAYOUT] = AT_TP_BTF_MMAP_LOCK;
 	else
 		h[HOOK_LAYOUT] = AT_NONE;
+	/* The page cache (doc/pagecache.md): the walk is driven from tp_btf/task_rename, the
+	 * per-file counts come from the filemap tracepoints; both only as tp_btf. */
+	f->fcache_walk = !(f->disabled & DIS_FCACHE_BPF) && btf_ok &&
+			 btf_has_tp(vmlinux, "task_rename");
+	f->filemap_tp = !(f->disabled & DIS_FCACHE_BPF) && btf_ok &&
+			btf_has_tp(vmlinux, "mm_filemap_add_to_page_cache") &&
+			btf_has_tp(vmlinux, "mm_filemap_delete_from_page_cache");
 #undef TP_EXISTS
+}
+
+/* cachestat(2) (6.5+) on an fd of our own: ENOSYS where the kernel lacks it. */
+static bool cachestat_supported(void)
+{
+	struct cstat c;
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = cstat_read(fd, 0, 0, &c) == 0;
+	close(fd);
+	return ok;
 }
 
 static bool needs_tracefs(const struct features *f)
@@ -327,6 +350,7 @@ int features_probe(struct features *f, char *why, size_t whylen)
 	f->btf = !(f->disabled & DIS_BTF) && access("/sys/kernel/btf/vmlinux", R_OK) == 0;
 	f->pagemap_scan = pagemap_scan_supported();
 	f->procmap_query = procmap_query_supported();
+	f->cachestat = cachestat_supported();
 	probe_thp(f);
 	probe_uffd(f);
 	seccomp_probe(f);
@@ -440,7 +464,8 @@ void features_print(const struct features *f, bool json)
 		       "\"task_iter\": %s, \"userfaultfd\": %s, \"userfaultfd_syscall\": %s, "
 		       "\"userfaultfd_dev\": %s, \"userfaultfd_wp\": %s, "
 		       "\"userfaultfd_features\": \"0x%llx\", \"exact_seccomp\": \"%s\", "
-		       "\"thp\": \"%s\", "
+		       "\"thp\": \"%s\", \"cachestat\": %s, \"filemap_tracepoints\": %s, "
+		       "\"page_cache_walk\": %s, "
 		       "\"fault_around_bytes\": %llu, \"disabled\": \"0x%x\", \"hooks\": {",
 		       f->root ? "true" : "false", f->btf ? "true" : "false",
 		       f->ringbuf ? "true" : "false", f->tp_btf ? "true" : "false",
@@ -451,7 +476,9 @@ void features_print(const struct features *f, bool json)
 		       f->uffd ? "true" : "false",
 		       f->uffd_ways.syscall ? "true" : "false", f->uffd_ways.dev ? "true" : "false",
 		       f->uffd_ways.wp ? "true" : "false", (unsigned long long)f->uffd_features,
-		       seccomp_path_name(sc), thp[f->thp], (unsigned long long)f->fault_around_bytes,
+		       seccomp_path_name(sc), thp[f->thp], f->cachestat ? "true" : "false",
+		       f->filemap_tp ? "true" : "false", f->fcache_walk ? "true" : "false",
+		       (unsigned long long)f->fault_around_bytes,
 		       f->disabled);
 		for (i = 0; i < HOOK_COUNT; i++)
 			printf("%s\"%s\": \"%s\"", i ? ", " : "", hook_name(i),
@@ -496,6 +523,12 @@ void features_print(const struct features *f, bool json)
 			printf(" %dK", 1 << i);
 	printf("\n");
 	printf("  %-28s %llu\n", "fault_around_bytes", (unsigned long long)f->fault_around_bytes);
+	printf("  %-28s %s\n", "cachestat(2)", yes(f->cachestat));
+	printf("  %-28s %s%s\n", "filemap tracepoints", yes(f->filemap_tp),
+	       f->disabled & DIS_FCACHE_BPF ? " (disabled by switch)" : "");
+	printf("  %-28s %s\n", "page cache files from",
+	       f->fcache_walk ? "a BPF walk of every superblock's inodes (tp_btf/task_rename)" :
+	       "/proc/PID/fd and maps (no walk: files nobody holds are missing)");
 	printf("hooks\n");
 	for (i = 0; i < HOOK_COUNT; i++)
 		printf("  %-28s %s\n", hook_name(i), attach_name(f->hook[i]));

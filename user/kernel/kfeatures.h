@@ -30,6 +30,7 @@ enum feat_disable {
 	DIS_UFFD_DEV = 1 << 14,		/* "uffd_dev": no /dev/userfaultfd handoff */
 	DIS_SECCOMP_SUSPEND = 1 << 15,	/* "seccomp_suspend": prove the injected calls instead */
 	DIS_TASK_ITER = 1 << 16,	/* "task_iter": read /proc/PID/stat per process per refresh */
+	DIS_FCACHE_BPF = 1 << 17,	/* "fcache_bpf": files from /proc/PID/fd and maps only */
 };
 
 enum hook {
@@ -75,6 +76,9 @@ struct features {
 	bool procmap_query;		/* PROCMAP_QUERY ioctl on /proc/PID/maps (6.11+) */
 	bool task_iter;			/* iter/task and what bpf/tasks.bpf.c needs (5.19+): one
 					 * pass per refresh */
+	bool cachestat;			/* cachestat(2) (6.5+) */
+	bool filemap_tp;		/* tp_btf filemap add/delete: per-file page cache counts */
+	bool fcache_walk;		/* the page cache walk can be driven (tp_btf/task_rename) */
 	bool btf_raw_syscalls;		/* tp_btf/sys_exit usable (a second choice for syscalls) */
 	bool uffd;			/* some way gives targets a userfaultfd */
 	uint64_t uffd_features;

@@ -1,69 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "json.h"
+#include "json_buf.h"
+#include "json_files.h"
 #include "lib/utf8.h"
 #include "stacks/stacks.h"
 #include "array.h"
 
-/* A growing buffer, so a snapshot reaches stdout in one write. */
-struct buf {
-	char *p;
-	size_t len, cap;
-	bool oom;
-};
-
-static void put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	for (;;) {
-		size_t room = b->cap - b->len;
-
-		va_start(ap, fmt);
-		n = vsnprintf(b->p ? b->p + b->len : NULL, room, fmt, ap);
-		va_end(ap);
-		if (n < 0) {
-			b->oom = true;
-			return;
-		}
-		if ((size_t)n < room) {
-			b->len += n;
-			return;
-		}
-		if (array_reserve_n(b->p, b->len + (size_t)n + 1, b->cap, 8192)) {
-			b->oom = true;
-			return;
-		}
-	}
-}
-
-/* A comm or a path is bytes: json_escape() makes it valid JSON whatever they are. */
-static void put_str(struct buf *b, const char *s)
-{
-	char small[256], *esc = small;
-	size_t n = json_escape(NULL, 0, s ? s : "");
-
-	if (n >= sizeof(small) && !(esc = malloc(n + 1))) {
-		b->oom = true;
-		return;
-	}
-	json_escape(esc, n + 1, s ? s : "");
-	put(b, "\"%s\"", esc);
-	if (esc != small)
-		free(esc);
-}
-
 static void put_pages(struct buf *b, const uint64_t c[PS_COUNT], uint64_t mapped)
 {
-	put(b, "{\"mapped\": %" PRIu64 ", \"resident\": %" PRIu64 ", \"swapped\": %" PRIu64
+	jb_put(b, "{\"mapped\": %" PRIu64 ", \"resident\": %" PRIu64 ", \"swapped\": %" PRIu64
 	    ", \"untracked\": %" PRIu64 "}", mapped, c[PS_RESIDENT], c[PS_SWAPPED],
 	    c[PS_UNTRACKED]);
 }
@@ -77,7 +27,7 @@ static int put_run(uint64_t start, uint64_t end, enum page_state s, void *arg)
 {
 	struct runs_ctx *c = arg;
 
-	put(c->b, "%s{\"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64 "\", \"state\": \"%s\"}",
+	jb_put(c->b, "%s{\"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64 "\", \"state\": \"%s\"}",
 	    c->first ? "" : ", ", start << PAGE_SHIFT_4K, end << PAGE_SHIFT_4K,
 	    page_state_name(s));
 	c->first = false;
@@ -89,22 +39,22 @@ static int put_run(uint64_t start, uint64_t end, enum page_state s, void *arg)
 
 static void put_frame(struct buf *b, const struct sym_frame *f)
 {
-	put(b, "{\"ip\": \"0x%" PRIx64 "\", \"name\": ", f->addr);
-	put_str(b, f->name);
+	jb_put(b, "{\"ip\": \"0x%" PRIx64 "\", \"name\": ", f->addr);
+	jb_str(b, f->name);
 	if (f->func) {
-		put(b, ", \"function\": ");
-		put_str(b, f->func);
+		jb_put(b, ", \"function\": ");
+		jb_str(b, f->func);
 	}
 	if (f->module) {
-		put(b, ", \"module\": ");
-		put_str(b, f->module);
+		jb_put(b, ", \"module\": ");
+		jb_str(b, f->module);
 	}
 	if (f->file) {
-		put(b, ", \"file\": ");
-		put_str(b, f->file);
-		put(b, ", \"line\": %d", f->line);
+		jb_put(b, ", \"file\": ");
+		jb_str(b, f->file);
+		jb_put(b, ", \"line\": %d", f->line);
 	}
-	put(b, "}");
+	jb_put(b, "}");
 }
 
 static void put_first_touch(struct buf *b, struct stacks *st, const struct proc *p,
@@ -118,19 +68,19 @@ static void put_first_touch(struct buf *b, struct stacks *st, const struct proc 
 		b->oom = true;
 		return;
 	}
-	put(b, ", \"first_touch\": [");
+	jb_put(b, ", \"first_touch\": [");
 	for (i = 0; i < n && i < FIRST_TOUCH_MAX; i++) {
-		put(b, "%s{\"pages\": %" PRIu64 ", \"tid\": %u, \"monotonic\": %.6f, "
+		jb_put(b, "%s{\"pages\": %" PRIu64 ", \"tid\": %u, \"monotonic\": %.6f, "
 		    "\"unwind\": \"%s\", \"frames\": [", i ? ", " : "", v[i].pages, v[i].tid,
 		    v[i].ts / 1e9, v[i].stack->unwind == UNWIND_FP ? "fp" : "ip");
 		for (k = 0; k < v[i].stack->nframes; k++) {
 			if (k)
-				put(b, ", ");
+				jb_put(b, ", ");
 			put_frame(b, &v[i].stack->frames[k]);
 		}
-		put(b, "]}");
+		jb_put(b, "]}");
 	}
-	put(b, "]");
+	jb_put(b, "]");
 	free(v);
 }
 
@@ -145,25 +95,25 @@ static void put_mapping(struct buf *b, const struct proc *p, const struct mappin
 	c[PS_RESIDENT] = model_count(p, PS_RESIDENT, s, t);
 	c[PS_SWAPPED] = model_count(p, PS_SWAPPED, s, t);
 	c[PS_UNTRACKED] = model_count(p, PS_UNTRACKED, s, t);
-	put(b, "{\"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64 "\", \"perms\": \"%s\", "
+	jb_put(b, "{\"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64 "\", \"perms\": \"%s\", "
 	    "\"offset\": %" PRIu64 ", \"path\": ", s << PAGE_SHIFT_4K, t << PAGE_SHIFT_4K, perms,
 	    m->offset);
-	put_str(b, m->path ? m->path : "");
-	put(b, ", \"kind\": \"%s\", \"tracker\": \"%s\", \"pages\": ", map_kind_name(m->kind),
+	jb_str(b, m->path ? m->path : "");
+	jb_put(b, ", \"kind\": \"%s\", \"tracker\": \"%s\", \"pages\": ", map_kind_name(m->kind),
 	    m->flags & MF_UFFD ? "userfaultfd" : "pagemap");
 	put_pages(b, c, t - s);
-	put(b, ", \"heat\": %.3f, \"runs\": [", heat);
+	jb_put(b, ", \"heat\": %.3f, \"runs\": [", heat);
 	model_runs(p, s, t, put_run, &rc);
-	put(b, "]");
+	jb_put(b, "]");
 	if (st)
 		put_first_touch(b, st, p, m);
-	put(b, "}");
+	jb_put(b, "}");
 }
 
 /* One first touch: [pid, tid, "0xADDRESS", "r"|"w", monotonic seconds]. */
 static void put_touch(struct buf *b, const struct first_touch *t, bool comma)
 {
-	put(b, "%s[%d, %u, \"0x%" PRIx64 "\", \"%s\", %.6f]", comma ? ", " : "", t->pid, t->tid,
+	jb_put(b, "%s[%d, %u, \"0x%" PRIx64 "\", \"%s\", %.6f]", comma ? ", " : "", t->pid, t->tid,
 	    t->addr, t->write ? "w" : "r", t->ts_ns / 1e9);
 }
 
@@ -176,31 +126,31 @@ static void put_exact_stats(struct buf *b, const struct exact_stats *x)
 	};
 	size_t i;
 
-	put(b, "\"exact\": {\"variant\": \"%s\", \"processes\": %" PRIu64
+	jb_put(b, "\"exact\": {\"variant\": \"%s\", \"processes\": %" PRIu64
 	    ", \"registered_pages\": %" PRIu64 ", \"touches\": %" PRIu64
 	    ", \"touches_interval\": %" PRIu64 ", \"touches_dropped\": %" PRIu64
 	    ", \"prereg_pages\": %" PRIu64 ", \"prereg_max\": %" PRIu64 ", \"stale\": %" PRIu64
 	    ", \"behind\": %" PRIu64, x->ordered ? "ordered" : "fast", x->processes,
 	    x->registered_pages, x->touches, x->touches_interval, x->touches_dropped,
 	    x->prereg_pages, x->prereg_max, x->stale, x->behind);
-	put(b, ", \"events\": {\"fork\": %" PRIu64 ", \"remap\": %" PRIu64 ", \"remove\": %"
+	jb_put(b, ", \"events\": {\"fork\": %" PRIu64 ", \"remap\": %" PRIu64 ", \"remove\": %"
 	    PRIu64 ", \"unmap\": %" PRIu64 ", \"gone\": %" PRIu64 "}", x->fork, x->remap,
 	    x->remove, x->unmap, x->gone);
-	put(b, ", \"attaches\": %" PRIu64 ", \"attach_ms_max\": %" PRIu64, x->attaches,
+	jb_put(b, ", \"attaches\": %" PRIu64 ", \"attach_ms_max\": %" PRIu64, x->attaches,
 	    x->attach_ms_max);
-	put(b, ", \"server\": {\"threads\": %d, \"reads\": %" PRIu64 ", \"faults\": %" PRIu64
+	jb_put(b, ", \"server\": {\"threads\": %d, \"reads\": %" PRIu64 ", \"faults\": %" PRIu64
 	    ", \"resolved\": %" PRIu64 ", \"raced\": %" PRIu64 ", \"retried\": %" PRIu64 "}",
 	    x->server_threads, x->reads, x->faults, x->resolved, x->raced, x->retried);
 	if (x->ordered) {
-		put(b, ", \"latency_us_hist\": {");
+		jb_put(b, ", \"latency_us_hist\": {");
 		for (i = 0; i < EXACT_HIST_BUCKETS; i++)
-			put(b, "%s\"%s\": %" PRIu64, i ? ", " : "", hist_keys[i], x->hist[i]);
-		put(b, "}, \"latency_us_max\": %.1f", x->lat_max_ns / 1000.0);
+			jb_put(b, "%s\"%s\": %" PRIu64, i ? ", " : "", hist_keys[i], x->hist[i]);
+		jb_put(b, "}, \"latency_us_max\": %.1f", x->lat_max_ns / 1000.0);
 	}
-	put(b, ", \"first_touches\": [");
+	jb_put(b, ", \"first_touches\": [");
 	for (i = 0; i < x->nlog; i++)
 		put_touch(b, &x->log[i], i > 0);
-	put(b, "], \"first_touches_unlisted\": %" PRIu64 "}", x->unlisted);
+	jb_put(b, "], \"first_touches_unlisted\": %" PRIu64 "}", x->unlisted);
 }
 
 /* --stacks: its counters, a member of "stats" (kept in the frame's extra members, so
@@ -208,7 +158,7 @@ static void put_exact_stats(struct buf *b, const struct exact_stats *x)
 static void put_stacks_stats(struct buf *b, bool comma, const struct stacks_stats *ss,
 			     const struct engine_stats *st)
 {
-	put(b, "%s\"stacks\": {\"samples\": %" PRIu64 ", \"unique\": %" PRIu64
+	jb_put(b, "%s\"stacks\": {\"samples\": %" PRIu64 ", \"unique\": %" PRIu64
 	    ", \"ip_only\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"lost\": %" PRIu64
 	    ", \"interval_ms\": %" PRIu64 ", \"sample_period\": %" PRIu64
 	    ", \"first_touches\": %" PRIu64 ", \"joined\": %" PRIu64
@@ -286,6 +236,10 @@ int json_frame_from_engine(struct json_frame *f, struct engine *e, const struct 
 		json_frame_release(f);
 		return -ENOMEM;
 	}
+	if (json_files_text(e, o->files_top, o->whole_system, &f->files_text)) {
+		json_frame_release(f);
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -293,8 +247,10 @@ void json_frame_release(struct json_frame *f)
 {
 	free(f->proc_bytes);
 	free(f->extra_stats);
+	free(f->files_text);
 	f->proc_bytes = NULL;
 	f->extra_stats = NULL;
+	f->files_text = NULL;
 }
 
 /*
@@ -333,7 +289,7 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 	bool any = false;
 	int err = 0;
 
-	put(&b, "{\"time\": %.6f, \"monotonic\": %.6f, \"mode\": \"%s\", \"interval_ms\": %" PRIu64
+	jb_put(&b, "{\"time\": %.6f, \"monotonic\": %.6f, \"mode\": \"%s\", \"interval_ms\": %" PRIu64
 	    ", \"stats\": {\"events\": %" PRIu64 ", \"lost\": %" PRIu64 ", \"reconciles\": %" PRIu64
 	    ", \"drift_pages\": %" PRIu64 ", \"scans\": %" PRIu64 ", \"scanned_pages\": %" PRIu64
 	    ", \"maps_reads\": %" PRIu64 ", \"overflows\": %" PRIu64 ", \"retired\": %" PRIu64
@@ -344,17 +300,17 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 	    st->lost, st->reconciles, st->drift_pages, st->scans, st->scanned_pages,
 	    st->maps_reads, st->overflows, st->retired, st->events_per_sec, f->engine_bytes,
 	    f->nprocs, st->cpu_pct, st->interval_scale ? st->interval_scale : 1);
-	put(&b, ", \"maps_reads_per_sec\": %.1f, \"layout_changes\": %" PRIu64
+	jb_put(&b, ", \"maps_reads_per_sec\": %.1f, \"layout_changes\": %" PRIu64
 	    ", \"layout_unowned\": %" PRIu64 ", \"layout_source\": \"%s\"",
 	    st->maps_reads_per_sec, st->layout_changes, st->layout_unowned,
 	    st->layout_hooked ? "mmap_lock" : "syscalls");
-	put(&b, ", \"lost_by_kind\": {\"fault\": %" PRIu64 ", \"syscall\": %" PRIu64
+	jb_put(&b, ", \"lost_by_kind\": {\"fault\": %" PRIu64 ", \"syscall\": %" PRIu64
 	    ", \"fork\": %" PRIu64 ", \"exec\": %" PRIu64 ", \"exit\": %" PRIu64 "}",
 	    st->lost_by_kind[EV_FAULT], st->lost_by_kind[EV_SYSCALL], st->lost_by_kind[EV_FORK],
 	    st->lost_by_kind[EV_EXEC], st->lost_by_kind[EV_EXIT]);
 	if (f->extra_stats && *f->extra_stats)
-		put(&b, ", %s", f->extra_stats);
-	put(&b, "}, \"processes\": [");
+		jb_put(&b, ", %s", f->extra_stats);
+	jb_put(&b, "}, \"processes\": [");
 	for (i = 0; i < f->n; i++) {
 		const struct proc *p = f->procs[i];
 		uint64_t c[PS_COUNT];
@@ -364,11 +320,11 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 		if (!p->ready)
 			continue;
 		model_totals(p, c);
-		put(&b, "%s{\"pid\": %d, \"ppid\": %d, \"comm\": ", any ? ", " : "", p->pid,
+		jb_put(&b, "%s{\"pid\": %d, \"ppid\": %d, \"comm\": ", any ? ", " : "", p->pid,
 		    p->ppid);
 		any = true;
-		put_str(&b, p->comm);
-		put(&b, ", \"state\": \"%s\", \"faults\": %" PRIu64 ", \"fault_rate\": %.1f, "
+		jb_str(&b, p->comm);
+		jb_put(&b, ", \"state\": \"%s\", \"faults\": %" PRIu64 ", \"fault_rate\": %.1f, "
 		    "\"model_bytes\": %zu, \"pages\": ", p->exited ? "exited" : "running", p->faults,
 		    p->fault_rate, f->proc_bytes[i]);
 		put_pages(&b, c, p->mapped_pages);
@@ -378,26 +334,28 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 
 			if (!heat || heat_per_mapping(p, f->mono_ns, heat, nmaps))
 				b.oom = true;
-			put(&b, ", \"mappings\": [");
+			jb_put(&b, ", \"mappings\": [");
 			for (m = model_first(p); m && heat; m = model_next(m), k++) {
 				if (!first)
-					put(&b, ", ");
+					jb_put(&b, ", ");
 				put_mapping(&b, p, m, f->stacks, heat[k]);
 				first = false;
 			}
-			put(&b, "]");
+			jb_put(&b, "]");
 			free(heat);
 		}
-		put(&b, "}");
+		jb_put(&b, "}");
 	}
-	put(&b, "]");
+	jb_put(&b, "]");
+	if (f->files_text)
+		jb_put(&b, ", %s", f->files_text);
 	if (f->has_touches) {
-		put(&b, ", \"recorded_touches\": [");
+		jb_put(&b, ", \"recorded_touches\": [");
 		for (i = 0; i < f->ntouches; i++)
 			put_touch(&b, &f->touches[i], i > 0);
-		put(&b, "], \"recorded_touches_dropped\": %" PRIu64, f->touches_dropped);
+		jb_put(&b, "], \"recorded_touches_dropped\": %" PRIu64, f->touches_dropped);
 	}
-	put(&b, "}\n");
+	jb_put(&b, "}\n");
 	if (b.oom) {
 		err = -ENOMEM;
 	} else {

@@ -11,6 +11,8 @@ struct json_opts {
 	bool maps;		/* include mappings and runs */
 	bool touches;		/* a recorder: take exact mode's first touches into the frame */
 	uint64_t interval_ms;
+	bool whole_system;	/* "memory", and "files" beyond the watched ones */
+	uint32_t files_top;	/* --files-top (0: all) */
 };
 
 /*
@@ -40,6 +42,8 @@ struct json_frame {
 	const struct first_touch *touches;
 	size_t ntouches;
 	uint64_t touches_dropped;
+	/* The page cache members (out/json_files.h) as written, or NULL. */
+	char *files_text;
 };
 
 /* Fills f from the engine (caller holds the engine lock; f->procs are the engine's). */

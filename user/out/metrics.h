@@ -24,9 +24,12 @@
 #define METRICS_PROCS_DEFAULT 500	/* --metrics-procs: processes per scrape */
 #define METRICS_PROCS_MAX 100000
 
+#define METRICS_FILES_DEFAULT 20	/* --metrics-files: the largest cached files */
+#define METRICS_FILES_MAX 1000
 struct metrics_opts {
 	uint32_t top;
 	uint32_t procs;
+	uint32_t files;			/* --metrics-files */
 	uint64_t interval_ms;		/* --interval */
 };
 
@@ -49,6 +52,14 @@ struct metrics_proc {
 	size_t ntop;
 };
 
+/* One of the --metrics-files largest cached files. */
+struct metrics_file {
+	char *path;
+	char dev[24];			/* "major:minor" */
+	uint64_t ino;
+	uint64_t cached, dirty;		/* pages */
+};
+
 struct metrics_snap {
 	const char *mode;		/* engine_mode_name(): static */
 	const char *version;
@@ -65,6 +76,12 @@ struct metrics_snap {
 	uint64_t exact_touches;		/* first touches seen so far */
 	struct metrics_proc *procs;
 	size_t nprocs;
+	struct mem_summary mem;		/* the machine's memory (bytes) */
+	bool have_files;		/* the file table is kept (not --no-files) */
+	uint64_t files;			/* files with cached pages */
+	uint64_t files_omitted;		/* beyond opts.files */
+	struct metrics_file *top_files;	/* the largest by cached pages, largest first */
+	size_t ntop_files;
 };
 
 /* Copies the model; the caller holds the engine lock.  0 or -ENOMEM. */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/sysmacros.h>
 #include "out/metrics.h"
 
 /* Keeps p->top the o->top largest resident mappings, largest first (names not copied yet). */
@@ -60,6 +61,45 @@ static int collect_proc(const struct proc *p, uint32_t top, struct metrics_proc 
 	return 0;
 }
 
+static int collect_files(struct engine *e, const struct metrics_opts *o, struct metrics_snap *s)
+{
+	struct fcache *t = engine_fcache(e);
+	struct fc_file **v;
+	size_t i, n;
+
+	s->mem = *engine_memory(e);
+	if (!t)
+		return 0;
+	s->have_files = true;
+	s->files = fcache_count(t);
+	if (!o->files)
+		return 0;
+	v = calloc(o->files, sizeof(*v));
+	s->top_files = calloc(o->files, sizeof(*s->top_files));
+	if (!v || !s->top_files) {
+		free(v);
+		return -ENOMEM;
+	}
+	n = fcache_top_cached(t, v, o->files);
+	for (i = 0; i < n; i++) {
+		struct metrics_file *mf = &s->top_files[i];
+
+		mf->path = strdup(v[i]->name);
+		if (!mf->path) {
+			free(v);
+			return -ENOMEM;
+		}
+		snprintf(mf->dev, sizeof(mf->dev), "%u:%u", major(v[i]->dev), minor(v[i]->dev));
+		mf->ino = v[i]->ino;
+		mf->cached = v[i]->pages.cached;
+		mf->dirty = v[i]->pages.dirty;
+		s->ntop_files++;
+	}
+	s->files_omitted = s->files - s->ntop_files;
+	free(v);
+	return 0;
+}
+
 int metrics_collect(struct engine *e, const struct metrics_opts *o, struct metrics_snap *s)
 {
 	struct proc **procs;
@@ -83,6 +123,9 @@ int metrics_collect(struct engine *e, const struct metrics_opts *o, struct metri
 		s->exact = true;
 		s->exact_touches = xs.touches;
 	}
+	err = collect_files(e, o, s);
+	if (err)
+		return err;
 	s->procs = calloc(n ? n : 1, sizeof(*s->procs));
 	if (!s->procs)
 		return -ENOMEM;
@@ -242,6 +285,11 @@ void metrics_snap_free(struct metrics_snap *s)
 {
 	size_t i;
 
+	for (i = 0; i < s->ntop_files; i++)
+		free(s->top_files[i].path);
+	free(s->top_files);
+	s->top_files = NULL;
+	s->ntop_files = 0;
 	if (!s->procs)
 		return;
 	for (i = 0; i < s->nprocs; i++)

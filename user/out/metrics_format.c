@@ -27,6 +27,7 @@ enum fam_id {
 	F_RECONCILES, F_DRIFT, F_SCANS, F_OVERFLOWS, F_CPU, F_MODEL,
 	F_P_RESIDENT, F_P_SWAPPED, F_P_MAPPED, F_P_UNTRACKED, F_P_FAULTS, F_M_RESIDENT,
 	F_X_TOUCHES,
+	F_MEMORY, F_FILES, F_FILES_OMITTED, F_FILE_CACHED, F_FILE_DIRTY,
 	F_COUNT,
 };
 
@@ -78,6 +79,18 @@ static const struct family families[F_COUNT] = {
 	[F_X_TOUCHES] = { "mevitop_exact_first_touches", FT_COUNTER, NULL,
 			  "Exact mode: first touches of private anonymous pages seen through "
 			  "userfaultfd (stats.exact.touches in JSON)." },
+	[F_MEMORY] = { "mevitop_memory_bytes", FT_GAUGE, "bytes",
+		       "The machine's memory by kind (/proc/meminfo; accounted: what mevitop "
+		       "attributes to processes' anonymous pages plus cached files)." },
+	[F_FILES] = { "mevitop_files", FT_GAUGE, NULL,
+		      "Files with pages in the page cache." },
+	[F_FILES_OMITTED] = { "mevitop_metrics_files_omitted", FT_GAUGE, NULL,
+			      "Cached files left out of this output by --metrics-files." },
+	[F_FILE_CACHED] = { "mevitop_file_cached_bytes", FT_GAUGE, "bytes",
+			    "Page cache of one of the --metrics-files largest cached files." },
+	[F_FILE_DIRTY] = { "mevitop_file_dirty_bytes", FT_GAUGE, "bytes",
+			   "Dirty page cache of one of the --metrics-files largest cached "
+			   "files." },
 };
 
 static const char *const fam_type_name[] = {
@@ -302,6 +315,50 @@ static void per_process(struct out *o, const struct metrics_snap *s)
 	}
 }
 
+/* The memory summary and the largest cached files (doc/pagecache.md). */
+static void memory(struct out *o, const struct metrics_snap *s)
+{
+	const struct mem_summary *m = &s->mem;
+	const struct {
+		const char *kind;
+		uint64_t v;
+	} kinds[] = {
+		{ "total", m->total }, { "free", m->free }, { "available", m->available },
+		{ "anon", m->anon }, { "file", m->file }, { "shmem", m->shmem },
+		{ "kernel", m->kernel }, { "swap_total", m->swap_total },
+		{ "swap_used", m->swap_used }, { "accounted", m->accounted },
+	};
+	size_t i;
+	int k;
+
+	family_header(o, F_MEMORY);
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		sample_start(o, F_MEMORY, NULL);
+		label(o, "kind", kinds[i].kind);
+		sample_end_u64(o, kinds[i].v);
+	}
+	if (!s->have_files)
+		return;
+	scalar_u64(o, F_FILES, s->files);
+	scalar_u64(o, F_FILES_OMITTED, s->files_omitted);
+	for (k = 0; k < 2; k++) {
+		enum fam_id id = k ? F_FILE_DIRTY : F_FILE_CACHED;
+
+		family_header(o, id);
+		for (i = 0; i < s->ntop_files; i++) {
+			const struct metrics_file *f = &s->top_files[i];
+			char ino[24];
+
+			snprintf(ino, sizeof(ino), "%" PRIu64, f->ino);
+			sample_start(o, id, NULL);
+			label(o, "path", f->path);
+			label(o, "dev", f->dev);
+			label(o, "ino", ino);
+			sample_end_u64(o, (k ? f->dirty : f->cached) * PAGE_SIZE_4K);
+		}
+	}
+}
+
 int metrics_format(const struct metrics_snap *s, enum metrics_format fmt, char **text,
 		   size_t *len)
 {
@@ -315,6 +372,7 @@ int metrics_format(const struct metrics_snap *s, enum metrics_format fmt, char *
 		return -errno;
 	health(&o, s);
 	per_process(&o, s);
+	memory(&o, s);
 	if (fmt == METRICS_OPENMETRICS)
 		fputs("# EOF\n", o.f);
 	failed = ferror(o.f);

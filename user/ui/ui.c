@@ -37,6 +37,8 @@
 #include "thread_signals.h"
 #include "ui.h"
 #include "ui_draw.h"
+#include "ui_fileheat.h"
+#include "ui_files.h"
 #include "ui_heatmap.h"
 #include "ui_help.h"
 #include "ui_model.h"
@@ -167,13 +169,17 @@ static void frame(struct ui *ui, struct ui_perf *perf)
 				ui->stats = *engine_stats(ui->e);
 			}
 			/* Walks every model: once a second is plenty for a header figure. */
-			if (!ui->replay && ui->view == VIEW_LIST &&
+			if (!ui->replay && (ui->view == VIEW_LIST || ui->view == VIEW_FILES) &&
 			    ui->now_ns - perf->bytes_ns > 1000000000ULL) {
 				ui->engine_bytes = engine_bytes(ui->e);
 				perf->bytes_ns = ui->now_ns;
 			}
 			if (ui->view == VIEW_LIST)
 				proclist_update(ui);
+			else if (ui->view == VIEW_FILES)
+				files_update(ui);
+			else if (ui->view == VIEW_FMAP)
+				fileheat_update(ui);
 			else
 				heatmap_update(ui, true);
 			ui_unlock(ui);
@@ -185,6 +191,10 @@ static void frame(struct ui *ui, struct ui_perf *perf)
 			help_draw(ui);
 		else if (ui->view == VIEW_MAP)
 			heatmap_draw(ui);
+		else if (ui->view == VIEW_FILES)
+			files_draw(ui);
+		else if (ui->view == VIEW_FMAP)
+			fileheat_draw(ui);
 		else
 			proclist_draw(ui);
 		/* Replay's time cursor takes the status line unless a prompt needs it. */
@@ -242,6 +252,8 @@ void ui_print_keys(FILE *f)
 	keymap_print(f, &global_keymap);
 	keymap_print(f, &proclist_keymap);
 	keymap_print(f, &heatmap_keymap);
+	keymap_print(f, &files_keymap);
+	keymap_print(f, &fileheat_keymap);
 	keymap_print(f, &replay_keymap);
 }
 
@@ -273,11 +285,19 @@ static bool handle_key(struct ui *ui, int key)
 		return !ui->quit;
 	if (ui->view == VIEW_MAP)
 		heatmap_key(ui, key);
+	else if (ui->view == VIEW_FILES)
+		files_key(ui, key);
+	else if (ui->view == VIEW_FMAP)
+		fileheat_key(ui, key);
 	else
 		proclist_key(ui, key);
 	if (ui->open_pid) {		/* the list's Enter */
 		heatmap_show(ui, ui->open_pid);
 		ui->open_pid = 0;
+	}
+	if (ui->open_file.set) {	/* the Files view's Enter, a file mapping's */
+		fileheat_show(ui, ui->open_file.dev, ui->open_file.ino, ui->open_file.back);
+		ui->open_file.set = false;
 	}
 	return true;
 }
@@ -333,7 +353,9 @@ static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
 				       .ctx = &t };
 	ui.list = proclist_new(c->npids > 0);
 	ui.map = heatmap_new();
-	if (!ui.list || !ui.map) {
+	ui.files = files_new();
+	ui.fmap = fileheat_new();
+	if (!ui.list || !ui.map || !ui.files || !ui.fmap) {
 		log_err("failed to start the interactive view: %s", strerror(ENOMEM));
 		goto out;
 	}
@@ -348,6 +370,12 @@ static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
 	atomic_init(&t.ticks, 0);
 	if (c->npids)
 		heatmap_show(&ui, c->pids[0]);
+	if (c->files_view)
+		ui.view = VIEW_FILES;
+	/* --file PATH: its heatmap (Esc: the Files view); the engine checked the path. */
+	err = c->nfile_paths ? fileheat_show_path(&ui, c->file_paths[0], VIEW_FILES) : 0;
+	if (err)
+		log_warn("failed to open %s: %s", c->file_paths[0], strerror(-err));
 	err = e ? engine_thread_start(&t) : 0;
 	if (err) {
 		term_close();
@@ -408,6 +436,8 @@ out:
 	canvas_free(&ui.canvas);
 	proclist_free(ui.list);
 	heatmap_free(ui.map);
+	files_free(ui.files);
+	fileheat_free(ui.fmap);
 	return rc;
 }
 

@@ -102,14 +102,18 @@ int draw_engine_stats(struct ui *ui, int row, int col)
 	return col;
 }
 
+static int item_width(const struct ui_key *k)
+{
+	return k->hint_key ? canvas_text_width(k->hint_key) + canvas_text_width(k->hint) + 1 : 0;
+}
+
 /* One "KeyWhat " item; false when it does not fit. */
 static bool footer_item(struct ui *ui, int *col, const struct ui_key *k)
 {
-	int row = ui->rows - 1, need;
+	int row = ui->rows - 1, need = item_width(k);
 
 	if (!k->hint_key)
 		return true;
-	need = canvas_text_width(k->hint_key) + canvas_text_width(k->hint) + 1;
 	if (*col + need > ui->cols)
 		return false;
 	*col += canvas_text(&ui->canvas, row, *col, ui->cols - *col, ui->theme.style[ST_KEY],
@@ -122,16 +126,22 @@ static bool footer_item(struct ui *ui, int *col, const struct ui_key *k)
 void draw_footer(struct ui *ui, const struct ui_keymap *view)
 {
 	const struct ui_keymap *g = ui->global_keys;
-	int col = 0;
+	int col = 0, tail = 0, cols = ui->cols;
 	size_t i;
 	bool fits;
 
 	canvas_fill(&ui->canvas, ui->rows - 1, 0, ui->cols, ' ', ui->theme.style[ST_KEYTEXT]);
+	/* The view's hints stop where the global ones (pause, quit) would no longer fit: a
+	 * narrow terminal loses a view hint before it loses quit. */
+	for (i = 1; i < g->n; i++)
+		tail += item_width(&g->keys[i]);
 	fits = footer_item(ui, &col, &g->keys[0]);
+	ui->cols = cols - tail;
 	for (i = 0; fits && i < view->n; i++)
 		fits = footer_item(ui, &col, &view->keys[i]);
-	for (i = 1; fits && i < g->n; i++)
-		fits = footer_item(ui, &col, &g->keys[i]);
+	ui->cols = cols;
+	for (i = 1; i < g->n; i++)
+		footer_item(ui, &col, &g->keys[i]);
 }
 
 void draw_status_line(struct ui *ui, int row)
@@ -144,6 +154,7 @@ void draw_status_line(struct ui *ui, int row)
 				      ui->prompt.kind == PROMPT_FILTER ? "Filter: " :
 				      ui->prompt.kind == PROMPT_TIME ? "Go to time (s): " :
 				      ui->prompt.kind == PROMPT_SEARCH ? "Search mappings: " :
+				      ui->prompt.kind == PROMPT_PAGE ? "Go to page: " :
 				      "Go to address: 0x");
 
 		col += canvas_text(&ui->canvas, row, col, ui->cols - col,
@@ -194,6 +205,41 @@ int prompt_key(struct ui_prompt *p, int key)
 	if (key >= 32 && key < 127 && p->len + 1 < sizeof(p->text)) {
 		p->text[p->len++] = (char)key;
 		p->text[p->len] = 0;
+	}
+	return 0;
+}
+
+void draw_menu(struct ui *ui, int top, int n, const char *(*name)(int i), int sel, int cur)
+{
+	int left = 2, w = 24, i;
+
+	canvas_fill(&ui->canvas, top, left, w, ' ', ui->theme.style[ST_COLHEAD]);
+	canvas_text(&ui->canvas, top, left + 1, w - 1, ui->theme.style[ST_COLHEAD], "Sort by");
+	for (i = 0; i < n; i++) {
+		struct ui_look look = ui->theme.style[i == sel ? ST_POPUP_SEL : ST_POPUP];
+
+		canvas_fill(&ui->canvas, top + 1 + i, left, w, ' ', look);
+		canvas_printf(&ui->canvas, top + 1 + i, left + 1, w - 1, look, "%c %s",
+			      i == cur ? '*' : ' ', name(i));
+	}
+}
+
+int menu_key(int *sel, int n, int key)
+{
+	switch (key) {
+	case KEY_UP:
+		*sel = (*sel + n - 1) % n;
+		return 0;
+	case KEY_DOWN:
+		*sel = (*sel + 1) % n;
+		return 0;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		return 1;
+	case 27:
+	case KEY_F(6):
+		return -1;
 	}
 	return 0;
 }

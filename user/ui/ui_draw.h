@@ -21,6 +21,12 @@ void draw_status_line(struct ui *ui, int row);
 void draw_too_small(struct ui *ui);
 /* Line editing for the prompt: returns 1 accepted (Enter), -1 cancelled (Esc), 0 editing. */
 int prompt_key(struct ui_prompt *p, int key);
+/* The sort menu (F6) of a list: "Sort by", then n entries (name(i)), sel highlighted, cur
+ * marked '*'; at row top. */
+void draw_menu(struct ui *ui, int top, int n, const char *(*name)(int i), int sel, int cur);
+/* A key while that menu is open: moves *sel (Up, Down); 1 chosen (Enter), -1 closed (Esc,
+ * F6), 0 otherwise. */
+int menu_key(int *sel, int n, int key);
 /* Text of a labelled field at (row, col), returns the next column: "label value  ". */
 int draw_field(struct ui *ui, int row, int col, const char *label, const char *value,
 	       enum ui_style value_style);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The heatmap view: frame building under the lock, drawing, keys (ui_heatmap.c). */
+/* The heatmap view: frame building under the lock and keys (ui_heatmap.c), drawing
+ * (ui_heatmap_draw.c). */
 #ifndef MEVITOP_UI_HEATMAP_H
 #define MEVITOP_UI_HEATMAP_H
 

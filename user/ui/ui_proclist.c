@@ -21,6 +21,9 @@
 #include "array.h"
 #include "model/proctree.h"
 #include "ui_draw.h"
+#include "ui_fcache.h"
+#include "ui_listnav.h"
+#include "ui_memsum.h"
 #include "ui_model.h"
 #include "ui_proclist.h"
 #include "ui/treeview.h"
@@ -97,6 +100,7 @@ struct proclist {
 	uint64_t mapped, res, swp, untr;
 	struct pl_user users[64];
 	size_t nusers;
+	struct uf_mem mem;		/* the machine's memory summary (header) */
 };
 
 struct proclist *proclist_new(bool tree)
@@ -145,6 +149,7 @@ void proclist_update(struct ui *ui)
 
 	if (ui->paused && l->n)
 		return;
+	uf_memory(ui, &l->mem);
 	procs = ui_procs(ui, &n);
 	if (n > l->cap) {
 		/* | not ||: each array that can grow does, the next try needs fewer */
@@ -409,9 +414,15 @@ static int col_width(const struct ui *ui, int col)
 	return coldefs[col].width + (extra < 16 ? extra : 16);
 }
 
+/* The header's rows: the title, two of numbers, and the memory summary's two when known. */
+static int header_rows(const struct ui *ui)
+{
+	return UI_HEADER_ROWS + memsum_rows(ui, &ui->list->mem);
+}
+
 static int list_rows(const struct ui *ui)
 {
-	return ui->rows - UI_HEADER_ROWS - 1 - 2;	/* column header; status, footer */
+	return ui->rows - header_rows(ui) - 1 - 2;	/* column header; status, footer */
 }
 
 static void draw_bar(struct ui *ui, int row, int col, int width, double frac,
@@ -473,6 +484,7 @@ static void draw_header(struct ui *ui)
 		col = draw_field(ui, 2, col, "view", "tree", ST_VALUE);
 	if (*filter_text(ui))
 		draw_field(ui, 2, col, "filter", filter_text(ui), ST_VALUE);
+	memsum_draw(ui, UI_HEADER_ROWS, &l->mem);
 }
 
 static void draw_colheads(struct ui *ui, int row)
@@ -565,44 +577,33 @@ static void draw_row(struct ui *ui, int row, const struct pl_row *r, bool select
 			      "+%zu folded", r->folded_kids);
 }
 
-static void draw_menu(struct ui *ui)
+static const char *sort_name(int i)
 {
-	struct proclist *l = ui->list;
-	int top = UI_HEADER_ROWS + 1, left = 2, w = 24, i;
-
-	canvas_fill(&ui->canvas, top, left, w, ' ', ui->theme.style[ST_COLHEAD]);
-	canvas_text(&ui->canvas, top, left + 1, w - 1, ui->theme.style[ST_COLHEAD], "Sort by");
-	for (i = 0; i < COL_COUNT; i++) {
-		struct ui_look look = ui->theme.style[i == l->menu_sel ? ST_POPUP_SEL : ST_POPUP];
-
-		canvas_fill(&ui->canvas, top + 1 + i, left, w, ' ', look);
-		canvas_printf(&ui->canvas, top + 1 + i, left + 1, w - 1, look, "%c %s",
-			      (int)l->sort == i ? '*' : ' ', coldefs[i].name);
-	}
+	return coldefs[i].name;
 }
 
 void proclist_draw(struct ui *ui)
 {
 	struct proclist *l = ui->list;
-	int visible = list_rows(ui), k;
+	int visible = list_rows(ui), base = header_rows(ui), k;
 
 	arrange(ui, visible);
 	draw_header(ui);
-	draw_colheads(ui, UI_HEADER_ROWS);
+	draw_colheads(ui, base);
 	for (k = 0; k < visible && l->top + k < l->norder; k++) {
 		size_t i = l->top + k;
 		const struct ptree_row *tr = l->tree ? &l->pt.rows[l->trow[i]] : NULL;
 		struct pl_row r = tr && tr->folded ? subtree_sums(l, l->trow[i]) :
 				  l->rows[l->order[i]];
 
-		draw_row(ui, UI_HEADER_ROWS + 1 + k, &r, i == l->sel, tr);
+		draw_row(ui, base + 1 + k, &r, i == l->sel, tr);
 	}
 	if (!l->norder)
-		canvas_text(&ui->canvas, UI_HEADER_ROWS + 1, 1, ui->cols - 1,
+		canvas_text(&ui->canvas, base + 1, 1, ui->cols - 1,
 			    ui->theme.style[ST_DIM], l->n ? "no process matches the filter" :
 			    "no process yet");
 	if (l->menu)
-		draw_menu(ui);
+		draw_menu(ui, base + 1, COL_COUNT, sort_name, l->menu_sel, l->sort);
 	draw_status_line(ui, ui->rows - 2);
 	draw_footer(ui, &proclist_keymap);
 }
@@ -617,72 +618,14 @@ static void set_sort(struct proclist *l, int col)
 	l->desc = coldefs[col].desc;
 }
 
-static bool menu_key(struct proclist *l, int key)
-{
-	switch (key) {
-	case KEY_UP:
-		l->menu_sel = (l->menu_sel + COL_COUNT - 1) % COL_COUNT;
-		break;
-	case KEY_DOWN:
-		l->menu_sel = (l->menu_sel + 1) % COL_COUNT;
-		break;
-	case '\n':
-	case '\r':
-	case KEY_ENTER:
-		if ((int)l->sort != l->menu_sel)
-			set_sort(l, l->menu_sel);
-		l->menu = false;
-		break;
-	case 27:
-	case KEY_F(6):
-		l->menu = false;
-		break;
-	}
-	return true;
-}
-
 /* --- keys (ui/keys.h) --- */
 
 static bool pl_move(struct ui *ui, int key)
 {
 	struct proclist *l = ui->list;
-	size_t visible = (size_t)list_rows(ui), last = l->norder ? l->norder - 1 : 0;
 
-	switch (key) {
-	case KEY_UP:
-		if (l->sel)
-			l->sel--;
-		break;
-	case KEY_DOWN:
-		if (l->sel < last)
-			l->sel++;
-		break;
-	case KEY_PPAGE:
-		l->sel = l->sel > visible ? l->sel - visible : 0;
-		break;
-	case KEY_NPAGE:
-		l->sel = l->sel + visible < last ? l->sel + visible : last;
-		break;
-	case KEY_HOME:
-		l->sel = 0;
-		break;
-	case KEY_END:
-		l->sel = last;
-		break;
-	case KEY_MOUSE: {
-		MEVENT ev;
-
-		if (getmouse(&ev) != OK)
-			return false;
-		if (ev.bstate & BUTTON4_PRESSED)
-			l->sel = l->sel > 3 ? l->sel - 3 : 0;
-#ifdef BUTTON5_PRESSED
-		else if (ev.bstate & BUTTON5_PRESSED)
-			l->sel = l->sel + 3 < last ? l->sel + 3 : last;
-#endif
-		break;
-	}
-	}
+	if (!list_move(&l->sel, l->norder, (size_t)list_rows(ui), key))
+		return false;
 	if (l->norder)
 		l->sel_pid = l->rows[l->order[l->sel]].pid;
 	return true;
@@ -701,9 +644,7 @@ static bool pl_open(struct ui *ui, int key)
 static bool pl_filter(struct ui *ui, int key)
 {
 	(void)key;
-	ui->prompt.kind = PROMPT_FILTER;
-	snprintf(ui->prompt.text, sizeof(ui->prompt.text), "%s", ui->list->filter);
-	ui->prompt.len = strlen(ui->prompt.text);
+	list_filter_open(ui, ui->list->filter);
 	return true;
 }
 
@@ -791,12 +732,21 @@ static bool pl_fold(struct ui *ui, int key)
 	return tree_key(ui->list, key);
 }
 
+/* Tab: the Files view (htop's Tab walks its screens). */
+static bool pl_files(struct ui *ui, int key)
+{
+	(void)key;
+	ui->view = VIEW_FILES;
+	return true;
+}
+
 static const struct ui_key proclist_keys[] = {
 	{ { KEY_UP, KEY_DOWN, KEY_PPAGE, KEY_NPAGE }, "Up Dn PgUp PgDn", "select", NULL, NULL,
 	  pl_move },
 	{ { KEY_HOME, KEY_END }, "Home End", "first / last", NULL, NULL, pl_move },
 	{ { '\n', '\r', KEY_ENTER }, "Enter", "heatmap of the process", "Enter", "Heatmap",
 	  pl_open },
+	{ { '\t', KEY_BTAB }, "Tab Shift-Tab", "the Files view", "Tab", "Files", pl_files },
 	{ { '/', KEY_F(3), KEY_F(4) }, "/ F3 F4", "filter name/pid/user", "/", "Filter",
 	  pl_filter },
 	{ { 27 }, "Esc", "clear the filter", NULL, NULL, pl_clear },
@@ -817,16 +767,12 @@ const struct ui_keymap proclist_keymap = UI_KEYMAP("Process list", proclist_keys
 bool proclist_key(struct ui *ui, int key)
 {
 	struct proclist *l = ui->list;
+	int chosen;
 
-	if (l->menu)
-		return menu_key(l, key);
-	if (ui->prompt.kind == PROMPT_FILTER) {
-		int r = prompt_key(&ui->prompt, key);
-
-		if (r > 0)
-			snprintf(l->filter, sizeof(l->filter), "%s", ui->prompt.text);
-		if (r)
-			ui->prompt.kind = PROMPT_NONE;
+	if (list_modal_key(ui, key, &l->menu, &l->menu_sel, COL_COUNT, &chosen, l->filter,
+			   sizeof(l->filter))) {
+		if (chosen >= 0 && chosen != (int)l->sort)
+			set_sort(l, chosen);
 		return true;
 	}
 	return keymap_dispatch(&proclist_keymap, ui, key);

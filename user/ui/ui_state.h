@@ -13,12 +13,19 @@
  *   ui_draw.c       header, footer, prompt, number formatting shared by the views
  *   ui_proclist.c   the process list (top-like), flat or as a tree
  *   ui/treeview.c   the tree view's fold set and guide lines (the forest: model/proctree.c)
- *   ui_heatmap.c    the heatmap view: frame building under the lock, drawing, keys
+ *   ui_heatmap.c    the heatmap view: frame building under the lock, keys
+ *   ui_heatmap_draw.c  its drawing, from the frame (ui_heatmap_int.h: the state both share)
  *   ui_maplayout.c  mappings → lines and cells (no curses; the part that must be fast)
  *   ui/blockname.c  packed blocks' short names, which mappings make one object
  *   ui_help.c       help screen and legend, drawn from the key tables
  *   ui_replay.c     the time cursor over a recording, its keys and timeline bar
  *   ui/keys.c       key tables: dispatch, and what help and footer say of each key
+ *   ui_files.c      the Files view: every file in the page cache, flat or by directory
+ *   ui_fileheat.c   one file's heatmap: cached / dirty / writeback pages, adds/evictions
+ *   ui_cells.c      a line of heatmap cells and the zoom readout, for both heatmaps
+ *   ui_memsum.c     the list views' memory summary (where every GiB of the machine is)
+ *   ui_fcache.c     the page cache model (model/fcache.h) as the views copy it: the one
+ *                   file that reads it, so the views do not depend on its names
  *
  * Calls go one way: ui.c → views (proclist, heatmap, help, replay) → ui_draw, ui_model →
  * ui_status, ui_replay.  A view that needs the loop asks through a field (open_pid) and
@@ -47,6 +54,8 @@
 enum ui_view {
 	VIEW_LIST,
 	VIEW_MAP,
+	VIEW_FILES,			/* the page cache, file by file */
+	VIEW_FMAP,			/* one file's heatmap */
 };
 
 /* A one-line editor at the bottom (filter, go to address). */
@@ -56,6 +65,7 @@ enum prompt_kind {
 	PROMPT_GOTO,
 	PROMPT_TIME,		/* replay: go to a time */
 	PROMPT_SEARCH,			/* heatmap: a mapping by name or address */
+	PROMPT_PAGE,			/* file heatmap: a page index */
 };
 
 struct ui_prompt {
@@ -66,6 +76,15 @@ struct ui_prompt {
 
 struct proclist;
 struct heatmap;
+struct files;
+struct fileheat;
+
+/* A view asks for a file's heatmap (ui.c opens it): the list's Enter, a file mapping's. */
+struct ui_open_file {
+	bool set;
+	uint64_t dev, ino;		/* as stat(2)'s st_dev, st_ino */
+	enum ui_view back;		/* where Esc returns */
+};
 
 struct ui_replay;
 
@@ -90,6 +109,9 @@ struct ui {
 	struct heatmap *map;
 	const struct ui_keymap *global_keys;	/* ui.c's keys that work anywhere (footer, help) */
 	pid_t open_pid;			/* a view asks for this process's heatmap; ui.c opens it */
+	struct files *files;
+	struct fileheat *fmap;
+	struct ui_open_file open_file;
 	uint64_t data_ns;		/* when the frame data was last read from the model */
 	/* How long the UI waits for and holds the engine lock (reported with -v). */
 	uint64_t locks, lock_misses, lock_t0;

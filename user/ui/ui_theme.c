@@ -21,6 +21,9 @@ static const short hb_color[P_COUNT] = {
 	[P_HEAT3] = 208,
 	[P_HEAT4] = 226,
 	[P_CURSOR] = 231,	/* white */
+	[P_DIRTY] = 214,	/* orange */
+	[P_WB] = 196,		/* red */
+	[P_EVICT] = 39,		/* blue */
 };
 
 /* One cell per character: colour (8 colours) and glyphs. */
@@ -30,7 +33,7 @@ static const short shade_color[P_COUNT] = {
 	[P_RES4] = COLOR_GREEN, [P_SWAP] = COLOR_BLUE, [P_UNTR] = COLOR_YELLOW,
 	[P_MIXED] = COLOR_MAGENTA, [P_COLD] = COLOR_GREEN, [P_HEAT1] = COLOR_RED,
 	[P_HEAT2] = COLOR_RED, [P_HEAT3] = COLOR_YELLOW, [P_HEAT4] = COLOR_YELLOW,
-	[P_CURSOR] = -1,
+	[P_CURSOR] = -1, [P_DIRTY] = COLOR_YELLOW, [P_WB] = COLOR_RED, [P_EVICT] = COLOR_BLUE,
 };
 
 static const uint32_t glyph_utf8[P_COUNT] = {
@@ -38,13 +41,14 @@ static const uint32_t glyph_utf8[P_COUNT] = {
 	[P_RES1] = 0x2591 /* ░ */, [P_RES2] = 0x2592 /* ▒ */, [P_RES3] = 0x2593 /* ▓ */,
 	[P_RES4] = 0x2588 /* █ */, [P_SWAP] = 'S', [P_UNTR] = '?', [P_MIXED] = '*',
 	[P_COLD] = '-', [P_HEAT1] = 0x2591, [P_HEAT2] = 0x2592, [P_HEAT3] = 0x2593,
-	[P_HEAT4] = 0x2588, [P_CURSOR] = 0x2588,
+	[P_HEAT4] = 0x2588, [P_CURSOR] = 0x2588, [P_DIRTY] = 'D', [P_WB] = 'W', [P_EVICT] = 'e',
 };
 
 static const uint32_t glyph_ascii[P_COUNT] = {
 	[P_BLANK] = ' ', [P_NONRES] = '.', [P_RES1] = ':', [P_RES2] = '+', [P_RES3] = '%',
 	[P_RES4] = '#', [P_SWAP] = 'S', [P_UNTR] = '?', [P_MIXED] = '&', [P_COLD] = '-',
 	[P_HEAT1] = '~', [P_HEAT2] = 'o', [P_HEAT3] = 'O', [P_HEAT4] = '@', [P_CURSOR] = '#',
+	[P_DIRTY] = 'D', [P_WB] = 'W', [P_EVICT] = 'e',
 };
 
 static const uint32_t eighths[7] = { 0x258f, 0x258e, 0x258d, 0x258c, 0x258b, 0x258a, 0x2589 };
@@ -75,6 +79,12 @@ static const struct chrome chrome[ST_COUNT] = {
 	[ST_POPUP] = { COLOR_BLACK, COLOR_WHITE, 0, 0 },
 	[ST_POPUP_SEL] = { COLOR_BLACK, COLOR_CYAN, A_BOLD, A_REVERSE },
 	[ST_BAR] = { COLOR_GREEN, -1, 0, 0 },
+	/* htop's memory meter: used green, cache yellow; shmem magenta, kernel red. */
+	[ST_MEM_ANON] = { COLOR_GREEN, -1, 0, 0 },
+	[ST_MEM_SHMEM] = { COLOR_MAGENTA, -1, 0, 0 },
+	[ST_MEM_CACHE] = { COLOR_YELLOW, -1, 0, 0 },
+	[ST_MEM_KERNEL] = { COLOR_RED, -1, 0, 0 },
+	[ST_MEM_OTHER] = { COLOR_BLUE, -1, 0, 0 },
 };
 
 void theme_init(struct ui_theme *t, bool utf8)
@@ -104,7 +114,7 @@ void theme_init(struct ui_theme *t, bool utf8)
 		if (ncolors && shade_color[i] >= 0 && pair < COLOR_PAIRS) {
 			init_pair(pair, shade_color[i], bg);
 			t->paint[i] = (struct ui_look){ pair++, i == P_HEAT4 || i == P_MIXED ||
-								i == P_SWAP ? A_BOLD : 0 };
+								i == P_SWAP || i == P_WB ? A_BOLD : 0 };
 		} else {
 			t->paint[i] = (struct ui_look){ 0, i == P_NONRES || i == P_COLD ? A_DIM : 0 };
 		}

@@ -37,6 +37,11 @@ enum ui_style {
 	ST_POPUP,
 	ST_POPUP_SEL,
 	ST_BAR,			/* residency bar */
+	ST_MEM_ANON,		/* memory summary: anonymous pages */
+	ST_MEM_SHMEM,		/* shmem (tmpfs, /dev/shm, memfd, SysV) */
+	ST_MEM_CACHE,		/* the page cache of files */
+	ST_MEM_KERNEL,		/* the kernel's own */
+	ST_MEM_OTHER,		/* the rest (hugetlb, drivers, ...) */
 	ST_COUNT
 };
 
@@ -57,6 +62,9 @@ enum ui_paint {
 	P_HEAT3,
 	P_HEAT4,
 	P_CURSOR,		/* half blocks: the cursor cell */
+	P_DIRTY,		/* file heatmap: a dirty page (some or all), none in writeback */
+	P_WB,			/* file heatmap: under writeback */
+	P_EVICT,		/* file heatmap's heat layer: evicted recently, more than added */
 	P_COUNT
 };
 

@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""The page cache side's benchmarks (doc/pagecache.md).  Ratios from runs interleaved in this
+one invocation (blocks without and with mevitop alternate; medians), and times to a complete
+answer.  Not tests: nothing asserts a timing.  The machine may be shared: say so with figures.
+
+  pagecache_bench.py [--quick] [--only NAME[,NAME]] [--mevitop-args "..."]
+  names: churn, cold, warm, scale, tools
+
+churn: write 64 MiB to a new ext4 file with write(2) (1 MiB writes), unlink; repeat.
+cold:  a buffered read of a 1 GiB file after POSIX_FADV_DONTNEED.
+warm:  the same read with the file cached.
+scale: 100,000 one-page files cached: mevitop's first snapshot time, and its CPU per second
+       idle with and without --no-files (the difference is the page cache side's).
+tools: 20,000 files side by side with vmtouch and util-linux fincore: the same counts, and
+       the time each takes to a complete answer.
+"""
+import argparse
+import json
+import os
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MEVITOP = os.environ.get("MEVITOP_BIN", os.path.join(ROOT, "build", "mevitop"))
+BASE = "/var/tmp"
+PAGE = 4096
+MIB = 1 << 20
+
+
+class Mevitop:
+    """mevitop --json running; ready once the first snapshot is out."""
+
+    def __init__(self, args):
+        self.t0 = time.monotonic()
+        self.proc = subprocess.Popen([MEVITOP, "--json", *args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True)
+        self.lines = []
+        self.ready = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+        if not self.ready.wait(300) or not self.lines:
+            raise RuntimeError("mevitop did not start")
+        self.first_s = time.monotonic() - self.t0
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(json.loads(line))
+            self.ready.set()
+        self.ready.set()
+
+    def cpu_s(self):
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+
+
+def churn_round(d, chunk):
+    path = os.path.join(d, "churn.dat")
+    t0 = time.perf_counter()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    for _ in range(64):
+        os.write(fd, chunk)
+    os.close(fd)
+    os.unlink(path)
+    return time.perf_counter() - t0
+
+
+def read_all(path, dontneed):
+    fd = os.open(path, os.O_RDONLY)
+    if dontneed:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    t0 = time.perf_counter()
+    while os.read(fd, MIB):
+        pass
+    dt = time.perf_counter() - t0
+    os.close(fd)
+    return dt
+
+
+def interleaved(name, run_block, blocks, mv_args):
+    """Alternate blocks without and with mevitop; the ratio of the medians of block times."""
+    off, on = [], []
+    for b in range(blocks):
+        off.append(run_block())
+        mv = Mevitop(mv_args)
+        try:
+            on.append(run_block())
+        finally:
+            mv.stop()
+    r = statistics.median(on) / statistics.median(off)
+    print(f"{name}: {r:.3f}x  (median block without {statistics.median(off):.3f}s, with "
+          f"{statistics.median(on):.3f}s; {blocks} interleaved pairs)", flush=True)
+    return r
+
+
+def bench_churn(d, quick, mv_args):
+    chunk = os.urandom(MIB)
+    rounds = 5 if quick else 20
+    return interleaved("churn (64 MiB write+unlink)", lambda: sum(
+        churn_round(d, chunk) for _ in range(rounds)), 3 if quick else 6, mv_args)
+
+
+def make_big(d, mib):
+    path = os.path.join(d, "big.dat")
+    chunk = os.urandom(MIB)
+    with open(path, "wb") as f:
+        for _ in range(mib):
+            f.write(chunk)
+        os.fsync(f.fileno())
+    return path
+
+
+def bench_cold(d, quick, mv_args):
+    path = make_big(d, 256 if quick else 1024)
+    return interleaved("cold read (1 GiB, buffered)", lambda: read_all(path, True),
+                       3 if quick else 6, mv_args)
+
+
+def bench_warm(d, quick, mv_args):
+    path = make_big(d, 256 if quick else 1024)
+    read_all(path, False)
+    return interleaved("warm reread (1 GiB)", lambda: sum(read_all(path, False)
+                                                          for _ in range(3)),
+                       3 if quick else 6, mv_args)
+
+
+def make_files(d, n, size=100):
+    """n files of size bytes, written a page at a time (small folios: a DONTNEED of one
+    page then drops just that page)."""
+    os.makedirs(d, exist_ok=True)
+    paths = []
+    for i in range(n):
+        p = os.path.join(d, f"f{i:06d}")
+        with open(p, "wb", buffering=0) as f:
+            for off in range(0, size, PAGE):
+                f.write(b"x" * min(PAGE, size - off))
+        paths.append(p)
+    return paths
+
+
+def bench_scale(d, quick, mv_args):
+    n = 20000 if quick else 100000
+    make_files(os.path.join(d, "scale"), n)
+    for label, extra in (("files", []), ("no-files", ["--no-files"])):
+        mv = Mevitop(["-i", "1000", *mv_args, *extra])
+        try:
+            time.sleep(2)
+            c0, t0 = mv.cpu_s(), time.monotonic()
+            time.sleep(5 if quick else 10)
+            cpu = (mv.cpu_s() - c0) / (time.monotonic() - t0) * 100
+            s = mv.lines[-1]
+            nfiles = len(s.get("files", [])) + s.get("files_omitted", {}).get("files", 0)
+            print(f"scale ({label}, {n} extra cached files): first snapshot {mv.first_s:.2f}s, "
+                  f"files {nfiles}, idle CPU {cpu:.2f}% of a core", flush=True)
+        finally:
+            mv.stop()
+
+
+def bench_tools(d, quick, mv_args):
+    n = 20000
+    paths = make_files(os.path.join(d, "tools"), n, size=3 * PAGE)
+    # Drop the second page of every other file (written back first, or DONTNEED keeps
+    # it): the answers must agree on a mixed state.
+    os.sync()
+    for p in paths[::2]:
+        fd = os.open(p, os.O_RDONLY)
+        os.posix_fadvise(fd, PAGE, PAGE, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+    base = os.path.join(d, "tools")
+    t0 = time.monotonic()
+    out = subprocess.run(["vmtouch", "-f", base], capture_output=True, text=True).stdout
+    t_vm = time.monotonic() - t0
+    vm_pages = next(int(l.split()[2].split("/")[0]) for l in out.splitlines()
+                    if "Resident Pages" in l)
+    t0 = time.monotonic()
+    out = subprocess.run(f"find {shlex.quote(base)} -type f -print0 | xargs -0 fincore --raw "
+                         "--noheadings --output PAGES", shell=True, capture_output=True,
+                         text=True).stdout
+    t_fc = time.monotonic() - t0
+    fc_pages = sum(int(x) for x in out.split())
+    # mevitop: the first snapshot has every file's count; names come largest first, so the
+    # answer for a directory is complete at the first snapshot naming all of its files.
+    t0 = time.monotonic()
+    mv = Mevitop(["-i", "1000", "--files-top", "0", *mv_args])
+    t_first = mv.first_s
+    deadline = time.monotonic() + 120
+    while True:
+        snap = mv.lines[-1]
+        if not snap["files_stats"]["queued_names"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    t_mv = time.monotonic() - t0
+    mv.stop()
+    mine = [f for f in snap["files"] if f["path"].startswith(base + "/")]
+    mv_pages = sum(f["pages"]["cached"] for f in mine)
+    # The cache moves under a shared box (others' reclaim): the truth again, right after.
+    out = subprocess.run(f"find {shlex.quote(base)} -type f -print0 | xargs -0 fincore --raw "
+                         "--noheadings --output PAGES", shell=True, capture_output=True,
+                         text=True).stdout
+    fc_after = sum(int(x) for x in out.split())
+    print(f"tools ({n} files): pages vmtouch {vm_pages}, fincore {fc_pages} (again after "
+          f"mevitop: {fc_after}), mevitop {mv_pages} ({len(mine)} files with pages); time to "
+          "a complete answer vmtouch "
+          f"{t_vm:.2f}s, fincore {t_fc:.2f}s, mevitop {t_mv:.2f}s (start, BPF load and the "
+          f"whole system's {len(snap['files'])} files included; first snapshot {t_first:.2f}s)",
+          flush=True)
+
+
+BENCHES = {"churn": bench_churn, "cold": bench_cold, "warm": bench_warm,
+           "scale": bench_scale, "tools": bench_tools}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default=",".join(BENCHES))
+    ap.add_argument("--mevitop-args", default="")
+    a = ap.parse_args()
+    if os.geteuid():
+        sys.exit("needs root (mevitop loads BPF programs)")
+    print(f"pagecache_bench: {os.uname().release}, {os.cpu_count()} CPUs, loadavg "
+          f"{os.getloadavg()[0]:.2f} (a shared machine: others' work moves these figures)",
+          flush=True)
+    for name in a.only.split(","):
+        d = tempfile.mkdtemp(prefix="mevitop-bench-", dir=BASE)
+        try:
+            BENCHES[name](d, a.quick, shlex.split(a.mevitop_args))
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

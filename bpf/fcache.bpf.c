@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The page cache, file by file (doc/pagecache.md).
+ *
+ * fc_walk: one pass over every superblock (sb->s_list, reached from the reader's root
+ * mount) and each one's inode list (sb->s_inodes), writing a record for every inode with
+ * pages in the page cache.  The page cache only holds pages of inodes in memory, and every
+ * inode in memory is on its superblock's s_inodes, so the pass is complete: closed files
+ * cached before mevitop started, deleted files still held, memfds and SysV segments (the
+ * internal shm mount's superblock is on s_list like any other).  No lock is taken: the
+ * program runs inside rcu_read_lock() (tracepoints do) and both superblocks and inodes are freed
+ * after an RCU grace period, so every node read stays valid memory; an inode unlinked from
+ * the list meanwhile (list_del_init points it at itself) cuts that superblock short, which
+ * the record stream says (FCR_CUT) and the tracepoints below make good.
+ *
+ * BPF iterators (iter/task, iter/bpf_map_elem) do not load on this kind of kernel (EPERM,
+ * like fentry), so the pass is driven from a tracepoint the reader fires itself:
+ * task:task_rename, i.e. prctl(PR_SET_NAME) with its own name.  Each firing walks at most
+ * FC_STEPS_PER_CALL list nodes and writes at most FC_RECS_PER_CALL records to a ring
+ * buffer the reader drains between firings; a batch that does not fit is undone (the state
+ * is restored from its copy at the batch's start) and runs again at the next firing.
+ *
+ * fc_add / fc_del: the filemap tracepoints, one per folio added to or deleted from a
+ * file's page cache, summed per inode in a per-CPU hash (no record per page: the reader
+ * takes the entries that changed at each refresh).  shmem (tmpfs, memfd, SysV) adds do
+ * not fire mm_filemap_add_to_page_cache: the reader re-walks the shmem superblocks.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "fcache_rec.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define TMPFS_MAGIC_ 0x01021994
+
+/* Set by the reader before each pass. */
+__u32 walk_mode;
+__u32 walk_tgid;
+struct fc_walk_state st, st_saved;
+struct fc_rec recs[FC_RECS_PER_CALL];
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} fc_out SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct fc_key);
+	__type(value, struct fc_delta);
+} fc_deltas SEC(".maps");
+
+static __always_inline int emit(__u32 kind, __u32 dev, __u64 ino, __u64 nrpages, __u64 size,
+				__u32 gen, __u16 mode, __u16 nlink, __u64 inode)
+{
+	__u32 i = st.nrec;
+	struct fc_rec *r;
+
+	if (i >= FC_RECS_PER_CALL)
+		return -1;
+	r = &recs[i];
+	r->kind = kind;
+	r->dev = dev;
+	r->ino = ino;
+	r->nrpages = nrpages;
+	r->size = size;
+	r->gen = gen;
+	r->mode = mode;
+	r->nlink = nlink;
+	r->inode = inode;
+	st.nrec = i + 1;
+	return 0;
+}
+
+/* The superblock after sb on s_list, skipping the list head (super_blocks, which is no
+ * superblock: its would-be s_root does not point back at it). */
+static __always_inline void advance_sb(void)
+{
+	struct super_block *sb = (void *)st.cur_sb;
+	int k;
+
+	st.cur_node = 0;
+	for (k = 0; k < 2; k++) {
+		struct list_head *next = BPF_CORE_READ(sb, s_list.next);
+		struct super_block *nsb;
+		struct dentry *root;
+
+		if (!next) {
+			st.done = 1;
+			return;
+		}
+		nsb = (void *)next - bpf_core_field_offset(struct super_block, s_list);
+		if ((__u64)nsb == st.first_sb) {
+			st.done = 1;
+			return;
+		}
+		st.cur_sb = (__u64)nsb;
+		root = BPF_CORE_READ(nsb, s_root);
+		if (root && BPF_CORE_READ(root, d_sb) == nsb)
+			return;
+		sb = nsb;
+	}
+	st.done = 1;	/* two non-superblocks in a row: the list is not what we think */
+}
+
+static __always_inline bool wanted(struct super_block *sb)
+{
+	if (walk_mode == FC_WALK_SHMEM)
+		return BPF_CORE_READ(sb, s_magic) == TMPFS_MAGIC_;
+	return true;
+}
+
+static int step(__u32 i, void *ctx)
+{
+	struct super_block *sb = (void *)st.cur_sb;
+	struct list_head *node = (void *)st.cur_node, *next;
+	struct inode *inode;
+	__u64 nrpages;
+
+	if (st.done)
+		return 1;
+	st.steps++;
+	if (!node) {
+		if (!wanted(sb)) {
+			advance_sb();
+			return 0;
+		}
+		if (emit(FCR_SB, BPF_CORE_READ(sb, s_dev), BPF_CORE_READ(sb, s_magic), 0, 0, 0,
+			 0, 0, (__u64)sb))
+			return 1;
+		st.sbs++;
+		st.cur_node = (__u64)BPF_CORE_READ(sb, s_inodes.next);
+		if (!st.cur_node)
+			advance_sb();
+		return 0;
+	}
+	if (node == &sb->s_inodes) {
+		advance_sb();
+		return 0;
+	}
+	inode = (void *)node - bpf_core_field_offset(struct inode, i_sb_list);
+	nrpages = BPF_CORE_READ(inode, i_data.nrpages);
+	if (nrpages) {
+		__u32 nlink = BPF_CORE_READ(inode, __i_nlink);
+
+		if (emit(FCR_INODE, BPF_CORE_READ(sb, s_dev), BPF_CORE_READ(inode, i_ino), nrpages,
+			 BPF_CORE_READ(inode, i_size), BPF_CORE_READ(inode, i_generation),
+			 BPF_CORE_READ(inode, i_mode), nlink > 0xffff ? 0xffff : nlink,
+			 (__u64)inode))
+			return 1;
+		st.inodes++;
+	}
+	next = BPF_CORE_READ(node, next);
+	if (!next || next == node) {
+		/* Unlinked from the list while we stood on it (list_del_init). */
+		st.cuts++;
+		if (emit(FCR_CUT, BPF_CORE_READ(sb, s_dev), st.steps, 0, 0, 0, 0, 0, (__u64)sb))
+			return 1;
+		advance_sb();
+		return 0;
+	}
+	st.cur_node = (__u64)next;
+	return 0;
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(fc_walk, struct task_struct *task, const char *comm)
+{
+	__u32 len;
+
+	/* Only the reader's own prctl(PR_SET_NAME) while it walks (walk_tgid) drives this. */
+	if (!walk_tgid || bpf_get_current_pid_tgid() >> 32 != walk_tgid || st.done)
+		return 0;
+	if (!st.first_sb) {
+		struct task_struct *t = bpf_get_current_task_btf();
+		struct super_block *sb = BPF_CORE_READ(t, fs, root.mnt, mnt_sb);
+
+		if (!sb) {
+			st.done = 1;
+			return 0;
+		}
+		st.first_sb = st.cur_sb = (__u64)sb;
+		st.cur_node = 0;
+	}
+	st_saved = st;
+	st.nrec = 0;
+	bpf_loop(FC_STEPS_PER_CALL, step, NULL, 0);
+	len = st.nrec;
+	/* A bound the verifier sees (clang folds a plain comparison away): n <= 1023. */
+	asm volatile("%0 &= 0x3ff" : "+r"(len));
+	len *= sizeof(struct fc_rec);
+	if (len && bpf_ringbuf_output(&fc_out, recs, len, BPF_RB_NO_WAKEUP)) {
+		st = st_saved;		/* no room: the reader drains, this batch runs again */
+		st.full++;
+	}
+	return 0;
+}
+
+static __always_inline void account(struct folio *folio, bool add)
+{
+	struct address_space *mapping = folio->mapping;
+	struct inode *host;
+	struct fc_key k = {};
+	struct fc_delta *v, zero = {};
+	__u64 nr = 1;
+
+	if (!mapping)
+		return;
+	host = mapping->host;
+	if (!host)
+		return;
+	/* folio_nr_pages(): a large folio keeps its order in the low byte of _flags_1. */
+	if (folio->flags.f & (1UL << bpf_core_enum_value(enum pageflags, PG_head)))
+		nr = 1UL << (folio->_flags_1 & 0xff);
+	k.ino = host->i_ino;
+	k.dev = host->i_sb->s_dev;
+	v = bpf_map_lookup_elem(&fc_deltas, &k);
+	if (!v) {
+		bpf_map_update_elem(&fc_deltas, &k, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&fc_deltas, &k);
+		if (!v)
+			return;
+	}
+	if (add) {
+		v->adds += nr;
+		v->nrpages = mapping->nrpages;		/* counted before the tracepoint */
+	} else {
+		v->dels += nr;
+		v->nrpages = mapping->nrpages - nr;	/* counted after it */
+	}
+	v->ts = bpf_ktime_get_ns();
+	v->size = host->i_size;
+	v->gen = host->i_generation;
+	v->mode = host->i_mode;
+}
+
+SEC("tp_btf/mm_filemap_add_to_page_cache")
+int BPF_PROG(fc_add, struct folio *folio)
+{
+	account(folio, true);
+	return 0;
+}
+
+SEC("tp_btf/mm_filemap_delete_from_page_cache")
+int BPF_PROG(fc_del, struct folio *folio)
+{
+	account(folio, false);
+	return 0;
+}

@@ -1,0 +1,376 @@
+"""The page cache, file by file (doc/pagecache.md): files nobody has open, tmpfs, /dev/shm,
+memfds, SysV segments, deleted files; --file's page runs.  The truth is read by the test:
+mincore(2) on a fresh shared mapping for page sets, cachestat(2) for counts.  Waits are on
+mevitop's snapshots (each is a refresh), with the harness's guard as the only timeout."""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+import harness
+from harness import json_error
+from pagecache_truth import (PAGE, cachestat, drop, mincore, read_pages, runs_pages)
+from test_errors import run_mevitop
+
+# A directory on the root filesystem (ext4 here): open_by_handle_at works there.
+BASE = "/var/tmp"
+
+
+@pytest.fixture
+def tmpdir_ext4():
+    d = tempfile.mkdtemp(prefix="mevitop-pc-", dir=BASE)
+    yield d
+    subprocess.run(["rm", "-rf", d], check=False)
+
+
+def write_file(path, pages, sync=True):
+    with open(path, "wb") as f:
+        f.write(os.urandom(PAGE) * pages)
+        if sync:
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def file_rows(snap):
+    return {(f["dev"], f["ino"]): f for f in snap["files"]}
+
+
+def dev_ino(path):
+    st = os.stat(path)
+    return f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}", st.st_ino
+
+
+def row(snap, path, key=None):
+    key = key or dev_ino(path)
+    return file_rows(snap).get(key)
+
+
+def wait_for(mv, cond, what):
+    """Snapshots until cond(snapshot) is true (the state shows within a refresh or two)."""
+    deadline = time.monotonic() + harness.GUARD_S
+    snap = mv.last
+    while True:
+        if snap is not None:
+            got = cond(snap)
+            if got:
+                return snap, got
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        snap = mv.snapshot()
+
+
+def runs_equal(snap, path, want):
+    """The row of path if its runs' page set is want."""
+    r = row(snap, path)
+    return r if r and "runs" in r and set(runs_pages(r["runs"])) == want else None
+
+
+def whole_system(mevitop, *args):
+    return mevitop(["-i", "200", "--files-top", "0", *args])
+
+
+def test_memory_summary(mevitop):
+    mv = mevitop(["-n", "2"])
+    m = mv.first["memory"]
+    info = {}
+    with open("/proc/meminfo") as f:
+        for line in f:
+            k, v = line.split(":")
+            info[k] = int(v.split()[0]) * 1024
+    assert m["total"] == info["MemTotal"]
+    for k in ("free", "available", "anon", "file", "shmem", "kernel", "swap_total",
+              "swap_used", "accounted"):
+        assert isinstance(m[k], int) and m[k] >= 0, k
+    assert m["file"] == m["cached"] + m["buffers"]
+    assert m["accounted"] <= m["total"]
+
+
+def test_closed_file_cached_before_start(mevitop, tmpdir_ext4):
+    """A file read and closed before mevitop started is in the first snapshot, with its count
+    equal to cachestat's and mincore's."""
+    path = os.path.join(tmpdir_ext4, "closed.dat")
+    write_file(path, 64)
+    drop(path)
+    known = [0, 1, 2, 3, 10, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29]
+    read_pages(path, known)
+    truth = mincore(path)
+    assert truth >= set(known)
+    mv = whole_system(mevitop)
+    r = row(mv.first, path)
+    assert r is not None, "the closed file is not in the first snapshot"
+    assert r["path"] == path and r["kind"] == "regular" and r["name_source"] == "path"
+    assert r["pages"]["cached"] == len(mincore(path)) == cachestat(path)["cached"]
+    assert r["size"] == 64 * PAGE and r["mapped_by"] == []
+
+
+def test_files_sum_to_cached(mevitop):
+    """Every file's cached pages plus the omitted ones: Cached + Buffers (within 3%)."""
+    mv = mevitop(["-n", "1"])
+    s = mv.first
+    total = sum(f["pages"]["cached"] for f in s["files"]) + \
+        s["files_omitted"]["pages"]["cached"]
+    want = (s["memory"]["cached"] + s["memory"]["buffers"]) // PAGE
+    assert abs(total - want) <= 0.03 * want, (total, want)
+
+
+def test_watched_runs_follow_mincore(mevitop, tmpdir_ext4):
+    """--file: runs equal mincore's set after reads, a DONTNEED range, dirty writes,
+    truncate; dirty pages in dirty runs, counted as cachestat counts them."""
+    path = os.path.join(tmpdir_ext4, "watched.dat")
+    write_file(path, 100)
+    drop(path)
+    read_pages(path, range(0, 40))
+    mv = mevitop(["-i", "200", "--file", path])
+
+    def matches(snap):
+        r = row(snap, path)
+        if not r or "runs" not in r:
+            return None
+        got = runs_pages(r["runs"])
+        return r if set(got) == mincore(path) else None
+
+    _, r = wait_for(mv, matches, "the runs of the 40 pages read")
+    assert r["watched"] and r["name_source"] == "file_arg"
+    # Evict a range in the middle: gone from the runs within a refresh (the kernel keeps
+    # the large folios that straddle the range's ends: mincore says which).
+    before = mincore(path)
+    drop(path, 10 * PAGE, 10 * PAGE)
+    after = mincore(path)
+    assert after < before
+    _, r = wait_for(mv, lambda s: runs_equal(s, path, after), "the DONTNEED range gone")
+    # Dirty pages: written, not synced.
+    fd = os.open(path, os.O_WRONLY)
+    os.pwrite(fd, b"d" * (5 * PAGE), 50 * PAGE)
+    os.close(fd)
+
+    def dirty_seen(snap):
+        r = matches(snap)
+        if not r:
+            return None
+        states = runs_pages(r["runs"])
+        dirty = {p for p, st in states.items() if st in ("dirty", "writeback")}
+        cs = cachestat(path)
+        if dirty and len(dirty) == cs["dirty"] + cs["writeback"]:
+            return r
+        return None
+    _, r = wait_for(mv, dirty_seen, "the dirty pages in dirty runs")
+    assert set(range(50, 55)) <= {p for p, st in runs_pages(r["runs"]).items()
+                                  if st in ("dirty", "writeback")} or cachestat(path)["dirty"] == 0
+    os.truncate(path, 30 * PAGE)
+    after = mincore(path)
+    assert max(after) < 30
+    _, r = wait_for(mv, lambda s: runs_equal(s, path, after),
+                    "the pages past the truncation gone")
+    assert r["size"] == 30 * PAGE
+    assert mv.stop() == 0
+
+
+def test_live_add_and_evict(mevitop, tmpdir_ext4):
+    """A file read after mevitop started shows in a later refresh; evicted, it leaves."""
+    mv = whole_system(mevitop)
+    path = os.path.join(tmpdir_ext4, "live.dat")
+    write_file(path, 32)
+    key = dev_ino(path)
+    drop(path)
+    read_pages(path, range(8))
+    want = cachestat(path)["cached"]
+    wait_for(mv, lambda s: (r := row(s, path, key)) and r["pages"]["cached"] == want,
+             "the new file's 8 pages")
+    drop(path)
+    wait_for(mv, lambda s: row(s, path, key) is None, "the evicted file gone")
+
+
+def test_rename_and_unlink_while_mapped(mevitop, tmpdir_ext4):
+    """Renamed: listed by its new path.  Unlinked while a process maps it: listed as deleted,
+    mapped by that process, with the count the mapping's owner sees."""
+    path = os.path.join(tmpdir_ext4, "old.dat")
+    write_file(path, 16)
+    new = os.path.join(tmpdir_ext4, "new.dat")
+    os.rename(path, new)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import mmap,os,sys\n"
+         f"f=open({new!r},'rb'); m=mmap.mmap(f.fileno(),0,prot=mmap.PROT_READ)\n"
+         "s=sum(m[i*4096] for i in range(16)); os.unlink(sys.argv[1])\n"
+         "print('ready', flush=True); sys.stdin.read()", new],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        mv = whole_system(mevitop)
+        fd = os.open(f"/proc/{holder.pid}/map_files", os.O_RDONLY | os.O_DIRECTORY)
+        os.close(fd)
+
+        def deleted(snap):
+            for f in snap["files"]:
+                if f["path"] == new and f["kind"] == "deleted" and holder.pid in f["mapped_by"]:
+                    return f
+            return None
+        _, r = wait_for(mv, deleted, "the unlinked mapped file as deleted")
+        assert r["pages"]["cached"] == 16
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=10)
+
+
+HOLDER = r"""
+import ctypes, mmap, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+shm_path, tmpfs_path = sys.argv[1], sys.argv[2]
+fd = os.memfd_create("mevitop-test-memfd")
+os.write(fd, b"m" * (5 * 4096))
+with open(shm_path, "wb") as f:
+    f.write(b"s" * (7 * 4096))
+with open(tmpfs_path, "wb") as f:
+    f.write(b"t" * (11 * 4096))
+shmid = libc.shmget(0, 4 * 4096, 0o1600)
+addr = libc.shmat(shmid, None, 0)
+ctypes.memset(addr, 1, 3 * 4096)
+libc.shmctl(shmid, 0, None)  # IPC_RMID: gone once detached, even if the test dies
+print("ready", fd, shmid, flush=True)
+sys.stdin.read()
+"""
+
+
+def test_shmem_kinds(mevitop, tmpdir_ext4):
+    """A /dev/shm file, a file on a tmpfs of our own, a memfd held by a sleeping process and a
+    SysV segment: each listed by its best name with the count the kernel gives."""
+    mnt = os.path.join(tmpdir_ext4, "tmpfs")
+    os.mkdir(mnt)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "mevitop-test", mnt], check=True)
+    shm_path = f"/dev/shm/mevitop-test-{os.getpid()}"
+    tmpfs_path = os.path.join(mnt, "t.dat")
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, shm_path, tmpfs_path],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        _, fd, shmid = holder.stdout.readline().split()
+        memfd = f"/proc/{holder.pid}/fd/{fd}"
+        mv = whole_system(mevitop)
+
+        def all_there(snap):
+            rows = file_rows(snap)
+            got = {}
+            for name, path in (("shm", shm_path), ("tmpfs", tmpfs_path), ("memfd", memfd)):
+                got[name] = rows.get(dev_ino(path))
+            got["sysv"] = next((f for f in snap["files"] if f["kind"] == "sysv" and
+                                f"shmid={shmid}" in f["path"]), None)
+            return got if all(got.values()) else None
+        _, got = wait_for(mv, all_there, "the shmem files")
+        assert got["shm"]["path"] == shm_path and got["shm"]["kind"] == "tmpfs"
+        assert got["shm"]["pages"]["cached"] == cachestat(shm_path)["cached"] == 7
+        assert got["tmpfs"]["path"] == tmpfs_path and got["tmpfs"]["pages"]["cached"] == 11
+        assert got["memfd"]["path"] == "memfd:mevitop-test-memfd"
+        assert got["memfd"]["kind"] == "memfd"
+        assert got["memfd"]["pages"]["cached"] == cachestat(memfd)["cached"] == 5
+        assert got["sysv"]["pages"]["cached"] == 3 and holder.pid in got["sysv"]["mapped_by"]
+        # A tmpfs change fires no tracepoint: the re-walk of shmem superblocks shows it.
+        with open(shm_path, "ab") as f:
+            f.write(b"x" * (3 * PAGE))
+        wait_for(mv, lambda s: (r := row(s, shm_path)) and r["pages"]["cached"] == 10,
+                 "the /dev/shm file grown by 3 pages")
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=10)
+        for p in (shm_path,):
+            if os.path.exists(p):
+                os.unlink(p)
+        subprocess.run(["umount", mnt], check=False)
+
+
+def test_many_small_files(mevitop, tmpdir_ext4):
+    """20,000 one-page files read and closed: every one listed with its one page in the first
+    snapshot; names come largest first, within the first refreshes."""
+    d = os.path.join(tmpdir_ext4, "many")
+    os.mkdir(d)
+    paths = []
+    for i in range(20000):
+        p = os.path.join(d, f"f{i:05d}")
+        with open(p, "wb") as f:
+            f.write(b"x" * 100)
+        paths.append(p)
+    mv = whole_system(mevitop)
+    rows = file_rows(mv.first)
+    missing = [p for p in paths if dev_ino(p) not in rows]
+    assert not missing, f"{len(missing)} of 20000 missing, e.g. {missing[:3]}"
+    for p in paths[:200]:
+        r = rows[dev_ino(p)]
+        assert r["pages"]["cached"] == cachestat(p)["cached"] == 1
+    keys = {dev_ino(p): p for p in paths}
+
+    def all_named(s):
+        mine = [f for f in s["files"] if (f["dev"], f["ino"]) in keys]
+        return not s["files_stats"]["queued_names"] and \
+            all(f["path"] == keys[(f["dev"], f["ino"])] for f in mine) and mine
+    _, mine = wait_for(mv, all_named, "every one of the 20,000 named")
+    # A shared box's reclaim may take some meanwhile: those have no page left.
+    listed = {(f["dev"], f["ino"]) for f in mine}
+    assert all(cachestat(p)["cached"] == 0 for k, p in keys.items() if k not in listed)
+
+
+def test_fallback_lists_mapped_files(mevitop, tmpdir_ext4):
+    """--disable fcache_bpf: files from processes' fds and maps, and --file's."""
+    path = os.path.join(tmpdir_ext4, "fb.dat")
+    write_file(path, 8)
+    mv = mevitop(["-n", "1", "--files-top", "0", "--file", path], disable=("fcache_bpf",))
+    assert mv.first["files_stats"]["source"] == "proc"
+    r = row(mv.first, path)
+    assert r and set(runs_pages(r["runs"])) == mincore(path)
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory", "fifo", "socket"])
+def test_bad_file(kind, tmpdir_ext4):
+    path = os.path.join(tmpdir_ext4, kind)
+    if kind == "directory":
+        os.mkdir(path)
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        import socket
+        s = socket.socket(socket.AF_UNIX)
+        s.bind(path)
+    want = {"missing": "No such file or directory", "directory": "it is a directory",
+            "fifo": "it is a FIFO", "socket": "No such device or address"}[kind]
+    rc, out, err = run_mevitop(["--json", "-n", "1", "--file", path])
+    assert rc == 1 and out == ""
+    msg = json_error(err)
+    assert msg.startswith(f"failed to watch {path}: ") and want in msg, msg
+
+
+def test_file_vanishes_while_watched(mevitop, tmpdir_ext4):
+    path = os.path.join(tmpdir_ext4, "vanish.dat")
+    write_file(path, 4)
+    mv = mevitop(["-i", "200", "--file", path])
+    os.unlink(path)
+    deadline = time.monotonic() + harness.GUARD_S
+    while not any("vanished" in line for line in mv.err.all):
+        assert time.monotonic() < deadline, "no word about the vanished file"
+        mv.snapshot()
+    lines = [line for line in mv.err.all if "vanished" in line]
+    assert len(lines) == 1 and path in lines[0]
+    assert mv.proc.poll() is None  # still watching through its descriptor
+    assert mv.stop() == 0
+
+
+def test_metrics_memory_and_files(mevitop, tmpdir_ext4):
+    """OpenMetrics: the memory summary, and the largest cached files bounded by
+    --metrics-files, the one we cached among them with its exact bytes; promtool lints it."""
+    from test_metrics import free_port, get, samples, value
+    path = os.path.join(tmpdir_ext4, "metrics.dat")
+    write_file(path, 64 * 1024)   # 256 MiB: among the largest files of any test box
+    port = free_port()
+    mv = mevitop(["--listen", f"127.0.0.1:{port}", "-i", "250", "--metrics-files", "5"])
+    mv.snapshot()
+    _, _, text = get(port)
+    assert value(text, "mevitop_memory_bytes", kind="total") == mv.last["memory"]["total"]
+    for kind in ("free", "available", "anon", "file", "shmem", "kernel", "swap_total",
+                 "swap_used", "accounted"):
+        assert samples(text, "mevitop_memory_bytes", kind=kind), kind
+    cached = samples(text, "mevitop_file_cached_bytes")
+    assert len(cached) == 5 and len(samples(text, "mevitop_file_dirty_bytes")) == 5
+    dev, ino = dev_ino(path)
+    assert value(text, "mevitop_file_cached_bytes", path=path, dev=dev, ino=str(ino)) == \
+        cachestat(path)["cached"] * PAGE
+    lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                          text=True)
+    assert lint.returncode == 0, lint.stderr + lint.stdout

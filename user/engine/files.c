@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The engine's page cache side (doc/pagecache.md): the memory summary and the file table
+ * (model/fcache.h), refreshed at each tick under the engine lock.
+ *
+ *   start: one BPF walk of every superblock's inodes (kernel/fcache_bpf.h) → a row per
+ *          inode with cached pages, complete; names and exact counts for the largest
+ *   tick:  the filemap tracepoints' per-inode counts (which files changed, and by how
+ *          much) + a re-walk of the shmem superblocks only (shmem adds fire no event)
+ *          → rows updated, emptied rows dropped; cachestat for the rows that changed
+ *          and the top files_top; names for new rows within a time budget
+ *
+ * Without the walk (--disable fcache_bpf, or it does not load) the rows are the files
+ * processes hold open or map (/proc/PID/fd, the process model's mappings) and --file's.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "array.h"
+#include "cachestat.h"
+#include "engine_int.h"
+#include "fcache_bpf.h"
+#include "fcache_name.h"
+#include "fcache_proc.h"
+#include "files.h"
+#include "log.h"
+#include "meminfo.h"
+
+#define TMPFS_MAGIC_	0x01021994
+#define BDEVFS_MAGIC_	0x62646576
+
+const struct mem_summary *engine_memory(struct engine *e)
+{
+	return &e->mem;
+}
+
+struct fcache *engine_fcache(struct engine *e)
+{
+	return e->files ? e->fc : NULL;
+}
+
+const struct files_stats *engine_files_stats(struct engine *e)
+{
+	return e->files ? &e->files->st : NULL;
+}
+
+/* Resident pages of the process's anonymous mappings (what "accounted" adds for it; its
+ * shared and file pages are the files' and counted there). */
+static uint64_t anon_resident(const struct proc *p)
+{
+	const struct mapping *m;
+	uint64_t n = 0;
+
+	for (m = model_first(p); m; m = model_next(m))
+		if (m->kind == MK_ANON || m->kind == MK_HEAP || m->kind == MK_STACK)
+			n += model_count(p, PS_RESIDENT, mapping_start(m), mapping_end(m));
+	return n;
+}
+
+static void summary_from(struct mem_summary *s, const struct meminfo *mi)
+{
+	s->total = mi->mem_total;
+	s->free = mi->mem_free;
+	s->available = mi->mem_available;
+	s->anon = mi->anon_pages;
+	s->cached = mi->cached;
+	s->buffers = mi->buffers;
+	s->file = mi->cached + mi->buffers;
+	s->shmem = mi->shmem;
+	s->kernel = mi->slab + mi->kernel_stack + mi->page_tables + mi->sec_page_tables +
+		    mi->percpu + mi->vmalloc_used;
+	s->swap_total = mi->swap_total;
+	s->swap_used = mi->swap_total > mi->swap_free ? mi->swap_total - mi->swap_free : 0;
+}
+
+static void summary_refresh(struct engine *e)
+{
+	struct meminfo mi;
+	uint64_t anon = 0;
+	size_t i;
+
+	if (meminfo_read(&mi) == 0) {
+		summary_from(&e->mem, &mi);
+		e->mem.ts_ns = engine_now_ns();
+	}
+	for (i = 0; i < NBUCKETS; i++)
+		for (struct proc *p = e->buckets[i]; p; p = p->hnext)
+			if (!p->exited && p->ready)
+				anon += anon_resident(p);
+	e->mem.accounted = (anon + (e->files ? e->files->cached_total : 0)) * PAGE_SIZE_4K;
+}
+
+/* --- rows from the kernel --- */
+
+static enum fc_kind kind_of(struct files *fs, const struct fc_file *f)
+{
+	if (f->sb_magic == BDEVFS_MAGIC_)
+		return FC_BLOCK;
+	if (f->dev == fs->shm_dev && fs->shm_dev)
+		return f->kind == FC_MEMFD || f->kind == FC_SYSV ? f->kind : FC_OTHER;
+	if (f->flags & FF_DELETED)
+		return FC_DELETED;
+	if (f->sb_magic == TMPFS_MAGIC_)
+		return FC_TMPFS;
+	if (f->sb_magic && !S_ISREG(f->mode))
+		return FC_OTHER;
+	return FC_REGULAR;
+}
+
+static int on_rec(void *ctx, const struct fc_rec *r)
+{
+	struct files *fs = ctx;
+	uint64_t dev = fcbpf_dev(r->dev);
+	struct fc_file *f;
+
+	if (r->kind == FCR_SB) {
+		fs->cur_magic = r->ino;
+		return 0;
+	}
+	if (r->kind == FCR_CUT) {
+		fs->st.walk_cuts++;
+		return 0;
+	}
+	f = files_row(fs, dev, r->ino);
+	if (!f)
+		return -ENOMEM;
+	if (f->kaddr && f->kaddr != r->inode) {
+		/* The same (dev, ino) now names another inode (the number was reused). */
+		f->name_tries = 0;
+		f->flags &= ~(FF_DELETED | FF_STAT | FF_NO_HANDLE | FF_NAMED_AT_GEN | FF_BY_PATH |
+			      FF_TREE_TRIED);
+		fc_file_set_name(f, NULL, FC_NAME_NONE, NULL);
+		f->seen_gen = 0;
+		f = files_row(fs, dev, r->ino);		/* queued for its name again */
+	}
+	if (fs->walk_shmem_only) {
+		fkeys_add(&fs->shm_now, f);
+		if (f->seen_gen && f->pages.cached != r->nrpages) {
+			/* shmem changes are seen only as differences between two walks. */
+			if (r->nrpages > f->pages.cached)
+				f->win_adds += r->nrpages - f->pages.cached;
+			else
+				f->win_dels += f->pages.cached - r->nrpages;
+		}
+	}
+	f->kaddr = r->inode;
+	f->sb_magic = fs->cur_magic;
+	f->generation = r->gen;
+	f->mode = r->mode;
+	f->size = r->size;
+	if (f->pages.cached != r->nrpages || !f->seen_gen)
+		files_set_cached(fs, f, r->nrpages);
+	if (!r->nlink && f->sb_magic != BDEVFS_MAGIC_ && dev != fs->shm_dev)
+		f->flags |= FF_DELETED;
+	f->kind = kind_of(fs, f);
+	if (f->kind == FC_BLOCK && f->name_src == FC_NAME_NONE)
+		fc_file_set_name(f, NULL, FC_NAME_NONE, "a block device's own cache: "
+				 "/proc/meminfo Buffers (metadata, raw device reads)");
+	f->seen_gen = fs->gen;
+	return 0;
+}
+
+static void on_delta(void *ctx, const struct fc_key *k, const struct fc_delta *d)
+{
+	struct files *fs = ctx;
+	struct fc_file *f = files_row(fs, fcbpf_dev(k->dev), k->ino);
+
+	if (!f)
+		return;
+	f->win_adds += d->adds;
+	f->win_dels += d->dels;
+	files_set_cached(fs, f, d->nrpages);
+	f->size = d->size;
+	f->generation = d->gen;
+	f->mode = d->mode;
+	f->seen_gen = fs->gen;
+	if (!f->sb_magic)
+		f->kind = S_ISREG(d->mode) ? FC_REGULAR : FC_OTHER;
+}
+
+/* Rows of shmem superblocks the last re-walk saw and this one did not have no pages left
+ * (or no inode); then this walk's rows are the next one's to compare with. */
+static void drop_unseen_shmem(struct files *fs)
+{
+	struct fkeys tmp;
+	size_t i;
+
+	for (i = 0; i < fs->shm_prev.n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, fs->shm_prev.v[i].dev, fs->shm_prev.v[i].ino);
+
+		if (f && f->sb_magic == TMPFS_MAGIC_ && f->seen_gen != fs->gen && f->pages.cached) {
+			f->win_dels += f->pages.cached;
+			files_set_cached(fs, f, 0);
+		}
+	}
+	tmp = fs->shm_prev;
+	fs->shm_prev = fs->shm_now;
+	fs->shm_now = tmp;
+	fs->shm_now.n = 0;
+}
+
+/* --- the end of a refresh: rates, emptied rows, only for rows that changed --- */
+
+static bool rate(struct fc_file *f, double dt)
+{
+	f->adds += f->win_adds;
+	f->evictions += f->win_dels;
+	f->adds_per_sec = dt > 0 ? f->win_adds / dt : 0;
+	f->evictions_per_sec = dt > 0 ? f->win_dels / dt : 0;
+	f->win_adds = f->win_dels = 0;
+	return f->adds_per_sec > 0 || f->evictions_per_sec > 0;
+}
+
+static void finish(struct files *fs, double dt)
+{
+	struct fkeys rated = { 0 };
+	size_t i;
+
+	/* Last tick's moving rows that did not change this time: their rates fall to 0. */
+	for (i = 0; i < fs->rated.n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, fs->rated.v[i].dev, fs->rated.v[i].ino);
+
+		if (f && !(f->flags & FF_CHANGED))
+			rate(f, dt);
+	}
+	for (i = 0; i < fs->touched.n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, fs->touched.v[i].dev, fs->touched.v[i].ino);
+
+		if (!f || !(f->flags & FF_CHANGED))
+			continue;	/* gone, or a key listed twice */
+		f->flags &= ~FF_CHANGED;
+		if (rate(f, dt))
+			fkeys_add(&rated, f);
+		if (!f->pages.cached && !f->watched)
+			fcache_remove(fs->fc, f);
+	}
+	fs->touched.n = 0;
+	fkeys_free(&fs->rated);
+	fs->rated = rated;
+	fcache_bump(fs->fc);
+}
+
+static int walk(struct engine *e, int mode)
+{
+	struct files *fs = e->files;
+	struct fcbpf_walk_stats ws;
+	int err;
+
+	fs->walk_shmem_only = mode == FC_WALK_SHMEM;
+	fs->cur_magic = 0;
+	err = fcbpf_walk(fs->bpf, mode, on_rec, fs, &ws);
+	fs->st.walk_ns = ws.ns;
+	fs->st.walk_steps = ws.steps;
+	if (mode == FC_WALK_ALL) {
+		fs->st.full_walks++;
+		fs->st.full_walk_ns = ws.ns;
+		fs->st.full_walk_steps = ws.steps;
+	}
+	return err;
+}
+
+void engine_files_refresh(struct engine *e)
+{
+	struct files *fs = e->files;
+	uint64_t now = engine_now_ns();
+	double dt;
+
+	if (!fs) {
+		summary_refresh(e);
+		return;
+	}
+	dt = (now - fs->last_ns) / 1e9;
+	fs->last_ns = now;
+	fs->gen++;
+	fs->ticks++;
+	if (fs->bpf) {
+		fcbpf_take(fs->bpf, on_delta, fs);
+		if (walk(e, FC_WALK_SHMEM))
+			fs->st.walk_errors++;
+		drop_unseen_shmem(fs);
+	} else {
+		files_proc_rows(e);
+	}
+	files_update_rows(e, false);
+	finish(fs, dt);
+	summary_refresh(e);
+}
+
+int engine_files_start(struct engine *e, char *why, size_t whylen)
+{
+	struct files *fs = e->files;
+	int err;
+
+	if (!fs) {
+		summary_refresh(e);
+		return 0;
+	}
+	err = files_watch_paths(e, why, whylen);
+	if (err)
+		return err;
+	if (e->f.fcache_walk && e->f.filemap_tp) {
+		char bwhy[256] = "";
+
+		err = fcbpf_open(true, &fs->bpf, bwhy, sizeof(bwhy));
+		if (err) {
+			log_note("the page cache walk is unavailable (%s): files from /proc only",
+				 bwhy);
+			fs->bpf = NULL;
+		}
+	}
+	fs->last_ns = engine_now_ns();
+	fs->gen++;
+	if (fs->bpf) {
+		/* The tracepoints are attached before the walk, so nothing between them is
+		 * missed; what the walk saw and the tracepoints also counted is made exact
+		 * by cachestat of the rows that changed. */
+		err = walk(e, FC_WALK_ALL);
+		if (err)
+			log_note("the page cache walk stopped early: %s", strerror(-err));
+		fcbpf_take(fs->bpf, on_delta, fs);
+		fs->st.source = "bpf-walk";
+	} else {
+		files_proc_rows(e);
+		fs->st.source = "proc";
+	}
+	files_update_rows(e, true);
+	finish(fs, 0);
+	summary_refresh(e);
+	return 0;
+}
+
+int engine_files_init(struct engine *e)
+{
+	e->fc = fcache_new();
+	if (!e->fc)
+		return -ENOMEM;
+	if (!e->o.files)
+		return 0;
+	e->files = calloc(1, sizeof(*e->files));
+	if (!e->files)
+		return -ENOMEM;
+	e->files->fc = e->fc;
+	e->files->top = e->o.files_top;
+	if (fcproc_shm_dev(&e->files->shm_dev))
+		e->files->shm_dev = 0;	/* no memfd: such rows are named from processes */
+	return fcname_new(&e->files->names);
+}
+
+void engine_files_fini(struct engine *e)
+{
+	if (e->files) {
+		struct fkeys *l[] = { &e->files->touched, &e->files->rated, &e->files->shm_prev,
+				      &e->files->shm_now, &e->files->mapped, &e->files->unnamed,
+				      &e->files->needs_proc, &e->files->watched };
+
+		for (size_t i = 0; i < sizeof(l) / sizeof(l[0]); i++)
+			fkeys_free(l[i]);
+		fcbpf_close(e->files->bpf);
+		fcname_free(e->files->names);
+		files_names_fini(e);
+		free(e->files);
+		e->files = NULL;
+	}
+	if (e->fc)
+		fcache_each(e->fc, files_close_fd, NULL);
+	fcache_free(e->fc);
+	e->fc = NULL;
+}

@@ -1,0 +1,611 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The rows' names, exact counts and mappers (files.h): open_by_handle_at for paths and
+ * cachestat, the process model's file mappings for mapped_by (and names of memfds and
+ * deleted files), /proc/PID/fd and /proc/sysvipc/shm for what nobody maps, --file's
+ * page sets.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "array.h"
+#include "cachestat.h"
+#include "fcache_name.h"
+#include "fcache_proc.h"
+#include "files.h"
+#include "log.h"
+
+#define FIRST_BUDGET_NS	300000000ULL	/* names at start: the first snapshot waits for them */
+#define TICK_BUDGET_NS	20000000ULL	/* later: a slice of each tick */
+#define PROC_SCAN_NS	5000000000ULL	/* /proc/PID/fd walks at most this often */
+
+static const char *strip_deleted(const char *path, char *buf, size_t len, bool *deleted)
+{
+	size_t n = strlen(path);
+	const char *suf = " (deleted)";
+	size_t k = strlen(suf);
+
+	*deleted = n > k && !strcmp(path + n - k, suf);
+	if (!*deleted)
+		return path;
+	snprintf(buf, len, "%.*s", (int)(n - k), path);
+	return buf;
+}
+
+/* A name from a process (its fd's target or its mapping's path) for a row that has none. */
+static void name_from_proc(struct files *fs, struct fc_file *f, const char *path)
+{
+	char buf[4096];
+	bool deleted;
+	const char *p = strip_deleted(path, buf, sizeof(buf), &deleted);
+
+	if (f->name_src == FC_NAME_PATH || f->name_src == FC_NAME_FILE_ARG ||
+	    f->name_src == FC_NAME_SYSV)
+		return;
+	if (f->dev == fs->shm_dev && !strncmp(p, "/memfd:", 7)) {
+		fc_file_set_name(f, p + 1, FC_NAME_PROC, NULL);
+		f->kind = FC_MEMFD;
+		return;
+	}
+	if (f->dev == fs->shm_dev && !strncmp(p, "/SYSV", 5))
+		return;		/* /proc/sysvipc/shm names it better */
+	if (f->dev == fs->shm_dev && !strcmp(p, "/dev/zero")) {
+		fc_file_set_name(f, "shared anonymous memory", FC_NAME_PROC, NULL);
+		return;
+	}
+	fc_file_set_name(f, p, FC_NAME_PROC, NULL);
+	if (deleted) {
+		f->flags |= FF_DELETED;
+		if (f->kind == FC_REGULAR || f->kind == FC_TMPFS)
+			f->kind = FC_DELETED;
+	}
+}
+
+/* --- mapped_by: the process model's file mappings --- */
+
+struct pair {
+	struct fc_file *f;
+	pid_t pid;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+
+	if (x->f != y->f)
+		return x->f < y->f ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static void mapped_by(struct engine *e, bool create)
+{
+	struct files *fs = e->files;
+	struct pair *v = NULL;
+	size_t n = 0, cap = 0, i, j;
+	pid_t *pids = NULL;
+
+	for (i = 0; i < fs->mapped.n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, fs->mapped.v[i].dev, fs->mapped.v[i].ino);
+
+		if (f)
+			fc_file_set_mapped_by(f, NULL, 0);
+	}
+	fs->mapped.n = 0;
+	for (i = 0; i < NBUCKETS; i++) {
+		for (struct proc *p = e->buckets[i]; p; p = p->hnext) {
+			const struct mapping *m;
+
+			if (p->exited || !p->ready)
+				continue;
+			for (m = model_first(p); m; m = model_next(m)) {
+				uint64_t dev = makedev(m->dev_major, m->dev_minor);
+				struct fc_file *f;
+
+				if (!m->ino || (m->kind != MK_FILE && m->kind != MK_SHMEM))
+					continue;
+				f = create ? files_row(fs, dev, m->ino) :
+					     fcache_find(fs->fc, dev, m->ino);
+				if (!f)
+					continue;
+				if (create && !f->have_stat)
+					files_touch(fs, f);	/* new: count it now */
+				/* A path from the mapping only where no handle gives one:
+				 * the internal shm mount, deleted files, the fallback. */
+				if (m->path && f->name_src == FC_NAME_NONE &&
+				    (f->dev == fs->shm_dev || !fs->bpf ||
+				     (f->flags & (FF_DELETED | FF_NO_HANDLE))))
+					name_from_proc(fs, f, m->path);
+				if (n && v[n - 1].f == f && v[n - 1].pid == p->pid)
+					continue;	/* its next mapping of the same file */
+				if (array_reserve(v, n, cap, 256))
+					goto out;
+				v[n].f = f;
+				v[n++].pid = p->pid;
+			}
+		}
+	}
+	qsort(v, n, sizeof(*v), cmp_pair);
+	pids = malloc((n ? n : 1) * sizeof(*pids));
+	if (!pids)
+		goto out;
+	for (i = 0; i < n; i = j) {
+		size_t k = 0;
+
+		for (j = i; j < n && v[j].f == v[i].f; j++)
+			if (!k || pids[k - 1] != v[j].pid)
+				pids[k++] = v[j].pid;
+		fc_file_set_mapped_by(v[i].f, pids, k);
+		fkeys_add(&fs->mapped, v[i].f);
+	}
+out:
+	free(pids);
+	free(v);
+}
+
+/* --- names of what the walk found on no mount: /proc/PID/fd, /proc/sysvipc/shm --- */
+
+struct fd_ctx {
+	struct engine *e;
+	bool create;
+};
+
+static int on_fd(void *ctx, pid_t pid, uint64_t dev, uint64_t ino, const char *target,
+		 const char *link)
+{
+	struct fd_ctx *c = ctx;
+	struct files *fs = c->e->files;
+	struct fc_file *f = c->create ? files_row(fs, dev, ino) : fcache_find(fs->fc, dev, ino);
+
+	(void)pid;
+	(void)link;
+	if (f && (f->name_src == FC_NAME_NONE || (f->flags & FF_DELETED)))
+		name_from_proc(fs, f, target);
+	if (f && c->create) {
+		f->seen_gen = fs->gen;
+		if (!f->have_stat)
+			files_touch(fs, f);	/* new: count it now */
+	}
+	return 0;
+}
+
+static int on_sysv(void *ctx, const struct sysv_seg *s)
+{
+	struct files *fs = ctx;
+	struct fc_file *f = fs->shm_dev ? fcache_find(fs->fc, fs->shm_dev, (uint32_t)s->shmid) : NULL;
+	char name[96];
+
+	if (!f)
+		return 0;
+	snprintf(name, sizeof(name), "SYSV key=0x%08x shmid=%d", (unsigned)s->key, s->shmid);
+	fc_file_set_name(f, name, FC_NAME_SYSV, NULL);
+	f->kind = FC_SYSV;
+	return 0;
+}
+
+/* Rows only a process can name (memfds, SysV segments, deleted files): /proc/sysvipc/shm,
+ * then every process's fds, at most every PROC_SCAN_NS. */
+static void proc_names(struct engine *e, bool first)
+{
+	struct files *fs = e->files;
+	uint64_t now = engine_now_ns();
+	struct fd_ctx c = { e, false };
+
+	if (!fs->needs_proc.n || (!first && now - fs->last_proc_scan_ns < PROC_SCAN_NS))
+		return;
+	fcproc_sysv(on_sysv, fs);
+	fs->last_proc_scan_ns = now;
+	fs->st.proc_scans++;
+	fcproc_fds(getpid(), on_fd, &c);
+	fs->needs_proc.n = 0;
+}
+
+void files_proc_rows(struct engine *e)
+{
+	struct files *fs = e->files;
+	struct fd_ctx c = { e, true };
+
+	fs->st.proc_scans++;
+	fcproc_fds(getpid(), on_fd, &c);
+	mapped_by(e, true);
+}
+
+/* --- tmpfs: names from the mount's tree --- */
+
+#define TREE_LIMIT 200000	/* entries one walk of a tmpfs visits at most */
+#define TMPFS_MAGIC_ 0x01021994
+
+struct tree_ctx {
+	struct files *fs;
+	uint64_t dev;
+};
+
+static int on_tree(void *ctx, uint64_t ino, const char *path)
+{
+	struct tree_ctx *c = ctx;
+	struct fc_file *f = fcache_find(c->fs->fc, c->dev, ino);
+
+	if (f && f->name_src == FC_NAME_NONE) {
+		fc_file_set_name(f, path, FC_NAME_PATH, NULL);
+		f->flags |= FF_BY_PATH | FF_NAMED_AT_GEN;
+	}
+	return 0;
+}
+
+static bool wants_tree(const struct files *fs, const struct fc_file *f)
+{
+	return f->sb_magic == TMPFS_MAGIC_ && f->dev != fs->shm_dev &&
+	       !(f->flags & FF_TREE_TRIED) && f->name_src == FC_NAME_NONE;
+}
+
+/* The tmpfs mounts of queued rows no walk has tried, walked once each for them. */
+static void tmpfs_names(struct files *fs)
+{
+	uint64_t devs[4];
+	size_t i, j, n = 0;
+
+	for (i = 0; i < fs->unnamed.n && n < 4; i++) {
+		struct fc_file *f = fcache_find(fs->fc, fs->unnamed.v[i].dev, fs->unnamed.v[i].ino);
+
+		if (!f || !wants_tree(fs, f))
+			continue;
+		for (j = 0; j < n && devs[j] != f->dev; j++)
+			;
+		if (j == n)
+			devs[n++] = f->dev;
+	}
+	for (j = 0; j < n; j++) {
+		struct tree_ctx c = { fs, devs[j] };
+
+		fcname_walk_tree(fs->names, c.dev, TREE_LIMIT, on_tree, &c);
+		fs->st.tree_walks++;
+	}
+	for (i = 0; n && i < fs->unnamed.n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, fs->unnamed.v[i].dev, fs->unnamed.v[i].ino);
+
+		for (j = 0; f && j < n; j++)
+			if (f->dev == devs[j])
+				f->flags |= FF_TREE_TRIED;
+	}
+}
+
+/* --- exact counts and paths: open by handle, cachestat --- */
+
+static void set_stat(struct files *fs, struct fc_file *f, const struct cstat *c)
+{
+	if (f->pages.cached != c->cached && !(f->flags & FF_CHANGED)) {
+		/* A change no tracepoint told of (the fallback has none). */
+		if (c->cached > f->pages.cached)
+			f->win_adds += c->cached - f->pages.cached;
+		else
+			f->win_dels += f->pages.cached - c->cached;
+	}
+	if (f->pages.cached != c->cached)
+		files_set_cached(fs, f, c->cached);
+	f->pages.dirty = c->dirty;
+	f->pages.writeback = c->writeback;
+	f->pages.evicted = c->evicted;
+	f->pages.recently_evicted = c->recently_evicted;
+	f->have_stat = true;
+	f->flags |= FF_STAT;
+}
+
+/* The row's fd: the held one (--file), or one opened by handle (closed by the caller). */
+static int row_fd(struct files *fs, struct fc_file *f, bool *opened)
+{
+	char path[4096];
+	const char *why;
+	bool deleted, named;
+	int fd;
+
+	*opened = false;
+	if (f->fd >= 0)
+		return f->fd;
+	if (f->flags & FF_BY_PATH) {
+		struct stat st;
+
+		fd = open(f->name, O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK | O_NOCTTY);
+		if (fd >= 0 && !fstat(fd, &st) && st.st_dev == f->dev && st.st_ino == f->ino) {
+			*opened = true;
+			return fd;
+		}
+		if (fd >= 0)
+			close(fd);
+		/* Renamed or removed since: the next walk of the tree names it again. */
+		f->flags &= ~(FF_BY_PATH | FF_TREE_TRIED | FF_NAMED_AT_GEN);
+		fc_file_set_name(f, NULL, FC_NAME_NONE, "not found in its mount's tree");
+		return -1;
+	}
+	if (f->sb_magic == TMPFS_MAGIC_ && !(f->flags & FF_TREE_TRIED))
+		return -1;	/* named by the tree walk first */
+	if ((f->flags & FF_NO_HANDLE) || f->dev == fs->shm_dev)
+		return -1;
+	if (f->mode && !S_ISREG(f->mode)) {
+		if (f->name_src == FC_NAME_NONE && f->kind != FC_BLOCK)
+			fc_file_set_name(f, NULL, FC_NAME_NONE, S_ISDIR(f->mode) ? "a directory" :
+					 S_ISLNK(f->mode) ? "a symbolic link" :
+					 S_ISBLK(f->mode) ? "a block device's cache" :
+					 "not a regular file");
+		return -1;
+	}
+	fs->st.opens++;
+	/* A row named by a path already needs only the fd (readlink costs as much again). */
+	named = f->name_src == FC_NAME_PATH && (f->flags & FF_NAMED_AT_GEN);
+	fd = fcname_open(fs->names, f->dev, f->ino, f->generation, named ? NULL : path,
+			 sizeof(path), &why);
+	f->name_tries++;
+	if (fd < 0) {
+		log_debug("no handle for %s (ino %lu gen %08x): %s", f->name,
+			  (unsigned long)f->ino, f->generation, strerror(-fd));
+		f->flags |= FF_NO_HANDLE;
+		if (f->name_src == FC_NAME_NONE)
+			fc_file_set_name(f, NULL, FC_NAME_NONE, why);
+		return -1;
+	}
+	fs->st.opened++;
+	*opened = true;
+	if (named)
+		return fd;
+	f->flags |= FF_NAMED_AT_GEN;
+	if (f->name_src == FC_NAME_NONE || f->name_src == FC_NAME_PATH) {
+		char buf[4096];
+		const char *p = strip_deleted(path, buf, sizeof(buf), &deleted);
+
+		if (!deleted && (!f->name || strcmp(f->name, p)))
+			fc_file_set_name(f, p, FC_NAME_PATH, NULL);
+		else if (deleted && f->name_src == FC_NAME_NONE)
+			fc_file_set_name(f, p, FC_NAME_PROC, NULL);
+	}
+	return fd;
+}
+
+static void exact(struct files *fs, struct fc_file *f)
+{
+	struct cstat c;
+	bool opened;
+	int fd;
+
+	if (f->stat_gen == fs->gen)
+		return;		/* counted this tick already */
+	f->stat_gen = fs->gen;
+	fd = row_fd(fs, f, &opened);
+	if (fd < 0)
+		return;
+	fs->st.cachestats++;
+	if (cstat_read(fd, 0, 0, &c) == 0)
+		set_stat(fs, f, &c);
+	if (opened)
+		close(fd);
+}
+
+/* --- which rows get a name and exact counts this tick --- */
+
+/* A queued row: named now if it can be (by handle, which also counts it exactly), handed
+ * to the process scan or the tree walk otherwise.  True: it leaves the queue. */
+static bool name_one(struct files *fs, struct fc_file *f)
+{
+	if (f->name_src != FC_NAME_NONE)
+		return true;
+	if (f->dev == fs->shm_dev || (f->flags & FF_DELETED)) {
+		fkeys_add(&fs->needs_proc, f);
+		return true;
+	}
+	if (wants_tree(fs, f))
+		return false;	/* its mount's tree first (tmpfs_names) */
+	exact(fs, f);
+	return true;
+}
+
+static int cmp_cached_desc(const void *a, const void *b)
+{
+	const struct fc_file *x = *(struct fc_file *const *)a, *y = *(struct fc_file *const *)b;
+
+	return x->pages.cached < y->pages.cached ? 1 : x->pages.cached > y->pages.cached ? -1 : 0;
+}
+
+/* Names for the queue, largest rows first, within budget_ns; the rest wait for the next
+ * tick.  At start the whole table is queued: the first snapshot names what it can in the
+ * budget (the largest files first), later ticks the rest. */
+static void name_queue(struct files *fs, uint64_t budget_ns)
+{
+	uint64_t t0 = engine_now_ns();
+	struct fc_file **v = NULL;
+	size_t i, n = 0, k = 0;
+
+	if (!fs->unnamed.n)
+		return;
+	v = malloc(fs->unnamed.n * sizeof(*v));
+	if (!v)
+		return;
+	for (i = 0; i < fs->unnamed.n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, fs->unnamed.v[i].dev, fs->unnamed.v[i].ino);
+
+		if (f && (f->flags & FF_QUEUED))
+			v[n++] = f;
+	}
+	qsort(v, n, sizeof(*v), cmp_cached_desc);
+	for (i = 0; i < n && engine_now_ns() - t0 < budget_ns; i++)
+		if (name_one(fs, v[i]))
+			v[i]->flags &= ~FF_QUEUED;
+	/* Keep what is still queued, in the same order. */
+	for (i = 0; i < n; i++)
+		if (v[i]->flags & FF_QUEUED) {
+			fs->unnamed.v[k].dev = v[i]->dev;
+			fs->unnamed.v[k++].ino = v[i]->ino;
+		}
+	fs->unnamed.n = k;
+	free(v);
+}
+
+static void exact_keys(struct files *fs, const struct fkeys *l)
+{
+	size_t i, n = l->n;	/* exact() may append to touched: only what was there */
+
+	for (i = 0; i < n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, l->v[i].dev, l->v[i].ino);
+
+		if (f && !(f->flags & FF_QUEUED))
+			exact(fs, f);
+	}
+}
+
+/* --- --file --- */
+
+int files_watch_paths(struct engine *e, char *why, size_t whylen)
+{
+	struct files *fs = e->files;
+	size_t i;
+
+	fs->paths = calloc(e->o.nfile_paths ? e->o.nfile_paths : 1, sizeof(*fs->paths));
+	if (!fs->paths)
+		return -ENOMEM;
+	for (i = 0; i < e->o.nfile_paths; i++) {
+		const char *path = e->o.file_paths[i];
+		struct stat st;
+		struct fc_file *f;
+		int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), err;
+
+		if (fd < 0) {
+			err = -errno;
+			snprintf(why, whylen, "failed to watch %s: %s", path, strerror(-err));
+			return err;
+		}
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			err = errno && !S_ISREG(st.st_mode) ? -EINVAL : -errno;
+			snprintf(why, whylen, "failed to watch %s: %s", path,
+				 S_ISDIR(st.st_mode) ? "it is a directory" :
+				 S_ISFIFO(st.st_mode) ? "it is a FIFO (no page cache)" :
+				 "not a regular file");
+			close(fd);
+			return -EINVAL;
+		}
+		f = files_row(fs, st.st_dev, st.st_ino);
+		fs->paths[fs->npaths] = strdup(path);
+		if (!f || !fs->paths[fs->npaths]) {
+			close(fd);
+			return -ENOMEM;
+		}
+		if (f->fd >= 0) {	/* the same file twice */
+			close(fd);
+			free(fs->paths[fs->npaths]);
+			fs->paths[fs->npaths] = NULL;
+			continue;
+		}
+		f->watch_path = fs->paths[fs->npaths++];
+		f->fd = fd;
+		f->watched = true;
+		fkeys_add(&fs->watched, f);
+		f->mode = st.st_mode;
+		f->size = st.st_size;
+		fc_file_set_name(f, path, FC_NAME_FILE_ARG, NULL);
+	}
+	return 0;
+}
+
+static int on_run(void *ctx, uint64_t start, uint64_t end, enum cstat_state s)
+{
+	struct fc_file *f = ctx;
+
+	pageset_add_range(f->cached_set, start, end);
+	if (s == CST_DIRTY)
+		pageset_add_range(f->dirty_set, start, end);
+	else if (s == CST_WRITEBACK)
+		pageset_add_range(f->writeback_set, start, end);
+	return 0;
+}
+
+static void page_sets(struct files *fs, struct fc_file *f)
+{
+	struct stat st;
+	bool opened;
+	int fd;
+
+	if (!f->cached_set) {
+		f->cached_set = pageset_new();
+		f->dirty_set = pageset_new();
+		f->writeback_set = pageset_new();
+		if (!f->cached_set || !f->dirty_set || !f->writeback_set)
+			return;
+	}
+	fd = row_fd(fs, f, &opened);
+	pageset_clear(f->cached_set);
+	pageset_clear(f->dirty_set);
+	pageset_clear(f->writeback_set);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0) {
+		f->size = st.st_size;
+		if (f->watch_path && !(f->flags & FF_DELETED)) {
+			struct stat now;
+
+			if (stat(f->watch_path, &now) || now.st_dev != st.st_dev ||
+			    now.st_ino != st.st_ino) {
+				f->flags |= FF_DELETED;
+				log_warn("watched file %s vanished (%s): still watched through "
+					 "mevitop's descriptor", f->watch_path,
+					 st.st_nlink ? "renamed or replaced" : "deleted");
+			}
+		}
+	}
+	cstat_runs(fd, (f->size + 4095) / 4096, on_run, f);
+	if (opened)
+		close(fd);
+}
+
+#define TOP_EVERY 5	/* ticks between exact counts of the largest (dirty, writeback) */
+
+void files_update_rows(struct engine *e, bool first)
+{
+	struct files *fs = e->files;
+	uint64_t t0 = engine_now_ns();
+	size_t i;
+
+	if (fs->bpf)
+		mapped_by(e, false);
+	fs->st.mapped_ns = engine_now_ns() - t0;
+	tmpfs_names(fs);
+	name_queue(fs, first ? FIRST_BUDGET_NS : TICK_BUDGET_NS);
+	proc_names(e, first);
+	fs->st.proc_ns = engine_now_ns() - t0 - fs->st.mapped_ns;
+	exact_keys(fs, &fs->touched);
+	if (first || !fs->top || fs->ticks % TOP_EVERY == 0) {
+		size_t k = fs->top ? fs->top : fcache_count(fs->fc);
+		struct fc_file **v = malloc((k ? k : 1) * sizeof(*v));
+		size_t n = v ? fcache_top_cached(fs->fc, v, k) : 0;
+
+		for (i = 0; i < n; i++)
+			if (!(v[i]->flags & (FF_CHANGED | FF_QUEUED)))
+				exact(fs, v[i]);
+		free(v);
+	}
+	for (i = 0; i < fs->watched.n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, fs->watched.v[i].dev, fs->watched.v[i].ino);
+
+		if (f)
+			page_sets(fs, f);
+	}
+	fs->st.refresh_ns = engine_now_ns() - t0;
+	fs->st.queued = fs->unnamed.n;
+}
+
+int files_close_fd(struct fc_file *f, void *arg)
+{
+	(void)arg;
+	if (f->fd >= 0)
+		close(f->fd);
+	f->fd = -1;
+	return 0;
+}
+
+void files_names_fini(struct engine *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->files->npaths; i++)
+		free(e->files->paths[i]);
+	free(e->files->paths);
+}

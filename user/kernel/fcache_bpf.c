@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The page cache walk and the filemap tracepoint counts (fcache_bpf.h, bpf/fcache.bpf.c). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "fcache_bpf.h"
+#include "fcache.skel.h"
+
+#define TAKE_BATCH 4096
+
+struct walk_ctx {
+	fcbpf_rec_fn fn;
+	void *ctx;
+	int err;
+};
+
+struct fcbpf {
+	struct fcache_bpf *skel;
+	struct bpf_link *walk;
+	struct bpf_link *add, *del;
+	struct ring_buffer *out;
+	struct walk_ctx wctx;		/* the walk under way (on_batch's context) */
+	int ncpus;
+	struct fc_key *keys;		/* TAKE_BATCH */
+	struct fc_delta *vals;		/* TAKE_BATCH * ncpus */
+};
+
+uint64_t fcbpf_dev(uint32_t kdev)
+{
+	return makedev(kdev >> 20, kdev & 0xfffff);
+}
+
+/* Ring buffer records are whole batches of struct fc_rec. */
+static int on_batch(void *ctx, void *data, size_t len)
+{
+	struct walk_ctx *w = ctx;
+	size_t off;
+
+	for (off = 0; off + sizeof(struct fc_rec) <= len; off += sizeof(struct fc_rec)) {
+		struct fc_rec r;
+
+		memcpy(&r, (char *)data + off, sizeof(r));
+		w->err = w->fn(w->ctx, &r);
+		if (w->err)
+			return w->err;
+	}
+	return 0;
+}
+
+void fcbpf_close(struct fcbpf *b)
+{
+	if (!b)
+		return;
+	bpf_link__destroy(b->add);
+	bpf_link__destroy(b->del);
+	bpf_link__destroy(b->walk);
+	ring_buffer__free(b->out);
+	fcache_bpf__destroy(b->skel);
+	free(b->keys);
+	free(b->vals);
+	free(b);
+}
+
+int fcbpf_open(bool tracepoints, struct fcbpf **out, char *why, size_t whylen)
+{
+	struct fcbpf *b = calloc(1, sizeof(*b));
+	int err;
+
+	if (!b)
+		return -ENOMEM;
+	b->ncpus = libbpf_num_possible_cpus();
+	if (b->ncpus <= 0) {
+		err = b->ncpus ? b->ncpus : -EINVAL;
+		goto fail;
+	}
+	b->keys = calloc(TAKE_BATCH, sizeof(*b->keys));
+	b->vals = calloc((size_t)TAKE_BATCH * b->ncpus, sizeof(*b->vals));
+	if (!b->keys || !b->vals) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	b->skel = fcache_bpf__open();
+	if (!b->skel) {
+		err = -errno;
+		snprintf(why, whylen, "failed to open the page cache BPF skeleton: %s",
+			 strerror(-err));
+		goto fail;
+	}
+	if (!tracepoints) {
+		bpf_program__set_autoload(b->skel->progs.fc_add, false);
+		bpf_program__set_autoload(b->skel->progs.fc_del, false);
+		bpf_map__set_max_entries(b->skel->maps.fc_deltas, 1);
+	}
+	err = fcache_bpf__load(b->skel);
+	if (err) {
+		snprintf(why, whylen, "failed to load the page cache BPF programs: %s (run with "
+			 "-vv for the verifier log)", strerror(-err));
+		goto fail;
+	}
+	b->walk = bpf_program__attach(b->skel->progs.fc_walk);
+	b->out = b->walk ? ring_buffer__new(bpf_map__fd(b->skel->maps.fc_out), on_batch,
+					    &b->wctx, NULL) : NULL;
+	if (!b->out) {
+		err = -errno;
+		snprintf(why, whylen, "failed to attach the page cache walk: %s", strerror(-err));
+		goto fail;
+	}
+	if (tracepoints) {
+		b->add = bpf_program__attach(b->skel->progs.fc_add);
+		b->del = b->add ? bpf_program__attach(b->skel->progs.fc_del) : NULL;
+		if (!b->del) {
+			err = -errno;
+			snprintf(why, whylen, "failed to attach the filemap tracepoints: %s",
+				 strerror(-err));
+			goto fail;
+		}
+	}
+	*out = b;
+	return 0;
+fail:
+	fcbpf_close(b);
+	return err;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int fcbpf_walk(struct fcbpf *b, int mode, fcbpf_rec_fn fn, void *ctx,
+	       struct fcbpf_walk_stats *st)
+{
+	struct walk_ctx *w = &b->wctx;
+	uint64_t t0 = now_ns(), last_steps = ~0ULL, last_full = 0;
+	char comm[16] = "";
+	int err = 0;
+
+	w->fn = fn;
+	w->ctx = ctx;
+	w->err = 0;
+	memset(&b->skel->bss->st, 0, sizeof(b->skel->bss->st));
+	memset(st, 0, sizeof(*st));
+	b->skel->bss->walk_mode = mode;
+	/* The tracepoint fires on every rename; keeping the name changes nothing else. */
+	if (prctl(PR_GET_NAME, comm) < 0)
+		return -errno;
+	b->skel->bss->walk_tgid = getpid();
+	while (!b->skel->bss->st.done) {
+		if (prctl(PR_SET_NAME, comm) < 0) {
+			err = -errno;
+			break;
+		}
+		st->calls++;
+		err = ring_buffer__consume(b->out);
+		if (err < 0 || w->err) {
+			err = w->err ? w->err : err;
+			break;
+		}
+		err = 0;
+		/* A firing that moved nowhere and was not refused for room: the walk is
+		 * stuck (the program did not run). */
+		if (b->skel->bss->st.steps == last_steps && b->skel->bss->st.full == last_full) {
+			err = -EIO;
+			break;
+		}
+		last_steps = b->skel->bss->st.steps;
+		last_full = b->skel->bss->st.full;
+	}
+	b->skel->bss->walk_tgid = 0;
+	if (!err && ring_buffer__consume(b->out) < 0)
+		err = -EIO;
+	if (!err)
+		err = w->err;
+	st->steps = b->skel->bss->st.steps;
+	st->inodes = b->skel->bss->st.inodes;
+	st->sbs = b->skel->bss->st.sbs;
+	st->cuts = b->skel->bss->st.cuts;
+	st->ns = now_ns() - t0;
+	return err;
+}
+
+int fcbpf_take(struct fcbpf *b, fcbpf_delta_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(b->skel->maps.fc_deltas);
+	__u64 in = 0, outb = 0;
+	void *inp = NULL;
+	bool more = true;
+
+	if (!b->add)
+		return 0;
+	while (more) {
+		__u32 n = TAKE_BATCH, i;
+		int c, err = bpf_map_lookup_and_delete_batch(fd, inp, &outb, b->keys, b->vals,
+							     &n, NULL);
+
+		if (err && errno != ENOENT)
+			return -errno;
+		more = !err;
+		for (i = 0; i < n; i++) {
+			struct fc_delta sum = {};
+			const struct fc_delta *v = &b->vals[(size_t)i * b->ncpus];
+
+			for (c = 0; c < b->ncpus; c++) {
+				sum.adds += v[c].adds;
+				sum.dels += v[c].dels;
+				if (v[c].ts >= sum.ts && v[c].ts) {
+					sum.ts = v[c].ts;
+					sum.nrpages = v[c].nrpages;
+					sum.size = v[c].size;
+					sum.gen = v[c].gen;
+					sum.mode = v[c].mode;
+				}
+			}
+			fn(ctx, &b->keys[i], &sum);
+		}
+		in = outb;
+		inp = &in;
+	}
+	return 0;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The page cache from BPF (bpf/fcache.bpf.c): a complete walk of the inodes with cached
+ * pages, and per-inode add/delete counts from the filemap tracepoints since the last take.
+ */
+#ifndef MEVITOP_FCACHE_BPF_H
+#define MEVITOP_FCACHE_BPF_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "fcache_rec.h"	/* bpf/: struct fc_rec, fc_key, fc_delta */
+
+struct fcbpf;
+
+struct fcbpf_walk_stats {
+	uint64_t steps, inodes, sbs, cuts;	/* list nodes visited, records, superblocks */
+	uint64_t calls;				/* iterator runs */
+	uint64_t ns;				/* wall time of the walk */
+};
+
+/* Loads the programs and attaches the tracepoints (tracepoints: false for a walk only). */
+int fcbpf_open(bool tracepoints, struct fcbpf **out, char *why, size_t whylen);
+void fcbpf_close(struct fcbpf *b);
+
+/* One pass (FC_WALK_ALL or FC_WALK_SHMEM); fn gets each record in list order, a non-zero
+ * return stops the pass and is returned. */
+typedef int (*fcbpf_rec_fn)(void *ctx, const struct fc_rec *r);
+int fcbpf_walk(struct fcbpf *b, int mode, fcbpf_rec_fn fn, void *ctx,
+	       struct fcbpf_walk_stats *st);
+
+/* Takes (reads and clears, atomically per entry) the counts of every inode that changed
+ * since the last take; the per-CPU parts are summed, nrpages/size are the newest. */
+typedef void (*fcbpf_delta_fn)(void *ctx, const struct fc_key *k, const struct fc_delta *d);
+int fcbpf_take(struct fcbpf *b, fcbpf_delta_fn fn, void *ctx);
+
+/* Kernel dev_t (major << 20 | minor) as user space's (makedev). */
+uint64_t fcbpf_dev(uint32_t kdev);
+
+#endif

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What processes hold: every open file of every process (/proc/PID/fd), for the names of
+ * memfds and deleted files and for the fallback that has no BPF walk; and the SysV shared
+ * memory segments (/proc/sysvipc/shm).
+ */
+#ifndef MEVITOP_FCACHE_PROC_H
+#define MEVITOP_FCACHE_PROC_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* fn(ctx, pid, dev, ino, target of the link, the link "/proc/PID/fd/N"); a non-zero return
+ * stops the walk.  Only regular files (memfds, tmpfs and deleted files included). */
+typedef int (*fcproc_fd_fn)(void *ctx, pid_t pid, uint64_t dev, uint64_t ino,
+			    const char *target, const char *link);
+int fcproc_fds(pid_t self, fcproc_fd_fn fn, void *ctx);
+
+struct sysv_seg {
+	int32_t key;
+	int32_t shmid;		/* the segment's inode number on the internal shm mount */
+	uint64_t size;		/* bytes */
+	uint64_t nattch;
+};
+typedef int (*fcproc_sysv_fn)(void *ctx, const struct sysv_seg *s);
+int fcproc_sysv(fcproc_sysv_fn fn, void *ctx);
+
+/* The dev of the kernel's internal shm mount, which holds every memfd, SysV segment and
+ * shared anonymous mapping (and which no mount table shows): a memfd of our own's. */
+int fcproc_shm_dev(uint64_t *dev);
+
+#endif

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The JSON writers' growing buffer (json_buf.h). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "array.h"
+#include "json_buf.h"
+#include "lib/utf8.h"
+
+void jb_put(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		size_t room = b->cap - b->len;
+
+		va_start(ap, fmt);
+		n = vsnprintf(b->p ? b->p + b->len : NULL, room, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = true;
+			return;
+		}
+		if ((size_t)n < room) {
+			b->len += n;
+			return;
+		}
+		if (array_reserve_n(b->p, b->len + (size_t)n + 1, b->cap, 8192)) {
+			b->oom = true;
+			return;
+		}
+	}
+}
+
+void jb_str(struct buf *b, const char *s)
+{
+	char small[256], *esc = small;
+	size_t n = json_escape(NULL, 0, s ? s : "");
+
+	if (n >= sizeof(small) && !(esc = malloc(n + 1))) {
+		b->oom = true;
+		return;
+	}
+	json_escape(esc, n + 1, s ? s : "");
+	jb_put(b, "\"%s\"", esc);
+	if (esc != small)
+		free(esc);
+}

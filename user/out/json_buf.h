@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* A growing text buffer for JSON lines (json.c, json_files.c): a snapshot reaches its
+ * output in one write. */
+#ifndef MEVITOP_JSON_BUF_H
+#define MEVITOP_JSON_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct buf {
+	char *p;
+	size_t len, cap;
+	bool oom;		/* an append failed: the text is incomplete */
+};
+
+void jb_put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A comm or a path is bytes: json_escape() makes it a valid JSON string whatever they are. */
+void jb_str(struct buf *b, const char *s);
+
+#endif
