@@ -129,7 +129,8 @@ static void mapped_by(struct engine *e, bool create)
 			}
 		}
 	}
-	qsort(v, n, sizeof(*v), cmp_pair);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_pair);
 	pids = malloc((n ? n : 1) * sizeof(*pids));
 	if (!pids)
 		goto out;
