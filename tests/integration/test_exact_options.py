@@ -47,6 +47,13 @@ ACCEPTED = {
     "ringbuf-size": ["--ringbuf-size", "65536"],
     # The view's layout: the same heatmap in every mode (test_ui_scale checks the layouts).
     "layout": ["--layout", "packed"],
+    # The page cache's files: the engine's, the same in every mode (test_pagecache checks
+    # them; test_ui_files the view --files opens).
+    "files": ["--files"],
+    "file": ["--file", "/etc/os-release"],
+    "files-top": ["--files-top", "3"],
+    "metrics-files": ["--metrics-files", "3"],
+    "no-files": ["--no-files"],
 }
 
 

@@ -557,6 +557,15 @@ static void page_sets(struct files *fs, struct fc_file *f)
 		close(fd);
 }
 
+/* A row a view opened (Enter in the Files view): its sets like --file's, unless it is one. */
+static void wanted_sets(struct fc_file *f, void *arg)
+{
+	struct files *fs = arg;
+
+	if (!f->watch_path)
+		page_sets(fs, f);
+}
+
 #define TOP_EVERY 5	/* ticks between exact counts of the largest (dirty, writeback) */
 
 void files_update_rows(struct engine *e, bool first)
@@ -589,6 +598,7 @@ void files_update_rows(struct engine *e, bool first)
 		if (f)
 			page_sets(fs, f);
 	}
+	fcache_each_wanted(fs->fc, wanted_sets, fs);
 	fs->st.refresh_ns = engine_now_ns() - t0;
 	fs->st.queued = fs->unnamed.n;
 }

@@ -17,6 +17,9 @@ struct fcache {
 	enum fc_sort sorted_key;
 	bool sorted_valid;
 	uint64_t gen;
+	/* The rows a view asked pages for (fcache_want_pages): a heatmap or two at once. */
+	struct { uint64_t dev, ino; } wanted[FC_WANTED_MAX];
+	size_t nwanted;
 };
 
 /* A row owns its strings; the table's struct keeps them writable. */
@@ -262,6 +265,16 @@ uint64_t fcache_generation(const struct fcache *t)
 	return t ? t->gen : 0;
 }
 
+void fcache_each_wanted(struct fcache *t, void (*fn)(struct fc_file *f, void *arg), void *arg)
+{
+	for (size_t i = 0; i < t->nwanted; i++) {
+		struct fc_file *f = fcache_find(t, t->wanted[i].dev, t->wanted[i].ino);
+
+		if (f && f->watched)
+			fn(f, arg);
+	}
+}
+
 int fcache_each(struct fcache *t, int (*fn)(struct fc_file *f, void *arg), void *arg)
 {
 	size_t i;
@@ -432,6 +445,18 @@ int fcache_want_pages(struct fcache *t, uint64_t dev, uint64_t ino, bool on)
 	if (!f)
 		return -ENOENT;
 	f->watched = on;
+	for (size_t i = 0; i < t->nwanted; i++)
+		if (t->wanted[i].dev == dev && t->wanted[i].ino == ino) {
+			t->wanted[i] = t->wanted[--t->nwanted];
+			break;
+		}
+	if (on) {
+		/* The oldest ask gives way: its view has moved on to another file. */
+		if (t->nwanted == FC_WANTED_MAX)
+			memmove(&t->wanted[0], &t->wanted[1], --t->nwanted * sizeof(t->wanted[0]));
+		t->wanted[t->nwanted].dev = dev;
+		t->wanted[t->nwanted++].ino = ino;
+	}
 	if (!on) {
 		pageset_free(f->cached_set);
 		pageset_free(f->dirty_set);

@@ -170,6 +170,9 @@ uint64_t fcache_generation(const struct fcache *t);
  * and writeback_set from the next refresh on (the Files view's heatmap).  0, or -ENOENT
  * if the file is not in the table. */
 int fcache_want_pages(struct fcache *t, uint64_t dev, uint64_t ino, bool on);
+#define FC_WANTED_MAX 4		/* asks kept at once; a further one drops the oldest */
+/* The engine: fn for each row a view asked pages for (and that is still in the table). */
+void fcache_each_wanted(struct fcache *t, void (*fn)(struct fc_file *f, void *arg), void *arg);
 
 /* --- writers (the engine) --- */
 /* The row of (dev, ino), created empty (name "dev:ino") if new; NULL on ENOMEM. */
