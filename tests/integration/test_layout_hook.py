@@ -33,7 +33,8 @@ def is_syscall_tp(name):
 
 @pytest.mark.parametrize("mode", ["sample", "chunk"])
 def test_production_modes_enable_no_syscall_tracepoint(mevitop, workload, mode):
-    """Every link is a BTF tracepoint (raw_tracepoint: detached without an RCU wait), none
+    """Every link is a BTF tracepoint (raw_tracepoint: detached without an RCU wait) or the
+    task iterator (an iter link: it runs only when mevitop reads it, at each refresh), none
     is on a syscall, and the layout hook is one of them."""
     wl = workload()
     mv = mevitop(["-p", str(wl.pid), "-i", "100", "--mode", mode])
@@ -41,7 +42,8 @@ def test_production_modes_enable_no_syscall_tracepoint(mevitop, workload, mode):
     names = {n for _, n in links}
     assert "mmap_lock_released" in names, links
     assert not [n for n in names if is_syscall_tp(n)], links
-    assert {t for t, _ in links} == {"raw_tracepoint"}, links
+    assert {t for t, _ in links} == {"raw_tracepoint", "iter"}, links
+    assert [t for t, _ in links].count("iter") == 1, links
     assert mv.first["stats"]["layout_source"] == "mmap_lock"
 
 
