@@ -122,6 +122,7 @@ $(BUILD)/folders/%.a:
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 test_array_LINK    := lib
+test_hash_LINK     := lib
 test_itree_LINK    := lib
 test_pageset_LINK  := lib
 test_utf8_LINK     := lib
