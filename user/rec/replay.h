@@ -11,6 +11,5 @@ struct rec_reader;
  * passed in by main so this layer stays free of curses).  Returns the exit status: 0, 1
  * (unreadable recording, no terminal), 2 (usage). */
 int replay_main(int argc, char **argv, int (*interactive)(struct rec_reader *r));
-void replay_usage(FILE *out);
 
 #endif
