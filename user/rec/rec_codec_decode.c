@@ -427,15 +427,13 @@ static int decode_sections(struct rcur *c, struct rec_decoder *dec, struct dproc
 	return err;
 }
 
-static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct json_frame *f,
-		  uint32_t *flags, char *why, size_t whylen)
+/* The frame's header (rec_codec_encode.c's encode_header) into f; *nprocs: the entries
+ * that follow. */
+static int decode_header(struct rcur *c, struct rec_decoder *dec, struct json_frame *f,
+			 uint32_t *flags, uint64_t *nprocs, char *why, size_t whylen)
 {
-	uint64_t n, i, nstat, budget = REC_MAX_STATE_PAGES;
-	struct dproc *cur;
-	size_t ncur = 0;
-	int pid = 0, err = 0;
+	uint64_t i, nstat;
 
-	memset(f, 0, sizeof(*f));
 	*flags = rcur_varint(c);
 	nstat = rcur_varint(c);
 	if (c->bad || nstat > rcur_left(c))
@@ -461,112 +459,149 @@ static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct
 	f->engine_bytes = rcur_varint(c);
 	f->nprocs = rcur_varint(c);
 	dec->extra = rcur_str(c, REC_MAX_EXTRA);
-	n = rcur_varint(c);
+	*nprocs = rcur_varint(c);
 	/* Each process entry takes at least 2 bytes. */
-	if (c->bad || n > rcur_left(c) / 2)
+	if (c->bad || *nprocs > rcur_left(c) / 2)
 		return bad(why, whylen, "bad frame header fields");
 	f->mode = dec->mode;
 	f->extra_stats = dec->extra;
+	return 0;
+}
+
+/*
+ * Process entry i (after the one of *pid, which becomes this one's) into d: in full, as a
+ * patch on the previous frame's, or carried over from it.  *budget: the pages in runs the
+ * frame may still hold.  d->p is set once d holds a process (to be freed with the frame).
+ */
+static int decode_proc(struct rcur *c, struct rec_decoder *dec, uint64_t i, bool keyframe,
+		       int *pid, uint64_t *budget, struct dproc *d, struct json_frame *f,
+		       char *why, size_t whylen)
+{
+	uint64_t delta = rcur_varint(c);
+	uint8_t tag = rcur_u8(c);
+	struct dproc *old;
+	struct counters k;
+	int err;
+
+	if (c->bad || delta == 0 || delta > REC_MAX_PID - (uint64_t)*pid || tag > 15 ||
+	    ((tag & REC_TAG_LAYOUT) && (tag & REC_TAG_PATCH)))
+		return bad(why, whylen, "process entry %" PRIu64 ": bad pid or tag", i);
+	*pid += delta;
+	old = find_dproc(dec->cur, dec->ncur, *pid);
+	if ((keyframe || !old || !old->p) &&
+	    (tag & ~REC_TAG_SECTIONS) != (REC_TAG_COUNTERS | REC_TAG_LAYOUT))
+		return bad(why, whylen, "process %d: a delta with no earlier state", *pid);
+	/* Counters come first; without them the process keeps the previous ones. */
+	if (tag & REC_TAG_COUNTERS) {
+		decode_counters(c, &k);
+	} else {
+		k.exited = old->p->exited;
+		k.faults = old->p->faults;
+		k.fault_rate = old->p->fault_rate;
+		k.bytes = old->bytes;
+	}
+	if (c->bad)
+		return bad(why, whylen, "process %d: cut short", *pid);
+	d->pid = *pid;
+	if (tag & (REC_TAG_LAYOUT | REC_TAG_PATCH)) {
+		err = decode_layout(c, d, *pid, tag & REC_TAG_PATCH ? old : NULL, budget, why,
+				    whylen);
+		if (err)
+			return err;
+		if (tag & REC_TAG_PATCH) {	/* a patch keeps what it does not say */
+			d->touches = old->touches;
+			d->ntouches = old->ntouches;
+			old->touches = NULL;
+		}
+	} else {
+		if (old->state_pages > *budget)
+			return bad(why, whylen, "more than %llu pages in runs in one frame",
+				   (unsigned long long)REC_MAX_STATE_PAGES);
+		*budget -= old->state_pages;
+		*d = *old;
+		old->p = NULL;	/* moved */
+		old->touches = NULL;
+	}
+	d->p->exited = k.exited;
+	d->p->faults = k.faults;
+	d->p->fault_rate = k.fault_rate;
+	d->bytes = k.bytes;
+	if (tag & REC_TAG_SECTIONS) {
+		err = decode_sections(c, dec, d, f, why, whylen);
+		if (err)
+			return err;
+	}
+	if (c->bad)
+		return bad(why, whylen, "process %d: cut short", *pid);
+	return 0;
+}
+
+/* The frame's first touches (its processes' --stacks sections), against the table as it
+ * now is. */
+static int set_frame_touches(struct rec_decoder *dec, const struct dproc *cur, size_t ncur,
+			     struct json_frame *f, char *why, size_t whylen)
+{
+	int err = 0;
+
+	stacks_clear_touches(dec->stacks);
+	for (size_t i = 0; i < ncur && !err; i++)
+		if (cur[i].ntouches)
+			err = stacks_set_touches(dec->stacks, cur[i].pid, cur[i].touches,
+						 cur[i].ntouches);
+	if (err == -EINVAL)
+		err = bad(why, whylen, "first-touch stacks out of order or beyond the table");
+	f->stacks = dec->stacks;
+	return err;
+}
+
+/* f's processes: the decoder's, as the arrays a json_frame holds. */
+static int publish(struct rec_decoder *dec, struct json_frame *f)
+{
+	size_t n = dec->ncur;
+
+	dec->procs = calloc(n ? n : 1, sizeof(*dec->procs));
+	dec->bytes = calloc(n ? n : 1, sizeof(*dec->bytes));
+	if (!dec->procs || !dec->bytes)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		dec->procs[i] = dec->cur[i].p;
+		dec->bytes[i] = dec->cur[i].bytes;
+	}
+	f->procs = dec->procs;
+	f->proc_bytes = dec->bytes;
+	f->n = n;
+	return 0;
+}
+
+static int decode(struct rec_decoder *dec, struct rcur *c, bool keyframe, struct json_frame *f,
+		  uint32_t *flags, char *why, size_t whylen)
+{
+	uint64_t n = 0, i, budget = REC_MAX_STATE_PAGES;
+	struct dproc *cur;
+	size_t ncur = 0;
+	int pid = 0, err;
+
+	memset(f, 0, sizeof(*f));
+	err = decode_header(c, dec, f, flags, &n, why, whylen);
+	if (err)
+		return err;
 	cur = calloc(n ? n : 1, sizeof(*cur));
 	if (!cur)
 		return -ENOMEM;
 	for (i = 0; i < n && !err; i++) {
-		uint64_t delta = rcur_varint(c);
-		uint8_t tag = rcur_u8(c);
-		struct dproc *old, *d = &cur[ncur];
-		struct counters k;
-
-		if (c->bad || delta == 0 || delta > REC_MAX_PID - (uint64_t)pid || tag > 15 ||
-		    ((tag & REC_TAG_LAYOUT) && (tag & REC_TAG_PATCH))) {
-			err = bad(why, whylen, "process entry %" PRIu64 ": bad pid or tag", i);
-			break;
-		}
-		pid += delta;
-		old = find_dproc(dec->cur, dec->ncur, pid);
-		if ((keyframe || !old || !old->p) &&
-		    (tag & ~REC_TAG_SECTIONS) != (REC_TAG_COUNTERS | REC_TAG_LAYOUT)) {
-			err = bad(why, whylen, "process %d: a delta with no earlier state", pid);
-			break;
-		}
-		/* Counters come first; without them the process keeps the previous ones. */
-		if (tag & REC_TAG_COUNTERS) {
-			decode_counters(c, &k);
-		} else {
-			k.exited = old->p->exited;
-			k.faults = old->p->faults;
-			k.fault_rate = old->p->fault_rate;
-			k.bytes = old->bytes;
-		}
-		if (c->bad) {
-			err = bad(why, whylen, "process %d: cut short", pid);
-			break;
-		}
-		d->pid = pid;
-		if (tag & (REC_TAG_LAYOUT | REC_TAG_PATCH)) {
-			err = decode_layout(c, d, pid, tag & REC_TAG_PATCH ? old : NULL, &budget,
-					    why, whylen);
-			ncur += d->p != NULL;
-			if (err)
-				break;
-			if (tag & REC_TAG_PATCH) {	/* a patch keeps what it does not say */
-				d->touches = old->touches;
-				d->ntouches = old->ntouches;
-				old->touches = NULL;
-			}
-		} else {
-			if (old->state_pages > budget) {
-				err = bad(why, whylen, "more than %llu pages in runs in one frame",
-					  (unsigned long long)REC_MAX_STATE_PAGES);
-				break;
-			}
-			budget -= old->state_pages;
-			*d = *old;
-			old->p = NULL;	/* moved */
-			old->touches = NULL;
-			ncur++;
-		}
-		d->p->exited = k.exited;
-		d->p->faults = k.faults;
-		d->p->fault_rate = k.fault_rate;
-		d->bytes = k.bytes;
-		if (tag & REC_TAG_SECTIONS)
-			err = decode_sections(c, dec, d, f, why, whylen);
-		if (!err && c->bad)
-			err = bad(why, whylen, "process %d: cut short", pid);
+		err = decode_proc(c, dec, i, keyframe, &pid, &budget, &cur[ncur], f, why, whylen);
+		ncur += cur[ncur].p != NULL;
 	}
 	if (!err)
 		err = decode_sections(c, dec, NULL, f, why, whylen);
 	if (!err && rcur_left(c))
 		err = bad(why, whylen, "%zu bytes after the last process", rcur_left(c));
-	if (!err && dec->stacks) {
-		/* The frame's first touches, against the table as it now is. */
-		stacks_clear_touches(dec->stacks);
-		for (i = 0; i < ncur && !err; i++)
-			if (cur[i].ntouches)
-				err = stacks_set_touches(dec->stacks, cur[i].pid, cur[i].touches,
-							 cur[i].ntouches);
-		if (err == -EINVAL)
-			err = bad(why, whylen, "first-touch stacks out of order or beyond the "
-				  "table");
-		f->stacks = dec->stacks;
-	}
+	if (!err && dec->stacks)
+		err = set_frame_touches(dec, cur, ncur, f, why, whylen);
 	free_dprocs(dec->cur, dec->ncur);
 	dec->cur = cur;
 	dec->ncur = ncur;
-	if (err)
-		return err;
-	dec->procs = calloc(ncur ? ncur : 1, sizeof(*dec->procs));
-	dec->bytes = calloc(ncur ? ncur : 1, sizeof(*dec->bytes));
-	if (!dec->procs || !dec->bytes)
-		return -ENOMEM;
-	for (i = 0; i < ncur; i++) {
-		dec->procs[i] = cur[i].p;
-		dec->bytes[i] = cur[i].bytes;
-	}
-	f->procs = dec->procs;
-	f->proc_bytes = dec->bytes;
-	f->n = ncur;
-	return 0;
+	return err ? err : publish(dec, f);
 }
 
 int rec_decode(struct rec_decoder *dec, const uint8_t *p, size_t len, bool keyframe,

@@ -281,17 +281,12 @@ static void encode_frame_sections(struct rec_encoder *enc, struct rbuf *out,
 	put_section(out, REC_SECTION_TOUCHES, &b);
 }
 
-int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyframe,
-	       uint32_t flags, struct rbuf *out)
+/* The frame's header: flags, statistics, mode and sizes, then how many processes follow. */
+static void encode_header(struct rbuf *out, const struct json_frame *f, uint32_t flags)
 {
 	struct engine_stats st = f->stats;
-	struct prev_entry *cur;
-	size_t i, ncur = 0, nready = 0;
-	int prev_pid = 0, err = 0;
+	size_t i, nready = 0;
 
-	cur = calloc(f->n ? f->n : 1, sizeof(*cur));
-	if (!cur)
-		return -ENOMEM;
 	rbuf_varint(out, flags);
 	rbuf_varint(out, N_STAT_U64);
 	for (i = 0; i < N_STAT_U64; i++)
@@ -308,91 +303,133 @@ int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyfram
 	for (i = 0; i < f->n; i++)
 		nready += f->procs[i]->ready;
 	rbuf_varint(out, nready);
+}
+
+/*
+ * The process's sections into secs, against pe (what was last written of it, or NULL);
+ * fresh: the reader starts it afresh (a keyframe or a full layout), so everything, else what
+ * changed.  Returns how many; *err becomes -ENOMEM when one could not be kept or built.
+ */
+static unsigned encode_proc_sections(struct rec_encoder *enc, const struct json_frame *f,
+				     const struct proc *p, struct prev_entry *pe,
+				     struct prev_entry *ce, bool fresh, struct rbuf *secs, int *err)
+{
+	struct rbuf body = { 0 };
+	unsigned nsecs = 0;
+
+	if (enc->heat) {
+		long rows = encode_heat(&body, p, fresh ? NULL : &pe->heat, f->mono_ns);
+
+		if (rows < 0 || heat_copy(&ce->heat, &p->heat))
+			*err = -ENOMEM;
+		if (rows > 0) {
+			put_section(secs, REC_SECTION_HEAT, &body);
+			nsecs++;
+		}
+		rbuf_free(&body);
+	}
+	if (f->stacks && keep_touches(ce, f->stacks, p->pid))
+		*err = -ENOMEM;
+	if (f->stacks && (fresh ? ce->ntouches > 0 : ce->ntouches != pe->ntouches ||
+	    (ce->ntouches && memcmp(ce->touches, pe->touches,
+				    ce->ntouches * sizeof(*ce->touches))))) {
+		rec_put_touches(&body, f->stacks, p->pid, f->mono_ns);
+		put_section(secs, REC_SECTION_FIRST_TOUCH, &body);
+		nsecs++;
+	}
+	/* The parent: known at a fresh start, or changed (a parent's exit reparents its
+	 * children); else the reader keeps the one it has (0 at a fresh start). */
+	ce->ppid = p->ppid;
+	if (p->ppid != (fresh ? 0 : pe->ppid)) {
+		rbuf_varint(&body, (uint64_t)p->ppid);
+		put_section(secs, REC_SECTION_PARENT, &body);
+		nsecs++;
+	}
+	return nsecs;
+}
+
+static bool same_bytes(const struct rbuf *a, const struct rbuf *b)
+{
+	return a->len == b->len && !memcmp(a->p, b->p, a->len);
+}
+
+/*
+ * Process p's entry (after the previous entry's pid prev_pid): ce becomes what the next
+ * frame compares with, pe is what the last one wrote (NULL: write it in full).  0 or -ENOMEM.
+ */
+static int encode_proc(struct rec_encoder *enc, const struct json_frame *f, size_t i,
+		       struct prev_entry *pe, struct prev_entry *ce, int prev_pid,
+		       struct rbuf *out)
+{
+	const struct proc *p = f->procs[i];
+	struct rbuf patch = { 0 }, secs = { 0 };
+	uint8_t tag = 0;
+	unsigned nsecs;
+	int err = 0;
+
+	ce->pid = p->pid;
+	encode_counters(&ce->counters, p, f->proc_bytes[i]);
+	if (encode_layout(&ce->layout, p, NULL))
+		err = -ENOMEM;
+	if (!pe || !same_bytes(&pe->counters, &ce->counters))
+		tag |= REC_TAG_COUNTERS;
+	if (!pe || !same_bytes(&pe->layout, &ce->layout)) {
+		tag |= REC_TAG_LAYOUT;
+		/* A patch against the last written copy, when that is smaller. */
+		if (pe && pe->model && !encode_layout(&patch, p, pe->model) && !patch.oom &&
+		    patch.len < ce->layout.len)
+			tag = (tag & ~REC_TAG_LAYOUT) | REC_TAG_PATCH;
+		ce->model = proc_clone(p, p->pid);
+		if (!ce->model)
+			err = -ENOMEM;
+	} else {
+		ce->model = pe->model;	/* unchanged: the copy carries over */
+		pe->model = NULL;
+	}
+	nsecs = encode_proc_sections(enc, f, p, pe, ce, !pe || (tag & REC_TAG_LAYOUT), &secs,
+				     &err);
+	if (nsecs)
+		tag |= REC_TAG_SECTIONS;
+	rbuf_varint(out, p->pid - prev_pid);
+	rbuf_u8(out, tag);
+	if (tag & REC_TAG_COUNTERS)
+		rbuf_bytes(out, ce->counters.p, ce->counters.len);
+	if (tag & REC_TAG_LAYOUT)
+		rbuf_bytes(out, ce->layout.p, ce->layout.len);
+	if (tag & REC_TAG_PATCH)
+		rbuf_bytes(out, patch.p, patch.len);
+	if (nsecs) {
+		rbuf_varint(out, nsecs);
+		rbuf_bytes(out, secs.p, secs.len);
+	}
+	out->oom |= secs.oom;
+	rbuf_free(&secs);
+	rbuf_free(&patch);
+	if (ce->counters.oom || ce->layout.oom)
+		err = -ENOMEM;
+	return err;
+}
+
+int rec_encode(struct rec_encoder *enc, const struct json_frame *f, bool keyframe,
+	       uint32_t flags, struct rbuf *out)
+{
+	struct prev_entry *cur;
+	size_t i, ncur = 0;
+	int prev_pid = 0, err = 0;
+
+	cur = calloc(f->n ? f->n : 1, sizeof(*cur));
+	if (!cur)
+		return -ENOMEM;
+	encode_header(out, f, flags);
 	for (i = 0; i < f->n; i++) {
 		const struct proc *p = f->procs[i];
-		struct prev_entry *pe, *ce;
-		struct rbuf patch = { 0 }, secs = { 0 }, body = { 0 };
-		unsigned nsecs;
-		uint8_t tag = 0;
-		bool fresh;
 
 		if (!p->ready)
 			continue;
-		ce = &cur[ncur++];
-		ce->pid = p->pid;
-		encode_counters(&ce->counters, p, f->proc_bytes[i]);
-		if (encode_layout(&ce->layout, p, NULL))
+		if (encode_proc(enc, f, i, keyframe ? NULL : find_prev(enc, p->pid), &cur[ncur++],
+				prev_pid, out))
 			err = -ENOMEM;
-		pe = keyframe ? NULL : find_prev(enc, p->pid);
-		if (!pe || pe->counters.len != ce->counters.len ||
-		    memcmp(pe->counters.p, ce->counters.p, ce->counters.len))
-			tag |= REC_TAG_COUNTERS;
-		if (!pe || pe->layout.len != ce->layout.len ||
-		    memcmp(pe->layout.p, ce->layout.p, ce->layout.len)) {
-			tag |= REC_TAG_LAYOUT;
-			/* A patch against the last written copy, when that is smaller. */
-			if (pe && pe->model && !encode_layout(&patch, p, pe->model) && !patch.oom &&
-			    patch.len < ce->layout.len)
-				tag = (tag & ~REC_TAG_LAYOUT) | REC_TAG_PATCH;
-			ce->model = proc_clone(p, p->pid);
-			if (!ce->model)
-				err = -ENOMEM;
-		} else {
-			ce->model = pe->model;	/* unchanged: the copy carries over */
-			pe->model = NULL;
-		}
-		/* The process's sections.  A reader starts a process afresh at a keyframe or
-		 * a full layout: then everything, else what changed. */
-		fresh = !pe || (tag & REC_TAG_LAYOUT);
-		nsecs = 0;
-		if (enc->heat) {
-			long rows = encode_heat(&body, p, fresh ? NULL : &pe->heat, f->mono_ns);
-
-			if (rows < 0 || heat_copy(&ce->heat, &p->heat))
-				err = -ENOMEM;
-			if (rows > 0) {
-				put_section(&secs, REC_SECTION_HEAT, &body);
-				nsecs++;
-			}
-			rbuf_free(&body);
-		}
-		if (f->stacks && keep_touches(ce, f->stacks, p->pid))
-			err = -ENOMEM;
-		if (f->stacks && (fresh ? ce->ntouches > 0 : ce->ntouches != pe->ntouches ||
-		    (ce->ntouches && memcmp(ce->touches, pe->touches,
-					    ce->ntouches * sizeof(*ce->touches))))) {
-			rec_put_touches(&body, f->stacks, p->pid, f->mono_ns);
-			put_section(&secs, REC_SECTION_FIRST_TOUCH, &body);
-			nsecs++;
-		}
-		/* The parent: known at a fresh start, or changed (a parent's exit reparents its
-		 * children); else the reader keeps the one it has (0 at a fresh start). */
-		ce->ppid = p->ppid;
-		if (p->ppid != (fresh ? 0 : pe->ppid)) {
-			rbuf_varint(&body, (uint64_t)p->ppid);
-			put_section(&secs, REC_SECTION_PARENT, &body);
-			nsecs++;
-		}
-		if (nsecs)
-			tag |= REC_TAG_SECTIONS;
-		rbuf_varint(out, p->pid - prev_pid);
 		prev_pid = p->pid;
-		rbuf_u8(out, tag);
-		if (tag & REC_TAG_COUNTERS)
-			rbuf_bytes(out, ce->counters.p, ce->counters.len);
-		if (tag & REC_TAG_LAYOUT)
-			rbuf_bytes(out, ce->layout.p, ce->layout.len);
-		if (tag & REC_TAG_PATCH)
-			rbuf_bytes(out, patch.p, patch.len);
-		if (nsecs) {
-			rbuf_varint(out, nsecs);
-			rbuf_bytes(out, secs.p, secs.len);
-		}
-		out->oom |= secs.oom;
-		rbuf_free(&secs);
-		rbuf_free(&patch);
-		if (ce->counters.oom || ce->layout.oom)
-			err = -ENOMEM;
 	}
 	encode_frame_sections(enc, out, f, keyframe);
 	if (out->oom)

@@ -3,8 +3,6 @@
 #ifndef MEVITOP_REC_REPLAY_H
 #define MEVITOP_REC_REPLAY_H
 
-#include <stdio.h>
-
 struct rec_reader;
 
 /* argv[0] is "replay".  Without --json the recording goes to `interactive` (the UI layer's,
