@@ -67,9 +67,12 @@ DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
 # in-kernel floor, perf's page-fault sampling): installed by `make bench`, not `make test`.
 BENCH_PKGS := redis-server redis-tools bpftrace linux-perf
 # What only the tests run (the UI tests drive a real headless browser: ~113 MB to download,
-# ~350 MiB installed; the exact-mode tests watch Debian's memcached as its own user):
+# ~350 MiB installed; the exact-mode tests watch Debian's memcached as its own user; the
+# recording tests count a writer's fsyncs with strace):
 # installed by `make test` and `make stress`, not by `make run`.
-TEST_PKGS  := chromium memcached
+TEST_PKGS  := chromium memcached strace
+# What only `make stress` runs: the fresh-machine check makes a Debian minbase tree.
+STRESS_PKGS := debootstrap
 
 .DELETE_ON_ERROR:
 .PHONY: all deps run test stress unit integration bench bench-record clean vmlinux install man
@@ -232,10 +235,11 @@ bench: deps
 # Long sweeps and soaks, too slow for `make test`; each prints its counts, with the builds
 # and environment of `make test`: the races the default suite hits a few times each, hit 50
 # times in a row; the pytest files of tests/stress/ (exact mode quitting under churn); its
-# scripts (kill -9 of exact mode at hundreds of moments of the attach, the build users run).
+# scripts (kill -9 of exact mode at hundreds of moments of the attach, the build users run;
+# the README's two commands on a fresh Debian 12 minbase tree booted as a container).
 STRESS_ENV := MEVITOP_BUILD=$(CURDIR)/$(BUILD) MEVITOP_BIN=$(CURDIR)/$(BUILD)-san/mevitop
 stress: deps
-	$(Q)$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_PKGS)"
+	$(Q)$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_PKGS) $(STRESS_PKGS)"
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(MAKE) --no-print-directory SAN=1 $(BUILD)-san/mevitop test-bins
 	$(Q)$(MAKE) --no-print-directory workloads

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "ui_maplayout.h"
 #include "fault_sampler.h"
 #include "getopt_msg.h"
 #include "kfeatures.h"
@@ -41,6 +42,7 @@ enum {
 	OPT_STACK_DUTY,
 	OPT_FOLDED,
 	OPT_KEYS,
+	OPT_LAYOUT,
 };
 
 static const struct option longopts[] = {
@@ -78,6 +80,7 @@ static const struct option longopts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ "keys", no_argument, NULL, OPT_KEYS },
+	{ "layout", required_argument, NULL, OPT_LAYOUT },
 	/* For tests and debugging; documented in the README's testing section. */
 	{ "disable", required_argument, NULL, OPT_DISABLE },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
@@ -121,6 +124,8 @@ void cli_usage(FILE *out)
 "  -i, --interval MS        snapshot / refresh period, 10 to 3600000 ms (default 1000)\n"
 "  -n, --count N            exit after N snapshots (the first included)\n"
 "      --maps               include mappings and page runs in whole-system JSON\n"
+"      --layout HOW         the heatmap's layout: auto (default: packed when the\n"
+"                           labels need more than one screen), labels, compact, packed\n"
 "                           (always included with -p)\n"
 "      --mode MODE          sample (default): nothing runs at page faults; at each\n"
 "                           refresh the processes whose fault or rss counters moved\n"
@@ -147,8 +152,9 @@ void cli_usage(FILE *out)
 "                           runs several times slower on fault-heavy work)\n"
 "                           q, Ctrl-C or SIGTERM detach and leave the process as it\n"
 "                           was, running or stopped; so does mevitop dying (even\n"
-"                           kill -9 mid-injection); one scratch page stays in it,\n"
-"                           reused by the next attach ([anon:mevitop-scratch]).  A\n"
+"                           kill -9 mid-injection); a clean exit leaves no trace;\n"
+"                           after kill -9 one page may stay, reused and removed by\n"
+"                           the next attach (/memfd:mevitop-scratch, r-x).  A\n"
 "                           stopped mevitop never blocks it in fast mode; ordered\n"
 "                           refuses Ctrl-Z (its faults would wait).  Under seccomp\n"
 "                           the filters are suspended while mevitop holds the\n"
@@ -359,6 +365,7 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	int opt, err;
 
 	memset(c, 0, sizeof(*c));
+	c->layout = HL_AUTO;
 	c->interval_ms = 1000;
 	c->mode = MODE_SAMPLE;
 	c->attach_timeout_ms = 2000;
@@ -522,6 +529,12 @@ int cli_parse(int argc, char **argv, struct cli *c)
 			break;
 		case OPT_HEAT:
 			c->record_heat = true;
+			break;
+		case OPT_LAYOUT:
+			c->layout = heatmap_layout_parse(optarg);
+			if (c->layout == HL_INVALID)
+				return usage_error("--layout takes auto, labels, compact or packed, "
+						   "not '%s'", optarg);
 			break;
 		case OPT_FSYNC:
 			c->record_fsync = true;

@@ -32,6 +32,7 @@ struct cli {
 	uint64_t attach_timeout_ms;	/* longest a target may be held stopped */
 	bool help, version;
 	bool keys;			/* --keys: print the view's key tables */
+	int layout;			/* --layout: enum hm_style, HL_AUTO by default */
 	bool no_reconcile;
 	bool no_children;
 	enum engine_mode mode;

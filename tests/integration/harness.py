@@ -210,18 +210,27 @@ MAPS_RE = re.compile(r"^([0-9a-f]+)-([0-9a-f]+) (\S{4}) ([0-9a-f]+) \S+ \d+\s*(.
 
 
 SCRATCH_NAME = "[anon:mevitop-scratch]"
+SCRATCH_MEMFD = "/memfd:mevitop-scratch (deleted)"
 SCRATCH_MAGIC = b"MEVITOP-SCRATCH1"
 
 
+def scratch_named(line):
+    """Is this scratch maps line named on every kernel (the memfd) and not writable?"""
+    f = line.split(None, 5)
+    return len(f) == 6 and f[5].rstrip("\n") == SCRATCH_MEMFD and "w" not in f[1]
+
+
 def scratch_lines(pid, maps_text):
-    """The /proc/PID/maps lines of exact mode's scratch page (user/inject.h): named
-    [anon:mevitop-scratch], or (kernels without anonymous VMA names) a small anonymous
-    r-xp mapping whose first bytes, read here from /proc/PID/mem, are its magic or, if
-    mevitop was killed between mapping and writing it, zeros."""
+    """The /proc/PID/maps lines of exact mode's scratch page (user/exact/scratch.h), which
+    only a killed mevitop leaves: the memfd's /memfd:mevitop-scratch (deleted), or the
+    anonymous fallback named [anon:mevitop-scratch], or (kernels without anonymous VMA
+    names) a small anonymous r-xp mapping whose first bytes, read here from
+    /proc/PID/mem, are its magic or, if mevitop was killed between mapping and writing
+    it, zeros."""
     found = []
     with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
         for line in maps_text.splitlines(keepends=True):
-            if SCRATCH_NAME in line:
+            if SCRATCH_NAME in line or line.rstrip("\n").endswith(" " + SCRATCH_MEMFD):
                 found.append(line)
                 continue
             f = line.split()
@@ -250,7 +259,7 @@ def widened_interval(mv, tries=400):
 
 
 def maps_without_scratch(pid):
-    """/proc/PID/maps minus the one scratch page exact mode leaves by design."""
+    """/proc/PID/maps minus the one scratch page a killed exact mode may leave."""
     with open(f"/proc/{pid}/maps") as f:
         text = f.read()
     for line in scratch_lines(pid, text):

@@ -13,6 +13,7 @@ Seccomp_filters), the credentials and the process state with what they were befo
 target may run under a seccomp filter of its own (tests/workloads/seccomp_wl RULES --
 kill_target ...) or as another user (WRAP: setpriv ...).
 """
+import collections  # noqa: F401  (callers pass a collections.Counter as stages)
 import difflib
 import os
 import random
@@ -157,6 +158,8 @@ class Target:
             scratch = harness.scratch_lines(self.pid, f.read())
         if len(scratch) > 1:
             bad.append(f"more than one scratch mapping: {scratch}")
+        bad += [f"a scratch page not named by its memfd, or writable: {line!r}"
+                for line in scratch if not harness.scratch_named(line)]
         for key in ("maps", "fds", "signals", "seccomp", "stopped", "creds"):
             if key in ("signals", "fds", "maps") and self.stopped:
                 continue
@@ -182,13 +185,16 @@ class Target:
         return bad
 
 
-def kill_once(target, delay_s, binary=None, extra=()):
+def kill_once(target, delay_s, binary=None, extra=(), stages=None):
     """Start mevitop --exact on TARGET with MEVITOP_TEST_KILL_US (user/inject.c): the kernel
     SIGKILLs it DELAY_S after its first PTRACE_SEIZE of the target.  Wait for that death
-    and for the kernel to detach the target.  Returns a problem string or None."""
+    and for the kernel to detach the target.  Returns a problem string or None.  STAGES, a
+    Counter: the stage mevitop was in when it died (MEVITOP_TEST_STAGE_FILE, stage.h) is
+    counted there."""
     env = dict(os.environ, **harness.SAN_ENV)
     env["MEVITOP_TEST_KILL_US"] = str(int(delay_s * 1e6))
-    with tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile() as stage:
+        env["MEVITOP_TEST_STAGE_FILE"] = stage.name
         mv = subprocess.Popen([binary or harness.MEVITOP, "--exact", "-p", str(target.pid),
                                "-j", "-i", "50", *extra], stdout=subprocess.DEVNULL, stderr=err,
                               env=env)
@@ -199,6 +205,8 @@ def kill_once(target, delay_s, binary=None, extra=()):
             mv.wait()
             rc = "still running"
         wait_for(lambda: not traced(target.pid), "the kernel to detach the target")
+        if stages is not None:
+            stages[stage.read().decode(errors="replace").strip() or "(none)"] += 1
         if rc != -signal.SIGKILL:
             err.seek(0)
             return (f"mevitop was not killed by the timer (exit {rc}): " +
@@ -206,13 +214,30 @@ def kill_once(target, delay_s, binary=None, extra=()):
     return None
 
 
+# The stages of an attach in the order they come (stage.h and exact.h), for the histogram.
+STAGE_ORDER = [
+    "inj:seize", "inj:prepare", "seized", "boot:memfd_create", "boot:ftruncate", "boot:mmap",
+    "boot:close", "call:prctl", "call:mmap", "call:userfaultfd", "tramp:userfaultfd",
+    "call:ioctl", "tramp:ioctl", "call:munmap", "tramp:munmap", "chain:socketpair",
+    "chain:recvmsg", "chain:ioctl", "chain:close", "chain:mmap", "chain:munmap", "injected",
+    "registered", "drop:munmap", "inj:detach", "serving"]
+
+
+def histogram(stages):
+    """One line: where the kills landed, stage by stage in attach order."""
+    order = {s: i for i, s in enumerate(STAGE_ORDER)}
+    keys = sorted(stages, key=lambda s: (order.get(s, len(order)), s))
+    return ", ".join(f"{k} {stages[k]}" for k in keys)
+
+
 def sweep(kind, kills, max_delay_s=0.003, per_target=2, seed=9, binary=None, seccomp=(),
-          extra=(), wrap=()):
+          extra=(), wrap=(), stages=None):
     """KILLS kills of mevitop spread over [0, MAX_DELAY_S] after the seize, a fresh target
     every PER_TARGET kills (so the scratch page's bootstrap and its reuse both get killed).
     KIND: (mode, threads, stopped); SECCOMP: the target's filter rules (seccomp_wl); EXTRA:
     more mevitop arguments; WRAP runs the target through a command (setpriv, to run it as
-    another user).  Returns (kills, list of (delay_us, problem))."""
+    another user).  STAGES (a Counter): where each kill landed (kill_once).  Returns
+    (kills, list of (delay_us, problem))."""
     mode, threads, stopped = kind
     rng = random.Random(seed)
     failures, target = [], None
@@ -222,7 +247,7 @@ def sweep(kind, kills, max_delay_s=0.003, per_target=2, seed=9, binary=None, sec
             if target is None:
                 target = Target(mode, threads, stopped, seccomp, wrap)
             delay = i * step + rng.uniform(0, step)
-            problem = kill_once(target, delay, binary, extra)
+            problem = kill_once(target, delay, binary, extra, stages)
             if problem:
                 failures.append((int(delay * 1e6), problem))
             failures += [(int(delay * 1e6), p) for p in target.problems()]

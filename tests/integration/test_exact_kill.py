@@ -4,7 +4,11 @@ over the first 3 ms after the target becomes traced (where the scratch page's bo
 the userfaultfd injection and the registrations run), 40 kills over four targets: a busy
 multithreaded one, one blocked in read(), a stopped one and a fork/exec loop.  Every time
 the target must run on (or stay stopped) with its own registers (it checks them itself),
-maps, fds and signal masks.  The >= 200-kill version is `make stress`."""
+maps, fds and signal masks.  Each sweep prints where its kills landed (the stage file,
+user/exact/stage.h); test_exact_trace.py kills inside each injected call for sure.  The
+>= 200-kill version is `make stress`."""
+import collections
+
 import pytest
 
 import killsweep
@@ -19,6 +23,9 @@ KINDS = {
 
 @pytest.mark.parametrize("kind", list(KINDS))
 def test_kill9_during_attach(kind):
-    kills, failures = killsweep.sweep(KINDS[kind], 10)
+    stages = collections.Counter()
+    kills, failures = killsweep.sweep(KINDS[kind], 10, stages=stages)
+    print(f"{kind}: kills by stage: {killsweep.histogram(stages)}")
     assert not failures, f"{len(failures)} problems in {kills} kills: " + "; ".join(
-        f"at {us} us: {p}" for us, p in failures[:5])
+        f"at {us} us: {p}" for us, p in failures[:5]) + \
+        f" (kills by stage: {killsweep.histogram(stages)})"

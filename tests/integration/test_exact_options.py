@@ -45,6 +45,8 @@ HONOURED = {
 ACCEPTED = {
     "no-reconcile": ["--no-reconcile"],
     "ringbuf-size": ["--ringbuf-size", "65536"],
+    # The view's layout: the same heatmap in every mode (test_ui_scale checks the layouts).
+    "layout": ["--layout", "packed"],
 }
 
 

@@ -477,7 +477,7 @@ def test_heatmap_cursor_and_pane_say_who(screen, workload):
     _, extra = w.do("touch a 0")        # touches nothing: the region's address
     a = int(extra[0], 16)
     scr = screen()
-    scr.start(["--mode", "trace", "--stacks", "-p", str(w.pid), "-i", "100"])
+    scr.start(["--mode", "trace", "--stacks", "-p", str(w.pid), "-i", "100", "--layout", "labels"])
     scr.wait_for(f"{a:012x}-{a + (2 << 20):012x} rw-p anon")   # attached and scanned
     w.do(f"touch a {PAGES['a']}")
     scr.keys("g")

@@ -6,13 +6,15 @@ multithreaded target, a fork/exec-loop target, a stopped target, and one blocked
 read(); and busy, stopped and blocked targets running as nobody (the /dev/userfaultfd
 handoff); and busy targets under seccomp filters (suspended while held): one that kills
 userfaultfd() (so the handoff is taken: the call is never made) and one that makes it fail
-(survivable, so the call is made).  Prints one line per target kind with its counts and exits 1 if any kill left
+(survivable, so the call is made).  Prints one line per target kind with its counts and
+where its kills landed (stage by stage, user/exact/stage.h), and exits 1 if any kill left
 the target dead, changed (maps but the scratch page, fds, signal masks, credentials and
 seccomp state, stop state) or
 with a register of its own changed.
 
     MEVITOP_BIN (default build/mevitop) MEVITOP_BUILD (build) KILLS (200) SEED (9)
 """
+import collections
 import os
 import sys
 import time
@@ -47,18 +49,24 @@ def main():
     kills = int(os.environ.get("KILLS", "200"))
     seed = int(os.environ.get("SEED", "9"))
     total_bad = 0
+    all_stages = collections.Counter()
     for name, kind, wrap, seccomp in KINDS:
         t0 = time.monotonic()
         # most kills over 0-3 ms, where bootstrap, injection and registration run
-        n1, bad1 = killsweep.sweep(kind, kills, 0.003, seed=seed, wrap=wrap, seccomp=seccomp)
+        stages = collections.Counter()
+        n1, bad1 = killsweep.sweep(kind, kills, 0.003, seed=seed, wrap=wrap, seccomp=seccomp,
+                                   stages=stages)
         n2, bad2 = killsweep.sweep(kind, max(kills // 10, 1), 0.030, seed=seed + 1, wrap=wrap,
-                                   seccomp=seccomp)
+                                   seccomp=seccomp, stages=stages)
+        all_stages.update(stages)
         bad = bad1 + bad2
         total_bad += len(bad)
         print(f"{name}: {n1 + n2} kills ({n1} over 0-3 ms, {n2} over 0-30 ms), "
               f"{len(bad)} problems, {time.monotonic() - t0:.0f} s", flush=True)
+        print(f"    kills by stage: {killsweep.histogram(stages)}", flush=True)
         for us, problem in bad[:10]:
             print(f"    at {us} us: {problem[:400]}", flush=True)
+    print(f"all kills by stage: {killsweep.histogram(all_stages)}")
     print("stress: " + ("PASS" if not total_bad else f"FAIL ({total_bad} problems)"))
     return 1 if total_bad else 0
 

@@ -116,12 +116,13 @@ static void kill_children(void)
 
 
 /*
- * /proc/PID/maps without the injection's scratch page (inject.h): the one mapping exact
- * mode leaves, by design.  Found independently of inject.c: named [anon:mevitop-scratch],
- * or a small anonymous r-xp mapping starting with the magic "MEVITOP-SCRATCH1" (or all
- * zeros, if a monitor died between mapping and writing it).
+ * /proc/PID/maps without the injection's scratch page (exact/scratch.h): the one mapping
+ * a killed monitor may leave.  Found independently of scratch.c: the r-x mapping of the
+ * memfd /memfd:mevitop-scratch, named [anon:mevitop-scratch], or a small anonymous r-xp
+ * mapping starting with the magic "MEVITOP-SCRATCH1" (or all zeros, if a monitor died
+ * between mapping and writing it).
  */
-static char *maps_without_scratch(pid_t pid)
+static __attribute__((unused)) char *maps_without_scratch(pid_t pid)
 {
 	char path[64], *maps, *p, *e;
 	FILE *mem;
@@ -137,7 +138,9 @@ static char *maps_without_scratch(pid_t pid)
 
 		e = strchr(p, '\n');
 		e = e ? e + 1 : p + strlen(p);
-		ours = memmem(p, (size_t)(e - p), "[anon:mevitop-scratch]", 22) != NULL;
+		ours = memmem(p, (size_t)(e - p), "[anon:mevitop-scratch]", 22) != NULL ||
+		       (memmem(p, (size_t)(e - p), " r-xp ", 6) &&
+			memmem(p, (size_t)(e - p), " /memfd:mevitop-scratch (deleted)\n", 34));
 		if (!ours && mem && sscanf(p, "%llx-%llx", &start, &end) == 2 &&
 		    end - start <= 4 * 4096 &&
 		    memmem(p, (size_t)(e - p), " r-xp 00000000 00:00 0 ", 23) &&

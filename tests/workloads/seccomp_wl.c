@@ -47,6 +47,8 @@ static const struct {
 	{ "prctl", __NR_prctl },
 	{ "close", __NR_close },
 	{ "socketpair", __NR_socketpair },	/* the /dev/userfaultfd handoff's */
+	{ "memfd_create", __NR_memfd_create },	/* the scratch page's */
+	{ "ftruncate", __NR_ftruncate },
 };
 
 static long nr_of(const char *name)

@@ -25,6 +25,7 @@
 #include "inject.h"
 #include "json.h"
 #include "log.h"
+#include "exact/stage.h"
 #include "procfs.h"
 #include "exact/seccomp_guard.h"
 #include "kernel/seccomp_probe.h"
@@ -48,6 +49,7 @@ static void sleep_ms(unsigned ms)
 
 static void x_test_pause(struct exact *x, const char *stage)
 {
+	xstage_record(stage);
 	if (!x->pause_stage[0] || strcmp(x->pause_stage, stage))
 		return;
 	fprintf(stderr, "mevitop: test-pause %s\n", stage);

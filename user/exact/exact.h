@@ -83,7 +83,9 @@
  * sleeps MS ms (default 60000) at STAGE: "seized", "injected", "registered" (the process is
  * held stopped), "serving" (attached and running), "fault" (in the fault server, before
  * resolving the next fault: the faulting thread stays blocked), "detach" (quitting, before
- * the userfaultfds are closed).  Tests SIGKILL mevitop there.
+ * the userfaultfds are closed).  Tests SIGKILL mevitop there.  The injection's own stages
+ * (inside each injected call, exact/stage.h) pause the same way, and
+ * MEVITOP_TEST_STAGE_FILE records the current stage for the kill sweeps.
  */
 #ifndef MEVITOP_EXACT_H
 #define MEVITOP_EXACT_H

@@ -30,9 +30,10 @@
  *   held into a lost EINTR.  (The frame, used only when we are dead, has to pre-apply
  *   the restart the same way: rt_sigreturn disables it.)
  *
- *   The scratch page is mapped once per address space by a bootstrap call that borrows
- *   the target's own code (bootstrap_scratch()), found again by later attaches, and is
- *   the one thing an attach leaves behind (README, "Exact mode").
+ *   The scratch page is mapped at each attach by a bootstrap that borrows the target's
+ *   own code, and unmapped the same way before the target is let go (scratch.c); only a
+ *   killed attach leaves it, for the next one to reuse (README, "Exact mode").  One call's
+ *   machinery is inject_call.c.
  *
  * The ptrace tracer is a worker thread owned by each struct inj, so the monitor can
  * call from any thread, and so a tracee that never stopped can still be released (the
@@ -41,11 +42,13 @@
 #include "inject.h"
 #include "inject_maps.h"
 #include "inject_x86.h"
+#include "inject_int.h"
+#include "scratch.h"
+#include "stage.h"
 #include "procfs.h"
 #include "page.h"
 #include "syscall_err.h"
 #include "clock.h"
-#include "array.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -88,100 +91,15 @@
 
 #define INJ_DEFAULT_TIMEOUT_MS	2000
 #define INJ_HOLD_FACTOR		10	/* watchdog: idle hold limit = factor * timeout */
-#define WAIT_SPIN_NS		100000	/* wait_tid(): yield, not sleep, this long first */
 
-struct inj_thread {
-	pid_t tid;
-	bool was_stopped;	/* in group-stop when we seized it */
-	bool parked;		/* sits in an event stop inside get_signal() */
-	bool running;		/* resumed by us and still attached (follow mode) */
-	bool gone;		/* exited (or detached foreign task) */
-	bool group_stop;	/* its last event stop was a group stop */
-	bool pending_stop;	/* we swallowed a SIGSTOP while it ran our call */
-	bool foreign;		/* auto-attached task of another process: detach it */
-	bool dirty;		/* runs the trampoline alone (a call that never stopped) */
-};
-
-enum inj_op { OP_NONE, OP_SYSCALL, OP_FOLLOW, OP_RELEASE, OP_CALL };
-
-struct inj {
-	pid_t pid;
-	int pidfd;
-	int memfd;
-	bool spawned;
-	bool allow_seccomp;
-	bool suspended;		/* the parked threads hold PTRACE_O_SUSPEND_SECCOMP */
-	inj_guard_fn guard;	/* proves each call allowed, or survivable when suspended */
-	void *guard_ctx;
-	char guard_why[512];	/* why it last refused one */
-	bool released;		/* every thread detached (release or watchdog) */
-	bool watchdog_fired;
-	int seccomp;
-	unsigned timeout_ms;
-	unsigned long options;	/* ptrace options in effect */
-	uint64_t gadget_ip;	/* bootstrap: `syscall; xor..; ret` in the target's code */
-	uint64_t restorer_ip;	/* bootstrap: `mov $15,%eax; syscall` in the target's code */
-	uint64_t scratch;	/* our page in the target (0: not mapped yet) */
-	uint64_t scratch_len;
-	uint64_t entry[X86_TRAMP_NENTRIES];	/* trampoline entry points in it */
-	struct x86_cpu cpu;	/* the borrowed thread's own state (too big for a stack) */
-	uint8_t frame[X86_FRAME_MAX];	/* the rt_sigreturn frame being written */
-	int nr, cap;
-	struct inj_thread *t;
-
-	/* worker thread and its one-slot request queue */
-	pthread_t worker;
-	bool worker_started;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	enum inj_op op;		/* posted request, OP_NONE when idle */
-	bool op_done;
-	long op_nr;
-	long op_args[6];
-	long op_ret;
-	bool op_take_fd;
-	const struct inj_chain *op_chain;	/* inj_syscall_chain(): run this instead */
-	int op_fd;
-	unsigned op_timeout;
-	int op_status;
-	int (*op_fn)(struct inj *in, void *arg);
-	void *op_arg;
-	int op_err;
-	bool start_done;
-	int start_err;
-	char *const *spawn_argv;
-	char why[256];
-};
 
 /* ---- small helpers ---- */
 
-static void sleep_us(unsigned us)
-{
-	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000 };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
-static void set_why(struct inj *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_why(struct inj *in, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(in->why, sizeof(in->why), fmt, ap);
-	va_end(ap);
-}
 
 static void copy_why(char *why, size_t whylen, const char *src)
 {
 	if (why && whylen)
 		snprintf(why, whylen, "%s", src);
-}
-
-static bool is_stop_signal(int sig)
-{
-	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
 static int read_file(const char *path, char *buf, size_t len)
@@ -340,143 +258,7 @@ static void suspend_parked(struct inj *in, int idx)
 			       (void *)(in->options | PTRACE_O_SUSPEND_SECCOMP)) == 0;
 }
 
-static struct inj_thread *find_thread(struct inj *in, pid_t tid)
-{
-	for (int i = 0; i < in->nr; i++)
-		if (in->t[i].tid == tid)
-			return &in->t[i];
-	return NULL;
-}
-
-/* Returns the index of the new entry, or -ENOMEM.  Pointers into in->t become stale. */
-static int add_thread(struct inj *in, pid_t tid)
-{
-	if (array_reserve(in->t, in->nr, in->cap, 16))
-		return -ENOMEM;
-	memset(&in->t[in->nr], 0, sizeof(in->t[0]));
-	in->t[in->nr].tid = tid;
-	return in->nr++;
-}
-
-/* Wait for a state change of @tid; 0 with *status, -ETIMEDOUT, or -errno (ECHILD: gone). */
-static int wait_tid(pid_t tid, uint64_t deadline, int *status)
-{
-	uint64_t spin_until = clock_mono_ns() + WAIT_SPIN_NS;
-	unsigned delay = 5;
-
-	for (;;) {
-		pid_t r = waitpid(tid, status, __WALL | WNOHANG);
-
-		if (r == tid)
-			return 0;
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (clock_mono_ns() >= deadline)
-			return -ETIMEDOUT;
-		/* A stop usually comes within tens of microseconds (a chain has 2 per call):
-		 * yield the CPU - to the tracee, if it shares ours - before sleeping. */
-		if (clock_mono_ns() < spin_until) {
-			sched_yield();
-			continue;
-		}
-		sleep_us(delay);
-		if (delay < 1000)
-			delay *= 2;
-	}
-}
-
-static void mark_gone(struct inj_thread *t)
-{
-	t->gone = true;
-	t->parked = false;
-	t->running = false;
-}
-
-static int follow_clone_event(struct inj *in, pid_t tid);
-static int bootstrap_scratch(struct inj *in);
-static int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted);
-static int run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted);
-
-/*
- * Wait until thread @idx sits in an event stop (interrupt or group stop).  A PTRACE_INTERRUPT
- * must already be queued.  Signals that arrive first are delivered (their stop clears the
- * queued interrupt, so it is queued again).  Returns 0, -ESRCH (it exited) or -ETIMEDOUT.
- */
-static int park(struct inj *in, int idx, uint64_t deadline)
-{
-	pid_t tid = in->t[idx].tid;
-
-	for (;;) {
-		int st, err, sig;
-		unsigned event;
-
-		err = wait_tid(tid, deadline, &st);
-		if (err == -ETIMEDOUT)
-			return err;
-		if (err) {
-			mark_gone(&in->t[idx]);
-			return -ESRCH;
-		}
-		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			mark_gone(&in->t[idx]);
-			return -ESRCH;
-		}
-		if (!WIFSTOPPED(st))
-			continue;
-		event = (unsigned)st >> 16;
-		sig = WSTOPSIG(st);
-		if (event == PTRACE_EVENT_STOP) {
-			in->t[idx].parked = true;
-			in->t[idx].running = false;
-			in->t[idx].group_stop = is_stop_signal(sig);
-			return 0;
-		}
-		if (event == PTRACE_EVENT_CLONE) {
-			/* follow mode: a new thread was auto-attached */
-			err = follow_clone_event(in, tid);
-			if (err == -ENOMEM)
-				return err;
-			sig = 0;
-		} else if (event != 0 || sig == (SIGTRAP | 0x80)) {
-			sig = 0;	/* some other ptrace stop: just move on */
-		}
-		/* A signal-delivery stop: deliver it, then trap again. */
-		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
-		if (ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig) < 0 && errno == ESRCH) {
-			mark_gone(&in->t[idx]);
-			return -ESRCH;
-		}
-	}
-}
-
 /* ---- target memory ---- */
-
-int inj_mem_read(struct inj *in, uint64_t addr, void *buf, size_t len)
-{
-	ssize_t n;
-
-	if (!in || in->memfd < 0)
-		return -EINVAL;
-	n = pread(in->memfd, buf, len, (off_t)addr);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EIO;
-}
-
-int inj_mem_write(struct inj *in, uint64_t addr, const void *buf, size_t len)
-{
-	ssize_t n;
-
-	if (!in || in->memfd < 0)
-		return -EINVAL;
-	n = pwrite(in->memfd, buf, len, (off_t)addr);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EIO;
-}
 
 static int open_mem(struct inj *in)
 {
@@ -487,153 +269,6 @@ static int open_mem(struct inj *in)
 	snprintf(path, sizeof(path), "/proc/%d/mem", in->pid);
 	in->memfd = open(path, O_RDWR | O_CLOEXEC);
 	return in->memfd < 0 ? -errno : 0;
-}
-
-/*
- * The scratch page.  Layout: a header (magic, then the name we give the mapping), the
- * trampoline code, and one rt_sigreturn frame for the call in progress.  It is mapped
- * once per address space (the bootstrap below) and found again by the next attach.
- */
-#define SCRATCH_NAME		"mevitop-scratch"
-#define SCRATCH_MAPS_NAME	"[anon:" SCRATCH_NAME "]"
-#define SCRATCH_MAGIC		"MEVITOP-SCRATCH1"	/* 16 bytes, no NUL needed */
-#define SCRATCH_MAGIC_LEN	16
-#define SCRATCH_NAME_OFF	16
-#define SCRATCH_CODE_OFF	64
-#define SCRATCH_CHAIN_OFF	192	/* a chain's code (inj_syscall_chain), after the trampoline */
-#define SCRATCH_FRAME_OFF	512	/* 64-aligned, after the code */
-#ifndef PR_SET_VMA
-#define PR_SET_VMA		0x53564d41
-#define PR_SET_VMA_ANON_NAME	0
-#endif
-
-static uint64_t scratch_need(size_t xsize)
-{
-	uint64_t n = SCRATCH_FRAME_OFF + x86_frame_size(xsize);
-
-	return page_round_up_4k(n);
-}
-
-/* Write the header and trampoline into the mapped page at in->scratch. */
-static int scratch_write_code(struct inj *in)
-{
-	uint8_t head[SCRATCH_FRAME_OFF];
-	size_t n;
-
-	memset(head, 0, sizeof(head));
-	memcpy(head, SCRATCH_MAGIC, SCRATCH_MAGIC_LEN);
-	memcpy(head + SCRATCH_NAME_OFF, SCRATCH_NAME, sizeof(SCRATCH_NAME));
-	n = x86_tramp_build(head + SCRATCH_CODE_OFF, SCRATCH_CHAIN_OFF - SCRATCH_CODE_OFF,
-			    in->scratch + SCRATCH_CODE_OFF, in->scratch + SCRATCH_FRAME_OFF,
-			    in->entry);
-	if (!n)
-		return -EOVERFLOW;
-	/* /proc/PID/mem writes through the page's missing write permission (FOLL_FORCE) */
-	return inj_mem_write(in, in->scratch, head, sizeof(head));
-}
-
-/* Self-restore switch (tests): see inj_force_self_restore(). */
-static bool self_restore;
-
-void inj_force_self_restore(bool on)
-{
-	self_restore = on;
-}
-
-/*
- * Let a thread that carries borrowed state run on, as it would with no tracer, up to
- * the exit of its rt_sigreturn (the trampoline's or the bootstrap's restorer's): from
- * there it has its own context back.  It stays in that syscall-exit stop.
- */
-static int run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
-{
-	struct __ptrace_syscall_info info;
-	int err;
-
-	for (;;) {
-		err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, interrupted);
-		if (err)
-			return err;
-		memset(&info, 0, sizeof(info));
-		if (ptrace(PTRACE_GET_SYSCALL_INFO, in->t[idx].tid, sizeof(info), &info) <= 0)
-			return -errno;
-		err = step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, interrupted);
-		if (err || info.entry.nr == __NR_rt_sigreturn)
-			return err;
-	}
-}
-
-/*
- * A thread that an earlier monitor died under may still be inside our trampoline: a
- * stopped process runs it only once continued.  Its own context is in the page's frame,
- * so before anything writes a new frame, let it run to the end of the trampoline (its
- * rt_sigreturn) under our eyes, and park it there, home.
- */
-static int finish_inflight(struct inj *in)
-{
-	for (int i = 0; i < in->nr; i++) {
-		uint64_t deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
-		struct user_regs_struct r;
-		bool interrupted = false;
-		int err;
-
-		if (!in->t[i].parked || in->t[i].gone ||
-		    ptrace(PTRACE_GETREGS, in->t[i].tid, 0, &r) < 0 ||
-		    r.rip - in->scratch >= in->scratch_len)
-			continue;
-		in->t[i].parked = false;
-		err = run_home(in, i, deadline, &interrupted);
-		if (err == -ESRCH)
-			continue;
-		if (err) {
-			set_why(in, "failed to let thread %d of process %d finish an earlier "
-				"injection: %s", in->t[i].tid, in->pid, strerror(-err));
-			return err;
-		}
-		ptrace(PTRACE_INTERRUPT, in->t[i].tid, 0, 0);
-		ptrace(PTRACE_CONT, in->t[i].tid, 0, 0);
-		err = park(in, i, deadline);
-		if (err && err != -ESRCH)
-			return err;
-	}
-	return 0;
-}
-
-/*
- * Before any call: reuse a scratch page an earlier attach left, or find the two pieces
- * of the target's own code the bootstrap borrows (we never write the target's text).
- */
-static int prepare_scratch(struct inj *in)
-{
-	struct inj_vma v;
-	int err;
-
-	in->scratch = 0;
-	err = injmap_find_scratch(in->pid, in->memfd, SCRATCH_MAPS_NAME, SCRATCH_MAGIC,
-				  SCRATCH_MAGIC_LEN, &v);
-	if (!err) {
-		in->scratch = v.start;
-		in->scratch_len = v.end - v.start;
-		err = finish_inflight(in);
-		if (!err)
-			err = scratch_write_code(in);
-		if (!err)
-			return 0;
-		in->scratch = 0;
-	}
-	err = injmap_find_code(in->pid, in->memfd, "[vdso]", x86_find_ret_gadget, &in->gadget_ip);
-	if (err) {
-		set_why(in, "failed to find a `syscall; ret` sequence in process %d: %s", in->pid,
-			strerror(-err));
-		return err == -ENOENT ? -EOPNOTSUPP : err;
-	}
-	err = injmap_find_code(in->pid, in->memfd, "libc", x86_find_restorer, &in->restorer_ip);
-	if (err) {
-		set_why(in, "failed to find an rt_sigreturn restorer in the code of process %d: %s",
-			in->pid, strerror(-err));
-		return err == -ENOENT ? -EOPNOTSUPP : err;
-	}
-	return 0;
 }
 
 /* ---- seize ---- */
@@ -789,6 +424,7 @@ static int do_seize(struct inj *in)
 	char path[64];
 	int err, live;
 
+	xstage("inj", "seize");
 	err = check_target(in);
 	if (err)
 		return err;
@@ -1069,540 +705,6 @@ cleanup:
 	return err;
 }
 
-/* ---- remote system calls ---- */
-
-struct rseq_cs_abi {
-	uint32_t version;
-	uint32_t flags;
-	uint64_t start_ip;
-	uint64_t post_commit_offset;
-	uint64_t abort_ip;
-};
-
-/*
- * A thread stopped inside an rseq critical section would be aborted by the kernel when
- * it next returns to user space.  Our borrowed rip is outside the section, so the kernel
- * just clears rseq_cs and the abort would be lost: apply it to the saved registers.
- */
-static void rseq_fixup(struct inj *in, pid_t tid, struct user_regs_struct *r)
-{
-	struct __ptrace_rseq_configuration conf;
-	struct rseq_cs_abi cs;
-	uint64_t cs_ptr;
-	uint32_t sig;
-
-	memset(&conf, 0, sizeof(conf));
-	if (ptrace(PTRACE_GET_RSEQ_CONFIGURATION, tid, sizeof(conf), &conf) <= 0)
-		return;
-	if (!conf.rseq_abi_pointer)
-		return;
-	/* struct rseq: u32 cpu_id_start, u32 cpu_id, u64 rseq_cs */
-	if (inj_mem_read(in, conf.rseq_abi_pointer + 8, &cs_ptr, sizeof(cs_ptr)) || !cs_ptr)
-		return;
-	if (inj_mem_read(in, cs_ptr, &cs, sizeof(cs)))
-		return;
-	if (r->rip - cs.start_ip >= cs.post_commit_offset)
-		return;
-	if (inj_mem_read(in, cs.abort_ip - 4, &sig, sizeof(sig)) || sig != conf.signature)
-		return;
-	r->rip = cs.abort_ip;
-}
-
-/*
- * Resume @tid with PTRACE_SYSCALL until it reaches a syscall stop of kind @want
- * (PTRACE_SYSCALL_INFO_ENTRY/EXIT).  Returns 0, -ESRCH, -EFAULT (a fault signal:
- * the call did not run as planned) or -ETIMEDOUT.
- */
-static int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted)
-{
-	struct inj_thread *t = &in->t[idx];
-	int sig = 0;
-
-	for (;;) {
-		struct __ptrace_syscall_info info;
-		unsigned event;
-		int st, err;
-
-		if (ptrace(PTRACE_SYSCALL, t->tid, 0, (void *)(long)sig) < 0) {
-			if (errno == ESRCH) {
-				mark_gone(t);
-				return -ESRCH;
-			}
-			return -errno;
-		}
-		sig = 0;
-		err = wait_tid(t->tid, deadline, &st);
-		if (err == -ETIMEDOUT && !*interrupted) {
-			/* The call blocks: interrupt it, it comes back with -EINTR or -ERESTART*. */
-			*interrupted = true;
-			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
-			deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
-			err = wait_tid(t->tid, deadline, &st);
-		}
-		if (err == -ETIMEDOUT)
-			return err;
-		if (err || WIFEXITED(st) || WIFSIGNALED(st)) {
-			mark_gone(t);
-			return -ESRCH;
-		}
-		event = (unsigned)st >> 16;
-		if (WSTOPSIG(st) == (SIGTRAP | 0x80)) {
-			memset(&info, 0, sizeof(info));
-			if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(info), &info) > 0 &&
-			    info.op == want)
-				return 0;
-			continue;
-		}
-		if (event == PTRACE_EVENT_STOP) {
-			/* a stale interrupt, or a group stop that began meanwhile */
-			if (is_stop_signal(WSTOPSIG(st)))
-				t->group_stop = true;
-			continue;
-		}
-		if (event)
-			continue;
-		/* signal-delivery stop: everything but SIGKILL/SIGSTOP is blocked */
-		if (WSTOPSIG(st) == SIGSTOP) {
-			t->pending_stop = true;
-			continue;
-		}
-		return -EFAULT;	/* a synchronous fault, suppressed */
-	}
-}
-
-/* After a timed-out call: is the thread in some ptrace stop now (registers writable)? */
-static bool interrupted_stop(struct inj *in, int idx)
-{
-	struct user_regs_struct r;
-
-	return ptrace(PTRACE_GETREGS, in->t[idx].tid, 0, &r) == 0;
-}
-
-/*
- * Put the thread's own mask back, then its own registers, and park it in get_signal()
- * again (see top).  In this order: until the registers are back its rip is in code that
- * finishes the call and restores everything without us, so a monitor killed between two
- * of these ptrace calls leaves a thread that still gets home (with its own mask).
- */
-static int restore_thread(struct inj *in, int idx, const struct user_regs_struct *regs,
-			  uint64_t mask)
-{
-	pid_t tid = in->t[idx].tid;
-	int err = 0;
-
-	if (ptrace(PTRACE_SETSIGMASK, tid, sizeof(mask), &mask) < 0 ||
-	    ptrace(PTRACE_SETREGS, tid, 0, regs) < 0)
-		err = -errno;
-	if (!err) {
-		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
-		if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
-			err = -errno;
-	}
-	if (!err)
-		err = park(in, idx, clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull);
-	if (err == -ESRCH)
-		mark_gone(&in->t[idx]);
-	return err;
-}
-
-/* Step the borrowed thread over one whole system call (its entry and exit stops). */
-static int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
-{
-	int err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, interrupted);
-
-	return err ? err : step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, interrupted);
-}
-
-/*
- * Ask the guard about the calls thread @idx is about to make: the injected one at @rip,
- * then what its trampoline makes alone if we die (the close of a taken fd, the
- * rt_sigreturn home), whose arguments and addresses are left unknown to the proof.
- */
-static int ask_guard(struct inj *in, int idx, uint64_t rip, long nr, const long a[6],
-		     bool take_fd, enum inj_guard_ask ask)
-{
-	struct inj_call c[3];
-	int n = 0;
-
-	memset(c, 0, sizeof(c));
-	c[n].nr = nr;
-	c[n].ip = rip + X86_SYSCALL_LEN;
-	memcpy(c[n++].args, a, sizeof(c[0].args));
-	if (take_fd) {
-		c[n].nr = __NR_close;
-		c[n++].unknown = 1u | INJ_CALL_IP_UNKNOWN;
-	}
-	c[n].nr = __NR_rt_sigreturn;
-	c[n++].unknown = 0x3fu | INJ_CALL_IP_UNKNOWN;
-	in->guard_why[0] = '\0';
-	return in->guard(in->guard_ctx, in->t[idx].tid, c, n, ask, in->guard_why,
-			 sizeof(in->guard_why));
-}
-
-/* Suspended: the thread must survive the filters seeing the call (see "Seccomp
- * suspension" above); not suspended: they must allow it. */
-static int guard_call(struct inj *in, int idx, uint64_t rip, long nr, const long a[6],
-		      bool take_fd)
-{
-	if (!in->seccomp)
-		return 0;
-	if (!in->suspended && !in->allow_seccomp)
-		return -EPERM;
-	if (!in->guard)
-		return 0;
-	return ask_guard(in, idx, rip, nr, a, take_fd,
-			 in->suspended ? INJ_GUARD_SURVIVED : INJ_GUARD_ALLOWED);
-}
-
-/*
- * Point thread @idx at our code (@rip, stack pointer @sp, call @nr with @a) and block every
- * signal.  Registers before the mask: a borrowed mask is only ever seen with our rip.
- * Returns 0, -ESRCH (gone) or -errno (*@restore_needed: the registers were set, put them
- * back).
- */
-static int borrow_thread(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
-			 const long a[6], bool *restore_needed)
-{
-	struct user_regs_struct regs = in->cpu.regs;
-	uint64_t all = ~0ull;
-	pid_t tid = in->t[idx].tid;
-	int err;
-
-	*restore_needed = false;
-	x86_set_call(&regs, rip, nr, a);
-	x86_set_sp(&regs, sp);
-	if (ptrace(PTRACE_SETREGS, tid, 0, &regs) < 0) {
-		err = -errno;
-		if (err == -ESRCH)
-			mark_gone(&in->t[idx]);
-		return err;
-	}
-	*restore_needed = true;
-	if (ptrace(PTRACE_SETSIGMASK, tid, sizeof(all), &all) < 0)
-		return -errno;
-	in->t[idx].parked = false;
-	return 0;
-}
-
-/* Let the thread run the rest of our code alone (as with a dead monitor) and park it. */
-static int go_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
-{
-	pid_t tid = in->t[idx].tid;
-	int err = run_home(in, idx, deadline, interrupted);
-
-	if (!err) {
-		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
-		if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
-			err = -errno;
-	}
-	if (!err)
-		err = park(in, idx, deadline);
-	if (err == -ESRCH)
-		mark_gone(&in->t[idx]);
-	return err;
-}
-
-/*
- * After an injected call (or chain) on thread @idx ended with @err: mark it dirty if it
- * runs our code alone and does not stop, or give it its own state back.
- */
-static int end_call(struct inj *in, int idx, int err, bool interrupted, uint64_t deadline,
-		    const struct user_regs_struct *restore)
-{
-	int err2;
-
-	if (!err && interrupted)
-		err = -ETIMEDOUT;
-	if (err == -ESRCH)
-		return err;
-	if (err == -ETIMEDOUT && !in->t[idx].parked && !interrupted_stop(in, idx)) {
-		/* It does not stop: the trampoline finishes and restores it on its own. */
-		in->t[idx].dirty = true;
-		return err;
-	}
-	if (!err && self_restore)	/* the path a dead monitor leaves: our code restores it */
-		return go_home(in, idx, deadline, &interrupted);
-	err2 = restore_thread(in, idx, restore, in->cpu.mask);
-	return err ? err : err2;
-}
-
-/*
- * One injected call on thread @idx, whose own state is in in->cpu and whose restore
- * frame is already written.  The call starts at @rip with stack pointer @sp: code that,
- * run alone, makes the call and then rt_sigreturns to that frame.  With @take_fd the
- * result is a descriptor in the target: we copy it into *local_fd and step over the
- * trampoline's close() of the target's copy before we restore.  @restore: the registers
- * to put back (in->cpu.regs after the rseq fix-up).
- */
-static int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
-		    const long a[6], bool take_fd, const struct user_regs_struct *restore,
-		    long *ret, int *local_fd)
-{
-	struct user_regs_struct regs;
-	bool interrupted = false, restore_needed;
-	pid_t tid = in->t[idx].tid;
-	uint64_t deadline;
-	int err, err2;
-
-	err = guard_call(in, idx, rip, nr, a, take_fd);
-	if (err)
-		return err;
-	err = borrow_thread(in, idx, rip, sp, nr, a, &restore_needed);
-	if (err) {
-		if (restore_needed)
-			restore_thread(in, idx, restore, in->cpu.mask);
-		return err;
-	}
-	deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
-	err = step_over(in, idx, deadline, &interrupted);
-	if (!err) {
-		if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
-			err = -errno;
-		else
-			*ret = x86_call_result(&regs);
-	}
-	if (!err && take_fd && *ret >= 0) {
-		err = inj_getfd(in, (int)*ret, local_fd);
-		err2 = step_over(in, idx, deadline, &interrupted);	/* its close() */
-		if (!err)
-			err = err2;
-		if (err && !err2 && *local_fd >= 0) {
-			close(*local_fd);
-			*local_fd = -1;
-		}
-	}
-	return end_call(in, idx, err, interrupted, deadline, restore);
-}
-
-/*
- * A chain (inj_syscall_chain): its code written to the scratch page, run like one call,
- * stopping at the exit of each of its calls for ch->at_exit.  If something goes wrong
- * midway, the thread runs the rest of the chain - the undo of what it did - alone.
- */
-/*
- * A chain runs several calls, and if mevitop dies midway the thread makes the rest alone,
- * under its filters again (suspended or not).  So for a target under seccomp the chain
- * runs only if the guard proves every call it can make allowed on every path; with no
- * guard, the filters are suspended and were proven to allow every listed call (or the
- * target was allowed with no filter worth proving).  A chain that lists no calls never
- * runs in a filtered target.
- */
-static int guard_chain(struct inj *in, int idx, const struct inj_chain *ch)
-{
-	if (!in->seccomp)
-		return 0;
-	if (!ch->calls || ch->ncalls <= 0 || (!in->suspended && !in->allow_seccomp))
-		return -EPERM;
-	in->guard_why[0] = '\0';
-	return in->guard ? in->guard(in->guard_ctx, in->t[idx].tid, ch->calls, ch->ncalls,
-				     INJ_GUARD_ALLOWED, in->guard_why, sizeof(in->guard_why)) : 0;
-}
-
-static int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
-		     const struct user_regs_struct *restore)
-{
-	static const long none[6];
-	uint8_t code[SCRATCH_FRAME_OFF - SCRATCH_CHAIN_OFF];
-	uint64_t at = in->scratch + SCRATCH_CHAIN_OFF, deadline;
-	bool interrupted = false, restore_needed;
-	pid_t tid = in->t[idx].tid;
-	int err, step;
-	size_t n;
-
-	err = guard_chain(in, idx, ch);
-	if (err)
-		return err;
-	n = ch->build(code, sizeof(code), at, in->entry[X86_TRAMP_RESTORE]);
-	if (!n)
-		return -EOVERFLOW;
-	err = inj_mem_write(in, at, code, n);
-	if (err)
-		return err;
-	err = borrow_thread(in, idx, at, x86_sp(&in->cpu.regs), -1, none, &restore_needed);
-	if (err) {
-		if (restore_needed)
-			restore_thread(in, idx, restore, in->cpu.mask);
-		return err;
-	}
-	deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
-	for (step = 0; step < ch->nsteps; step++) {
-		struct __ptrace_syscall_info info;
-		struct user_regs_struct regs;
-		long nr;
-
-		err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, &interrupted);
-		if (err)
-			break;
-		memset(&info, 0, sizeof(info));
-		if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof(info), &info) <= 0) {
-			err = -errno;
-			break;
-		}
-		nr = (long)info.entry.nr;
-		err = step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, &interrupted);
-		if (err)
-			break;
-		if (nr == __NR_rt_sigreturn) {
-			/* the code went home early: the thread has its own state again */
-			ptrace(PTRACE_INTERRUPT, tid, 0, 0);
-			if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
-				return -errno;
-			return park(in, idx, deadline);
-		}
-		if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0) {
-			err = -errno;
-			break;
-		}
-		if (ch->at_exit(ch->ctx, in, step, nr, x86_call_result(&regs)))
-			break;
-	}
-	if (err && err != -ESRCH && (in->t[idx].parked || interrupted_stop(in, idx)) &&
-	    go_home(in, idx, deadline, &interrupted) == 0)
-		return err;
-	return end_call(in, idx, err, interrupted, deadline, restore);
-}
-
-/*
- * Read thread @idx's state into in->cpu and write the frame that restores it at @addr
- * (pretcode @pretcode).  The frame carries the syscall restart pre-applied, because
- * rt_sigreturn disables it; with the monitor alive it is never used (restore_thread()
- * keeps the kernel's own restart), only when the thread has to get home alone.
- */
-static int save_thread(struct inj *in, int idx, uint64_t addr, uint64_t pretcode,
-		       struct user_regs_struct *restore)
-{
-	struct user_regs_struct fr;
-	pid_t tid = in->t[idx].tid;
-	int err;
-
-	err = x86_cpu_get(tid, &in->cpu);
-	if (err) {
-		if (err == -ESRCH)
-			mark_gone(&in->t[idx]);
-		return err;
-	}
-	*restore = in->cpu.regs;
-	rseq_fixup(in, tid, restore);
-	fr = *restore;
-	x86_apply_restart(&fr);
-	err = x86_frame_build(in->frame, sizeof(in->frame), addr, pretcode, &fr, &in->cpu);
-	if (!err)
-		err = inj_mem_write(in, addr, in->frame, x86_frame_size(in->cpu.xsize));
-	return err;
-}
-
-/*
- * The thread to inject into: a parked one, the main thread first.  With @stack, only a
- * thread whose stack pointer lies in that mapping (the bootstrap writes its frame there,
- * see bootstrap_scratch).
- */
-static int pick_thread(struct inj *in, const struct inj_vma *stack)
-{
-	int first = -1;
-
-	for (int i = 0; i < in->nr; i++) {
-		struct user_regs_struct r;
-
-		if (!in->t[i].parked || in->t[i].gone)
-			continue;
-		if (stack && (ptrace(PTRACE_GETREGS, in->t[i].tid, 0, &r) < 0 ||
-			      x86_sp(&r) < stack->start + PAGE_SIZE_4K || x86_sp(&r) >= stack->end))
-			continue;
-		if (in->t[i].tid == in->pid)
-			return i;
-		if (first < 0)
-			first = i;
-	}
-	return first;
-}
-
-/* Name the page so a person reading /proc/PID/maps can tell what it is. */
-static void scratch_name(struct inj *in)
-{
-	long a[6] = { PR_SET_VMA, PR_SET_VMA_ANON_NAME, (long)in->scratch, (long)in->scratch_len,
-		      (long)(in->scratch + SCRATCH_NAME_OFF), 0 };
-	struct user_regs_struct restore;
-	long ret;
-	int idx = pick_thread(in, NULL);
-
-	/* EINVAL without CONFIG_ANON_VMA_NAME: the magic in the header identifies it then */
-	if (idx >= 0 && !save_thread(in, idx, in->scratch + SCRATCH_FRAME_OFF, 0, &restore))
-		run_call(in, idx, in->entry[X86_TRAMP_PLAIN], x86_sp(&in->cpu.regs), __NR_prctl,
-			 a, false, &restore, &ret, NULL);
-}
-
-/*
- * Map the scratch page with the target's own code, before any code of ours exists in
- * it.  The call runs at a vDSO `syscall; xor..; ret` sequence with rsp at a frame below
- * the red zone of a thread on the main stack ([stack]: memory only that thread uses, and
- * below its stack pointer it uses none; never a goroutine's or green thread's stack in
- * the heap).  The frame starts with the address of a `mov $15,%eax; syscall` restorer
- * of the target's (libc's __restore_rt), so after the mmap the `ret` lands there and
- * rt_sigreturn restores the thread.  With the monitor alive the thread is restored at the
- * mmap's exit stop instead and the stack bytes are put back.  A monitor killed after the
- * mmap and before the header is written leaves one anonymous r-x mapping (documented).
- */
-static int bootstrap_scratch(struct inj *in)
-{
-	struct user_regs_struct restore;
-	struct inj_vma stack;
-	uint64_t frame, len, fsize;
-	uint8_t *old = NULL;
-	long a[6], addr = 0;
-	int idx, err;
-
-	if (in->scratch)
-		return 0;
-	err = injmap_find_named(in->pid, "[stack]", &stack);
-	idx = err ? -1 : pick_thread(in, &stack);
-	if (idx < 0) {
-		set_why(in, "no thread of process %d runs on its main stack, which the injection "
-			"needs once to map its scratch page", in->pid);
-		return -EOPNOTSUPP;
-	}
-	err = x86_cpu_get(in->t[idx].tid, &in->cpu);
-	if (err)
-		goto out;
-	fsize = x86_frame_size(in->cpu.xsize);
-	frame = (x86_sp(&in->cpu.regs) - X86_RED_ZONE - fsize) & ~63ull;
-	if (frame < stack.start + PAGE_SIZE_4K) {
-		set_why(in, "no room below the stack pointer of thread %d of process %d",
-			in->t[idx].tid, in->pid);
-		return -ENOSPC;
-	}
-	old = malloc(fsize);
-	err = old ? inj_mem_read(in, frame, old, fsize) : -ENOMEM;
-	if (!err)
-		err = save_thread(in, idx, frame, in->restorer_ip, &restore);
-	if (err)
-		goto out;
-	len = scratch_need(in->cpu.xsize);
-	a[0] = 0;
-	a[1] = (long)len;
-	a[2] = PROT_READ | PROT_EXEC;
-	a[3] = MAP_PRIVATE | MAP_ANONYMOUS;
-	a[4] = -1;
-	a[5] = 0;
-	err = run_call(in, idx, in->gadget_ip, frame, __NR_mmap, a, false, &restore, &addr, NULL);
-	if (!in->t[idx].dirty && !in->t[idx].gone)
-		inj_mem_write(in, frame, old, fsize);	/* below its rsp: dead, but as it was */
-	if (!err && syscall_failed(addr))
-		err = (int)addr;
-	if (err)
-		goto out;
-	in->scratch = (uint64_t)addr;
-	in->scratch_len = len;
-	err = scratch_write_code(in);
-	if (!err)
-		scratch_name(in);
-out:
-	if (err && !in->why[0])
-		set_why(in, "failed to map the injection's scratch page in process %d: %s",
-			in->pid, strerror(-err));
-	free(old);
-	return err;
-}
-
 static int do_syscall(struct inj *in, long nr, const long a[6], bool take_fd, long *ret,
 		      int *local_fd)
 {
@@ -1641,25 +743,6 @@ static int do_syscall(struct inj *in, long nr, const long a[6], bool take_fd, lo
 }
 
 /* ---- follow a spawned child across exec ---- */
-
-static int follow_clone_event(struct inj *in, pid_t tid)
-{
-	unsigned long msg = 0;
-	char path[64];
-	int idx;
-
-	if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) < 0 || !msg)
-		return 0;
-	if (find_thread(in, (pid_t)msg))
-		return 0;
-	idx = add_thread(in, (pid_t)msg);
-	if (idx < 0)
-		return idx;
-	in->t[idx].running = true;
-	snprintf(path, sizeof(path), "/proc/%d/task/%lu", in->pid, msg);
-	in->t[idx].foreign = access(path, F_OK) != 0;
-	return 0;
-}
 
 static int resume_thread(struct inj_thread *t, int sig)
 {
@@ -1708,6 +791,8 @@ static int do_follow(struct inj *in, unsigned timeout_ms, int *status)
 
 	if (!in->spawned)
 		return -EINVAL;
+	/* it runs from here: no page of ours while it does (injections come after an exec) */
+	scratch_drop(in);
 	/* without PTRACE_O_SUSPEND_SECCOMP: a running child runs under its own filters */
 	in->options = PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC |
 		      PTRACE_O_TRACECLONE;
@@ -1815,6 +900,9 @@ static int do_release(struct inj *in)
 
 	if (in->released)
 		return 0;
+	/* Unmap the scratch page first (scratch.h): every thread is parked at its own code.
+	 * If that cannot be done the page stays, as a killed monitor would leave it. */
+	scratch_drop(in);
 	/*
 	 * A call that never stopped: the thread runs our trampoline, which finishes and
 	 * restores it by itself.  Let it go as soon as it is in a stop we can detach from.
@@ -1839,6 +927,7 @@ static int do_release(struct inj *in)
 			mark_gone(&in->t[i]);
 		}
 	}
+	xstage("inj", "detach");
 	err = detach_all(in);
 	in->released = true;
 	return err;
@@ -2100,19 +1189,6 @@ int inj_syscall_chain(struct inj *in, const struct inj_chain *ch)
 	err = run_op(in, OP_SYSCALL);
 	in->op_chain = NULL;
 	return err;
-}
-
-int inj_getfd(struct inj *in, int remote_fd, int *local_fd)
-{
-	int fd;
-
-	if (!in || !local_fd || in->pidfd < 0)
-		return -EINVAL;
-	fd = (int)syscall(__NR_pidfd_getfd, in->pidfd, remote_fd, 0);
-	if (fd < 0)
-		return -errno;
-	*local_fd = fd;
-	return 0;
 }
 
 int inj_follow_exec(struct inj *in, unsigned timeout_ms, int *status)

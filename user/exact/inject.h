@@ -9,13 +9,15 @@
  * detaches it and it runs on).
  *
  * Safe against the monitor's death *during* a call too (kill -9, OOM killer): a call runs
- * from a scratch page of ours in the target (`[anon:mevitop-scratch]`, one page, mapped
- * by the seize and reused by every later attach) whose code makes the call, closes the
+ * from a scratch page of ours in the target (`/memfd:mevitop-scratch`, one page, mapped by
+ * the seize, reused if a killed attach left it, and unmapped by inj_release() and before
+ * inj_follow_exec() lets the process run: exact/scratch.h) whose code makes the call, closes the
  * descriptor of an fd-producing call, and rt_sigreturns to a frame holding the thread's
  * own registers, signal mask and FPU/AVX state.  Whenever a thread carries borrowed
- * state its rip is in that code, so with or without us it gets home.  Mapping the page
- * needs one call before any code of ours exists: it runs at the vDSO's `syscall; ret`
- * with its return address on the main stack pointing at libc's rt_sigreturn restorer.
+ * state its rip is in that code, so with or without us it gets home.  Mapping and
+ * unmapping the page need calls made without code of ours: they run at the vDSO's
+ * `syscall; ret` with their return address on the main stack pointing at libc's
+ * rt_sigreturn restorer (scratch.c).
  *
  * Threads: each struct inj owns a small worker thread that is the ptrace tracer, so
  * inj_* calls may come from any thread of the monitor (one at a time).  Besides the

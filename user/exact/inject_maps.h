@@ -34,7 +34,7 @@ int injmap_find_code(pid_t pid, int memfd, const char *first, injmap_match_fn ma
 		     uint64_t *addr);
 
 /*
- * A scratch page left by an earlier attach: the mapping named @name, or else a small
+ * A scratch page left by an earlier, killed attach: the mapping named @name, or else a small
  * private anonymous r-x mapping whose first bytes are @magic (the kernel may lack
  * anonymous VMA names) or whose first page is all zeros (a monitor killed right after
  * the bootstrap's mmap, before it wrote the page: adopting it keeps the leftover to one

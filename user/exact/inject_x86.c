@@ -53,7 +53,7 @@
 #define UC_SIGMASK		296
 #define UC_SIZE			304
 #define FR_SIGINFO		(FR_UC + UC_SIZE)
-#define FR_FPSTATE		448	/* 64-aligned after the 128-byte siginfo */
+#define FR_FPSTATE		X86_FRAME_BARE	/* 64-aligned after the 128-byte siginfo */
 
 /* struct sigcontext: 18 u64 (r8..rip, eflags), cs gs fs ss (u16), err trapno oldmask cr2 */
 #define SC_CS			(18 * 8)
@@ -138,8 +138,9 @@ static void put16(uint8_t *p, size_t off, uint16_t v)
 	memcpy(p + off, &v, sizeof(v));
 }
 
-int x86_frame_build(uint8_t *buf, size_t len, uint64_t addr, uint64_t pretcode,
-		    const struct user_regs_struct *r, const struct x86_cpu *cpu)
+/* The frame's header and ucontext (FR_FPSTATE bytes): registers @r, mask, fpstate. */
+static void frame_head(uint8_t *buf, uint64_t pretcode, const struct user_regs_struct *r,
+		       uint64_t mask, uint64_t fpstate)
 {
 	uint8_t *uc = buf + FR_UC, *sc = uc + UC_MCONTEXT;
 	uint64_t gpr[18] = {
@@ -147,21 +148,38 @@ int x86_frame_build(uint8_t *buf, size_t len, uint64_t addr, uint64_t pretcode,
 		r->rdi, r->rsi, r->rbp, r->rbx, r->rdx, r->rax, r->rcx, r->rsp,
 		r->rip, r->eflags,
 	};
-	uint32_t magic2 = FP_XSTATE_MAGIC2;
 
-	if (len < x86_frame_size(cpu->xsize) || addr % 64)
-		return -EINVAL;
 	memset(buf, 0, FR_FPSTATE);
 	put64(buf, FR_PRETCODE, pretcode);
-	put64(uc, UC_FLAGS, UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS);
+	put64(uc, UC_FLAGS, (fpstate ? UC_FP_XSTATE : 0) | UC_SIGCONTEXT_SS |
+	      UC_STRICT_RESTORE_SS);
 	put64(uc, UC_STACK + 8, SS_KEEP);
 	memcpy(sc, gpr, sizeof(gpr));
 	put16(sc, SC_CS, (uint16_t)r->cs);
 	put16(sc, SC_SS, (uint16_t)r->ss);
-	put64(sc, SC_FPSTATE, addr + FR_FPSTATE);
-	put64(uc, UC_SIGMASK, cpu->mask);
+	put64(sc, SC_FPSTATE, fpstate);
+	put64(uc, UC_SIGMASK, mask);
+}
+
+int x86_frame_build(uint8_t *buf, size_t len, uint64_t addr, uint64_t pretcode,
+		    const struct user_regs_struct *r, const struct x86_cpu *cpu)
+{
+	uint32_t magic2 = FP_XSTATE_MAGIC2;
+
+	if (len < x86_frame_size(cpu->xsize) || addr % 64)
+		return -EINVAL;
+	frame_head(buf, pretcode, r, cpu->mask, addr + FR_FPSTATE);
 	memcpy(buf + FR_FPSTATE, cpu->xsave, cpu->xsize);
 	memcpy(buf + FR_FPSTATE + cpu->xsize, &magic2, sizeof(magic2));
+	return 0;
+}
+
+int x86_frame_build_bare(uint8_t *buf, size_t len, uint64_t addr, uint64_t pretcode,
+			 const struct user_regs_struct *r, uint64_t mask)
+{
+	if (len < X86_FRAME_BARE || addr % 64)
+		return -EINVAL;
+	frame_head(buf, pretcode, r, mask, 0);
 	return 0;
 }
 

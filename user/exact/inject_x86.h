@@ -40,6 +40,15 @@ void x86_apply_restart(struct user_regs_struct *r);
 size_t x86_frame_size(size_t xsize);
 
 /*
+ * A frame without FPU state (X86_FRAME_BARE bytes, @addr 64-aligned): rt_sigreturn on it
+ * loads @r and @mask and resets the FPU/SSE/AVX registers to their initial state - for a
+ * step between two injected calls, where only a later full frame restores the thread.
+ */
+#define X86_FRAME_BARE	448
+int x86_frame_build_bare(uint8_t *buf, size_t len, uint64_t addr, uint64_t pretcode,
+			 const struct user_regs_struct *r, uint64_t mask);
+
+/*
  * Fill @buf (x86_frame_size bytes) with a frame to be written at target address @addr:
  * [pretcode][ucontext: the registers @r, the mask, fpstate -> the XSAVE image][siginfo]
  * [XSAVE image + FP_XSTATE_MAGIC2].  rt_sigreturn with rsp = @addr + 8 resumes @r.
@@ -70,6 +79,7 @@ size_t x86_tramp_build(uint8_t *buf, size_t len, uint64_t code_addr, uint64_t fr
  * __restore_rt, Go's runtime.sigreturn).  Each returns the offset in @p of a match, or -1.
  */
 long x86_find_ret_gadget(const uint8_t *p, size_t n);
+#define X86_RESTORER_MAX	9	/* the restorer's bytes (`mov $15,%rax; syscall`) */
 long x86_find_restorer(const uint8_t *p, size_t n);
 
 /* Stack pointer / instruction pointer accessors, so inject.c names no register. */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * seccomp_calls.c - the list of injected system calls (x86-64 numbers), in the order an
- * attach makes them.  Keep it in step with inject.c (the scratch page and the trampoline)
- * uffd.c (the userfaultfd and its API handshake) and uffd_dev.c (the
+ * attach makes them.  Keep it in step with scratch.c (the scratch page), inject.c (the
+ * trampoline), uffd.c (the userfaultfd and its API handshake) and uffd_dev.c (the
  * /dev/userfaultfd handoff).
  */
 #include "exact/seccomp_calls.h"
@@ -30,8 +30,19 @@ const struct sc_injected sc_injected[] = {
 	{ __NR_mmap, "mmap", { 0, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0 },
 	  A(1), "maps the injection's scratch page (its length follows the CPU's XSAVE size)",
 	  SC_WAY_ALL },
+	/* the memfd the scratch page is mapped from (exact/scratch.c), before that mmap */
+	{ __NR_memfd_create, "memfd_create", { 0, 0, 0, 0, 0, 0 }, A(0) | A(1),
+	  "creates the file that names the scratch page /memfd:mevitop-scratch",
+	  SC_WAY_OPTIONAL },
+	{ __NR_ftruncate, "ftruncate", { 0, 0, 0, 0, 0, 0 }, A(0) | A(1),
+	  "sizes that file", SC_WAY_OPTIONAL },
+	{ __NR_mmap, "mmap", { 0, 0, PROT_READ | PROT_EXEC, MAP_PRIVATE, 0, 0 }, A(1) | A(4),
+	  "maps that file as the scratch page", SC_WAY_OPTIONAL },
+	{ __NR_munmap, "munmap", { 0, 0, 0, 0, 0, 0 }, A(0) | A(1),
+	  "unmaps the scratch page when mevitop lets the process go", SC_WAY_OPTIONAL },
 	{ __NR_prctl, "prctl", { PR_SET_VMA, PR_SET_VMA_ANON_NAME, 0, 0, 0, 0 },
-	  A(2) | A(3) | A(4), "names the scratch page [anon:mevitop-scratch]", SC_WAY_OPTIONAL },
+	  A(2) | A(3) | A(4), "names an anonymous scratch page [anon:mevitop-scratch]",
+	  SC_WAY_OPTIONAL },
 	{ __NR_userfaultfd, "userfaultfd", { O_CLOEXEC | O_NONBLOCK, 0, 0, 0, 0, 0 }, 0,
 	  "creates the userfaultfd exact mode watches the process with", SC_WAY_SYSCALL },
 	{ __NR_close, "close", { 0, 0, 0, 0, 0, 0 }, A(0),

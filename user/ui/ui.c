@@ -337,6 +337,7 @@ static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
 		log_err("failed to start the interactive view: %s", strerror(ENOMEM));
 		goto out;
 	}
+	heatmap_set_layout(ui.map, c->layout);
 	if (term_open(&ui.theme)) {
 		log_err("failed to start curses on this terminal (TERM=%s)",
 			getenv("TERM") ? getenv("TERM") : "");

@@ -97,6 +97,7 @@ struct heatmap {
 	bool zoom_auto;
 	bool heat;			/* heat layer */
 	enum hm_style style;		/* label lines, compact or packed */
+	bool style_auto;		/* no style key pressed yet: packed once labels overflow */
 	enum hm_filter filter;
 	enum hm_order order;		/* 'o' */
 	/* 'c': objects folded onto one line, by their first page (oldest dropped when full). */
@@ -144,6 +145,7 @@ struct heatmap *heatmap_new(void)
 	if (m) {
 		m->zoom = 1;
 		m->zoom_auto = true;
+		m->style_auto = true;
 		m->cur_map = SIZE_MAX;
 	}
 	return m;
@@ -175,6 +177,12 @@ void heatmap_free(struct heatmap *m)
 	free(m);
 }
 
+void heatmap_set_layout(struct heatmap *m, int layout)
+{
+	m->style_auto = layout == HL_AUTO;
+	m->style = m->style_auto ? HL_LABELS : (enum hm_style)layout;
+}
+
 pid_t heatmap_pid(const struct heatmap *m)
 {
 	return m->pid;
@@ -192,6 +200,8 @@ void heatmap_show(struct ui *ui, pid_t pid)
 	m->found = m->gone = m->ready = m->exited = false;
 	m->comm[0] = 0;
 	m->zoom_auto = true;
+	if (m->style_auto)
+		m->style = HL_LABELS;
 	m->cur_set = false;
 	m->cur_row = 0;
 	m->have_frame = false;
@@ -572,6 +582,17 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	if (m->zoom_auto)
 		m->zoom = layout_fit_zoom(l, width, cpc, m->style, m->vis_h);
 	layout_place(l, m->zoom, width, cpc, m->style);
+	/*
+	 * Readable by default: a process whose label layout needs more than one screen even
+	 * at the fitting zoom (hundreds of small mappings: a label line each) opens packed,
+	 * and stays packed while it is shown, so a growing program does not flip back and
+	 * forth.  Once a style key is pressed the person's choice stands.
+	 */
+	if (m->style_auto && m->zoom_auto && m->style == HL_LABELS && l->lines > (uint64_t)m->vis_h) {
+		m->style = HL_PACKED;
+		build(ui, p, now);	/* once: the style is packed now */
+		return;
+	}
 	resolve_jump(ui, p);
 	cursor_place(m);
 	top = scroll_top(m);
@@ -1177,6 +1198,7 @@ static bool hm_labels(struct ui *ui, int key)
 
 	(void)key;
 	m->style = m->style == HL_LABELS ? HL_COMPACT : HL_LABELS;
+	m->style_auto = false;
 	return true;
 }
 
@@ -1186,6 +1208,7 @@ static bool hm_pack(struct ui *ui, int key)
 
 	(void)key;
 	m->style = m->style == HL_PACKED ? HL_LABELS : HL_PACKED;
+	m->style_auto = false;
 	return true;
 }
 

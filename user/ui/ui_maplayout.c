@@ -281,6 +281,19 @@ static uint64_t place_packed(struct hm_layout *l)
 	return col ? line + 1 : line;
 }
 
+int heatmap_layout_parse(const char *word)
+{
+	static const char *const names[] = {
+		[HL_LABELS] = "labels", [HL_COMPACT] = "compact", [HL_PACKED] = "packed",
+		[HL_AUTO] = "auto",
+	};
+
+	for (int i = 0; i < (int)(sizeof(names) / sizeof(names[0])); i++)
+		if (names[i] && !strcmp(word, names[i]))
+			return i;
+	return HL_INVALID;
+}
+
 void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc, enum hm_style st)
 {
 	uint64_t line = 0;

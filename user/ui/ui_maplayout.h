@@ -47,7 +47,12 @@ enum hm_style {
 	HL_COMPACT,			/* names in the gutter */
 	HL_PACKED,			/* small mappings side by side */
 	HL_COUNT,
+	HL_AUTO = HL_COUNT,		/* --layout auto: packed when labels overflow a screen */
+	HL_INVALID,
 };
+
+/* --layout's word: a style, HL_AUTO, or HL_INVALID. */
+int heatmap_layout_parse(const char *word);
 
 /* The order of the objects (a mapping and the ones continuing it, ui/blockname.h). */
 enum hm_order {

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * inject_int.h - what the injection's own files share (inject.c: seize, calls, release;
+ * scratch.c: the scratch page).  Nothing outside user/exact/inject*.c and scratch.c
+ * includes it: the API is inject.h.
+ */
+#ifndef MEVITOP_INJECT_INT_H
+#define MEVITOP_INJECT_INT_H
+
+#include "inject.h"
+#include "inject_maps.h"
+#include "inject_x86.h"
+
+#include <pthread.h>
+
+struct inj_thread {
+	pid_t tid;
+	bool was_stopped;	/* in group-stop when we seized it */
+	bool parked;		/* sits in an event stop inside get_signal() */
+	bool running;		/* resumed by us and still attached (follow mode) */
+	bool gone;		/* exited (or detached foreign task) */
+	bool group_stop;	/* its last event stop was a group stop */
+	bool pending_stop;	/* we swallowed a SIGSTOP while it ran our call */
+	bool foreign;		/* auto-attached task of another process: detach it */
+	bool dirty;		/* runs the trampoline alone (a call that never stopped) */
+};
+
+enum inj_op { OP_NONE, OP_SYSCALL, OP_FOLLOW, OP_RELEASE, OP_CALL };
+
+struct inj {
+	pid_t pid;
+	int pidfd;
+	int memfd;
+	bool spawned;
+	bool allow_seccomp;
+	bool suspended;		/* the parked threads hold PTRACE_O_SUSPEND_SECCOMP */
+	inj_guard_fn guard;	/* proves each call allowed, or survivable when suspended */
+	void *guard_ctx;
+	char guard_why[512];	/* why it last refused one */
+	bool released;		/* every thread detached (release or watchdog) */
+	bool watchdog_fired;
+	int seccomp;
+	unsigned timeout_ms;
+	unsigned long options;	/* ptrace options in effect */
+	uint64_t gadget_ip;	/* bootstrap: `syscall; xor..; ret` in the target's code */
+	uint64_t restorer_ip;	/* bootstrap: `mov $15,%eax; syscall` in the target's code */
+	uint64_t scratch;	/* our page in the target (0: not mapped yet) */
+	uint64_t scratch_len;
+	bool scratch_memfd;	/* backed by the memfd (else anonymous) */
+	char scratch_note[256];	/* why it is anonymous, or left at release ("": neither) */
+	const char *stage_pfx;	/* tests (stage.h): run_call's stage prefix, NULL "call" */
+	uint64_t entry[X86_TRAMP_NENTRIES];	/* trampoline entry points in it */
+	struct x86_cpu cpu;	/* the borrowed thread's own state (too big for a stack) */
+	uint8_t frame[X86_FRAME_MAX];	/* the rt_sigreturn frame being written */
+	int nr, cap;
+	struct inj_thread *t;
+
+	/* worker thread and its one-slot request queue */
+	pthread_t worker;
+	bool worker_started;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	enum inj_op op;		/* posted request, OP_NONE when idle */
+	bool op_done;
+	long op_nr;
+	long op_args[6];
+	long op_ret;
+	bool op_take_fd;
+	const struct inj_chain *op_chain;	/* inj_syscall_chain(): run this instead */
+	int op_fd;
+	unsigned op_timeout;
+	int op_status;
+	int (*op_fn)(struct inj *in, void *arg);
+	void *op_arg;
+	int op_err;
+	bool start_done;
+	int start_err;
+	char *const *spawn_argv;
+	char why[256];
+};
+
+/* ---- inject_call.c ---- */
+
+void sleep_us(unsigned us);
+/* in->why = the formatted reason */
+void set_why(struct inj *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void mark_gone(struct inj_thread *t);
+bool is_stop_signal(int sig);
+struct inj_thread *find_thread(struct inj *in, pid_t tid);
+/* Append thread @tid; its index or -ENOMEM. */
+int add_thread(struct inj *in, pid_t tid);
+/* waitpid(@tid, __WALL) until @deadline: 0, -ETIMEDOUT or -errno. */
+int wait_tid(pid_t tid, uint64_t deadline, int *status);
+/* A PTRACE_EVENT_CLONE of @tid (follow mode): the new thread is added, running. */
+int follow_clone_event(struct inj *in, pid_t tid);
+/* Wait until thread @idx sits in an event stop (a PTRACE_INTERRUPT queued): 0, -errno. */
+int park(struct inj *in, int idx, uint64_t deadline);
+/* PTRACE_SYSCALL thread @idx to its next syscall stop of kind @want (ENTRY/EXIT). */
+int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted);
+/* ... over one whole call (its entry and exit stops). */
+int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupted);
+/* ... over our call @nr, recording the stage "@pfx:CALL" at its entry (stage.h). */
+int step_call(struct inj *in, int idx, uint64_t deadline, bool *interrupted, const char *pfx,
+	      long nr);
+/* Let a thread carrying borrowed state run alone up to the exit of its rt_sigreturn. */
+int run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted);
+/* ... and park it there. */
+int go_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted);
+/* A parked thread, the main thread first; with @stack one whose sp lies in it. */
+int pick_thread(struct inj *in, const struct inj_vma *stack);
+/* Read thread @idx's state into in->cpu, write its restoring frame at @addr. */
+int save_thread(struct inj *in, int idx, uint64_t addr, uint64_t pretcode,
+		struct user_regs_struct *restore);
+/* One injected call at @rip (code that makes it and rt_sigreturns home alone). */
+int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr, const long a[6],
+	     bool take_fd, const struct user_regs_struct *restore, long *ret, int *local_fd);
+/* Point thread @idx at our code and block every signal (registers first). */
+int borrow_thread(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
+		  const long a[6], bool *restore_needed);
+/* Its own mask, then registers, back; parked again. */
+int restore_thread(struct inj *in, int idx, const struct user_regs_struct *regs,
+		   uint64_t mask);
+/* After a timed-out call: is the thread in some ptrace stop now? */
+bool interrupted_stop(struct inj *in, int idx);
+/* May thread @idx make call @nr at @rip (the guard, for a filtered target)?  0 or -errno. */
+int guard_call(struct inj *in, int idx, uint64_t rip, long nr, const long a[6], bool take_fd);
+/* A chain (inj_syscall_chain) on thread @idx, whose restore frame is written. */
+int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
+	      const struct user_regs_struct *restore);
+
+#endif /* MEVITOP_INJECT_INT_H */
