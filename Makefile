@@ -9,6 +9,10 @@ CLANG      ?= clang
 BPFTOOL    ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 PYTHON     ?= /usr/bin/python3
 VMLINUX    := vmlinux/$(ARCH)/vmlinux.h
+# A port is vmlinux/ARCH/: syscalls.h written by hand, vmlinux.h from `make vmlinux` there.
+ifneq ($(words $(wildcard $(VMLINUX) vmlinux/$(ARCH)/syscalls.h)),2)
+$(if $(filter-out clean vmlinux,$(or $(MAKECMDGOALS),all)),$(error mevitop: no vmlinux/$(ARCH)/vmlinux.h and syscalls.h: architecture $(ARCH) is not supported))
+endif
 VERSION    := 0.1.0
 
 ifeq ($(V),1)
@@ -128,6 +132,7 @@ $(BUILD)/folders/%.a:
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 test_array_LINK    := lib
+test_hash_LINK     := lib
 test_itree_LINK    := lib
 test_pageset_LINK  := lib
 test_utf8_LINK     := lib

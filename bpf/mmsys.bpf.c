@@ -2,8 +2,9 @@
 /*
  * Syscalls that change an address space: one record at syscall exit, when the kernel has
  * done the work (so a range the engine rescans already shows the result).  Only the exit is
- * hooked: the arguments are still in the task's saved user registers (x86_64 passes them in
- * di, si, dx, r10, r8, r9, which the kernel does not write back for these syscalls), so no
+ * hooked: the arguments are still in the task's saved user registers, read at exit through
+ * bpf_tracing.h's PT_REGS_PARMn_CORE_SYSCALL (which know each architecture's registers,
+ * including the one the return value overwrites: arm64's x0 is read from orig_x0), so no
  * entry program and no per-thread stash are needed -- half the programs to attach and to
  * detach (each detach waits for an RCU grace period) and nothing to leak when a thread dies
  * inside a syscall.  Attach points, best first:
@@ -52,12 +53,12 @@ static __always_inline int on_exit(long nr, long ret, struct pt_regs *regs)
 	e->tid = (__u32)pid_tgid;
 	e->nr = nr;
 	e->ret = ret;
-	e->args[0] = BPF_CORE_READ(regs, di);
-	e->args[1] = BPF_CORE_READ(regs, si);
-	e->args[2] = BPF_CORE_READ(regs, dx);
-	e->args[3] = BPF_CORE_READ(regs, r10);
-	e->args[4] = BPF_CORE_READ(regs, r8);
-	e->args[5] = BPF_CORE_READ(regs, r9);
+	e->args[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	e->args[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
+	e->args[2] = PT_REGS_PARM3_CORE_SYSCALL(regs);
+	e->args[3] = PT_REGS_PARM4_CORE_SYSCALL(regs);
+	e->args[4] = PT_REGS_PARM5_CORE_SYSCALL(regs);
+	e->args[5] = PT_REGS_PARM6_CORE_SYSCALL(regs);
 	e->ts = bpf_ktime_get_ns();
 	/* Layout changes are rare and the engine wants them promptly. */
 	bpf_ringbuf_submit(e, wakeup_flag(sizeof(*e)));
@@ -69,8 +70,7 @@ static __always_inline int on_exit(long nr, long ret, struct pt_regs *regs)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(btf_sys_exit, struct pt_regs *regs, long ret)
 {
-	/* orig_ax holds the syscall number at exit. */
-	return on_exit(BPF_CORE_READ(regs, orig_ax), ret, regs);
+	return on_exit(MEVITOP_SYSCALL_NR_CORE(regs), ret, regs);
 }
 
 SEC("tp/raw_syscalls/sys_exit")

@@ -104,7 +104,7 @@ static __always_inline void stack_sample(void *ctx, __u32 tgid, __u32 tid, __u64
 	 * frame of its own (leaf functions, even with -fno-omit-frame-pointer): keep the top
 	 * of the user stack for user space to check. */
 	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	if (bpf_probe_read_user(&e->top, sizeof(e->top), (void *)BPF_CORE_READ(regs, sp)))
+	if (bpf_probe_read_user(&e->top, sizeof(e->top), (void *)PT_REGS_SP_CORE(regs)))
 		e->top = 0;
 	if (slot)
 		slot->walking = 0;

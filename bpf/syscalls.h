@@ -1,26 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The syscalls that change which pages of an address space are mapped or resident, with their
- * x86_64 numbers (arch/x86/entry/syscalls/syscall_64.tbl).  Shared by the BPF side (filtering)
- * and the engine (decoding).  32-bit compat syscalls are not followed.
+ * The syscalls that change which pages of an address space are mapped or resident.  Shared by
+ * the BPF side (filtering) and the engine (decoding).
  */
 #ifndef MEVITOP_SYSCALLS_H
 #define MEVITOP_SYSCALLS_H
 
-#define SYS_MMAP		9
-#define SYS_MPROTECT		10
-#define SYS_MUNMAP		11
-#define SYS_BRK			12
-#define SYS_MREMAP		25
-#define SYS_MADVISE		28
-#define SYS_SHMAT		30
-#define SYS_SHMDT		67
-#define SYS_MLOCK		149
-#define SYS_MLOCKALL		151
-#define SYS_REMAP_FILE_PAGES	216
-#define SYS_MLOCK2		325
-#define SYS_PKEY_MPROTECT	329
-#define SYS_PROCESS_MADVISE	440
+/*
+ * The numbers are the architecture's: vmlinux/ARCH/syscalls.h, beside its vmlinux.h.  The BPF
+ * objects are built for the Makefile's ARCH (-D__TARGET_ARCH_$(ARCH)); the user side, which
+ * decodes the numbers, for the machine its compiler targets.
+ */
+#if defined(__bpf__) ? defined(__TARGET_ARCH_x86) : defined(__x86_64__)
+#include "../vmlinux/x86/syscalls.h"
+#else
+#error "no syscall table for this architecture: add vmlinux/ARCH/syscalls.h (see vmlinux/x86/)"
+#endif
 
 /* X-macro over the names, for per-syscall tracepoint programs. */
 #define MEVITOP_SYSCALL_LIST(X)						\

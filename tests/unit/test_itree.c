@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for user/itree.c: hand-checked cases, then thousands of random
+ * Unit tests for user/lib/itree.c: hand-checked cases, then thousands of random
  * inserts and removes compared against a plain array after every step.
  *
  * MEVITOP_TEST_SEED=<n> replays a run; the seed in use is always printed.

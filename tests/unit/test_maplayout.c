@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for the heatmap's layout (user/ui_maplayout.c) on random processes built
+ * Unit tests for the heatmap's layout (user/ui/ui_maplayout.c) on random processes built
  * through the model: resident pages per mapping (one walk) against model_count, the
  * orders (objects whole, biggest first, ties in address order), folded objects on one
  * line, and the cells' paint against a count per cell.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for user/pageset.c.
+ * Unit tests for user/lib/pageset.c.
  *
  * The reference model is one byte per page over a few windows of the 64-bit
  * page space: near 0, across the 2^32 bucket boundary, at 0x7fff00000,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for user/procmap.c: PROCMAP_QUERY must give exactly the entries the text
+ * Unit tests for user/kernel/procmap.c: PROCMAP_QUERY must give exactly the entries the text
  * parser reads from /proc/PID/maps -- range, perms, offset, device, inode and name -- for
  * this process after it mapped a file, an anonymous named-by-nothing region, a shared
  * region and a split protection, and for a child process (another mm) too.

@@ -14,7 +14,8 @@
 
 #define UFFD_DEV_PATH		"/dev/userfaultfd"
 
-int uffd_caps_open_local(bool dev)
+/* A userfaultfd of our own process, by the syscall or by /dev/userfaultfd; fd or -errno. */
+static int open_local(bool dev)
 {
 	int fd, devfd;
 
@@ -62,7 +63,7 @@ static bool wp_registers(int fd)
 /* Try one way; true if it gives a working userfaultfd (features and WP filled in). */
 static bool try_way(struct uffd_caps *c, bool dev, int *err)
 {
-	int fd = uffd_caps_open_local(dev);
+	int fd = open_local(dev);
 	uint64_t features = 0;
 
 	if (fd < 0) {

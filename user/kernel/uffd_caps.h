@@ -40,9 +40,6 @@ struct uffd_caps {
 /* Probes both ways (skipping those switched off) and WP registration.  Always succeeds. */
 void uffd_caps_probe(struct uffd_caps *c, bool no_syscall, bool no_dev);
 
-/* A userfaultfd of our own process, by the syscall or by /dev/userfaultfd; fd or -errno. */
-int uffd_caps_open_local(bool dev);
-
 /* The ways uffd_inject() will use, in words (--probe), "none" if no way works. */
 const char *uffd_caps_paths(const struct uffd_caps *c);
 

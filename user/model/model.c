@@ -858,11 +858,6 @@ const struct heat_entry *heat_find(const struct heat *h, uint64_t page)
 	return e && e->block ? e : NULL;
 }
 
-float heat_value(const struct heat_entry *e, uint64_t now_ns)
-{
-	return decay(e->value, e->stamp_ns, now_ns);
-}
-
 int heat_set(struct heat *h, uint64_t page, float value, uint64_t now_ns)
 {
 	uint64_t key = (page >> HEAT_BLOCK_SHIFT) + 1;

@@ -5,7 +5,7 @@
  * Page states are kept as process-wide page sets (resident, swapped, untracked); a page in
  * a mapping that is in none of them is not resident.  Memory is proportional to the runs of
  * equal state for sparse layouts and about one bit per page for dense fragmented ones
- * (CRoaring containers under user/pageset.c).  Mappings carry only attributes, so moving,
+ * (CRoaring containers under user/lib/pageset.c).  Mappings carry only attributes, so moving,
  * splitting or relabelling a mapping never touches page state, and mremap moves page state
  * without touching the mappings' attributes.
  *
@@ -199,7 +199,7 @@ uint64_t model_apply_scan(struct proc *p, uint64_t start, uint64_t end,
 typedef int (*model_run_fn)(uint64_t start, uint64_t end, enum page_state s, void *arg);
 int model_runs(const struct proc *p, uint64_t from, uint64_t to, model_run_fn fn, void *arg);
 
-/* The ranges of [from, to) where a's page states differ from b's (user/model_diff.c): fn gets
+/* The ranges of [from, to) where a's page states differ from b's (model_diff.c): fn gets
  * each with a's state, in address order; stops if fn returns non-zero.  0 or -ENOMEM.
  * Only mapped ranges have runs: clip [from, to) to mappings of both. */
 int model_diff(const struct proc *a, const struct proc *b, uint64_t from, uint64_t to,
@@ -217,8 +217,6 @@ void heat_free(struct heat *h);
 int heat_per_mapping(const struct proc *p, uint64_t now_ns, float *out, size_t n);
 /* The entry of the block holding page, or NULL. */
 const struct heat_entry *heat_find(const struct heat *h, uint64_t page);
-/* An entry's value decayed to now_ns. */
-float heat_value(const struct heat_entry *e, uint64_t now_ns);
 /* The block holding page holds exactly value from now_ns on (replay).  0 or -ENOMEM. */
 int heat_set(struct heat *h, uint64_t page, float value, uint64_t now_ns);
 /* dst (empty) becomes a copy of src.  0 or -ENOMEM (dst stays empty). */

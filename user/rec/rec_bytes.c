@@ -68,14 +68,29 @@ void rbuf_le64(uint8_t *at, uint64_t v)
 		at[i] = v >> (8 * i);
 }
 
+/* A float's or a double's bits, little-endian (the reader's rcur_f32/rcur_f64). */
+static void put_le(struct rbuf *b, uint64_t bits, size_t n)
+{
+	uint8_t tmp[8];
+
+	rbuf_le64(tmp, bits);
+	rbuf_bytes(b, tmp, n);
+}
+
+void rbuf_f32(struct rbuf *b, float v)
+{
+	uint32_t bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	put_le(b, bits, 4);
+}
+
 void rbuf_f64(struct rbuf *b, double v)
 {
 	uint64_t bits;
-	uint8_t tmp[8];
 
 	memcpy(&bits, &v, sizeof(bits));
-	rbuf_le64(tmp, bits);
-	rbuf_bytes(b, tmp, 8);
+	put_le(b, bits, 8);
 }
 
 void rbuf_str(struct rbuf *b, const char *s)
@@ -146,17 +161,30 @@ uint64_t rec_le64(const uint8_t *at)
 	return v;
 }
 
+/* n (4 or 8) little-endian bytes; a cursor cut short reads 0 (and turns bad, in rcur_take). */
+static uint64_t get_le(struct rcur *c, size_t n)
+{
+	struct rcur at = rcur_take(c, n);
+
+	if (at.bad)
+		return 0;
+	return n == 4 ? rec_le32(at.p) : rec_le64(at.p);
+}
+
+float rcur_f32(struct rcur *c)
+{
+	uint32_t bits = get_le(c, 4);
+	float v;
+
+	memcpy(&v, &bits, sizeof(v));
+	return v;
+}
+
 double rcur_f64(struct rcur *c)
 {
-	uint64_t bits;
+	uint64_t bits = get_le(c, 8);
 	double v;
 
-	if (rcur_left(c) < 8) {
-		c->bad = true;
-		return 0;
-	}
-	bits = rec_le64(c->p);
-	c->p += 8;
 	memcpy(&v, &bits, sizeof(v));
 	return v;
 }

@@ -21,6 +21,7 @@ struct rbuf {
 void rbuf_bytes(struct rbuf *b, const void *src, size_t n);
 void rbuf_u8(struct rbuf *b, uint8_t v);
 void rbuf_varint(struct rbuf *b, uint64_t v);
+void rbuf_f32(struct rbuf *b, float v);
 void rbuf_f64(struct rbuf *b, double v);
 void rbuf_str(struct rbuf *b, const char *s);	/* varint length, bytes (NULL: "") */
 void rbuf_le32(uint8_t *at, uint32_t v);
@@ -34,6 +35,7 @@ struct rcur {
 
 uint8_t rcur_u8(struct rcur *c);
 uint64_t rcur_varint(struct rcur *c);
+float rcur_f32(struct rcur *c);
 double rcur_f64(struct rcur *c);
 /* A string of at most max bytes without NUL into a new allocation (NULL when bad). */
 char *rcur_str(struct rcur *c, size_t max);

@@ -6,6 +6,8 @@
  * mappings, runs) in the previous frame; a delta frame carries only the parts whose bytes
  * changed.  The decoder keeps the model of the previous frame and rebuilds struct procs with
  * the model API, so the JSON writer and the UI read a replayed frame as they read the engine.
+ * The encoder is rec_codec_encode.c, the decoder rec_codec_decode.c; what both agree on
+ * beyond rec_format.h is in rec_codec_int.h.
  */
 #ifndef MEVITOP_REC_CODEC_H
 #define MEVITOP_REC_CODEC_H

@@ -287,11 +287,6 @@ int rec_writer_frame(struct rec_writer *w, const struct json_frame *f, uint32_t 
 	return 0;
 }
 
-uint64_t rec_writer_size(const struct rec_writer *w)
-{
-	return w->size;
-}
-
 void rec_writer_close(struct rec_writer *w)
 {
 	if (!w)

@@ -29,8 +29,6 @@ int rec_writer_open(const struct rec_writer_opts *o, struct rec_writer **out, ch
 /* Appends one frame (one write(2) of header and payload).  flags: REC_FLAG_*. */
 int rec_writer_frame(struct rec_writer *w, const struct json_frame *f, uint32_t flags,
 		     char *why, size_t whylen);
-/* Bytes written to the current segment, and frames written in all. */
-uint64_t rec_writer_size(const struct rec_writer *w);
 void rec_writer_close(struct rec_writer *w);
 
 #endif

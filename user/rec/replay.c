@@ -21,7 +21,7 @@ struct replay_opts {
 	double at, from, to;		/* seconds from the start of the recording */
 };
 
-void replay_usage(FILE *out)
+static void usage(FILE *out)
 {
 	fprintf(out,
 "Usage: mevitop replay FILE                the interactive view on a recording\n"
@@ -203,7 +203,7 @@ int replay_main(int argc, char **argv, int (*interactive)(struct rec_reader *r))
 	rc = parse(argc, argv, &o);
 	if (rc || o.help) {
 		if (o.help)
-			replay_usage(stdout);
+			usage(stdout);
 		return rc;
 	}
 	if (rec_open(o.path, &r, why, sizeof(why))) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "array.h"
+#include "lib/hashtab.h"
 #include "procfs.h"
 #include "stacks/early_stacks.h"
 #include "stacks/fault_stacks.h"
@@ -29,12 +30,13 @@ struct stacks {
 	struct early_stacks *early;	/* stacks of processes not modelled yet */
 	struct stack **tab;
 	size_t ntab, captab;
-	uint32_t *htab;			/* open addressing by stack hash: index + 1, 0 empty */
-	size_t hcap;			/* a power of two, >= 2 * ntab */
+	struct hashtab index;		/* tab's stacks by their names (same_stack) */
 	struct stacks_proc *procs;
 	size_t nprocs, capprocs;
 	struct stacks_stats st;
 };
+
+static const struct hashtab_ops tab_ops;	/* the index's, beside intern() */
 
 int stacks_new(uint64_t interval_ms, uint64_t sample_period, bool exact, struct stacks **out)
 {
@@ -43,6 +45,7 @@ int stacks_new(uint64_t interval_ms, uint64_t sample_period, bool exact, struct 
 
 	if (!s)
 		return -ENOMEM;
+	hashtab_init(&s->index, &tab_ops, s);
 	err = symbolizer_new(&s->sym);
 	if (!err)
 		err = raw_cache_new(&s->raw);
@@ -80,7 +83,7 @@ void stacks_free(struct stacks *s)
 	for (i = 0; i < s->ntab; i++)
 		stack_free(s->tab[i]);
 	free(s->tab);
-	free(s->htab);
+	hashtab_free(&s->index);
 	raw_cache_free(s->raw);
 	fault_stacks_free(s->faults);
 	early_stacks_free(s->early);
@@ -258,36 +261,21 @@ static int name_frames(struct stacks *s, const struct proc *p, const struct ev_s
 	return err;
 }
 
-/* The slot of htab where st is, or the empty one where it would go. */
-static size_t hslot(const struct stacks *s, const struct stack *st)
+static uint64_t tab_hash(uint32_t item, void *ctx)
 {
-	size_t i = st->hash & (s->hcap - 1);
+	const struct stacks *s = ctx;
 
-	while (s->htab[i] && !same_stack(s->tab[s->htab[i] - 1], st))
-		i = (i + 1) & (s->hcap - 1);
-	return i;
+	return s->tab[item]->hash;
 }
 
-/* Keeps htab at most half full; 0 or -ENOMEM. */
-static int hgrow(struct stacks *s)
+static bool tab_equal(uint32_t item, const void *key, void *ctx)
 {
-	size_t cap = s->hcap ? s->hcap * 2 : 256, i, old = s->hcap;
-	uint32_t *ot = s->htab;
+	const struct stacks *s = ctx;
 
-	if (2 * (s->ntab + 1) <= s->hcap)
-		return 0;
-	s->htab = calloc(cap, sizeof(*s->htab));
-	if (!s->htab) {
-		s->htab = ot;
-		return -ENOMEM;
-	}
-	s->hcap = cap;
-	for (i = 0; i < old; i++)
-		if (ot[i])
-			s->htab[hslot(s, s->tab[ot[i] - 1])] = ot[i];
-	free(ot);
-	return 0;
+	return same_stack(s->tab[item], key);
 }
+
+static const struct hashtab_ops tab_ops = { tab_hash, tab_equal };
 
 /* The table index of ev's stack, interned; -ENOMEM or -ENOSPC. */
 static int intern(struct stacks *s, const struct proc *p, const struct ev_stack *ev)
@@ -295,6 +283,7 @@ static int intern(struct stacks *s, const struct proc *p, const struct ev_stack 
 	int64_t cached = raw_cache_get(s->raw, p, ev);
 	struct stack *st;
 	uint64_t h = 0xcbf29ce484222325ULL;
+	uint32_t found;
 	size_t i;
 	int err;
 
@@ -313,23 +302,19 @@ static int intern(struct stacks *s, const struct proc *p, const struct ev_stack 
 	for (i = 0; i < st->nframes; i++)
 		h = hash_str(h, st->frames[i].name);
 	st->hash = h + st->unwind;
-	if (s->hcap) {
-		i = hslot(s, st);
-		if (s->htab[i]) {
-			stack_free(st);
-			s->tab[s->htab[i] - 1]->samples++;
-			raw_cache_put(s->raw, p, ev, s->htab[i] - 1);
-			return s->htab[i] - 1;
-		}
+	if (hashtab_find(&s->index, st->hash, st, &found)) {
+		stack_free(st);
+		s->tab[found]->samples++;
+		raw_cache_put(s->raw, p, ev, found);
+		return found;
 	}
-	if (s->ntab >= STACKS_MAX || hgrow(s) ||
-	    array_reserve(s->tab, s->ntab, s->captab, 64)) {
+	if (s->ntab >= STACKS_MAX || array_reserve(s->tab, s->ntab, s->captab, 64) ||
+	    hashtab_add(&s->index, st->hash, s->ntab)) {
 		stack_free(st);
 		return -ENOSPC;
 	}
 	st->samples = 1;
 	s->tab[s->ntab] = st;
-	s->htab[hslot(s, st)] = s->ntab + 1;
 	s->st.unique++;
 	raw_cache_put(s->raw, p, ev, s->ntab);
 	return s->ntab++;
@@ -660,56 +645,45 @@ static bool same_folded(const struct folded_sum *a, const struct stack *b, uint6
 	return true;
 }
 
-/* The lines found so far (in order of first appearance) and an open-addressing index of
- * them by folded hash (index + 1, 0 empty; at most half full), so each share is placed in
- * constant time: a process with many distinct stacks used to take quadratic time. */
+/* The lines found so far (in order of first appearance) and an index of them by folded
+ * name, so each share is placed in constant time: a process with many distinct stacks used
+ * to take quadratic time. */
 struct folded_set {
 	struct folded_sum *v;
 	size_t n, cap;
-	uint32_t *ht;
-	size_t hcap;			/* a power of two */
+	struct hashtab index;
 };
 
-static size_t folded_slot(const struct folded_set *f, const struct stack *st, uint64_t hash)
+static uint64_t folded_item_hash(uint32_t item, void *ctx)
 {
-	size_t i = hash & (f->hcap - 1);
+	const struct folded_set *f = ctx;
 
-	while (f->ht[i] && !same_folded(&f->v[f->ht[i] - 1], st, hash))
-		i = (i + 1) & (f->hcap - 1);
-	return i;
+	return f->v[item].hash;
 }
 
-static int folded_grow(struct folded_set *f)
+/* key: the folded_sum a stack would start (its stack and folded hash). */
+static bool folded_item_equal(uint32_t item, const void *key, void *ctx)
 {
-	size_t cap = f->hcap ? f->hcap * 2 : 64, i;
+	const struct folded_set *f = ctx;
+	const struct folded_sum *k = key;
 
-	if (2 * (f->n + 1) <= f->hcap)
-		return 0;
-	free(f->ht);
-	f->ht = calloc(cap, sizeof(*f->ht));
-	if (!f->ht)
-		return -ENOMEM;
-	f->hcap = cap;
-	for (i = 0; i < f->n; i++)
-		f->ht[folded_slot(f, f->v[i].st, f->v[i].hash)] = i + 1;
-	return 0;
+	return same_folded(&f->v[item], k->st, k->hash);
 }
+
+static const struct hashtab_ops folded_ops = { folded_item_hash, folded_item_equal };
 
 static int folded_add(struct folded_set *f, const struct stack_share *sh)
 {
-	uint64_t hash = folded_hash(sh->stack);
-	size_t i;
+	struct folded_sum k = { .st = sh->stack, .hash = folded_hash(sh->stack) };
+	uint32_t i;
 
-	if (folded_grow(f))
-		return -ENOMEM;
-	i = folded_slot(f, sh->stack, hash);
-	if (!f->ht[i]) {
-		if (array_reserve(f->v, f->n, f->cap, 16))
+	if (!hashtab_find(&f->index, k.hash, &k, &i)) {
+		if (array_reserve(f->v, f->n, f->cap, 16) || hashtab_add(&f->index, k.hash, f->n))
 			return -ENOMEM;
-		f->v[f->n++] = (struct folded_sum){ .st = sh->stack, .hash = hash };
-		f->ht[i] = f->n;
+		i = f->n++;
+		f->v[i] = k;
 	}
-	f->v[f->ht[i] - 1].pages += sh->pages;
+	f->v[i].pages += sh->pages;
 	return 0;
 }
 
@@ -725,6 +699,8 @@ static int folded_sums(struct stacks *s, const struct proc *p, struct folded_sum
 	const struct mapping *m;
 	size_t i;
 
+	hashtab_init(&f.index, &folded_ops, &f);
+
 	for (m = model_first(p); m; m = model_next(m)) {
 		struct stack_share *sh;
 		size_t nsh;
@@ -738,12 +714,12 @@ static int folded_sums(struct stacks *s, const struct proc *p, struct folded_sum
 			}
 		free(sh);
 	}
-	free(f.ht);
+	hashtab_free(&f.index);
 	*out = f.v;
 	*nout = f.n;
 	return 0;
 oom:
-	free(f.ht);
+	hashtab_free(&f.index);
 	free(f.v);
 	return -ENOMEM;
 }
@@ -793,8 +769,13 @@ void stacks_touches(struct stacks *s, pid_t pid, const struct stack_touch **t, s
 
 int stacks_new_replay(struct stacks **out)
 {
-	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
+	struct stacks *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	hashtab_init(&s->index, &tab_ops, s);
+	*out = s;
+	return 0;
 }
 
 static char *dup_or_null(const char *s, bool *oom)
