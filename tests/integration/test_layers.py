@@ -49,9 +49,6 @@ KNOWN_HUBS = {
 }
 # (including file, included header): types one layer borrows from a layer above it.
 KNOWN_INCLUDES = {
-    # issue 25: enum exact_variant and the exact options live in cli.h; they move to exact/.
-    ("user/exact/exact.h", "user/cli.h"),
-    ("user/exact/exact_int.h", "user/cli.h"),
     # issue 25: the model's process carries kernel/procfs.h's counters; the type moves down.
     ("user/model/model.h", "user/kernel/procfs.h"),
     # issue 25: ui_run takes struct cli; it gets the view's own options instead.

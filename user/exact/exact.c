@@ -505,7 +505,7 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 	err = refuse_32bit(x, pid, why, whylen);
 	if (err)
 		return err;
-	err = inj_seize(pid, (unsigned)x->c->attach_timeout_ms, &in, iwhy, sizeof(iwhy));
+	err = inj_seize(pid, (unsigned)x->o.attach_timeout_ms, &in, iwhy, sizeof(iwhy));
 	if (err) {
 		explain_seize(x, pid, err, iwhy, why, whylen);
 		return err;
@@ -513,7 +513,7 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 	x_test_pause(x, "seized");
 	fd = inject_and_register(x, in, pid, why, whylen);
 	held_ms = (clock_mono_ns() - t0) / 1000000;
-	if (fd >= 0 && held_ms > x->c->attach_timeout_ms) {
+	if (fd >= 0 && held_ms > x->o.attach_timeout_ms) {
 		close(fd);	/* our only copy: every registration goes with it */
 		fd = -ETIMEDOUT;
 	}
@@ -521,7 +521,7 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 		inj_release(in);
 		snprintf(why, whylen, "attaching to process %d took %llu ms, more than "
 			 "--attach-timeout %llu ms: backed out, the process is as it was", pid,
-			 (unsigned long long)held_ms, (unsigned long long)x->c->attach_timeout_ms);
+			 (unsigned long long)held_ms, (unsigned long long)x->o.attach_timeout_ms);
 		return -ETIMEDOUT;
 	}
 	if (fd < 0) {
@@ -581,14 +581,14 @@ static void *runner_main(void *arg)
 			if (fd < 0 || err)
 				log_warn("%s executed a new program and could not get a userfaultfd "
 					 "(%s): its memory is tracked by pagemap only",
-					 x->c->run_argv[0], why);
+					 x->o.run_argv[0], why);
 			continue;
 		}
 		break;
 	}
 	if (err != -ESRCH) {
 		/* Cannot follow it any more: it must not outlive a mevitop that lost it. */
-		log_err("lost track of %s: %s", x->c->run_argv[0], strerror(-err));
+		log_err("lost track of %s: %s", x->o.run_argv[0], strerror(-err));
 		kill(x->run_pid, SIGKILL);
 		status = W_EXITCODE(0, SIGKILL);
 	}
@@ -667,9 +667,9 @@ static void dev_test_hook(void *ctx, const char *stage)
 /* Says what to change when userfaultfd cannot be used; returns false then. */
 static bool check_uffd(struct exact *x, const struct features *f)
 {
-	const char *what = x->c->run ? "mevitop run needs exact mode" :
+	const char *what = x->o.run_argv ? "mevitop run needs exact mode" :
 			   "--exact needs userfaultfd";
-	const char *alt = x->c->run ? "" : "; or watch without --exact (mevitop -p PID)";
+	const char *alt = x->o.run_argv ? "" : "; or watch without --exact (mevitop -p PID)";
 	uint64_t need = UFFD_FEATURE_EVENT_FORK | UFFD_FEATURE_EVENT_REMAP |
 			UFFD_FEATURE_EVENT_REMOVE | UFFD_FEATURE_EVENT_UNMAP |
 			UFFD_FEATURE_THREAD_ID;
@@ -713,9 +713,9 @@ static int choose_variant(struct exact *x, const struct features *f)
 {
 	bool wp = f->uffd_ways.wp;
 
-	x->variant = x->c->exact_variant == EXACT_ORDERED ? EXACT_ORDERED : EXACT_FAST;
+	x->variant = x->o.variant == EXACT_ORDERED ? EXACT_ORDERED : EXACT_FAST;
 	if (x->variant == EXACT_FAST && !wp) {
-		if (x->c->exact_variant == EXACT_FAST) {
+		if (x->o.variant == EXACT_FAST) {
 			log_err("--exact=fast needs userfaultfd write-protect registration of anonymous "
 				"memory (Linux 5.7+ with CONFIG_HAVE_ARCH_USERFAULTFD_WP): use "
 				"--exact=ordered");
@@ -739,7 +739,6 @@ static int choose_variant(struct exact *x, const struct features *f)
 	} else {
 		x->reg_mode = UFFDIO_REGISTER_MODE_MISSING;
 	}
-	x->c->exact_variant = x->variant;	/* resolved: the view words Ctrl-Z by it */
 	return 0;
 }
 
@@ -807,8 +806,8 @@ static int fail_setup(struct exact *x, struct engine **e, int rc)
 	return rc;
 }
 
-int exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struct engine **e,
-		struct exact **out)
+int exact_setup(const struct exact_opts *o, struct engine_opts *eo, struct features *f,
+		struct engine **e, struct exact **out)
 {
 	struct uffd_server_ops ops = { .fault = on_fault, .event = on_event };
 	char why[1024] = "";
@@ -827,8 +826,9 @@ int exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struc
 	x = calloc(1, sizeof(*x));
 	if (!x)
 		return 1;
-	x->c = c;
-	x->follow_children = !c->no_children;
+	x->o = *o;
+	x->o.pids = NULL;
+	x->follow_children = !o->no_children;
 	x->use_scan = f->pagemap_scan && !(f->disabled & DIS_PAGEMAP_SCAN);
 	inj_set_suspend_seccomp(seccomp_path(f, x->suspend_why, sizeof(x->suspend_why)) ==
 				SC_SUSPEND);
@@ -846,17 +846,10 @@ int exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struc
 		return 1;
 	}
 
-	if (c->run) {
-		pid_t *pids = realloc(c->pids, sizeof(*pids));	/* exactly CMD's */
-
-		if (!pids) {
-			free_exact(x);
-			return 1;
-		}
-		c->pids = pids;
-		err = inj_spawn(c->run_argv, &x->run_inj, &x->run_pid, why, sizeof(why));
+	if (o->run_argv) {
+		err = inj_spawn(o->run_argv, &x->run_inj, &x->run_pid, why, sizeof(why));
 		if (err == -EOPNOTSUPP) {
-			log_err("cannot watch %s in exact mode: %s", c->run_argv[0], why);
+			log_err("cannot watch %s in exact mode: %s", o->run_argv[0], why);
 			free_exact(x);
 			return 1;
 		}
@@ -865,14 +858,12 @@ int exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struc
 			free_exact(x);
 			return err == -ENOENT ? 127 : err == -EACCES ? 126 : 1;
 		}
-		/* From here on `run` behaves like -p CMD: its heatmap, its mappings in JSON. */
-		c->pids[0] = x->run_pid;
-		c->npids = 1;
 	}
 
-	/* The processes watched are -p's, or run's CMD, known only now. */
-	eo->pids = c->pids;
-	eo->npids = c->npids;
+	/* The processes watched are -p's, or run's CMD, known only now: from here on `run`
+	 * behaves like -p CMD (its heatmap, its mappings in JSON). */
+	eo->pids = o->run_argv ? &x->run_pid : o->pids;
+	eo->npids = o->run_argv ? 1 : o->npids;
 	err = engine_new(eo, f, e, why, sizeof(why));
 	if (!err) {
 		x->e = *e;
@@ -894,7 +885,7 @@ int exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struc
 		return fail_setup(x, e, 1);
 	}
 
-	if (c->run) {
+	if (o->run_argv) {
 		int fd = inject_and_register(x, x->run_inj, x->run_pid, why, sizeof(why));
 
 		if (fd >= 0 && (err = hand_over(x, x->run_pid, fd))) {
@@ -902,13 +893,13 @@ int exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struc
 			fd = err;
 		}
 		if (fd < 0) {
-			log_err("cannot watch %s in exact mode: %s", c->run_argv[0], why);
+			log_err("cannot watch %s in exact mode: %s", o->run_argv[0], why);
 			return fail_setup(x, e, 1);
 		}
 		atomic_store(&x->last_attach_ms, 0);
 	} else {
-		for (i = 0; i < c->npids; i++) {
-			err = attach_one(x, c->pids[i], why, sizeof(why));
+		for (i = 0; i < o->npids; i++) {
+			err = attach_one(x, o->pids[i], why, sizeof(why));
 			if (err) {
 				log_err("%s", why);
 				return fail_setup(x, e, 1);
@@ -918,9 +909,9 @@ int exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struc
 	/* Apply the hand-overs now, so the first snapshot already says which mappings are
 	 * tracked by userfaultfd. */
 	engine_step(*e, 0);
-	if (c->run) {
+	if (o->run_argv) {
 		if (start_thread(&x->run_thread, runner_main, x)) {
-			log_err("failed to start the thread following %s", c->run_argv[0]);
+			log_err("failed to start the thread following %s", o->run_argv[0]);
 			return fail_setup(x, e, 1);
 		}
 		x->run_started = true;
@@ -928,7 +919,7 @@ int exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struc
 	if (x->pump_us && start_thread(&x->pump_thread, pump_main, x) == 0)
 		x->pump_started = true;
 	log_info("exact mode (%s) on %zu process(es)",
-		 x->variant == EXACT_ORDERED ? "ordered" : "fast", c->npids);
+		 x->variant == EXACT_ORDERED ? "ordered" : "fast", eo->npids);
 	x_test_pause(x, "serving");
 	*out = x;
 	return 0;
@@ -938,7 +929,7 @@ int exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struc
  * gives the picture at exit with everything counted. */
 static void last_snapshot(struct exact *x, FILE *out)
 {
-	struct json_opts jo = { .maps = true, .interval_ms = x->c->interval_ms };
+	struct json_opts jo = { .maps = true, .interval_ms = x->o.interval_ms };
 	struct timespec wall;
 	uint64_t mono;
 
@@ -961,7 +952,7 @@ int exact_teardown(struct exact *x, int rc, FILE *out)
 	finished = x->run_pid && atomic_load(&x->child_done);
 	stop_all(x);
 	/* (Not when recording: --record set json for its loop, and stdout is not the file.) */
-	if (finished && x->c->json && !x->c->record) {
+	if (finished && x->o.json && !x->o.record) {
 		/* The view stopped on the runner's SIGTERM, not on the user's: count all. */
 		engine_set_quitting(false);
 		last_snapshot(x, out);
@@ -972,4 +963,14 @@ int exact_teardown(struct exact *x, int rc, FILE *out)
 	}
 	free_exact(x);
 	return rc;
+}
+
+enum exact_variant exact_variant_of(const struct exact *x)
+{
+	return x->variant;
+}
+
+pid_t exact_run_pid(const struct exact *x)
+{
+	return x->run_pid;
 }

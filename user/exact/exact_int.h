@@ -32,8 +32,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "cli.h"
 #include "engine.h"
+#include "exact/exact_opts.h"
 #include "exact/jobq.h"
 #include "pageset.h"
 #include "uffd.h"
@@ -124,7 +124,7 @@ struct srv_arg {
 };
 
 struct exact {
-	struct cli *c;
+	struct exact_opts o;		/* a copy; o.pids is not kept (only setup reads it) */
 	struct engine *e;
 	enum exact_variant variant;	/* EXACT_FAST or EXACT_ORDERED */
 	uint64_t reg_mode;		/* UFFDIO_REGISTER_MODE_* */

@@ -1265,7 +1265,7 @@ void xt_install_hooks(struct exact *x)
 		.touches = h_touches,
 	};
 
-	x->keep_all = x->c->record;	/* a recorder takes every first touch of each frame */
+	x->keep_all = x->o.record;	/* a recorder takes every first touch of each frame */
 	engine_set_hooks(x->e, &h);
 }
 
