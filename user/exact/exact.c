@@ -32,7 +32,6 @@
 #include "exact/uffd_dev.h"
 #include "page.h"
 
-#define PAUSE_DEFAULT_MS	60000
 #define CHILD_GRACE_MS		200	/* run: how long CMD may take to exit by itself on quit */
 #define FOLLOW_SLICE_MS		100
 /* Between the view's drains (every 100 ms) the pump drains the ring buffer this often, so
@@ -47,32 +46,22 @@ static void sleep_ms(unsigned ms)
 		;
 }
 
-static void x_test_pause(struct exact *x, const char *stage)
-{
-	xstage_record(stage);
-	if (!x->pause_stage[0] || strcmp(x->pause_stage, stage))
-		return;
-	fprintf(stderr, "mevitop: test-pause %s\n", stage);
-	fflush(stderr);
-	sleep_ms(x->pause_ms);
-}
-
 /* ---- the record ring: the server produces, the engine side consumes ---- */
 
 static bool q_push_one(struct exact *x, const struct xrec *r, bool event)
 {
-	uint32_t head = atomic_load_explicit(&x->q_head, memory_order_relaxed);
-	uint32_t tail = atomic_load_explicit(&x->q_tail, memory_order_acquire);
+	uint32_t head = atomic_load_explicit(&x->ring.head, memory_order_relaxed);
+	uint32_t tail = atomic_load_explicit(&x->ring.tail, memory_order_acquire);
 	uint32_t room = XQ_SIZE - (event ? 0 : XQ_EVENT_RESERVE);
 
 	if (head - tail >= room) {
 		if (!event)
-			atomic_fetch_add_explicit(&x->q_dropped, 1, memory_order_relaxed);
-		atomic_store_explicit(&x->q_overflow, true, memory_order_release);
+			atomic_fetch_add_explicit(&x->ring.dropped, 1, memory_order_relaxed);
+		atomic_store_explicit(&x->ring.overflow, true, memory_order_release);
 		return false;
 	}
-	x->q[head & (XQ_SIZE - 1)] = *r;
-	atomic_store_explicit(&x->q_head, head + 1, memory_order_release);
+	x->ring.recs[head & (XQ_SIZE - 1)] = *r;
+	atomic_store_explicit(&x->ring.head, head + 1, memory_order_release);
 	return true;
 }
 
@@ -81,11 +70,11 @@ static bool q_push(struct exact *x, const struct xrec *r, bool event)
 {
 	bool ok;
 
-	if (x->nsrv == 1)
+	if (x->srv.n == 1)
 		return q_push_one(x, r, event);
-	pthread_spin_lock(&x->q_lock);
+	pthread_spin_lock(&x->ring.lock);
 	ok = q_push_one(x, r, event);
-	pthread_spin_unlock(&x->q_lock);
+	pthread_spin_unlock(&x->ring.lock);
 	return ok;
 }
 
@@ -93,7 +82,7 @@ static uint32_t fd_to_id(struct exact *x, int fd)
 {
 	if (fd < 0 || fd >= FD_TABLE)
 		return 0;
-	return atomic_load_explicit(&x->fd_id[fd], memory_order_acquire);
+	return atomic_load_explicit(&x->srv.fd_id[fd], memory_order_acquire);
 }
 
 /* ---- the fault server (its thread never takes the engine lock) ---- */
@@ -113,7 +102,7 @@ static void on_fault(void *ctx, int fd, const struct uffd_fault *f)
 	};
 
 	q_push(x, &r, false);
-	x_test_pause(x, "fault");
+	xstage("fault", NULL);
 }
 
 static int make_copies(struct exact *x, int fd, uint32_t id, int skip, int copies[MAX_SRV]);
@@ -136,13 +125,13 @@ static int on_event(void *ctx, int fd, const struct uffd_event *ev)
 		if (mine < 0)
 			goto drop_child;
 		r.kind = XR_FORK;
-		r.tid = atomic_fetch_add(&x->next_id, 1);
+		r.tid = atomic_fetch_add(&x->srv.next_id, 1);
 		r.fd = mine;
 		/* The other servers' copies are made before the engine side owns `mine`. */
 		make_copies(x, ev->fork.fd, r.tid, my_server, copies);
-		atomic_store_explicit(&x->fd_id[ev->fork.fd], r.tid, memory_order_release);
+		atomic_store_explicit(&x->srv.fd_id[ev->fork.fd], r.tid, memory_order_release);
 		if (!q_push(x, &r, true)) {
-			for (i = 0; i < x->nsrv; i++)
+			for (i = 0; i < x->srv.n; i++)
 				if (copies[i] >= 0)
 					close(copies[i]);
 			close(mine);
@@ -194,17 +183,17 @@ static void *server_main(void *arg)
 {
 	struct srv_arg *sa = arg;
 	struct exact *x = sa->x;
-	struct uffd_server *srv = x->srvs[sa->i];
+	struct uffd_server *srv = x->srv.servers[sa->i];
 	char name[16];
 
 	my_server = sa->i;
 	snprintf(name, sizeof(name), "mevitop-uffd%d", sa->i);
 	pthread_setname_np(pthread_self(), name);
-	if (x->nsrv > 1) {
+	if (x->srv.n > 1) {
 		cpu_set_t set;
 
 		CPU_ZERO(&set);
-		CPU_SET(x->srv_cpu[sa->i], &set);
+		CPU_SET(x->srv.cpu[sa->i], &set);
 		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	}
 	for (;;) {
@@ -214,13 +203,13 @@ static void *server_main(void *arg)
 			break;
 		if (r == -ENOENT) {
 			/* No fd yet (or every process is gone): wait for the next one. */
-			uint64_t seen = atomic_load(&x->srv_adds);
+			uint64_t seen = atomic_load(&x->srv.adds);
 
-			pthread_mutex_lock(&x->lock);
-			while (!x->stopping && atomic_load(&x->srv_adds) == seen)
-				pthread_cond_wait(&x->cond, &x->lock);
-			pthread_mutex_unlock(&x->lock);
-			if (x->stopping)
+			pthread_mutex_lock(&x->ctl.lock);
+			while (!x->ctl.stopping && atomic_load(&x->srv.adds) == seen)
+				pthread_cond_wait(&x->ctl.cond, &x->ctl.lock);
+			pthread_mutex_unlock(&x->ctl.lock);
+			if (x->ctl.stopping)
 				break;
 			continue;
 		}
@@ -238,7 +227,7 @@ static int make_copies(struct exact *x, int fd, uint32_t id, int skip, int copie
 {
 	int i, c, n = 0;
 
-	for (i = 0; i < x->nsrv; i++) {
+	for (i = 0; i < x->srv.n; i++) {
 		copies[i] = -1;
 		if (i == skip)
 			continue;
@@ -249,7 +238,7 @@ static int make_copies(struct exact *x, int fd, uint32_t id, int skip, int copie
 		}
 		if (c < 0)
 			continue;
-		atomic_store_explicit(&x->fd_id[c], id, memory_order_release);
+		atomic_store_explicit(&x->srv.fd_id[c], id, memory_order_release);
 		copies[i] = c;
 		n++;
 	}
@@ -261,18 +250,18 @@ static int give_copies(struct exact *x, const int copies[MAX_SRV])
 {
 	int i, n = 0;
 
-	for (i = 0; i < x->nsrv; i++) {
+	for (i = 0; i < x->srv.n; i++) {
 		if (copies[i] < 0)
 			continue;
-		if (uffd_server_add(x->srvs[i], copies[i]))
+		if (uffd_server_add(x->srv.servers[i], copies[i]))
 			close(copies[i]);
 		else
 			n++;
 	}
-	pthread_mutex_lock(&x->lock);
-	atomic_fetch_add(&x->srv_adds, 1);
-	pthread_cond_broadcast(&x->cond);
-	pthread_mutex_unlock(&x->lock);
+	pthread_mutex_lock(&x->ctl.lock);
+	atomic_fetch_add(&x->srv.adds, 1);
+	pthread_cond_broadcast(&x->ctl.cond);
+	pthread_mutex_unlock(&x->ctl.lock);
 	return n;
 }
 
@@ -283,19 +272,19 @@ static int make_servers(struct exact *x, const struct uffd_server_ops *ops)
 	cpu_set_t set;
 	int cpu, n = 0, i;
 
-	x->nsrv = 1;
+	x->srv.n = 1;
 	if (x->variant == EXACT_ORDERED && sched_getaffinity(0, sizeof(set), &set) == 0) {
 		for (cpu = 0; cpu < CPU_SETSIZE && n < MAX_SRV; cpu++)
 			if (CPU_ISSET(cpu, &set))
-				x->srv_cpu[n++] = cpu;
+				x->srv.cpu[n++] = cpu;
 		if (env ? want > 1 : (n > 1 && n <= SRV_PERCPU_MAX))
-			x->nsrv = env && want < (unsigned)n ? (int)want : n;
+			x->srv.n = env && want < (unsigned)n ? (int)want : n;
 	}
-	pthread_spin_init(&x->q_lock, PTHREAD_PROCESS_PRIVATE);
-	for (i = 0; i < x->nsrv; i++) {
-		if (uffd_server_new(ops, x, UFFD_SRV_COPY, &x->srvs[i]))
+	pthread_spin_init(&x->ring.lock, PTHREAD_PROCESS_PRIVATE);
+	for (i = 0; i < x->srv.n; i++) {
+		if (uffd_server_new(ops, x, UFFD_SRV_COPY, &x->srv.servers[i]))
 			return -1;
-		x->srv_args[i] = (struct srv_arg){ x, i };
+		x->srv.args[i] = (struct srv_arg){ x, i };
 	}
 	return 0;
 }
@@ -309,12 +298,12 @@ static int hand_over(struct exact *x, pid_t pid, int fd)
 {
 	struct adopt *a = calloc(1, sizeof(*a));
 	int copies[MAX_SRV], i, spare = -1;
-	uint32_t id = atomic_fetch_add(&x->next_id, 1);
+	uint32_t id = atomic_fetch_add(&x->srv.next_id, 1);
 
 	/* spare: a copy of our own, if no server can take it (fd is the engine's then). */
-	if (!a || make_copies(x, fd, id, -1, copies) < x->nsrv ||
+	if (!a || make_copies(x, fd, id, -1, copies) < x->srv.n ||
 	    (spare = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
-		for (i = 0; a && i < x->nsrv; i++)
+		for (i = 0; a && i < x->srv.n; i++)
 			if (copies[i] >= 0)
 				close(copies[i]);
 		close(fd);	/* our only copy: every registration goes with it */
@@ -326,10 +315,10 @@ static int hand_over(struct exact *x, pid_t pid, int fd)
 	a->fd = fd;
 	/* Posted before a server can read a message of this fd, so the engine side knows the id
 	 * of every record it drains (exact_track.c: drain). */
-	pthread_mutex_lock(&x->lock);
-	a->next = x->adopts;
-	x->adopts = a;
-	pthread_mutex_unlock(&x->lock);
+	pthread_mutex_lock(&x->ctl.lock);
+	a->next = x->ctl.adopts;
+	x->ctl.adopts = a;
+	pthread_mutex_unlock(&x->ctl.lock);
 	if (!give_copies(x, copies)) {
 		/* Out of memory: nobody would serve this process's faults.  The engine side may
 		 * already hold fd, so unregister everything instead. */
@@ -360,7 +349,7 @@ static int register_entry(const struct maps_entry *me, void *arg)
 	struct reg_ctx *rc = arg;
 	int err;
 
-	if (!xt_eligible_entry(me->path, me->perms))
+	if (!mappings_eligible_entry(me->path, me->perms))
 		return 0;
 	/* A mapping the kernel will not register (another userfaultfd owns it, VM_PFNMAP)
 	 * stays tracked by pagemap. */
@@ -448,7 +437,7 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 		snprintf(why, whylen, "%s%s", uffd_why(), hint);
 		return err;
 	}
-	x_test_pause(x, "injected");
+	xstage("injected", NULL);
 	err = procfs_read_maps(pid, register_entry, &rc);
 	if (err) {
 		close(rc.fd);
@@ -474,7 +463,7 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 		  "registered, %u held by another userfaultfd", pid,
 		  uffd_last_create() == UFFD_CREATE_DEV ? "/dev/userfaultfd" : "userfaultfd()",
 		  (unsigned long long)(t0 / 1000), (unsigned long long)got, rc.ranges, rc.busy);
-	x_test_pause(x, "registered");
+	xstage("registered", NULL);
 	return rc.fd;
 }
 
@@ -510,7 +499,7 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 		explain_seize(x, pid, err, iwhy, why, whylen);
 		return err;
 	}
-	x_test_pause(x, "seized");
+	xstage("seized", NULL);
 	fd = inject_and_register(x, in, pid, why, whylen);
 	held_ms = (clock_mono_ns() - t0) / 1000000;
 	if (fd >= 0 && held_ms > x->o.attach_timeout_ms) {
@@ -541,7 +530,7 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 		log_warn("process %d: detaching ptrace: %s", pid, strerror(-err));
 	log_debug("process %d: held stopped %llu us", pid,
 		  (unsigned long long)((clock_mono_ns() - t0) / 1000));
-	atomic_store(&x->last_attach_ms, held_ms);
+	atomic_store(&x->ctl.last_attach_ms, held_ms);
 	return 0;
 }
 
@@ -553,7 +542,7 @@ static void *control_main(void *arg)
 	char why[1024];
 	pid_t pid;
 
-	while (jobq_pop(&x->jobs, &pid)) {
+	while (jobq_pop(&x->ctl.jobs, &pid)) {
 		if (attach_one(x, pid, why, sizeof(why)) && kill(pid, 0) == 0)
 			log_warn("process %d (a new program or a forked child) could not be given a "
 				 "userfaultfd (%s): its memory is tracked by pagemap only", pid, why);
@@ -570,12 +559,12 @@ static void *runner_main(void *arg)
 	int err, status = 0, fd;
 
 	for (;;) {
-		err = inj_follow_exec(x->run_inj, FOLLOW_SLICE_MS, &status);
+		err = inj_follow_exec(x->run.inj, FOLLOW_SLICE_MS, &status);
 		if (err == -ETIMEDOUT)
 			continue;
 		if (err == 0) {
 			/* CMD executed a new program: it is parked at the new entry point. */
-			fd = inject_and_register(x, x->run_inj, x->run_pid, why, sizeof(why));
+			fd = inject_and_register(x, x->run.inj, x->run_pid, why, sizeof(why));
 			if (fd >= 0 && (err = hand_over(x, x->run_pid, fd)))
 				snprintf(why, sizeof(why), "%s", strerror(-err));
 			if (fd < 0 || err)
@@ -592,12 +581,12 @@ static void *runner_main(void *arg)
 		kill(x->run_pid, SIGKILL);
 		status = W_EXITCODE(0, SIGKILL);
 	}
-	x->child_status = status;
-	atomic_store(&x->child_done, true);
-	pthread_mutex_lock(&x->lock);
-	if (!x->stopping)
+	x->run.child_status = status;
+	atomic_store(&x->run.child_done, true);
+	pthread_mutex_lock(&x->ctl.lock);
+	if (!x->ctl.stopping)
 		kill(getpid(), SIGTERM);	/* the view quits; teardown returns the status */
-	pthread_mutex_unlock(&x->lock);
+	pthread_mutex_unlock(&x->ctl.lock);
 	return NULL;
 }
 
@@ -605,7 +594,7 @@ static void *runner_main(void *arg)
  *
  * Not engine_drive() (user/engine/drive.h): the pump never ticks, it drains beside the
  * view's loop (which runs engine_drive), waking every pump_us microseconds rather than on
- * the engine's millisecond poll, and it must also stop at teardown (x->stopping) when the
+ * the engine's millisecond poll, and it must also stop at teardown (x->ctl.stopping) when the
  * view ended by itself (-n, --duration), which is not a quit.
  */
 
@@ -614,12 +603,12 @@ static void *pump_main(void *arg)
 	struct exact *x = arg;
 
 	for (;;) {
-		struct timespec ts = { .tv_nsec = (long)x->pump_us * 1000 };
+		struct timespec ts = { .tv_nsec = (long)x->pump.us * 1000 };
 		bool stop;
 
-		pthread_mutex_lock(&x->lock);
-		stop = x->stopping;
-		pthread_mutex_unlock(&x->lock);
+		pthread_mutex_lock(&x->ctl.lock);
+		stop = x->ctl.stopping;
+		pthread_mutex_unlock(&x->ctl.lock);
 		if (stop || engine_quitting())
 			break;
 		nanosleep(&ts, NULL);
@@ -643,25 +632,10 @@ static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 	return err;
 }
 
-static void parse_pause(struct exact *x)
-{
-	const char *env = getenv("MEVITOP_TEST_PAUSE");
-	const char *colon;
-
-	x->pause_ms = PAUSE_DEFAULT_MS;
-	if (!env || !*env)
-		return;
-	colon = strchr(env, ':');
-	snprintf(x->pause_stage, sizeof(x->pause_stage), "%.*s",
-		 (int)(colon ? (size_t)(colon - env) : strlen(env)), env);
-	if (colon)
-		x->pause_ms = (unsigned)strtoul(colon + 1, NULL, 10);
-}
-
 /* The /dev/userfaultfd chain's stages ("dev-socketpair", ...) are test-pause stages too. */
 static void dev_test_hook(void *ctx, const char *stage)
 {
-	x_test_pause(ctx, stage);
+	xstage(stage, NULL);
 }
 
 /* Says what to change when userfaultfd cannot be used; returns false then. */
@@ -747,14 +721,14 @@ static void free_exact(struct exact *x)
 	if (!x)
 		return;
 	xt_free(x);
-	for (int i = 0; i < x->nsrv; i++)
-		uffd_server_free(x->srvs[i]);
-	if (x->nsrv)
-		pthread_spin_destroy(&x->q_lock);
-	pthread_cond_destroy(&x->cond);
-	pthread_mutex_destroy(&x->lock);
-	jobq_destroy(&x->jobs);
-	free(x->q);
+	for (int i = 0; i < x->srv.n; i++)
+		uffd_server_free(x->srv.servers[i]);
+	if (x->srv.n)
+		pthread_spin_destroy(&x->ring.lock);
+	pthread_cond_destroy(&x->ctl.cond);
+	pthread_mutex_destroy(&x->ctl.lock);
+	jobq_destroy(&x->ctl.jobs);
+	free(x->ring.recs);
 	free(x);
 }
 
@@ -764,37 +738,37 @@ static void stop_all(struct exact *x)
 {
 	int i;
 
-	pthread_mutex_lock(&x->lock);
-	x->stopping = true;
-	pthread_cond_broadcast(&x->cond);
-	pthread_mutex_unlock(&x->lock);
-	jobq_stop(&x->jobs);
-	if (x->pump_started)
-		pthread_join(x->pump_thread, NULL);
-	x->pump_started = false;
-	if (x->run_inj) {
-		if (x->run_started) {
-			for (i = 0; i < CHILD_GRACE_MS && !atomic_load(&x->child_done); i++)
+	pthread_mutex_lock(&x->ctl.lock);
+	x->ctl.stopping = true;
+	pthread_cond_broadcast(&x->ctl.cond);
+	pthread_mutex_unlock(&x->ctl.lock);
+	jobq_stop(&x->ctl.jobs);
+	if (x->pump.started)
+		pthread_join(x->pump.thread, NULL);
+	x->pump.started = false;
+	if (x->run.inj) {
+		if (x->run.started) {
+			for (i = 0; i < CHILD_GRACE_MS && !atomic_load(&x->run.child_done); i++)
 				sleep_ms(1);
-			if (!atomic_load(&x->child_done))
+			if (!atomic_load(&x->run.child_done))
 				kill(x->run_pid, SIGKILL);
-			pthread_join(x->run_thread, NULL);
-			x->run_started = false;
+			pthread_join(x->run.thread, NULL);
+			x->run.started = false;
 		} else {
 			kill(x->run_pid, SIGKILL);
-			x->child_status = W_EXITCODE(0, SIGKILL);
+			x->run.child_status = W_EXITCODE(0, SIGKILL);
 		}
-		inj_release(x->run_inj);	/* reaps CMD if it was never followed */
-		x->run_inj = NULL;
+		inj_release(x->run.inj);	/* reaps CMD if it was never followed */
+		x->run.inj = NULL;
 	}
-	if (x->ctl_started)
-		pthread_join(x->ctl_thread, NULL);
-	x->ctl_started = false;
-	for (i = 0; i < x->nsrv; i++)
-		uffd_server_stop(x->srvs[i]);
-	for (i = 0; i < x->srv_started; i++)
-		pthread_join(x->srv_threads[i], NULL);
-	x->srv_started = 0;
+	if (x->ctl.started)
+		pthread_join(x->ctl.thread, NULL);
+	x->ctl.started = false;
+	for (i = 0; i < x->srv.n; i++)
+		uffd_server_stop(x->srv.servers[i]);
+	for (i = 0; i < x->srv.started; i++)
+		pthread_join(x->srv.threads[i], NULL);
+	x->srv.started = 0;
 }
 
 static int fail_setup(struct exact *x, struct engine **e, int rc)
@@ -806,65 +780,63 @@ static int fail_setup(struct exact *x, struct engine **e, int rc)
 	return rc;
 }
 
-int exact_setup(const struct exact_opts *o, struct engine_opts *eo, struct features *f,
-		struct engine **e, struct exact **out)
+/* Setup's stages, in order.  Each logs what failed; none leaves a process modified. */
+
+/* 1. Exact mode's own state, from the options and what the kernel offers: NULL when
+ * userfaultfd cannot work here (logged). */
+static struct exact *new_exact(const struct exact_opts *o, struct features *f)
 {
 	struct uffd_server_ops ops = { .fault = on_fault, .event = on_event };
-	char why[1024] = "";
-	struct exact *x;
+	struct exact *x = calloc(1, sizeof(*x));
 	const char *env;
-	size_t i;
-	int err;
 
-	*e = NULL;
-	*out = NULL;
-	err = features_probe(f, why, sizeof(why));
-	if (err) {
-		log_err("%s", why);
-		return 1;
-	}
-	x = calloc(1, sizeof(*x));
 	if (!x)
-		return 1;
+		return NULL;
 	x->o = *o;
 	x->o.pids = NULL;
 	x->follow_children = !o->no_children;
 	x->use_scan = f->pagemap_scan && !(f->disabled & DIS_PAGEMAP_SCAN);
 	inj_set_suspend_seccomp(seccomp_path(f, x->suspend_why, sizeof(x->suspend_why)) ==
 				SC_SUSPEND);
-	atomic_init(&x->next_id, 1);
-	pthread_mutex_init(&x->lock, NULL);
-	pthread_cond_init(&x->cond, NULL);
-	jobq_init(&x->jobs);
-	parse_pause(x);
+	atomic_init(&x->srv.next_id, 1);
+	pthread_mutex_init(&x->ctl.lock, NULL);
+	pthread_cond_init(&x->ctl.cond, NULL);
+	jobq_init(&x->ctl.jobs);
 	env = getenv("MEVITOP_EXACT_PUMP_US");
-	x->pump_us = env ? (unsigned)strtoul(env, NULL, 10) : PUMP_DEFAULT_US;
-	x->q = calloc(XQ_SIZE, sizeof(*x->q));
-	if (!x->q || !check_uffd(x, f) || choose_variant(x, f) ||
+	x->pump.us = env ? (unsigned)strtoul(env, NULL, 10) : PUMP_DEFAULT_US;
+	x->ring.recs = calloc(XQ_SIZE, sizeof(*x->ring.recs));
+	if (!x->ring.recs || !check_uffd(x, f) || choose_variant(x, f) ||
 	    make_servers(x, &ops)) {
 		free_exact(x);
+		return NULL;
+	}
+	return x;
+}
+
+/* 2. run: CMD started seized, held at its first instruction.  0, or the exit code. */
+static int spawn_cmd(struct exact *x)
+{
+	char why[1024] = "";
+	int err = inj_spawn(x->o.run_argv, &x->run.inj, &x->run_pid, why, sizeof(why));
+
+	if (err == -EOPNOTSUPP) {
+		log_err("cannot watch %s in exact mode: %s", x->o.run_argv[0], why);
 		return 1;
 	}
-
-	if (o->run_argv) {
-		err = inj_spawn(o->run_argv, &x->run_inj, &x->run_pid, why, sizeof(why));
-		if (err == -EOPNOTSUPP) {
-			log_err("cannot watch %s in exact mode: %s", o->run_argv[0], why);
-			free_exact(x);
-			return 1;
-		}
-		if (err) {
-			log_err("%s", why);
-			free_exact(x);
-			return err == -ENOENT ? 127 : err == -EACCES ? 126 : 1;
-		}
+	if (err) {
+		log_err("%s", why);
+		return err == -ENOENT ? 127 : err == -EACCES ? 126 : 1;
 	}
+	return 0;
+}
 
-	/* The processes watched are -p's, or run's CMD, known only now: from here on `run`
-	 * behaves like -p CMD (its heatmap, its mappings in JSON). */
-	eo->pids = o->run_argv ? &x->run_pid : o->pids;
-	eo->npids = o->run_argv ? 1 : o->npids;
-	err = engine_new(eo, f, e, why, sizeof(why));
+/* 3. The engine (MODE_EXACT) with exact mode's hooks, and exact mode's threads. */
+static int start_engine(struct exact *x, struct engine_opts *eo, struct features *f,
+			struct engine **e)
+{
+	char why[1024] = "";
+	int err = engine_new(eo, f, e, why, sizeof(why));
+
 	if (!err) {
 		x->e = *e;
 		xt_install_hooks(x);
@@ -872,55 +844,100 @@ int exact_setup(const struct exact_opts *o, struct engine_opts *eo, struct featu
 	}
 	if (err) {
 		log_err("%s", why[0] ? why : strerror(-err));
-		return fail_setup(x, e, 1);
+		return -1;
 	}
-	while (x->srv_started < x->nsrv &&
-	       start_thread(&x->srv_threads[x->srv_started], server_main,
-			    &x->srv_args[x->srv_started]) == 0)
-		x->srv_started++;
-	if (start_thread(&x->ctl_thread, control_main, x) == 0)
-		x->ctl_started = true;
-	if (x->srv_started < x->nsrv || !x->ctl_started) {
+	while (x->srv.started < x->srv.n &&
+	       start_thread(&x->srv.threads[x->srv.started], server_main,
+			    &x->srv.args[x->srv.started]) == 0)
+		x->srv.started++;
+	if (start_thread(&x->ctl.thread, control_main, x) == 0)
+		x->ctl.started = true;
+	if (x->srv.started < x->srv.n || !x->ctl.started) {
 		log_err("failed to start exact mode's threads");
-		return fail_setup(x, e, 1);
+		return -1;
 	}
+	return 0;
+}
 
-	if (o->run_argv) {
-		int fd = inject_and_register(x, x->run_inj, x->run_pid, why, sizeof(why));
+/* 4. Every target gets its userfaultfd: run's CMD, or each of -p's processes. */
+static int attach_targets(struct exact *x, const struct exact_opts *o)
+{
+	char why[1024] = "";
+	size_t i;
+	int err, fd;
 
-		if (fd >= 0 && (err = hand_over(x, x->run_pid, fd))) {
-			snprintf(why, sizeof(why), "failed to serve a userfaultfd: %s", strerror(-err));
-			fd = err;
-		}
-		if (fd < 0) {
-			log_err("cannot watch %s in exact mode: %s", o->run_argv[0], why);
-			return fail_setup(x, e, 1);
-		}
-		atomic_store(&x->last_attach_ms, 0);
-	} else {
+	if (!o->run_argv) {
 		for (i = 0; i < o->npids; i++) {
 			err = attach_one(x, o->pids[i], why, sizeof(why));
 			if (err) {
 				log_err("%s", why);
-				return fail_setup(x, e, 1);
+				return -1;
 			}
 		}
+		return 0;
 	}
+	fd = inject_and_register(x, x->run.inj, x->run_pid, why, sizeof(why));
+	if (fd >= 0 && (err = hand_over(x, x->run_pid, fd))) {
+		snprintf(why, sizeof(why), "failed to serve a userfaultfd: %s", strerror(-err));
+		fd = err;
+	}
+	if (fd < 0) {
+		log_err("cannot watch %s in exact mode: %s", o->run_argv[0], why);
+		return -1;
+	}
+	atomic_store(&x->ctl.last_attach_ms, 0);
+	return 0;
+}
+
+/* 5. The threads that run beside the view: run's follower, the pump. */
+static int start_followers(struct exact *x)
+{
+	if (x->o.run_argv) {
+		if (start_thread(&x->run.thread, runner_main, x)) {
+			log_err("failed to start the thread following %s", x->o.run_argv[0]);
+			return -1;
+		}
+		x->run.started = true;
+	}
+	if (x->pump.us && start_thread(&x->pump.thread, pump_main, x) == 0)
+		x->pump.started = true;
+	return 0;
+}
+
+int exact_setup(const struct exact_opts *o, struct engine_opts *eo, struct features *f,
+		struct engine **e, struct exact **out)
+{
+	char why[1024] = "";
+	struct exact *x;
+	int rc;
+
+	*e = NULL;
+	*out = NULL;
+	if (features_probe(f, why, sizeof(why))) {
+		log_err("%s", why);
+		return 1;
+	}
+	x = new_exact(o, f);
+	if (!x)
+		return 1;
+	if (o->run_argv && (rc = spawn_cmd(x))) {
+		free_exact(x);
+		return rc;
+	}
+	/* The processes watched are -p's, or run's CMD, known only now: from here on `run`
+	 * behaves like -p CMD (its heatmap, its mappings in JSON). */
+	eo->pids = o->run_argv ? &x->run_pid : o->pids;
+	eo->npids = o->run_argv ? 1 : o->npids;
+	if (start_engine(x, eo, f, e) || attach_targets(x, o))
+		return fail_setup(x, e, 1);
 	/* Apply the hand-overs now, so the first snapshot already says which mappings are
 	 * tracked by userfaultfd. */
 	engine_step(*e, 0);
-	if (o->run_argv) {
-		if (start_thread(&x->run_thread, runner_main, x)) {
-			log_err("failed to start the thread following %s", o->run_argv[0]);
-			return fail_setup(x, e, 1);
-		}
-		x->run_started = true;
-	}
-	if (x->pump_us && start_thread(&x->pump_thread, pump_main, x) == 0)
-		x->pump_started = true;
+	if (start_followers(x))
+		return fail_setup(x, e, 1);
 	log_info("exact mode (%s) on %zu process(es)",
 		 x->variant == EXACT_ORDERED ? "ordered" : "fast", eo->npids);
-	x_test_pause(x, "serving");
+	xstage("serving", NULL);
 	*out = x;
 	return 0;
 }
@@ -948,8 +965,8 @@ int exact_teardown(struct exact *x, int rc, FILE *out)
 
 	if (!x)
 		return rc;
-	x_test_pause(x, "detach");
-	finished = x->run_pid && atomic_load(&x->child_done);
+	xstage("detach", NULL);
+	finished = x->run_pid && atomic_load(&x->run.child_done);
 	stop_all(x);
 	/* (Not when recording: --record set json for its loop, and stdout is not the file.) */
 	if (finished && x->o.json && !x->o.record) {
@@ -958,7 +975,7 @@ int exact_teardown(struct exact *x, int rc, FILE *out)
 		last_snapshot(x, out);
 	}
 	if (x->run_pid) {
-		st = x->child_status;
+		st = x->run.child_status;
 		rc = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
 	}
 	free_exact(x);

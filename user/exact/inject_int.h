@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * inject_int.h - what the injection's own files share (inject.c: seize, calls, release;
- * scratch.c: the scratch page).  Nothing outside user/exact/inject*.c and scratch.c
+ * inject_int.h - what the injection's own files share (inject.c: the tracer thread, calls,
+ * release; inject_seize.c: seize; inject_spawn.c: run's CMD; inject_call.c: one call's
+ * machinery; scratch.c: the scratch page).  Nothing outside user/exact/inject*.c and scratch.c
  * includes it: the API is inject.h.
  */
 #ifndef MEVITOP_INJECT_INT_H
@@ -12,6 +13,31 @@
 #include "inject_x86.h"
 
 #include <pthread.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+
+/* Older headers lack these. */
+#ifndef PTRACE_EVENT_STOP
+#define PTRACE_EVENT_STOP	128
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open		434
+#endif
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd	438
+#endif
+#ifndef PTRACE_O_SUSPEND_SECCOMP
+#define PTRACE_O_SUSPEND_SECCOMP	(1 << 21)
+#endif
+#ifndef PF_EXITING
+#define PF_EXITING		0x00000004
+#endif
+#ifndef PF_KTHREAD
+#define PF_KTHREAD		0x00200000
+#endif
+
+#define INJ_DEFAULT_TIMEOUT_MS	2000
+#define INJ_HOLD_FACTOR		10	/* watchdog: idle hold limit = factor * timeout */
 
 struct inj_thread {
 	pid_t tid;
