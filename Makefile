@@ -30,8 +30,14 @@ endif
 # The layers of user/ (see README "How it works"): a file's folder is its layer.  Each folder is
 # also on the include path, so a bare #include "engine.h" keeps working wherever it is written.
 USER_LAYERS := lib model kernel engine exact out ui
+# Exact mode's CPU-dependent part is one folder per architecture (user/exact/arch.h,
+# doc/arch.md); its headers are found by bare name, so only ARCH's folder is on the path.
+EXACT_ARCH := user/exact/arch/$(ARCH)
+ifeq ($(wildcard $(EXACT_ARCH)/arch_regs.h),)
+$(error no $(EXACT_ARCH)/: exact mode has no backend for '$(ARCH)' (doc/arch.md says how to add one))
+endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
-              -DMEVITOP_VERSION='"$(VERSION)"' -I$(BUILD) -Iuser $(addprefix -Iuser/,$(USER_LAYERS)) -Ibpf
+              -DMEVITOP_VERSION='"$(VERSION)"' -I$(BUILD) -Iuser $(addprefix -Iuser/,$(USER_LAYERS)) -I$(EXACT_ARCH) -Ibpf
 LIBS       := -lbpf -ldw -lelf -lz -lzstd -lncursesw -lroaring -lmicrohttpd -lpthread -lm
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
@@ -43,7 +49,7 @@ BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 SKEL       := $(BUILD)/mevitop.skel.h
 
 # user/ holds the core modules; each subfolder of user/ is a layer of its own (user/LAYER/*.c).
-USER_SRCS  := $(sort $(wildcard user/*.c user/*/*.c))
+USER_SRCS  := $(sort $(wildcard user/*.c user/*/*.c $(EXACT_ARCH)/*.c))
 USER_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
 # Everything but main.o, so unit tests and helpers can link the engine.
 LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
@@ -72,6 +78,7 @@ STRESS_PKGS := debootstrap
 
 .DELETE_ON_ERROR:
 .PHONY: all deps run test stress unit integration bench bench-record clean vmlinux install man
+
 
 all: mevitop
 
@@ -261,4 +268,4 @@ install: all
 clean:
 	rm -rf build build-san build-* mevitop
 
--include $(wildcard $(BUILD)/user/*.d $(BUILD)/user/*/*.d $(BUILD)/bpf/*.d $(BUILD)/tests/*.d)
+-include $(wildcard $(BUILD)/user/*.d $(BUILD)/user/*/*.d $(BUILD)/user/*/arch/*/*.d $(BUILD)/bpf/*.d $(BUILD)/tests/*.d)

@@ -21,6 +21,7 @@
 #include "array.h"
 #include "clock.h"
 #include "exact.h"
+#include "exact/arch.h"
 #include "exact_int.h"
 #include "inject.h"
 #include "json.h"
@@ -364,8 +365,8 @@ static int register_entry(const struct maps_entry *me, void *arg)
 
 /* With @in holding @pid stopped: inject a userfaultfd and register every private anonymous
  * mapping.  Returns our fd or -errno with why. */
-/* The injected syscalls and saved registers are x86-64's: in a 32-bit image (i386 or x32,
- * its own syscall table) the first injected mmap fails with EFAULT.  Checked before the
+/* The injected syscalls and saved registers are the native ABI's: in a 32-bit image (i386,
+ * x32 or arm32, its own syscall table) the first injected mmap fails with EFAULT.  Checked before the
  * seize too, so such a process is never stopped. */
 static int refuse_32bit(const struct exact *x, pid_t pid, char *why, size_t whylen)
 {
@@ -913,6 +914,10 @@ int exact_setup(const struct exact_opts *o, struct engine_opts *eo, struct featu
 
 	*e = NULL;
 	*out = NULL;
+	if (arch_unsupported()) {
+		log_err("%s", arch_unsupported());
+		return 1;
+	}
 	if (features_probe(f, why, sizeof(why))) {
 		log_err("%s", why);
 		return 1;

@@ -6,15 +6,16 @@
  *
  *   Every thread we hold is parked in a PTRACE_EVENT_STOP, which the kernel enters from
  *   get_signal() on the way back to user space.  If the thread had been blocked in a
- *   system call, its registers at that point still say so (orig_rax = the call, rax =
- *   -ERESTARTSYS & co., rip just after the `syscall` instruction) and the kernel will
+ *   system call, its registers at that point still say so (the call's number, the result
+ *   -ERESTARTSYS & co., the ip just after the syscall instruction) and the kernel will
  *   apply its restart rules only *after* get_signal() returns.
  *
- *   To run a call we save registers, signal mask and XSAVE state, write an rt_sigreturn
- *   frame holding them into our scratch page in the target, point rip at the page's
- *   trampoline (`syscall` [; close the new fd]; rt_sigreturn on that frame), set
- *   orig_rax = -1 so the pending restart logic leaves our registers alone, block every
- *   signal - in that order: a borrowed register or mask is only ever seen with rip in
+ *   To run a call we save registers, signal mask and extended FPU state, write an
+ *   rt_sigreturn frame holding them into our scratch page in the target, point the ip at
+ *   the page's trampoline (the syscall [; close the new fd]; rt_sigreturn on that frame),
+ *   mark the thread as in no system call so the pending restart logic leaves our registers
+ *   alone (arch_set_call), block every signal - in that order: a borrowed register or mask
+ *   is only ever seen with the ip in
  *   code that gets the thread home by itself - and step it with PTRACE_SYSCALL to the
  *   syscall-exit stop.  If the monitor dies at any point from here on, the kernel lets
  *   the thread go and the trampoline finishes: no fd left, everything restored.  With
@@ -41,7 +42,7 @@
  */
 #include "inject.h"
 #include "inject_maps.h"
-#include "inject_x86.h"
+#include "exact/arch.h"
 #include "inject_int.h"
 #include "inject_seize.h"
 #include "inject_spawn.h"
@@ -77,7 +78,7 @@
 static int do_syscall(struct inj *in, long nr, const long a[6], bool take_fd, long *ret,
 		      int *local_fd)
 {
-	struct user_regs_struct restore;
+	arch_regs_t restore;
 	int idx, err;
 
 	if (local_fd)
@@ -107,8 +108,8 @@ static int do_syscall(struct inj *in, long nr, const long a[6], bool take_fd, lo
 		return err;
 	if (in->op_chain)
 		return run_chain(in, idx, in->op_chain, &restore);
-	return run_call(in, idx, in->entry[take_fd ? X86_TRAMP_CLOSE : X86_TRAMP_PLAIN],
-			x86_sp(&in->cpu.regs), nr, a, take_fd, &restore, ret, local_fd);
+	return run_call(in, idx, in->entry[take_fd ? ARCH_TRAMP_CLOSE : ARCH_TRAMP_PLAIN],
+			arch_sp(&in->cpu.regs), nr, a, take_fd, &restore, ret, local_fd);
 }
 
 /* Wait for any ptrace stop of @tid (or its exit): 0 stopped, -ESRCH, -ETIMEDOUT. */
@@ -326,6 +327,10 @@ int inj_seize(pid_t pid, unsigned timeout_ms, struct inj **out, char *why, size_
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
+	if (arch_unsupported()) {	/* a stub backend (exact/arch.h) */
+		copy_why(why, whylen, arch_unsupported());
+		return -EOPNOTSUPP;
+	}
 	in = inj_alloc();
 	if (!in) {
 		copy_why(why, whylen, "failed to allocate injection state: out of memory");
@@ -352,6 +357,10 @@ int inj_spawn(char *const argv[], struct inj **out, pid_t *pid, char *why, size_
 	if (!out || !argv || !argv[0])
 		return -EINVAL;
 	*out = NULL;
+	if (arch_unsupported()) {	/* a stub backend (exact/arch.h) */
+		copy_why(why, whylen, arch_unsupported());
+		return -EOPNOTSUPP;
+	}
 	in = inj_alloc();
 	if (!in) {
 		copy_why(why, whylen, "failed to allocate injection state: out of memory");
@@ -511,7 +520,7 @@ uint64_t inj_syscall_ip(const struct inj *in)
 {
 	if (!in)
 		return 0;
-	return in->scratch ? in->entry[X86_TRAMP_PLAIN] : in->gadget_ip;
+	return in->scratch ? in->entry[ARCH_TRAMP_PLAIN] : in->gadget_ip;
 }
 
 uint64_t inj_scratch(const struct inj *in, uint64_t *len)

@@ -5,7 +5,7 @@
  */
 #include "inject.h"
 #include "inject_maps.h"
-#include "inject_x86.h"
+#include "exact/arch.h"
 #include "inject_int.h"
 #include "inject_seize.h"
 #include "scratch.h"

@@ -5,7 +5,7 @@
  */
 #include "inject.h"
 #include "inject_maps.h"
-#include "inject_x86.h"
+#include "exact/arch.h"
 #include "inject_int.h"
 #include "inject_seize.h"
 #include "inject_spawn.h"
@@ -103,7 +103,7 @@ static int open_spawned(struct inj *in, pid_t pid, int idx)
 	}
 	read_seccomp(in);		/* a filter inherited across the exec */
 	suspend_parked(in, idx);
-	/* The trampoline, the frames and the syscall numbers are x86-64's. */
+	/* The trampoline, the frames and the syscall numbers are the native ABI's. */
 	if (procfs_exe_is_32bit(pid) == 1) {
 		set_why(in, "process %d is 32-bit: 32-bit processes are not supported in exact "
 			"mode", pid);
