@@ -238,6 +238,15 @@ struct exact {
 	} eng;
 };
 
+/* exact_server.c: the fault servers (exact.c starts them). */
+/* Creates the servers (one per CPU in ordered mode on small machines, else one). */
+int server_make(struct exact *x);
+/* A server thread's body (arg: its struct srv_arg). */
+void *server_main(void *arg);
+/* Hands a fresh userfaultfd of @pid to the servers (a copy each) and to the engine side,
+ * which owns @fd from now on, whatever happens.  Call before the process resumes. */
+int server_hand_over(struct exact *x, pid_t pid, int fd);
+
 /* exact_track.c: the engine hooks. */
 void xt_install_hooks(struct exact *x);
 /* Tears down the engine side (closes our copies); call with the engine stopped. */
