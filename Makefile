@@ -34,8 +34,14 @@ endif
 # The layers of user/ (see README "How it works"): a file's folder is its layer.  Each folder is
 # also on the include path, so a bare #include "engine.h" keeps working wherever it is written.
 USER_LAYERS := lib model kernel engine exact out ui
+# Exact mode's CPU-dependent part is one folder per architecture (user/exact/arch.h,
+# doc/arch.md); its headers are found by bare name, so only ARCH's folder is on the path.
+EXACT_ARCH := user/exact/arch/$(ARCH)
+ifeq ($(wildcard $(EXACT_ARCH)/arch_regs.h),)
+$(error no $(EXACT_ARCH)/: exact mode has no backend for '$(ARCH)' (doc/arch.md says how to add one))
+endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
-              -DMEVITOP_VERSION='"$(VERSION)"' -I$(BUILD) -Iuser $(addprefix -Iuser/,$(USER_LAYERS)) -Ibpf
+              -DMEVITOP_VERSION='"$(VERSION)"' -I$(BUILD) -Iuser $(addprefix -Iuser/,$(USER_LAYERS)) -I$(EXACT_ARCH) -Ibpf
 LIBS       := -lbpf -ldw -lelf -lz -lzstd -lncursesw -lroaring -lmicrohttpd -lpthread -lm
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
@@ -50,7 +56,7 @@ BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
 SKEL       := $(BUILD)/mevitop.skel.h $(BUILD)/fcache.skel.h
 
 # user/ holds the core modules; each subfolder of user/ is a layer of its own (user/LAYER/*.c).
-USER_SRCS  := $(sort $(wildcard user/*.c user/*/*.c))
+USER_SRCS  := $(sort $(wildcard user/*.c user/*/*.c $(EXACT_ARCH)/*.c))
 USER_OBJS  := $(patsubst user/%.c,$(BUILD)/user/%.o,$(USER_SRCS))
 # Everything but main.o, so unit tests and helpers can link the engine.
 LIB_OBJS   := $(filter-out $(BUILD)/user/main.o,$(USER_OBJS))
@@ -78,7 +84,28 @@ TEST_PKGS  := chromium memcached strace
 STRESS_PKGS := debootstrap
 
 .DELETE_ON_ERROR:
-.PHONY: all deps run test stress unit integration bench bench-record clean vmlinux install man
+.PHONY: all deps run test stress unit integration bench bench-record clean vmlinux install man cross-check
+
+# The arch seam, checked by the compiler: every user/ source compiled (-c, no link: the
+# arm64 builds of libbpf, ncurses... are not installed) for aarch64 with Debian's cross
+# gcc, against exact mode's arm64 folder (a stub: exact mode refuses there).  Arch-neutral
+# headers of the libraries come from /usr/include after the cross sysroot's own.
+CROSS_ARCH  := arm64
+CROSS_CC    ?= aarch64-linux-gnu-gcc
+CROSS_PKGS  := gcc-aarch64-linux-gnu libc6-dev-arm64-cross linux-libc-dev-arm64-cross
+CROSS_BUILD := $(BUILD)-cross-$(CROSS_ARCH)
+CROSS_SRCS  := $(sort $(wildcard user/*.c user/*/*.c user/exact/arch/$(CROSS_ARCH)/*.c))
+CROSS_OBJS  := $(patsubst user/%.c,$(CROSS_BUILD)/user/%.o,$(CROSS_SRCS))
+cross-check: $(SKEL)
+	$(Q)$(MAKE) --no-print-directory deps DEB_PKGS="$(CROSS_PKGS)"
+	$(Q)$(MAKE) --no-print-directory cross-objs
+	@echo "cross-check: $(words $(CROSS_SRCS)) user/ sources compile for $(CROSS_ARCH)"
+cross-objs: $(CROSS_OBJS)
+$(CROSS_BUILD)/user/%.o: user/%.c
+	$(call msg,CROSS,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CROSS_CC) $(subst -I$(EXACT_ARCH),-Iuser/exact/arch/$(CROSS_ARCH),$(ALL_CFLAGS)) \
+		-idirafter /usr/include -c $< -o $@
 
 all: mevitop
 
@@ -285,4 +312,4 @@ install: all
 clean:
 	rm -rf build build-san build-* mevitop
 
--include $(wildcard $(BUILD)/user/*.d $(BUILD)/user/*/*.d $(BUILD)/bpf/*.d $(BUILD)/tests/*.d)
+-include $(wildcard $(BUILD)/user/*.d $(BUILD)/user/*/*.d $(BUILD)/user/*/arch/*/*.d $(CROSS_BUILD)/user/*.d $(CROSS_BUILD)/user/*/*.d $(CROSS_BUILD)/user/*/arch/*/*.d $(BUILD)/bpf/*.d $(BUILD)/tests/*.d)

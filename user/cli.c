@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "exact/exact.h"
 #include "ui_maplayout.h"
 #include "fault_sampler.h"
 #include "getopt_msg.h"
@@ -365,7 +366,7 @@ static int parse_pids(const char *arg, struct cli *c)
 			return 2;
 		}
 		/* One more, exactly: a command line's few pids (struct cli keeps no capacity,
-		 * and exact.c sizes c->pids itself for run). */
+		 * and cli_exact_setup sizes c->pids itself for run). */
 		np = realloc(c->pids, (c->npids + 1) * sizeof(*np));
 		if (!np) {
 			free(copy);
@@ -750,4 +751,34 @@ void cli_free(struct cli *c)
 	free(c->pids);
 	free(c->file_paths);
 	filter_free(&c->filter);
+}
+
+int cli_exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struct engine **e,
+		    struct exact **x)
+{
+	struct exact_opts o = {
+		.variant = c->exact_variant, .attach_timeout_ms = c->attach_timeout_ms,
+		.run_argv = c->run ? c->run_argv : NULL, .pids = c->pids, .npids = c->npids,
+		.no_children = c->no_children, .json = c->json, .record = c->record,
+		.interval_ms = c->interval_ms,
+	};
+	int rc;
+
+	if (c->run) {
+		pid_t *pids = realloc(c->pids, sizeof(*pids));	/* exactly CMD's */
+
+		if (!pids)
+			return 1;
+		c->pids = pids;
+		c->npids = 0;
+	}
+	rc = exact_setup(&o, eo, f, e, x);
+	if (rc)
+		return rc;
+	c->exact_variant = exact_variant_of(*x);
+	if (c->run) {
+		c->pids[0] = exact_run_pid(*x);
+		c->npids = 1;
+	}
+	return 0;
 }

@@ -11,13 +11,7 @@
 #include "filter.h"
 #include "out/listen_addr.h"
 #include "out/metrics.h"
-
-/* Exact mode's two ways of seeing first touches (user/exact.h explains the trade-off). */
-enum exact_variant {
-	EXACT_AUTO,			/* the default: fast */
-	EXACT_FAST,			/* per interval, unordered, ~1x */
-	EXACT_ORDERED,			/* every first touch in order, each served by mevitop */
-};
+#include "exact/exact_opts.h"
 
 struct cli {
 	bool run;			/* `mevitop run -- CMD` */
@@ -81,6 +75,12 @@ int cli_parse(int argc, char **argv, struct cli *c);
 void cli_usage(FILE *out);
 /* The engine's options, for every mode (exact mode's included): built here once. */
 void cli_engine_opts(struct cli *c, struct engine_opts *eo);
+/* Exact mode's setup (exact_setup) from c's options; then what it resolved goes back into c
+ * for the view: the variant, and run's CMD as c's one pid.  Returns exact_setup's code. */
+struct exact;
+struct features;
+int cli_exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struct engine **e,
+		    struct exact **x);
 void cli_free(struct cli *c);
 
 #endif

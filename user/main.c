@@ -367,7 +367,7 @@ int main(int argc, char **argv)
 		}
 		drive_signals_install();
 		cli_engine_opts(&c, &eo);
-		rc = exact_setup(&c, &eo, &f, &e, &x);
+		rc = cli_exact_setup(&c, &eo, &f, &e, &x);
 		if (!rc) {
 			warn_shared_stdout(&c);
 			rc = run_view(e, &c, rec);

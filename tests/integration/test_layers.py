@@ -49,9 +49,6 @@ KNOWN_HUBS = {
 }
 # (including file, included header): types one layer borrows from a layer above it.
 KNOWN_INCLUDES = {
-    # issue 25: enum exact_variant and the exact options live in cli.h; they move to exact/.
-    ("user/exact/exact.h", "user/cli.h"),
-    ("user/exact/exact_int.h", "user/cli.h"),
     # issue 25: the model's process carries kernel/procfs.h's counters; the type moves down.
     ("user/model/model.h", "user/kernel/procfs.h"),
     # issue 25: ui_run takes struct cli; it gets the view's own options instead.
@@ -63,16 +60,18 @@ KNOWN_INCLUDES = {
 
 
 def folder(path):
-    """'lib' for user/lib/x.c, 'top' for user/main.c (paths relative to the root)."""
+    """'lib' for user/lib/x.c, 'top' for user/main.c (paths relative to the root); a
+    folder's subfolders are its own (user/exact/arch/x86/x.c is 'exact')."""
     parts = path.split("/")
-    return parts[1] if len(parts) == 3 else "top"
+    return parts[1] if len(parts) >= 3 else "top"
 
 
 def objects(build):
     """{source path relative to the root: object path} of every built user/ object."""
     found = {}
     for o in glob.glob(os.path.join(build, "user", "*.o")) + \
-            glob.glob(os.path.join(build, "user", "*", "*.o")):
+            glob.glob(os.path.join(build, "user", "*", "*.o")) + \
+            glob.glob(os.path.join(build, "user", "*", "arch", "*", "*.o")):
         src = os.path.join("user", os.path.relpath(o, os.path.join(build, "user")))[:-2] + ".c"
         if os.path.exists(os.path.join(harness.ROOT, src)):
             found[src] = o
@@ -183,7 +182,8 @@ def declared(path):
 
 def headers():
     """{header path relative to the root: the names it declares}."""
-    found = glob.glob(os.path.join(USER, "*.h")) + glob.glob(os.path.join(USER, "*", "*.h"))
+    found = glob.glob(os.path.join(USER, "*.h")) + glob.glob(os.path.join(USER, "*", "*.h")) + \
+        glob.glob(os.path.join(USER, "*", "arch", "*", "*.h"))
     return {os.path.relpath(h, harness.ROOT): declared(h) for h in found}
 
 
@@ -260,7 +260,8 @@ def include_errors(edges):
 
 
 def sources():
-    paths = glob.glob(os.path.join(USER, "*.[ch]")) + glob.glob(os.path.join(USER, "*", "*.[ch]"))
+    paths = glob.glob(os.path.join(USER, "*.[ch]")) + glob.glob(os.path.join(USER, "*", "*.[ch]")) + \
+        glob.glob(os.path.join(USER, "*", "arch", "*", "*.[ch]"))
     return {os.path.relpath(p, harness.ROOT): open(p).read() for p in paths}
 
 

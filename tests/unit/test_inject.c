@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include "children.h"
-#include "inject_x86.h"
+#include "exact/arch.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -946,8 +946,8 @@ static void test_self_restore_stop_state(void **state)
 static void test_trampoline_bytes(void **state)
 {
 	uint8_t code[128];
-	uint64_t entry[X86_TRAMP_NENTRIES], base = 0x7f0000001040ull, frame = 0x7f00000010c0ull;
-	size_t n = x86_tramp_build(code, sizeof(code), base, frame, entry), restore = 0;
+	uint64_t entry[ARCH_TRAMP_NENTRIES], base = 0x7f0000001040ull, frame = 0x7f00000010c0ull;
+	size_t n = arch_tramp_build(code, sizeof(code), base, frame, entry), restore = 0;
 	int32_t disp;
 
 	(void)state;
@@ -961,14 +961,14 @@ static void test_trampoline_bytes(void **state)
 	assert_memory_equal(code + restore + 7, "\xb8\x0f\x00\x00\x00\x0f\x05", 7);
 	/* plain: syscall; jmp restore */
 	{
-		size_t at = (size_t)(entry[X86_TRAMP_PLAIN] - base);
+		size_t at = (size_t)(entry[ARCH_TRAMP_PLAIN] - base);
 
 		assert_memory_equal(code + at, "\x0f\x05\xeb", 3);
 		assert_int_equal(at + 4 + code[at + 3], restore);
 	}
 	/* close: syscall; test; js restore; mov %rax,%rdi; mov $3,%eax; syscall; restore */
 	{
-		size_t at = (size_t)(entry[X86_TRAMP_CLOSE] - base);
+		size_t at = (size_t)(entry[ARCH_TRAMP_CLOSE] - base);
 
 		assert_memory_equal(code + at, "\x0f\x05\x48\x85\xc0\x78", 6);
 		assert_int_equal(at + 7 + code[at + 6], restore);
@@ -1018,10 +1018,10 @@ static void test_code_patterns(void **state)
 	uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
 
 	(void)state;
-	assert_int_equal(x86_find_ret_gadget(vdso, sizeof(vdso)), 1);
-	assert_int_equal(x86_find_ret_gadget(no_ret, sizeof(no_ret)), -1);
-	assert_int_equal(x86_find_restorer(glibc, sizeof(glibc)), 3);
-	assert_int_equal(x86_find_restorer(glibc, sizeof(glibc) - 1), -1);
+	assert_int_equal(arch_find_ret_gadget(vdso, sizeof(vdso)), 1);
+	assert_int_equal(arch_find_ret_gadget(no_ret, sizeof(no_ret)), -1);
+	assert_int_equal(arch_find_restorer(glibc, sizeof(glibc)), 3);
+	assert_int_equal(arch_find_restorer(glibc, sizeof(glibc) - 1), -1);
 	/* seeded random code under ASan: exact-size buffers, so an overread is caught */
 	printf("test_inject: MEVITOP_TEST_SEED=%" PRIu64 "\n", seed);
 	srandom((unsigned)seed);
@@ -1033,8 +1033,8 @@ static void test_code_patterns(void **state)
 		assert_non_null(p);
 		for (size_t k = 0; k < n; k++)
 			p[k] = random() % 4 ? bytes[random() % sizeof(bytes)] : (uint8_t)random();
-		g = x86_find_ret_gadget(p, n);
-		r = x86_find_restorer(p, n);
+		g = arch_find_ret_gadget(p, n);
+		r = arch_find_restorer(p, n);
 		for (long k = 0; k < (g < 0 ? (long)n : g); k++)
 			assert_false(is_gadget_at(p, n, (size_t)k));
 		if (g >= 0)

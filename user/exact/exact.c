@@ -21,6 +21,7 @@
 #include "array.h"
 #include "clock.h"
 #include "exact.h"
+#include "exact/arch.h"
 #include "exact_int.h"
 #include "inject.h"
 #include "json.h"
@@ -32,7 +33,6 @@
 #include "exact/uffd_dev.h"
 #include "page.h"
 
-#define PAUSE_DEFAULT_MS	60000
 #define CHILD_GRACE_MS		200	/* run: how long CMD may take to exit by itself on quit */
 #define FOLLOW_SLICE_MS		100
 /* Between the view's drains (every 100 ms) the pump drains the ring buffer this often, so
@@ -45,305 +45,6 @@ static void sleep_ms(unsigned ms)
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
-}
-
-static void x_test_pause(struct exact *x, const char *stage)
-{
-	xstage_record(stage);
-	if (!x->pause_stage[0] || strcmp(x->pause_stage, stage))
-		return;
-	fprintf(stderr, "mevitop: test-pause %s\n", stage);
-	fflush(stderr);
-	sleep_ms(x->pause_ms);
-}
-
-/* ---- the record ring: the server produces, the engine side consumes ---- */
-
-static bool q_push_one(struct exact *x, const struct xrec *r, bool event)
-{
-	uint32_t head = atomic_load_explicit(&x->q_head, memory_order_relaxed);
-	uint32_t tail = atomic_load_explicit(&x->q_tail, memory_order_acquire);
-	uint32_t room = XQ_SIZE - (event ? 0 : XQ_EVENT_RESERVE);
-
-	if (head - tail >= room) {
-		if (!event)
-			atomic_fetch_add_explicit(&x->q_dropped, 1, memory_order_relaxed);
-		atomic_store_explicit(&x->q_overflow, true, memory_order_release);
-		return false;
-	}
-	x->q[head & (XQ_SIZE - 1)] = *r;
-	atomic_store_explicit(&x->q_head, head + 1, memory_order_release);
-	return true;
-}
-
-/* Several servers push into one ring: a spin lock held for a copy. */
-static bool q_push(struct exact *x, const struct xrec *r, bool event)
-{
-	bool ok;
-
-	if (x->nsrv == 1)
-		return q_push_one(x, r, event);
-	pthread_spin_lock(&x->q_lock);
-	ok = q_push_one(x, r, event);
-	pthread_spin_unlock(&x->q_lock);
-	return ok;
-}
-
-static uint32_t fd_to_id(struct exact *x, int fd)
-{
-	if (fd < 0 || fd >= FD_TABLE)
-		return 0;
-	return atomic_load_explicit(&x->fd_id[fd], memory_order_acquire);
-}
-
-/* ---- the fault server (its thread never takes the engine lock) ---- */
-
-static void on_fault(void *ctx, int fd, const struct uffd_fault *f)
-{
-	struct exact *x = ctx;
-	uint64_t now = clock_mono_ns();
-	struct xrec r = {
-		.ts_ns = f->ts_ns,
-		.a = f->addr,
-		.id = fd_to_id(x, fd),
-		.tid = f->tid,
-		.lat_ns = now - f->ts_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)(now - f->ts_ns),
-		.kind = XR_TOUCH,
-		.flags = (f->flags & UFFD_PAGEFAULT_FLAG_WRITE) ? XT_WRITE : 0,
-	};
-
-	q_push(x, &r, false);
-	x_test_pause(x, "fault");
-}
-
-static int make_copies(struct exact *x, int fd, uint32_t id, int skip, int copies[MAX_SRV]);
-static int give_copies(struct exact *x, const int copies[MAX_SRV]);
-static __thread int my_server = -1;	/* the index of the server whose thread this is */
-
-static int on_event(void *ctx, int fd, const struct uffd_event *ev)
-{
-	struct exact *x = ctx;
-	struct xrec r = { .ts_ns = ev->ts_ns, .id = fd_to_id(x, fd) };
-	int mine, i, copies[MAX_SRV];
-
-	switch (ev->kind) {
-	case UFFD_EV_FORK:
-		/* The child's userfaultfd arrived in our fd table.  Keep a copy for registering
-		 * (its number stays ours whatever the server does with the original). */
-		if (!x->follow_children || ev->fork.fd >= FD_TABLE)
-			goto drop_child;
-		mine = fcntl(ev->fork.fd, F_DUPFD_CLOEXEC, 3);
-		if (mine < 0)
-			goto drop_child;
-		r.kind = XR_FORK;
-		r.tid = atomic_fetch_add(&x->next_id, 1);
-		r.fd = mine;
-		/* The other servers' copies are made before the engine side owns `mine`. */
-		make_copies(x, ev->fork.fd, r.tid, my_server, copies);
-		atomic_store_explicit(&x->fd_id[ev->fork.fd], r.tid, memory_order_release);
-		if (!q_push(x, &r, true)) {
-			for (i = 0; i < x->nsrv; i++)
-				if (copies[i] >= 0)
-					close(copies[i]);
-			close(mine);
-			goto drop_child;
-		}
-		give_copies(x, copies);
-		return 1;	/* this server serves it from now on, and the others too */
-drop_child:
-		/* Closing the only copy unregisters the child's ranges: it runs on untracked. */
-		close(ev->fork.fd);
-		return 0;
-	case UFFD_EV_REMAP:
-		r.kind = XR_REMAP;
-		r.a = ev->remap.from;
-		r.b = ev->remap.to;
-		r.c = ev->remap.len;
-		break;
-	case UFFD_EV_REMOVE:
-	case UFFD_EV_UNMAP:
-		r.kind = ev->kind == UFFD_EV_REMOVE ? XR_REMOVE : XR_UNMAP;
-		r.a = ev->range.start;
-		r.b = ev->range.end;
-		break;
-	case UFFD_EV_GONE:
-		r.kind = XR_GONE;
-		break;
-	default:
-		return 1;
-	}
-	q_push(x, &r, true);
-	return 1;
-}
-
-/*
- * Where the time goes (bench/run_bench.py bench_exact; FACTS.md): a first touch served by
- * mevitop costs two context switches and three system calls when the server runs on the
- * faulting thread's CPU (~8 us here), but ~40 us when a wake-up crosses to a halted vCPU,
- * and the scheduler decides which happens: one server measured 4.5x or 20x a run, at
- * random.  Steering it did not work (the server following the faulting thread's CPU,
- * SCHED_IDLE so the woken thread stays, mevitop's other threads kept away: all ~20x), nor
- * did spinning (10x: the faulting CPU halts) or SCHED_FIFO (9-17x).  What does: a server
- * pinned to each CPU, so one always sits where the fault is (8-9x, every run); the others
- * are woken too, for nothing (~6 us).  Beyond SRV_PERCPU_MAX CPUs those useless wake-ups
- * would cost more than they save: one server then.
- */
-#define SRV_PERCPU_MAX	4
-
-static void *server_main(void *arg)
-{
-	struct srv_arg *sa = arg;
-	struct exact *x = sa->x;
-	struct uffd_server *srv = x->srvs[sa->i];
-	char name[16];
-
-	my_server = sa->i;
-	snprintf(name, sizeof(name), "mevitop-uffd%d", sa->i);
-	pthread_setname_np(pthread_self(), name);
-	if (x->nsrv > 1) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(x->srv_cpu[sa->i], &set);
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	}
-	for (;;) {
-		int r = uffd_server_poll(srv, 250);
-
-		if (r == -ECANCELED)
-			break;
-		if (r == -ENOENT) {
-			/* No fd yet (or every process is gone): wait for the next one. */
-			uint64_t seen = atomic_load(&x->srv_adds);
-
-			pthread_mutex_lock(&x->lock);
-			while (!x->stopping && atomic_load(&x->srv_adds) == seen)
-				pthread_cond_wait(&x->cond, &x->lock);
-			pthread_mutex_unlock(&x->lock);
-			if (x->stopping)
-				break;
-			continue;
-		}
-		if (r < 0) {
-			log_warn("userfaultfd server: %s", strerror(-r));
-			sleep_ms(10);
-		}
-	}
-	return NULL;
-}
-
-/* A copy of @fd known by @id for each server but @skip (-1: all); -1 where none could be
- * made.  Returns how many were made. */
-static int make_copies(struct exact *x, int fd, uint32_t id, int skip, int copies[MAX_SRV])
-{
-	int i, c, n = 0;
-
-	for (i = 0; i < x->nsrv; i++) {
-		copies[i] = -1;
-		if (i == skip)
-			continue;
-		c = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-		if (c >= FD_TABLE) {
-			close(c);
-			c = -1;
-		}
-		if (c < 0)
-			continue;
-		atomic_store_explicit(&x->fd_id[c], id, memory_order_release);
-		copies[i] = c;
-		n++;
-	}
-	return n;
-}
-
-/* Hands each server its copy (the server owns it from then on); returns how many took it. */
-static int give_copies(struct exact *x, const int copies[MAX_SRV])
-{
-	int i, n = 0;
-
-	for (i = 0; i < x->nsrv; i++) {
-		if (copies[i] < 0)
-			continue;
-		if (uffd_server_add(x->srvs[i], copies[i]))
-			close(copies[i]);
-		else
-			n++;
-	}
-	pthread_mutex_lock(&x->lock);
-	atomic_fetch_add(&x->srv_adds, 1);
-	pthread_cond_broadcast(&x->cond);
-	pthread_mutex_unlock(&x->lock);
-	return n;
-}
-
-static int make_servers(struct exact *x, const struct uffd_server_ops *ops)
-{
-	const char *env = getenv("MEVITOP_EXACT_SERVERS");
-	unsigned want = env ? (unsigned)strtoul(env, NULL, 10) : 0;
-	cpu_set_t set;
-	int cpu, n = 0, i;
-
-	x->nsrv = 1;
-	if (x->variant == EXACT_ORDERED && sched_getaffinity(0, sizeof(set), &set) == 0) {
-		for (cpu = 0; cpu < CPU_SETSIZE && n < MAX_SRV; cpu++)
-			if (CPU_ISSET(cpu, &set))
-				x->srv_cpu[n++] = cpu;
-		if (env ? want > 1 : (n > 1 && n <= SRV_PERCPU_MAX))
-			x->nsrv = env && want < (unsigned)n ? (int)want : n;
-	}
-	pthread_spin_init(&x->q_lock, PTHREAD_PROCESS_PRIVATE);
-	for (i = 0; i < x->nsrv; i++) {
-		if (uffd_server_new(ops, x, UFFD_SRV_COPY, &x->srvs[i]))
-			return -1;
-		x->srv_args[i] = (struct srv_arg){ x, i };
-	}
-	return 0;
-}
-
-/*
- * Hands a fresh userfaultfd of @pid to the servers (a copy each) and to the engine side,
- * which owns @fd from now on, whatever happens.  Call before the process resumes: in ordered
- * mode its faults wait for a server.
- */
-static int hand_over(struct exact *x, pid_t pid, int fd)
-{
-	struct adopt *a = calloc(1, sizeof(*a));
-	int copies[MAX_SRV], i, spare = -1;
-	uint32_t id = atomic_fetch_add(&x->next_id, 1);
-
-	/* spare: a copy of our own, if no server can take it (fd is the engine's then). */
-	if (!a || make_copies(x, fd, id, -1, copies) < x->nsrv ||
-	    (spare = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
-		for (i = 0; a && i < x->nsrv; i++)
-			if (copies[i] >= 0)
-				close(copies[i]);
-		close(fd);	/* our only copy: every registration goes with it */
-		free(a);
-		return a ? -EMFILE : -ENOMEM;
-	}
-	a->pid = pid;
-	a->id = id;
-	a->fd = fd;
-	/* Posted before a server can read a message of this fd, so the engine side knows the id
-	 * of every record it drains (exact_track.c: drain). */
-	pthread_mutex_lock(&x->lock);
-	a->next = x->adopts;
-	x->adopts = a;
-	pthread_mutex_unlock(&x->lock);
-	if (!give_copies(x, copies)) {
-		/* Out of memory: nobody would serve this process's faults.  The engine side may
-		 * already hold fd, so unregister everything instead. */
-		char buf[32] = "65536";
-		uint64_t low;
-
-		procfs_read_file("/proc/sys/vm/mmap_min_addr", buf, sizeof(buf));
-		low = page_round_up_4k(strtoull(buf, NULL, 10));
-		uffd_unregister(spare, low, UFFD_USER_END - low);
-		close(spare);
-		return -ENOMEM;
-	}
-	close(spare);
-	return 0;
 }
 
 /* ---- injection ---- */
@@ -360,7 +61,7 @@ static int register_entry(const struct maps_entry *me, void *arg)
 	struct reg_ctx *rc = arg;
 	int err;
 
-	if (!xt_eligible_entry(me->path, me->perms))
+	if (!mappings_eligible_entry(me->path, me->perms))
 		return 0;
 	/* A mapping the kernel will not register (another userfaultfd owns it, VM_PFNMAP)
 	 * stays tracked by pagemap. */
@@ -375,8 +76,8 @@ static int register_entry(const struct maps_entry *me, void *arg)
 
 /* With @in holding @pid stopped: inject a userfaultfd and register every private anonymous
  * mapping.  Returns our fd or -errno with why. */
-/* The injected syscalls and saved registers are x86-64's: in a 32-bit image (i386 or x32,
- * its own syscall table) the first injected mmap fails with EFAULT.  Checked before the
+/* The injected syscalls and saved registers are the native ABI's: in a 32-bit image (i386,
+ * x32 or arm32, its own syscall table) the first injected mmap fails with EFAULT.  Checked before the
  * seize too, so such a process is never stopped. */
 static int refuse_32bit(const struct exact *x, pid_t pid, char *why, size_t whylen)
 {
@@ -448,7 +149,7 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 		snprintf(why, whylen, "%s%s", uffd_why(), hint);
 		return err;
 	}
-	x_test_pause(x, "injected");
+	xstage("injected", NULL);
 	err = procfs_read_maps(pid, register_entry, &rc);
 	if (err) {
 		close(rc.fd);
@@ -474,7 +175,7 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 		  "registered, %u held by another userfaultfd", pid,
 		  uffd_last_create() == UFFD_CREATE_DEV ? "/dev/userfaultfd" : "userfaultfd()",
 		  (unsigned long long)(t0 / 1000), (unsigned long long)got, rc.ranges, rc.busy);
-	x_test_pause(x, "registered");
+	xstage("registered", NULL);
 	return rc.fd;
 }
 
@@ -505,15 +206,15 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 	err = refuse_32bit(x, pid, why, whylen);
 	if (err)
 		return err;
-	err = inj_seize(pid, (unsigned)x->c->attach_timeout_ms, &in, iwhy, sizeof(iwhy));
+	err = inj_seize(pid, (unsigned)x->o.attach_timeout_ms, &in, iwhy, sizeof(iwhy));
 	if (err) {
 		explain_seize(x, pid, err, iwhy, why, whylen);
 		return err;
 	}
-	x_test_pause(x, "seized");
+	xstage("seized", NULL);
 	fd = inject_and_register(x, in, pid, why, whylen);
 	held_ms = (clock_mono_ns() - t0) / 1000000;
-	if (fd >= 0 && held_ms > x->c->attach_timeout_ms) {
+	if (fd >= 0 && held_ms > x->o.attach_timeout_ms) {
 		close(fd);	/* our only copy: every registration goes with it */
 		fd = -ETIMEDOUT;
 	}
@@ -521,7 +222,7 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 		inj_release(in);
 		snprintf(why, whylen, "attaching to process %d took %llu ms, more than "
 			 "--attach-timeout %llu ms: backed out, the process is as it was", pid,
-			 (unsigned long long)held_ms, (unsigned long long)x->c->attach_timeout_ms);
+			 (unsigned long long)held_ms, (unsigned long long)x->o.attach_timeout_ms);
 		return -ETIMEDOUT;
 	}
 	if (fd < 0) {
@@ -529,7 +230,7 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 		return fd;
 	}
 	/* The server must serve before the process runs again (ordered: its faults wait). */
-	err = hand_over(x, pid, fd);
+	err = server_hand_over(x, pid, fd);
 	if (err) {
 		inj_release(in);
 		snprintf(why, whylen, "failed to serve the userfaultfd of process %d: %s", pid,
@@ -541,7 +242,7 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 		log_warn("process %d: detaching ptrace: %s", pid, strerror(-err));
 	log_debug("process %d: held stopped %llu us", pid,
 		  (unsigned long long)((clock_mono_ns() - t0) / 1000));
-	atomic_store(&x->last_attach_ms, held_ms);
+	atomic_store(&x->ctl.last_attach_ms, held_ms);
 	return 0;
 }
 
@@ -553,7 +254,7 @@ static void *control_main(void *arg)
 	char why[1024];
 	pid_t pid;
 
-	while (jobq_pop(&x->jobs, &pid)) {
+	while (jobq_pop(&x->ctl.jobs, &pid)) {
 		if (attach_one(x, pid, why, sizeof(why)) && kill(pid, 0) == 0)
 			log_warn("process %d (a new program or a forked child) could not be given a "
 				 "userfaultfd (%s): its memory is tracked by pagemap only", pid, why);
@@ -570,34 +271,34 @@ static void *runner_main(void *arg)
 	int err, status = 0, fd;
 
 	for (;;) {
-		err = inj_follow_exec(x->run_inj, FOLLOW_SLICE_MS, &status);
+		err = inj_follow_exec(x->run.inj, FOLLOW_SLICE_MS, &status);
 		if (err == -ETIMEDOUT)
 			continue;
 		if (err == 0) {
 			/* CMD executed a new program: it is parked at the new entry point. */
-			fd = inject_and_register(x, x->run_inj, x->run_pid, why, sizeof(why));
-			if (fd >= 0 && (err = hand_over(x, x->run_pid, fd)))
+			fd = inject_and_register(x, x->run.inj, x->run_pid, why, sizeof(why));
+			if (fd >= 0 && (err = server_hand_over(x, x->run_pid, fd)))
 				snprintf(why, sizeof(why), "%s", strerror(-err));
 			if (fd < 0 || err)
 				log_warn("%s executed a new program and could not get a userfaultfd "
 					 "(%s): its memory is tracked by pagemap only",
-					 x->c->run_argv[0], why);
+					 x->o.run_argv[0], why);
 			continue;
 		}
 		break;
 	}
 	if (err != -ESRCH) {
 		/* Cannot follow it any more: it must not outlive a mevitop that lost it. */
-		log_err("lost track of %s: %s", x->c->run_argv[0], strerror(-err));
+		log_err("lost track of %s: %s", x->o.run_argv[0], strerror(-err));
 		kill(x->run_pid, SIGKILL);
 		status = W_EXITCODE(0, SIGKILL);
 	}
-	x->child_status = status;
-	atomic_store(&x->child_done, true);
-	pthread_mutex_lock(&x->lock);
-	if (!x->stopping)
+	x->run.child_status = status;
+	atomic_store(&x->run.child_done, true);
+	pthread_mutex_lock(&x->ctl.lock);
+	if (!x->ctl.stopping)
 		kill(getpid(), SIGTERM);	/* the view quits; teardown returns the status */
-	pthread_mutex_unlock(&x->lock);
+	pthread_mutex_unlock(&x->ctl.lock);
 	return NULL;
 }
 
@@ -605,7 +306,7 @@ static void *runner_main(void *arg)
  *
  * Not engine_drive() (user/engine/drive.h): the pump never ticks, it drains beside the
  * view's loop (which runs engine_drive), waking every pump_us microseconds rather than on
- * the engine's millisecond poll, and it must also stop at teardown (x->stopping) when the
+ * the engine's millisecond poll, and it must also stop at teardown (x->ctl.stopping) when the
  * view ended by itself (-n, --duration), which is not a quit.
  */
 
@@ -614,12 +315,12 @@ static void *pump_main(void *arg)
 	struct exact *x = arg;
 
 	for (;;) {
-		struct timespec ts = { .tv_nsec = (long)x->pump_us * 1000 };
+		struct timespec ts = { .tv_nsec = (long)x->pump.us * 1000 };
 		bool stop;
 
-		pthread_mutex_lock(&x->lock);
-		stop = x->stopping;
-		pthread_mutex_unlock(&x->lock);
+		pthread_mutex_lock(&x->ctl.lock);
+		stop = x->ctl.stopping;
+		pthread_mutex_unlock(&x->ctl.lock);
 		if (stop || engine_quitting())
 			break;
 		nanosleep(&ts, NULL);
@@ -643,33 +344,18 @@ static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 	return err;
 }
 
-static void parse_pause(struct exact *x)
-{
-	const char *env = getenv("MEVITOP_TEST_PAUSE");
-	const char *colon;
-
-	x->pause_ms = PAUSE_DEFAULT_MS;
-	if (!env || !*env)
-		return;
-	colon = strchr(env, ':');
-	snprintf(x->pause_stage, sizeof(x->pause_stage), "%.*s",
-		 (int)(colon ? (size_t)(colon - env) : strlen(env)), env);
-	if (colon)
-		x->pause_ms = (unsigned)strtoul(colon + 1, NULL, 10);
-}
-
 /* The /dev/userfaultfd chain's stages ("dev-socketpair", ...) are test-pause stages too. */
 static void dev_test_hook(void *ctx, const char *stage)
 {
-	x_test_pause(ctx, stage);
+	xstage(stage, NULL);
 }
 
 /* Says what to change when userfaultfd cannot be used; returns false then. */
 static bool check_uffd(struct exact *x, const struct features *f)
 {
-	const char *what = x->c->run ? "mevitop run needs exact mode" :
+	const char *what = x->o.run_argv ? "mevitop run needs exact mode" :
 			   "--exact needs userfaultfd";
-	const char *alt = x->c->run ? "" : "; or watch without --exact (mevitop -p PID)";
+	const char *alt = x->o.run_argv ? "" : "; or watch without --exact (mevitop -p PID)";
 	uint64_t need = UFFD_FEATURE_EVENT_FORK | UFFD_FEATURE_EVENT_REMAP |
 			UFFD_FEATURE_EVENT_REMOVE | UFFD_FEATURE_EVENT_UNMAP |
 			UFFD_FEATURE_THREAD_ID;
@@ -713,9 +399,9 @@ static int choose_variant(struct exact *x, const struct features *f)
 {
 	bool wp = f->uffd_ways.wp;
 
-	x->variant = x->c->exact_variant == EXACT_ORDERED ? EXACT_ORDERED : EXACT_FAST;
+	x->variant = x->o.variant == EXACT_ORDERED ? EXACT_ORDERED : EXACT_FAST;
 	if (x->variant == EXACT_FAST && !wp) {
-		if (x->c->exact_variant == EXACT_FAST) {
+		if (x->o.variant == EXACT_FAST) {
 			log_err("--exact=fast needs userfaultfd write-protect registration of anonymous "
 				"memory (Linux 5.7+ with CONFIG_HAVE_ARCH_USERFAULTFD_WP): use "
 				"--exact=ordered");
@@ -739,7 +425,6 @@ static int choose_variant(struct exact *x, const struct features *f)
 	} else {
 		x->reg_mode = UFFDIO_REGISTER_MODE_MISSING;
 	}
-	x->c->exact_variant = x->variant;	/* resolved: the view words Ctrl-Z by it */
 	return 0;
 }
 
@@ -748,14 +433,14 @@ static void free_exact(struct exact *x)
 	if (!x)
 		return;
 	xt_free(x);
-	for (int i = 0; i < x->nsrv; i++)
-		uffd_server_free(x->srvs[i]);
-	if (x->nsrv)
-		pthread_spin_destroy(&x->q_lock);
-	pthread_cond_destroy(&x->cond);
-	pthread_mutex_destroy(&x->lock);
-	jobq_destroy(&x->jobs);
-	free(x->q);
+	for (int i = 0; i < x->srv.n; i++)
+		uffd_server_free(x->srv.servers[i]);
+	if (x->srv.n)
+		pthread_spin_destroy(&x->ring.lock);
+	pthread_cond_destroy(&x->ctl.cond);
+	pthread_mutex_destroy(&x->ctl.lock);
+	jobq_destroy(&x->ctl.jobs);
+	free(x->ring.recs);
 	free(x);
 }
 
@@ -765,37 +450,37 @@ static void stop_all(struct exact *x)
 {
 	int i;
 
-	pthread_mutex_lock(&x->lock);
-	x->stopping = true;
-	pthread_cond_broadcast(&x->cond);
-	pthread_mutex_unlock(&x->lock);
-	jobq_stop(&x->jobs);
-	if (x->pump_started)
-		pthread_join(x->pump_thread, NULL);
-	x->pump_started = false;
-	if (x->run_inj) {
-		if (x->run_started) {
-			for (i = 0; i < CHILD_GRACE_MS && !atomic_load(&x->child_done); i++)
+	pthread_mutex_lock(&x->ctl.lock);
+	x->ctl.stopping = true;
+	pthread_cond_broadcast(&x->ctl.cond);
+	pthread_mutex_unlock(&x->ctl.lock);
+	jobq_stop(&x->ctl.jobs);
+	if (x->pump.started)
+		pthread_join(x->pump.thread, NULL);
+	x->pump.started = false;
+	if (x->run.inj) {
+		if (x->run.started) {
+			for (i = 0; i < CHILD_GRACE_MS && !atomic_load(&x->run.child_done); i++)
 				sleep_ms(1);
-			if (!atomic_load(&x->child_done))
+			if (!atomic_load(&x->run.child_done))
 				kill(x->run_pid, SIGKILL);
-			pthread_join(x->run_thread, NULL);
-			x->run_started = false;
+			pthread_join(x->run.thread, NULL);
+			x->run.started = false;
 		} else {
 			kill(x->run_pid, SIGKILL);
-			x->child_status = W_EXITCODE(0, SIGKILL);
+			x->run.child_status = W_EXITCODE(0, SIGKILL);
 		}
-		inj_release(x->run_inj);	/* reaps CMD if it was never followed */
-		x->run_inj = NULL;
+		inj_release(x->run.inj);	/* reaps CMD if it was never followed */
+		x->run.inj = NULL;
 	}
-	if (x->ctl_started)
-		pthread_join(x->ctl_thread, NULL);
-	x->ctl_started = false;
-	for (i = 0; i < x->nsrv; i++)
-		uffd_server_stop(x->srvs[i]);
-	for (i = 0; i < x->srv_started; i++)
-		pthread_join(x->srv_threads[i], NULL);
-	x->srv_started = 0;
+	if (x->ctl.started)
+		pthread_join(x->ctl.thread, NULL);
+	x->ctl.started = false;
+	for (i = 0; i < x->srv.n; i++)
+		uffd_server_stop(x->srv.servers[i]);
+	for (i = 0; i < x->srv.started; i++)
+		pthread_join(x->srv.threads[i], NULL);
+	x->srv.started = 0;
 }
 
 static int fail_setup(struct exact *x, struct engine **e, int rc)
@@ -807,73 +492,62 @@ static int fail_setup(struct exact *x, struct engine **e, int rc)
 	return rc;
 }
 
-int exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struct engine **e,
-		struct exact **out)
-{
-	struct uffd_server_ops ops = { .fault = on_fault, .event = on_event };
-	char why[1024] = "";
-	struct exact *x;
-	const char *env;
-	size_t i;
-	int err;
+/* Setup's stages, in order.  Each logs what failed; none leaves a process modified. */
 
-	*e = NULL;
-	*out = NULL;
-	err = features_probe(f, why, sizeof(why));
-	if (err) {
-		log_err("%s", why);
-		return 1;
-	}
-	x = calloc(1, sizeof(*x));
+/* 1. Exact mode's own state, from the options and what the kernel offers: NULL when
+ * userfaultfd cannot work here (logged). */
+static struct exact *new_exact(const struct exact_opts *o, struct features *f)
+{
+	struct exact *x = calloc(1, sizeof(*x));
+	const char *env;
+
 	if (!x)
-		return 1;
-	x->c = c;
-	x->follow_children = !c->no_children;
+		return NULL;
+	x->o = *o;
+	x->o.pids = NULL;
+	x->follow_children = !o->no_children;
 	x->use_scan = f->pagemap_scan && !(f->disabled & DIS_PAGEMAP_SCAN);
 	inj_set_suspend_seccomp(seccomp_path(f, x->suspend_why, sizeof(x->suspend_why)) ==
 				SC_SUSPEND);
-	atomic_init(&x->next_id, 1);
-	pthread_mutex_init(&x->lock, NULL);
-	pthread_cond_init(&x->cond, NULL);
-	jobq_init(&x->jobs);
-	parse_pause(x);
+	atomic_init(&x->srv.next_id, 1);
+	pthread_mutex_init(&x->ctl.lock, NULL);
+	pthread_cond_init(&x->ctl.cond, NULL);
+	jobq_init(&x->ctl.jobs);
 	env = getenv("MEVITOP_EXACT_PUMP_US");
-	x->pump_us = env ? (unsigned)strtoul(env, NULL, 10) : PUMP_DEFAULT_US;
-	x->q = calloc(XQ_SIZE, sizeof(*x->q));
-	if (!x->q || !check_uffd(x, f) || choose_variant(x, f) ||
-	    make_servers(x, &ops)) {
+	x->pump.us = env ? (unsigned)strtoul(env, NULL, 10) : PUMP_DEFAULT_US;
+	x->ring.recs = calloc(XQ_SIZE, sizeof(*x->ring.recs));
+	if (!x->ring.recs || !check_uffd(x, f) || choose_variant(x, f) ||
+	    server_make(x)) {
 		free_exact(x);
+		return NULL;
+	}
+	return x;
+}
+
+/* 2. run: CMD started seized, held at its first instruction.  0, or the exit code. */
+static int spawn_cmd(struct exact *x)
+{
+	char why[1024] = "";
+	int err = inj_spawn(x->o.run_argv, &x->run.inj, &x->run_pid, why, sizeof(why));
+
+	if (err == -EOPNOTSUPP) {
+		log_err("cannot watch %s in exact mode: %s", x->o.run_argv[0], why);
 		return 1;
 	}
-
-	if (c->run) {
-		pid_t *pids = realloc(c->pids, sizeof(*pids));	/* exactly CMD's */
-
-		if (!pids) {
-			free_exact(x);
-			return 1;
-		}
-		c->pids = pids;
-		err = inj_spawn(c->run_argv, &x->run_inj, &x->run_pid, why, sizeof(why));
-		if (err == -EOPNOTSUPP) {
-			log_err("cannot watch %s in exact mode: %s", c->run_argv[0], why);
-			free_exact(x);
-			return 1;
-		}
-		if (err) {
-			log_err("%s", why);
-			free_exact(x);
-			return err == -ENOENT ? 127 : err == -EACCES ? 126 : 1;
-		}
-		/* From here on `run` behaves like -p CMD: its heatmap, its mappings in JSON. */
-		c->pids[0] = x->run_pid;
-		c->npids = 1;
+	if (err) {
+		log_err("%s", why);
+		return err == -ENOENT ? 127 : err == -EACCES ? 126 : 1;
 	}
+	return 0;
+}
 
-	/* The processes watched are -p's, or run's CMD, known only now. */
-	eo->pids = c->pids;
-	eo->npids = c->npids;
-	err = engine_new(eo, f, e, why, sizeof(why));
+/* 3. The engine (MODE_EXACT) with exact mode's hooks, and exact mode's threads. */
+static int start_engine(struct exact *x, struct engine_opts *eo, struct features *f,
+			struct engine **e)
+{
+	char why[1024] = "";
+	int err = engine_new(eo, f, e, why, sizeof(why));
+
 	if (!err) {
 		x->e = *e;
 		xt_install_hooks(x);
@@ -881,55 +555,104 @@ int exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struc
 	}
 	if (err) {
 		log_err("%s", why[0] ? why : strerror(-err));
-		return fail_setup(x, e, 1);
+		return -1;
 	}
-	while (x->srv_started < x->nsrv &&
-	       start_thread(&x->srv_threads[x->srv_started], server_main,
-			    &x->srv_args[x->srv_started]) == 0)
-		x->srv_started++;
-	if (start_thread(&x->ctl_thread, control_main, x) == 0)
-		x->ctl_started = true;
-	if (x->srv_started < x->nsrv || !x->ctl_started) {
+	while (x->srv.started < x->srv.n &&
+	       start_thread(&x->srv.threads[x->srv.started], server_main,
+			    &x->srv.args[x->srv.started]) == 0)
+		x->srv.started++;
+	if (start_thread(&x->ctl.thread, control_main, x) == 0)
+		x->ctl.started = true;
+	if (x->srv.started < x->srv.n || !x->ctl.started) {
 		log_err("failed to start exact mode's threads");
-		return fail_setup(x, e, 1);
+		return -1;
 	}
+	return 0;
+}
 
-	if (c->run) {
-		int fd = inject_and_register(x, x->run_inj, x->run_pid, why, sizeof(why));
+/* 4. Every target gets its userfaultfd: run's CMD, or each of -p's processes. */
+static int attach_targets(struct exact *x, const struct exact_opts *o)
+{
+	char why[1024] = "";
+	size_t i;
+	int err, fd;
 
-		if (fd >= 0 && (err = hand_over(x, x->run_pid, fd))) {
-			snprintf(why, sizeof(why), "failed to serve a userfaultfd: %s", strerror(-err));
-			fd = err;
-		}
-		if (fd < 0) {
-			log_err("cannot watch %s in exact mode: %s", c->run_argv[0], why);
-			return fail_setup(x, e, 1);
-		}
-		atomic_store(&x->last_attach_ms, 0);
-	} else {
-		for (i = 0; i < c->npids; i++) {
-			err = attach_one(x, c->pids[i], why, sizeof(why));
+	if (!o->run_argv) {
+		for (i = 0; i < o->npids; i++) {
+			err = attach_one(x, o->pids[i], why, sizeof(why));
 			if (err) {
 				log_err("%s", why);
-				return fail_setup(x, e, 1);
+				return -1;
 			}
 		}
+		return 0;
 	}
+	fd = inject_and_register(x, x->run.inj, x->run_pid, why, sizeof(why));
+	if (fd >= 0 && (err = server_hand_over(x, x->run_pid, fd))) {
+		snprintf(why, sizeof(why), "failed to serve a userfaultfd: %s", strerror(-err));
+		fd = err;
+	}
+	if (fd < 0) {
+		log_err("cannot watch %s in exact mode: %s", o->run_argv[0], why);
+		return -1;
+	}
+	atomic_store(&x->ctl.last_attach_ms, 0);
+	return 0;
+}
+
+/* 5. The threads that run beside the view: run's follower, the pump. */
+static int start_followers(struct exact *x)
+{
+	if (x->o.run_argv) {
+		if (start_thread(&x->run.thread, runner_main, x)) {
+			log_err("failed to start the thread following %s", x->o.run_argv[0]);
+			return -1;
+		}
+		x->run.started = true;
+	}
+	if (x->pump.us && start_thread(&x->pump.thread, pump_main, x) == 0)
+		x->pump.started = true;
+	return 0;
+}
+
+int exact_setup(const struct exact_opts *o, struct engine_opts *eo, struct features *f,
+		struct engine **e, struct exact **out)
+{
+	char why[1024] = "";
+	struct exact *x;
+	int rc;
+
+	*e = NULL;
+	*out = NULL;
+	if (arch_unsupported()) {
+		log_err("%s", arch_unsupported());
+		return 1;
+	}
+	if (features_probe(f, why, sizeof(why))) {
+		log_err("%s", why);
+		return 1;
+	}
+	x = new_exact(o, f);
+	if (!x)
+		return 1;
+	if (o->run_argv && (rc = spawn_cmd(x))) {
+		free_exact(x);
+		return rc;
+	}
+	/* The processes watched are -p's, or run's CMD, known only now: from here on `run`
+	 * behaves like -p CMD (its heatmap, its mappings in JSON). */
+	eo->pids = o->run_argv ? &x->run_pid : o->pids;
+	eo->npids = o->run_argv ? 1 : o->npids;
+	if (start_engine(x, eo, f, e) || attach_targets(x, o))
+		return fail_setup(x, e, 1);
 	/* Apply the hand-overs now, so the first snapshot already says which mappings are
 	 * tracked by userfaultfd. */
 	engine_step(*e, 0);
-	if (c->run) {
-		if (start_thread(&x->run_thread, runner_main, x)) {
-			log_err("failed to start the thread following %s", c->run_argv[0]);
-			return fail_setup(x, e, 1);
-		}
-		x->run_started = true;
-	}
-	if (x->pump_us && start_thread(&x->pump_thread, pump_main, x) == 0)
-		x->pump_started = true;
+	if (start_followers(x))
+		return fail_setup(x, e, 1);
 	log_info("exact mode (%s) on %zu process(es)",
-		 x->variant == EXACT_ORDERED ? "ordered" : "fast", c->npids);
-	x_test_pause(x, "serving");
+		 x->variant == EXACT_ORDERED ? "ordered" : "fast", eo->npids);
+	xstage("serving", NULL);
 	*out = x;
 	return 0;
 }
@@ -938,7 +661,7 @@ int exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struc
  * gives the picture at exit with everything counted. */
 static void last_snapshot(struct exact *x, FILE *out)
 {
-	struct json_opts jo = { .maps = true, .interval_ms = x->c->interval_ms };
+	struct json_opts jo = { .maps = true, .interval_ms = x->o.interval_ms };
 	struct timespec wall;
 	uint64_t mono;
 
@@ -957,19 +680,29 @@ int exact_teardown(struct exact *x, int rc, FILE *out)
 
 	if (!x)
 		return rc;
-	x_test_pause(x, "detach");
-	finished = x->run_pid && atomic_load(&x->child_done);
+	xstage("detach", NULL);
+	finished = x->run_pid && atomic_load(&x->run.child_done);
 	stop_all(x);
 	/* (Not when recording: --record set json for its loop, and stdout is not the file.) */
-	if (finished && x->c->json && !x->c->record) {
+	if (finished && x->o.json && !x->o.record) {
 		/* The view stopped on the runner's SIGTERM, not on the user's: count all. */
 		engine_set_quitting(false);
 		last_snapshot(x, out);
 	}
 	if (x->run_pid) {
-		st = x->child_status;
+		st = x->run.child_status;
 		rc = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
 	}
 	free_exact(x);
 	return rc;
+}
+
+enum exact_variant exact_variant_of(const struct exact *x)
+{
+	return x->variant;
+}
+
+pid_t exact_run_pid(const struct exact *x)
+{
+	return x->run_pid;
 }

@@ -91,8 +91,8 @@
 #define MEVITOP_EXACT_H
 
 #include <stdio.h>
-#include "cli.h"
 #include "engine.h"
+#include "exact/exact_opts.h"
 #include "kfeatures.h"
 
 struct exact;
@@ -100,13 +100,17 @@ struct exact;
 /*
  * Everything before the view: checks that userfaultfd and ptrace can work, starts CMD (run)
  * or attaches to -p's processes, creates and starts the engine (MODE_EXACT) with exact
- * mode's hooks, from *eo (cli_engine_opts: every option applies to exact mode as to the
- * others; its pids are filled in here).  On failure logs one message saying what to
+ * mode's hooks, from *o and *eo (cli_engine_opts: every option applies to exact mode as to
+ * the others; its pids are filled in here).  On failure logs one message saying what to
  * change, leaves no process modified and returns the exit code (1); *e and *x are then
- * NULL.
+ * NULL.  *o is only read.
  */
-int exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struct engine **e,
-		struct exact **x);
+int exact_setup(const struct exact_opts *o, struct engine_opts *eo, struct features *f,
+		struct engine **e, struct exact **x);
+/* What setup resolved: EXACT_FAST or EXACT_ORDERED (the view words Ctrl-Z by it). */
+enum exact_variant exact_variant_of(const struct exact *x);
+/* run: CMD's pid, known once exact_setup returned; else 0. */
+pid_t exact_run_pid(const struct exact *x);
 
 /*
  * After the view returned `rc`: detaches (closes every userfaultfd; attached processes run

@@ -32,8 +32,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "cli.h"
 #include "engine.h"
+#include "exact/exact_opts.h"
 #include "exact/jobq.h"
 #include "pageset.h"
 #include "uffd.h"
@@ -123,8 +123,12 @@ struct srv_arg {
 	int i;
 };
 
+/*
+ * Divided by the thread that owns each part (the threads: top of this file).  The top-level
+ * fields are setup's: written by exact_setup before any thread starts, read by all after.
+ */
 struct exact {
-	struct cli *c;
+	struct exact_opts o;		/* a copy; o.pids is not kept (only setup reads it) */
 	struct engine *e;
 	enum exact_variant variant;	/* EXACT_FAST or EXACT_ORDERED */
 	uint64_t reg_mode;		/* UFFDIO_REGISTER_MODE_* */
@@ -134,90 +138,148 @@ struct exact {
 	pid_t run_pid;			/* run: CMD, else 0 */
 	char suspend_why[128];		/* why seccomp filters are not suspended */
 
-	/* server side: one server per CPU (ordered, few CPUs) or one; see exact.c */
+	/* The fault servers: one per CPU (ordered, few CPUs) or one; see exact.c.  Setup
+	 * writes the handles; fd_id and next_id are written by the servers (fork events) and
+	 * by whoever hands a userfaultfd over (control, runner), read by the servers; adds is
+	 * bumped at each hand-over and read by an idle server. */
+	struct {
 #define MAX_SRV 64
-	struct uffd_server *srvs[MAX_SRV];
-	pthread_t srv_threads[MAX_SRV];
-	struct srv_arg srv_args[MAX_SRV];
-	int srv_cpu[MAX_SRV];
-	int nsrv;
-	int srv_started;		/* threads running */
-	pthread_spinlock_t q_lock;	/* the ring, when several servers push */
-	_Atomic uint32_t fd_id[FD_TABLE];
-	_Atomic uint32_t next_id;
-	struct xrec *q;
-	_Atomic uint32_t q_head;	/* written by the server */
-	_Atomic uint32_t q_tail;	/* written by the engine side */
-	_Atomic uint64_t q_dropped;	/* touches not queued (ring full) */
-	_Atomic bool q_overflow;	/* something was dropped: rescan */
-	_Atomic uint64_t srv_adds;	/* fds handed to the server (wakes an idle one) */
+		struct uffd_server *servers[MAX_SRV];
+		pthread_t threads[MAX_SRV];
+		struct srv_arg args[MAX_SRV];
+		int cpu[MAX_SRV];
+		int n;
+		int started;		/* threads running */
+		_Atomic uint32_t fd_id[FD_TABLE];
+		_Atomic uint32_t next_id;
+		_Atomic uint64_t adds;	/* fds handed to the server (wakes an idle one) */
+	} srv;
 
-	/* control side, under lock */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct adopt *adopts;
-	bool stopping;
-	struct jobq jobs;		/* pids to seize and inject (execed, forked) */
-	pthread_t ctl_thread;
-	bool ctl_started;
-
-	/* run */
-	struct inj *run_inj;
-	pthread_t run_thread;
-	bool run_started;
-	_Atomic bool child_done;
-	int child_status;
-
-	/* pump: drains the ring buffer between the view's drains */
-	pthread_t pump_thread;
-	bool pump_started;
-	unsigned pump_us;
-
-	/* engine side (engine lock) */
-	struct xrec *stage;		/* drained from the ring, not applied yet (by read time) */
-	size_t nstage, capstage;
-	struct xfd *fds[XHASH];
-	struct xproc *procs[XHASH];
-	uint64_t bound_ns;		/* records read before this are safe to apply */
+	/* The ring from the servers to the engine side: the servers write head, dropped and
+	 * overflow (under lock when there are several), the engine side reads them and
+	 * writes tail. */
 	struct {
-		uint64_t touches, touches_interval, prereg_pages, prereg_max, stale;
-		uint64_t behind;	/* new mappings left to pagemap tracking: no time */
-		uint64_t fork, remap, remove, unmap, gone;
-		uint64_t attaches, attach_failures, attach_ms_max;
-		uint64_t hist[EXACT_HIST_BUCKETS];
-		uint64_t lat_max_ns;
-		uint64_t logged_dropped;
-	} st;
-	/* This interval's first touches: the first LOG_MAX for JSON, and when recording
-	 * (keep_all) every one of them, up to FIRST_TOUCHES_MAX. */
-	struct first_touch log[LOG_MAX];
-	size_t nlog;
-	struct first_touch *all;
-	size_t nall, capall;
-	uint64_t all_dropped;
-	bool keep_all;
-	/* The interval that ended at the last tick (publish() in exact_track.c): what every
-	 * reader sees until the next tick, however many read it. */
+		pthread_spinlock_t lock;	/* when several servers push */
+		struct xrec *recs;
+		_Atomic uint32_t head;		/* written by the server */
+		_Atomic uint32_t tail;		/* written by the engine side */
+		_Atomic uint64_t dropped;	/* touches not queued (ring full) */
+		_Atomic bool overflow;		/* something was dropped: rescan */
+	} ring;
+
+	/* The control thread: seizes and injects.  Under lock: adopts (control and runner
+	 * write, the engine side takes), stopping (teardown writes, all read), jobs (the
+	 * engine side queues, control takes).  last_attach_ms: control writes, the engine
+	 * side reads. */
 	struct {
-		uint64_t touches, unlisted;
+		pthread_mutex_t lock;
+		pthread_cond_t cond;
+		struct adopt *adopts;
+		bool stopping;
+		struct jobq jobs;		/* pids to seize and inject (execed, forked) */
+		pthread_t thread;
+		bool started;
+		_Atomic uint64_t last_attach_ms;
+	} ctl;
+
+	/* The runner thread (run only): follows CMD; it writes child_status, then child_done,
+	 * which teardown reads. */
+	struct {
+		struct inj *inj;
+		pthread_t thread;
+		bool started;
+		_Atomic bool child_done;
+		int child_status;
+	} run;
+
+	/* The pump thread: drains the ring buffer between the view's drains (setup writes,
+	 * the pump reads). */
+	struct {
+		pthread_t thread;
+		bool started;
+		unsigned us;
+	} pump;
+
+	/* The engine side: the hooks, in whichever thread holds the engine lock; nothing else
+	 * reads or writes these. */
+	struct {
+		struct xrec *stage;	/* drained from the ring, not applied yet (by read time) */
+		size_t nstage, capstage;
+		struct xfd *fds[XHASH];
+		struct xproc *procs[XHASH];
+		uint64_t bound_ns;	/* records read before this are safe to apply */
+		struct {
+			uint64_t touches, touches_interval, prereg_pages, prereg_max, stale;
+			uint64_t behind; /* new mappings left to pagemap tracking: no time */
+			uint64_t fork, remap, remove, unmap, gone;
+			uint64_t attaches, attach_failures, attach_ms_max;
+			uint64_t hist[EXACT_HIST_BUCKETS];
+			uint64_t lat_max_ns;
+			uint64_t logged_dropped;
+		} st;
+		/* This interval's first touches: the first LOG_MAX for JSON, and when recording
+		 * (keep_all) every one of them, up to FIRST_TOUCHES_MAX. */
 		struct first_touch log[LOG_MAX];
 		size_t nlog;
 		struct first_touch *all;
 		size_t nall, capall;
 		uint64_t all_dropped;
-	} last;
-	_Atomic uint64_t last_attach_ms;
-
-	/* testing */
-	char pause_stage[32];
-	unsigned pause_ms;
+		bool keep_all;
+		/* The interval that ended at the last tick (publish() in exact_track.c): what
+		 * every reader sees until the next tick, however many read it. */
+		struct {
+			uint64_t touches, unlisted;
+			struct first_touch log[LOG_MAX];
+			size_t nlog;
+			struct first_touch *all;
+			size_t nall, capall;
+			uint64_t all_dropped;
+		} last;
+	} eng;
 };
+
+/* exact_server.c: the fault servers (exact.c starts them). */
+/* Creates the servers (one per CPU in ordered mode on small machines, else one). */
+int server_make(struct exact *x);
+/* A server thread's body (arg: its struct srv_arg). */
+void *server_main(void *arg);
+/* Hands a fresh userfaultfd of @pid to the servers (a copy each) and to the engine side,
+ * which owns @fd from now on, whatever happens.  Call before the process resumes. */
+int server_hand_over(struct exact *x, pid_t pid, int fd);
 
 /* exact_track.c: the engine hooks. */
 void xt_install_hooks(struct exact *x);
 /* Tears down the engine side (closes our copies); call with the engine stopped. */
 void xt_free(struct exact *x);
+
+/* exact_mappings.c: which mappings (engine thread, engine lock held). */
+struct proc;
+/* Every page there is: the end of a lookup over a whole address space. */
+#define ALL_PAGES	(UINT64_MAX >> PAGE_SHIFT_4K)
 /* Is a private anonymous mapping of this kind one userfaultfd can cover? */
-bool xt_eligible_entry(const char *path, uint32_t perms);
+bool mappings_eligible_entry(const char *path, uint32_t perms);
+/* xp's /proc/PID/pagemap, opened at the first use; or -errno. */
+int mappings_pagemap_fd(struct xproc *xp);
+/* Pieces of [start, end) covered by registered mappings (@uffd_only) or by eligible ones not
+ * registered yet, adjacent pieces merged, into *out (*nout of them).  Collected first:
+ * changing flags splits mappings under an iteration.  0, or -ENOMEM with nothing. */
+int mappings_collect(const struct proc *p, uint64_t start, uint64_t end, bool uffd_only,
+		     struct span **out, size_t *nout);
+
+/* exact_fast.c: the fast variant's scans, called by exact_track.c's hooks (engine thread,
+ * engine lock held). */
+/* Scans p's registered mappings; count: what is new counts as first touches (else it only
+ * takes the picture). */
+void fast_scan(struct exact *x, struct xproc *xp, struct proc *p, bool count);
+/* Scans the mappings registered in the last 500 ms (at each drain). */
+void fast_scan_young(struct exact *x, struct xproc *xp, struct proc *p);
+/* [s, t) (pages) was zapped: its pages present at the next scan are first touches again. */
+void fast_add_fresh(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t);
+/* [s, t) was registered now: scanned at each drain for a while. */
+void fast_add_young(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t);
+
+/* exact_touchlog.c: records one first touch in the interval's log (and, recording, in all). */
+void touchlog_add(struct exact *x, pid_t pid, uint32_t tid, uint64_t addr, uint64_t ts,
+		  bool write);
 
 #endif

@@ -34,16 +34,13 @@
 #include "stacks/stacks.h"
 #include "page.h"
 
-/* Every page there is: the end of a lookup over a whole address space. */
-#define ALL_PAGES	(UINT64_MAX >> PAGE_SHIFT_4K)
-
 /* ---- lookups ---- */
 
 static struct xfd *xfd_find(struct exact *x, uint32_t id)
 {
 	struct xfd *f;
 
-	for (f = x->fds[id % XHASH]; f; f = f->next)
+	for (f = x->eng.fds[id % XHASH]; f; f = f->next)
 		if (f->id == id)
 			return f;
 	return NULL;
@@ -62,8 +59,8 @@ static struct xfd *xfd_add(struct exact *x, uint32_t id, int fd, pid_t pid, pid_
 	f->pid = pid;
 	f->parent = parent;
 	f->born_ns = clock_mono_ns();
-	f->next = x->fds[id % XHASH];
-	x->fds[id % XHASH] = f;
+	f->next = x->eng.fds[id % XHASH];
+	x->eng.fds[id % XHASH] = f;
 	return f;
 }
 
@@ -71,7 +68,7 @@ static void xfd_del(struct exact *x, struct xfd *f)
 {
 	struct xfd **pp;
 
-	for (pp = &x->fds[f->id % XHASH]; *pp; pp = &(*pp)->next) {
+	for (pp = &x->eng.fds[f->id % XHASH]; *pp; pp = &(*pp)->next) {
 		if (*pp == f) {
 			*pp = f->next;
 			break;
@@ -86,7 +83,7 @@ static struct xproc *xp_find(struct exact *x, pid_t pid)
 {
 	struct xproc *xp;
 
-	for (xp = x->procs[(uint32_t)pid % XHASH]; xp; xp = xp->next)
+	for (xp = x->eng.procs[(uint32_t)pid % XHASH]; xp; xp = xp->next)
 		if (xp->pid == pid)
 			return xp;
 	return NULL;
@@ -103,8 +100,8 @@ static struct xproc *xp_get(struct exact *x, pid_t pid)
 		return NULL;
 	xp->pid = pid;
 	xp->pagemap_fd = -1;
-	xp->next = x->procs[(uint32_t)pid % XHASH];
-	x->procs[(uint32_t)pid % XHASH] = xp;
+	xp->next = x->eng.procs[(uint32_t)pid % XHASH];
+	x->eng.procs[(uint32_t)pid % XHASH] = xp;
 	return xp;
 }
 
@@ -126,7 +123,7 @@ static void xp_del(struct exact *x, struct xproc *xp)
 {
 	struct xproc **pp;
 
-	for (pp = &x->procs[(uint32_t)xp->pid % XHASH]; *pp; pp = &(*pp)->next) {
+	for (pp = &x->eng.procs[(uint32_t)xp->pid % XHASH]; *pp; pp = &(*pp)->next) {
 		if (*pp == xp) {
 			*pp = xp->next;
 			break;
@@ -142,62 +139,7 @@ static void xp_del(struct exact *x, struct xproc *xp)
 	free(xp);
 }
 
-static int xp_pagemap(struct xproc *xp)
-{
-	if (xp->pagemap_fd < 0)
-		xp->pagemap_fd = pagemap_open(xp->pid);
-	return xp->pagemap_fd;
-}
-
 /* ---- which mappings ---- */
-
-bool xt_eligible_entry(const char *path, uint32_t perms)
-{
-	enum map_kind k = map_kind_classify(path, perms, false);
-
-	return !(perms & MP_SHARED) && (k == MK_ANON || k == MK_HEAP || k == MK_STACK);
-}
-
-static bool eligible(const struct mapping *m)
-{
-	return !(m->perms & MP_SHARED) && !(m->flags & (MF_HUGETLB | MF_PFNMAP)) &&
-	       (m->kind == MK_ANON || m->kind == MK_HEAP || m->kind == MK_STACK);
-}
-
-/* Pieces of [start, end) covered by registered mappings (@uffd_only) or by eligible ones not
- * registered yet, adjacent pieces merged, into *out (*nout of them).  Collected first:
- * changing flags splits mappings under an iteration.  0, or -ENOMEM with nothing. */
-static int collect(const struct proc *p, uint64_t start, uint64_t end, bool uffd_only,
-		   struct span **out, size_t *nout)
-{
-	struct mapping *m = model_find(p, start);
-	struct span *v = NULL;
-	size_t n = 0, cap = 0;
-
-	*out = NULL;
-	*nout = 0;
-	if (!m)
-		m = model_find_ge(p, start);
-	for (; m && mapping_start(m) < end; m = model_next(m)) {
-		uint64_t s = mapping_start(m) > start ? mapping_start(m) : start;
-		uint64_t t = mapping_end(m) < end ? mapping_end(m) : end;
-
-		if (uffd_only ? !(m->flags & MF_UFFD) : (!eligible(m) || (m->flags & MF_UFFD)))
-			continue;
-		if (n && v[n - 1].end == s) {
-			v[n - 1].end = t;
-			continue;
-		}
-		if (array_reserve(v, n, cap, 16)) {
-			free(v);
-			return -ENOMEM;
-		}
-		v[n++] = (struct span){ s, t };
-	}
-	*out = v;
-	*nout = n;
-	return 0;
-}
 
 /* When the list of p's ranges cannot even be made: the engine scans all of p instead
  * (it clips to mappings), so no page is left wrong. */
@@ -222,7 +164,7 @@ static void count_run(uint64_t start, uint64_t end, uint32_t cats, void *arg)
 static uint64_t count_present(struct exact *x, struct xproc *xp, uint64_t start, uint64_t end)
 {
 	struct count_ctx c = { 0 };
-	int fd = xp_pagemap(xp);
+	int fd = mappings_pagemap_fd(xp);
 
 	if (fd >= 0)
 		pagemap_scan(fd, start, end, x->use_scan, count_run, &c);
@@ -231,7 +173,6 @@ static uint64_t count_present(struct exact *x, struct xproc *xp, uint64_t start,
 
 /* ---- registration ---- */
 
-static void add_young(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t);
 
 /* Registers the eligible, not yet registered parts of [start, end) of p with xp's uffd. */
 static void register_range(struct exact *x, struct xproc *xp, struct proc *p, uint64_t start,
@@ -242,8 +183,8 @@ static void register_range(struct exact *x, struct xproc *xp, struct proc *p, ui
 
 	if (!xp->xf)
 		return;
-	if (collect(p, start, end, false, &v, &n)) {
-		x->st.behind++;		/* left to the engine's pagemap tracking */
+	if (mappings_collect(p, start, end, false, &v, &n)) {
+		x->eng.st.behind++;		/* left to the engine's pagemap tracking */
 		return;
 	}
 	for (i = 0; i < n; i++) {
@@ -259,12 +200,12 @@ static void register_range(struct exact *x, struct xproc *xp, struct proc *p, ui
 			continue;
 		/* Touched between the mmap and now: accounted by a scan, not seen one by one. */
 		pre = count_present(x, xp, s, t);
-		x->st.prereg_pages += pre;
-		if (pre > x->st.prereg_max)
-			x->st.prereg_max = pre;
+		x->eng.st.prereg_pages += pre;
+		if (pre > x->eng.st.prereg_max)
+			x->eng.st.prereg_max = pre;
 		engine_queue_scan(x->e, p, s, t);
 		if (x->variant == EXACT_FAST)
-			add_young(x, xp, s, t);
+			fast_add_young(x, xp, s, t);
 	}
 	free(v);
 }
@@ -295,7 +236,7 @@ static void add_pending(struct exact *x, struct xproc *xp, uint64_t s, uint64_t 
 		return;
 	}
 	if (xp->npend >= PEND_MAX || array_reserve(xp->pend, xp->npend, xp->cappend, 16)) {
-		x->st.behind++;
+		x->eng.st.behind++;
 		return;
 	}
 	xp->pend[xp->npend++] = (struct young){ s, t, clock_mono_ns() };
@@ -315,283 +256,11 @@ static void register_pending(struct exact *x, struct xproc *xp, struct proc *p,
 	now = clock_mono_ns();
 	for (i = 0; i < xp->npend; i++) {
 		if (now - xp->pend[i].born_ns > PEND_MAX_NS)
-			x->st.behind++;
+			x->eng.st.behind++;
 		else
 			xp->pend[keep++] = xp->pend[i];
 	}
 	xp->npend = keep;
-}
-
-/* ---- fast: first touches are what a scan finds that the previous one did not ---- */
-
-struct cat_run {
-	uint64_t start, end;
-	uint32_t cats;
-};
-
-struct cat_runs {
-	struct cat_run *v;
-	size_t n, cap;
-	bool lost;		/* a run did not fit: the picture is incomplete, not applied */
-};
-
-static void collect_cat(uint64_t start, uint64_t end, uint32_t cats, void *arg)
-{
-	struct cat_runs *r = arg;
-
-	if (r->lost || array_reserve(r->v, r->n, r->cap, 64)) {
-		r->lost = true;
-		return;
-	}
-	r->v[r->n++] = (struct cat_run){ start, end, cats };
-}
-
-static void keep_touch(struct exact *x, pid_t pid, uint32_t tid, uint64_t addr, uint64_t ts,
-		       bool write)
-{
-	if (x->nall >= FIRST_TOUCHES_MAX || array_reserve(x->all, x->nall, x->capall, 256)) {
-		x->all_dropped++;	/* the frame says how many: recorded_touches_dropped */
-		return;
-	}
-	x->all[x->nall++] = (struct first_touch){ pid, tid, addr, ts, write };
-}
-
-static void log_touch(struct exact *x, pid_t pid, uint32_t tid, uint64_t addr, uint64_t ts,
-		      bool write)
-{
-	if (x->keep_all)
-		keep_touch(x, pid, tid, addr, ts, write);
-	if (x->nlog < LOG_MAX)
-		x->log[x->nlog++] = (struct first_touch){ pid, tid, addr, ts, write };
-	else
-		x->st.logged_dropped++;
-}
-
-/* Pages [s, t) of p became present since the last scan: first touches. */
-static void fast_touches(struct exact *x, struct proc *p, uint64_t s, uint64_t t, uint32_t cats,
-			 uint64_t now)
-{
-	uint64_t pg, b;
-	enum page_state st = (cats & PMC_PRESENT) ? PS_RESIDENT : PS_SWAPPED;
-
-	x->st.touches += t - s;
-	x->st.touches_interval += t - s;
-	model_set_state(p, s, t, st);
-	for (pg = s; pg < t && (x->keep_all || x->nlog < LOG_MAX); pg++)
-		log_touch(x, p->pid, 0, pg << PAGE_SHIFT_4K, now, !(cats & PMC_ZERO));
-	if (t - s > (uint64_t)(pg - s))
-		x->st.logged_dropped += t - pg;
-	/* Heat per block of the heat map, as much as the block got. */
-	for (pg = s; pg < t; pg = b) {
-		b = ((pg >> HEAT_BLOCK_SHIFT) + 1) << HEAT_BLOCK_SHIFT;
-		if (b > t)
-			b = t;
-		heat_add(&p->heat, pg, (float)(b - pg), now);
-	}
-}
-
-static void add_fresh(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t)
-{
-	if (array_reserve(xp->fresh, xp->nfresh, xp->capfresh, 8)) {
-		/* Without the range, a page the zap has not reached yet would be counted
-		 * again: the picture is taken anew at the next refresh (not counted), and
-		 * stats.exact.behind says exact mode fell behind. */
-		xp->seeded = false;
-		x->st.behind++;
-		return;
-	}
-	xp->fresh[xp->nfresh].start = s;
-	xp->fresh[xp->nfresh].end = t;
-	xp->nfresh++;
-}
-
-/* The first zapped range overlapping [s, t), or NULL. */
-static const struct span *first_fresh(const struct xproc *xp, uint64_t s, uint64_t t)
-{
-	const struct span *best = NULL;
-	size_t i;
-
-	for (i = 0; i < xp->nfresh; i++)
-		if (xp->fresh[i].start < t && s < xp->fresh[i].end &&
-		    (!best || xp->fresh[i].start < best->start))
-			best = &xp->fresh[i];
-	return best;
-}
-
-/* Pages of run [s, t) absent from the last picture are first touches, except in ranges
- * zapped since it: the zap may still be in progress (its event comes first), so what is
- * there is counted at the next scan. */
-static void diff_run(struct exact *x, struct xproc *xp, struct proc *p, uint64_t s, uint64_t t,
-		     uint32_t cats, uint64_t now)
-{
-	uint64_t cur = s, end, rs, re;
-	const struct span *z;
-
-	while (cur < t) {
-		z = first_fresh(xp, cur, t);
-		end = z ? (z->start > cur ? z->start : cur) : t;
-		while (cur < end) {
-			if (!pageset_next_run(xp->seen, cur, end, &rs, &re)) {
-				fast_touches(x, p, cur, end, cats, now);
-				break;
-			}
-			if (rs > cur)
-				fast_touches(x, p, cur, rs, cats, now);
-			cur = re;
-		}
-		cur = z ? (z->end > end ? z->end : end) : t;
-	}
-}
-
-/*
- * Spans less than CLUSTER_GAP apart are read with one PAGEMAP_SCAN (it skips holes and
- * reports present pages only): each call waits for the target's mmap lock, and a target
- * whose threads map and unmap flat out keeps a queue of writers on it (15-170 ms a call
- * measured with 16 such threads, and one registered stack per thread).  The pread
- * fallback reads every page of what it is given: span by span there.
- */
-#define CLUSTER_GAP	(1ull << (30 - PAGE_SHIFT_4K))	/* 1 GiB, in pages */
-
-/* One span of a cluster's runs (r, sorted; *from: the first run that may reach it). */
-static void fast_apply_span(struct exact *x, struct xproc *xp, struct proc *p,
-			    const struct span *sp, const struct cat_runs *r, size_t *from,
-			    bool count, uint64_t now)
-{
-	size_t k;
-
-	while (*from < r->n && r->v[*from].end <= sp->start)
-		(*from)++;
-	for (k = *from; count && k < r->n && r->v[k].start < sp->end; k++)
-		diff_run(x, xp, p, r->v[k].start > sp->start ? r->v[k].start : sp->start,
-			 r->v[k].end < sp->end ? r->v[k].end : sp->end, r->v[k].cats, now);
-	pageset_remove_range(xp->seen, sp->start, sp->end);
-	for (k = *from; k < r->n && r->v[k].start < sp->end; k++)
-		pageset_add_range(xp->seen, r->v[k].start > sp->start ? r->v[k].start : sp->start,
-				  r->v[k].end < sp->end ? r->v[k].end : sp->end);
-	for (k = 0; k < xp->nfresh; k++)
-		pageset_remove_range(xp->seen, xp->fresh[k].start, xp->fresh[k].end);
-}
-
-/* Scans spans (registered mappings, or young parts of them; sorted); with @count, what is
- * new since the last picture is first touches, else (seeding) what the process already had. */
-static void fast_scan_spans(struct exact *x, struct xproc *xp, struct proc *p,
-			    const struct span *v, size_t n, bool count)
-{
-	struct cat_runs r = { 0 };
-	uint64_t now = clock_mono_ns();
-	size_t i, j, k, from;
-	int fd = xp_pagemap(xp);
-
-	if (fd < 0 || (!xp->seen && !(xp->seen = pageset_new())))
-		return;
-	for (i = 0; i < n && !engine_quitting(); i = j) {
-		for (j = i + 1; x->use_scan && j < n && v[j].start - v[j - 1].end <= CLUSTER_GAP; j++)
-			;
-		r.n = 0;
-		r.lost = false;
-		/* A run missing would read as a page gone, then as a first touch again at the
-		 * next scan: an incomplete picture is not applied (the next scan retries). */
-		if (pagemap_scan(fd, v[i].start, v[j - 1].end, x->use_scan, collect_cat, &r) ||
-		    r.lost)
-			continue;
-		for (k = i, from = 0; k < j; k++)
-			fast_apply_span(x, xp, p, &v[k], &r, &from, count, now);
-	}
-	free(r.v);
-}
-
-/* Every registered mapping: at each refresh, and to take the first picture. */
-static void fast_scan(struct exact *x, struct xproc *xp, struct proc *p, bool count)
-{
-	struct span *v;
-	size_t n;
-
-	if (collect(p, 0, ALL_PAGES, true, &v, &n))
-		return;		/* the picture stays as it was: the next refresh retries */
-	fast_scan_spans(x, xp, p, v, n, count);
-	free(v);
-	xp->nfresh = 0;
-	xp->nyoung = 0;
-	xp->seeded = true;
-}
-
-/*
- * Young mappings (registered from an mmap, brk or mremap less than YOUNG_NS ago) at every
- * drain: a buffer mapped, filled and unmapped between two refreshes (faultbench: 35 ms)
- * would otherwise never be seen.  Costs mevitop ~5 ns per present page per drain, for
- * YOUNG_NS only.
- */
-#define YOUNG_NS	500000000ull
-#define YOUNG_MAX	256	/* beyond: scanned at refreshes only (counted as behind) */
-
-static void add_young(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t)
-{
-	size_t i;
-
-	for (i = 0; i < xp->nyoung; i++) {
-		if (xp->young[i].start <= s && t <= xp->young[i].end) {
-			xp->young[i].born_ns = clock_mono_ns();
-			return;
-		}
-	}
-	if (xp->nyoung >= YOUNG_MAX || array_reserve(xp->young, xp->nyoung, xp->capyoung, 8)) {
-		x->st.behind++;
-		return;
-	}
-	xp->young[xp->nyoung].start = s;
-	xp->young[xp->nyoung].end = t;
-	xp->young[xp->nyoung].born_ns = clock_mono_ns();
-	xp->nyoung++;
-}
-
-static int span_cmp(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* The registered parts of every young mapping, scanned together (clusters: one call). */
-static void fast_scan_young(struct exact *x, struct xproc *xp, struct proc *p)
-{
-	uint64_t now = clock_mono_ns();
-	struct span *v, *all = NULL;
-	size_t i, keep = 0, n, nall = 0, capall = 0;
-	bool lost = false;
-
-	for (i = 0; i < xp->nyoung; i++) {
-		if (now - xp->young[i].born_ns > YOUNG_NS)
-			continue;
-		xp->young[keep++] = xp->young[i];
-		if (lost || collect(p, xp->young[i].start, xp->young[i].end, true, &v, &n)) {
-			lost = true;
-			continue;
-		}
-		if (n && array_reserve_n(all, nall + n, capall, 16))
-			lost = true;
-		else if (n)
-			memcpy(all + nall, v, n * sizeof(*v));
-		nall += lost ? 0 : n;
-		free(v);
-	}
-	xp->nyoung = keep;
-	if (lost) {
-		free(all);	/* scanned at the next drain, or at the refresh */
-		return;
-	}
-	if (nall)
-		qsort(all, nall, sizeof(*all), span_cmp);
-	for (i = 0, n = 0; i < nall; i++) {	/* young ranges may overlap: merge */
-		if (n && all[i].start <= all[n - 1].end) {
-			if (all[i].end > all[n - 1].end)
-				all[n - 1].end = all[i].end;
-		} else {
-			all[n++] = all[i];
-		}
-	}
-	fast_scan_spans(x, xp, p, all, n, true);
-	free(all);
-	xp->nfresh = 0;
 }
 
 /* ---- binding userfaultfds to processes ---- */
@@ -607,7 +276,7 @@ static void xp_start(struct exact *x, struct xproc *xp, struct proc *p, bool sca
 	register_range(x, xp, p, 0, ALL_PAGES, false);
 	if (scan_now) {
 		/* Touched since the engine last looked (between its scan and the registration). */
-		if (collect(p, 0, ALL_PAGES, true, &v, &n))
+		if (mappings_collect(p, 0, ALL_PAGES, true, &v, &n))
 			scan_all_of(x, p);
 		for (i = 0; i < n; i++)
 			engine_queue_scan(x->e, p, v[i].start, v[i].end);
@@ -658,7 +327,7 @@ static void identify_child(struct exact *x, struct proc *p)
 	if (!ppid)
 		return;
 	for (i = 0; i < XHASH; i++)
-		for (f = x->fds[i]; f; f = f->next)
+		for (f = x->eng.fds[i]; f; f = f->next)
 			if (!f->pid && f->parent == ppid && (!best || f->born_ns < best->born_ns))
 				best = f;
 	if (best)
@@ -705,12 +374,12 @@ static void apply_touch(struct exact *x, struct xfd *f, const struct xrec *r)
 
 	if (!f->pid && r->tid && procfs_read_tgid(r->tid, &tgid) == 0)
 		bind(x, f, tgid);
-	x->st.touches++;
-	x->st.touches_interval++;
-	x->st.hist[hist_bucket(r->lat_ns)]++;
-	if (r->lat_ns > x->st.lat_max_ns)
-		x->st.lat_max_ns = r->lat_ns;
-	log_touch(x, f->pid, r->tid, r->a, r->ts_ns, r->flags & XT_WRITE);
+	x->eng.st.touches++;
+	x->eng.st.touches_interval++;
+	x->eng.st.hist[hist_bucket(r->lat_ns)]++;
+	if (r->lat_ns > x->eng.st.lat_max_ns)
+		x->eng.st.lat_max_ns = r->lat_ns;
+	touchlog_add(x, f->pid, r->tid, r->a, r->ts_ns, r->flags & XT_WRITE);
 	p = f->pid ? engine_find(x->e, f->pid) : NULL;
 	m = p && p->ready && !p->exited ? model_find(p, page) : NULL;
 	if (!m || !(m->flags & MF_UFFD)) {
@@ -736,7 +405,7 @@ static void apply_layout(struct exact *x, struct xfd *f, const struct xrec *r)
 	uint64_t s = r->a >> PAGE_SHIFT_4K, t = page_end_4k(r->b);
 
 	if (r->kind == XR_REMAP) {
-		x->st.remap++;
+		x->eng.st.remap++;
 		s = r->b >> PAGE_SHIFT_4K;
 		t = page_end_4k(r->b + r->c);
 		if (xp && xp->seen && xp->xf == f)
@@ -744,12 +413,12 @@ static void apply_layout(struct exact *x, struct xfd *f, const struct xrec *r)
 					   page_end_4k(r->a + r->c), s);
 	} else {
 		if (r->kind == XR_REMOVE)
-			x->st.remove++;
+			x->eng.st.remove++;
 		else
-			x->st.unmap++;
+			x->eng.st.unmap++;
 		if (xp && xp->seen && xp->xf == f) {
 			pageset_remove_range(xp->seen, s, t);
-			add_fresh(x, xp, s, t);
+			fast_add_fresh(x, xp, s, t);
 		}
 	}
 	if (p && p->ready && !p->exited)
@@ -777,12 +446,12 @@ static struct pageset *inherited(struct exact *x, pid_t parent)
 	size_t n, i;
 	int fd;
 
-	if (!xp || !xp->seen || !p || (fd = xp_pagemap(xp)) < 0)
+	if (!xp || !xp->seen || !p || (fd = mappings_pagemap_fd(xp)) < 0)
 		return NULL;
 	c.set = pageset_clone(xp->seen);
 	if (!c.set)
 		return NULL;
-	if (collect(p, 0, ALL_PAGES, true, &v, &n)) {
+	if (mappings_collect(p, 0, ALL_PAGES, true, &v, &n)) {
 		pageset_free(c.set);
 		return NULL;	/* not known: the child starts from a scan of its own */
 	}
@@ -800,7 +469,7 @@ static void apply(struct exact *x, const struct xrec *r)
 	if (r->kind == XR_FORK) {
 		/* The child's pid does not exist yet when the event is read (dup_mmap runs
 		 * before it is allocated): learnt later from a fault or from its parent. */
-		x->st.fork++;
+		x->eng.st.fork++;
 		child = xfd_add(x, r->tid, r->fd, 0, f ? f->pid : 0);
 		if (child && x->variant == EXACT_FAST)
 			child->inherit = inherited(x, child->parent);
@@ -809,7 +478,7 @@ static void apply(struct exact *x, const struct xrec *r)
 		return;
 	}
 	if (!f) {
-		x->st.stale++;	/* its process exited or execed */
+		x->eng.st.stale++;	/* its process exited or execed */
 		return;
 	}
 	switch (r->kind) {
@@ -822,7 +491,7 @@ static void apply(struct exact *x, const struct xrec *r)
 		apply_layout(x, f, r);
 		break;
 	case XR_GONE:
-		x->st.gone++;
+		x->eng.st.gone++;
 		xp = f->pid ? xp_find(x, f->pid) : NULL;
 		if (xp && xp->xf == f)
 			xp->xf = NULL;
@@ -859,10 +528,10 @@ static void take_adopts(struct exact *x)
 {
 	struct adopt *a, *next, *rev = NULL;
 
-	pthread_mutex_lock(&x->lock);
-	a = x->adopts;
-	x->adopts = NULL;
-	pthread_mutex_unlock(&x->lock);
+	pthread_mutex_lock(&x->ctl.lock);
+	a = x->ctl.adopts;
+	x->ctl.adopts = NULL;
+	pthread_mutex_unlock(&x->ctl.lock);
 	for (; a; a = next) {		/* oldest first */
 		next = a->next;
 		a->next = rev;
@@ -892,9 +561,9 @@ static void take_adopts(struct exact *x)
 				xp->seeded = true;
 				xp->inherit = NULL;
 			}
-			x->st.attaches++;
-			if (atomic_load(&x->last_attach_ms) > x->st.attach_ms_max)
-				x->st.attach_ms_max = atomic_load(&x->last_attach_ms);
+			x->eng.st.attaches++;
+			if (atomic_load(&x->ctl.last_attach_ms) > x->eng.st.attach_ms_max)
+				x->eng.st.attach_ms_max = atomic_load(&x->ctl.last_attach_ms);
 			xp_start(x, xp, p, true);
 		}
 		free(a);
@@ -911,7 +580,7 @@ static void rescan_all(struct exact *x)
 	for (i = 0; i < n; i++) {
 		if (!procs[i]->ready || procs[i]->exited)
 			continue;
-		if (collect(procs[i], 0, ALL_PAGES, true, &v, &nv))
+		if (mappings_collect(procs[i], 0, ALL_PAGES, true, &v, &nv))
 			scan_all_of(x, procs[i]);
 		for (k = 0; k < nv; k++)
 			engine_queue_scan(x->e, procs[i], v[k].start, v[k].end);
@@ -929,45 +598,45 @@ static void rescan_all(struct exact *x)
 
 static void stage(struct exact *x, uint32_t head)
 {
-	uint32_t tail = atomic_load_explicit(&x->q_tail, memory_order_relaxed);
-	size_t need = x->nstage + (head - tail), i, j;
+	uint32_t tail = atomic_load_explicit(&x->ring.tail, memory_order_relaxed);
+	size_t need = x->eng.nstage + (head - tail), i, j;
 
-	if (array_reserve_n(x->stage, need, x->capstage, 1024)) {
-		atomic_store(&x->q_overflow, true);
+	if (array_reserve_n(x->eng.stage, need, x->eng.capstage, 1024)) {
+		atomic_store(&x->ring.overflow, true);
 		return;		/* stays in the ring */
 	}
 	for (; tail != head; tail++) {
-		struct xrec r = x->q[tail & (XQ_SIZE - 1)];
+		struct xrec r = x->ring.recs[tail & (XQ_SIZE - 1)];
 
 		/* Insertion by read time: records come nearly sorted, so this is an append. */
-		for (i = x->nstage; i > 0 && x->stage[i - 1].ts_ns > r.ts_ns; i--)
+		for (i = x->eng.nstage; i > 0 && x->eng.stage[i - 1].ts_ns > r.ts_ns; i--)
 			;
-		for (j = x->nstage; j > i; j--)
-			x->stage[j] = x->stage[j - 1];
-		x->stage[i] = r;
-		x->nstage++;
+		for (j = x->eng.nstage; j > i; j--)
+			x->eng.stage[j] = x->eng.stage[j - 1];
+		x->eng.stage[i] = r;
+		x->eng.nstage++;
 	}
-	atomic_store_explicit(&x->q_tail, tail, memory_order_release);
+	atomic_store_explicit(&x->ring.tail, tail, memory_order_release);
 }
 
 static void drain(struct exact *x)
 {
-	uint32_t head = atomic_load_explicit(&x->q_head, memory_order_acquire);
-	uint64_t limit = x->bound_ns;
+	uint32_t head = atomic_load_explicit(&x->ring.head, memory_order_acquire);
+	uint64_t limit = x->eng.bound_ns;
 	size_t i;
 
 	/* Adopts after loading head: every record below head has a known id (hand_over). */
 	take_adopts(x);
 	stage(x, head);
-	if (x->nsrv > 1)
+	if (x->srv.n > 1)
 		limit = limit > SETTLE_NS ? limit - SETTLE_NS : 0;
-	for (i = 0; i < x->nstage && x->stage[i].ts_ns < limit; i++)
-		apply(x, &x->stage[i]);
+	for (i = 0; i < x->eng.nstage && x->eng.stage[i].ts_ns < limit; i++)
+		apply(x, &x->eng.stage[i]);
 	if (i) {
-		memmove(x->stage, x->stage + i, (x->nstage - i) * sizeof(*x->stage));
-		x->nstage -= i;
+		memmove(x->eng.stage, x->eng.stage + i, (x->eng.nstage - i) * sizeof(*x->eng.stage));
+		x->eng.nstage -= i;
 	}
-	if (atomic_exchange(&x->q_overflow, false))
+	if (atomic_exchange(&x->ring.overflow, false))
 		rescan_all(x);
 }
 
@@ -981,7 +650,7 @@ static void register_all_pending(struct exact *x)
 	size_t i;
 
 	for (i = 0; i < XHASH; i++) {
-		for (xp = x->procs[i]; xp; xp = xp->next) {
+		for (xp = x->eng.procs[i]; xp; xp = xp->next) {
 			struct proc *p;
 
 			if (!xp->npend)
@@ -1002,25 +671,25 @@ static void register_all_pending(struct exact *x)
  */
 static void publish(struct exact *x)
 {
-	struct first_touch *v = x->last.all;
-	size_t cap = x->last.capall;
+	struct first_touch *v = x->eng.last.all;
+	size_t cap = x->eng.last.capall;
 
-	x->last.touches = x->st.touches_interval;
-	x->last.unlisted = x->st.logged_dropped;
-	memcpy(x->last.log, x->log, x->nlog * sizeof(*x->log));
-	x->last.nlog = x->nlog;
-	x->st.touches_interval = 0;
-	x->st.logged_dropped = 0;
-	x->nlog = 0;
+	x->eng.last.touches = x->eng.st.touches_interval;
+	x->eng.last.unlisted = x->eng.st.logged_dropped;
+	memcpy(x->eng.last.log, x->eng.log, x->eng.nlog * sizeof(*x->eng.log));
+	x->eng.last.nlog = x->eng.nlog;
+	x->eng.st.touches_interval = 0;
+	x->eng.st.logged_dropped = 0;
+	x->eng.nlog = 0;
 	/* The buffers swap: what was kept is handed out, the old hand-out is refilled. */
-	x->last.all = x->all;
-	x->last.capall = x->capall;
-	x->last.nall = x->nall;
-	x->last.all_dropped = x->all_dropped;
-	x->all = v;
-	x->capall = cap;
-	x->nall = 0;
-	x->all_dropped = 0;
+	x->eng.last.all = x->eng.all;
+	x->eng.last.capall = x->eng.capall;
+	x->eng.last.nall = x->eng.nall;
+	x->eng.last.all_dropped = x->eng.all_dropped;
+	x->eng.all = v;
+	x->eng.capall = cap;
+	x->eng.nall = 0;
+	x->eng.all_dropped = 0;
 }
 
 /* After each batch of records (step) and at each refresh (tick): the servers' records,
@@ -1035,7 +704,7 @@ static void drain_and_scan(struct exact *x, bool tick)
 	drain(x);
 	register_all_pending(x);
 	for (i = 0; x->variant == EXACT_FAST && i < XHASH; i++) {
-		for (xp = x->procs[i]; xp; xp = xp->next) {
+		for (xp = x->eng.procs[i]; xp; xp = xp->next) {
 			if (!xp->xf || (!tick && (!xp->nyoung || !xp->seeded)))
 				continue;
 			p = engine_find(x->e, xp->pid);
@@ -1047,7 +716,7 @@ static void drain_and_scan(struct exact *x, bool tick)
 				fast_scan_young(x, xp, p);
 		}
 	}
-	x->bound_ns = clock_mono_ns();
+	x->eng.bound_ns = clock_mono_ns();
 }
 
 static void h_step(void *ctx)
@@ -1065,7 +734,7 @@ static void h_tick(void *ctx)
  * process stays with pagemap tracking, and says so. */
 static void queue_attach(struct exact *x, struct xproc *xp)
 {
-	int err = jobq_push(&x->jobs, xp->pid);
+	int err = jobq_push(&x->ctl.jobs, xp->pid);
 
 	if (!err)
 		return;
@@ -1090,7 +759,7 @@ static void fast_child(struct exact *x, struct proc *p)
 	pageset_free(xp->inherit);
 	xp->inherit = inherited(x, ppid);
 	xp->awaiting = true;
-	x->st.fork++;
+	x->eng.st.fork++;
 	queue_attach(x, xp);
 }
 
@@ -1133,12 +802,12 @@ static void h_zapped(void *ctx, struct proc *p, uint64_t start, uint64_t end, bo
 	if (x->variant != EXACT_FAST || !xp || !xp->xf)
 		return;
 	if (unmapped)
-		x->st.unmap++;
+		x->eng.st.unmap++;
 	else
-		x->st.remove++;
+		x->eng.st.remove++;
 	if (xp->seen) {
 		pageset_remove_range(xp->seen, start, end);
-		add_fresh(x, xp, start, end);
+		fast_add_fresh(x, xp, start, end);
 	}
 }
 
@@ -1150,7 +819,7 @@ static void h_moved(void *ctx, struct proc *p, uint64_t old, uint64_t new, uint6
 
 	if (x->variant != EXACT_FAST || !xp || !xp->xf)
 		return;
-	x->st.remap++;
+	x->eng.st.remap++;
 	if (xp->seen)
 		pageset_move_range(xp->seen, old, old + len, new);
 }
@@ -1207,8 +876,8 @@ static void h_exact_stats(void *ctx, struct exact_stats *o)
 			if (m->flags & MF_UFFD)
 				o->registered_pages += mapping_end(m) - mapping_start(m);
 	}
-	for (i = 0; i < (size_t)x->nsrv; i++) {
-		uffd_server_get_stats(x->srvs[i], &one);
+	for (i = 0; i < (size_t)x->srv.n; i++) {
+		uffd_server_get_stats(x->srv.servers[i], &one);
 		o->reads += one.reads;
 		o->faults += one.faults;
 		o->resolved += one.resolved;
@@ -1216,35 +885,35 @@ static void h_exact_stats(void *ctx, struct exact_stats *o)
 		o->retried += one.retried;
 	}
 	o->ordered = x->variant == EXACT_ORDERED;
-	o->server_threads = x->nsrv;
-	o->touches = x->st.touches;
-	o->touches_dropped = atomic_load(&x->q_dropped);
-	o->prereg_pages = x->st.prereg_pages;
-	o->prereg_max = x->st.prereg_max;
-	o->stale = x->st.stale;
-	o->behind = x->st.behind;
-	o->fork = x->st.fork;
-	o->remap = x->st.remap;
-	o->remove = x->st.remove;
-	o->unmap = x->st.unmap;
-	o->gone = x->st.gone;
-	o->attaches = x->st.attaches;
-	o->attach_ms_max = x->st.attach_ms_max;
-	memcpy(o->hist, x->st.hist, sizeof(o->hist));
-	o->lat_max_ns = x->st.lat_max_ns;
-	o->touches_interval = x->last.touches;
-	o->log = x->last.log;
-	o->nlog = x->last.nlog;
-	o->unlisted = x->last.unlisted;
+	o->server_threads = x->srv.n;
+	o->touches = x->eng.st.touches;
+	o->touches_dropped = atomic_load(&x->ring.dropped);
+	o->prereg_pages = x->eng.st.prereg_pages;
+	o->prereg_max = x->eng.st.prereg_max;
+	o->stale = x->eng.st.stale;
+	o->behind = x->eng.st.behind;
+	o->fork = x->eng.st.fork;
+	o->remap = x->eng.st.remap;
+	o->remove = x->eng.st.remove;
+	o->unmap = x->eng.st.unmap;
+	o->gone = x->eng.st.gone;
+	o->attaches = x->eng.st.attaches;
+	o->attach_ms_max = x->eng.st.attach_ms_max;
+	memcpy(o->hist, x->eng.st.hist, sizeof(o->hist));
+	o->lat_max_ns = x->eng.st.lat_max_ns;
+	o->touches_interval = x->eng.last.touches;
+	o->log = x->eng.last.log;
+	o->nlog = x->eng.last.nlog;
+	o->unlisted = x->eng.last.unlisted;
 }
 
 static size_t h_touches(void *ctx, const struct first_touch **v, uint64_t *dropped)
 {
 	struct exact *x = ctx;
 
-	*v = x->last.all;
-	*dropped = x->last.all_dropped;
-	return x->last.nall;
+	*v = x->eng.last.all;
+	*dropped = x->eng.last.all_dropped;
+	return x->eng.last.nall;
 }
 
 /* ---- setup ---- */
@@ -1265,7 +934,7 @@ void xt_install_hooks(struct exact *x)
 		.touches = h_touches,
 	};
 
-	x->keep_all = x->c->record;	/* a recorder takes every first touch of each frame */
+	x->eng.keep_all = x->o.record;	/* a recorder takes every first touch of each frame */
 	engine_set_hooks(x->e, &h);
 }
 
@@ -1275,32 +944,32 @@ void xt_free(struct exact *x)
 	size_t i;
 
 	for (i = 0; i < XHASH; i++)		/* with their userfaultfds */
-		while (x->procs[i])
-			xp_del(x, x->procs[i]);
+		while (x->eng.procs[i])
+			xp_del(x, x->eng.procs[i]);
 	for (i = 0; i < XHASH; i++)		/* forked children not identified */
-		while (x->fds[i])
-			xfd_del(x, x->fds[i]);
-	for (a = x->adopts; a; a = next) {
+		while (x->eng.fds[i])
+			xfd_del(x, x->eng.fds[i]);
+	for (a = x->ctl.adopts; a; a = next) {
 		next = a->next;
 		close(a->fd);
 		free(a);
 	}
-	x->adopts = NULL;
-	free(x->all);
-	free(x->last.all);
-	x->all = x->last.all = NULL;
+	x->ctl.adopts = NULL;
+	free(x->eng.all);
+	free(x->eng.last.all);
+	x->eng.all = x->eng.last.all = NULL;
 	/* Forked children's fds still queued (never applied) are ours too. */
-	for (i = 0; i < x->nstage; i++)
-		if (x->stage[i].kind == XR_FORK)
-			close(x->stage[i].fd);
-	free(x->stage);
-	x->stage = NULL;
-	x->nstage = 0;
-	while (x->q && atomic_load(&x->q_tail) != atomic_load(&x->q_head)) {
-		uint32_t t = atomic_load(&x->q_tail);
+	for (i = 0; i < x->eng.nstage; i++)
+		if (x->eng.stage[i].kind == XR_FORK)
+			close(x->eng.stage[i].fd);
+	free(x->eng.stage);
+	x->eng.stage = NULL;
+	x->eng.nstage = 0;
+	while (x->ring.recs && atomic_load(&x->ring.tail) != atomic_load(&x->ring.head)) {
+		uint32_t t = atomic_load(&x->ring.tail);
 
-		if (x->q[t & (XQ_SIZE - 1)].kind == XR_FORK)
-			close(x->q[t & (XQ_SIZE - 1)].fd);
-		atomic_store(&x->q_tail, t + 1);
+		if (x->ring.recs[t & (XQ_SIZE - 1)].kind == XR_FORK)
+			close(x->ring.recs[t & (XQ_SIZE - 1)].fd);
+		atomic_store(&x->ring.tail, t + 1);
 	}
 }

@@ -14,7 +14,7 @@
  * inj_follow_exec() lets the process run: exact/scratch.h) whose code makes the call, closes the
  * descriptor of an fd-producing call, and rt_sigreturns to a frame holding the thread's
  * own registers, signal mask and FPU/AVX state.  Whenever a thread carries borrowed
- * state its rip is in that code, so with or without us it gets home.  Mapping and
+ * state its ip is in that code, so with or without us it gets home.  Mapping and
  * unmapping the page need calls made without code of ours: they run at the vDSO's
  * `syscall; ret` with their return address on the main stack pointing at libc's
  * rt_sigreturn restorer (scratch.c).

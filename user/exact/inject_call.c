@@ -240,10 +240,10 @@ struct rseq_cs_abi {
 
 /*
  * A thread stopped inside an rseq critical section would be aborted by the kernel when
- * it next returns to user space.  Our borrowed rip is outside the section, so the kernel
+ * it next returns to user space.  Our borrowed ip is outside the section, so the kernel
  * just clears rseq_cs and the abort would be lost: apply it to the saved registers.
  */
-static void rseq_fixup(struct inj *in, pid_t tid, struct user_regs_struct *r)
+static void rseq_fixup(struct inj *in, pid_t tid, arch_regs_t *r)
 {
 	struct __ptrace_rseq_configuration conf;
 	struct rseq_cs_abi cs;
@@ -260,11 +260,11 @@ static void rseq_fixup(struct inj *in, pid_t tid, struct user_regs_struct *r)
 		return;
 	if (inj_mem_read(in, cs_ptr, &cs, sizeof(cs)))
 		return;
-	if (r->rip - cs.start_ip >= cs.post_commit_offset)
+	if (arch_ip(r) - cs.start_ip >= cs.post_commit_offset)
 		return;
 	if (inj_mem_read(in, cs.abort_ip - 4, &sig, sizeof(sig)) || sig != conf.signature)
 		return;
-	r->rip = cs.abort_ip;
+	arch_set_ip(r, cs.abort_ip);
 }
 
 /*
@@ -332,25 +332,25 @@ int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrup
 /* After a timed-out call: is the thread in some ptrace stop now (registers writable)? */
 bool interrupted_stop(struct inj *in, int idx)
 {
-	struct user_regs_struct r;
+	arch_regs_t r;
 
-	return ptrace(PTRACE_GETREGS, in->t[idx].tid, 0, &r) == 0;
+	return arch_regs_get(in->t[idx].tid, &r) == 0;
 }
 
 /*
  * Put the thread's own mask back, then its own registers, and park it in get_signal()
- * again (see top).  In this order: until the registers are back its rip is in code that
+ * again (see top).  In this order: until the registers are back its ip is in code that
  * finishes the call and restores everything without us, so a monitor killed between two
  * of these ptrace calls leaves a thread that still gets home (with its own mask).
  */
-int restore_thread(struct inj *in, int idx, const struct user_regs_struct *regs,
+int restore_thread(struct inj *in, int idx, const arch_regs_t *regs,
 			  uint64_t mask)
 {
 	pid_t tid = in->t[idx].tid;
 	int err = 0;
 
 	if (ptrace(PTRACE_SETSIGMASK, tid, sizeof(mask), &mask) < 0 ||
-	    ptrace(PTRACE_SETREGS, tid, 0, regs) < 0)
+	    arch_regs_set(tid, regs) < 0)
 		err = -errno;
 	if (!err) {
 		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
@@ -385,11 +385,11 @@ int step_call(struct inj *in, int idx, uint64_t deadline, bool *interrupted, con
 }
 
 /*
- * Ask the guard about the calls thread @idx is about to make: the injected one at @rip,
+ * Ask the guard about the calls thread @idx is about to make: the injected one at @ip,
  * then what its trampoline makes alone if we die (the close of a taken fd, the
  * rt_sigreturn home), whose arguments and addresses are left unknown to the proof.
  */
-static int ask_guard(struct inj *in, int idx, uint64_t rip, long nr, const long a[6],
+static int ask_guard(struct inj *in, int idx, uint64_t ip, long nr, const long a[6],
 		     bool take_fd, enum inj_guard_ask ask)
 {
 	struct inj_call c[3];
@@ -397,7 +397,7 @@ static int ask_guard(struct inj *in, int idx, uint64_t rip, long nr, const long 
 
 	memset(c, 0, sizeof(c));
 	c[n].nr = nr;
-	c[n].ip = rip + X86_SYSCALL_LEN;
+	c[n].ip = ip + ARCH_SYSCALL_LEN;
 	memcpy(c[n++].args, a, sizeof(c[0].args));
 	if (take_fd) {
 		c[n].nr = __NR_close;
@@ -412,7 +412,7 @@ static int ask_guard(struct inj *in, int idx, uint64_t rip, long nr, const long 
 
 /* Suspended: the thread must survive the filters seeing the call (see "Seccomp
  * suspension" above); not suspended: they must allow it. */
-int guard_call(struct inj *in, int idx, uint64_t rip, long nr, const long a[6],
+int guard_call(struct inj *in, int idx, uint64_t ip, long nr, const long a[6],
 		      bool take_fd)
 {
 	if (!in->seccomp)
@@ -421,28 +421,28 @@ int guard_call(struct inj *in, int idx, uint64_t rip, long nr, const long a[6],
 		return -EPERM;
 	if (!in->guard)
 		return 0;
-	return ask_guard(in, idx, rip, nr, a, take_fd,
+	return ask_guard(in, idx, ip, nr, a, take_fd,
 			 in->suspended ? INJ_GUARD_SURVIVED : INJ_GUARD_ALLOWED);
 }
 
 /*
- * Point thread @idx at our code (@rip, stack pointer @sp, call @nr with @a) and block every
- * signal.  Registers before the mask: a borrowed mask is only ever seen with our rip.
+ * Point thread @idx at our code (@ip, stack pointer @sp, call @nr with @a) and block every
+ * signal.  Registers before the mask: a borrowed mask is only ever seen with our ip.
  * Returns 0, -ESRCH (gone) or -errno (*@restore_needed: the registers were set, put them
  * back).
  */
-int borrow_thread(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
+int borrow_thread(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr,
 			 const long a[6], bool *restore_needed)
 {
-	struct user_regs_struct regs = in->cpu.regs;
+	arch_regs_t regs = in->cpu.regs;
 	uint64_t all = ~0ull;
 	pid_t tid = in->t[idx].tid;
 	int err;
 
 	*restore_needed = false;
-	x86_set_call(&regs, rip, nr, a);
-	x86_set_sp(&regs, sp);
-	if (ptrace(PTRACE_SETREGS, tid, 0, &regs) < 0) {
+	arch_set_call(&regs, ip, nr, a);
+	arch_set_sp(&regs, sp);
+	if (arch_regs_set(tid, &regs) < 0) {
 		err = -errno;
 		if (err == -ESRCH)
 			mark_gone(&in->t[idx]);
@@ -478,7 +478,7 @@ int go_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
  * runs our code alone and does not stop, or give it its own state back.
  */
 static int end_call(struct inj *in, int idx, int err, bool interrupted, uint64_t deadline,
-		    const struct user_regs_struct *restore)
+		    const arch_regs_t *restore)
 {
 	int err2;
 
@@ -499,26 +499,26 @@ static int end_call(struct inj *in, int idx, int err, bool interrupted, uint64_t
 
 /*
  * One injected call on thread @idx, whose own state is in in->cpu and whose restore
- * frame is already written.  The call starts at @rip with stack pointer @sp: code that,
+ * frame is already written.  The call starts at @ip with stack pointer @sp: code that,
  * run alone, makes the call and then rt_sigreturns to that frame.  With @take_fd the
  * result is a descriptor in the target: we copy it into *local_fd and step over the
  * trampoline's close() of the target's copy before we restore.  @restore: the registers
  * to put back (in->cpu.regs after the rseq fix-up).
  */
-int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
-		    const long a[6], bool take_fd, const struct user_regs_struct *restore,
+int run_call(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr,
+		    const long a[6], bool take_fd, const arch_regs_t *restore,
 		    long *ret, int *local_fd)
 {
-	struct user_regs_struct regs;
+	arch_regs_t regs;
 	bool interrupted = false, restore_needed;
 	pid_t tid = in->t[idx].tid;
 	uint64_t deadline;
 	int err, err2;
 
-	err = guard_call(in, idx, rip, nr, a, take_fd);
+	err = guard_call(in, idx, ip, nr, a, take_fd);
 	if (err)
 		return err;
-	err = borrow_thread(in, idx, rip, sp, nr, a, &restore_needed);
+	err = borrow_thread(in, idx, ip, sp, nr, a, &restore_needed);
 	if (err) {
 		if (restore_needed)
 			restore_thread(in, idx, restore, in->cpu.mask);
@@ -528,10 +528,10 @@ int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
 	err = step_call(in, idx, deadline, &interrupted, in->stage_pfx ? in->stage_pfx : "call",
 			nr);
 	if (!err) {
-		if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+		if (arch_regs_get(tid, &regs) < 0)
 			err = -errno;
 		else
-			*ret = x86_call_result(&regs);
+			*ret = arch_call_result(&regs);
 		xstage_nr("tramp", nr);
 	}
 	if (!err && take_fd && *ret >= 0) {
@@ -572,7 +572,7 @@ static int guard_chain(struct inj *in, int idx, const struct inj_chain *ch)
 }
 
 int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
-		     const struct user_regs_struct *restore)
+		     const arch_regs_t *restore)
 {
 	static const long none[6];
 	uint8_t code[SCRATCH_FRAME_OFF - SCRATCH_CHAIN_OFF];
@@ -585,13 +585,13 @@ int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
 	err = guard_chain(in, idx, ch);
 	if (err)
 		return err;
-	n = ch->build(code, sizeof(code), at, in->entry[X86_TRAMP_RESTORE]);
+	n = ch->build(code, sizeof(code), at, in->entry[ARCH_TRAMP_RESTORE]);
 	if (!n)
 		return -EOVERFLOW;
 	err = inj_mem_write(in, at, code, n);
 	if (err)
 		return err;
-	err = borrow_thread(in, idx, at, x86_sp(&in->cpu.regs), -1, none, &restore_needed);
+	err = borrow_thread(in, idx, at, arch_sp(&in->cpu.regs), -1, none, &restore_needed);
 	if (err) {
 		if (restore_needed)
 			restore_thread(in, idx, restore, in->cpu.mask);
@@ -600,7 +600,7 @@ int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
 	deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
 	for (step = 0; step < ch->nsteps; step++) {
 		struct __ptrace_syscall_info info;
-		struct user_regs_struct regs;
+		arch_regs_t regs;
 		long nr;
 
 		err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, &interrupted);
@@ -623,11 +623,11 @@ int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
 				return -errno;
 			return park(in, idx, deadline);
 		}
-		if (ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0) {
+		if (arch_regs_get(tid, &regs) < 0) {
 			err = -errno;
 			break;
 		}
-		if (ch->at_exit(ch->ctx, in, step, nr, x86_call_result(&regs)))
+		if (ch->at_exit(ch->ctx, in, step, nr, arch_call_result(&regs)))
 			break;
 	}
 	if (err && err != -ESRCH && (in->t[idx].parked || interrupted_stop(in, idx)) &&
@@ -643,13 +643,13 @@ int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
  * keeps the kernel's own restart), only when the thread has to get home alone.
  */
 int save_thread(struct inj *in, int idx, uint64_t addr, uint64_t pretcode,
-		       struct user_regs_struct *restore)
+		       arch_regs_t *restore)
 {
-	struct user_regs_struct fr;
+	arch_regs_t fr;
 	pid_t tid = in->t[idx].tid;
 	int err;
 
-	err = x86_cpu_get(tid, &in->cpu);
+	err = arch_cpu_get(tid, &in->cpu);
 	if (err) {
 		if (err == -ESRCH)
 			mark_gone(&in->t[idx]);
@@ -658,10 +658,10 @@ int save_thread(struct inj *in, int idx, uint64_t addr, uint64_t pretcode,
 	*restore = in->cpu.regs;
 	rseq_fixup(in, tid, restore);
 	fr = *restore;
-	x86_apply_restart(&fr);
-	err = x86_frame_build(in->frame, sizeof(in->frame), addr, pretcode, &fr, &in->cpu);
+	arch_apply_restart(&fr);
+	err = arch_frame_build(in->frame, sizeof(in->frame), addr, pretcode, &fr, &in->cpu);
 	if (!err)
-		err = inj_mem_write(in, addr, in->frame, x86_frame_size(in->cpu.xsize));
+		err = inj_mem_write(in, addr, in->frame, arch_frame_size(in->cpu.xsize));
 	return err;
 }
 
@@ -675,12 +675,12 @@ int pick_thread(struct inj *in, const struct inj_vma *stack)
 	int first = -1;
 
 	for (int i = 0; i < in->nr; i++) {
-		struct user_regs_struct r;
+		arch_regs_t r;
 
 		if (!in->t[i].parked || in->t[i].gone)
 			continue;
-		if (stack && (ptrace(PTRACE_GETREGS, in->t[i].tid, 0, &r) < 0 ||
-			      x86_sp(&r) < stack->start + PAGE_SIZE_4K || x86_sp(&r) >= stack->end))
+		if (stack && (arch_regs_get(in->t[i].tid, &r) < 0 ||
+			      arch_sp(&r) < stack->start + PAGE_SIZE_4K || arch_sp(&r) >= stack->end))
 			continue;
 		if (in->t[i].tid == in->pid)
 			return i;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * inject_int.h - what the injection's own files share (inject.c: seize, calls, release;
- * scratch.c: the scratch page).  Nothing outside user/exact/inject*.c and scratch.c
+ * inject_int.h - what the injection's own files share (inject.c: the tracer thread, calls,
+ * release; inject_seize.c: seize; inject_spawn.c: run's CMD; inject_call.c: one call's
+ * machinery; scratch.c: the scratch page).  Nothing outside user/exact/inject*.c and scratch.c
  * includes it: the API is inject.h.
  */
 #ifndef MEVITOP_INJECT_INT_H
@@ -9,9 +10,34 @@
 
 #include "inject.h"
 #include "inject_maps.h"
-#include "inject_x86.h"
+#include "exact/arch.h"
 
 #include <pthread.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+
+/* Older headers lack these. */
+#ifndef PTRACE_EVENT_STOP
+#define PTRACE_EVENT_STOP	128
+#endif
+#ifndef __NR_pidfd_open
+#define __NR_pidfd_open		434
+#endif
+#ifndef __NR_pidfd_getfd
+#define __NR_pidfd_getfd	438
+#endif
+#ifndef PTRACE_O_SUSPEND_SECCOMP
+#define PTRACE_O_SUSPEND_SECCOMP	(1 << 21)
+#endif
+#ifndef PF_EXITING
+#define PF_EXITING		0x00000004
+#endif
+#ifndef PF_KTHREAD
+#define PF_KTHREAD		0x00200000
+#endif
+
+#define INJ_DEFAULT_TIMEOUT_MS	2000
+#define INJ_HOLD_FACTOR		10	/* watchdog: idle hold limit = factor * timeout */
 
 struct inj_thread {
 	pid_t tid;
@@ -43,15 +69,15 @@ struct inj {
 	unsigned timeout_ms;
 	unsigned long options;	/* ptrace options in effect */
 	uint64_t gadget_ip;	/* bootstrap: `syscall; xor..; ret` in the target's code */
-	uint64_t restorer_ip;	/* bootstrap: `mov $15,%eax; syscall` in the target's code */
+	uint64_t restorer_ip;	/* bootstrap: the rt_sigreturn restorer in its code */
 	uint64_t scratch;	/* our page in the target (0: not mapped yet) */
 	uint64_t scratch_len;
 	bool scratch_memfd;	/* backed by the memfd (else anonymous) */
 	char scratch_note[256];	/* why it is anonymous, or left at release ("": neither) */
 	const char *stage_pfx;	/* tests (stage.h): run_call's stage prefix, NULL "call" */
-	uint64_t entry[X86_TRAMP_NENTRIES];	/* trampoline entry points in it */
-	struct x86_cpu cpu;	/* the borrowed thread's own state (too big for a stack) */
-	uint8_t frame[X86_FRAME_MAX];	/* the rt_sigreturn frame being written */
+	uint64_t entry[ARCH_TRAMP_NENTRIES];	/* trampoline entry points in it */
+	struct arch_cpu cpu;	/* the borrowed thread's own state (too big for a stack) */
+	uint8_t frame[ARCH_FRAME_MAX];	/* the rt_sigreturn frame being written */
 	int nr, cap;
 	struct inj_thread *t;
 
@@ -110,22 +136,22 @@ int go_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted);
 int pick_thread(struct inj *in, const struct inj_vma *stack);
 /* Read thread @idx's state into in->cpu, write its restoring frame at @addr. */
 int save_thread(struct inj *in, int idx, uint64_t addr, uint64_t pretcode,
-		struct user_regs_struct *restore);
-/* One injected call at @rip (code that makes it and rt_sigreturns home alone). */
-int run_call(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr, const long a[6],
-	     bool take_fd, const struct user_regs_struct *restore, long *ret, int *local_fd);
+		arch_regs_t *restore);
+/* One injected call at @ip (code that makes it and rt_sigreturns home alone). */
+int run_call(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr, const long a[6],
+	     bool take_fd, const arch_regs_t *restore, long *ret, int *local_fd);
 /* Point thread @idx at our code and block every signal (registers first). */
-int borrow_thread(struct inj *in, int idx, uint64_t rip, uint64_t sp, long nr,
+int borrow_thread(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr,
 		  const long a[6], bool *restore_needed);
 /* Its own mask, then registers, back; parked again. */
-int restore_thread(struct inj *in, int idx, const struct user_regs_struct *regs,
+int restore_thread(struct inj *in, int idx, const arch_regs_t *regs,
 		   uint64_t mask);
 /* After a timed-out call: is the thread in some ptrace stop now? */
 bool interrupted_stop(struct inj *in, int idx);
-/* May thread @idx make call @nr at @rip (the guard, for a filtered target)?  0 or -errno. */
-int guard_call(struct inj *in, int idx, uint64_t rip, long nr, const long a[6], bool take_fd);
+/* May thread @idx make call @nr at @ip (the guard, for a filtered target)?  0 or -errno. */
+int guard_call(struct inj *in, int idx, uint64_t ip, long nr, const long a[6], bool take_fd);
 /* A chain (inj_syscall_chain) on thread @idx, whose restore frame is written. */
 int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
-	      const struct user_regs_struct *restore);
+	      const arch_regs_t *restore);
 
 #endif /* MEVITOP_INJECT_INT_H */

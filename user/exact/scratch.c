@@ -7,11 +7,11 @@
  *
  * Mapping it (bootstrap_scratch) happens before any code of ours exists in the target, so
  * it borrows two pieces of the target's own code: a vDSO `syscall; xor..; ret` sequence
- * (the gadget) and libc's rt_sigreturn restorer, `mov $15,%eax; syscall`.  A thread on the
- * main stack runs the gadget with rsp at a frame we wrote below its red zone ([stack]:
+ * (the gadget) and libc's rt_sigreturn restorer (exact/arch.h has both patterns).  A thread
+ * on the main stack runs the gadget with its stack pointer at a frame we wrote below its red zone ([stack]:
  * memory only that thread uses, and below its stack pointer it uses none); the gadget's
  * `ret` lands on the restorer, whose rt_sigreturn loads that frame.  Chaining such frames
- * (sigreturn-oriented, each frame loading the registers of the next call with rip at the
+ * (sigreturn-oriented, each frame loading the registers of the next call with ip at the
  * gadget again) runs several calls that way, and a monitor killed at any point leaves a
  * thread that makes the rest of them alone and gets home by the last frame, its own:
  *
@@ -77,7 +77,7 @@
 
 uint64_t scratch_need(size_t xsize)
 {
-	uint64_t n = SCRATCH_FRAME_OFF + x86_frame_size(xsize);
+	uint64_t n = SCRATCH_FRAME_OFF + arch_frame_size(xsize);
 
 	return page_round_up_4k(n);
 }
@@ -91,7 +91,7 @@ static int scratch_write_code(struct inj *in)
 	memset(head, 0, sizeof(head));
 	memcpy(head, SCRATCH_MAGIC, SCRATCH_MAGIC_LEN);
 	memcpy(head + SCRATCH_NAME_OFF, SCRATCH_NAME, sizeof(SCRATCH_NAME));
-	n = x86_tramp_build(head + SCRATCH_CODE_OFF, SCRATCH_CHAIN_OFF - SCRATCH_CODE_OFF,
+	n = arch_tramp_build(head + SCRATCH_CODE_OFF, SCRATCH_CHAIN_OFF - SCRATCH_CODE_OFF,
 			    in->scratch + SCRATCH_CODE_OFF, in->scratch + SCRATCH_FRAME_OFF,
 			    in->entry);
 	if (!n)
@@ -111,13 +111,13 @@ static int finish_inflight(struct inj *in)
 {
 	for (int i = 0; i < in->nr; i++) {
 		uint64_t deadline = DEADLINE(in);
-		struct user_regs_struct r;
+		arch_regs_t r;
 		bool interrupted = false;
 		int err;
 
 		if (!in->t[i].parked || in->t[i].gone ||
-		    ptrace(PTRACE_GETREGS, in->t[i].tid, 0, &r) < 0 ||
-		    r.rip - in->scratch >= in->scratch_len)
+		    arch_regs_get(in->t[i].tid, &r) < 0 ||
+		    arch_ip(&r) - in->scratch >= in->scratch_len)
 			continue;
 		in->t[i].parked = false;
 		err = run_home(in, i, deadline, &interrupted);
@@ -145,32 +145,33 @@ static int finish_inflight(struct inj *in)
  * it would do next anyway).  Let it run the rest under our eyes, so a page it maps is there
  * to reuse now and the next chain's descriptor is free, and park it home.
  */
-static bool in_chain(struct inj *in, const struct user_regs_struct *r)
+static bool in_chain(struct inj *in, const arch_regs_t *r)
 {
 	uint64_t ret = 0;
 
-	if (r->rip >= in->restorer_ip && r->rip < in->restorer_ip + X86_RESTORER_MAX)
+	if (arch_ip(r) >= in->restorer_ip && arch_ip(r) < in->restorer_ip + ARCH_RESTORER_MAX)
 		return true;
-	return (r->rip == in->gadget_ip || r->rip == in->gadget_ip + X86_SYSCALL_LEN) &&
-	       !inj_mem_read(in, x86_sp(r), &ret, sizeof(ret)) && ret == in->restorer_ip;
+	return (arch_ip(r) == in->gadget_ip ||
+		arch_ip(r) == in->gadget_ip + ARCH_SYSCALL_LEN) &&
+	       !inj_mem_read(in, arch_sp(r), &ret, sizeof(ret)) && ret == in->restorer_ip;
 }
 
 static int finish_chains(struct inj *in)
 {
 	for (int i = 0; i < in->nr; i++) {
 		uint64_t deadline = DEADLINE(in);
-		struct user_regs_struct r;
+		arch_regs_t r;
 		bool interrupted = false;
 		int err = 0, n;
 
 		if (!in->t[i].parked || in->t[i].gone ||
-		    ptrace(PTRACE_GETREGS, in->t[i].tid, 0, &r) < 0 || !in_chain(in, &r))
+		    arch_regs_get(in->t[i].tid, &r) < 0 || !in_chain(in, &r))
 			continue;
 		in->t[i].parked = false;
 		/* each step ends in an rt_sigreturn; the last one's frame is its own */
 		for (n = 0; n <= M_NSTEPS_MAX && !err; n++) {
 			err = run_home(in, i, deadline, &interrupted);
-			if (!err && (ptrace(PTRACE_GETREGS, in->t[i].tid, 0, &r) < 0 ||
+			if (!err && (arch_regs_get(in->t[i].tid, &r) < 0 ||
 				     !in_chain(in, &r)))
 				break;
 		}
@@ -200,14 +201,14 @@ int prepare_scratch(struct inj *in)
 	in->scratch_memfd = false;
 	in->scratch_note[0] = '\0';
 	/* the gadget and restorer map the page and unmap it again, so find them always */
-	gerr = injmap_find_code(in->pid, in->memfd, "[vdso]", x86_find_ret_gadget,
+	gerr = injmap_find_code(in->pid, in->memfd, "[vdso]", arch_find_ret_gadget,
 				&in->gadget_ip);
 	if (gerr) {
 		in->gadget_ip = 0;
 		set_why(in, "failed to find a `syscall; ret` sequence in process %d: %s", in->pid,
 			strerror(-gerr));
 	} else {
-		gerr = injmap_find_code(in->pid, in->memfd, "libc", x86_find_restorer,
+		gerr = injmap_find_code(in->pid, in->memfd, "libc", arch_find_restorer,
 					&in->restorer_ip);
 		if (gerr) {
 			in->restorer_ip = 0;
@@ -250,12 +251,12 @@ static void scratch_name(struct inj *in)
 {
 	long a[6] = { PR_SET_VMA, PR_SET_VMA_ANON_NAME, (long)in->scratch, (long)in->scratch_len,
 		      (long)(in->scratch + SCRATCH_NAME_OFF), 0 };
-	struct user_regs_struct restore;
+	arch_regs_t restore;
 	long ret;
 	int idx = pick_thread(in, NULL);
 
 	if (idx >= 0 && !save_thread(in, idx, in->scratch + SCRATCH_FRAME_OFF, 0, &restore))
-		run_call(in, idx, in->entry[X86_TRAMP_PLAIN], x86_sp(&in->cpu.regs), __NR_prctl,
+		run_call(in, idx, in->entry[ARCH_TRAMP_PLAIN], arch_sp(&in->cpu.regs), __NR_prctl,
 			 a, false, &restore, &ret, NULL);
 }
 
@@ -336,9 +337,9 @@ struct mchain {
 };
 
 /* The registers of step @i (M_TRUNC..M_CLOSE) for descriptor ch->fd: its call at the
- * gadget, rsp at the next frame (after the last step: the thread's own, ch->home). */
+ * gadget, stack pointer at the next frame (after the last step: the thread's own, ch->home). */
 static void step_regs(const struct inj *in, const struct mchain *ch, int i,
-		      struct user_regs_struct *r)
+		      arch_regs_t *r)
 {
 	static const long nr[M_NFRAMES] = { __NR_ftruncate, __NR_mmap, __NR_close };
 	long a[M_NFRAMES][6] = {
@@ -348,21 +349,21 @@ static void step_regs(const struct inj *in, const struct mchain *ch, int i,
 	};
 
 	*r = in->cpu.regs;
-	x86_set_call(r, in->gadget_ip, nr[i], a[i]);
-	x86_set_sp(r, i + 1 < M_NFRAMES ? ch->frame[i + 1] : ch->home);
+	arch_set_call(r, in->gadget_ip, nr[i], a[i]);
+	arch_set_sp(r, i + 1 < M_NFRAMES ? ch->frame[i + 1] : ch->home);
 }
 
 /* Write the step frames, each loading its step's registers (see step_regs). */
 static int write_steps(struct inj *in, const struct mchain *ch)
 {
-	uint8_t buf[X86_FRAME_BARE];
+	uint8_t buf[ARCH_FRAME_BARE];
 
 	for (int i = 0; i < M_NFRAMES; i++) {
-		struct user_regs_struct r;
+		arch_regs_t r;
 		int err;
 
 		step_regs(in, ch, i, &r);
-		err = x86_frame_build_bare(buf, sizeof(buf), ch->frame[i], in->restorer_ip, &r,
+		err = arch_frame_build_bare(buf, sizeof(buf), ch->frame[i], in->restorer_ip, &r,
 					   ~0ull);
 		if (!err)
 			err = inj_mem_write(in, ch->frame[i], buf, sizeof(buf));
@@ -376,7 +377,7 @@ static int write_steps(struct inj *in, const struct mchain *ch)
 static int guard_memfd(struct inj *in, int idx, const struct mchain *ch, unsigned flags)
 {
 	struct inj_call c[5];
-	uint64_t ip = in->gadget_ip + X86_SYSCALL_LEN;
+	uint64_t ip = in->gadget_ip + ARCH_SYSCALL_LEN;
 	int err;
 
 	if (!in->seccomp)
@@ -405,7 +406,7 @@ static int guard_memfd(struct inj *in, int idx, const struct mchain *ch, unsigne
  */
 static int bootstrap_memfd(struct inj *in, int idx, const struct inj_vma *stack)
 {
-	struct user_regs_struct restore, regs;
+	arch_regs_t restore, regs;
 	unsigned flags = memfd_flags();
 	struct mchain ch;
 	uint64_t home_sz, total, base, deadline;
@@ -422,17 +423,17 @@ static int bootstrap_memfd(struct inj *in, int idx, const struct inj_vma *stack)
 		     strerror((int)-ch.fd));
 		return 1;
 	}
-	home_sz = (x86_frame_size(in->cpu.xsize) + 63) & ~63ull;
-	total = M_NFRAMES * X86_FRAME_BARE + home_sz + 64;
-	base = (x86_sp(&in->cpu.regs) - X86_RED_ZONE - total) & ~63ull;
+	home_sz = (arch_frame_size(in->cpu.xsize) + 63) & ~63ull;
+	total = M_NFRAMES * ARCH_FRAME_BARE + home_sz + 64;
+	base = (arch_sp(&in->cpu.regs) - ARCH_RED_ZONE - total) & ~63ull;
 	if (base < stack->start + PAGE_SIZE_4K) {
 		note(in, "no room for the memfd bootstrap's frames on the stack of thread %d",
 		     tid);
 		return 1;
 	}
 	for (int i = 0; i < M_NFRAMES; i++)
-		ch.frame[i] = base + (uint64_t)i * X86_FRAME_BARE;
-	ch.home = base + M_NFRAMES * X86_FRAME_BARE;
+		ch.frame[i] = base + (uint64_t)i * ARCH_FRAME_BARE;
+	ch.home = base + M_NFRAMES * ARCH_FRAME_BARE;
 	ch.name = ch.home + home_sz;
 	if (guard_memfd(in, idx, &ch, flags)) {
 		note(in, "its seccomp filters do not allow the memfd (%s)",
@@ -466,11 +467,11 @@ static int bootstrap_memfd(struct inj *in, int idx, const struct inj_vma *stack)
 
 		deadline = DEADLINE(in);	/* each call gets the timeout, as inj_syscall's */
 		err = step_call(in, idx, deadline, &interrupted, "boot", nrs[step]);
-		if (!err && ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+		if (!err && arch_regs_get(tid, &regs) < 0)
 			err = -errno;
 		if (err)
 			break;
-		ret = x86_call_result(&regs);
+		ret = arch_call_result(&regs);
 		if (step == 0 && syscall_failed(ret))
 			note(in, "memfd_create failed in process %d: %s", in->pid,
 			     strerror((int)-ret));
@@ -494,7 +495,7 @@ static int bootstrap_memfd(struct inj *in, int idx, const struct inj_vma *stack)
 		 * on by the frames.
 		 */
 		step_regs(in, &ch, step, &regs);
-		if (ptrace(PTRACE_SETREGS, tid, 0, &regs) < 0) {
+		if (arch_regs_set(tid, &regs) < 0) {
 			err = -errno;
 			break;
 		}
@@ -505,7 +506,7 @@ static int bootstrap_memfd(struct inj *in, int idx, const struct inj_vma *stack)
 		in->t[idx].dirty = true;	/* it makes the rest of the chain alone */
 out:
 	if (!in->t[idx].dirty && !in->t[idx].gone)
-		inj_mem_write(in, base, old, total);	/* below its rsp: dead, but as it was */
+		inj_mem_write(in, base, old, total);	/* below its stack pointer: dead, but as it was */
 	free(old);
 	if (err)
 		return err;
@@ -524,14 +525,14 @@ out:
 /* The anonymous page: one mmap from the gadget, its frame below the red zone. */
 static int bootstrap_anon(struct inj *in, int idx, const struct inj_vma *stack)
 {
-	struct user_regs_struct restore;
+	arch_regs_t restore;
 	uint64_t frame, len, fsize;
 	uint8_t *old = NULL;
 	long a[6], addr = 0;
 	int err;
 
-	fsize = x86_frame_size(in->cpu.xsize);
-	frame = (x86_sp(&in->cpu.regs) - X86_RED_ZONE - fsize) & ~63ull;
+	fsize = arch_frame_size(in->cpu.xsize);
+	frame = (arch_sp(&in->cpu.regs) - ARCH_RED_ZONE - fsize) & ~63ull;
 	if (frame < stack->start + PAGE_SIZE_4K) {
 		set_why(in, "no room below the stack pointer of thread %d of process %d",
 			in->t[idx].tid, in->pid);
@@ -554,7 +555,7 @@ static int bootstrap_anon(struct inj *in, int idx, const struct inj_vma *stack)
 	err = run_call(in, idx, in->gadget_ip, frame, __NR_mmap, a, false, &restore, &addr, NULL);
 	in->stage_pfx = NULL;
 	if (!in->t[idx].dirty && !in->t[idx].gone)
-		inj_mem_write(in, frame, old, fsize);	/* below its rsp: as it was */
+		inj_mem_write(in, frame, old, fsize);	/* below its stack pointer: as it was */
 	if (!err && syscall_failed(addr))
 		err = (int)addr;
 	if (!err) {
@@ -579,7 +580,7 @@ static int stack_thread(struct inj *in, struct inj_vma *stack, const char *what)
 			"needs to %s its scratch page", in->pid, what);
 		return -EOPNOTSUPP;
 	}
-	err = x86_cpu_get(in->t[idx].tid, &in->cpu);
+	err = arch_cpu_get(in->t[idx].tid, &in->cpu);
 	if (err == -ESRCH)
 		mark_gone(&in->t[idx]);
 	return err ? err : idx;
@@ -632,7 +633,7 @@ int scratch_drop(struct inj *in)
 
 static int drop(struct inj *in)
 {
-	struct user_regs_struct restore;
+	arch_regs_t restore;
 	struct inj_vma stack;
 	uint64_t frame, fsize;
 	uint8_t *old = NULL;
@@ -655,8 +656,8 @@ static int drop(struct inj *in)
 		note(in, "%s", in->why);
 		return idx;
 	}
-	fsize = x86_frame_size(in->cpu.xsize);
-	frame = (x86_sp(&in->cpu.regs) - X86_RED_ZONE - fsize) & ~63ull;
+	fsize = arch_frame_size(in->cpu.xsize);
+	frame = (arch_sp(&in->cpu.regs) - ARCH_RED_ZONE - fsize) & ~63ull;
 	if (frame < stack.start + PAGE_SIZE_4K) {
 		note(in, "no room below the stack pointer of thread %d", in->t[idx].tid);
 		return -ENOSPC;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * seccomp_calls.c - the list of injected system calls (x86-64 numbers), in the order an
+ * seccomp_calls.c - the list of injected system calls (native numbers), in the order an
  * attach makes them.  Keep it in step with scratch.c (the scratch page), inject.c (the
  * trampoline), uffd.c (the userfaultfd and its API handshake) and uffd_dev.c (the
  * /dev/userfaultfd handoff).

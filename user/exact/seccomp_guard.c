@@ -4,6 +4,7 @@
  * through (see seccomp_guard.h).  Runs on the injection's tracer thread: ptrace requests
  * such as PTRACE_SECCOMP_GET_FILTER are answered only to the tracer.
  */
+#include "exact/arch.h"
 #include "exact/seccomp_guard.h"
 #include "exact/seccomp_bpf.h"
 #include "exact/seccomp_calls.h"
@@ -18,7 +19,6 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
-#include <linux/audit.h>
 #include <linux/seccomp.h>
 
 #ifndef PTRACE_SECCOMP_GET_FILTER
@@ -154,7 +154,7 @@ static int prove(const struct filters *f, pid_t tid, const struct inj_call *c,
 {
 	struct scbpf_input input = {
 		.nr = (int32_t)c->nr,
-		.arch = AUDIT_ARCH_X86_64,
+		.arch = ARCH_AUDIT,
 		.ip = c->ip,
 	};
 	uint32_t worst = SECCOMP_RET_ALLOW;

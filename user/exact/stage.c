@@ -43,7 +43,7 @@ static void init(void)
 	}
 }
 
-void xstage_record(const char *stage)
+static void xstage_record(const char *stage)
 {
 	char line[STAGE_LINE];
 	size_t n;

@@ -7,7 +7,7 @@
  *       64-byte line, padded), so after mevitop is killed PATH names the stage it died in.
  *   MEVITOP_TEST_PAUSE=STAGE[:MS]  at STAGE, print "mevitop: test-pause STAGE" on stderr
  *       and sleep MS ms (default 60000), so a test kills it exactly there (exact.h lists
- *       exact.c's stages; these are the injection's).
+ *       exact.c's stages, which pause the same way; these are the injection's).
  *
  * The injection's stages: "inj:seize" (seizing the threads), "inj:prepare" (looking for
  * a page left by a killed attach, and for the code the bootstrap borrows), "boot:CALL" (the scratch
@@ -24,7 +24,5 @@
 void xstage(const char *prefix, const char *name);
 /* The same for a system call number: its name from the injected-call list. */
 void xstage_nr(const char *prefix, long nr);
-/* Only record (exact.c pauses at its own stages itself). */
-void xstage_record(const char *stage);
 
 #endif /* MEVITOP_STAGE_H */

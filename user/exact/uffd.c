@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #ifndef __NR_userfaultfd
-#define __NR_userfaultfd	323
+#define __NR_userfaultfd	ARCH_NR_USERFAULTFD
 #endif
 #ifndef UFFD_PAGEFAULT_FLAG_MINOR
 #define UFFD_PAGEFAULT_FLAG_MINOR	(1 << 2)
@@ -746,11 +746,6 @@ static void apply_pending_locked(struct uffd_server *s)
 	s->npend = 0;
 }
 
-static void cpu_relax(void)
-{
-	__asm__ __volatile__("pause" ::: "memory");
-}
-
 int uffd_server_poll(struct uffd_server *s, int timeout_ms)
 {
 	struct pollfd stackp[16], *p = stackp;
@@ -807,7 +802,7 @@ int uffd_server_poll(struct uffd_server *s, int timeout_ms)
 			if (timeout_ms >= 0 && clock_mono_ns() >= deadline)
 				break;
 			for (int k = 0; k < 64; k++)
-				cpu_relax();
+				arch_cpu_relax();
 		}
 		goto out;
 	}

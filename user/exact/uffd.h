@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <linux/userfaultfd.h>
+#include "exact/arch.h"
 
 struct inj;
 struct uffd_caps;
@@ -96,9 +97,8 @@ void uffd_set_api_path(enum uffd_api_path path);
 /* The path the last successful uffd_inject() in this process used (LOCAL or REMOTE). */
 enum uffd_api_path uffd_last_api_path(void);
 
-/* The end of x86-64 user space (TASK_SIZE: 47 bits less the guard page): a range up to it
- * covers every address a process can map. */
-#define UFFD_USER_END	0x7ffffffff000ull
+/* The end of user space: a range up to it covers every address a process can map. */
+#define UFFD_USER_END	ARCH_USER_END
 
 /* UFFDIO_REGISTER [start, start+len) with @mode (UFFDIO_REGISTER_MODE_*); *ioctls if not NULL. */
 int uffd_register(int fd, uint64_t start, uint64_t len, uint64_t mode, uint64_t *ioctls);

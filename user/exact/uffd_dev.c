@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* uffd_dev.c - the /dev/userfaultfd handoff into a seized target (see uffd_dev.h). */
 #include "exact/uffd_dev.h"
-#include "exact/uffd_dev_x86.h"
+#include "exact/arch.h"
 #include "inject.h"
 
 #include "kernel/uffd_caps.h"
@@ -151,7 +151,7 @@ static const struct inj_call chain_calls[] = {
 int uffd_dev_create(struct inj *in, int *local_fd, char *why, size_t whylen)
 {
 	struct handoff h = { .devfd = -1, .uffd = -1 };
-	struct inj_chain ch = { .build = uffd_dev_x86_build, .nsteps = UFFD_DEV_NSTEPS,
+	struct inj_chain ch = { .build = arch_uffd_dev_build, .nsteps = UFFD_DEV_NSTEPS,
 				.at_exit = at_exit, .ctx = &h, .calls = chain_calls,
 				.ncalls = (int)(sizeof(chain_calls) / sizeof(chain_calls[0])) };
 	int err;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * inject_x86.c - x86-64 CPU state, rt_sigreturn frames and trampoline bytes for inject.c.
+ * arch_inject.c (x86-64) - CPU state, rt_sigreturn frames and trampoline bytes (exact/arch.h).
  *
  * Why rt_sigreturn: it is the one system call that loads every piece of a thread's user
  * context at once - general registers, rip/rsp/eflags, the signal mask and the whole
@@ -8,7 +8,7 @@
  * code ending in rt_sigreturn on a frame holding its own saved context gets back to
  * exactly where it was, with or without a tracer (arch/x86/kernel/signal_64.c).
  */
-#include "inject_x86.h"
+#include "exact/arch.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -53,7 +53,7 @@
 #define UC_SIGMASK		296
 #define UC_SIZE			304
 #define FR_SIGINFO		(FR_UC + UC_SIZE)
-#define FR_FPSTATE		X86_FRAME_BARE	/* 64-aligned after the 128-byte siginfo */
+#define FR_FPSTATE		ARCH_FRAME_BARE	/* 64-aligned after the 128-byte siginfo */
 
 /* struct sigcontext: 18 u64 (r8..rip, eflags), cs gs fs ss (u16), err trapno oldmask cr2 */
 #define SC_CS			(18 * 8)
@@ -68,7 +68,22 @@ struct fx_sw_bytes {
 	uint32_t padding[7];
 };
 
-int x86_cpu_get(pid_t tid, struct x86_cpu *cpu)
+const char *arch_unsupported(void)
+{
+	return NULL;
+}
+
+int arch_regs_get(pid_t tid, arch_regs_t *r)
+{
+	return ptrace(PTRACE_GETREGS, tid, 0, r) < 0 ? -errno : 0;
+}
+
+int arch_regs_set(pid_t tid, const arch_regs_t *r)
+{
+	return ptrace(PTRACE_SETREGS, tid, 0, r) < 0 ? -errno : 0;
+}
+
+int arch_cpu_get(pid_t tid, struct arch_cpu *cpu)
 {
 	struct iovec iov = { .iov_base = cpu->xsave, .iov_len = sizeof(cpu->xsave) };
 	struct fx_sw_bytes sw;
@@ -100,7 +115,7 @@ int x86_cpu_get(pid_t tid, struct x86_cpu *cpu)
 	return 0;
 }
 
-void x86_apply_restart(struct user_regs_struct *r)
+void arch_apply_restart(arch_regs_t *r)
 {
 	if ((long long)r->orig_rax < 0)
 		return;
@@ -123,7 +138,7 @@ void x86_apply_restart(struct user_regs_struct *r)
 	}
 }
 
-size_t x86_frame_size(size_t xsize)
+size_t arch_frame_size(size_t xsize)
 {
 	return FR_FPSTATE + xsize + sizeof(uint32_t);
 }
@@ -139,7 +154,7 @@ static void put16(uint8_t *p, size_t off, uint16_t v)
 }
 
 /* The frame's header and ucontext (FR_FPSTATE bytes): registers @r, mask, fpstate. */
-static void frame_head(uint8_t *buf, uint64_t pretcode, const struct user_regs_struct *r,
+static void frame_head(uint8_t *buf, uint64_t pretcode, const arch_regs_t *r,
 		       uint64_t mask, uint64_t fpstate)
 {
 	uint8_t *uc = buf + FR_UC, *sc = uc + UC_MCONTEXT;
@@ -161,12 +176,12 @@ static void frame_head(uint8_t *buf, uint64_t pretcode, const struct user_regs_s
 	put64(uc, UC_SIGMASK, mask);
 }
 
-int x86_frame_build(uint8_t *buf, size_t len, uint64_t addr, uint64_t pretcode,
-		    const struct user_regs_struct *r, const struct x86_cpu *cpu)
+int arch_frame_build(uint8_t *buf, size_t len, uint64_t addr, uint64_t pretcode,
+		    const arch_regs_t *r, const struct arch_cpu *cpu)
 {
 	uint32_t magic2 = FP_XSTATE_MAGIC2;
 
-	if (len < x86_frame_size(cpu->xsize) || addr % 64)
+	if (len < arch_frame_size(cpu->xsize) || addr % 64)
 		return -EINVAL;
 	frame_head(buf, pretcode, r, cpu->mask, addr + FR_FPSTATE);
 	memcpy(buf + FR_FPSTATE, cpu->xsave, cpu->xsize);
@@ -174,16 +189,16 @@ int x86_frame_build(uint8_t *buf, size_t len, uint64_t addr, uint64_t pretcode,
 	return 0;
 }
 
-int x86_frame_build_bare(uint8_t *buf, size_t len, uint64_t addr, uint64_t pretcode,
-			 const struct user_regs_struct *r, uint64_t mask)
+int arch_frame_build_bare(uint8_t *buf, size_t len, uint64_t addr, uint64_t pretcode,
+			 const arch_regs_t *r, uint64_t mask)
 {
-	if (len < X86_FRAME_BARE || addr % 64)
+	if (len < ARCH_FRAME_BARE || addr % 64)
 		return -EINVAL;
 	frame_head(buf, pretcode, r, mask, 0);
 	return 0;
 }
 
-static void set_args(struct user_regs_struct *r, const long a[6])
+static void set_args(arch_regs_t *r, const long a[6])
 {
 	r->rdi = (unsigned long long)a[0];
 	r->rsi = (unsigned long long)a[1];
@@ -193,7 +208,7 @@ static void set_args(struct user_regs_struct *r, const long a[6])
 	r->r9 = (unsigned long long)a[5];
 }
 
-void x86_set_call(struct user_regs_struct *r, uint64_t rip, long nr, const long a[6])
+void arch_set_call(arch_regs_t *r, uint64_t rip, long nr, const long a[6])
 {
 	r->rip = rip;
 	r->rax = (unsigned long long)nr;
@@ -201,7 +216,7 @@ void x86_set_call(struct user_regs_struct *r, uint64_t rip, long nr, const long 
 	set_args(r, a);
 }
 
-long x86_call_result(const struct user_regs_struct *r)
+long arch_call_result(const arch_regs_t *r)
 {
 	return (long)r->rax;
 }
@@ -212,8 +227,8 @@ static size_t emit(uint8_t *buf, size_t at, const uint8_t *bytes, size_t n)
 	return at + n;
 }
 
-size_t x86_tramp_build(uint8_t *buf, size_t len, uint64_t code_addr, uint64_t frame_addr,
-		       uint64_t entry[X86_TRAMP_NENTRIES])
+size_t arch_tramp_build(uint8_t *buf, size_t len, uint64_t code_addr, uint64_t frame_addr,
+		       uint64_t entry[ARCH_TRAMP_NENTRIES])
 {
 	static const uint8_t plain[] = {
 		0x0f, 0x05,			/* syscall		the injected call */
@@ -238,14 +253,14 @@ size_t x86_tramp_build(uint8_t *buf, size_t len, uint64_t code_addr, uint64_t fr
 
 	if (len < sizeof(plain) + sizeof(with_close) + sizeof(restore))
 		return 0;
-	entry[X86_TRAMP_PLAIN] = code_addr + at;
+	entry[ARCH_TRAMP_PLAIN] = code_addr + at;
 	at = emit(buf, at, plain, sizeof(plain));
-	entry[X86_TRAMP_CLOSE] = code_addr + at;
+	entry[ARCH_TRAMP_CLOSE] = code_addr + at;
 	at = emit(buf, at, with_close, sizeof(with_close));
 	/* rsp = frame + 8: rt_sigreturn finds its frame at rsp - 8 (the pretcode slot) */
 	disp = (int32_t)((int64_t)(frame_addr + 8) - (int64_t)(code_addr + at + 7));
 	memcpy(restore + 3, &disp, sizeof(disp));
-	entry[X86_TRAMP_RESTORE] = code_addr + at;
+	entry[ARCH_TRAMP_RESTORE] = code_addr + at;
 	at = emit(buf, at, restore, sizeof(restore));
 	return at;
 }
@@ -264,7 +279,7 @@ static size_t xor_self_len(const uint8_t *p, size_t n)
 	return rex + 2;
 }
 
-long x86_find_ret_gadget(const uint8_t *p, size_t n)
+long arch_find_ret_gadget(const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i + 2 < n; i++) {
 		size_t j = i + 2, k;
@@ -279,7 +294,7 @@ long x86_find_ret_gadget(const uint8_t *p, size_t n)
 	return -1;
 }
 
-long x86_find_restorer(const uint8_t *p, size_t n)
+long arch_find_restorer(const uint8_t *p, size_t n)
 {
 	static const uint8_t a[] = { 0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
 	static const uint8_t b[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };

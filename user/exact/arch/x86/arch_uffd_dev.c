@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * uffd_dev_x86.c - the /dev/userfaultfd handoff chain's x86-64 bytes (uffd_dev_x86.h says
+ * arch_uffd_dev.c (x86-64) - the /dev/userfaultfd handoff chain's bytes (exact/arch.h says
  * what it does).  It keeps the page in %rbx and the new userfaultfd in %r12: the kernel
  * preserves both across `syscall` (it clobbers only rax, rcx and r11), and the thread's
  * own registers come back from its frame at the end.  It uses no stack: the borrowed
@@ -8,7 +8,7 @@
  * Page layout: struct msghdr at 0 (msg_control at 0x20, msg_controllen at 0x28), its cmsg
  * buffer at 0x40 (CMSG_SPACE(sizeof(int)) = 24 bytes, the fd at 0x50), sv[2] at 0x60.
  */
-#include "exact/uffd_dev_x86.h"
+#include "exact/arch.h"
 
 #include <string.h>
 #include "page.h"
@@ -70,7 +70,7 @@ static const uint8_t body[] = {
 	0xe9,					/* jmp restore (rel32 follows) */
 };
 
-size_t uffd_dev_x86_build(uint8_t *buf, size_t len, uint64_t code_addr, uint64_t restore_addr)
+size_t arch_uffd_dev_build(uint8_t *buf, size_t len, uint64_t code_addr, uint64_t restore_addr)
 {
 	size_t at = 0, n = sizeof(head) + 4 + sizeof(body) + 4;
 	int32_t rel;
