@@ -13,6 +13,8 @@
  */
 #if defined(__bpf__) ? defined(__TARGET_ARCH_x86) : defined(__x86_64__)
 #include "../vmlinux/x86/syscalls.h"
+#elif defined(__bpf__) ? defined(__TARGET_ARCH_arm64) : defined(__aarch64__)
+#include "../vmlinux/arm64/syscalls.h"
 #else
 #error "no syscall table for this architecture: add vmlinux/ARCH/syscalls.h (see vmlinux/x86/)"
 #endif
