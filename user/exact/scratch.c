@@ -102,6 +102,25 @@ static int scratch_write_code(struct inj *in)
 }
 
 /*
+ * After a thread ran our code home (run_home's err): park it again in a fresh event stop,
+ * as every attach leaves its threads.  A thread that died meanwhile is no error.
+ */
+static int park_again(struct inj *in, int i, int err, uint64_t deadline, const char *what)
+{
+	if (err == -ESRCH)
+		return 0;
+	if (err) {
+		set_why(in, "failed to let thread %d of process %d finish an earlier %s: %s",
+			in->t[i].tid, in->pid, what, strerror(-err));
+		return err;
+	}
+	ptrace(PTRACE_INTERRUPT, in->t[i].tid, 0, 0);
+	ptrace(PTRACE_CONT, in->t[i].tid, 0, 0);
+	err = park(in, i, deadline);
+	return err == -ESRCH ? 0 : err;
+}
+
+/*
  * A thread that an earlier monitor died under may still be inside our trampoline: a
  * stopped process runs it only once continued.  Its own context is in the page's frame,
  * so before anything writes a new frame, let it run to the end of the trampoline (its
@@ -121,17 +140,8 @@ static int finish_inflight(struct inj *in)
 			continue;
 		in->t[i].parked = false;
 		err = run_home(in, i, deadline, &interrupted);
-		if (err == -ESRCH)
-			continue;
-		if (err) {
-			set_why(in, "failed to let thread %d of process %d finish an earlier "
-				"injection: %s", in->t[i].tid, in->pid, strerror(-err));
-			return err;
-		}
-		ptrace(PTRACE_INTERRUPT, in->t[i].tid, 0, 0);
-		ptrace(PTRACE_CONT, in->t[i].tid, 0, 0);
-		err = park(in, i, deadline);
-		if (err && err != -ESRCH)
+		err = park_again(in, i, err, deadline, "injection");
+		if (err)
 			return err;
 	}
 	return 0;
@@ -175,17 +185,8 @@ static int finish_chains(struct inj *in)
 				     !in_chain(in, &r)))
 				break;
 		}
-		if (err == -ESRCH)
-			continue;
-		if (err) {
-			set_why(in, "failed to let thread %d of process %d finish an earlier "
-				"bootstrap: %s", in->t[i].tid, in->pid, strerror(-err));
-			return err;
-		}
-		ptrace(PTRACE_INTERRUPT, in->t[i].tid, 0, 0);
-		ptrace(PTRACE_CONT, in->t[i].tid, 0, 0);
-		err = park(in, i, deadline);
-		if (err && err != -ESRCH)
+		err = park_again(in, i, err, deadline, "bootstrap");
+		if (err)
 			return err;
 	}
 	return 0;
