@@ -4,8 +4,6 @@ POSIX_FADV_DONTNEED, the truth read back with mincore(2) by the test itself.
 
 Each file has a name no other file has (the test's pid and a counter), so the view's
 filter finds exactly its row, whatever else the machine caches meanwhile."""
-import ctypes
-import mmap
 import os
 import re
 import subprocess
@@ -14,35 +12,16 @@ import sys
 import pytest
 
 from harness import GUARD_S
+import pagecache_truth
 from test_ui import FULL, NONE, assert_clean_exit, screen  # noqa: F401  (the fixture)
 
 PAGE = 4096
 ROOT_DIR = "/var/tmp"       # a disk filesystem (the root's), not tmpfs
 
-libc = ctypes.CDLL(None, use_errno=True)
-libc.mmap.restype = ctypes.c_void_p
-libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
-                      ctypes.c_int, ctypes.c_long]
-libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
-libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
-
-
 def mincore(path):
-    """The page cache state of every page of path, by mincore(2): a list of bools."""
-    size = os.path.getsize(path)
-    pages = (size + PAGE - 1) // PAGE
-    vec = ctypes.create_string_buffer(pages)
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
-        assert addr not in (None, ctypes.c_void_p(-1).value), os.strerror(ctypes.get_errno())
-        try:
-            assert libc.mincore(addr, size, vec) == 0, os.strerror(ctypes.get_errno())
-        finally:
-            libc.munmap(addr, size)
-    finally:
-        os.close(fd)
-    return [bool(b & 1) for b in vec.raw]
+    """The page cache state of every page of path (pagecache_truth's mincore(2)): bools."""
+    cached = pagecache_truth.mincore(path)
+    return [i in cached for i in range((os.path.getsize(path) + PAGE - 1) // PAGE)]
 
 
 def fmt_pages(pages):

@@ -412,15 +412,22 @@ static int ask_guard(struct inj *in, int idx, uint64_t ip, long nr, const long a
 
 /* Suspended: the thread must survive the filters seeing the call (see "Seccomp
  * suspension" above); not suspended: they must allow it. */
-int guard_call(struct inj *in, int idx, uint64_t ip, long nr, const long a[6],
-		      bool take_fd)
+int guard_needed(const struct inj *in)
 {
 	if (!in->seccomp)
 		return 0;
 	if (!in->suspended && !in->allow_seccomp)
 		return -EPERM;
-	if (!in->guard)
-		return 0;
+	return in->guard != NULL;
+}
+
+int guard_call(struct inj *in, int idx, uint64_t ip, long nr, const long a[6],
+		      bool take_fd)
+{
+	int need = guard_needed(in);
+
+	if (need <= 0)
+		return need;
 	return ask_guard(in, idx, ip, nr, a, take_fd,
 			 in->suspended ? INJ_GUARD_SURVIVED : INJ_GUARD_ALLOWED);
 }

@@ -150,6 +150,9 @@ int restore_thread(struct inj *in, int idx, const arch_regs_t *regs,
 bool interrupted_stop(struct inj *in, int idx);
 /* May thread @idx make call @nr at @ip (the guard, for a filtered target)?  0 or -errno. */
 int guard_call(struct inj *in, int idx, uint64_t ip, long nr, const long a[6], bool take_fd);
+/* Must the guard be asked about a call?  1, 0 (no filters, or nothing to ask), -EPERM
+ * (filtered and neither suspended nor proven allowed). */
+int guard_needed(const struct inj *in);
 /* A chain (inj_syscall_chain) on thread @idx, whose restore frame is written. */
 int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
 	      const arch_regs_t *restore);

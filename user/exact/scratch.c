@@ -379,14 +379,10 @@ static int guard_memfd(struct inj *in, int idx, const struct mchain *ch, unsigne
 {
 	struct inj_call c[5];
 	uint64_t ip = in->gadget_ip + ARCH_SYSCALL_LEN;
-	int err;
+	int err = guard_needed(in);
 
-	if (!in->seccomp)
-		return 0;
-	if (!in->suspended && !in->allow_seccomp)
-		return -EPERM;
-	if (!in->guard)
-		return 0;
+	if (err <= 0)
+		return err;
 	memset(c, 0, sizeof(c));
 	c[0] = (struct inj_call){ __NR_memfd_create, ip, { 0, (long)flags }, 1u };
 	c[1] = (struct inj_call){ __NR_ftruncate, ip, { 0, (long)ch->len }, 1u };
