@@ -41,7 +41,7 @@ ifeq ($(wildcard $(EXACT_ARCH)/arch_regs.h),)
 $(error no $(EXACT_ARCH)/: exact mode has no backend for '$(ARCH)' (doc/arch.md says how to add one))
 endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -MMD -MP \
-              -DMEVITOP_VERSION='"$(VERSION)"' -I$(BUILD) -Iuser $(addprefix -Iuser/,$(USER_LAYERS)) -I$(EXACT_ARCH) -Ibpf
+              -DMEVITOP_VERSION='"$(VERSION)"' -I$(BUILD) -Iuser -I$(EXACT_ARCH) -Ibpf
 LIBS       := -lbpf -ldw -lelf -lz -lzstd -lncursesw -lroaring -lmicrohttpd -lpthread -lm
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \

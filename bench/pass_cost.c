@@ -13,8 +13,8 @@
 #include <linux/types.h>
 #include <bpf/libbpf.h>
 #include "mevitop.skel.h"
-#include "procfs.h"
-#include "taskiter.h"
+#include "kernel/procfs.h"
+#include "kernel/taskiter.h"
 
 static double cpu_us(void)
 {

@@ -8,11 +8,11 @@
 #include <string.h>
 #include "cli.h"
 #include "exact/exact.h"
-#include "ui_maplayout.h"
-#include "fault_sampler.h"
-#include "getopt_msg.h"
-#include "kfeatures.h"
-#include "log.h"
+#include "ui/ui_maplayout.h"
+#include "kernel/fault_sampler.h"
+#include "lib/getopt_msg.h"
+#include "kernel/kfeatures.h"
+#include "lib/log.h"
 
 enum {
 	OPT_NO_RECONCILE = 256,

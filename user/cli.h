@@ -7,8 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "engine.h"
-#include "filter.h"
+#include "engine/engine.h"
+#include "kernel/filter.h"
 #include "out/listen_addr.h"
 #include "out/metrics.h"
 #include "exact/exact_opts.h"

@@ -16,22 +16,22 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
-#include "engine.h"
+#include "engine/engine.h"
 #include "engine/drive.h"
-#include "exact.h"
-#include "kfeatures.h"
-#include "json.h"
+#include "exact/exact.h"
+#include "kernel/kfeatures.h"
+#include "out/json.h"
 #include "kernel/libbpf_log.h"
-#include "log.h"
+#include "lib/log.h"
 #include "out/http.h"
-#include "procfs.h"
+#include "kernel/procfs.h"
 #include "rec/rec_writer.h"
 #include "rec/rec_format.h"
 #include "rec/replay.h"
 #include "rec/report.h"
 #include "stacks/stacks.h"
-#include "ui.h"
-#include "ui_replay.h"
+#include "ui/ui.h"
+#include "ui/ui_replay.h"
 
 /* Where --json's lines and --folded's stacks go: stdout, or -o FILE. */
 static FILE *output;

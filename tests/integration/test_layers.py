@@ -259,6 +259,19 @@ def include_errors(edges):
     return errs
 
 
+def style_errors(files):
+    """One include style: a header of ours under user/ is named from user/ ("engine/engine.h",
+    "cli.h"), never bare from a sibling, so a reader sees the layer it comes from.  The arch
+    headers stay bare on purpose: the Makefile picks user/exact/arch/ARCH by -I."""
+    ours = {os.path.relpath(p, "user") for p in files if p.endswith(".h") and "/arch/" not in p}
+    errs = []
+    for path, text in sorted(files.items()):
+        for inc in INCLUDE.findall(text):
+            if inc not in ours and any(o.endswith("/" + inc) for o in ours):
+                errs.append(f"{path} includes \"{inc}\": name it from user/")
+    return errs
+
+
 def sources():
     paths = glob.glob(os.path.join(USER, "*.[ch]")) + glob.glob(os.path.join(USER, "*", "*.[ch]")) + \
         glob.glob(os.path.join(USER, "*", "arch", "*", "*.[ch]"))
@@ -309,6 +322,11 @@ def test_includes_only_reach_down():
     assert not errs, "\n".join(errs)
 
 
+def test_one_include_style():
+    errs = style_errors(sources())
+    assert not errs, "\n".join(errs)
+
+
 def test_every_known_violation_is_still_there():
     """An exception fixed elsewhere goes from the lists, so it cannot come back unseen."""
     defined, g = graph()
@@ -350,6 +368,9 @@ def test_the_checks_can_fail():
         "user/kernel/k.h (kernel) includes user/model/m.h (model), a layer above it",
         "user/model/m.h (model) includes user/kernel/k.h (kernel), a layer above it"]
     assert ("user/ui/v.c", "user/engine/e.h") in include_edges(files)
+    assert style_errors(files) == ['user/kernel/k.h includes "m.h": name it from user/',
+                                   'user/model/m.h includes "lib.h": name it from user/',
+                                   'user/ui/v.c includes "e.h": name it from user/']
     path = os.path.join(harness.BUILD, "test_layers_declared.h")
     with open(path, "w") as f:
         f.write(src)

@@ -12,7 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "array.h"
+#include "lib/array.h"
 
 static void test_one_at_a_time(void **state)
 {

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fcache.h"
+#include "model/fcache.h"
 #include "kernel/meminfo.h"
 #include "rng.h"
 

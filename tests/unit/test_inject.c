@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "inject.h"
+#include "exact/inject.h"
 
 #define NTHR		3
 #define GUARD_MS	5000

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "itree.h"
+#include "lib/itree.h"
 
 struct item {
 	struct itree_node node;

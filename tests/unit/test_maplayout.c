@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "rng.h"
 #include "ui/blockname.h"
-#include "ui_maplayout.h"
-#include "ui_theme.h"
+#include "ui/ui_maplayout.h"
+#include "ui/ui_theme.h"
 
 #define BASE	UINT64_C(0x7f0000000)	/* pages */
 #define ROUNDS	200

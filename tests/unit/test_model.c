@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "model.h"
+#include "model/model.h"
 
 #define BASE 0x7f0000000ULL	/* page number: a realistic user address */
 #define N 512

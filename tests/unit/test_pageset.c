@@ -25,7 +25,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "pageset.h"
+#include "lib/pageset.h"
 
 #define CHUNK		(UINT64_C(1) << 16)	/* roaring container span */
 #define BUCKET		(UINT64_C(1) << 32)	/* pageset bucket span */

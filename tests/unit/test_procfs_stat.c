@@ -14,7 +14,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "procfs.h"
+#include "kernel/procfs.h"
 
 static void test_names(void **state)
 {

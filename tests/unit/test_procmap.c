@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "procmap.h"
+#include "kernel/procmap.h"
 
 struct entries {
 	struct maps_entry e[4096];

@@ -27,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "json.h"
-#include "model.h"
+#include "out/json.h"
+#include "model/model.h"
 #include "rec/rec_bytes.h"
 #include "rec/rec_codec.h"
 #include "rec/rec_reader.h"

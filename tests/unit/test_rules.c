@@ -24,7 +24,7 @@
 #include "engine/engine_int.h"
 #include "rng.h"
 #include "syscalls.h"
-#include "uapi_mm.h"
+#include "kernel/uapi_mm.h"
 
 #define BASE	0x7f0000ULL	/* page number of the window's first page */
 #define N	2048		/* pages in the window (8 MiB: several PMDs) */

@@ -29,8 +29,8 @@
 #include <linux/seccomp.h>
 
 #include "exact/seccomp_guard.h"
-#include "inject.h"
-#include "uffd.h"
+#include "exact/inject.h"
+#include "exact/uffd.h"
 
 struct child {
 	pid_t pid;

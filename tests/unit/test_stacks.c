@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "procfs.h"
+#include "kernel/procfs.h"
 #include "stacks/stacks.h"
 
 static unsigned seed;

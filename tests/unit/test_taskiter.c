@@ -25,8 +25,8 @@
 #include <linux/types.h>
 #include <bpf/libbpf.h>
 #include "mevitop.skel.h"
-#include "procfs.h"
-#include "taskiter.h"
+#include "kernel/procfs.h"
+#include "kernel/taskiter.h"
 
 #define PAGES 300
 

@@ -32,8 +32,8 @@
 #include <unistd.h>
 
 #include "kernel/uffd_caps.h"
-#include "inject.h"
-#include "uffd.h"
+#include "exact/inject.h"
+#include "exact/uffd.h"
 
 /*
  * A forked child of a sanitizer build may mmap memory whose shadow still says "ASan

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "rng.h"
-#include "utf8.h"
+#include "lib/utf8.h"
 
 #define MAXLEN	48
 

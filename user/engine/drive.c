@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <signal.h>
-#include "drive.h"
-#include "log.h"
+#include "engine/drive.h"
+#include "lib/log.h"
 
 static volatile sig_atomic_t stop_signal;
 

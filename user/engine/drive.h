@@ -14,7 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "engine.h"
+#include "engine/engine.h"
 
 struct drive_opts {
 	uint64_t interval_ms;

@@ -10,11 +10,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "array.h"
-#include "engine_int.h"
-#include "log.h"
+#include "lib/array.h"
+#include "engine/engine_int.h"
+#include "lib/log.h"
 #include "stacks/stacks.h"
-#include "tracer.h"
+#include "kernel/tracer.h"
 
 struct stacks *engine_stacks(struct engine *e)
 {

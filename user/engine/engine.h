@@ -20,10 +20,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "events.h"
-#include "kfeatures.h"
-#include "filter.h"
-#include "model.h"
-#include "fcache.h"
+#include "kernel/kfeatures.h"
+#include "kernel/filter.h"
+#include "model/model.h"
+#include "model/fcache.h"
 
 enum engine_mode {
 	MODE_TRACE,	/* every fault and mm syscall streamed, applied in order */

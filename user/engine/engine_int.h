@@ -18,11 +18,11 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include "engine.h"
-#include "fcache.h"
-#include "pagemap.h"
-#include "procfs.h"
-#include "taskiter.h"
+#include "engine/engine.h"
+#include "model/fcache.h"
+#include "kernel/pagemap.h"
+#include "kernel/procfs.h"
+#include "kernel/taskiter.h"
 
 struct stacks;
 

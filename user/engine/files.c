@@ -19,15 +19,15 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "array.h"
-#include "cachestat.h"
-#include "engine_int.h"
-#include "fcache_bpf.h"
-#include "fcache_name.h"
-#include "fcache_proc.h"
-#include "files.h"
-#include "log.h"
-#include "meminfo.h"
+#include "lib/array.h"
+#include "kernel/cachestat.h"
+#include "engine/engine_int.h"
+#include "kernel/fcache_bpf.h"
+#include "kernel/fcache_name.h"
+#include "kernel/fcache_proc.h"
+#include "engine/files.h"
+#include "lib/log.h"
+#include "kernel/meminfo.h"
 
 #define TMPFS_MAGIC_	0x01021994
 #define BDEVFS_MAGIC_	0x62646576

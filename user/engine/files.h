@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "engine_int.h"
+#include "engine/engine_int.h"
 
 /* struct fc_file.flags */
 #define FF_CHANGED	(1u << 0)	/* the tracepoints or a re-walk saw it change this tick */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The file table's bookkeeping lists and the row helpers both halves use (files.h). */
 #include <stdlib.h>
-#include "array.h"
-#include "files.h"
+#include "lib/array.h"
+#include "engine/files.h"
 
 int fkeys_add(struct fkeys *k, const struct fc_file *f)
 {

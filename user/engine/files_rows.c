@@ -13,12 +13,12 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include "array.h"
-#include "cachestat.h"
-#include "fcache_name.h"
-#include "fcache_proc.h"
-#include "files.h"
-#include "log.h"
+#include "lib/array.h"
+#include "kernel/cachestat.h"
+#include "kernel/fcache_name.h"
+#include "kernel/fcache_proc.h"
+#include "engine/files.h"
+#include "lib/log.h"
 
 #define FIRST_BUDGET_NS	300000000ULL	/* names at start: the first snapshot waits for them */
 #define TICK_BUDGET_NS	20000000ULL	/* later: a slice of each tick */

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "array.h"
-#include "engine_int.h"
-#include "log.h"
+#include "lib/array.h"
+#include "engine/engine_int.h"
+#include "lib/log.h"
 
 void pass_take(struct engine *e)
 {

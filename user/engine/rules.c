@@ -6,10 +6,10 @@
  */
 #include <errno.h>
 #include <string.h>
-#include "array.h"
-#include "engine_int.h"
+#include "lib/array.h"
+#include "engine/engine_int.h"
 #include "syscalls.h"
-#include "uapi_mm.h"
+#include "kernel/uapi_mm.h"
 
 #define MAX_ERRNO	4095
 

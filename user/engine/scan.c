@@ -6,9 +6,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "array.h"
-#include "engine_int.h"
-#include "log.h"
+#include "lib/array.h"
+#include "engine/engine_int.h"
+#include "lib/log.h"
 
 #define SCAN_CHUNK	16384ULL	/* pages per pagemap pass: at most 8192 runs buffered */
 #define PREAD_MAX_PAGES	(16ULL << 20)	/* 64 GiB: the largest mapping read entry by entry */

@@ -7,12 +7,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "engine_int.h"
-#include "filter.h"
-#include "log.h"
-#include "procmap.h"
+#include "engine/engine_int.h"
+#include "kernel/filter.h"
+#include "lib/log.h"
+#include "kernel/procmap.h"
 #include "stacks/stacks.h"
-#include "tracer.h"
+#include "kernel/tracer.h"
 
 static bool k_is_target(void *ctx, pid_t tgid)
 {

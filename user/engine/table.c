@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "array.h"
-#include "engine_int.h"
+#include "lib/array.h"
+#include "engine/engine_int.h"
 
 uint64_t engine_now_ns(void)
 {

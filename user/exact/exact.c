@@ -18,20 +18,20 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/userfaultfd.h>
-#include "array.h"
-#include "clock.h"
-#include "exact.h"
+#include "lib/array.h"
+#include "lib/clock.h"
+#include "exact/exact.h"
 #include "exact/arch.h"
-#include "exact_int.h"
-#include "inject.h"
-#include "json.h"
-#include "log.h"
+#include "exact/exact_int.h"
+#include "exact/inject.h"
+#include "out/json.h"
+#include "lib/log.h"
 #include "exact/stage.h"
-#include "procfs.h"
+#include "kernel/procfs.h"
 #include "exact/seccomp_guard.h"
 #include "kernel/seccomp_probe.h"
 #include "exact/uffd_dev.h"
-#include "page.h"
+#include "lib/page.h"
 
 #define CHILD_GRACE_MS		200	/* run: how long CMD may take to exit by itself on quit */
 #define FOLLOW_SLICE_MS		100

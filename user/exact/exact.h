@@ -91,9 +91,9 @@
 #define MEVITOP_EXACT_H
 
 #include <stdio.h>
-#include "engine.h"
+#include "engine/engine.h"
 #include "exact/exact_opts.h"
-#include "kfeatures.h"
+#include "kernel/kfeatures.h"
 
 struct exact;
 

@@ -9,12 +9,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "array.h"
-#include "clock.h"
-#include "exact_int.h"
-#include "log.h"
-#include "pagemap.h"
-#include "page.h"
+#include "lib/array.h"
+#include "lib/clock.h"
+#include "exact/exact_int.h"
+#include "lib/log.h"
+#include "kernel/pagemap.h"
+#include "lib/page.h"
 
 /* ---- first touches are what a scan finds that the previous one did not ---- */
 

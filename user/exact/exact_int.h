@@ -32,11 +32,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "engine.h"
+#include "engine/engine.h"
 #include "exact/exact_opts.h"
 #include "exact/jobq.h"
-#include "pageset.h"
-#include "uffd.h"
+#include "lib/pageset.h"
+#include "exact/uffd.h"
 
 enum xrec_kind {
 	XR_TOUCH = 1,		/* a first touch (ordered): a = address */

@@ -7,10 +7,10 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include "array.h"
-#include "exact_int.h"
-#include "model.h"
-#include "pagemap.h"
+#include "lib/array.h"
+#include "exact/exact_int.h"
+#include "model/model.h"
+#include "kernel/pagemap.h"
 
 int mappings_pagemap_fd(struct xproc *xp)
 {

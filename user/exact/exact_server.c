@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/userfaultfd.h>
-#include "clock.h"
-#include "exact_int.h"
-#include "log.h"
+#include "lib/clock.h"
+#include "exact/exact_int.h"
+#include "lib/log.h"
 #include "exact/stage.h"
 
 /* ---- the record ring: the server produces, the engine side consumes ---- */

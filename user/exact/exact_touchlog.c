@@ -5,8 +5,8 @@
  *
  * Runs in the engine's thread with the engine lock held.
  */
-#include "array.h"
-#include "exact_int.h"
+#include "lib/array.h"
+#include "exact/exact_int.h"
 
 static void keep_touch(struct exact *x, pid_t pid, uint32_t tid, uint64_t addr, uint64_t ts,
 		       bool write)

@@ -25,14 +25,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "array.h"
-#include "clock.h"
-#include "exact_int.h"
-#include "log.h"
-#include "pagemap.h"
-#include "procfs.h"
+#include "lib/array.h"
+#include "lib/clock.h"
+#include "exact/exact_int.h"
+#include "lib/log.h"
+#include "kernel/pagemap.h"
+#include "kernel/procfs.h"
 #include "stacks/stacks.h"
-#include "page.h"
+#include "lib/page.h"
 
 /* ---- lookups ---- */
 

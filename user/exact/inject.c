@@ -40,18 +40,18 @@
  * call from any thread, and so a tracee that never stopped can still be released (the
  * kernel detaches everything a tracer thread held when it exits).
  */
-#include "inject.h"
-#include "inject_maps.h"
+#include "exact/inject.h"
+#include "exact/inject_maps.h"
 #include "exact/arch.h"
-#include "inject_int.h"
-#include "inject_seize.h"
-#include "inject_spawn.h"
-#include "scratch.h"
-#include "stage.h"
-#include "procfs.h"
-#include "page.h"
-#include "syscall_err.h"
-#include "clock.h"
+#include "exact/inject_int.h"
+#include "exact/inject_seize.h"
+#include "exact/inject_spawn.h"
+#include "exact/scratch.h"
+#include "exact/stage.h"
+#include "kernel/procfs.h"
+#include "lib/page.h"
+#include "lib/syscall_err.h"
+#include "lib/clock.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -6,14 +6,14 @@
  * and why).  inject.c seizes, spawns, follows and releases; scratch.c maps the page these
  * calls run from.  Both call down into this file; it calls neither.
  */
-#include "inject.h"
-#include "inject_int.h"
-#include "scratch.h"
-#include "stage.h"
-#include "page.h"
-#include "syscall_err.h"
-#include "clock.h"
-#include "array.h"
+#include "exact/inject.h"
+#include "exact/inject_int.h"
+#include "exact/scratch.h"
+#include "exact/stage.h"
+#include "lib/page.h"
+#include "lib/syscall_err.h"
+#include "lib/clock.h"
+#include "lib/array.h"
 
 #include <errno.h>
 #include <sched.h>

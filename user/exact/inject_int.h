@@ -8,8 +8,8 @@
 #ifndef MEVITOP_INJECT_INT_H
 #define MEVITOP_INJECT_INT_H
 
-#include "inject.h"
-#include "inject_maps.h"
+#include "exact/inject.h"
+#include "exact/inject_maps.h"
 #include "exact/arch.h"
 
 #include <pthread.h>

@@ -2,8 +2,8 @@
 /*
  * inject_maps.c - look-ups in a target's /proc/PID/maps and code for inject.c.
  */
-#include "inject_maps.h"
-#include "page.h"
+#include "exact/inject_maps.h"
+#include "lib/page.h"
 
 #include <errno.h>
 #include <stdbool.h>

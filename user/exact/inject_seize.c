@@ -3,17 +3,17 @@
  * inject_seize.c - seizing a process: its threads, one by one, parked in an event stop
  * (inject.c explains the staging), with the /proc reads that decide whether it may be.
  */
-#include "inject.h"
-#include "inject_maps.h"
+#include "exact/inject.h"
+#include "exact/inject_maps.h"
 #include "exact/arch.h"
-#include "inject_int.h"
-#include "inject_seize.h"
-#include "scratch.h"
-#include "stage.h"
-#include "procfs.h"
-#include "page.h"
-#include "syscall_err.h"
-#include "clock.h"
+#include "exact/inject_int.h"
+#include "exact/inject_seize.h"
+#include "exact/scratch.h"
+#include "exact/stage.h"
+#include "kernel/procfs.h"
+#include "lib/page.h"
+#include "lib/syscall_err.h"
+#include "lib/clock.h"
 
 #include <dirent.h>
 #include <errno.h>

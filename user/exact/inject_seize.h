@@ -4,7 +4,7 @@
 #ifndef MEVITOP_INJECT_SEIZE_H
 #define MEVITOP_INJECT_SEIZE_H
 
-#include "inject_int.h"
+#include "exact/inject_int.h"
 
 void copy_why(char *why, size_t whylen, const char *src);
 /* The strictest seccomp mode of the target's threads (filters are per thread). */

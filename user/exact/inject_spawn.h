@@ -4,7 +4,7 @@
 #ifndef MEVITOP_INJECT_SPAWN_H
 #define MEVITOP_INJECT_SPAWN_H
 
-#include "inject_int.h"
+#include "exact/inject_int.h"
 
 /* Forks and execs in->spawn_argv seized; parks it at its new entry point with its
  * scratch page ready.  0, or -errno with in->why set (the child is then dead). */

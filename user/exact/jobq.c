@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <string.h>
-#include "array.h"
-#include "jobq.h"
+#include "lib/array.h"
+#include "exact/jobq.h"
 
 void jobq_init(struct jobq *q)
 {

@@ -36,13 +36,13 @@
  * killed during the call.  A private file mapping never merges with a neighbour, and the
  * anonymous fallback, if it merged, splits back to the same ranges when unmapped.
  */
-#include "scratch.h"
-#include "inject_int.h"
-#include "page.h"
-#include "syscall_err.h"
-#include "clock.h"
-#include "log.h"
-#include "stage.h"
+#include "exact/scratch.h"
+#include "exact/inject_int.h"
+#include "lib/page.h"
+#include "lib/syscall_err.h"
+#include "lib/clock.h"
+#include "lib/log.h"
+#include "exact/stage.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -8,7 +8,7 @@
 #include "exact/seccomp_calls.h"
 
 #include "kernel/uffd_caps.h"
-#include "page.h"
+#include "lib/page.h"
 
 #include <fcntl.h>
 #include <sys/ioctl.h>

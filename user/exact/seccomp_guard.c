@@ -8,9 +8,9 @@
 #include "exact/seccomp_guard.h"
 #include "exact/seccomp_bpf.h"
 #include "exact/seccomp_calls.h"
-#include "inject.h"
-#include "log.h"
-#include "procfs.h"
+#include "exact/inject.h"
+#include "lib/log.h"
+#include "kernel/procfs.h"
 
 #include <errno.h>
 #include <stdbool.h>

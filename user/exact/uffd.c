@@ -2,15 +2,15 @@
 /*
  * uffd.c - userfaultfd helpers: probe, inject into a seized target, register, serve faults.
  */
-#include "uffd.h"
+#include "exact/uffd.h"
 #include "kernel/uffd_caps.h"
 #include "exact/seccomp_guard.h"
 #include "exact/uffd_dev.h"
-#include "inject.h"
-#include "page.h"
-#include "syscall_err.h"
-#include "clock.h"
-#include "array.h"
+#include "exact/inject.h"
+#include "lib/page.h"
+#include "lib/syscall_err.h"
+#include "lib/clock.h"
+#include "lib/array.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,11 +2,11 @@
 /* uffd_dev.c - the /dev/userfaultfd handoff into a seized target (see uffd_dev.h). */
 #include "exact/uffd_dev.h"
 #include "exact/arch.h"
-#include "inject.h"
+#include "exact/inject.h"
 
 #include "kernel/uffd_caps.h"
-#include "page.h"
-#include "syscall_err.h"
+#include "lib/page.h"
+#include "lib/syscall_err.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "cachestat.h"
+#include "kernel/cachestat.h"
 
 #ifndef __NR_cachestat
 #define __NR_cachestat 451	/* x86_64, and every architecture's generic table */

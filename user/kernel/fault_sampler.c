@@ -10,8 +10,8 @@
 #include <sys/syscall.h>
 #include <linux/perf_event.h>
 #include <bpf/libbpf.h>
-#include "log.h"
-#include "fault_sampler.h"
+#include "lib/log.h"
+#include "kernel/fault_sampler.h"
 
 struct fault_sampler {
 	int prog_fd;

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "fcache_bpf.h"
+#include "kernel/fcache_bpf.h"
 #include "fcache.skel.h"
 
 #define TAKE_BATCH 4096

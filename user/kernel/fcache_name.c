@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
-#include "array.h"
-#include "fcache_name.h"
+#include "lib/array.h"
+#include "kernel/fcache_name.h"
 
 struct mnt {
 	uint64_t dev;

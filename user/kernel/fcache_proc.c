@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "fcache_proc.h"
+#include "kernel/fcache_proc.h"
 
 static int pid_fds(pid_t pid, fcproc_fd_fn fn, void *ctx)
 {

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "array.h"
-#include "filter.h"
-#include "log.h"
-#include "procfs.h"
+#include "lib/array.h"
+#include "kernel/filter.h"
+#include "lib/log.h"
+#include "kernel/procfs.h"
 
 int filter_set_user(struct filter *f, const char *user)
 {

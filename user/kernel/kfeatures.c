@@ -12,14 +12,14 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include "kfeatures.h"
-#include "libbpf_log.h"
-#include "log.h"
-#include "page.h"
-#include "pagemap.h"
-#include "cachestat.h"
-#include "procfs.h"
-#include "procmap.h"
+#include "kernel/kfeatures.h"
+#include "kernel/libbpf_log.h"
+#include "lib/log.h"
+#include "lib/page.h"
+#include "kernel/pagemap.h"
+#include "kernel/cachestat.h"
+#include "kernel/procfs.h"
+#include "kernel/procmap.h"
 #include "kernel/seccomp_probe.h"
 
 static const struct {

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <bpf/libbpf.h>
-#include "libbpf_log.h"
-#include "log.h"
+#include "kernel/libbpf_log.h"
+#include "lib/log.h"
 
 static bool libbpf_quiet;
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "meminfo.h"
+#include "kernel/meminfo.h"
 
 static const struct {
 	const char *name;

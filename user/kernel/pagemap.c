@@ -7,8 +7,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include <linux/types.h>
-#include "page.h"
-#include "pagemap.h"
+#include "lib/page.h"
+#include "kernel/pagemap.h"
 
 /* Debian 12's headers predate PAGEMAP_SCAN (include/uapi/linux/fs.h, Linux 6.7). */
 #ifndef PAGEMAP_SCAN

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "array.h"
-#include "procfs.h"
+#include "lib/array.h"
+#include "kernel/procfs.h"
 
 ssize_t procfs_read_file(const char *path, char *buf, size_t len)
 {

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <linux/types.h>
-#include "procmap.h"
+#include "kernel/procmap.h"
 
 /* include/uapi/linux/fs.h (6.11+); Debian 12's headers predate it. */
 struct k_procmap_query {

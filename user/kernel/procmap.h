@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
-#include "procfs.h"
+#include "kernel/procfs.h"
 
 /* Does this kernel answer PROCMAP_QUERY (asked once, on /proc/self/maps)? */
 bool procmap_query_supported(void);

@@ -7,7 +7,7 @@
  * PTRACE_SECCOMP_GET_FILTER, so one probe decides both.
  */
 #include "kernel/seccomp_probe.h"
-#include "kfeatures.h"
+#include "kernel/kfeatures.h"
 
 #include <errno.h>
 #include <signal.h>

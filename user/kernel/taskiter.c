@@ -6,8 +6,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
-#include "array.h"
-#include "taskiter.h"
+#include "lib/array.h"
+#include "kernel/taskiter.h"
 
 struct taskiter {
 	struct bpf_link *link;

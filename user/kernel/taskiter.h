@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <linux/types.h>
-#include "procfs.h"
+#include "kernel/procfs.h"
 #include "tasks.h"
 
 struct bpf_program;

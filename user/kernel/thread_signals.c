@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <pthread.h>
-#include "thread_signals.h"
+#include "kernel/thread_signals.h"
 
 void thread_signals_block(sigset_t *old)
 {

@@ -13,12 +13,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "mevitop.skel.h"
-#include "log.h"
+#include "lib/log.h"
 #include "syscalls.h"
-#include "procfs.h"
-#include "fault_sampler.h"
-#include "taskiter.h"
-#include "tracer.h"
+#include "kernel/procfs.h"
+#include "kernel/fault_sampler.h"
+#include "kernel/taskiter.h"
+#include "kernel/tracer.h"
 
 struct tracer {
 	struct mevitop_bpf *skel;

@@ -12,8 +12,8 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include "events.h"
-#include "fault_sampler.h"
-#include "kfeatures.h"
+#include "kernel/fault_sampler.h"
+#include "kernel/kfeatures.h"
 
 struct tracer;
 

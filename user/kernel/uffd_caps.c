@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* uffd_caps.c - the one userfaultfd probe (see uffd_caps.h). */
 #include "kernel/uffd_caps.h"
-#include "page.h"
+#include "lib/page.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <time.h>
-#include "clock.h"
+#include "lib/clock.h"
 
 uint64_t clock_mono_ns(void)
 {

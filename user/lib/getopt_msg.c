@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "getopt_msg.h"
+#include "lib/getopt_msg.h"
 
 bool getopt_finds(int argc, char **argv, const char *optstring, const struct option *longopts,
 		  int want)

@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <stdbool.h>
 
-#include "itree.h"
+#include "lib/itree.h"
 
 enum { ITREE_RED = 0, ITREE_BLACK = 1 };
 

@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "log.h"
-#include "utf8.h"
+#include "lib/log.h"
+#include "lib/utf8.h"
 
 int log_verbosity;
 static log_sink_fn log_sink;

@@ -23,8 +23,8 @@
 
 #include <roaring/roaring.h>
 
-#include "array.h"
-#include "pageset.h"
+#include "lib/array.h"
+#include "lib/pageset.h"
 
 #define BUCKET_SPAN	(UINT64_C(1) << 32)	/* pages per bucket */
 

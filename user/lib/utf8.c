@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdio.h>
 #include <string.h>
-#include "utf8.h"
+#include "lib/utf8.h"
 
 size_t utf8_len(const unsigned char *s)
 {

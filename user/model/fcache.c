@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
-#include "array.h"
-#include "fcache.h"
+#include "lib/array.h"
+#include "model/fcache.h"
 
 struct fcache {
 	struct fc_file **slots;		/* NULL: empty; TOMB: deleted */

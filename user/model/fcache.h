@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "pageset.h"
+#include "lib/pageset.h"
 
 /* The whole machine, in bytes (/proc/meminfo), as of the last refresh. */
 struct mem_summary {

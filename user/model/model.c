@@ -3,7 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "model.h"
+#include "model/model.h"
 
 #define node_map(n) itree_entry(n, struct mapping, node)
 

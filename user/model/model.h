@@ -18,10 +18,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "itree.h"
-#include "page.h"
-#include "pageset.h"
-#include "procfs.h"
+#include "lib/itree.h"
+#include "lib/page.h"
+#include "lib/pageset.h"
+#include "kernel/procfs.h"
 
 enum page_state {
 	PS_NOT_RESIDENT,

@@ -2,8 +2,8 @@
 /* Where two models of one address space differ, page state by page state (model.h). */
 #include <errno.h>
 #include <stdlib.h>
-#include "array.h"
-#include "model.h"
+#include "lib/array.h"
+#include "model/model.h"
 
 struct runs {
 	struct scan_run *r;

@@ -12,10 +12,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <microhttpd.h>
-#include "log.h"
+#include "lib/log.h"
 #include "out/gzip.h"
 #include "out/http.h"
-#include "thread_signals.h"
+#include "kernel/thread_signals.h"
 
 struct metrics_http {
 	struct MHD_Daemon *d;

@@ -16,7 +16,7 @@
 #ifndef MEVITOP_OUT_HTTP_H
 #define MEVITOP_OUT_HTTP_H
 
-#include "engine.h"
+#include "engine/engine.h"
 #include "out/listen_addr.h"
 #include "out/metrics.h"
 

@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "json.h"
-#include "json_buf.h"
-#include "json_files.h"
+#include "out/json.h"
+#include "out/json_buf.h"
+#include "out/json_files.h"
 #include "lib/utf8.h"
 #include "stacks/stacks.h"
-#include "array.h"
+#include "lib/array.h"
 
 static void put_pages(struct buf *b, const uint64_t c[PS_COUNT], uint64_t mapped)
 {

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
-#include "engine.h"
+#include "engine/engine.h"
 
 struct json_opts {
 	bool maps;		/* include mappings and runs */

@@ -3,8 +3,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "array.h"
-#include "json_buf.h"
+#include "lib/array.h"
+#include "out/json_buf.h"
 #include "lib/utf8.h"
 
 void jb_put(struct buf *b, const char *fmt, ...)

@@ -4,8 +4,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <sys/sysmacros.h>
-#include "json_buf.h"
-#include "json_files.h"
+#include "out/json_buf.h"
+#include "out/json_files.h"
 
 static const char *name_src(enum fc_name_src s)
 {

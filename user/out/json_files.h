@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "engine.h"
+#include "engine/engine.h"
 
 /* The members (no leading comma) for engine e under its lock: whole_system adds "memory"
  * and the top `top` files (0: all), the rest summed; otherwise only watched files.  *out

@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "engine.h"
-#include "model.h"
+#include "engine/engine.h"
+#include "model/model.h"
 
 #define METRICS_TOP_DEFAULT 5		/* --metrics-top: mappings per process */
 #define METRICS_TOP_MAX 1000

@@ -14,7 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "json.h"
+#include "out/json.h"
 #include "rec/rec_bytes.h"
 
 struct rec_encoder;

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "json.h"
+#include "out/json.h"
 
 /*
  * The order of the statistics in a frame.  The per-kind arrays hold the record kinds of the

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
-#include "array.h"
+#include "lib/array.h"
 #include "rec/rec_bytes.h"
 #include "rec/rec_codec.h"
 #include "rec/rec_reader.h"

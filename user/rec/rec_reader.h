@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "json.h"
+#include "out/json.h"
 
 struct rec_frame_info {
 	uint64_t mono_ns;

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "json.h"
+#include "out/json.h"
 
 struct rec_writer_opts {
 	const char *path;

@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "json.h"
-#include "log.h"
+#include "out/json.h"
+#include "lib/log.h"
 #include "rec/rec_reader.h"
 #include "rec/subcmd.h"
 #include "rec/rec_format.h"

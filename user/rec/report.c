@@ -21,10 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "array.h"
-#include "json.h"
-#include "log.h"
-#include "model.h"
+#include "lib/array.h"
+#include "out/json.h"
+#include "lib/log.h"
+#include "model/model.h"
 #include "rec/rec_reader.h"
 #include "rec/subcmd.h"
 #include "rec/report.h"

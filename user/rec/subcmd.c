@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdarg.h>
 #include <stdio.h>
-#include "getopt_msg.h"
-#include "log.h"
+#include "lib/getopt_msg.h"
+#include "lib/log.h"
 #include "rec/subcmd.h"
 
 static bool json_msgs;

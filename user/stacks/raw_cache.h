@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "events.h"
-#include "model.h"
+#include "model/model.h"
 
 struct raw_cache;
 

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "array.h"
+#include "lib/array.h"
 #include "lib/hashtab.h"
-#include "procfs.h"
+#include "kernel/procfs.h"
 #include "stacks/early_stacks.h"
 #include "stacks/fault_stacks.h"
 #include "stacks/raw_cache.h"

@@ -17,8 +17,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "events.h"
-#include "fault_sampler.h"
-#include "model.h"
+#include "kernel/fault_sampler.h"
+#include "model/model.h"
 #include "stacks/symbolize.h"
 
 /* How a stack's caller chain was found. */

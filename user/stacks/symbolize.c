@@ -8,7 +8,7 @@
 #include <sys/auxv.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
-#include "array.h"
+#include "lib/array.h"
 #include "stacks/symbolize.h"
 #include "stacks/target_code.h"
 

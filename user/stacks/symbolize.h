@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "model.h"
+#include "model/model.h"
 
 struct symbolizer;
 

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "model.h"
+#include "model/model.h"
 
 /* len bytes at addr of p's address space; false if they cannot be known. */
 bool target_code_read(const struct proc *p, uint64_t addr, void *buf, size_t len);

@@ -11,7 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "model.h"
+#include "model/model.h"
 
 /* True if the bytes before ra in pid are a call instruction (ra is its return address).
  * *target is the callee of a direct call (call rel32), 0 for an indirect one. */

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "model.h"
+#include "model/model.h"
 
 /* Longest short name (characters); longer ones are cut. */
 #define BLOCK_NAME_MAX 12

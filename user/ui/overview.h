@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "ui_maplayout.h"
+#include "ui/ui_maplayout.h"
 
 #define OVERVIEW_MAX_COLS 1024
 

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "array.h"
+#include "lib/array.h"
 #include "ui/treeview.h"
 
 bool pid_set_has(const struct pid_set *s, pid_t pid)

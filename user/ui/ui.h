@@ -12,7 +12,7 @@
 
 #include <stdio.h>
 #include "cli.h"
-#include "engine.h"
+#include "engine/engine.h"
 
 /* 0 if stdin/stdout are a terminal curses can drive; otherwise logs why and returns -1. */
 int ui_check_terminal(void);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
-#include "ui_canvas.h"
+#include "ui/ui_canvas.h"
 
 int canvas_resize(struct ui_canvas *c, int rows, int cols)
 {

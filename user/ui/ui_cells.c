@@ -2,8 +2,8 @@
 /* Drawing both heatmaps share (ui_cells.h). */
 #include <inttypes.h>
 #include <stdio.h>
-#include "ui_cells.h"
-#include "ui_draw.h"
+#include "ui/ui_cells.h"
+#include "ui/ui_draw.h"
 
 void cells_draw(struct ui *ui, int row, int col, const uint8_t *cells, int chars, int cpc,
 		int cursor_char, int cursor_half)

@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "ui_state.h"
+#include "ui/ui_state.h"
 
 /*
  * Draws chars characters of cells (cpc paints each: top, then bottom with half blocks) at

@@ -4,9 +4,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include "ui_draw.h"
-#include "ui_model.h"
-#include "ui_status.h"
+#include "ui/ui_draw.h"
+#include "ui/ui_model.h"
+#include "ui/ui_status.h"
 
 void fmt_pages(char *buf, size_t len, uint64_t pages)
 {

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "ui_state.h"
+#include "ui/ui_state.h"
 
 void fmt_pages(char *buf, size_t len, uint64_t pages);	/* "1.5G", "12K", "0" */
 void fmt_rate(char *buf, size_t len, double per_sec);	/* "0", "12", "1.2k" */

@@ -12,10 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "array.h"
-#include "engine.h"
-#include "fcache.h"
-#include "ui_fcache.h"
+#include "lib/array.h"
+#include "engine/engine.h"
+#include "model/fcache.h"
+#include "ui/ui_fcache.h"
 
 static struct fcache *table(struct ui *ui)
 {

@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "pageset.h"
-#include "ui_state.h"
+#include "lib/pageset.h"
+#include "ui/ui_state.h"
 
 /* /proc/meminfo's view of the machine, bytes. */
 struct uf_mem {

@@ -21,14 +21,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include "array.h"
-#include "log.h"
-#include "ui_cells.h"
-#include "ui_draw.h"
-#include "ui_fcache.h"
-#include "ui_fileheat.h"
-#include "ui_maplayout.h"
-#include "ui_model.h"
+#include "lib/array.h"
+#include "lib/log.h"
+#include "ui/ui_cells.h"
+#include "ui/ui_draw.h"
+#include "ui/ui_fcache.h"
+#include "ui/ui_fileheat.h"
+#include "ui/ui_maplayout.h"
+#include "ui/ui_model.h"
 
 struct fileheat {
 	bool set;			/* a file is chosen */

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "ui_state.h"
+#include "ui/ui_state.h"
 
 struct fileheat *fileheat_new(void);
 void fileheat_free(struct fileheat *m);

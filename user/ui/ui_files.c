@@ -18,14 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "array.h"
-#include "ui_draw.h"
-#include "ui_fcache.h"
-#include "ui_files.h"
-#include "ui_filetree.h"
-#include "ui_listnav.h"
-#include "ui_memsum.h"
-#include "ui_model.h"
+#include "lib/array.h"
+#include "ui/ui_draw.h"
+#include "ui/ui_fcache.h"
+#include "ui/ui_files.h"
+#include "ui/ui_filetree.h"
+#include "ui/ui_listnav.h"
+#include "ui/ui_memsum.h"
+#include "ui/ui_model.h"
 #include "ui/treeview.h"
 
 enum fl_col {

@@ -4,7 +4,7 @@
 #define MEVITOP_UI_FILES_H
 
 #include <stdbool.h>
-#include "ui_state.h"
+#include "ui/ui_state.h"
 
 struct files *files_new(void);
 void files_free(struct files *f);

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "array.h"
-#include "ui_filetree.h"
+#include "lib/array.h"
+#include "ui/ui_filetree.h"
 
 static uint64_t hash_str(const char *s, size_t n)
 {

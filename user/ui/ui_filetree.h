@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "model/proctree.h"
-#include "ui_fcache.h"
+#include "ui/ui_fcache.h"
 
 /* What a row shows: a file's numbers, or a directory's sums. */
 struct ft_vals {

@@ -19,19 +19,19 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 #include <curses.h>
-#include "array.h"
-#include "log.h"
+#include "lib/array.h"
+#include "lib/log.h"
 #include "stacks/stacks.h"
 #include "ui/blockname.h"
 #include "ui/overview.h"
-#include "ui_maplayout.h"
-#include "ui_cells.h"
-#include "ui_draw.h"
-#include "ui_heatmap.h"
-#include "ui_heatmap_int.h"
-#include "ui_model.h"
-#include "ui_proclist.h"
-#include "ui_replay.h"
+#include "ui/ui_maplayout.h"
+#include "ui/ui_cells.h"
+#include "ui/ui_draw.h"
+#include "ui/ui_heatmap.h"
+#include "ui/ui_heatmap_int.h"
+#include "ui/ui_model.h"
+#include "ui/ui_proclist.h"
+#include "ui/ui_replay.h"
 
 struct heatmap *heatmap_new(void)
 {

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
-#include "ui_state.h"
+#include "ui/ui_state.h"
 
 struct heatmap *heatmap_new(void);
 void heatmap_free(struct heatmap *m);

@@ -9,12 +9,12 @@
 #include <string.h>
 #include <curses.h>
 #include "stacks/stacks.h"
-#include "ui_cells.h"
-#include "ui_draw.h"
-#include "ui_heatmap.h"
-#include "ui_heatmap_int.h"
-#include "ui_model.h"
-#include "ui_replay.h"
+#include "ui/ui_cells.h"
+#include "ui/ui_draw.h"
+#include "ui/ui_heatmap.h"
+#include "ui/ui_heatmap_int.h"
+#include "ui/ui_model.h"
+#include "ui/ui_replay.h"
 
 static void draw_header(struct ui *ui)
 {

@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "model.h"
+#include "model/model.h"
 #include "ui/blockname.h"
 #include "ui/overview.h"
-#include "ui_maplayout.h"
+#include "ui/ui_maplayout.h"
 
 enum vline_type {
 	VL_EMPTY,

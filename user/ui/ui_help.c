@@ -2,13 +2,13 @@
 /* The help screen: the key tables (ui/keys.h) and the legend, drawn with this terminal's glyphs. */
 #include <curses.h>
 #include <stdio.h>
-#include "ui_draw.h"
-#include "ui_fileheat.h"
-#include "ui_files.h"
-#include "ui_heatmap.h"
-#include "ui_help.h"
-#include "ui_proclist.h"
-#include "ui_replay.h"
+#include "ui/ui_draw.h"
+#include "ui/ui_fileheat.h"
+#include "ui/ui_files.h"
+#include "ui/ui_heatmap.h"
+#include "ui/ui_help.h"
+#include "ui/ui_proclist.h"
+#include "ui/ui_replay.h"
 
 /* A view's table: its title, then "keys  what" per entry; returns the next row. */
 static int keys_block(struct ui *ui, int row, int col, int width, const struct ui_keymap *km)

@@ -3,7 +3,7 @@
 #ifndef MEVITOP_UI_HELP_H
 #define MEVITOP_UI_HELP_H
 
-#include "ui_state.h"
+#include "ui/ui_state.h"
 
 void help_draw(struct ui *ui);
 

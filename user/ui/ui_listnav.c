@@ -3,8 +3,8 @@
 #include <curses.h>
 #include <stdio.h>
 #include <string.h>
-#include "ui_draw.h"
-#include "ui_listnav.h"
+#include "ui/ui_draw.h"
+#include "ui/ui_listnav.h"
 
 bool list_move(size_t *sel, size_t n, size_t visible, int key)
 {

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include "ui_state.h"
+#include "ui/ui_state.h"
 
 /* The selection after a movement key (Up Dn PgUp PgDn Home End, the wheel) in a list of n
  * lines, visible of them on the screen; false when the key moved nothing (a mouse event

@@ -3,11 +3,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "array.h"
-#include "pageset.h"
+#include "lib/array.h"
+#include "lib/pageset.h"
 #include "ui/blockname.h"
-#include "ui_maplayout.h"
-#include "ui_theme.h"
+#include "ui/ui_maplayout.h"
+#include "ui/ui_theme.h"
 
 static const char *const filter_names[HF_COUNT] = {
 	[HF_ALL] = "all", [HF_ANON] = "anon", [HF_HEAP] = "heap", [HF_STACK] = "stack",

@@ -27,8 +27,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "model.h"
-#include "pageset.h"
+#include "model/model.h"
+#include "lib/pageset.h"
 
 enum hm_filter {
 	HF_ALL,

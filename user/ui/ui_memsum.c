@@ -16,8 +16,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include "ui_draw.h"
-#include "ui_memsum.h"
+#include "ui/ui_draw.h"
+#include "ui/ui_memsum.h"
 
 enum seg { SEG_ANON, SEG_SHMEM, SEG_CACHE, SEG_KERNEL, SEG_OTHER, SEG_FREE, SEG_COUNT };
 

@@ -3,8 +3,8 @@
 #ifndef MEVITOP_UI_MEMSUM_H
 #define MEVITOP_UI_MEMSUM_H
 
-#include "ui_fcache.h"
-#include "ui_state.h"
+#include "ui/ui_fcache.h"
+#include "ui/ui_state.h"
 
 /* From this width on, the bar and its legend share one row. */
 #define MEMSUM_ONE_ROW 160

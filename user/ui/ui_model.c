@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The views' model, live or replayed, and the engine lock as the UI thread takes it (ui_model.h). */
 #include <errno.h>
-#include "ui_model.h"
-#include "ui_replay.h"
+#include "ui/ui_model.h"
+#include "ui/ui_replay.h"
 
 struct proc **ui_procs(struct ui *ui, size_t *n)
 {

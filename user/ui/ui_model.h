@@ -14,8 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
-#include "model.h"
-#include "ui_state.h"
+#include "model/model.h"
+#include "ui/ui_state.h"
 
 /* ui_lock waits for the engine lock; ui_trylock gives up after timeout_ms (false: the frame
  * shows the data it has). */

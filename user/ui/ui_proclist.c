@@ -18,14 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "array.h"
+#include "lib/array.h"
 #include "model/proctree.h"
-#include "ui_draw.h"
-#include "ui_fcache.h"
-#include "ui_listnav.h"
-#include "ui_memsum.h"
-#include "ui_model.h"
-#include "ui_proclist.h"
+#include "ui/ui_draw.h"
+#include "ui/ui_fcache.h"
+#include "ui/ui_listnav.h"
+#include "ui/ui_memsum.h"
+#include "ui/ui_model.h"
+#include "ui/ui_proclist.h"
 #include "ui/treeview.h"
 
 enum pl_col {

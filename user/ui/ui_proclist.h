@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 #include <sys/types.h>
-#include "ui_state.h"
+#include "ui/ui_state.h"
 
 /* tree: start in the tree view (-p) */
 struct proclist *proclist_new(bool tree);

@@ -3,11 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "engine.h"
-#include "log.h"
-#include "model.h"
-#include "ui_replay.h"
-#include "ui_state.h"
+#include "engine/engine.h"
+#include "lib/log.h"
+#include "model/model.h"
+#include "ui/ui_replay.h"
+#include "ui/ui_state.h"
 
 #define TIMELINE_SAMPLES 512	/* frames decoded up front for the bar */
 

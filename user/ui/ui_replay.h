@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "json.h"
+#include "out/json.h"
 #include "rec/rec_reader.h"
 #include "ui/keys.h"
 

@@ -40,9 +40,9 @@
 #include <stdio.h>		/* cli.h uses FILE */
 #include <sys/types.h>
 #include "cli.h"
-#include "engine.h"
-#include "ui_canvas.h"
-#include "ui_theme.h"
+#include "engine/engine.h"
+#include "ui/ui_canvas.h"
+#include "ui/ui_theme.h"
 #include "ui/keys.h"
 
 #define UI_FRAME_MS 80		/* 12.5 frames per second */

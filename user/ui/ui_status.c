@@ -4,8 +4,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "engine.h"
-#include "ui_status.h"
+#include "engine/engine.h"
+#include "ui/ui_status.h"
 
 #define STATUS_SHOW_NS (10ULL * 1000000000ULL)
 

@@ -9,7 +9,7 @@
 #include <term.h>
 #include <termios.h>
 #include <unistd.h>
-#include "ui_term.h"
+#include "ui/ui_term.h"
 
 static SCREEN *screen;
 static bool mouse_on;

@@ -10,7 +10,7 @@
 #ifndef MEVITOP_UI_TERM_H
 #define MEVITOP_UI_TERM_H
 
-#include "ui_theme.h"
+#include "ui/ui_theme.h"
 
 /* stdin and stdout are a terminal that terminfo knows; otherwise why (and -1). */
 int term_check(char *why, size_t len);

@@ -2,7 +2,7 @@
 #include <curses.h>
 #include <stdio.h>
 #include <string.h>
-#include "ui_theme.h"
+#include "ui/ui_theme.h"
 
 /* 256-colour palette for half blocks (-1: the terminal's background). */
 static const short hb_color[P_COUNT] = {

@@ -15,7 +15,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "ui_canvas.h"
+#include "ui/ui_canvas.h"
 
 enum ui_style {
 	ST_NORMAL,

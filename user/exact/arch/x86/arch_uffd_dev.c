@@ -11,7 +11,7 @@
 #include "exact/arch.h"
 
 #include <string.h>
-#include "page.h"
+#include "lib/page.h"
 
 /* The bytes below map and unmap one page: $0x1000 in `mov $0x1000,%esi`. */
 _Static_assert(PAGE_SIZE_4K == 0x1000, "the chain's mmap/munmap length is one page");
