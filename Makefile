@@ -160,6 +160,8 @@ $(BUILD)/folders/%.a:
 
 test_array_LINK    := lib
 test_hash_LINK     := lib
+test_strpool_LINK  := lib
+test_strpool_LIBS  := -lpthread
 test_itree_LINK    := lib
 test_pageset_LINK  := lib
 test_utf8_LINK     := lib

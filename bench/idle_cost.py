@@ -6,7 +6,7 @@ processes the machine has, and with --extra sleeping processes this script forks
 kills.  Also: seconds to the first complete snapshot and VmHWM of each mevitop, and
 `mevitop serve` scraped every second.  Nothing here asserts a timing.
 
-  idle_cost.py [--seconds 20] [--rounds 2] [--extra 5000] [--no-serve]
+  idle_cost.py [--seconds 20] [--rounds 2] [--extra 5000] [--no-serve] [--baseline BIN]
 """
 import argparse
 import os
@@ -109,8 +109,8 @@ def scrape_until(url, until):
         time.sleep(max(0, 1 - (time.monotonic() - t)))
 
 
-def serve_cmd(extra, port):
-    return [MEVITOP, "serve", "--listen", f"127.0.0.1:{port}", "-i", "1000", *extra]
+def serve_cmd(binary, extra, port):
+    return [binary, "serve", "--listen", f"127.0.0.1:{port}", "-i", "1000", *extra]
 
 
 def wait_port(port):
@@ -130,21 +130,25 @@ def run_scenario(name, args, results):
                                         "task_iter"],
         "top -b -d 1": ["top", "-b", "-d", "1"],
     }
+    if args.baseline:       # e.g. a copy of main's build: before and after, interleaved
+        monitors["baseline"] = [args.baseline, "--json", "-i", "1000"]
     got = {k: [] for k in monitors}
     for _ in range(args.rounds):
         for k, cmd in monitors.items():       # interleaved: one of each per round
             got[k].append(measure(cmd, args.seconds))
     if not args.no_serve and name == "base":
-        for k, extra in (("mevitop serve, scraped 1/s", []),
-                         ("mevitop serve --disable task_iter, scraped 1/s",
-                          ["--disable", "task_iter"])):
+        serves = [("mevitop serve, scraped 1/s", MEVITOP, []),
+                  ("mevitop serve --disable task_iter, scraped 1/s", MEVITOP,
+                   ["--disable", "task_iter"])]
+        if args.baseline:
+            serves.append(("baseline serve, scraped 1/s", args.baseline, []))
+        for k, _, _ in serves:
             got[k] = []
         for _ in range(args.rounds):
-            for k, extra in (("mevitop serve, scraped 1/s", []),
-                             ("mevitop serve --disable task_iter, scraped 1/s",
-                              ["--disable", "task_iter"])):
+            for k, binary, extra in serves:
                 port = free_port()
-                got[k].append(measure_serve(serve_cmd(extra, port), port, args.seconds))
+                got[k].append(measure_serve(serve_cmd(binary, extra, port), port,
+                                            args.seconds))
     procs = user_processes()
     print(f"\n{name}: {procs} processes with memory, load average {loadavg()}, "
           f"{args.rounds} rounds of {args.seconds} s each, interleaved")
@@ -188,6 +192,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--extra", type=int, default=5000)
     ap.add_argument("--no-serve", action="store_true")
+    ap.add_argument("--baseline", help="another mevitop binary, measured in the same rounds")
     args = ap.parse_args()
     results = {}
     run_scenario("base", args, results)

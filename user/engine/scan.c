@@ -46,7 +46,8 @@ static void collect_run(uint64_t start, uint64_t end, uint32_t cats, void *arg)
 	};
 }
 
-/* Scans [start, end) (which lies within one mapping) and replaces the model's states with
+/* Scans [start, end) (one mapping, or neighbours and the holes between them, which have no
+ * pages) and replaces the model's states with
  * the truth, SCAN_CHUNK pages at a time so the run buffer stays small whatever the layout
  * (every other page resident means one run per two pages).  Returns pages corrected, or
  * -errno. */
@@ -173,7 +174,7 @@ void rss_gap_check(struct engine *e, struct proc *p)
 static int64_t scan_all(struct engine *e, struct proc *p)
 {
 	struct pstate *s = ps(p);
-	struct mapping *m;
+	struct mapping *m, *next;
 	int64_t total = 0, r;
 
 	/* The counters the next tick compares with are those from before this scan: a fault
@@ -181,10 +182,22 @@ static int64_t scan_all(struct engine *e, struct proc *p)
 	if (e->f.hook[HOOK_RSS] == AT_NONE && e->src->read_counters(e->src_ctx, io(p), &s->c) == 0)
 		s->counters_seen = true;
 
-	for (m = model_first(p); m; m = model_next(m)) {
+	for (m = model_first(p); m; m = next) {
+		uint64_t end = mapping_end(m);
+
+		next = model_next(m);
 		if (m->kind == MK_VSYSCALL)
 			continue;
-		r = scan_range(e, p, mapping_start(m), mapping_end(m));
+		/* Neighbours within one SCAN_CHUNK of address space are one scan (the kernel
+		 * skips the holes between them): a process's libraries and their data are a
+		 * few ioctls, not one per mapping -- at start with 5,000 processes they were
+		 * half of mevitop's CPU.  The run buffer stays bounded as before. */
+		while (e->use_scan && next && next->kind != MK_VSYSCALL &&
+		       mapping_end(next) - mapping_start(m) <= SCAN_CHUNK) {
+			end = mapping_end(next);
+			next = model_next(next);
+		}
+		r = scan_range(e, p, mapping_start(m), end);
 		if (r < 0)
 			return r;
 		total += r;

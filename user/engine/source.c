@@ -66,8 +66,18 @@ static int k_pidfd_target(void *ctx, pid_t pid, int fd, pid_t *target)
 	return procfs_pidfd_target(pid, fd, target);
 }
 
+static const struct task_rec *pass_rec(struct engine *e, pid_t pid);
+
+/* At start the pass names the thread to read through (io_tid): one /proc/PID/stat read
+ * fewer per process. */
 static int k_live_thread(void *ctx, pid_t pid, pid_t *tid)
 {
+	const struct task_rec *r = pass_rec(ctx, pid);
+
+	if (r && r->io_tid) {
+		*tid = (pid_t)r->io_tid;
+		return 0;
+	}
 	return procfs_live_thread(pid, tid);
 }
 

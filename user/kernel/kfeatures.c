@@ -13,6 +13,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "kernel/kfeatures.h"
+#include "kernel/kbtf.h"
 #include "kernel/libbpf_log.h"
 #include "lib/log.h"
 #include "lib/page.h"
@@ -357,6 +358,9 @@ int features_probe(struct features *f, char *why, size_t whylen)
 
 	log_quiet_libbpf(true);
 	f->ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
+	/* This parse is the one the BPF objects loaded at start use too (kbtf.h); the
+	 * btf__free() below keeps it until engine_start() is done. */
+	kbtf_hold();
 	if (f->btf) {
 		vmlinux = btf__load_vmlinux_btf();
 		if (!vmlinux)

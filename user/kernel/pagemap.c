@@ -44,7 +44,8 @@ struct pm_scan_arg {
 
 #define PM_PRESENT (1ULL << 63)
 #define PM_SWAPPED (1ULL << 62)
-#define SCAN_VEC 512
+#define SCAN_VEC 320	/* 7,680 bytes: the kernel copies it from a slab (kmalloc-8k); 512 took
+			 * a page allocation per ioctl */
 #define PREAD_ENTRIES 4096
 
 int pagemap_open(pid_t pid)

@@ -208,8 +208,13 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 			  bpf_map__fd(t->skel->maps.targets), 0);
 	t->layout = mmap(NULL, t->targets_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 			 bpf_map__fd(t->skel->maps.layout_dirty), 0);
-	t->rss_len = page_round(RSS_SLOTS * sizeof(struct rss_val));
-	t->rss = mmap(NULL, t->rss_len, PROT_READ, MAP_SHARED, bpf_map__fd(t->skel->maps.rss), 0);
+	/* Without the rss_stat hook (the default) nothing writes the slots: 640 KiB of
+	 * mevitop's RSS were mapped for nothing. */
+	if (f->hook[HOOK_RSS] != AT_NONE) {
+		t->rss_len = page_round(RSS_SLOTS * sizeof(struct rss_val));
+		t->rss = mmap(NULL, t->rss_len, PROT_READ, MAP_SHARED,
+			      bpf_map__fd(t->skel->maps.rss), 0);
+	}
 	if (t->targets == MAP_FAILED || t->layout == MAP_FAILED || t->rss == MAP_FAILED) {
 		err = -errno;
 		snprintf(why, whylen, "failed to map BPF arrays: %s", strerror(-err));
@@ -467,8 +472,11 @@ uint64_t tracer_layout_unowned(struct tracer *t)
 
 int tracer_read_rss(struct tracer *t, pid_t tgid, struct rss_val *v)
 {
-	const volatile struct rss_val *slot = &t->rss[tgid & (RSS_SLOTS - 1)];
+	const volatile struct rss_val *slot;
 
+	if (!t->rss)
+		return -ENOENT;		/* no rss_stat hook */
+	slot = &t->rss[tgid & (RSS_SLOTS - 1)];
 	v->tgid = slot->tgid;
 	v->updates = slot->updates;
 	for (int i = 0; i < MEVITOP_NR_RSS; i++)

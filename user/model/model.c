@@ -3,6 +3,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "lib/slab.h"
+#include "lib/strpool.h"
 #include "model/model.h"
 
 #define node_map(n) itree_entry(n, struct mapping, node)
@@ -87,10 +89,12 @@ struct proc *proc_new(pid_t pid)
 	return p;
 }
 
+static struct slab mappings = SLAB_INIT(struct mapping);
+
 static void free_mapping(struct mapping *m)
 {
-	free(m->path);
-	free(m);
+	strpool_put(m->path);
+	slab_free(&mappings, m);
 }
 
 static void drop_mappings(struct proc *p)
@@ -135,7 +139,7 @@ void proc_reset(struct proc *p)
 
 static struct mapping *mapping_dup(const struct mapping *m)
 {
-	struct mapping *c = malloc(sizeof(*c));
+	struct mapping *c = slab_alloc(&mappings);
 
 	if (!c)
 		return NULL;
@@ -144,8 +148,8 @@ static struct mapping *mapping_dup(const struct mapping *m)
 	c->node.start = m->node.start;
 	c->node.last = m->node.last;
 	c->path = NULL;
-	if (m->path && !(c->path = strdup(m->path))) {
-		free(c);
+	if (m->path && !(c->path = strpool_get(m->path))) {
+		slab_free(&mappings, c);
 		return NULL;
 	}
 	return c;
@@ -342,9 +346,13 @@ static void clear_pages(struct proc *p, uint64_t start, uint64_t end)
 		pageset_remove_range(p->set[tracked[i]], start, end);
 }
 
+/* What struct mapping's bit fields must hold. */
+_Static_assert(MK_COUNT <= 256 && MF_PFNMAP < (1u << 16) && MP_SHARED < (1u << 8),
+	       "struct mapping's kind, flags or perms outgrew their bits");
+
 static struct mapping *new_mapping(uint64_t start, uint64_t end, const struct mapping_attrs *a)
 {
-	struct mapping *m = calloc(1, sizeof(*m));
+	struct mapping *m = slab_alloc(&mappings);
 
 	if (!m)
 		return NULL;
@@ -357,8 +365,8 @@ static struct mapping *new_mapping(uint64_t start, uint64_t end, const struct ma
 	m->perms = a->perms;
 	m->flags = a->flags;
 	m->kind = a->kind;
-	if (a->path && *a->path && !(m->path = strdup(a->path))) {
-		free(m);
+	if (a->path && *a->path && !(m->path = strpool_get(a->path))) {
+		slab_free(&mappings, m);
 		return NULL;
 	}
 	return m;

@@ -25,7 +25,7 @@ static void top_insert(struct metrics_proc *mp, uint32_t cap, const struct mappi
 		.start = mapping_start(m) << PAGE_SHIFT_4K,
 		.resident = resident,
 		.kind = m->kind,
-		.name = m->path,	/* the model's; copied once the process is done */
+		.name = (char *)m->path,	/* borrowed (never written): strdup once the process is done */
 	};
 }
 

@@ -1,0 +1,60 @@
+"""Start-up (issue 24): the kernel's BTF is parsed once per start, however many BPF objects
+load (the feature probe, the main skeleton and the page cache's each parsed it before), and
+counted independently: strace's opens of /sys/kernel/btf/vmlinux.  Sample mode maps a
+small ring buffer (only process records flow there), so the BPF maps' pages mevitop maps
+stay small: measured from its own /proc/PID/smaps."""
+import json
+import subprocess
+
+import pytest
+
+from harness import MEVITOP
+
+BTF = '"/sys/kernel/btf/vmlinux"'
+
+
+def btf_opens(args, tmp_path):
+    trace = str(tmp_path / "strace")
+    p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", trace, MEVITOP,
+                        "--json", "-n", "1", *args],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    snap = json.loads(p.stdout.splitlines()[0])
+    assert snap["processes"], snap["stats"]
+    with open(trace) as f:
+        return sum(1 for line in f if BTF in line and "= -1" not in line)
+
+
+@pytest.mark.parametrize("args", [[], ["--mode", "trace"], ["--no-files"]],
+                         ids=["sample", "trace", "no-files"])
+def test_btf_parsed_once(args, tmp_path):
+    assert btf_opens(args, tmp_path) == 1
+
+
+def bpf_map_rss_kib(pid):
+    kib, name = 0, ""
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            first = line.split(None, 1)[0]
+            if "-" in first and not first.endswith(":"):
+                parts = line.split()
+                name = parts[5] if len(parts) > 5 else ""
+            elif first == "Rss:" and name == "anon_inode:bpf-map":
+                kib += int(line.split()[1])
+    return kib
+
+
+@pytest.mark.parametrize("mode,most_kib,least_kib", [("sample", 4096, 0),
+                                                     ("trace", 1 << 30, 16 << 10)])
+def test_ring_buffer_by_mode(mode, most_kib, least_kib):
+    """Sample mode's BPF maps in mevitop's RSS: under 4 MiB (they were 19 MiB with the 8 MiB
+    ring buffer mapped twice); trace mode keeps its 8 MiB ring (16 MiB mapped)."""
+    p = subprocess.Popen([MEVITOP, "--json", "-i", "60000", "--mode", mode],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert json.loads(p.stdout.readline())["mode"] == mode
+        kib = bpf_map_rss_kib(p.pid)
+    finally:
+        p.terminate()
+        p.wait(timeout=30)
+    assert least_kib <= kib <= most_kib, kib
