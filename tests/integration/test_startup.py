@@ -4,20 +4,24 @@ counted independently: strace's opens of /sys/kernel/btf/vmlinux.  Sample mode m
 small ring buffer (only process records flow there), so the BPF maps' pages mevitop maps
 stay small: measured from its own /proc/PID/smaps."""
 import json
+import os
 import subprocess
 
 import pytest
 
-from harness import MEVITOP
+from harness import MEVITOP, SAN_ENV
 
 BTF = '"/sys/kernel/btf/vmlinux"'
 
 
 def btf_opens(args, tmp_path):
     trace = str(tmp_path / "strace")
+    env = dict(os.environ, **SAN_ENV)
+    # LeakSanitizer cannot run under ptrace; the other tests check for leaks.
+    env["ASAN_OPTIONS"] = env.get("ASAN_OPTIONS", "") + ":detect_leaks=0"
     p = subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", trace, MEVITOP,
-                        "--json", "-n", "1", *args],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+                        "--json", "-n", "1", *args], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     snap = json.loads(p.stdout.splitlines()[0])
     assert snap["processes"], snap["stats"]
@@ -50,7 +54,8 @@ def test_ring_buffer_by_mode(mode, most_kib, least_kib):
     """Sample mode's BPF maps in mevitop's RSS: under 4 MiB (they were 19 MiB with the 8 MiB
     ring buffer mapped twice); trace mode keeps its 8 MiB ring (16 MiB mapped)."""
     p = subprocess.Popen([MEVITOP, "--json", "-i", "60000", "--mode", mode],
-                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                         env=dict(os.environ, **SAN_ENV), stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
     try:
         assert json.loads(p.stdout.readline())["mode"] == mode
         kib = bpf_map_rss_kib(p.pid)
