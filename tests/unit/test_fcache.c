@@ -19,6 +19,7 @@
 
 #include "model/fcache.h"
 #include "kernel/meminfo.h"
+#include "kernel/rollup.h"
 #include "rng.h"
 
 #define KEYS 4000
@@ -150,12 +151,43 @@ static void test_meminfo(void **state)
 	}
 }
 
+static const char ROLLUP[] =
+	"55d0c1a3e000-7ffd2a5f9000 ---p 00000000 00:00 0                          [rollup]\n"
+	"Rss:                5120 kB\nPss:                2176 kB\nPss_Dirty:          1024 kB\n"
+	"Pss_Anon:            640 kB\nPss_File:           1536 kB\nPss_Shmem:             0 kB\n"
+	"Shared_Clean:       3840 kB\nAnonymous:          2048 kB\nSwap:                  0 kB\n";
+
+/* smaps_rollup: the two fields, exact; random damage never crashes or overflows. */
+static void test_rollup(void **state)
+{
+	struct rollup r;
+	char buf[sizeof(ROLLUP)];
+	int i, j;
+
+	(void)state;
+	assert_int_equal(rollup_parse(ROLLUP, &r), 0);
+	assert_int_equal(r.pss_anon, 640ULL * 1024);
+	assert_int_equal(r.anon, 2048ULL * 1024);
+	assert_int_equal(rollup_parse("Rss: 1 kB\n", &r), -EINVAL);
+	assert_int_equal(rollup_parse("Pss_Anon: 99999999999999999999 kB\n", &r), -EINVAL);
+	rng_seed("test_fcache rollup");
+	for (i = 0; i < 20000; i++) {
+		memcpy(buf, ROLLUP, sizeof(buf));
+		for (j = 0; j < 1 + (int)rng_under(8); j++)
+			buf[rng_under(sizeof(buf) - 1)] = (char)rng_under(256);
+		buf[sizeof(buf) - 1] = 0;
+		if (rollup_parse(buf, &r) == 0)
+			assert_true(r.pss_anon <= UINT64_MAX / 1024 * 1024);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table_random),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_meminfo),
+		cmocka_unit_test(test_rollup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

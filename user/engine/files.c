@@ -26,6 +26,7 @@
 #include "kernel/fcache_name.h"
 #include "kernel/fcache_proc.h"
 #include "engine/files.h"
+#include "engine/mem_anon.h"
 #include "lib/log.h"
 #include "kernel/meminfo.h"
 
@@ -47,19 +48,6 @@ const struct files_stats *engine_files_stats(struct engine *e)
 	return e->files ? &e->files->st : NULL;
 }
 
-/* Resident pages of the process's anonymous mappings (what "accounted" adds for it; its
- * shared and file pages are the files' and counted there). */
-static uint64_t anon_resident(const struct proc *p)
-{
-	const struct mapping *m;
-	uint64_t n = 0;
-
-	for (m = model_first(p); m; m = model_next(m))
-		if (m->kind == MK_ANON || m->kind == MK_HEAP || m->kind == MK_STACK)
-			n += model_count(p, PS_RESIDENT, mapping_start(m), mapping_end(m));
-	return n;
-}
-
 static void summary_from(struct mem_summary *s, const struct meminfo *mi)
 {
 	s->total = mi->mem_total;
@@ -79,18 +67,20 @@ static void summary_from(struct mem_summary *s, const struct meminfo *mi)
 static void summary_refresh(struct engine *e)
 {
 	struct meminfo mi;
-	uint64_t anon = 0;
-	size_t i;
 
 	if (meminfo_read(&mi) == 0) {
 		summary_from(&e->mem, &mi);
 		e->mem.ts_ns = engine_now_ns();
 	}
-	for (i = 0; i < NBUCKETS; i++)
-		for (struct proc *p = e->buckets[i]; p; p = p->hnext)
-			if (!p->exited && p->ready)
-				anon += anon_resident(p);
-	e->mem.accounted = (anon + (e->files ? e->files->cached_total : 0)) * PAGE_SIZE_4K;
+	/* accounted = accounted_anon + accounted_files: each anonymous page once (Pss_Anon,
+	 * not the per-process resident counts, which count a page shared since fork once per
+	 * process) and each cached page once (the rows are distinct inodes; shmem pages are
+	 * the rows' and never anon).  So accounted <= anon + file <= total - free, up to what
+	 * moved between the reads. */
+	e->mem.accounted_anon = anon_acct_refresh(e, &e->mem.anon_pending,
+						  &e->mem.anon_unreadable);
+	e->mem.accounted_files = (e->files ? e->files->cached_total : 0) * PAGE_SIZE_4K;
+	e->mem.accounted = e->mem.accounted_anon + e->mem.accounted_files;
 }
 
 /* --- rows from the kernel --- */
@@ -351,6 +341,8 @@ int engine_files_init(struct engine *e)
 
 void engine_files_fini(struct engine *e)
 {
+	anon_acct_free(e->anon);
+	e->anon = NULL;
 	if (e->files) {
 		struct fkeys *l[] = { &e->files->touched, &e->files->rated, &e->files->shm_prev,
 				      &e->files->shm_now, &e->files->mapped, &e->files->unnamed,

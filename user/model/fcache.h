@@ -38,8 +38,13 @@ struct mem_summary {
 				 * VmallocUsed: what the kernel holds for itself */
 	uint64_t swap_total;	/* SwapTotal */
 	uint64_t swap_used;	/* SwapTotal - SwapFree */
-	uint64_t accounted;	/* what mevitop attributes: watched processes' anonymous resident
-				 * pages plus the cached pages of the files in the table */
+	uint64_t accounted;	/* what mevitop attributes: accounted_anon + accounted_files */
+	uint64_t accounted_anon;	/* watched processes' anonymous pages, each once (the sum
+					 * of their Pss_Anon): <= anon */
+	uint64_t accounted_files;	/* the cached pages of the files in the table: ~ file */
+	uint64_t anon_pending;	/* processes whose Pss_Anon is not read yet (their model's
+				 * resident anonymous pages stand in) */
+	uint64_t anon_unreadable;	/* processes whose Pss_Anon cannot be read (the same) */
 	uint64_t cached;	/* Cached alone (the figure the files sum to, doc/pagecache.md) */
 	uint64_t buffers;	/* Buffers (block device page cache, not per file) */
 	uint64_t ts_ns;		/* CLOCK_MONOTONIC of the read; 0: never read */
