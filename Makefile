@@ -193,7 +193,7 @@ test_rec_fuzz_LIBS := -lzstd -lz -lbpf -ldw -lelf -lroaring -lm -lpthread
 test_seccomp_bpf_LINK := exact lib
 test_seccomp_guard_LINK := exact kernel model lib
 test_seccomp_guard_LIBS := -lroaring -lm -lpthread
-test_fcache_LINK   := kernel model lib
+test_fcache_LINK   := out kernel model lib
 test_fcache_LIBS   := -lroaring -lm
 
 folder_archives = $(addsuffix .a,$(addprefix $(BUILD)/folders/,$(or $($(1)_LINK),top $(ALL_FOLDERS))))

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include "lib/array.h"
 #include "kernel/cachestat.h"
+#include "kernel/cgroup_ids.h"
 #include "engine/engine_int.h"
 #include "kernel/fcache_bpf.h"
 #include "kernel/fcache_name.h"
@@ -90,7 +91,8 @@ static enum fc_kind kind_of(struct files *fs, const struct fc_file *f)
 	if (f->sb_magic == BDEVFS_MAGIC_)
 		return FC_BLOCK;
 	if (f->dev == fs->shm_dev && fs->shm_dev)
-		return f->kind == FC_MEMFD || f->kind == FC_SYSV ? f->kind : FC_OTHER;
+		return f->kind == FC_MEMFD || f->kind == FC_SYSV || f->kind == FC_ANON_SHMEM ?
+		       f->kind : FC_OTHER;
 	if (f->flags & FF_DELETED)
 		return FC_DELETED;
 	if (f->sb_magic == TMPFS_MAGIC_)
@@ -166,6 +168,8 @@ static void on_delta(void *ctx, const struct fc_key *k, const struct fc_delta *d
 	f->size = d->size;
 	f->generation = d->gen;
 	f->mode = d->mode;
+	if (d->inode)
+		f->kaddr = d->inode;
 	f->seen_gen = fs->gen;
 	if (!f->sb_magic)
 		f->kind = S_ISREG(d->mode) ? FC_REGULAR : FC_OTHER;
@@ -336,6 +340,8 @@ int engine_files_init(struct engine *e)
 	e->files->top = e->o.files_top;
 	if (fcproc_shm_dev(&e->files->shm_dev))
 		e->files->shm_dev = 0;	/* no memfd: such rows are named from processes */
+	if (cgids_new(&e->files->cgids))
+		e->files->cgids = NULL;	/* no cgroup2 mount: memcg stays null */
 	return fcname_new(&e->files->names);
 }
 
@@ -346,12 +352,14 @@ void engine_files_fini(struct engine *e)
 	if (e->files) {
 		struct fkeys *l[] = { &e->files->touched, &e->files->rated, &e->files->shm_prev,
 				      &e->files->shm_now, &e->files->mapped, &e->files->unnamed,
-				      &e->files->needs_proc, &e->files->watched };
+				      &e->files->needs_proc, &e->files->watched,
+				      &e->files->kinfo };
 
 		for (size_t i = 0; i < sizeof(l) / sizeof(l[0]); i++)
 			fkeys_free(l[i]);
 		fcbpf_close(e->files->bpf);
 		fcname_free(e->files->names);
+		cgids_free(e->files->cgids);
 		files_names_fini(e);
 		free(e->files);
 		e->files = NULL;

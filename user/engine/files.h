@@ -56,6 +56,8 @@ struct files {
 	struct fkeys unnamed;		/* rows to name (FF_QUEUED) */
 	struct fkeys needs_proc;	/* rows only a process can name (memfd, deleted) */
 	struct fkeys watched;		/* --file's rows */
+	struct fkeys kinfo;		/* rows to ask the kernel about (files_kinfo.c) */
+	struct cgids *cgids;		/* memcg ids to paths, NULL: no cgroup2 mount */
 	uint64_t cached_total;		/* pages, every row */
 	uint64_t ticks;
 };
@@ -74,6 +76,8 @@ void files_proc_rows(struct engine *e);
 /* Names, exact counts, mapped_by, --file's page sets; first: the start (no budget). */
 void files_update_rows(struct engine *e, bool first);
 int files_close_fd(struct fc_file *f, void *arg);
+/* Names and memory cgroups of new rows from the kernel (files_kinfo.c), within a budget. */
+void files_kinfo(struct files *fs, bool first);
 void files_names_fini(struct engine *e);
 
 #endif

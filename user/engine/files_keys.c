@@ -44,6 +44,7 @@ struct fc_file *files_row(struct files *fs, uint64_t dev, uint64_t ino)
 	    !f->name_tries) {
 		f->flags |= FF_QUEUED;
 		fkeys_add(&fs->unnamed, f);
+		fkeys_add(&fs->kinfo, f);
 		fc_file_set_name(f, NULL, FC_NAME_NONE, "not named yet (the largest files are "
 				 "named first, the rest over the next refreshes)");
 	}

@@ -55,7 +55,8 @@ static void name_from_proc(struct files *fs, struct fc_file *f, const char *path
 	if (f->dev == fs->shm_dev && !strncmp(p, "/SYSV", 5))
 		return;		/* /proc/sysvipc/shm names it better */
 	if (f->dev == fs->shm_dev && !strcmp(p, "/dev/zero")) {
-		fc_file_set_name(f, "shared anonymous memory", FC_NAME_PROC, NULL);
+		fc_file_set_name(f, "[anon shmem]", FC_NAME_PROC, NULL);
+		f->kind = FC_ANON_SHMEM;
 		return;
 	}
 	fc_file_set_name(f, p, FC_NAME_PROC, NULL);
@@ -577,6 +578,7 @@ void files_update_rows(struct engine *e, bool first)
 	if (fs->bpf)
 		mapped_by(e, false);
 	fs->st.mapped_ns = engine_now_ns() - t0;
+	files_kinfo(fs, first);
 	tmpfs_names(fs);
 	name_queue(fs, first ? FIRST_BUDGET_NS : TICK_BUDGET_NS);
 	proc_names(e, first);

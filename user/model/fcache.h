@@ -58,6 +58,7 @@ enum fc_kind {
 	FC_SYSV,	/* a SysV shared memory segment: name is "SYSV key=0x... shmid=N" */
 	FC_BLOCK,	/* a block device's own cache (buffers) */
 	FC_OTHER,	/* anything else with pages (pseudo filesystems) */
+	FC_ANON_SHMEM,	/* a shared anonymous mapping's (MAP_SHARED|MAP_ANONYMOUS) memory */
 	FC_KIND_COUNT,
 };
 
@@ -69,6 +70,9 @@ enum fc_name_src {
 	FC_NAME_PROC,		/* /proc/PID/fd or /proc/PID/maps of a process holding it */
 	FC_NAME_SYSV,		/* /proc/sysvipc/shm */
 	FC_NAME_FILE_ARG,	/* --file PATH as given */
+	FC_NAME_KERNEL,		/* the kernel's own: the dentry's name up to its superblock's
+				 * root (a filesystem not mounted here, the internal shm mount),
+				 * or a block device's name; why may add what it is */
 };
 
 /* Page counts of one file (cachestat(2)'s fields; without an fd only cached is known and

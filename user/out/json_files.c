@@ -14,6 +14,7 @@ static const char *name_src(enum fc_name_src s)
 	case FC_NAME_PROC: return "process";
 	case FC_NAME_SYSV: return "sysvipc";
 	case FC_NAME_FILE_ARG: return "file_arg";
+	case FC_NAME_KERNEL: return "kernel";
 	default: return "none";
 	}
 }
@@ -106,11 +107,13 @@ static void put_stats(struct buf *b, const struct files_stats *s)
 	       ", \"full_walk_steps\": %" PRIu64 ", \"walk_ms\": %.2f, \"walk_steps\": %" PRIu64
 	       ", \"walk_cuts\": %" PRIu64 ", \"walk_errors\": %" PRIu64 ", \"opens\": %" PRIu64
 	       ", \"opened\": %" PRIu64 ", \"cachestats\": %" PRIu64 ", \"proc_scans\": %" PRIu64
-	       ", \"tree_walks\": %" PRIu64 ", \"queued_names\": %" PRIu64 ", \"refresh_ms\": %.2f, \"mapped_ms\": %.2f, \"proc_ms\": %.2f}",
+	       ", \"tree_walks\": %" PRIu64 ", \"queued_names\": %" PRIu64 ", \"refresh_ms\": %.2f, \"mapped_ms\": %.2f, \"proc_ms\": %.2f"
+	       ", \"kinfo\": %" PRIu64 ", \"kinfo_ms\": %.2f}",
 	       s->source ? s->source : "none",
 	       s->full_walk_ns / 1e6, s->full_walk_steps, s->walk_ns / 1e6, s->walk_steps,
 	       s->walk_cuts, s->walk_errors, s->opens, s->opened, s->cachestats, s->proc_scans,
-	       s->tree_walks, s->queued, s->refresh_ns / 1e6, s->mapped_ns / 1e6, s->proc_ns / 1e6);
+	       s->tree_walks, s->queued, s->refresh_ns / 1e6, s->mapped_ns / 1e6, s->proc_ns / 1e6,
+	       s->kinfo, s->kinfo_ns / 1e6);
 }
 
 static void put_listed(struct buf *b, const struct fc_file *f, size_t *k,
