@@ -350,6 +350,16 @@ int BPF_PROG(fc_info, struct task_struct *task, const char *comm)
 	return 0;
 }
 
+/* Pages added + deleted, every event, per CPU: the reader compares them with what it took
+ * from fc_deltas, whose LRU drops entries when more inodes change in a refresh than it holds
+ * (drop_caches, a big rm): a shortfall means lost counts, made good by a full walk. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} fc_events SEC(".maps");
+
 static __always_inline void account(struct folio *folio, bool add)
 {
 	struct address_space *mapping = folio->mapping;
@@ -368,6 +378,13 @@ static __always_inline void account(struct folio *folio, bool add)
 		nr = 1UL << (folio->_flags_1 & 0xff);
 	k.ino = host->i_ino;
 	k.dev = host->i_sb->s_dev;
+	{
+		__u32 z = 0;
+		__u64 *ev = bpf_map_lookup_elem(&fc_events, &z);
+
+		if (ev)
+			*ev += nr;
+	}
 	v = bpf_map_lookup_elem(&fc_deltas, &k);
 	if (!v) {
 		bpf_map_update_elem(&fc_deltas, &k, &zero, BPF_NOEXIST);

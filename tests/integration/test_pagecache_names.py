@@ -280,7 +280,7 @@ def test_recording_keeps_memory_and_files(tmp_path):
     rec, live_out = str(tmp_path / "rec"), tmp_path / "live.ndjson"
     with open(live_out, "w") as out:
         subprocess.run([harness.MEVITOP, "record", "-o", rec, "-n", "3", "-i", "200"],
-                       stdout=out, stderr=subprocess.PIPE, check=True, timeout=harness.GUARD_S,
+                       stdout=out, stderr=subprocess.PIPE, check=True, timeout=6 * harness.GUARD_S,
                        env=dict(os.environ, MEVITOP_TEST_RECORD_JSON="1", **harness.SAN_ENV))
     live = {f["monotonic"]: f for f in map(json.loads, live_out.read_text().splitlines())}
     got = subprocess.run([harness.MEVITOP, "replay", rec, "--json"], capture_output=True,

@@ -128,7 +128,7 @@ static int on_rec(void *ctx, const struct fc_rec *r)
 		f->seen_gen = 0;
 		f = files_row(fs, dev, r->ino);		/* queued for its name again */
 	}
-	if (fs->walk_shmem_only) {
+	if (fs->walk_shmem_only || fs->cur_magic == TMPFS_MAGIC_) {
 		fkeys_add(&fs->shm_now, f);
 		if (f->seen_gen && f->pages.cached != r->nrpages) {
 			/* shmem changes are seen only as differences between two walks. */
@@ -160,6 +160,7 @@ static void on_delta(void *ctx, const struct fc_key *k, const struct fc_delta *d
 	struct files *fs = ctx;
 	struct fc_file *f = files_row(fs, fcbpf_dev(k->dev), k->ino);
 
+	fs->taken_pages += d->adds + d->dels;
 	if (!f)
 		return;
 	f->win_adds += d->adds;
@@ -237,6 +238,17 @@ static void finish(struct files *fs, double dt)
 	fcache_bump(fs->fc);
 }
 
+static int empty_unseen(struct fc_file *f, void *arg)
+{
+	struct files *fs = arg;
+
+	if (f->seen_gen != fs->gen && f->pages.cached && !f->watched) {
+		f->win_dels += f->pages.cached;
+		files_set_cached(fs, f, 0);
+	}
+	return 0;
+}
+
 static int walk(struct engine *e, int mode)
 {
 	struct files *fs = e->files;
@@ -271,9 +283,21 @@ void engine_files_refresh(struct engine *e)
 	fs->gen++;
 	fs->ticks++;
 	if (fs->bpf) {
+		uint64_t events = 0;
+		bool lost;
+
+		fcbpf_events(fs->bpf, &events);	/* before the take: it holds all of these */
 		fcbpf_take(fs->bpf, on_delta, fs);
-		if (walk(e, FC_WALK_SHMEM))
+		lost = events > fs->taken_pages + fs->lost_base;
+		if (walk(e, lost ? FC_WALK_ALL : FC_WALK_SHMEM))
 			fs->st.walk_errors++;
+		if (lost) {
+			/* More inodes changed than the delta table holds: the walk is the truth,
+			 * rows it did not see have no pages left. */
+			fs->st.rewalks++;
+			fs->lost_base = events - fs->taken_pages;
+			fcache_each(fs->fc, empty_unseen, fs);
+		}
 		drop_unseen_shmem(fs);
 	} else {
 		files_proc_rows(e);

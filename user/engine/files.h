@@ -17,6 +17,7 @@
 #define FF_BY_PATH	(1u << 5)	/* opened by its path (tmpfs: handles need a hash) */
 #define FF_TREE_TRIED	(1u << 6)	/* its mount's tree was walked for its name */
 #define FF_QUEUED	(1u << 7)	/* in files.unnamed */
+#define FF_KINFO	(1u << 8)	/* in files.kinfo: the kernel names it first (cheaper) */
 
 /*
  * Rows by key, not pointer: a row may be removed between two uses of a list, and a key
@@ -59,6 +60,8 @@ struct files {
 	struct fkeys kinfo;		/* rows to ask the kernel about (files_kinfo.c) */
 	struct cgids *cgids;		/* memcg ids to paths, NULL: no cgroup2 mount */
 	uint64_t cached_total;		/* pages, every row */
+	uint64_t taken_pages;		/* adds + dels the deltas gave, since the start */
+	uint64_t lost_base;		/* events - taken_pages after the last full re-walk */
 	uint64_t ticks;
 };
 

@@ -14,14 +14,15 @@
 #include "kernel/rollup.h"
 
 #define ANON_BUDGET_FIRST_NS	300000000ull	/* the first snapshot: every process, normally */
-#define ANON_BUDGET_NS		5000000ull	/* later refreshes */
+#define ANON_BUDGET_NS		2000000ull	/* later refreshes: <= 0.2% of a core at 1 s */
 #define ANON_REREAD_NS		10000000000ull	/* sharing changes without our noticing (exit
 						 * of a sharer, exec of a child): re-read after */
 
 struct anon_ent {
 	uint64_t serial;
 	pid_t pid, ppid;
-	uint64_t model;		/* the model's resident anonymous pages when last read */
+	uint64_t model;		/* the model's resident anonymous pages now */
+	uint64_t model_read;	/* ... when pss was read */
 	uint64_t pss;		/* Pss_Anon, bytes; valid if read_ns */
 	uint64_t read_ns;	/* 0: never read */
 	bool stale;
@@ -72,6 +73,7 @@ static struct anon_ent *collect(struct engine *e, const struct anon_acct *a, siz
 		for (struct proc *p = e->buckets[i]; p; p = p->hnext) {
 			const struct anon_ent *o;
 			struct anon_ent *x;
+			uint64_t na;
 
 			if (p->exited || !p->ready)
 				continue;
@@ -90,9 +92,10 @@ static struct anon_ent *collect(struct engine *e, const struct anon_acct *a, siz
 			else
 				*x = (struct anon_ent){ .serial = p->serial, .pid = p->pid };
 			x->ppid = p->ppid;
-			if (x->read_ns && !x->unreadable && x->model != model_anon(p))
+			na = model_anon(p);
+			if (x->read_ns && !x->unreadable && x->model != na)
 				x->stale = true;
-			x->model = model_anon(p);
+			x->model = na;
 		}
 	*np = n;
 	return v;
@@ -164,11 +167,24 @@ static void read_some(struct anon_ent *v, size_t n, uint64_t budget)
 		/* Unreadable: the model's count stands in, retried only when old. */
 		x->unreadable = rollup_read(x->pid, &r) != 0;
 		x->pss = x->unreadable ? x->model * PAGE_SIZE_4K : r.pss_anon;
+		x->model_read = x->model;
 		x->read_ns = now;
 		x->stale = false;
 		now = engine_now_ns();
 	}
 	free(order);
+}
+
+/* Pss_Anon as of now, from the last read and what the model saw since (a process waiting for
+ * its re-read): pages it gained are its own (a fresh anonymous page is mapped once), pages
+ * it lost take their share with them. */
+static uint64_t estimate(const struct anon_ent *x)
+{
+	if (x->unreadable)
+		return x->model * PAGE_SIZE_4K;
+	if (x->model >= x->model_read)
+		return x->pss + (x->model - x->model_read) * PAGE_SIZE_4K;
+	return (uint64_t)((double)x->pss * x->model / x->model_read);
 }
 
 uint64_t anon_acct_refresh(struct engine *e, uint64_t *pending, uint64_t *unreadable)
@@ -190,7 +206,7 @@ uint64_t anon_acct_refresh(struct engine *e, uint64_t *pending, uint64_t *unread
 	*pending = *unreadable = 0;
 	for (i = 0; i < n; i++) {
 		if (v[i].read_ns) {
-			sum += v[i].pss;
+			sum += estimate(&v[i]);
 			*unreadable += v[i].unreadable;
 		} else {
 			sum += v[i].model * PAGE_SIZE_4K;

@@ -219,6 +219,26 @@ int fcbpf_info(struct fcbpf *b, const struct fc_info_req *req, size_t n, struct 
 	return err;
 }
 
+int fcbpf_events(struct fcbpf *b, uint64_t *pages)
+{
+	__u64 *v;
+	__u32 k = 0;
+	int err = 0;
+
+	*pages = 0;
+	if (!b->add)
+		return 0;
+	v = calloc(b->ncpus, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.fc_events), &k, v))
+		err = -errno;
+	for (int c = 0; !err && c < b->ncpus; c++)
+		*pages += v[c];
+	free(v);
+	return err;
+}
+
 int fcbpf_take(struct fcbpf *b, fcbpf_delta_fn fn, void *ctx)
 {
 	int fd = bpf_map__fd(b->skel->maps.fc_deltas);

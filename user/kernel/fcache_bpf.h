@@ -40,6 +40,10 @@ int fcbpf_take(struct fcbpf *b, fcbpf_delta_fn fn, void *ctx);
  * its first cached folio): one firing of the program.  0 or -errno (-ENOTSUP: not loaded). */
 int fcbpf_info(struct fcbpf *b, const struct fc_info_req *req, size_t n, struct fc_info *out);
 
+/* Pages added + deleted by every filemap event so far (all CPUs): more than the takes gave
+ * means the delta table dropped entries. 0 or -errno. */
+int fcbpf_events(struct fcbpf *b, uint64_t *pages);
+
 /* Kernel dev_t (major << 20 | minor) as user space's (makedev). */
 uint64_t fcbpf_dev(uint32_t kdev);
 

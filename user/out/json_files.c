@@ -108,12 +108,12 @@ static void put_stats(struct buf *b, const struct files_stats *s)
 	       ", \"walk_cuts\": %" PRIu64 ", \"walk_errors\": %" PRIu64 ", \"opens\": %" PRIu64
 	       ", \"opened\": %" PRIu64 ", \"cachestats\": %" PRIu64 ", \"proc_scans\": %" PRIu64
 	       ", \"tree_walks\": %" PRIu64 ", \"queued_names\": %" PRIu64 ", \"refresh_ms\": %.2f, \"mapped_ms\": %.2f, \"proc_ms\": %.2f"
-	       ", \"kinfo\": %" PRIu64 ", \"kinfo_ms\": %.2f}",
+	       ", \"kinfo\": %" PRIu64 ", \"kinfo_ms\": %.2f, \"rewalks\": %" PRIu64 "}",
 	       s->source ? s->source : "none",
 	       s->full_walk_ns / 1e6, s->full_walk_steps, s->walk_ns / 1e6, s->walk_steps,
 	       s->walk_cuts, s->walk_errors, s->opens, s->opened, s->cachestats, s->proc_scans,
 	       s->tree_walks, s->queued, s->refresh_ns / 1e6, s->mapped_ns / 1e6, s->proc_ns / 1e6,
-	       s->kinfo, s->kinfo_ns / 1e6);
+	       s->kinfo, s->kinfo_ns / 1e6, s->rewalks);
 }
 
 static void put_listed(struct buf *b, const struct fc_file *f, size_t *k,
