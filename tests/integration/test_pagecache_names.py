@@ -1,6 +1,6 @@
 """The page cache's rows by the kernel's own names and memory cgroups (doc/pagecache.md,
 "Names" and "Memory cgroups"): SysV segments and shared anonymous mappings, the block device's
-own cache, files on filesystems with no handle layout (ramfs) and on one mounted in another
+own cache, files on filesystems with no handle layout (ramfs, xfs) and on one mounted in another
 mount namespace only, a file read through an overlay, drop_caches, the memory cgroup of a file
 read inside a child cgroup.  The truth is read by the test (mincore, /proc/sysvipc/shm, sysfs,
 /proc/PID/cgroup); waits are on mevitop's snapshots."""
@@ -158,6 +158,27 @@ def test_paths_on_other_filesystems(mevitop, tmpdir_ext4):
     finally:
         hidden.stdin.close()
         hidden.wait(timeout=10)
+
+
+def test_xfs_file_named(mevitop, tmpdir_ext4):
+    """xfs (a loop image; no handle layout of ours) : a closed file is named by the dentry walk,
+    as the path that opens it, with mincore's count."""
+    img, mnt = os.path.join(tmpdir_ext4, "xfs.img"), os.path.join(tmpdir_ext4, "xfs")
+    with open(img, "wb") as f:
+        f.truncate(320 << 20)       # sparse: mkfs.xfs wants >= 300 MiB
+    subprocess.run(["mkfs.xfs", "-q", img], check=True)
+    os.mkdir(mnt)
+    subprocess.run(["mount", "-o", "loop", img, mnt], check=True)
+    path = os.path.join(mnt, "deep", "er", "x.dat")
+    os.makedirs(os.path.dirname(path))
+    write_file(path, 12)
+    drop(path)
+    read_pages(path, [0, 5, 6])
+    mv = whole_system(mevitop)
+    _, r = wait_for(mv, lambda s: (r := row(s, path)) and r["name_source"] != "none" and r,
+                    "the xfs file's name")
+    assert r["path"] == path and r["name_source"] == "path"
+    assert r["pages"]["cached"] == len(mincore(path)) == cachestat(path)["cached"]
 
 
 def test_overlayfs_file(mevitop, tmpdir_ext4):

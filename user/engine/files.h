@@ -18,6 +18,8 @@
 #define FF_TREE_TRIED	(1u << 6)	/* its mount's tree was walked for its name */
 #define FF_QUEUED	(1u << 7)	/* in files.unnamed */
 #define FF_KINFO	(1u << 8)	/* in files.kinfo: the kernel names it first (cheaper) */
+#define FF_MEMCG_MISS1	(1u << 9)	/* its memcg id had no path yet (a cgroup made since the */
+#define FF_MEMCG_MISS2	(1u << 10)	/* last walk of the tree): asked again, twice at most */
 
 /*
  * Rows by key, not pointer: a row may be removed between two uses of a list, and a key
@@ -58,6 +60,7 @@ struct files {
 	struct fkeys needs_proc;	/* rows only a process can name (memfd, deleted) */
 	struct fkeys watched;		/* --file's rows */
 	struct fkeys kinfo;		/* rows to ask the kernel about (files_kinfo.c) */
+	bool kinfo_added;		/* rows added to it since it was last sorted */
 	struct cgids *cgids;		/* memcg ids to paths, NULL: no cgroup2 mount */
 	uint64_t cached_total;		/* pages, every row */
 	uint64_t taken_pages;		/* adds + dels the deltas gave, since the start */

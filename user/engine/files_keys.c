@@ -45,6 +45,7 @@ struct fc_file *files_row(struct files *fs, uint64_t dev, uint64_t ino)
 		f->flags |= FF_QUEUED | FF_KINFO;
 		fkeys_add(&fs->unnamed, f);
 		fkeys_add(&fs->kinfo, f);
+		fs->kinfo_added = true;
 		fc_file_set_name(f, NULL, FC_NAME_NONE, "not named yet (the largest files are "
 				 "named first, the rest over the next refreshes)");
 	}

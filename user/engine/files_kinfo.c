@@ -121,8 +121,26 @@ static void fs_name(struct files *fs, struct fc_file *f, const char *rel, bool *
 			 "the path within its filesystem (too long to show here)");
 }
 
+/* The memory cgroup's path; a miss (a cgroup made since the tree was walked, and walked
+ * too recently to walk again) asks again at a later tick, twice at most (then it is a
+ * cgroup removed since: null). */
+static void memcg(struct files *fs, struct fc_file *f, uint64_t cgid, uint64_t now,
+		  struct fkeys *retry)
+{
+	const char *cg = cgids_path(fs->cgids, cgid, now);
+
+	if (cg) {
+		fc_file_set_memcg(f, cg);
+		return;
+	}
+	if (f->flags & FF_MEMCG_MISS2)
+		return;
+	f->flags |= f->flags & FF_MEMCG_MISS1 ? FF_MEMCG_MISS2 : FF_MEMCG_MISS1;
+	fkeys_add(retry, f);
+}
+
 static void apply(struct files *fs, struct fc_file *f, const struct fc_info *o, bool *reloaded,
-		  uint64_t now)
+		  uint64_t now, struct fkeys *retry)
 {
 	char name[FC_DEPTH * FC_COMP + 2], path[FC_DEPTH * FC_COMP + 2];
 	bool rooted = false;
@@ -130,10 +148,7 @@ static void apply(struct files *fs, struct fc_file *f, const struct fc_info *o, 
 	if (o->status != FCI_OK)
 		return;
 	if ((o->flags & FCI_F_MEMCG) && fs->cgids) {
-		const char *cg = cgids_path(fs->cgids, o->cgid, now);
-
-		if (cg)
-			fc_file_set_memcg(f, cg);
+		memcg(fs, f, o->cgid, now, retry);
 	}
 	if (f->name_src != FC_NAME_NONE)
 		return;		/* a better name */
@@ -157,27 +172,38 @@ static void apply(struct files *fs, struct fc_file *f, const struct fc_info *o, 
 		fc_file_set_name(f, name, FC_NAME_KERNEL, "a pseudo file's own name");
 }
 
-static const struct fcache *sort_fc;
-
-static uint64_t cached_of(const struct fkey *k)
-{
-	const struct fc_file *f = fcache_find(sort_fc, k->dev, k->ino);
-
-	return f ? f->pages.cached : 0;
-}
+struct by_size {
+	uint64_t cached;
+	struct fkey k;
+};
 
 static int by_cached_desc(const void *a, const void *b)
 {
-	uint64_t x = cached_of(a), y = cached_of(b);
+	const struct by_size *x = a, *y = b;
 
-	return x < y ? 1 : x > y ? -1 : 0;
+	return x->cached < y->cached ? 1 : x->cached > y->cached ? -1 : 0;
 }
 
-/* More rows than one firing: the largest first (what the first snapshot lists). */
+/* More rows than one firing: the largest first (what the first snapshot lists).  Each
+ * row's count is looked up once, not at every comparison. */
 static void largest_first(struct files *fs)
 {
-	sort_fc = fs->fc;
-	qsort(fs->kinfo.v, fs->kinfo.n, sizeof(*fs->kinfo.v), by_cached_desc);
+	struct by_size *v = malloc(fs->kinfo.n * sizeof(*v));
+	size_t i;
+
+	if (!v)
+		return;		/* the order they came in */
+	for (i = 0; i < fs->kinfo.n; i++) {
+		const struct fc_file *f = fcache_find(fs->fc, fs->kinfo.v[i].dev,
+						      fs->kinfo.v[i].ino);
+
+		v[i].cached = f ? f->pages.cached : 0;
+		v[i].k = fs->kinfo.v[i];
+	}
+	qsort(v, fs->kinfo.n, sizeof(*v), by_cached_desc);
+	for (i = 0; i < fs->kinfo.n; i++)
+		fs->kinfo.v[i] = v[i].k;
+	free(v);
 }
 
 void files_kinfo(struct files *fs, bool first)
@@ -186,13 +212,15 @@ void files_kinfo(struct files *fs, bool first)
 	struct fc_file *rows[FC_INFO_MAX];
 	static struct fc_info out[FC_INFO_MAX];	/* 66 KiB: not on the stack */
 	uint64_t t0 = engine_now_ns(), budget = first ? KINFO_FIRST_NS : KINFO_TICK_NS;
+	struct fkeys retry = { 0 };
 	bool reloaded = false;
 	size_t i = 0, k, n, j;
 
 	if (!fs->bpf || !fs->kinfo.n)
 		return;
-	if (fs->kinfo.n > FC_INFO_MAX)
+	if (fs->kinfo.n > FC_INFO_MAX && fs->kinfo_added)
 		largest_first(fs);
+	fs->kinfo_added = false;
 	while (i < fs->kinfo.n && engine_now_ns() - t0 < budget) {
 		for (n = 0; i < fs->kinfo.n && n < FC_INFO_MAX; i++) {
 			struct fc_file *f = fcache_find(fs->fc, fs->kinfo.v[i].dev,
@@ -217,15 +245,23 @@ void files_kinfo(struct files *fs, bool first)
 					g->flags &= ~FF_KINFO;
 			}
 			fs->kinfo.n = 0;
+			fkeys_free(&retry);
 			return;
 		}
 		for (k = 0; k < n; k++)
-			apply(fs, rows[k], &out[k], &reloaded, t0);
+			apply(fs, rows[k], &out[k], &reloaded, t0, &retry);
 		fs->st.kinfo += n;
 	}
-	/* Keep what is left, in order. */
+	/* Keep what is left, in order, then the rows to ask again. */
 	for (j = 0; i < fs->kinfo.n; i++, j++)
 		fs->kinfo.v[j] = fs->kinfo.v[i];
 	fs->kinfo.n = j;
+	for (k = 0; k < retry.n; k++) {
+		struct fc_file *f = fcache_find(fs->fc, retry.v[k].dev, retry.v[k].ino);
+
+		if (f)
+			fkeys_add(&fs->kinfo, f);
+	}
+	fkeys_free(&retry);
 	fs->st.kinfo_ns = engine_now_ns() - t0;
 }

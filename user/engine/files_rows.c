@@ -326,6 +326,7 @@ static int row_fd(struct files *fs, struct fc_file *f, bool *opened)
 			f->flags |= FF_QUEUED | FF_KINFO;
 			fkeys_add(&fs->unnamed, f);
 			fkeys_add(&fs->kinfo, f);
+			fs->kinfo_added = true;
 		}
 		return -1;
 	}

@@ -13,7 +13,7 @@
 #include "kernel/cgroup_ids.h"
 
 #define CG_LIMIT	100000		/* directories one walk visits at most */
-#define CG_REWALK_NS	1000000000ull
+#define CG_REWALK_NS	200000000ull
 
 struct cg {
 	uint64_t id;

@@ -3,7 +3,7 @@
  * Memory cgroup ids (kernfs node ids: what BPF reads from a cgroup's kn->id, and the st_ino
  * of its directory) to paths relative to the memory controller's hierarchy root ("/a/b",
  * "/" for the root): the v1 memory mount where the layout is hybrid, else cgroup2.  From a
- * walk of that mount's tree, walked again on a miss (at most once a second).
+ * walk of that mount's tree, walked again on a miss (at most every 200 ms).
  */
 #ifndef MEVITOP_CGROUP_IDS_H
 #define MEVITOP_CGROUP_IDS_H
