@@ -121,6 +121,10 @@ $(BUILD)/user/%.o: user/%.c | $(SKEL)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# The web view's page is .incbin'ed into this object (-MMD cannot see it).
+WEB_ASSETS := $(wildcard user/out/web/*)
+$(BUILD)/user/out/web_assets.o $(CROSS_BUILD)/user/out/web_assets.o: $(WEB_ASSETS)
+
 # Each concern is its own BPF object; bpftool's static linker joins them so one skeleton
 # (and one ring buffer and target map) serves them all.
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(VMLINUX)
