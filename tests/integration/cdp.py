@@ -27,6 +27,7 @@ class Browser:
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         self.ws = None
         self.seq = 0
+        self.errors = []            # the page's uncaught exceptions, as DevTools tells them
         try:
             self._connect()
         except BaseException:
@@ -52,12 +53,16 @@ class Browser:
             time.sleep(0.05)
         self.ws = websocket.create_connection(pages[0]["webSocketDebuggerUrl"], timeout=60,
                                               suppress_origin=True)
+        self.call("Runtime.enable")
 
     def call(self, method, **params):
         self.seq += 1
         self.ws.send(json.dumps({"id": self.seq, "method": method, "params": params}))
         while True:
             msg = json.loads(self.ws.recv())
+            if msg.get("method") == "Runtime.exceptionThrown":
+                d = msg["params"]["exceptionDetails"]
+                self.errors.append(d.get("exception", {}).get("description") or d.get("text"))
             if msg.get("id") == self.seq:
                 assert "error" not in msg, f"{method}: {msg['error']}"
                 return msg.get("result", {})
@@ -75,7 +80,8 @@ class Browser:
             v = self.js(expr)
             if v:
                 return v
-            assert time.monotonic() < deadline, f"timed out waiting for {what}"
+            assert time.monotonic() < deadline, \
+                f"timed out waiting for {what}; the page's errors: {self.errors}"
             time.sleep(0.02)
 
     def mouse(self, kind, x, y, **extra):

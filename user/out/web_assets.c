@@ -20,6 +20,7 @@
 ASSET(web_index_html, "user/out/web/index.html");
 ASSET(web_app_js, "user/out/web/app.js");
 ASSET(web_app_css, "user/out/web/app.css");
+ASSET(web_heatmap_js, "user/out/web/heatmap.js");
 
 const struct web_asset *web_asset_find(const char *url)
 {
@@ -27,8 +28,10 @@ const struct web_asset *web_asset_find(const char *url)
 		{ "/", "text/html; charset=utf-8", web_index_html, 0 },
 		{ "/app.js", "text/javascript; charset=utf-8", web_app_js, 0 },
 		{ "/app.css", "text/css; charset=utf-8", web_app_css, 0 },
+		{ "/heatmap.js", "text/javascript; charset=utf-8", web_heatmap_js, 0 },
 	};
-	static const char *const ends[] = { web_index_html_end, web_app_js_end, web_app_css_end };
+	static const char *const ends[] = { web_index_html_end, web_app_js_end, web_app_css_end,
+					    web_heatmap_js_end };
 
 	for (size_t i = 0; i < sizeof(assets) / sizeof(assets[0]); i++) {
 		if (strcmp(url, assets[i].url))

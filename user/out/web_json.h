@@ -8,12 +8,14 @@
 #include "out/json_buf.h"
 
 #define WEB_SEEN_PROCS 8		/* processes whose mappings' last texts are kept */
-#define WEB_HEAT_MIN 0.05f		/* colder blocks are not sent */
+#define WEB_HEAT_LEVELS 4		/* heat colours; a block below the first is not sent */
+#define WEB_RECHECK 16			/* every mapping's text is written once in so many polls */
 
 struct web_mark {
 	uint64_t start;			/* the mapping's first page */
 	uint64_t hash;			/* of the text it was last sent as */
 	uint64_t gen;			/* when that text first appeared */
+	uint64_t fp;			/* its fingerprint then (web_json.c) */
 };
 
 struct web_seen {

@@ -4,17 +4,8 @@
 // JavaScript, no framework, nothing fetched but from mevitop itself.
 'use strict';
 
-// The terminal's states and colours (user/ui/ui_theme.c): green resident, blue swapped,
-// yellow untracked, dark not resident (mapped, never touched or evicted).
-const STATE = ['not resident', 'resident', 'swapped', 'untracked'];
-const STATE_RGB = [[48, 48, 48], [46, 204, 64], [0, 116, 217], [255, 220, 0]];
-const MIXED_RGB = [200, 60, 200];	// resident and swapped pages in one cell
-const BG_RGB = [17, 17, 17];		// no page here
-const HEAT_RGB = [[90, 20, 20], [200, 30, 30], [230, 160, 0], [255, 240, 60]];
-const HEAT_LEVELS = [0.05, 0.5, 2, 8];	// a block's decayed faults: where each colour starts
-const HEAT_BLOCK = 16;			// pages per heat block (model.h HEAT_BLOCK_SHIFT)
-const PAGE = 4096;
 const POLL_MS = 1000;
+const BUSY_RETRY_MS = 100;
 
 const $ = (id) => document.getElementById(id);
 const query = new URLSearchParams(location.search);
@@ -30,7 +21,8 @@ function api(path, params) {
 		q.set('at', at.toFixed(6));
 	return fetch(path + '?' + q).then((r) => {
 		if (!r.ok)
-			throw new Error(`${path}: ${r.status} ${r.statusText}`);
+			throw Object.assign(new Error(`${path}: ${r.status} ${r.statusText}`),
+				{ status: r.status });
 		return r.json();
 	});
 }
@@ -133,234 +125,6 @@ function pollList() {
 
 // ---- the heatmap ----------------------------------------------------------------------
 
-const view = {
-	pid: 0, epoch: 0, gen: 0, full: true,
-	maps: new Map(), order: [],	// mappings by start page, and the address order
-	rows: [],			// per mapping in order: first row
-	totalRows: 0, cols: 1,
-	zoom: 0,			// >= 0: cells of 2^zoom px, one page each; < 0: 2^-zoom pages a pixel
-	top: 0,				// first row shown
-	fitted: false, dirty: true,
-};
-
-const cellPx = () => view.zoom >= 0 ? 1 << view.zoom : 1;
-const pagesPerCell = () => view.zoom >= 0 ? 1 : 2 ** -view.zoom;
-
-function layout() {
-	const canvas = $('map');
-	const ppc = pagesPerCell();
-	view.cols = Math.max(1, Math.floor(canvas.width / cellPx()));
-	view.rows = [];
-	let row = 0;
-	for (const start of view.order) {
-		const m = view.maps.get(start);
-		view.rows.push(row);
-		row += Math.ceil(Math.ceil((m.end - m.start) / ppc) / view.cols);
-	}
-	view.totalRows = row;
-	clampTop();
-	view.dirty = true;
-}
-
-function visibleRows() {
-	return Math.floor($('map').height / cellPx());
-}
-
-function clampTop() {
-	view.top = Math.max(0, Math.min(view.top, view.totalRows - visibleRows()));
-}
-
-// The smallest zoom-out that shows every row, or the largest zoom-in that still does.
-function fit() {
-	const canvas = $('map');
-	let total = 0;
-	for (const m of view.maps.values())
-		total += m.end - m.start;
-	let z = 4;
-	for (; z > -30; z--) {
-		view.zoom = z;
-		layout();
-		if (view.totalRows <= visibleRows())
-			break;
-	}
-	view.top = 0;
-	view.fitted = true;
-	void canvas, total;
-	layout();
-}
-
-// Counts of each state in pages [a, b) of mapping m, added into acc at cell positions.
-// Runs are flat [offset, length, state] triples in address order.
-function runsIndex(runs, page) {
-	let lo = 0, hi = runs.length / 3;
-	while (lo < hi) {
-		const mid = (lo + hi) >> 1;
-		if (runs[mid * 3] + runs[mid * 3 + 1] <= page)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-function rgbOfCounts(res, swp, unt, n) {
-	if (!res && !swp && !unt)
-		return STATE_RGB[0];
-	if (unt >= n)
-		return STATE_RGB[3];
-	if (swp && res)
-		return MIXED_RGB;
-	if (swp)
-		return STATE_RGB[2];
-	if (n === 1 || res >= n)
-		return STATE_RGB[1];
-	const k = Math.ceil((res / n) * 4) / 4, a = STATE_RGB[0], b = STATE_RGB[1];
-	return [0, 1, 2].map((i) => Math.round(a[i] + (b[i] - a[i]) * k));
-}
-
-function heatAt(m, off) {
-	// m.heat: flat [block offset from the mapping's start, value] pairs
-	if (!m.heatMap) {
-		m.heatMap = new Map();
-		for (let i = 0; i < m.heat.length; i += 2)
-			m.heatMap.set(m.heat[i], m.heat[i + 1]);
-	}
-	const blockOff = Math.floor((off + (m.start % HEAT_BLOCK)) / HEAT_BLOCK) * HEAT_BLOCK -
-		(m.start % HEAT_BLOCK);
-	return m.heatMap.get(blockOff) || 0;
-}
-
-function heatRgb(v, resident) {
-	let lvl = -1;
-	for (let i = 0; i < HEAT_LEVELS.length; i++)
-		if (v >= HEAT_LEVELS[i])
-			lvl = i;
-	if (lvl >= 0)
-		return HEAT_RGB[lvl];
-	return resident ? [20, 80, 30] : STATE_RGB[0];
-}
-
-// One row of cells of mapping m, cells [k0, k0 + cols), into the counts arrays.
-function rowCounts(m, k0, cols, ppc, acc) {
-	acc.fill(0);
-	const pages = m.end - m.start, a = k0 * ppc, b = Math.min(pages, (k0 + cols) * ppc);
-	const runs = m.runs;
-	for (let i = runsIndex(runs, a); i < runs.length / 3; i++) {
-		const s = runs[i * 3], e = s + runs[i * 3 + 1], st = runs[i * 3 + 2];
-		if (s >= b)
-			break;
-		for (let p = Math.max(s, a); p < Math.min(e, b);) {
-			const cell = Math.floor(p / ppc) - k0;
-			const cellEnd = Math.min((cell + k0 + 1) * ppc, e, b);
-			acc[cell * 3 + st - 1] += cellEnd - p;
-			p = cellEnd;
-		}
-	}
-}
-
-function draw() {
-	const t0 = performance.now();
-	const canvas = $('map'), ctx = canvas.getContext('2d');
-	const w = canvas.width, h = canvas.height;
-	const img = ctx.createImageData(w, h), px = img.data;
-	const cp = cellPx(), ppc = pagesPerCell(), cols = view.cols;
-	const heatLayer = $('layer').value === 'heat';
-	const acc = new Float64Array(cols * 3);
-	for (let i = 0; i < w * h; i++) {
-		px[i * 4] = BG_RGB[0];
-		px[i * 4 + 1] = BG_RGB[1];
-		px[i * 4 + 2] = BG_RGB[2];
-		px[i * 4 + 3] = 255;
-	}
-	const first = view.top, last = view.top + Math.ceil(h / cp);
-	let mi = upperBound(view.rows, first) - 1;
-	for (mi = Math.max(mi, 0); mi < view.order.length && view.rows[mi] < last; mi++) {
-		const m = view.maps.get(view.order[mi]), pages = m.end - m.start;
-		const cells = Math.ceil(pages / ppc);
-		const r0 = Math.max(first, view.rows[mi]);
-		const r1 = Math.min(last, view.rows[mi] + Math.ceil(cells / cols));
-		for (let r = r0; r < r1; r++) {
-			const k0 = (r - view.rows[mi]) * cols;
-			rowCounts(m, k0, cols, ppc, acc);
-			for (let c = 0; c < cols && k0 + c < cells; c++) {
-				const n = Math.min(ppc, pages - (k0 + c) * ppc);
-				const res = acc[c * 3], swp = acc[c * 3 + 1], unt = acc[c * 3 + 2];
-				const rgb = heatLayer ? heatRgb(heatAt(m, (k0 + c) * ppc), res > 0)
-					: rgbOfCounts(res, swp, unt, n);
-				const y0 = (r - first) * cp;
-				// the last row of a mapping's block: a one-pixel gap shows where it ends
-				const hh = cp > 2 && r === r1 - 1 ? cp - 1 : cp;
-				for (let y = y0; y < Math.min(y0 + hh, h); y++)
-					for (let x = c * cp; x < (c + 1) * cp && x < w; x++) {
-						const o = (y * w + x) * 4;
-						px[o] = rgb[0];
-						px[o + 1] = rgb[1];
-						px[o + 2] = rgb[2];
-					}
-			}
-		}
-	}
-	ctx.putImageData(img, 0, 0);
-	view.dirty = false;
-	const ms = performance.now() - t0;
-	const mv = window.mevitop;
-	mv.draws++;
-	mv.drawMs.push(ms);
-	if (mv.drawMs.length > 120)
-		mv.drawMs.shift();
-	const z = ppc > 1 ? `${ppc} pages a pixel` : `${cp} px a page`;
-	$('zoom').textContent = `${z}, rows ${view.top}-${Math.min(view.totalRows, last)} of ${view.totalRows}`;
-}
-
-function upperBound(arr, x) {
-	let lo = 0, hi = arr.length;
-	while (lo < hi) {
-		const mid = (lo + hi) >> 1;
-		if (arr[mid] <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-// What is under canvas pixel (x, y): the mapping and its cell's pages, or null.
-function cellAt(x, y) {
-	const cp = cellPx(), ppc = pagesPerCell();
-	const r = view.top + Math.floor(y / cp), c = Math.floor(x / cp);
-	if (c >= view.cols || y < 0 || x < 0)
-		return null;
-	const mi = upperBound(view.rows, r) - 1;
-	if (mi < 0)
-		return null;
-	const m = view.maps.get(view.order[mi]);
-	const k = (r - view.rows[mi]) * view.cols + c;
-	const a = k * ppc, b = Math.min(a + ppc, m.end - m.start);
-	return a < m.end - m.start ? { m, a, b } : null;
-}
-
-// The cursor line's text for a cell, as the terminal's says it.
-function describe(cell) {
-	const { m, a, b } = cell;
-	const name = m.path || `[${m.kind}]`;
-	const where = `${hex((m.start + a) * PAGE)} ${m.perms} ${name}`;
-	const acc = new Float64Array(3);
-	const runs = m.runs;
-	for (let i = runsIndex(runs, a); i < runs.length / 3 && runs[i * 3] < b; i++) {
-		const s = Math.max(a, runs[i * 3]), e = Math.min(b, runs[i * 3] + runs[i * 3 + 1]);
-		if (e > s)
-			acc[runs[i * 3 + 2] - 1] += e - s;
-	}
-	const heat = heatAt(m, a);
-	const hs = heat >= HEAT_LEVELS[0] ? `, heat ${heat.toFixed(2)}` : '';
-	if (b - a === 1) {
-		const st = acc[0] ? 1 : acc[1] ? 2 : acc[2] ? 3 : 0;
-		return `${where}  page ${a + 1} of ${m.end - m.start}: ${STATE[st]}${hs}  (${m.kind}, ${m.tracker})`;
-	}
-	return `${where}  pages ${a + 1}-${b} of ${m.end - m.start}: ${acc[0]} resident, ` +
-		`${acc[1]} swapped, ${acc[2]} untracked${hs}  (${m.kind}, ${m.tracker})`;
-}
-
 function showHover(x, y) {
 	const canvas = $('map'), rect = canvas.getBoundingClientRect();
 	const cell = cellAt(Math.floor(x * canvas.width / rect.width),
@@ -368,37 +132,23 @@ function showHover(x, y) {
 	$('hover').textContent = cell ? describe(cell) : '\u00a0';
 }
 
-function applyProcess(r) {
-	if (r.epoch !== view.epoch) {	// another server (restarted): start over
-		view.epoch = r.epoch;
-		view.maps.clear();
-	}
-	for (const m of r.mappings)
-		view.maps.set(m.start, m);
-	const keep = new Set(r.layout);
-	for (const k of view.maps.keys())
-		if (!keep.has(k))
-			view.maps.delete(k);
-	view.order = r.layout;
-	view.full = !r.layout.every((s) => view.maps.has(s));	// a gap: ask for everything
-	view.gen = view.full ? 0 : r.gen;
+function showProcess(r) {
+	applyProcess(r);
 	$('title').textContent = `pid ${r.pid} ${r.comm}: ${bytes(r.resident)} resident, ` +
 		`${bytes(r.swapped)} swapped, ${bytes(r.mapped)} mapped, ${r.layout.length} mappings`;
 	const mv = window.mevitop;
 	mv.frames++;
 	mv.lastSent = r.mappings.length;
-	if (!view.fitted)
-		fit();
-	else
-		layout();
 	mv.ready = true;
 }
 
 function pollProcess() {
-	const pid = view.pid;
+	const pid = view.pid, t = window.mevitop.times;
+	t.asked = t.asked || performance.now();
 	return api('/api/process', { pid, since: view.gen }).then((r) => {
+		t.answered = t.answered || performance.now();
 		if (pid === view.pid)
-			applyProcess(r);
+			showProcess(r);
 		status(`${r.mode} mode, ${new Date(r.time * 1000).toLocaleTimeString()}`);
 	});
 }
@@ -406,27 +156,12 @@ function pollProcess() {
 function resize() {
 	const canvas = $('map');
 	const rect = canvas.getBoundingClientRect();
-	canvas.width = Math.max(1, Math.floor(rect.width));
-	canvas.height = Math.max(1, Math.floor(rect.height));
+	const w = Math.max(1, Math.floor(rect.width)), h = Math.max(1, Math.floor(rect.height));
+	if (w === canvas.width && h === canvas.height)
+		return;			// setting either clears the canvas
+	canvas.width = w;
+	canvas.height = h;
 	layout();
-}
-
-function setZoom(z, anchorY) {
-	const cp = cellPx(), ppc = pagesPerCell();
-	const y = anchorY === undefined ? $('map').height / 2 : anchorY;
-	const r = view.top + y / cp;			// keep the page under the anchor in place
-	const mi = Math.max(0, upperBound(view.rows, Math.floor(r)) - 1);
-	const keepStart = view.order[mi];
-	const within = (r - (view.rows[mi] || 0)) * view.cols * ppc;
-	view.zoom = Math.max(-30, Math.min(5, z));
-	layout();
-	if (keepStart !== undefined) {
-		const nmi = view.order.indexOf(keepStart);
-		const nr = view.rows[nmi] + within / (view.cols * pagesPerCell());
-		view.top = Math.round(nr - y / cellPx());
-		clampTop();
-	}
-	view.dirty = true;
 }
 
 function wireHeatmap() {
@@ -434,6 +169,7 @@ function wireHeatmap() {
 	let drag = null;
 	canvas.addEventListener('mousedown', (e) => {
 		drag = { y: e.offsetY, top: view.top };
+		e.preventDefault();
 		canvas.classList.add('drag');
 	});
 	window.addEventListener('mouseup', () => {
@@ -501,13 +237,14 @@ function legend() {
 let timer = 0;
 
 function route() {
+	window.mevitop.times.route = window.mevitop.times.route || performance.now();
 	const m = /^#pid=(\d+)$/.exec(location.hash);
 	clearTimeout(timer);
 	$('list').hidden = !!m;
 	$('heat').hidden = !m;
 	if (m) {
 		Object.assign(view, { pid: +m[1], epoch: 0, gen: 0, maps: new Map(), order: [],
-			rows: [], fitted: false, top: 0 });
+			first: [], cells: 0, rows: 0, fitted: false, top: 0, cache: null, cacheKey: "" });
 		window.mevitop.ready = false;
 		resize();
 	} else {
@@ -518,48 +255,44 @@ function route() {
 
 function poll() {
 	clearTimeout(timer);
+	let again = POLL_MS;
 	(view.pid ? pollProcess() : pollList())
-		.catch((err) => status(String(err.message || err), true))
-		.finally(() => { timer = setTimeout(poll, POLL_MS); });
+		.catch((err) => {
+			status(String(err.message || err), true);
+			if (err.status === 503)	// the engine held its lock: ask again soon
+				again = BUSY_RETRY_MS;
+		})
+		.finally(() => { timer = setTimeout(poll, again); });
 }
 
 // What the tests read (tests/integration/test_web.py): where a page is drawn, what the
 // canvas holds there, and the state the data says.
 window.mevitop = {
-	ready: false, frames: 0, listFrames: 0, draws: 0, drawMs: [], lastSent: 0, listOrder: [],
+	ready: false, frames: 0, listFrames: 0, draws: 0, firstDraw: 0, times: {}, drawMs: [], lastSent: 0, listOrder: [],
+	// Where page addr is drawn: its cell's top-left canvas pixel, and the cell's size.
 	pixelOf(addr) {
-		const page = Math.floor(addr / PAGE), ppc = pagesPerCell(), cp = cellPx();
-		const mi = view.order.findIndex((s) => {
-			const m = view.maps.get(s);
-			return page >= m.start && page < m.end;
-		});
-		if (mi < 0)
+		const c = cellOfPage(Math.floor(addr / PAGE)), cp = cellPx();
+		if (c < 0)
 			return null;
-		const m = view.maps.get(view.order[mi]);
-		const k = Math.floor((page - m.start) / ppc);
-		const r = view.rows[mi] + Math.floor(k / view.cols) - view.top;
-		return { x: (k % view.cols) * cp, y: r * cp, size: cp,
+		const r = Math.floor(c / view.cols) - view.top;
+		return { x: (c % view.cols) * cp, y: r * cp, size: cp,
 			inView: r >= 0 && r < visibleRows() };
-	},
-	// The state whose colour canvas pixel (x, y) has, or 'other'.
-	colourAt(x, y) {
-		const d = $('map').getContext('2d').getImageData(x, y, 1, 1).data;
-		const i = STATE_RGB.findIndex((c) => c[0] === d[0] && c[1] === d[1] && c[2] === d[2]);
-		return i < 0 ? 'other' : STATE[i];
 	},
 	// {page number: state} of every page drawn (one page a cell), read off the canvas.
 	canvasPages() {
 		const canvas = $('map'), cp = cellPx(), out = {};
+		if (view.dirty)		// a resize since the last frame clears the canvas
+			draw();
 		const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
 		for (let mi = 0; mi < view.order.length; mi++) {
 			const m = view.maps.get(view.order[mi]);
 			for (let k = 0; k < m.end - m.start; k++) {
-				const r = view.rows[mi] + Math.floor(k / view.cols) - view.top;
+				const c = view.first[mi] + k, r = Math.floor(c / view.cols) - view.top;
 				if (r < 0 || (r + 1) * cp > canvas.height)
 					continue;
-				const o = (r * cp * canvas.width + (k % view.cols) * cp) * 4;
-				const i = STATE_RGB.findIndex((c) => c[0] === d[o] && c[1] === d[o + 1] &&
-					c[2] === d[o + 2]);
+				const o = (r * cp * canvas.width + (c % view.cols) * cp) * 4;
+				const i = STATE_RGB.findIndex((x) => x[0] === d[o] && x[1] === d[o + 1] &&
+					x[2] === d[o + 2]);
 				out[m.start + k] = i < 0 ? 'other' : STATE[i];
 			}
 		}
