@@ -103,8 +103,6 @@ def test_canvas_equals_pagemap_and_updates_send_what_changed(mevitop, quiet_targ
         assert list(want.values()).count("swapped") >= 20, "nothing went to swap"
         drawn = canvas(b)
         assert drawn == want, differ(drawn, want)
-        os.makedirs(SHOTS, exist_ok=True)
-        b.screenshot(os.path.join(SHOTS, "web-heatmap.png"))
 
         # Quiet: a poll sends no mapping; a write to region a sends that mapping alone.
         frames = b.js("window.mevitop.frames")
@@ -140,6 +138,11 @@ def test_hover_says_what_the_cursor_line_says(mevitop, quiet_target):
             text = b.js("window.mevitop.hoverText()")
             assert text.startswith(f"{addr:#x} rw-p [anon]"), text
             assert f"page {k + 1} of 512: {truth[addr // PAGE]}" in text, text
+        b.js("document.getElementById('zfit').click(); window.mevitop.draw()")  # the README's
+        p = b.js(f"window.mevitop.pixelOf({base + 301 * PAGE})")
+        b.mouse("mouseMoved", p["x"] + p["size"] / 2, top + p["y"] + p["size"] / 2)
+        os.makedirs(SHOTS, exist_ok=True)
+        b.screenshot(os.path.join(SHOTS, "web-heatmap.png"))
     finally:
         b.close()
 
