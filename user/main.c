@@ -23,15 +23,13 @@
 #include "out/json.h"
 #include "kernel/libbpf_log.h"
 #include "lib/log.h"
-#include "out/http.h"
+#include "out/web_live.h"
+#include "out/web_server.h"
 #include "kernel/procfs.h"
 #include "rec/rec_writer.h"
 #include "rec/rec_format.h"
-#include "rec/replay.h"
-#include "rec/report.h"
 #include "stacks/stacks.h"
 #include "ui/ui.h"
-#include "ui/ui_replay.h"
 
 /* Where --json's lines and --folded's stacks go: stdout, or -o FILE. */
 static FILE *output;
@@ -263,21 +261,23 @@ static int run_json(struct engine *e, struct cli *c, struct rec_writer *rec)
 	return c->folded ? write_folded(e) : 0;
 }
 
-/* The view, JSON or serve's headless loop, with the metrics endpoint beside it (--listen). */
+/* The view, JSON or serve's headless loop, with the metrics endpoint and the web view beside
+ * it (--listen). */
 static int run_view(struct engine *e, struct cli *c, struct rec_writer *rec)
 {
-	struct metrics_http *h = NULL;
+	struct web_server ws = { 0 };
+	struct web_source live;
 	char why[256];
 	int rc;
 
-	if (c->listen_set && metrics_http_start(e, &c->listen, &c->metrics, &h, why, sizeof(why))) {
+	web_live_source(e, &live);
+	if (c->listen_set &&
+	    web_server_start(e, &c->listen, &c->metrics, &live, &ws, why, sizeof(why))) {
 		log_err("%s", why);
 		return 1;
 	}
-	if (h)
-		log_note("serving metrics on http://%s/metrics", c->listen.text);
 	rc = c->json || c->serve || c->folded ? run_json(e, c, rec) : ui_run(e, c);
-	metrics_http_stop(h);
+	web_server_stop(&ws);
 	return rc;
 }
 
@@ -289,14 +289,14 @@ int main(int argc, char **argv)
 	struct engine *e = NULL;
 	char why[512] = "";
 	struct rec_writer *rec = NULL;
+	const struct cli_subcmd *sub;
 	struct cli c;
 	int rc, err;
 
-	/* replay reads a file: no engine, no root, options of its own (user/rec/replay.c). */
-	if (argc > 1 && !strcmp(argv[1], "replay"))
-		return replay_main(argc - 1, argv + 1, ui_replay_main);
-	if (argc > 1 && !strcmp(argv[1], "report"))
-		return report_main(argc - 1, argv + 1);
+	/* replay and report read a file: no engine, no root, options of their own. */
+	sub = argc > 1 ? cli_subcmd_find(argv[1]) : NULL;
+	if (sub && sub->main)
+		return sub->main(argc - 1, argv + 1);
 	rc = cli_parse(argc, argv, &c);
 	if (rc)
 		goto out;
