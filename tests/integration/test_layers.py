@@ -49,13 +49,9 @@ KNOWN_HUBS = {
 }
 # (including file, included header): types one layer borrows from a layer above it.
 KNOWN_INCLUDES = {
-    # issue 25: the model's process carries kernel/procfs.h's counters; the type moves down.
-    ("user/model/model.h", "user/kernel/procfs.h"),
     # issue 25: ui_run takes struct cli; it gets the view's own options instead.
     ("user/ui/ui.h", "user/cli.h"),
     ("user/ui/ui_state.h", "user/cli.h"),
-    # issue 25: the recording frame is defined by the JSON writer; it moves to engine/.
-    ("user/ui/ui_replay.h", "user/out/json.h"),
 }
 
 

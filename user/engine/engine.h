@@ -142,27 +142,6 @@ struct first_touch {
 	bool write;			/* false: a read, mapping the zero page */
 };
 
-/* Exact mode's counters: the JSON "stats.exact" member (user/exact.h lists what each
- * means).  Totals are as of the read; the interval's parts (touches_interval, log,
- * unlisted) are those of the interval that ended at the last tick. */
-#define EXACT_HIST_BUCKETS	14	/* latency: < 1, 2, 4 ... 4096 us, more */
-struct exact_stats {
-	bool ordered;			/* the variant: ordered, else fast */
-	uint64_t processes;		/* with a userfaultfd */
-	uint64_t registered_pages;
-	uint64_t touches, touches_interval, touches_dropped;
-	uint64_t prereg_pages, prereg_max, stale, behind;
-	uint64_t fork, remap, remove, unmap, gone;	/* events */
-	uint64_t attaches, attach_ms_max;
-	int server_threads;
-	uint64_t reads, faults, resolved, raced, retried;	/* by the fault servers */
-	uint64_t hist[EXACT_HIST_BUCKETS];	/* ordered: latency of each first touch */
-	uint64_t lat_max_ns;
-	const struct first_touch *log;	/* the interval's first touches, at most a few */
-	size_t nlog;
-	uint64_t unlisted;		/* the interval's first touches beyond the log */
-};
-
 struct engine_hooks {
 	void *ctx;
 	/* p's layout was built from /proc/PID/maps and scanned (new process, exec, heal). */
@@ -180,10 +159,13 @@ struct engine_hooks {
 	/* After each batch of events (engine_step) and at each tick, before reconciling. */
 	void (*step)(void *ctx);
 	void (*tick)(void *ctx);
-	/* Exact mode's counters, for the JSON "stats" object (out/json.c writes them); *out's
-	 * log is valid until the next tick.  Reading changes nothing: the tick is where an
-	 * interval ends, so a JSON line, a frame and a scrape of one interval agree. */
-	void (*exact_stats)(void *ctx, struct exact_stats *out);
+	/* A mode's own counters (exact mode's: exact/exact_stats.h), carried, not read: its
+	 * members of the JSON "stats" object as text ("exact": {...}), malloc'ed, NULL if out
+	 * of memory; and its first touches so far, for the metrics.  Reading changes nothing:
+	 * the tick is where an interval ends, so a JSON line, a frame and a scrape of one
+	 * interval agree.  The text's log is the interval that ended at the last tick. */
+	char *(*stats_json)(void *ctx);
+	uint64_t (*first_touches)(void *ctx);
 	/* Every first touch of the interval that ended at the last tick (kept only when
 	 * recording: a recorder asks each frame), valid until the next tick; *dropped: how
 	 * many did not fit (FIRST_TOUCHES_MAX a frame).  Returns the count. */

@@ -34,6 +34,7 @@
 #include <sys/types.h>
 #include "engine/engine.h"
 #include "exact/exact_opts.h"
+#include "exact/exact_stats.h"
 #include "exact/jobq.h"
 #include "lib/pageset.h"
 #include "exact/uffd.h"

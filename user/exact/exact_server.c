@@ -14,6 +14,7 @@
 #include <linux/userfaultfd.h>
 #include "lib/clock.h"
 #include "exact/exact_int.h"
+#include "kernel/procfs.h"
 #include "lib/log.h"
 #include "exact/stage.h"
 

@@ -28,6 +28,7 @@
 #include "lib/array.h"
 #include "lib/clock.h"
 #include "exact/exact_int.h"
+#include "exact/exact_stats.h"
 #include "lib/log.h"
 #include "kernel/pagemap.h"
 #include "kernel/procfs.h"
@@ -907,6 +908,22 @@ static void h_exact_stats(void *ctx, struct exact_stats *o)
 	o->unlisted = x->eng.last.unlisted;
 }
 
+static char *h_stats_json(void *ctx)
+{
+	struct exact_stats xs;
+
+	memset(&xs, 0, sizeof(xs));
+	h_exact_stats(ctx, &xs);
+	return exact_stats_json(&xs);
+}
+
+static uint64_t h_first_touches(void *ctx)
+{
+	struct exact *x = ctx;
+
+	return x->eng.st.touches;
+}
+
 static size_t h_touches(void *ctx, const struct first_touch **v, uint64_t *dropped)
 {
 	struct exact *x = ctx;
@@ -930,7 +947,8 @@ void xt_install_hooks(struct exact *x)
 		.exited = h_exited,
 		.step = h_step,
 		.tick = h_tick,
-		.exact_stats = h_exact_stats,
+		.stats_json = h_stats_json,
+		.first_touches = h_first_touches,
 		.touches = h_touches,
 	};
 

@@ -6,12 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-
-/* struct maps_entry.perms */
-#define MP_READ		(1u << 0)
-#define MP_WRITE	(1u << 1)
-#define MP_EXEC		(1u << 2)
-#define MP_SHARED	(1u << 3)
+#include "lib/map_perms.h"	/* struct maps_entry.perms: MP_* */
 
 struct maps_entry {
 	uint64_t start, end;	/* bytes, page aligned */
