@@ -111,6 +111,10 @@ void close_pages(struct engine *e, struct proc *p)
 	s->pagemap_fd = -1;
 }
 
+/* The pid table's own chains, not lib/hashtab.h: intrusive (proc->hnext), so adding a process
+ * allocates nothing and cannot fail (table_add has no error path), engine_find on every event
+ * is one modulo and a short walk with no indirect call, and the readers that walk every
+ * process (engine.c, files.c) go bucket by bucket. */
 static struct proc **bucket(struct engine *e, pid_t pid)
 {
 	return &e->buckets[(uint32_t)pid % NBUCKETS];

@@ -36,6 +36,7 @@
 #include "exact/exact_opts.h"
 #include "exact/exact_stats.h"
 #include "exact/jobq.h"
+#include "lib/hashtab.h"
 #include "lib/pageset.h"
 #include "exact/uffd.h"
 
@@ -65,7 +66,6 @@ struct xrec {
 #define XQ_SIZE		16384u	/* records; a power of two */
 #define XQ_EVENT_RESERVE 64u	/* slots only events may use (a lost fork is a lost fd) */
 #define FD_TABLE	65536	/* server fd number -> id */
-#define XHASH		256
 /* First touches listed per interval in stats.exact.first_touches (the rest are counted in
  * first_touches_unlisted): a JSON line stays a few KiB whatever the target does; every
  * one of them is in a recording (struct exact's `all`). */
@@ -88,7 +88,6 @@ struct xfd {
 	pid_t parent;		/* forked children: the parent's pid */
 	struct pageset *inherit;	/* fast, forked children: the parent's pages at fork */
 	uint64_t born_ns;
-	struct xfd *next;	/* hash chain by id */
 };
 
 /* A watched process (engine side). */
@@ -106,7 +105,15 @@ struct xproc {
 	size_t nyoung, capyoung;
 	struct young *pend;	/* new mappings to register (born_ns: when mapped) */
 	size_t npend, cappend;
-	struct xproc *next;
+};
+
+/* The engine side's userfaultfds (by id) and processes (by pid): an array of pointers in no
+ * order, indexed by lib/hashtab.h on a 32-bit key each element holds (exact_track.c). */
+struct xtab {
+	void **v;
+	size_t n, cap;
+	uint32_t (*key)(const void *elem);
+	struct hashtab index;
 };
 
 /* A userfaultfd handed over by the control or runner thread. */
@@ -206,8 +213,8 @@ struct exact {
 	struct {
 		struct xrec *stage;	/* drained from the ring, not applied yet (by read time) */
 		size_t nstage, capstage;
-		struct xfd *fds[XHASH];
-		struct xproc *procs[XHASH];
+		struct xtab fds;	/* struct xfd, by id */
+		struct xtab procs;	/* struct xproc, by pid */
 		uint64_t bound_ns;	/* records read before this are safe to apply */
 		struct {
 			uint64_t touches, touches_interval, prereg_pages, prereg_max, stale;
