@@ -204,6 +204,8 @@ void inj_force_self_restore(bool on)
 	self_restore = on;
 }
 
+static int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted);
+
 /*
  * Let a thread that carries borrowed state run on, as it would with no tracer, up to
  * the exit of its rt_sigreturn (the trampoline's or the bootstrap's restorer's): from
@@ -272,7 +274,7 @@ static void rseq_fixup(struct inj *in, pid_t tid, arch_regs_t *r)
  * (PTRACE_SYSCALL_INFO_ENTRY/EXIT).  Returns 0, -ESRCH, -EFAULT (a fault signal:
  * the call did not run as planned) or -ETIMEDOUT.
  */
-int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted)
+static int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted)
 {
 	struct inj_thread *t = &in->t[idx];
 	int sig = 0;
@@ -330,7 +332,7 @@ int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrup
 }
 
 /* After a timed-out call: is the thread in some ptrace stop now (registers writable)? */
-bool interrupted_stop(struct inj *in, int idx)
+static bool interrupted_stop(struct inj *in, int idx)
 {
 	arch_regs_t r;
 
@@ -365,7 +367,7 @@ int restore_thread(struct inj *in, int idx, const arch_regs_t *regs,
 }
 
 /* Step the borrowed thread over one whole system call (its entry and exit stops). */
-int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
+static int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
 {
 	int err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, interrupted);
 
@@ -421,7 +423,8 @@ int guard_needed(const struct inj *in)
 	return in->guard != NULL;
 }
 
-int guard_call(struct inj *in, int idx, uint64_t ip, long nr, const long a[6],
+/* May thread @idx make call @nr at @ip (the guard, for a filtered target)?  0 or -errno. */
+static int guard_call(struct inj *in, int idx, uint64_t ip, long nr, const long a[6],
 		      bool take_fd)
 {
 	int need = guard_needed(in);
@@ -463,7 +466,7 @@ int borrow_thread(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr,
 }
 
 /* Let the thread run the rest of our code alone (as with a dead monitor) and park it. */
-int go_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
+static int go_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
 {
 	pid_t tid = in->t[idx].tid;
 	int err = run_home(in, idx, deadline, interrupted);

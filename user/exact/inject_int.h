@@ -121,17 +121,11 @@ int wait_tid(pid_t tid, uint64_t deadline, int *status);
 int follow_clone_event(struct inj *in, pid_t tid);
 /* Wait until thread @idx sits in an event stop (a PTRACE_INTERRUPT queued): 0, -errno. */
 int park(struct inj *in, int idx, uint64_t deadline);
-/* PTRACE_SYSCALL thread @idx to its next syscall stop of kind @want (ENTRY/EXIT). */
-int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted);
-/* ... over one whole call (its entry and exit stops). */
-int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupted);
-/* ... over our call @nr, recording the stage "@pfx:CALL" at its entry (stage.h). */
+/* PTRACE_SYSCALL thread @idx over our call @nr, recording the stage "@pfx:CALL" at its entry (stage.h). */
 int step_call(struct inj *in, int idx, uint64_t deadline, bool *interrupted, const char *pfx,
 	      long nr);
 /* Let a thread carrying borrowed state run alone up to the exit of its rt_sigreturn. */
 int run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted);
-/* ... and park it there. */
-int go_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted);
 /* A parked thread, the main thread first; with @stack one whose sp lies in it. */
 int pick_thread(struct inj *in, const struct inj_vma *stack);
 /* Read thread @idx's state into in->cpu, write its restoring frame at @addr. */
@@ -146,10 +140,6 @@ int borrow_thread(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr,
 /* Its own mask, then registers, back; parked again. */
 int restore_thread(struct inj *in, int idx, const arch_regs_t *regs,
 		   uint64_t mask);
-/* After a timed-out call: is the thread in some ptrace stop now? */
-bool interrupted_stop(struct inj *in, int idx);
-/* May thread @idx make call @nr at @ip (the guard, for a filtered target)?  0 or -errno. */
-int guard_call(struct inj *in, int idx, uint64_t ip, long nr, const long a[6], bool take_fd);
 /* Must the guard be asked about a call?  1, 0 (no filters, or nothing to ask), -EPERM
  * (filtered and neither suspended nor proven allowed). */
 int guard_needed(const struct inj *in);

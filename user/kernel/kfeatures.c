@@ -85,7 +85,7 @@ int features_parse_disable(const char *list, uint32_t *mask)
 	return 0;
 }
 
-const char *hook_name(enum hook h)
+static const char *hook_name(enum hook h)
 {
 	static const char *names[HOOK_COUNT] = {
 		[HOOK_FAULT] = "user page faults",

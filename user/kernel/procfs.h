@@ -45,7 +45,6 @@ bool procfs_is_kernel_thread(pid_t pid);		/* no mm: empty maps */
 int procfs_live_thread(pid_t pid, pid_t *tid);
 /* 1 if pid runs a 32-bit ELF image (i386 or x32), 0 if 64-bit, -errno if unknown. */
 int procfs_exe_is_32bit(pid_t pid);
-int procfs_tracer_pid(pid_t pid, pid_t *tracer);
 /* Counters of /proc/PID/stat: faults (exact, summed over threads), size and the parent;
  * resident pages from /proc/PID/statm (procfs_read_rss). */
 struct proc_counters {

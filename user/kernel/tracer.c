@@ -350,19 +350,6 @@ bool tracer_is_target(struct tracer *t, pid_t tgid)
 	return (t->targets[tgid / 64] >> (tgid % 64)) & 1;
 }
 
-int tracer_poll(struct tracer *t, int timeout_ms)
-{
-	int n = ring_buffer__poll(t->rb, timeout_ms), m;
-
-	if (n < 0 && n != -EINTR)
-		return n;
-	/* Records submitted without a wake-up are only seen by consuming explicitly. */
-	m = ring_buffer__consume(t->rb);
-	if (m < 0)
-		return m;
-	return (n > 0 ? n : 0) + m;
-}
-
 int tracer_wait(struct tracer *t, int timeout_ms)
 {
 	struct epoll_event ev;

@@ -35,8 +35,6 @@ struct ui_keymap {
 
 #define UI_KEYMAP(title, table) { title, table, sizeof(table) / sizeof((table)[0]) }
 
-/* The entry answering key, or NULL. */
-const struct ui_key *keymap_find(const struct ui_keymap *km, int key);
 /* Runs the entry answering key; false when there is none or it did nothing. */
 bool keymap_dispatch(const struct ui_keymap *km, struct ui *ui, int key);
 /* "TITLE<TAB>KEYS<TAB>HELP" per entry, for --keys. */

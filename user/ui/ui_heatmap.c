@@ -78,11 +78,6 @@ void heatmap_set_layout(struct heatmap *m, int layout)
 	m->style = m->style_auto ? HL_LABELS : (enum hm_style)layout;
 }
 
-pid_t heatmap_pid(const struct heatmap *m)
-{
-	return m->pid;
-}
-
 void heatmap_show(struct ui *ui, pid_t pid)
 {
 	struct heatmap *m = ui->map;
