@@ -843,6 +843,20 @@ static const char *exact_refused(const struct cli *c)
 	return NULL;
 }
 
+void cli_ui_opts(const struct cli *c, struct ui_opts *o)
+{
+	*o = (struct ui_opts){
+		.interval_ms = c->interval_ms,
+		.count = c->count,
+		.pids = c->pids,
+		.npids = c->npids,
+		.layout = c->layout,
+		.files_view = c->files_view,
+		.file_path = c->nfile_paths ? c->file_paths[0] : NULL,
+		.refuse_suspend = c->exact && c->exact_variant == EXACT_ORDERED,
+	};
+}
+
 void cli_engine_opts(struct cli *c, struct engine_opts *eo)
 {
 	*eo = (struct engine_opts){

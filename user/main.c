@@ -264,6 +264,7 @@ static int run_json(struct engine *e, struct cli *c, struct rec_writer *rec)
 static int run_view(struct engine *e, struct cli *c, struct rec_writer *rec)
 {
 	struct metrics_http *h = NULL;
+	struct ui_opts uo;
 	char why[256];
 	int rc;
 
@@ -273,7 +274,8 @@ static int run_view(struct engine *e, struct cli *c, struct rec_writer *rec)
 	}
 	if (h)
 		log_note("serving metrics on http://%s/metrics", c->listen.text);
-	rc = c->json || c->serve || c->folded ? run_json(e, c, rec) : ui_run(e, c);
+	cli_ui_opts(c, &uo);
+	rc = c->json || c->serve || c->folded ? run_json(e, c, rec) : ui_run(e, &uo);
 	metrics_http_stop(h);
 	return rc;
 }

@@ -49,9 +49,6 @@ KNOWN_HUBS = {
 }
 # (including file, included header): types one layer borrows from a layer above it.
 KNOWN_INCLUDES = {
-    # issue 25: ui_run takes struct cli; it gets the view's own options instead.
-    ("user/ui/ui.h", "user/cli.h"),
-    ("user/ui/ui_state.h", "user/cli.h"),
 }
 
 

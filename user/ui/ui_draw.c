@@ -65,7 +65,7 @@ void draw_title(struct ui *ui, const char *what, const char *warn)
 	}
 	snprintf(buf, sizeof(buf), "%s%s mode%sinterval %" PRIu64 " ms%s%s%.1f fps", sep(ui),
 		 ui_mode(ui), sep(ui),
-		 ui->cli->interval_ms * (ui->stats.interval_scale > 1 ? ui->stats.interval_scale : 1),
+		 ui->o->interval_ms * (ui->stats.interval_scale > 1 ? ui->stats.interval_scale : 1),
 		 ui->stats.interval_scale > 1 ? " (--max-cpu)" : "", sep(ui), ui->fps);
 	canvas_text(&ui->canvas, 0, col, ui->cols - col, look, buf);
 }

@@ -460,7 +460,7 @@ static void draw_header(struct ui *ui)
 	char a[32], b[64];
 	int col = 0;
 
-	draw_title(ui, ui->cli->npids ? "watched processes" : "all processes",
+	draw_title(ui, ui->o->npids ? "watched processes" : "all processes",
 		   ui->paused ? "PAUSED" : ui_stale(ui));
 	snprintf(a, sizeof(a), "%zu", l->n - l->nexited);
 	if (l->nexited)
