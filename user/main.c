@@ -356,7 +356,7 @@ int main(int argc, char **argv)
 		c.json = true;	/* the JSON loop, writing frames instead of lines */
 	}
 	if (c.run || c.exact) {
-		/* Exact mode (user/exact.h): CMD started or -p attached, the engine with its
+		/* Exact mode (exact/exact.h): CMD started or -p attached, the engine with its
 		 * hooks, then the same view; teardown detaches (run: returns CMD's status). */
 		struct exact *x = NULL;
 

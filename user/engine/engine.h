@@ -31,7 +31,7 @@ enum engine_mode {
 			 * last refresh are rescanned (the default: nothing runs per fault) */
 	MODE_CHUNK,	/* faults counted per (process, 2 MiB chunk) in the kernel; the chunks
 			 * that changed are rescanned */
-	MODE_EXACT,	/* sample mode plus a userfaultfd per process (user/exact.h) */
+	MODE_EXACT,	/* sample mode plus a userfaultfd per process (exact/exact.h) */
 };
 
 struct engine_opts {

@@ -256,9 +256,9 @@ void *server_main(void *arg);
 int server_hand_over(struct exact *x, pid_t pid, int fd);
 
 /* exact_track.c: the engine hooks. */
-void xt_install_hooks(struct exact *x);
+void exact_track_install(struct exact *x);
 /* Tears down the engine side (closes our copies); call with the engine stopped. */
-void xt_free(struct exact *x);
+void exact_track_free(struct exact *x);
 
 /* exact_mappings.c: which mappings (engine thread, engine lock held). */
 struct proc;

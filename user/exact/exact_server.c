@@ -74,7 +74,7 @@ static void on_fault(void *ctx, int fd, const struct uffd_fault *f)
 	};
 
 	q_push(x, &r, false);
-	xstage("fault", NULL);
+	stage_enter("fault", NULL);
 }
 
 static int make_copies(struct exact *x, int fd, uint32_t id, int skip, int copies[MAX_SRV]);

@@ -990,7 +990,7 @@ static size_t h_touches(void *ctx, const struct first_touch **v, uint64_t *dropp
 
 /* ---- setup ---- */
 
-void xt_install_hooks(struct exact *x)
+void exact_track_install(struct exact *x)
 {
 	struct engine_hooks h = {
 		.ctx = x,
@@ -1011,7 +1011,7 @@ void xt_install_hooks(struct exact *x)
 	engine_set_hooks(x->e, &h);
 }
 
-void xt_free(struct exact *x)
+void exact_track_free(struct exact *x)
 {
 	struct adopt *a, *next;
 	size_t i;

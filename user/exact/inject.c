@@ -156,7 +156,7 @@ static int do_release(struct inj *in)
 			mark_gone(&in->t[i]);
 		}
 	}
-	xstage("inj", "detach");
+	stage_enter("inj", "detach");
 	err = detach_all(in);
 	in->released = true;
 	return err;

@@ -382,7 +382,7 @@ int step_call(struct inj *in, int idx, uint64_t deadline, bool *interrupted, con
 
 	if (err)
 		return err;
-	xstage_nr(pfx, nr);
+	stage_enter_nr(pfx, nr);
 	return step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, interrupted);
 }
 
@@ -542,7 +542,7 @@ int run_call(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr,
 			err = -errno;
 		else
 			*ret = arch_call_result(&regs);
-		xstage_nr("tramp", nr);
+		stage_enter_nr("tramp", nr);
 	}
 	if (!err && take_fd && *ret >= 0) {
 		err = inj_getfd(in, (int)*ret, local_fd);
@@ -622,7 +622,7 @@ int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
 			break;
 		}
 		nr = (long)info.entry.nr;
-		xstage_nr("chain", nr);
+		stage_enter_nr("chain", nr);
 		err = step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, &interrupted);
 		if (err)
 			break;

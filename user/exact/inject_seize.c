@@ -365,7 +365,7 @@ int do_seize(struct inj *in)
 	char path[64];
 	int err, live;
 
-	xstage("inj", "seize");
+	stage_enter("inj", "seize");
 	err = check_target(in);
 	if (err)
 		return err;

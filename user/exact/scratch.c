@@ -197,7 +197,7 @@ int prepare_scratch(struct inj *in)
 	struct inj_vma v;
 	int err, gerr;
 
-	xstage("inj", "prepare");
+	stage_enter("inj", "prepare");
 	in->scratch = 0;
 	in->scratch_memfd = false;
 	in->scratch_note[0] = '\0';

@@ -75,7 +75,7 @@ int uffd_probe(uint64_t *features);
 int uffd_inject(struct inj *in, uint64_t want_features, int *local_fd, uint64_t *got_features);
 
 /*
- * How uffd_inject() creates the target's userfaultfd (exact/uffd_caps.h, probed once by
+ * How uffd_inject() creates the target's userfaultfd (kernel/uffd_caps.h, probed once by
  * kfeatures.c with the --disable switches applied): the userfaultfd() syscall if allowed,
  * falling back to the /dev/userfaultfd handoff (exact/uffd_dev.h) where the target lacks
  * CAP_SYS_PTRACE (EPERM), or the handoff alone.  Unset, uffd_inject() probes itself.

@@ -83,9 +83,9 @@ struct features {
 	bool uffd;			/* some way gives targets a userfaultfd */
 	uint64_t uffd_features;
 	int uffd_errno;
-	bool seccomp_suspend;		/* PTRACE_O_SUSPEND_SECCOMP works (exact/seccomp_probe.h) */
+	bool seccomp_suspend;		/* PTRACE_O_SUSPEND_SECCOMP works (kernel/seccomp_probe.h) */
 	int seccomp_suspend_errno;
-	struct uffd_caps uffd_ways;	/* which ways (exact/uffd_caps.h), WP registration */
+	struct uffd_caps uffd_ways;	/* which ways (kernel/uffd_caps.h), WP registration */
 	enum thp_mode thp;
 	uint64_t thp_sizes_kb_mask;	/* enabled mTHP sizes, bit n = 2^n KiB */
 	uint64_t fault_around_bytes;
