@@ -95,7 +95,7 @@ static const struct option longopts[] = {
 	{ "no-files", no_argument, NULL, OPT_NO_FILES },
 	{ "metrics-files", required_argument, NULL, OPT_METRICS_FILES },
 	{ "layout", required_argument, NULL, OPT_LAYOUT },
-	/* For tests and debugging; documented in the README's testing section. */
+	/* For tests and debugging; documented in doc/options.md's testing switches. */
 	{ "disable", required_argument, NULL, OPT_DISABLE },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
 	{ "chunk-map-size", required_argument, NULL, OPT_CHUNK_MAP },

@@ -33,7 +33,7 @@
  *
  *   The scratch page is mapped at each attach by a bootstrap that borrows the target's
  *   own code, and unmapped the same way before the target is let go (scratch.c); only a
- *   killed attach leaves it, for the next one to reuse (README, "Exact mode").  One call's
+ *   killed attach leaves it, for the next one to reuse (doc/exact.md).  One call's
  *   machinery is inject_call.c.
  *
  * The ptrace tracer is a worker thread owned by each struct inj, so the monitor can

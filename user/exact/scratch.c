@@ -28,7 +28,7 @@
  * table, CLONE_FILES without CLONE_VM, could take it first: then we rewrite the frames at
  * memfd_create's exit, and only a monitor killed in that instant leaves the wrong number
  * for ftruncate/mmap/close, which then fail harmlessly or close that other descriptor;
- * README, "Exact mode").  If the filters or the kernel refuse the memfd, one anonymous
+ * doc/exact.md).  If the filters or the kernel refuse the memfd, one anonymous
  * mmap from the gadget maps the page instead (named by prctl where the kernel can).
  *
  * Unmapping it (scratch_drop) is one munmap made the same way, from the gadget, because a

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* NDJSON snapshots of the model: one line per interval (the format is in README.md). */
+/* NDJSON snapshots of the model: one line per interval (the format is in doc/json.md). */
 #ifndef MEVITOP_JSON_H
 #define MEVITOP_JSON_H
 

@@ -3,7 +3,7 @@
  * The interactive view's key bindings, one table per view (in the spirit of htop's
  * Action.c): each entry is written once and is at the same time what a key press
  * dispatches to, a line of the help screen, and (when it has a hint) a footer item.
- * `mevitop --keys` prints the tables, and a test holds the help screen, README and man
+ * `mevitop --keys` prints the tables, and a test holds the help screen, doc/view.md and the man
  * page to them.
  */
 #ifndef MEVITOP_UI_KEYS_H

@@ -55,7 +55,7 @@ static volatile sig_atomic_t tstp_refused;
  * --exact=ordered: every first touch of the target waits for mevitop's fault server, so
  * a suspended mevitop would stall the target for as long as it stays suspended.  Ctrl-Z
  * (SIGTSTP) is refused there with a word in the status line; q detaches and quits.  A
- * SIGSTOP cannot be refused: README, "Exact mode", says what it does in each variant.
+ * SIGSTOP cannot be refused: doc/exact.md says what it does in each variant.
  */
 static void on_tstp(int sig)
 {
