@@ -130,7 +130,7 @@ size_t engine_alive_targets(struct engine *e);
 /* Calls fn for each process that exited since the last call (to report it once). */
 void engine_take_exits(struct engine *e, void (*fn)(void *ctx, const struct proc *p), void *ctx);
 /*
- * Extension points (exact mode, user/exact*.c).  Every hook runs in the engine's thread with
+ * Extension points (exact mode, user/exact/).  Every hook runs in the engine's thread with
  * the engine lock held, so it may change the model; it must not block on the target.
  */
 /* A first touch seen by exact mode: which page, which thread, when. */

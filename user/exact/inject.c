@@ -88,34 +88,34 @@ static int do_syscall(struct inj *in, long nr, const long a[6], bool take_fd, lo
 	for (int i = 0; i < in->nr; i++)
 		if (in->t[i].dirty && !in->t[i].gone)
 			return -ETIMEDOUT;	/* its frame is still in use */
-	idx = pick_thread(in, NULL);
+	idx = inj_pick_thread(in, NULL);
 	if (idx < 0) {
 		for (int i = 0; i < in->nr; i++)
 			if (in->t[i].running)
 				return -EBUSY;	/* followed and running: inj_follow_exec() first */
 		return -ESRCH;
 	}
-	err = bootstrap_scratch(in);
+	err = scratch_bootstrap(in);
 	if (err)
 		return err;
-	idx = pick_thread(in, NULL);
+	idx = inj_pick_thread(in, NULL);
 	if (idx < 0)
 		return -ESRCH;
-	err = save_thread(in, idx, in->scratch + SCRATCH_FRAME_OFF, 0, &restore);
+	err = inj_save_thread(in, idx, in->scratch + SCRATCH_FRAME_OFF, 0, &restore);
 	if (!err && in->scratch_len < scratch_need(in->cpu.xsize))
 		err = -EOVERFLOW;
 	if (err)
 		return err;
 	if (in->op_chain)
-		return run_chain(in, idx, in->op_chain, &restore);
-	return run_call(in, idx, in->entry[take_fd ? ARCH_TRAMP_CLOSE : ARCH_TRAMP_PLAIN],
-			arch_sp(&in->cpu.regs), nr, a, take_fd, &restore, ret, local_fd);
+		return inj_run_chain(in, idx, in->op_chain, &restore);
+	return inj_run_call(in, idx, in->entry[take_fd ? ARCH_TRAMP_CLOSE : ARCH_TRAMP_PLAIN],
+			    arch_sp(&in->cpu.regs), nr, a, take_fd, &restore, ret, local_fd);
 }
 
 /* Wait for any ptrace stop of @tid (or its exit): 0 stopped, -ESRCH, -ETIMEDOUT. */
 static int wait_stopped_any(pid_t tid, uint64_t deadline)
 {
-	int st, err = wait_tid(tid, deadline, &st);
+	int st, err = inj_wait_tid(tid, deadline, &st);
 
 	if (err)
 		return err == -ETIMEDOUT ? err : -ESRCH;
@@ -144,16 +144,16 @@ static int do_release(struct inj *in)
 		ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 		if (wait_stopped_any(t->tid, deadline) == 0)
 			ptrace(PTRACE_DETACH, t->tid, 0, 0);
-		mark_gone(t);
+		inj_mark_gone(t);
 	}
 	/* followed threads are running: stop them first (new ones may appear meanwhile) */
 	for (int i = 0; i < in->nr; i++) {
 		if (in->t[i].gone || !in->t[i].running)
 			continue;
 		ptrace(PTRACE_INTERRUPT, in->t[i].tid, 0, 0);
-		if (park(in, i, deadline) == 0 && in->t[i].foreign) {
+		if (inj_park(in, i, deadline) == 0 && in->t[i].foreign) {
 			ptrace(PTRACE_DETACH, in->t[i].tid, 0, 0);
-			mark_gone(&in->t[i]);
+			inj_mark_gone(&in->t[i]);
 		}
 	}
 	stage_enter("inj", "detach");
