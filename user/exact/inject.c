@@ -157,7 +157,7 @@ static int do_release(struct inj *in)
 		}
 	}
 	stage_enter("inj", "detach");
-	err = detach_all(in);
+	err = inj_detach_all(in);
 	in->released = true;
 	return err;
 }
@@ -172,7 +172,7 @@ static void *worker_main(void *arg)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, NULL);
-	err = in->spawn_argv ? do_spawn(in) : do_seize(in);
+	err = in->spawn_argv ? inj_spawn_threads(in) : inj_seize_threads(in);
 
 	pthread_mutex_lock(&in->lock);
 	in->start_err = err;
@@ -220,7 +220,8 @@ static void *worker_main(void *arg)
 							&in->op_ret, &in->op_fd);
 			break;
 		case OP_FOLLOW:
-			err = in->released ? -ESRCH : do_follow(in, in->op_timeout, &in->op_status);
+			err = in->released ? -ESRCH :
+			      inj_follow_threads(in, in->op_timeout, &in->op_status);
 			break;
 		case OP_RELEASE:
 			err = do_release(in);
@@ -286,7 +287,7 @@ static int start(struct inj *in, char *why, size_t whylen)
 	pthread_mutex_init(&in->lock, NULL);
 	err = -pthread_create(&in->worker, NULL, worker_main, in);
 	if (err) {
-		copy_why(why, whylen, "failed to create the ptrace worker thread");
+		inj_copy_why(why, whylen, "failed to create the ptrace worker thread");
 		return err;
 	}
 	in->worker_started = true;
@@ -299,7 +300,7 @@ static int start(struct inj *in, char *why, size_t whylen)
 		/* the worker exits: anything it still held is detached by the kernel */
 		pthread_join(in->worker, NULL);
 		in->worker_started = false;
-		copy_why(why, whylen, in->why);
+		inj_copy_why(why, whylen, in->why);
 	}
 	return err;
 }
@@ -323,17 +324,17 @@ int inj_seize(pid_t pid, unsigned timeout_ms, struct inj **out, char *why, size_
 	struct inj *in;
 	int err;
 
-	copy_why(why, whylen, "");
+	inj_copy_why(why, whylen, "");
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
 	if (arch_unsupported()) {	/* a stub backend (exact/arch.h) */
-		copy_why(why, whylen, arch_unsupported());
+		inj_copy_why(why, whylen, arch_unsupported());
 		return -EOPNOTSUPP;
 	}
 	in = inj_alloc();
 	if (!in) {
-		copy_why(why, whylen, "failed to allocate injection state: out of memory");
+		inj_copy_why(why, whylen, "failed to allocate injection state: out of memory");
 		return -ENOMEM;
 	}
 	in->pid = pid;
@@ -353,17 +354,17 @@ int inj_spawn(char *const argv[], struct inj **out, pid_t *pid, char *why, size_
 	struct inj *in;
 	int err;
 
-	copy_why(why, whylen, "");
+	inj_copy_why(why, whylen, "");
 	if (!out || !argv || !argv[0])
 		return -EINVAL;
 	*out = NULL;
 	if (arch_unsupported()) {	/* a stub backend (exact/arch.h) */
-		copy_why(why, whylen, arch_unsupported());
+		inj_copy_why(why, whylen, arch_unsupported());
 		return -EOPNOTSUPP;
 	}
 	in = inj_alloc();
 	if (!in) {
-		copy_why(why, whylen, "failed to allocate injection state: out of memory");
+		inj_copy_why(why, whylen, "failed to allocate injection state: out of memory");
 		return -ENOMEM;
 	}
 	in->spawn_argv = argv;

@@ -37,7 +37,7 @@
 
 /* ---- small helpers ---- */
 
-void copy_why(char *why, size_t whylen, const char *src)
+void inj_copy_why(char *why, size_t whylen, const char *src)
 {
 	if (why && whylen)
 		snprintf(why, whylen, "%s", src);
@@ -169,7 +169,7 @@ void inj_set_suspend_seccomp(bool on)
 }
 
 /* The strictest seccomp mode of the target's threads (filters are per thread). */
-void read_seccomp(struct inj *in)
+void inj_read_seccomp(struct inj *in)
 {
 	char path[64], status[4096];
 
@@ -189,8 +189,8 @@ void read_seccomp(struct inj *in)
 }
 
 /* A parked spawned child: suspend its filters for the injection that follows (only while
- * it is parked: do_follow's options drop the bit before it runs). */
-void suspend_parked(struct inj *in, int idx)
+ * it is parked: inj_follow_threads's options drop the bit before it runs). */
+void inj_suspend_parked(struct inj *in, int idx)
 {
 	in->suspended = false;
 	if (!suspend_seccomp)
@@ -201,7 +201,7 @@ void suspend_parked(struct inj *in, int idx)
 
 /* ---- target memory ---- */
 
-int open_mem(struct inj *in)
+int inj_open_mem(struct inj *in)
 {
 	char path[64];
 
@@ -317,7 +317,7 @@ static void explain_seize_error(struct inj *in, pid_t tid, int err)
 }
 
 /* Detach every parked thread; used to back out and to release. */
-int detach_all(struct inj *in)
+int inj_detach_all(struct inj *in)
 {
 	int first = 0;
 
@@ -359,7 +359,7 @@ static int seize_one(struct inj *in, pid_t tid)
 	return -errno;
 }
 
-int do_seize(struct inj *in)
+int inj_seize_threads(struct inj *in)
 {
 	uint64_t deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
 	char path[64];
@@ -447,14 +447,14 @@ int do_seize(struct inj *in)
 	for (int i = 0; i < in->nr; i++)
 		live += in->t[i].parked;
 	/* every thread is parked: none can install a filter behind our back now */
-	read_seccomp(in);
+	inj_read_seccomp(in);
 	in->suspended = in->options & PTRACE_O_SUSPEND_SECCOMP;
 	if (!live) {
 		err = -ESRCH;
 		inj_set_why(in, "process %d exited", in->pid);
 		goto fail;
 	}
-	err = open_mem(in);
+	err = inj_open_mem(in);
 	if (err) {
 		inj_set_why(in, "failed to open memory of process %d: %s", in->pid, strerror(-err));
 		goto fail;
@@ -466,6 +466,6 @@ int do_seize(struct inj *in)
 		goto fail;
 	return 0;
 fail:
-	detach_all(in);
+	inj_detach_all(in);
 	return err;
 }

@@ -96,13 +96,13 @@ static int open_spawned(struct inj *in, pid_t pid, int idx)
 		inj_set_why(in, "failed to open pidfd of child %d: %s", pid, strerror(-err));
 		return err;
 	}
-	err = open_mem(in);
+	err = inj_open_mem(in);
 	if (err) {
 		inj_set_why(in, "failed to open memory of child %d: %s", pid, strerror(-err));
 		return err;
 	}
-	read_seccomp(in);		/* a filter inherited across the exec */
-	suspend_parked(in, idx);
+	inj_read_seccomp(in);		/* a filter inherited across the exec */
+	inj_suspend_parked(in, idx);
 	/* The trampoline, the frames and the syscall numbers are the native ABI's. */
 	if (procfs_exe_is_32bit(pid) == 1) {
 		inj_set_why(in, "process %d is 32-bit: 32-bit processes are not supported in exact "
@@ -116,7 +116,7 @@ static int open_spawned(struct inj *in, pid_t pid, int idx)
 	return err;
 }
 
-int do_spawn(struct inj *in)
+int inj_spawn_threads(struct inj *in)
 {
 	uint64_t deadline;
 	int errp[2] = { -1, -1 }, gop[2] = { -1, -1 };
@@ -260,9 +260,9 @@ static int after_exec(struct inj *in, uint64_t deadline)
 	err = inj_park(in, idx, deadline);
 	if (err)
 		return err;
-	err = open_mem(in);
-	read_seccomp(in);		/* the old program may have installed a filter */
-	suspend_parked(in, idx);
+	err = inj_open_mem(in);
+	inj_read_seccomp(in);		/* the old program may have installed a filter */
+	inj_suspend_parked(in, idx);
 	if (!err)
 		err = scratch_prepare(in);	/* a new address space: no scratch page yet */
 	if (!err && !in->seccomp)	/* filtered: at the first call, past the guard */
@@ -270,7 +270,7 @@ static int after_exec(struct inj *in, uint64_t deadline)
 	return err;
 }
 
-int do_follow(struct inj *in, unsigned timeout_ms, int *status)
+int inj_follow_threads(struct inj *in, unsigned timeout_ms, int *status)
 {
 	uint64_t deadline = clock_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
 	unsigned delay = 20;
