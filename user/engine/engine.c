@@ -109,7 +109,7 @@ static void choose_layout_source(struct engine *e)
 	if (wants)
 		log_info("layout changes: %s (no tp_btf/mmap_lock_released%s): every syscall "
 			 "takes the kernel's slow path while mevitop runs",
-			 attach_name(e->f.hook[HOOK_SYSCALLS]),
+			 features_attach_name(e->f.hook[HOOK_SYSCALLS]),
 			 e->f.disabled & DIS_MMAP_LOCK ? ": disabled by switch" : "");
 	e->f.hook[HOOK_LAYOUT] = AT_NONE;
 }

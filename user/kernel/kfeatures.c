@@ -100,7 +100,7 @@ static const char *hook_name(enum hook h)
 	return h < HOOK_COUNT ? names[h] : "?";
 }
 
-const char *attach_name(enum attach a)
+const char *features_attach_name(enum attach a)
 {
 	switch (a) {
 	case AT_NONE: return "none";
@@ -482,7 +482,7 @@ void features_print(const struct features *f, bool json)
 		       f->disabled);
 		for (i = 0; i < HOOK_COUNT; i++)
 			printf("%s\"%s\": \"%s\"", i ? ", " : "", hook_name(i),
-			       attach_name(f->hook[i]));
+			       features_attach_name(f->hook[i]));
 		printf("}}\n");
 		return;
 	}
@@ -531,5 +531,5 @@ void features_print(const struct features *f, bool json)
 	       "/proc/PID/fd and maps (no walk: files nobody holds are missing)");
 	printf("hooks\n");
 	for (i = 0; i < HOOK_COUNT; i++)
-		printf("  %-28s %s\n", hook_name(i), attach_name(f->hook[i]));
+		printf("  %-28s %s\n", hook_name(i), features_attach_name(f->hook[i]));
 }

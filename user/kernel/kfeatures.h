@@ -104,6 +104,6 @@ int features_probe(struct features *f, char *why, size_t whylen);
 /* Prints the feature table and the chosen hooks (for --probe); json selects NDJSON. */
 void features_print(const struct features *f, bool json);
 
-const char *attach_name(enum attach a);
+const char *features_attach_name(enum attach a);
 
 #endif

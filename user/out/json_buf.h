@@ -14,7 +14,7 @@ struct buf {
 };
 
 void jb_put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A comm or a path is bytes: json_escape() makes it a valid JSON string whatever they are. */
+/* A comm or a path is bytes: utf8_json_escape() makes it a valid JSON string whatever they are. */
 void jb_str(struct buf *b, const char *s);
 
 #endif

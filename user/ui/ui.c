@@ -161,7 +161,7 @@ static void frame(struct ui *ui, struct ui_perf *perf)
 	} else {
 		/* When the engine is busy for longer, this frame shows the data it has: keys
 		 * and drawing do not wait for the engine. */
-		if (ui_trylock(ui, UI_LOCK_WAIT_MS)) {
+		if (ui_model_trylock(ui, UI_LOCK_WAIT_MS)) {
 			if (ui->replay) {
 				ui->stats = ui_replay_frame(ui->replay)->stats;
 				ui->engine_bytes = ui_replay_frame(ui->replay)->engine_bytes;
@@ -182,7 +182,7 @@ static void frame(struct ui *ui, struct ui_perf *perf)
 				fileheat_update(ui);
 			else
 				heatmap_update(ui, true);
-			ui_unlock(ui);
+			ui_model_unlock(ui);
 			ui->data_ns = ui->now_ns;
 		} else if (ui->view == VIEW_MAP) {
 			heatmap_update(ui, false);
@@ -270,7 +270,7 @@ static bool handle_key(struct ui *ui, int key)
 	}
 	/* An open prompt takes every key (a filter may contain q). */
 	if (ui->prompt.kind == PROMPT_TIME) {
-		int r = prompt_key(&ui->prompt, key);
+		int r = draw_prompt_key(&ui->prompt, key);
 
 		if (r == 1)
 			ui_replay_goto(ui->replay, ui->prompt.text);

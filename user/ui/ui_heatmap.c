@@ -556,7 +556,7 @@ void heatmap_update(struct ui *ui, bool locked)
 	}
 	if (!locked)
 		return;		/* the last frame stays until the model can be read */
-	p = ui_find(ui, m->pid);
+	p = ui_model_find(ui, m->pid);
 	if (!p) {
 		/* Never seen, or dropped before we saw it exit: keep the last frame. */
 		if (m->found)
@@ -918,7 +918,7 @@ bool heatmap_key(struct ui *ui, int key)
 	struct heatmap *m = ui->map;
 
 	if (ui->prompt.kind == PROMPT_GOTO || ui->prompt.kind == PROMPT_SEARCH) {
-		int r = prompt_key(&ui->prompt, key);
+		int r = draw_prompt_key(&ui->prompt, key);
 
 		if (r > 0 && ui->prompt.kind == PROMPT_GOTO) {
 			goto_address(ui, ui->prompt.text);
