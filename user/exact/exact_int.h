@@ -36,9 +36,9 @@
 #include "exact/exact_opts.h"
 #include "exact/exact_stats.h"
 #include "exact/jobq.h"
-#include "lib/hashtab.h"
 #include "lib/pageset.h"
 #include "exact/uffd.h"
+#include "exact/xtab.h"
 
 enum xrec_kind {
 	XR_TOUCH = 1,		/* a first touch (ordered): a = address */
@@ -105,15 +105,6 @@ struct xproc {
 	size_t nyoung, capyoung;
 	struct young *pend;	/* new mappings to register (born_ns: when mapped) */
 	size_t npend, cappend;
-};
-
-/* The engine side's userfaultfds (by id) and processes (by pid): an array of pointers in no
- * order, indexed by lib/hashtab.h on a 32-bit key each element holds (exact_track.c). */
-struct xtab {
-	void **v;
-	size_t n, cap;
-	uint32_t (*key)(const void *elem);
-	struct hashtab index;
 };
 
 /* A userfaultfd handed over by the control or runner thread. */
