@@ -79,7 +79,7 @@ BENCH_PKGS := redis-server redis-tools bpftrace linux-perf vmtouch
 # ~350 MiB installed; the exact-mode tests watch Debian's memcached as its own user; the
 # recording tests count a writer's fsyncs with strace):
 # installed by `make test` and `make stress`, not by `make run`.
-TEST_PKGS  := chromium memcached strace
+TEST_PKGS  := chromium memcached strace python3-websocket
 # What only `make stress` runs: the fresh-machine check makes a Debian minbase tree.
 STRESS_PKGS := debootstrap
 
@@ -120,6 +120,10 @@ $(BUILD)/user/%.o: user/%.c | $(SKEL)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The web view's page is .incbin'ed into this object (-MMD cannot see it).
+WEB_ASSETS := $(wildcard user/out/web/*)
+$(BUILD)/user/out/web_assets.o $(CROSS_BUILD)/user/out/web_assets.o: $(WEB_ASSETS)
 
 # Each concern is its own BPF object; bpftool's static linker joins them so one skeleton
 # (and one ring buffer and target map) serves them all.
