@@ -79,7 +79,7 @@ BENCH_PKGS := redis-server redis-tools bpftrace linux-perf vmtouch
 # ~350 MiB installed; the exact-mode tests watch Debian's memcached as its own user; the
 # recording tests count a writer's fsyncs with strace):
 # installed by `make test` and `make stress`, not by `make run`.
-TEST_PKGS  := chromium memcached strace python3-websocket
+TEST_PKGS  := chromium memcached strace python3-websocket xfsprogs
 # What only `make stress` runs: the fresh-machine check makes a Debian minbase tree.
 STRESS_PKGS := debootstrap
 
@@ -197,7 +197,7 @@ test_rec_fuzz_LIBS := -lzstd -lz -lbpf -ldw -lelf -lroaring -lm -lpthread
 test_seccomp_bpf_LINK := exact lib
 test_seccomp_guard_LINK := exact kernel model lib
 test_seccomp_guard_LIBS := -lroaring -lm -lpthread
-test_fcache_LINK   := kernel model lib
+test_fcache_LINK   := out kernel model lib
 test_fcache_LIBS   := -lroaring -lm
 
 folder_archives = $(addsuffix .a,$(addprefix $(BUILD)/folders/,$(or $($(1)_LINK),top $(ALL_FOLDERS))))

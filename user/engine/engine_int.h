@@ -184,6 +184,7 @@ struct engine {
 	struct mem_summary mem;		/* /proc/meminfo at the last tick (files.c) */
 	struct fcache *fc;		/* the page cache's files (files.c) */
 	struct files *files;		/* how they are read (files.h), NULL: files off */
+	struct anon_acct *anon;		/* the summary's anonymous pages, once (mem_anon.h) */
 };
 
 /* files.c: the memory summary and the file table, refreshed at each tick. */
