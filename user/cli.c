@@ -578,7 +578,7 @@ static int opt_out(int opt, struct cli *c)
 		c->metrics.files = v;
 		break;
 	case OPT_LISTEN: {
-		char why[160];
+		char why[WHY_LEN];
 
 		if (listen_addr_parse(optarg, &c->listen, why, sizeof(why)))
 			return usage_error("%s", why);
@@ -748,7 +748,7 @@ static int cli_check(int argc, char **argv, struct cli *c)
 	if (c->serve && c->json)
 		return usage_error("serve writes no snapshots: use --json --listen ADDR:PORT");
 	if (c->serve && !c->listen_set) {
-		char why[160];
+		char why[WHY_LEN];
 
 		if (listen_addr_parse(LISTEN_ADDR_DEFAULT, &c->listen, why, sizeof(why)))
 			return usage_error("%s", why);

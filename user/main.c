@@ -170,7 +170,7 @@ static int emit(struct engine *e, const struct json_opts *jo, struct rec_writer 
 		uint64_t mono, double wall)
 {
 	struct json_frame f;
-	char why[512];
+	char why[WHY_LEN];
 	int err;
 
 	if (!rec) {
@@ -268,7 +268,7 @@ static int run_view(struct engine *e, struct cli *c, struct rec_writer *rec)
 	struct web_server ws = { 0 };
 	struct web_source live;
 	struct ui_opts uo;
-	char why[256];
+	char why[WHY_LEN];
 	int rc;
 
 	web_live_source(e, &live);
@@ -288,7 +288,7 @@ static int open_recording(struct cli *c, struct rec_writer **rec)
 {
 	struct rec_writer_opts ro = { .path = c->record_path, .max_size = c->max_size,
 				      .heat = c->record_heat, .fsync_every = c->record_fsync };
-	char why[512] = "";
+	char why[WHY_LEN] = "";
 
 	if (rec_writer_open(&ro, rec, why, sizeof(why))) {
 		log_err("%s", why);
@@ -326,7 +326,7 @@ static int run_live(struct cli *c, struct features *f, struct rec_writer *rec,
 		    struct engine **e)
 {
 	struct engine_opts eo;
-	char why[512] = "";
+	char why[WHY_LEN] = "";
 	int err;
 
 	if (!c->json && !c->serve && !c->folded && ui_check_terminal())
@@ -357,7 +357,7 @@ int main(int argc, char **argv)
 	bool out_closed = guard_std_fds();	/* before anything opens a file */
 	struct features f = { 0 };
 	struct engine *e = NULL;
-	char why[512] = "";
+	char why[WHY_LEN] = "";
 	struct rec_writer *rec = NULL;
 	const struct cli_subcmd *sub;
 	struct cli c;

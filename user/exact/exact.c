@@ -251,7 +251,7 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 static void *control_main(void *arg)
 {
 	struct exact *x = arg;
-	char why[1024];
+	char why[WHY_LEN];
 	pid_t pid;
 
 	while (jobq_pop(&x->ctl.jobs, &pid)) {
@@ -267,7 +267,7 @@ static void *control_main(void *arg)
 static void *runner_main(void *arg)
 {
 	struct exact *x = arg;
-	char why[1024];
+	char why[WHY_LEN];
 	int err, status = 0, fd;
 
 	for (;;) {
@@ -527,7 +527,7 @@ static struct exact *new_exact(const struct exact_opts *o, struct features *f)
 /* 2. run: CMD started seized, held at its first instruction.  0, or the exit code. */
 static int spawn_cmd(struct exact *x)
 {
-	char why[1024] = "";
+	char why[WHY_LEN] = "";
 	int err = inj_spawn(x->o.run_argv, &x->run.inj, &x->run_pid, why, sizeof(why));
 
 	if (err == -EOPNOTSUPP) {
@@ -545,7 +545,7 @@ static int spawn_cmd(struct exact *x)
 static int start_engine(struct exact *x, struct engine_opts *eo, struct features *f,
 			struct engine **e)
 {
-	char why[1024] = "";
+	char why[WHY_LEN] = "";
 	int err = engine_new(eo, f, e, why, sizeof(why));
 
 	if (!err) {
@@ -573,7 +573,7 @@ static int start_engine(struct exact *x, struct engine_opts *eo, struct features
 /* 4. Every target gets its userfaultfd: run's CMD, or each of -p's processes. */
 static int attach_targets(struct exact *x, const struct exact_opts *o)
 {
-	char why[1024] = "";
+	char why[WHY_LEN] = "";
 	size_t i;
 	int err, fd;
 
@@ -618,7 +618,7 @@ static int start_followers(struct exact *x)
 int exact_setup(const struct exact_opts *o, struct engine_opts *eo, struct features *f,
 		struct engine **e, struct exact **out)
 {
-	char why[1024] = "";
+	char why[WHY_LEN] = "";
 	struct exact *x;
 	int rc;
 

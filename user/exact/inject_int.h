@@ -11,6 +11,7 @@
 #include "exact/inject.h"
 #include "exact/inject_maps.h"
 #include "exact/arch.h"
+#include "lib/log.h"
 
 #include <pthread.h>
 #include <sys/ptrace.h>
@@ -102,7 +103,7 @@ struct inj {
 	bool start_done;
 	int start_err;
 	char *const *spawn_argv;
-	char why[256];
+	char why[WHY_LEN];
 };
 
 /* ---- inject_call.c ---- */

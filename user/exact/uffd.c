@@ -11,6 +11,7 @@
 #include "lib/syscall_err.h"
 #include "lib/clock.h"
 #include "lib/array.h"
+#include "lib/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -204,7 +205,7 @@ static const char *uffd_no_way_why(void)
 static int inject_dev(struct inj *in, uint64_t want, int *local_fd, uint64_t *got_features)
 {
 	uint64_t got = 0;
-	char why[320];
+	char why[WHY_LEN];
 	int fd, err;
 
 	err = uffd_dev_create(in, &fd, why, sizeof(why));

@@ -7,6 +7,7 @@
 #include "kernel/uffd_caps.h"
 #include "lib/page.h"
 #include "lib/syscall_err.h"
+#include "lib/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,7 +48,7 @@ struct handoff {
 	uint64_t page;		/* the chain's data page in the target */
 	int uffd;		/* our copy of the target's new userfaultfd */
 	int err;		/* first failure */
-	char why[192];
+	char why[WHY_LEN];
 };
 
 static void fail(struct handoff *h, int err, const char *what)

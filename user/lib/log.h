@@ -9,6 +9,11 @@
 
 #include <stdbool.h>
 
+/* The one size of a "why" buffer: the reason a call gives, with the buffer's size, for its
+ * caller to say (char why[WHY_LEN]; f(..., why, sizeof(why))).  A reason names a path or
+ * two at most. */
+#define WHY_LEN 1024
+
 extern int log_verbosity;	/* 0 normal, 1 -v, 2 -vv */
 
 enum log_level {

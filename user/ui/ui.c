@@ -325,7 +325,7 @@ static void print_perf(const struct ui *ui, const struct ui_perf *perf, uint64_t
 
 int ui_check_terminal(void)
 {
-	char why[256];
+	char why[WHY_LEN];
 
 	if (term_check(why, sizeof(why))) {
 		log_err("%s", why);
@@ -450,7 +450,7 @@ int ui_replay_main(struct rec_reader *r)
 {
 	struct ui_replay *rp;
 	struct ui_opts o = { 0 };
-	char why[256];
+	char why[WHY_LEN];
 	int rc;
 
 	if (ui_check_terminal())
