@@ -31,6 +31,7 @@ enum feat_disable {
 	DIS_SECCOMP_SUSPEND = 1 << 15,	/* "seccomp_suspend": prove the injected calls instead */
 	DIS_TASK_ITER = 1 << 16,	/* "task_iter": read /proc/PID/stat per process per refresh */
 	DIS_FCACHE_BPF = 1 << 17,	/* "fcache_bpf": files from /proc/PID/fd and maps only */
+	DIS_KPAGECOUNT = 1 << 18,	/* "kpagecount": no PFNs or map counts (--sharing off) */
 };
 
 enum hook {

@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sharing passes (--sharing): each process's USS, PSS and shared bytes per mapping, and
+ * each resident page's map-count class, into proc.share (model/share.h).
+ *
+ * A pass reads the pagemap entries (PFN and the "exclusively mapped" bit) of the resident
+ * pages of the mappings whose pages can be shared: file and shmem mappings (and the vdso)
+ * always, anonymous ones only while the process's anonymous memory may be shared -- its
+ * history is unknown (watched since before it forked, or since mevitop started), it
+ * forked or was forked, or KSM merged some of its pages.  A pass that finds every
+ * anonymous page exclusive, with no fork meanwhile, turns that off until the next fork:
+ * an exec'd process's anonymous memory is private.  An exclusive entry is a page mapped
+ * once; only the others are looked up in /proc/kpagecount (map count) and
+ * /proc/kpageflags (the zero page, KSM), sorted so nearby PFNs share one read.
+ *
+ * Budget: at most share_budget_pages entries a tick; a pass that does not fit resumes at
+ * the next tick where it stopped, and the process's figures change only when a pass is
+ * complete.  A process is read again after share_period_ms if its faults moved, after ten
+ * times that otherwise, and at the next tick after a fork or exec.  Nothing runs in the
+ * kernel for it: the cost is mevitop's own CPU (stats.sharing says how much).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/array.h"
+#include "lib/log.h"
+#include "lib/page.h"
+#include "engine/engine_int.h"
+#include "kernel/kpage.h"
+
+#define SHARE_BUDGET_DEFAULT	(256ULL * 1024)	/* entries a tick: 1 GiB, ~3 ms */
+#define SHARE_PERIOD_DEFAULT	1000ULL		/* ms */
+#define SHARE_QUIET_FACTOR	10
+#define ENTRY_CHUNK		4096		/* pagemap entries a read */
+
+/* A page whose entry was not exclusive: its map count is looked up. */
+struct share_pend {
+	uint64_t pfn;
+	uint64_t page;
+	uint32_t span;		/* index in the build's spans */
+	uint32_t anon;		/* an anonymous mapping's page */
+};
+
+struct sharing {
+	struct kpage k;
+	struct share_stats st;
+	struct share_pend *pend;
+	size_t npend, cappend;
+	uint64_t *pfns, *counts, *flags;
+	size_t caplook;
+	uint64_t ent[ENTRY_CHUNK];
+	size_t cursor;			/* round robin over engine_procs */
+	uint64_t ksm_sharing;		/* /sys/kernel/mm/ksm/pages_sharing at the last tick */
+};
+
+int engine_share_init(struct engine *e, char *why, size_t whylen)
+{
+	struct sharing *sh;
+	int err;
+
+	if (!e->o.sharing)
+		return 0;
+	if (e->f.disabled & DIS_KPAGECOUNT) {
+		snprintf(why, whylen, "--sharing needs /proc/kpagecount (disabled by --disable "
+			 "kpagecount)");
+		return -EPERM;
+	}
+	err = kpage_probe();
+	if (err) {
+		snprintf(why, whylen, "--sharing needs PFNs from /proc/PID/pagemap and "
+			 "/proc/kpagecount (root): %s", strerror(-err));
+		return err;
+	}
+	sh = calloc(1, sizeof(*sh));
+	if (!sh)
+		return -ENOMEM;
+	err = kpage_open(&sh->k);
+	if (err) {
+		snprintf(why, whylen, "failed to open /proc/kpagecount: %s", strerror(-err));
+		free(sh);
+		return err;
+	}
+	if (!e->o.share_budget_pages)
+		e->o.share_budget_pages = SHARE_BUDGET_DEFAULT;
+	if (!e->o.share_period_ms)
+		e->o.share_period_ms = SHARE_PERIOD_DEFAULT;
+	e->sharing = sh;
+	return 0;
+}
+
+void engine_share_fini(struct engine *e)
+{
+	struct sharing *sh = e->sharing;
+
+	if (!sh)
+		return;
+	kpage_close(&sh->k);
+	free(sh->pend);
+	free(sh->pfns);
+	free(sh->counts);
+	free(sh->flags);
+	free(sh);
+	e->sharing = NULL;
+}
+
+const struct share_stats *engine_share_stats(struct engine *e)
+{
+	return e->sharing ? &e->sharing->st : NULL;
+}
+
+static bool is_anon(const struct mapping *m)
+{
+	return m->kind == MK_ANON || m->kind == MK_HEAP || m->kind == MK_STACK;
+}
+
+/* Which mappings a pass reads: where a page can be mapped by another process too. */
+static bool readable(const struct mapping *m, bool anon)
+{
+	if (!share_counted(m) || (m->flags & MF_UFFD))
+		return false;
+	if (is_anon(m))
+		return anon;
+	/* A private file mapping's written pages are anonymous copies, shared after a fork
+	 * like any other: read as the file's pages are. */
+	return m->kind == MK_FILE || m->kind == MK_SHMEM || m->kind == MK_VDSO;
+}
+
+static int pend_add(struct sharing *sh, uint64_t pfn, uint64_t page, uint32_t span, bool anon)
+{
+	if (array_reserve(sh->pend, sh->npend, sh->cappend, 1024))
+		return -ENOMEM;
+	sh->pend[sh->npend++] = (struct share_pend){ pfn, page, span, anon };
+	return 0;
+}
+
+/* Pages [start, start + n) of span `span`: exclusive entries are private at once, the
+ * others wait for their map counts. */
+static int read_entries(struct engine *e, struct share_build *b, int fd, uint64_t start,
+			size_t n, uint32_t span, bool anon)
+{
+	struct sharing *sh = e->sharing;
+	struct share_span *sp = &b->s->spans[span];
+	size_t i;
+	int err = kpage_read_entries(fd, start, n, sh->ent);
+
+	if (err)
+		return err;
+	sh->st.pages_read += n;
+	b->s->pages_read += n;
+	for (i = 0; i < n; i++) {
+		uint64_t ent = sh->ent[i];
+
+		if (!kpm_present(ent))
+			continue;	/* gone since the model's scan */
+		if (ent & KPM_EXCLUSIVE) {
+			sp->uss++;
+			sp->pss += PAGE_SIZE_4K << SHARE_PSS_SHIFT;
+		} else if ((err = pend_add(sh, kpm_pfn(ent), start + i, span, anon))) {
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int cmp_pend(const void *a, const void *b)
+{
+	const struct share_pend *x = a, *y = b;
+
+	return (x->pfn > y->pfn) - (x->pfn < y->pfn);
+}
+
+/* Map counts of the waiting pages, into the build's spans and classes. */
+static int resolve(struct engine *e, struct share_build *b)
+{
+	struct sharing *sh = e->sharing;
+	size_t i, n = sh->npend;
+	int err;
+
+	if (!n)
+		return 0;
+	if (n > sh->caplook) {
+		if (array_resize(sh->pfns, n) || array_resize(sh->counts, n) ||
+		    array_resize(sh->flags, n))
+			return -ENOMEM;
+		sh->caplook = n;
+	}
+	qsort(sh->pend, n, sizeof(*sh->pend), cmp_pend);
+	for (i = 0; i < n; i++)
+		sh->pfns[i] = sh->pend[i].pfn;
+	err = kpage_lookup(&sh->k, sh->pfns, n, sh->counts, sh->flags);
+	sh->st.lookups += n;
+	sh->st.preads = sh->k.preads;
+	sh->npend = 0;
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		const struct share_pend *pd = &sh->pend[i];
+		struct share_span *sp = &b->s->spans[pd->span];
+		uint64_t c = sh->counts[i], f = sh->flags[i];
+
+		if (f & (1ULL << KPF_ZERO_BIT))
+			continue;	/* the zero page: in no Rss, Pss or Private */
+		if (f & (1ULL << KPF_KSM_BIT))
+			sp->ksm++;
+		if (c <= 1) {
+			sp->uss++;
+			sp->pss += PAGE_SIZE_4K << SHARE_PSS_SHIFT;
+			continue;
+		}
+		sp->shared++;
+		sp->pss += (PAGE_SIZE_4K << SHARE_PSS_SHIFT) / c;
+		share_mark(b->s, pd->page, c);
+		if (pd->anon || (f & (1ULL << KPF_ANON_BIT)))
+			b->anon_shared = true;
+	}
+	return 0;
+}
+
+struct run_ctx {
+	struct engine *e;
+	struct share_build *b;
+	int fd;
+	uint32_t span;
+	bool anon;
+	uint64_t read, limit;	/* entries read, at most */
+	uint64_t stop;		/* where the budget ran out, 0: the whole range was read */
+	int err;
+};
+
+static int on_run(uint64_t start, uint64_t end, enum page_state s, void *arg)
+{
+	struct run_ctx *c = arg;
+	uint64_t at;
+
+	if (s != PS_RESIDENT)
+		return 0;
+	for (at = start; at < end; at += ENTRY_CHUNK) {
+		size_t n = end - at < ENTRY_CHUNK ? end - at : ENTRY_CHUNK;
+
+		if (c->read >= c->limit) {
+			c->stop = at;
+			return 1;
+		}
+		c->err = read_entries(c->e, c->b, c->fd, at, n, c->span, c->anon);
+		if (c->err)
+			return c->err;
+		c->read += n;
+	}
+	return 0;
+}
+
+/* Reads p's mappings from the build's cursor on, within *budget entries (a mapping too
+ * big for it is cut where the budget ran out).  Returns 1 when the pass is complete, 0
+ * when the budget ran out, or -errno. */
+static int build_step(struct engine *e, struct proc *p, struct share_build *b,
+		      uint64_t *budget)
+{
+	struct pstate *s = ps(p);
+	const struct mapping *m;
+	int done = 1, err = 0;
+
+	if (s->pagemap_fd < 0)
+		s->pagemap_fd = e->src->open_pages(e->src_ctx, io(p));
+	if (s->pagemap_fd < 0)
+		return s->pagemap_fd;
+	for (m = model_find_ge(p, b->cursor); m && !err; m = model_next(m)) {
+		uint64_t from = mapping_start(m) > b->cursor ? mapping_start(m) : b->cursor;
+		struct run_ctx c = { .e = e, .b = b, .fd = s->pagemap_fd, .anon = is_anon(m),
+				     .limit = *budget };
+
+		if (!readable(m, b->anon))
+			continue;
+		if (!*budget) {
+			b->cursor = from;	/* the rest at the next tick */
+			done = 0;
+			break;
+		}
+		if (!share_add_span(b->s, from, mapping_end(m))) {
+			err = -ENOMEM;
+			break;
+		}
+		c.span = b->s->n - 1;
+		model_runs(p, from, mapping_end(m), on_run, &c);
+		err = c.err;
+		*budget -= c.read < *budget ? c.read : *budget;
+		b->cursor = mapping_end(m);
+		if (c.stop) {
+			b->s->spans[c.span].end = b->cursor = c.stop;
+			done = 0;
+			break;
+		}
+	}
+	/* Once per step: the PFNs of all its mappings sorted together share reads. */
+	if (!err)
+		err = resolve(e, b);
+	e->sharing->npend = 0;
+	return err ? err : done;
+}
+
+/* A complete pass replaces the process's figures. */
+static void build_finish(struct engine *e, struct proc *p, struct share_build *b)
+{
+	struct pstate *s = ps(p);
+
+	share_free(p->share);
+	p->share = b->s;
+	b->s = NULL;
+	p->share->at_ns = b->start_ns;
+	s->share_done_ns = b->start_ns;
+	s->share_faults = b->faults;
+	if (b->anon && !b->anon_shared && !b->forked) {
+		s->share_anon = false;	/* verified: nothing anonymous is shared */
+		e->sharing->st.anon_verified++;
+	}
+	e->sharing->st.passes++;
+	share_build_drop(s);
+}
+
+static bool due(const struct engine *e, const struct proc *p, uint64_t now)
+{
+	const struct pstate *s = ps(p);
+	uint64_t period = e->o.share_period_ms * 1000000ULL;
+
+	if (s->sbuild || s->share_due || !s->share_done_ns)
+		return true;
+	if (p->faults != s->share_faults)
+		return now - s->share_done_ns >= period;
+	return now - s->share_done_ns >= period * SHARE_QUIET_FACTOR;
+}
+
+/* KSM merged pages somewhere since the last tick: processes with merged pages have
+ * anonymous pages other processes map. */
+static void ksm_check(struct engine *e, struct proc **procs, size_t n)
+{
+	struct sharing *sh = e->sharing;
+	uint64_t sharing;
+	size_t i;
+
+	if (kpage_ksm_sharing(&sharing) || sharing == sh->ksm_sharing)
+		return;
+	sh->ksm_sharing = sharing;
+	for (i = 0; i < n && sharing; i++) {
+		struct pstate *s = ps(procs[i]);
+		uint64_t merged = 0;
+
+		if (!procs[i]->exited && !s->share_anon &&
+		    !kpage_ksm_merging(io(procs[i]), &merged) && merged)
+			s->share_anon = s->share_due = true;
+	}
+}
+
+static int start_build(struct proc *p, uint64_t now)
+{
+	struct pstate *s = ps(p);
+
+	s->sbuild = calloc(1, sizeof(*s->sbuild));
+	if (!s->sbuild || !(s->sbuild->s = share_new())) {
+		share_build_drop(s);
+		return -ENOMEM;
+	}
+	s->sbuild->start_ns = now;
+	s->sbuild->faults = p->faults;
+	s->sbuild->anon = s->share_anon;
+	s->share_due = false;
+	return 0;
+}
+
+void engine_share_tick(struct engine *e)
+{
+	struct sharing *sh = e->sharing;
+	uint64_t now = engine_now_ns(), budget, t0 = now, read0;
+	struct proc **procs;
+	size_t n, k;
+
+	if (!sh || engine_quitting())
+		return;
+	procs = engine_procs(e, &n);
+	ksm_check(e, procs, n);
+	budget = e->o.share_budget_pages / (e->scale ? e->scale : 1);
+	read0 = sh->st.pages_read;
+	for (k = 0; k < n && budget; k++) {
+		struct proc *p = procs[(sh->cursor + k) % n];
+		struct pstate *s = ps(p);
+		int r;
+
+		if (p->exited || !p->ready || (p->pending & PEND_RELOAD) || !due(e, p, now))
+			continue;
+		if (!s->sbuild && start_build(p, now))
+			break;
+		r = build_step(e, p, s->sbuild, &budget);
+		if (r == 1) {
+			build_finish(e, p, s->sbuild);
+		} else if (r < 0) {
+			if (r != -ESRCH)
+				log_debug("sharing pass of %d failed: %s", p->pid, strerror(-r));
+			share_build_drop(s);	/* again from the start at its next turn */
+			s->share_done_ns = now;
+		} else {
+			break;	/* out of budget: this process first at the next tick */
+		}
+	}
+	sh->cursor = n ? (sh->cursor + k) % n : 0;
+	sh->st.tick_pages = sh->st.pages_read - read0;
+	sh->st.tick_ns = engine_now_ns() - t0;
+}

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <inttypes.h>
+#include "out/json_share.h"
+
+void json_share_proc(struct buf *b, const struct proc *p)
+{
+	struct share_figs f;
+
+	if (!p->share)
+		return;
+	share_totals(p, &f);
+	jb_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %" PRIu64 ", \"shared\": %" PRIu64
+	    ", \"ksm\": %" PRIu64 ", \"sharing_at\": %.6f", f.uss, f.pss, f.shared, f.ksm,
+	    p->share->at_ns / 1e9);
+}
+
+void json_share_mapping(struct buf *b, const struct proc *p, const struct mapping *m)
+{
+	struct share_figs f;
+
+	if (!p->share)
+		return;
+	share_mapping(p, m, &f);
+	jb_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %" PRIu64 ", \"shared\": %" PRIu64, f.uss,
+	    f.pss, f.shared);
+}
+
+void json_share_stats(struct buf *b, bool comma, const struct share_stats *st)
+{
+	jb_put(b, "%s\"sharing\": {\"passes\": %" PRIu64 ", \"pages_read\": %" PRIu64
+	    ", \"lookups\": %" PRIu64 ", \"preads\": %" PRIu64 ", \"tick_ms\": %.3f"
+	    ", \"tick_pages\": %" PRIu64 ", \"anon_verified\": %" PRIu64 "}", comma ? ", " : "",
+	    st->passes, st->pages_read, st->lookups, st->preads, st->tick_ns / 1e6,
+	    st->tick_pages, st->anon_verified);
+}
