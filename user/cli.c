@@ -13,6 +13,9 @@
 #include "lib/getopt_msg.h"
 #include "kernel/kfeatures.h"
 #include "lib/log.h"
+#include "rec/replay.h"
+#include "rec/report.h"
+#include "ui/ui.h"
 
 enum {
 	OPT_NO_RECONCILE = 256,
@@ -99,9 +102,10 @@ static const struct option longopts[] = {
 	{ 0 },
 };
 
-void cli_usage(FILE *out)
+/* The part of --help without numbers in it: the commands, and the options up to --max-cpu. */
+static void usage_head(FILE *out)
 {
-	fprintf(out,
+	fputs(
 "Usage: mevitop [OPTIONS]                 watch every process (like top)\n"
 "       mevitop -p PID[,PID...] [OPTIONS] the heatmap of these processes\n"
 "       mevitop --exact[=HOW] -p PID[,PID...] [OPTIONS]\n"
@@ -184,7 +188,14 @@ void cli_usage(FILE *out)
 "                           hierarchy; relative paths start at /sys/fs/cgroup);\n"
 "                           processes join and leave live\n"
 "                           (-u, --comm and --cgroup filter the whole system: they\n"
-"                           do not combine with -p or --exact)\n"
+"                           do not combine with -p or --exact)\n",
+	      out);
+}
+
+void cli_usage(FILE *out)
+{
+	usage_head(out);
+	fprintf(out,
 "      --max-cpu PCT        when mevitop would use more than PCT%% of one core, widen\n"
 "                           its interval (shown as interval_scale) instead\n"
 "      --rss-hook           learn rss changes from kmem:rss_stat (counters kept in a\n"
@@ -381,263 +392,341 @@ static int parse_pids(const char *arg, struct cli *c)
 	return 0;
 }
 
-int cli_parse(int argc, char **argv, struct cli *c)
+static void set_run(struct cli *c)
 {
-	const char *env = getenv("MEVITOP_DISABLE");
-	bool record_cmd;		/* `mevitop record`: -o is the recording */
+	c->run = true;
+}
+
+static void set_serve(struct cli *c)
+{
+	c->serve = true;
+}
+
+static void set_record(struct cli *c)
+{
+	c->record = c->record_cmd = true;
+}
+
+static int replay_cmd(int argc, char **argv)
+{
+	return replay_main(argc, argv, ui_replay_main);
+}
+
+/* Every subcommand, once: run, serve and record are modes of the live engine (cli_parse
+ * goes on with their options); replay and report read a file and parse their own. */
+static const struct cli_subcmd subcmds[] = {
+	{ "run", set_run, NULL },
+	{ "serve", set_serve, NULL },
+	{ "record", set_record, NULL },
+	{ "replay", NULL, replay_cmd },
+	{ "report", NULL, report_main },
+};
+
+const struct cli_subcmd *cli_subcmd_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(subcmds) / sizeof(subcmds[0]); i++)
+		if (!strcmp(subcmds[i].name, name))
+			return &subcmds[i];
+	return NULL;
+}
+
+/* Each option belongs to one group; cli_parse asks each in turn. */
+#define NOT_MINE (-1)
+
+/* Which processes and files: -p, the filters, --file and the Files view. */
+static int opt_what(int opt, struct cli *c)
+{
 	uint64_t v;
-	int opt, err;
+	int err;
 
-	memset(c, 0, sizeof(*c));
-	c->layout = HL_AUTO;
-	c->interval_ms = 1000;
-	c->mode = MODE_SAMPLE;
-	c->attach_timeout_ms = 2000;
-	c->metrics = (struct metrics_opts){ .top = METRICS_TOP_DEFAULT, .procs = METRICS_PROCS_DEFAULT,
-					    .files = METRICS_FILES_DEFAULT };
-	c->files_top = FILES_TOP_DEFAULT;
-	if (argc > 1 && !strcmp(argv[1], "run")) {
-		c->run = true;
-		argv++;
-		argc--;
-	} else if (argc > 1 && !strcmp(argv[1], "serve")) {
-		c->serve = true;
-		argv++;
-		argc--;
-	} else if (argc > 1 && !strcmp(argv[1], "record")) {
-		c->record = true;
-		argv++;
-		argc--;
+	switch (opt) {
+	case 'p':
+		err = parse_pids(optarg, c);
+		if (err)
+			return err;
+		break;
+	case OPT_NO_CHILDREN:
+		c->no_children = true;
+		break;
+	case OPT_FILE: {
+		const char **nv = realloc(c->file_paths,
+					  (c->nfile_paths + 1) * sizeof(*nv));
+
+		if (!nv)
+			return usage_error("out of memory");
+		c->file_paths = nv;
+		c->file_paths[c->nfile_paths++] = optarg;
+		break;
 	}
-	record_cmd = c->record;
-	/* Errors are JSON objects once --json is given, wherever it stands among the options
-	 * (`mevitop -i 5 --json` included). */
-	json_errors = getopt_finds(argc, argv, OPTSTRING, longopts, 'j');
-	log_set_json(json_errors);
-	if (env && *env && features_parse_disable(env, &c->disable))
-		return 2;
-	while ((opt = getopt_long(argc, argv, OPTSTRING, longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-			err = parse_pids(optarg, c);
-			if (err)
-				return err;
-			break;
-		case 'j':
-			c->json = true;
-			break;
-		case 'i':
-			if (!parse_u64(optarg, &v, 10, 3600000))
-				return usage_error("invalid interval '%s': expected milliseconds "
-						   "between 10 and 3600000", optarg);
-			c->interval_ms = v;
-			c->interval_set = true;
-			break;
-		case 'n':
-			if (!parse_u64(optarg, &v, 1, UINT64_MAX))
-				return usage_error("invalid count '%s': expected a positive number",
-						   optarg);
-			c->count = v;
-			break;
-		case OPT_MAPS:
-			c->maps = true;
-			break;
-		case OPT_MODE:
-			if (!strcmp(optarg, "trace"))
-				c->mode = MODE_TRACE;
-			else if (!strcmp(optarg, "sample"))
-				c->mode = MODE_SAMPLE;
-			else if (!strcmp(optarg, "chunk"))
-				c->mode = MODE_CHUNK;
-			else
-				return usage_error("unknown mode '%s' (known: sample, chunk, trace)",
-						   optarg);
-			c->mode_set = true;
-			break;
-		case OPT_EXACT:
-			c->exact = true;
-			if (!optarg || !strcmp(optarg, "fast"))
-				c->exact_variant = optarg ? EXACT_FAST : EXACT_AUTO;
-			else if (!strcmp(optarg, "ordered"))
-				c->exact_variant = EXACT_ORDERED;
-			else
-				return usage_error("unknown exact mode '%s' (known: fast, ordered)",
-						   optarg);
-			break;
-		case OPT_ATTACH_TIMEOUT:
-			if (!parse_u64(optarg, &v, 10, 600000))
-				return usage_error("invalid attach timeout '%s': expected milliseconds "
-						   "between 10 and 600000", optarg);
-			c->attach_timeout_ms = v;
-			break;
-		case OPT_NO_RECONCILE:
-			c->no_reconcile = true;
-			break;
-		case OPT_NO_CHILDREN:
-			c->no_children = true;
-			break;
-		case OPT_PROBE:
-			c->probe = true;
-			break;
-		case 'v':
-			c->verbose++;
-			break;
-		case 'h':
-			c->help = true;
-			break;
-		case 'V':
-			c->version = true;
-			break;
-		case OPT_KEYS:
-			c->keys = true;
-			break;
-		case OPT_FILE: {
-			const char **nv = realloc(c->file_paths,
-						  (c->nfile_paths + 1) * sizeof(*nv));
+	case OPT_FILES:
+		c->files_view = true;
+		break;
+	case OPT_NO_FILES:
+		c->no_files = true;
+		break;
+	case OPT_FILES_TOP:
+		if (!parse_u64(optarg, &v, 0, 1000000000))
+			return usage_error("invalid --files-top '%s': expected 0 (all) to "
+					   "1000000000", optarg);
+		c->files_top = v;
+		break;
+	case 'u':
+		if (filter_set_user(&c->filter, optarg))
+			return 2;
+		break;
+	case OPT_COMM:
+		if (filter_set_comm(&c->filter, optarg))
+			return 2;
+		break;
+	case OPT_CGROUP:
+		if (c->filter.cgroup)
+			return usage_error("--cgroup given twice");
+		if (filter_set_cgroup(&c->filter, optarg))
+			return 2;
+		break;
+	default:
+		return NOT_MINE;
+	}
+	return 0;
+}
 
-			if (!nv)
-				return usage_error("out of memory");
-			c->file_paths = nv;
-			c->file_paths[c->nfile_paths++] = optarg;
-			break;
-		}
-		case OPT_FILES:
-			c->files_view = true;
-			break;
-		case OPT_NO_FILES:
-			c->no_files = true;
-			break;
-		case OPT_FILES_TOP:
-			if (!parse_u64(optarg, &v, 0, 1000000000))
-				return usage_error("invalid --files-top '%s': expected 0 (all) to "
-						   "1000000000", optarg);
-			c->files_top = v;
-			break;
-		case OPT_METRICS_FILES:
-			if (!parse_u64(optarg, &v, 0, METRICS_FILES_MAX))
-				return usage_error("invalid --metrics-files '%s': expected 0 to %d",
-						   optarg, METRICS_FILES_MAX);
-			c->metrics.files = v;
-			break;
-		case OPT_DISABLE:
-			if (features_parse_disable(optarg, &c->disable))
-				return 2;
-			break;
-		case 'u':
-			if (filter_set_user(&c->filter, optarg))
-				return 2;
-			break;
-		case OPT_COMM:
-			if (filter_set_comm(&c->filter, optarg))
-				return 2;
-			break;
-		case OPT_CGROUP:
-			if (c->filter.cgroup)
-				return usage_error("--cgroup given twice");
-			if (filter_set_cgroup(&c->filter, optarg))
-				return 2;
-			break;
-		case OPT_MAX_CPU:
-			if (!parse_u64(optarg, &v, 1, 100))
-				return usage_error("invalid --max-cpu '%s': a percentage of one core, "
-						   "1 to 100", optarg);
-			c->max_cpu = v;
-			break;
-		case OPT_RSS_HOOK:
-			c->rss_hook = true;
-			break;
-		case OPT_LISTEN: {
-			char why[160];
+/* How to watch: the mode, exact mode, the refresh, and the switches for tests and tuning. */
+static int opt_how(int opt, struct cli *c)
+{
+	uint64_t v;
 
-			if (listen_addr_parse(optarg, &c->listen, why, sizeof(why)))
-				return usage_error("%s", why);
-			c->listen_set = true;
-			break;
-		}
-		case OPT_METRICS_TOP:
-			if (!parse_u64(optarg, &v, 0, METRICS_TOP_MAX))
-				return usage_error("invalid --metrics-top '%s': expected 0 to %d",
-						   optarg, METRICS_TOP_MAX);
-			c->metrics.top = v;
-			break;
-		case OPT_METRICS_PROCS:
-			if (!parse_u64(optarg, &v, 1, METRICS_PROCS_MAX))
-				return usage_error("invalid --metrics-procs '%s': expected 1 to %d",
-						   optarg, METRICS_PROCS_MAX);
-			c->metrics.procs = v;
-			break;
-		case 'o':
-			if (record_cmd)
-				c->record_path = optarg;
-			else
-				c->output_path = optarg;
-			break;
-		case OPT_RECORD:	/* `run --record FILE`: the record subcommand's -o */
-			c->record = true;
+	switch (opt) {
+	case 'i':
+		if (!parse_u64(optarg, &v, 10, 3600000))
+			return usage_error("invalid interval '%s': expected milliseconds "
+					   "between 10 and 3600000", optarg);
+		c->interval_ms = v;
+		c->interval_set = true;
+		break;
+	case 'n':
+		if (!parse_u64(optarg, &v, 1, UINT64_MAX))
+			return usage_error("invalid count '%s': expected a positive number",
+					   optarg);
+		c->count = v;
+		break;
+	case OPT_MODE:
+		if (!strcmp(optarg, "trace"))
+			c->mode = MODE_TRACE;
+		else if (!strcmp(optarg, "sample"))
+			c->mode = MODE_SAMPLE;
+		else if (!strcmp(optarg, "chunk"))
+			c->mode = MODE_CHUNK;
+		else
+			return usage_error("unknown mode '%s' (known: sample, chunk, trace)",
+					   optarg);
+		c->mode_set = true;
+		break;
+	case OPT_EXACT:
+		c->exact = true;
+		if (!optarg || !strcmp(optarg, "fast"))
+			c->exact_variant = optarg ? EXACT_FAST : EXACT_AUTO;
+		else if (!strcmp(optarg, "ordered"))
+			c->exact_variant = EXACT_ORDERED;
+		else
+			return usage_error("unknown exact mode '%s' (known: fast, ordered)",
+					   optarg);
+		break;
+	case OPT_ATTACH_TIMEOUT:
+		if (!parse_u64(optarg, &v, 10, 600000))
+			return usage_error("invalid attach timeout '%s': expected milliseconds "
+					   "between 10 and 600000", optarg);
+		c->attach_timeout_ms = v;
+		break;
+	case OPT_NO_RECONCILE:
+		c->no_reconcile = true;
+		break;
+	case OPT_DISABLE:
+		if (features_parse_disable(optarg, &c->disable))
+			return 2;
+		break;
+	case OPT_MAX_CPU:
+		if (!parse_u64(optarg, &v, 1, 100))
+			return usage_error("invalid --max-cpu '%s': a percentage of one core, "
+					   "1 to 100", optarg);
+		c->max_cpu = v;
+		break;
+	case OPT_RSS_HOOK:
+		c->rss_hook = true;
+		break;
+	case OPT_CHUNK_MAP:
+		if (!parse_u64(optarg, &v, 1, 1 << 24))
+			return usage_error("invalid chunk map size '%s'", optarg);
+		c->chunk_map_entries = v;
+		break;
+	case OPT_RINGBUF:
+		if (!parse_u64(optarg, &v, 4096, 1ULL << 32) || (v & (v - 1)))
+			return usage_error("invalid ring buffer size '%s': a power of two "
+					   ">= 4096", optarg);
+		c->ringbuf_bytes = v;
+		break;
+	default:
+		return NOT_MINE;
+	}
+	return 0;
+}
+
+/* Where the model goes: JSON, -o, the metrics endpoint, the heatmap layout. */
+static int opt_out(int opt, struct cli *c)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case 'j':
+		c->json = true;
+		break;
+	case OPT_MAPS:
+		c->maps = true;
+		break;
+	case OPT_METRICS_FILES:
+		if (!parse_u64(optarg, &v, 0, METRICS_FILES_MAX))
+			return usage_error("invalid --metrics-files '%s': expected 0 to %d",
+					   optarg, METRICS_FILES_MAX);
+		c->metrics.files = v;
+		break;
+	case OPT_LISTEN: {
+		char why[160];
+
+		if (listen_addr_parse(optarg, &c->listen, why, sizeof(why)))
+			return usage_error("%s", why);
+		c->listen_set = true;
+		break;
+	}
+	case OPT_METRICS_TOP:
+		if (!parse_u64(optarg, &v, 0, METRICS_TOP_MAX))
+			return usage_error("invalid --metrics-top '%s': expected 0 to %d",
+					   optarg, METRICS_TOP_MAX);
+		c->metrics.top = v;
+		break;
+	case OPT_METRICS_PROCS:
+		if (!parse_u64(optarg, &v, 1, METRICS_PROCS_MAX))
+			return usage_error("invalid --metrics-procs '%s': expected 1 to %d",
+					   optarg, METRICS_PROCS_MAX);
+		c->metrics.procs = v;
+		break;
+	case 'o':
+		if (c->record_cmd)
 			c->record_path = optarg;
-			break;
-		case OPT_DURATION:
-			if (!parse_u64(optarg, &v, 1, UINT32_MAX))
-				return usage_error("invalid duration '%s': expected seconds", optarg);
-			c->duration_s = v;
-			break;
-		case OPT_HEAT:
-			c->record_heat = true;
-			break;
-		case OPT_LAYOUT:
-			c->layout = heatmap_layout_parse(optarg);
-			if (c->layout == HL_INVALID)
-				return usage_error("--layout takes auto, labels, compact or packed, "
-						   "not '%s'", optarg);
-			break;
-		case OPT_FSYNC:
-			c->record_fsync = true;
-			break;
-		case OPT_MAX_SIZE:
-			/* Two segments, each at least a few frames. */
-			if (!parse_size(optarg, &v) || v < 65536)
-				return usage_error("invalid --max-size '%s': expected bytes (K, M, G "
-						   "suffixes), at least 64K", optarg);
-			c->max_size = v;
-			break;
-		case OPT_STACKS:
-			c->stacks = true;
-			break;
-		case OPT_FOLDED:
-			c->stacks = c->folded = true;
-			break;
-		case OPT_STACK_INTERVAL:
-			if (!parse_u64(optarg, &v, 1, 3600000))
-				return usage_error("invalid --stack-interval '%s': expected milliseconds "
-						   "between 1 and 3600000", optarg);
-			c->stack_interval_ms = v;
-			break;
-		case OPT_STACK_PERIOD:
-			if (!parse_u64(optarg, &v, 1, 1 << 30))
-				return usage_error("invalid --stack-period '%s': expected a number of "
-						   "page faults, 1 to 1073741824", optarg);
-			c->stack_period = v;
-			break;
-		case OPT_STACK_DUTY:
-			if (!parse_duty(optarg, &c->stack_duty_on_ms, &c->stack_duty_every_ms))
-				return usage_error("invalid --stack-duty '%s': expected ON/EVERY in "
-						   "milliseconds, 1 <= ON <= EVERY <= 3600000", optarg);
-			break;
-		case OPT_CHUNK_MAP:
-			if (!parse_u64(optarg, &v, 1, 1 << 24))
-				return usage_error("invalid chunk map size '%s'", optarg);
-			c->chunk_map_entries = v;
-			break;
-		case OPT_RINGBUF:
-			if (!parse_u64(optarg, &v, 4096, 1ULL << 32) || (v & (v - 1)))
-				return usage_error("invalid ring buffer size '%s': a power of two "
-						   ">= 4096", optarg);
-			c->ringbuf_bytes = v;
-			break;
-		default:
-			return getopt_error(opt, argv);
-		}
+		else
+			c->output_path = optarg;
+		break;
+	case OPT_LAYOUT:
+		c->layout = heatmap_layout_parse(optarg);
+		if (c->layout == HL_INVALID)
+			return usage_error("--layout takes auto, labels, compact or packed, "
+					   "not '%s'", optarg);
+		break;
+	default:
+		return NOT_MINE;
 	}
+	return 0;
+}
+
+/* Recordings: record's options, and run's --record. */
+static int opt_record(int opt, struct cli *c)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case OPT_RECORD:	/* `run --record FILE`: the record subcommand's -o */
+		c->record = true;
+		c->record_path = optarg;
+		break;
+	case OPT_DURATION:
+		if (!parse_u64(optarg, &v, 1, UINT32_MAX))
+			return usage_error("invalid duration '%s': expected seconds", optarg);
+		c->duration_s = v;
+		break;
+	case OPT_HEAT:
+		c->record_heat = true;
+		break;
+	case OPT_FSYNC:
+		c->record_fsync = true;
+		break;
+	case OPT_MAX_SIZE:
+		/* Two segments, each at least a few frames. */
+		if (!parse_size(optarg, &v) || v < 65536)
+			return usage_error("invalid --max-size '%s': expected bytes (K, M, G "
+					   "suffixes), at least 64K", optarg);
+		c->max_size = v;
+		break;
+	default:
+		return NOT_MINE;
+	}
+	return 0;
+}
+
+/* Stack attribution: --stacks, --folded and their sampling. */
+static int opt_stacks(int opt, struct cli *c)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case OPT_STACKS:
+		c->stacks = true;
+		break;
+	case OPT_FOLDED:
+		c->stacks = c->folded = true;
+		break;
+	case OPT_STACK_INTERVAL:
+		if (!parse_u64(optarg, &v, 1, 3600000))
+			return usage_error("invalid --stack-interval '%s': expected milliseconds "
+					   "between 1 and 3600000", optarg);
+		c->stack_interval_ms = v;
+		break;
+	case OPT_STACK_PERIOD:
+		if (!parse_u64(optarg, &v, 1, 1 << 30))
+			return usage_error("invalid --stack-period '%s': expected a number of "
+					   "page faults, 1 to 1073741824", optarg);
+		c->stack_period = v;
+		break;
+	case OPT_STACK_DUTY:
+		if (!parse_duty(optarg, &c->stack_duty_on_ms, &c->stack_duty_every_ms))
+			return usage_error("invalid --stack-duty '%s': expected ON/EVERY in "
+					   "milliseconds, 1 <= ON <= EVERY <= 3600000", optarg);
+		break;
+	default:
+		return NOT_MINE;
+	}
+	return 0;
+}
+
+/* What to print instead of watching: --probe, --help, --version, --keys, -v. */
+static int opt_info(int opt, struct cli *c)
+{
+	switch (opt) {
+	case OPT_PROBE:
+		c->probe = true;
+		break;
+	case 'v':
+		c->verbose++;
+		break;
+	case 'h':
+		c->help = true;
+		break;
+	case 'V':
+		c->version = true;
+		break;
+	case OPT_KEYS:
+		c->keys = true;
+		break;
+	default:
+		return NOT_MINE;
+	}
+	return 0;
+}
+
+static int (*const option_groups[])(int opt, struct cli *c) = {
+	opt_what, opt_how, opt_out, opt_record, opt_stacks, opt_info,
+};
+
+/* What the options say together: each rule a user can break, with the message for it. */
+static int cli_check(int argc, char **argv, struct cli *c)
+{
 	if (c->run) {
 		if (optind >= argc)
 			return usage_error("run needs a command: mevitop run [OPTIONS] -- CMD");
@@ -683,6 +772,44 @@ int cli_parse(int argc, char **argv, struct cli *c)
 				   "sees first touches in pagemap scans, not the faults that made "
 				   "them");
 	return 0;
+}
+
+int cli_parse(int argc, char **argv, struct cli *c)
+{
+	const char *env = getenv("MEVITOP_DISABLE");
+	const struct cli_subcmd *sub;
+	int opt;
+
+	memset(c, 0, sizeof(*c));
+	c->layout = HL_AUTO;
+	c->interval_ms = 1000;
+	c->mode = MODE_SAMPLE;
+	c->attach_timeout_ms = 2000;
+	c->metrics = (struct metrics_opts){ .top = METRICS_TOP_DEFAULT, .procs = METRICS_PROCS_DEFAULT,
+					    .files = METRICS_FILES_DEFAULT };
+	c->files_top = FILES_TOP_DEFAULT;
+	if (argc > 1 && (sub = cli_subcmd_find(argv[1])) && sub->set) {
+		sub->set(c);
+		argv++;
+		argc--;
+	}
+	/* Errors are JSON objects once --json is given, wherever it stands among the options
+	 * (`mevitop -i 5 --json` included). */
+	json_errors = getopt_finds(argc, argv, OPTSTRING, longopts, 'j');
+	log_set_json(json_errors);
+	if (env && *env && features_parse_disable(env, &c->disable))
+		return 2;
+	while ((opt = getopt_long(argc, argv, OPTSTRING, longopts, NULL)) != -1) {
+		int rc = NOT_MINE;
+
+		for (size_t i = 0; i < sizeof(option_groups) / sizeof(option_groups[0]) && rc == NOT_MINE; i++)
+			rc = option_groups[i](opt, c);
+		if (rc == NOT_MINE)
+			return getopt_error(opt, argv);
+		if (rc)
+			return rc;
+	}
+	return cli_check(argc, argv, c);
 }
 
 /* Exact mode's engine is sample mode's plus a userfaultfd per process, for -p or run's

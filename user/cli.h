@@ -56,6 +56,7 @@ struct cli {
 	const char *output_path;
 	/* `mevitop record -o FILE` (user/rec/): frames go to FILE instead of stdout. */
 	bool record;
+	bool record_cmd;		/* `mevitop record` itself: its -o is the recording */
 	const char *record_path;	/* record's -o, or --record */
 	uint64_t duration_s;		/* --duration, 0: until stopped */
 	uint64_t max_size;		/* --max-size bytes, 0: unbounded */
@@ -82,5 +83,15 @@ struct features;
 int cli_exact_setup(struct cli *c, struct engine_opts *eo, struct features *f, struct engine **e,
 		    struct exact **x);
 void cli_free(struct cli *c);
+
+/* A subcommand: a mode of the live engine (set marks it in struct cli, and the options go
+ * on), or a program of its own (main gets the arguments after the subcommand's name). */
+struct cli_subcmd {
+	const char *name;
+	void (*set)(struct cli *c);
+	int (*main)(int argc, char **argv);
+};
+
+const struct cli_subcmd *cli_subcmd_find(const char *name);
 
 #endif

@@ -27,11 +27,8 @@
 #include "kernel/procfs.h"
 #include "rec/rec_writer.h"
 #include "rec/rec_format.h"
-#include "rec/replay.h"
-#include "rec/report.h"
 #include "stacks/stacks.h"
 #include "ui/ui.h"
-#include "ui/ui_replay.h"
 
 /* Where --json's lines and --folded's stacks go: stdout, or -o FILE. */
 static FILE *output;
@@ -289,14 +286,14 @@ int main(int argc, char **argv)
 	struct engine *e = NULL;
 	char why[512] = "";
 	struct rec_writer *rec = NULL;
+	const struct cli_subcmd *sub;
 	struct cli c;
 	int rc, err;
 
-	/* replay reads a file: no engine, no root, options of its own (user/rec/replay.c). */
-	if (argc > 1 && !strcmp(argv[1], "replay"))
-		return replay_main(argc - 1, argv + 1, ui_replay_main);
-	if (argc > 1 && !strcmp(argv[1], "report"))
-		return report_main(argc - 1, argv + 1);
+	/* replay and report read a file: no engine, no root, options of their own. */
+	sub = argc > 1 ? cli_subcmd_find(argv[1]) : NULL;
+	if (sub && sub->main)
+		return sub->main(argc - 1, argv + 1);
 	rc = cli_parse(argc, argv, &c);
 	if (rc)
 		goto out;
