@@ -52,6 +52,7 @@ enum {
 	OPT_NO_FILES,
 	OPT_METRICS_FILES,
 	OPT_LAYOUT,
+	OPT_SHARING,
 };
 
 static const struct option longopts[] = {
@@ -71,6 +72,7 @@ static const struct option longopts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "max-cpu", required_argument, NULL, OPT_MAX_CPU },
 	{ "rss-hook", no_argument, NULL, OPT_RSS_HOOK },
+	{ "sharing", no_argument, NULL, OPT_SHARING },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "metrics-top", required_argument, NULL, OPT_METRICS_TOP },
 	{ "metrics-procs", required_argument, NULL, OPT_METRICS_PROCS },
@@ -201,6 +203,10 @@ void cli_usage(FILE *out)
 "      --rss-hook           learn rss changes from kmem:rss_stat (counters kept in a\n"
 "                           BPF map) instead of polling /proc/PID/stat; runs a BPF\n"
 "                           program at every fault (~3.5%% of a fault measured here)\n"
+"      --sharing            USS, PSS and shared bytes per process and mapping, and the\n"
+"                           heatmap's sharing layer, from pagemap PFNs and\n"
+"                           /proc/kpagecount (root; mevitop's CPU only, within a page\n"
+"                           budget per refresh: doc/sharing.md)\n"
 "      --listen ADDR:PORT   also serve Prometheus/OpenMetrics text on\n"
 "                           http://ADDR:PORT/metrics (with the view, --json or serve;\n"
 "                           serve's default " LISTEN_ADDR_DEFAULT "). :PORT or PORT alone\n"
@@ -553,6 +559,9 @@ static int opt_how(int opt, struct cli *c)
 	case OPT_RSS_HOOK:
 		c->rss_hook = true;
 		break;
+	case OPT_SHARING:
+		c->sharing = true;
+		break;
 	case OPT_CHUNK_MAP:
 		if (!parse_u64(optarg, &v, 1, 1 << 24))
 			return usage_error("invalid chunk map size '%s'", optarg);
@@ -856,6 +865,8 @@ void cli_engine_opts(struct cli *c, struct engine_opts *eo)
 		.filter = filter_active(&c->filter) ? &c->filter : NULL,
 		.max_cpu_pct = c->max_cpu,
 		.rss_hook = c->rss_hook,
+		.sharing = c->sharing,
+		.share_period_ms = c->interval_ms,
 		.stacks = c->stacks,
 		.stack_interval_ms = c->stack_interval_ms ? c->stack_interval_ms : 1000,
 		.stack_sample_period = c->stack_period ? c->stack_period : 251,

@@ -40,6 +40,7 @@ struct cli {
 	struct filter filter;		/* -u, --comm, --cgroup */
 	uint32_t max_cpu;		/* --max-cpu PCT, 0: off */
 	bool rss_hook;			/* --rss-hook */
+	bool sharing;			/* --sharing: USS, PSS (doc/sharing.md) */
 	bool serve;			/* `mevitop serve`: no terminal, metrics endpoint only */
 	bool listen_set;		/* --listen (implied by serve) */
 	struct listen_addr listen;

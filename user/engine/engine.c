@@ -771,7 +771,9 @@ void engine_tick(struct engine *e)
 		e->reconcile_cursor = (e->reconcile_cursor + k) % n;
 	}
 	flush_pending(e);
-	engine_share_tick(e);	/* after the scans: reads the resident pages they found */
+	/* After the scans: a pass reads the resident pages they found. */
+	procs = engine_procs(e, &n);
+	engine_share_tick(e, procs, n);
 	if (dt > 0) {
 		e->st.events_per_sec = (e->st.events - e->events_at_tick) / dt;
 		e->st.maps_reads_per_sec = (e->st.maps_reads - e->maps_reads_at_tick) / dt;

@@ -119,6 +119,7 @@ struct pstate {
 	bool share_anon;		/* anonymous pages may be shared (history unknown, a
 					 * fork, KSM): read their PFNs too */
 	bool share_due;			/* a fork or an exec: pass again at the next tick */
+	bool share_kin;			/* its parent or a child faulted (share.c) */
 	uint64_t share_done_ns;		/* when the last complete pass began, 0: none */
 	uint64_t share_faults;		/* p->faults then */
 };
@@ -209,7 +210,8 @@ struct engine {
  * page budget per tick.  engine_share_init fails (-errno, why filled) when the kernel
  * hides PFNs or map counts. */
 int engine_share_init(struct engine *e, char *why, size_t whylen);
-void engine_share_tick(struct engine *e);
+/* procs: engine_procs()'s, n of them. */
+void engine_share_tick(struct engine *e, struct proc **procs, size_t n);
 void engine_share_fini(struct engine *e);
 
 /* files.c: the memory summary and the file table, refreshed at each tick. */

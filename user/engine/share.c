@@ -47,7 +47,8 @@ struct sharing {
 	struct share_stats st;
 	struct share_pend *pend;
 	size_t npend, cappend;
-	uint64_t *pfns, *counts, *flags;
+	uint64_t *pfns, *counts, *flags, *fout;
+	size_t *fidx;			/* which pend entries' flags are read */
 	size_t caplook;
 	uint64_t ent[ENTRY_CHUNK];
 	size_t cursor;			/* round robin over engine_procs */
@@ -100,6 +101,8 @@ void engine_share_fini(struct engine *e)
 	free(sh->pfns);
 	free(sh->counts);
 	free(sh->flags);
+	free(sh->fout);
+	free(sh->fidx);
 	free(sh);
 	e->sharing = NULL;
 }
@@ -163,11 +166,58 @@ static int read_entries(struct engine *e, struct share_build *b, int fd, uint64_
 	return 0;
 }
 
+/* One looked-up page into its span and class. */
+static void account(struct share_build *b, const struct share_pend *pd, uint64_t c,
+		    uint64_t f)
+{
+	struct share_span *sp = &b->s->spans[pd->span];
+
+	if (f & (1ULL << KPF_ZERO_BIT))
+		return;	/* the zero page: in no Rss, Pss or Private */
+	if (f & (1ULL << KPF_KSM_BIT))
+		sp->ksm++;
+	if (c <= 1) {
+		sp->uss++;
+		sp->pss += PAGE_SIZE_4K << SHARE_PSS_SHIFT;
+		return;
+	}
+	sp->shared++;
+	sp->pss += (PAGE_SIZE_4K << SHARE_PSS_SHIFT) / c;
+	share_mark(b->s, pd->page, c);
+	if (pd->anon)
+		b->anon_shared = true;	/* private file mappings are read anyway */
+}
+
 static int cmp_pend(const void *a, const void *b)
 {
 	const struct share_pend *x = a, *y = b;
 
 	return (x->pfn > y->pfn) - (x->pfn < y->pfn);
+}
+
+/* Flags of the pages that need them: a count <= 1 may be the zero page (never counted,
+ * never rmapped), and while KSM shares pages anywhere, which shared pages are KSM's.
+ * Reading them all would double the lookups' cost. */
+static int lookup_flags(struct engine *e, size_t n)
+{
+	struct sharing *sh = e->sharing;
+	bool ksm = sh->ksm_sharing > 0;
+	size_t i, m = 0;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		sh->flags[i] = 0;
+		if (sh->counts[i] <= 1 || ksm) {
+			sh->fidx[m] = i;
+			sh->pfns[m++] = sh->pend[i].pfn;	/* ascending still */
+		}
+	}
+	if (!m)
+		return 0;
+	err = kpage_lookup(&sh->k, KPAGE_FLAGS, sh->pfns, m, sh->fout);
+	for (i = 0; !err && i < m; i++)
+		sh->flags[sh->fidx[i]] = sh->fout[i];
+	return err;
 }
 
 /* Map counts of the waiting pages, into the build's spans and classes. */
@@ -181,39 +231,24 @@ static int resolve(struct engine *e, struct share_build *b)
 		return 0;
 	if (n > sh->caplook) {
 		if (array_resize(sh->pfns, n) || array_resize(sh->counts, n) ||
-		    array_resize(sh->flags, n))
+		    array_resize(sh->flags, n) || array_resize(sh->fidx, n) ||
+		    array_resize(sh->fout, n))
 			return -ENOMEM;
 		sh->caplook = n;
 	}
 	qsort(sh->pend, n, sizeof(*sh->pend), cmp_pend);
 	for (i = 0; i < n; i++)
 		sh->pfns[i] = sh->pend[i].pfn;
-	err = kpage_lookup(&sh->k, sh->pfns, n, sh->counts, sh->flags);
+	err = kpage_lookup(&sh->k, KPAGE_COUNT, sh->pfns, n, sh->counts);
+	if (!err)
+		err = lookup_flags(e, n);
 	sh->st.lookups += n;
 	sh->st.preads = sh->k.preads;
 	sh->npend = 0;
 	if (err)
 		return err;
-	for (i = 0; i < n; i++) {
-		const struct share_pend *pd = &sh->pend[i];
-		struct share_span *sp = &b->s->spans[pd->span];
-		uint64_t c = sh->counts[i], f = sh->flags[i];
-
-		if (f & (1ULL << KPF_ZERO_BIT))
-			continue;	/* the zero page: in no Rss, Pss or Private */
-		if (f & (1ULL << KPF_KSM_BIT))
-			sp->ksm++;
-		if (c <= 1) {
-			sp->uss++;
-			sp->pss += PAGE_SIZE_4K << SHARE_PSS_SHIFT;
-			continue;
-		}
-		sp->shared++;
-		sp->pss += (PAGE_SIZE_4K << SHARE_PSS_SHIFT) / c;
-		share_mark(b->s, pd->page, c);
-		if (pd->anon || (f & (1ULL << KPF_ANON_BIT)))
-			b->anon_shared = true;
-	}
+	for (i = 0; i < n; i++)
+		account(b, &sh->pend[i], sh->counts[i], sh->flags[i]);
 	return 0;
 }
 
@@ -317,16 +352,43 @@ static void build_finish(struct engine *e, struct proc *p, struct share_build *b
 	share_build_drop(s);
 }
 
+static bool moved(const struct proc *p)
+{
+	return p->faults != ps(p)->share_faults;
+}
+
+/* A forked pair shares its anonymous pages until one of them writes: when a process
+ * that may share them faulted, its parent's pages may have become private, and a
+ * parent's faults change its children's.  Marks those kin (share_kin). */
+static void mark_kin(struct engine *e, struct proc **procs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct proc *p = procs[i], *parent;
+
+		if (p->exited || !ps(p)->share_anon || !p->ppid)
+			continue;
+		parent = engine_find(e, p->ppid);
+		if (!parent || parent->exited || !ps(parent)->share_anon)
+			continue;
+		if (moved(p))
+			ps(parent)->share_kin = true;
+		if (moved(parent))
+			ps(p)->share_kin = true;
+	}
+}
+
 static bool due(const struct engine *e, const struct proc *p, uint64_t now)
 {
 	const struct pstate *s = ps(p);
-	uint64_t period = e->o.share_period_ms * 1000000ULL;
+	uint64_t period = e->o.share_period_ms * 1000000ULL, age = now - s->share_done_ns;
 
 	if (s->sbuild || s->share_due || !s->share_done_ns)
 		return true;
-	if (p->faults != s->share_faults)
-		return now - s->share_done_ns >= period;
-	return now - s->share_done_ns >= period * SHARE_QUIET_FACTOR;
+	if (age >= period * SHARE_QUIET_FACTOR)
+		return true;
+	return age >= period && (moved(p) || s->share_kin);
 }
 
 /* KSM merged pages somewhere since the last tick: processes with merged pages have
@@ -362,21 +424,20 @@ static int start_build(struct proc *p, uint64_t now)
 	s->sbuild->start_ns = now;
 	s->sbuild->faults = p->faults;
 	s->sbuild->anon = s->share_anon;
-	s->share_due = false;
+	s->share_due = s->share_kin = false;
 	return 0;
 }
 
-void engine_share_tick(struct engine *e)
+void engine_share_tick(struct engine *e, struct proc **procs, size_t n)
 {
 	struct sharing *sh = e->sharing;
 	uint64_t now = engine_now_ns(), budget, t0 = now, read0;
-	struct proc **procs;
-	size_t n, k;
+	size_t k;
 
 	if (!sh || engine_quitting())
 		return;
-	procs = engine_procs(e, &n);
 	ksm_check(e, procs, n);
+	mark_kin(e, procs, n);
 	budget = e->o.share_budget_pages / (e->scale ? e->scale : 1);
 	read0 = sh->st.pages_read;
 	for (k = 0; k < n && budget; k++) {
