@@ -137,14 +137,34 @@ static int pend_add(struct sharing *sh, uint64_t pfn, uint64_t page, uint32_t sp
 	return 0;
 }
 
-/* Pages [start, start + n) of span `span`: exclusive entries are private at once, the
- * others wait for their map counts. */
+/* Does the aligned block of PMD_PAGES entries at ent look like one PMD-mapped huge page
+ * (present, physically contiguous from an aligned PFN)?  For those, 6.18's pagemap sets
+ * the "exclusively mapped" bit of every page from the first page's map count alone: after
+ * a fork and a write to one page, the parent's entries all say exclusive while the other
+ * 511 pages are mapped twice (smaps and kpagecount agree on 2).  Such blocks are looked
+ * up page by page (one pread of 512 contiguous counts). */
+static bool pmd_like(const uint64_t *ent)
+{
+	uint64_t pfn = kpm_pfn(ent[0]);
+	size_t i;
+
+	if (!kpm_present(ent[0]) || pfn % PMD_PAGES)
+		return false;
+	for (i = 1; i < PMD_PAGES; i++)
+		if (!kpm_present(ent[i]) || kpm_pfn(ent[i]) != pfn + i)
+			return false;
+	return true;
+}
+
+/* Pages [start, start + n) of span `span` (n <= ENTRY_CHUNK, never across an aligned
+ * ENTRY_CHUNK boundary): exclusive entries are private at once, the others wait for their
+ * map counts. */
 static int read_entries(struct engine *e, struct share_build *b, int fd, uint64_t start,
 			size_t n, uint32_t span, bool anon)
 {
 	struct sharing *sh = e->sharing;
 	struct share_span *sp = &b->s->spans[span];
-	size_t i;
+	size_t i, trust_from = 0;
 	int err = kpage_read_entries(fd, start, n, sh->ent);
 
 	if (err)
@@ -154,9 +174,11 @@ static int read_entries(struct engine *e, struct share_build *b, int fd, uint64_
 	for (i = 0; i < n; i++) {
 		uint64_t ent = sh->ent[i];
 
+		if (!((start + i) % PMD_PAGES) && i + PMD_PAGES <= n && pmd_like(sh->ent + i))
+			trust_from = i + PMD_PAGES;
 		if (!kpm_present(ent))
 			continue;	/* gone since the model's scan */
-		if (ent & KPM_EXCLUSIVE) {
+		if ((ent & KPM_EXCLUSIVE) && i >= trust_from) {
 			sp->uss++;
 			sp->pss += PAGE_SIZE_4K << SHARE_PSS_SHIFT;
 		} else if ((err = pend_add(sh, kpm_pfn(ent), start + i, span, anon))) {
@@ -266,12 +288,15 @@ struct run_ctx {
 static int on_run(uint64_t start, uint64_t end, enum page_state s, void *arg)
 {
 	struct run_ctx *c = arg;
-	uint64_t at;
+	uint64_t at, n;
 
 	if (s != PS_RESIDENT)
 		return 0;
-	for (at = start; at < end; at += ENTRY_CHUNK) {
-		size_t n = end - at < ENTRY_CHUNK ? end - at : ENTRY_CHUNK;
+	for (at = start; at < end; at += n) {
+		/* Aligned chunks: a huge page's block lies within one (pmd_like). */
+		uint64_t next = (at | (ENTRY_CHUNK - 1)) + 1;
+
+		n = (next < end ? next : end) - at;
 
 		if (c->read >= c->limit) {
 			c->stop = at;

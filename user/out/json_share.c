@@ -14,15 +14,31 @@ void json_share_proc(struct buf *b, const struct proc *p)
 	    p->share->at_ns / 1e9);
 }
 
+static const char *const class_names[SHC_COUNT] = {
+	[SHC_PRIVATE] = "1", [SHC_TWO] = "2", [SHC_FEW] = "3-8", [SHC_MANY] = "9+",
+};
+
 void json_share_mapping(struct buf *b, const struct proc *p, const struct mapping *m)
 {
+	uint64_t s = mapping_start(m), t = mapping_end(m), rs, re;
 	struct share_figs f;
+	bool first = true;
+	int c;
 
 	if (!p->share)
 		return;
 	share_mapping(p, m, &f);
-	jb_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %" PRIu64 ", \"shared\": %" PRIu64, f.uss,
-	    f.pss, f.shared);
+	jb_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %" PRIu64 ", \"shared\": %" PRIu64
+	    ", \"shared_runs\": [", f.uss, f.pss, f.shared);
+	/* The sharing layer: runs of each class by more than one, class after class. */
+	for (c = SHC_TWO; c < SHC_COUNT; c++)
+		for (rs = s; pageset_next_run(p->share->cls[c], rs, t, &rs, &re); rs = re) {
+			jb_put(b, "%s{\"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64
+			    "\", \"by\": \"%s\"}", first ? "" : ", ", rs << PAGE_SHIFT_4K,
+			    re << PAGE_SHIFT_4K, class_names[c]);
+			first = false;
+		}
+	jb_put(b, "]");
 }
 
 void json_share_stats(struct buf *b, bool comma, const struct share_stats *st)

@@ -1,0 +1,206 @@
+"""--sharing: USS, PSS and the sharing layer, against the kernel's own figures.
+
+A forked pair (tests/workloads/share_wl) shares anonymous memory copy-on-write, a MAP_SHARED
+file, a SysV shm segment and a transparent huge page; the child and the parent then write
+parts of it.  At each step, once mevitop's sharing pass of both processes began after the
+step was done (the processes are quiet then):
+- each of the workload's mappings is page-exact against pagemap PFNs and /proc/kpagecount
+  read by this test: uss, pss, shared (bytes) and the runs of pages by map count;
+- each process's uss and pss are smaps_rollup's Private_Clean+Private_Dirty and Pss
+  within 1% (libraries' map counts move as other processes come and go).
+KSM, where ksmd can run: pages merged into one are shared by every mapping of it.
+"""
+import json
+import os
+import struct
+import subprocess
+import time
+
+import pytest
+
+import harness
+from harness import find_proc
+
+PAGE = harness.PAGE
+SHIFT = 12  # smaps' PSS_SHIFT
+KSM_RUN = "/sys/kernel/mm/ksm/run"
+
+
+def smaps_rollup(pid):
+    out = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3 and parts[2] == "kB":
+                out[parts[0].rstrip(":")] = int(parts[1]) * 1024
+    return out
+
+
+def kernel_truth(pid, start, end):
+    """Page by page from pagemap's PFNs and kpagecount/kpageflags: (uss, pss, shared) in
+    bytes and {page: map count} of the pages mapped more than once."""
+    n = (end - start) // PAGE
+    fd = os.open(f"/proc/{pid}/pagemap", os.O_RDONLY)
+    try:
+        data = os.pread(fd, n * 8, start // PAGE * 8)
+    finally:
+        os.close(fd)
+    uss = shared = pss = 0
+    counts = {}
+    with open("/proc/kpagecount", "rb") as kc, open("/proc/kpageflags", "rb") as kf:
+        for i, (v,) in enumerate(struct.iter_unpack("<Q", data)):
+            if not v >> 63 & 1:
+                continue
+            pfn = v & ((1 << 55) - 1)
+            kf.seek(pfn * 8)
+            if struct.unpack("<Q", kf.read(8))[0] >> 24 & 1:
+                continue  # the zero page
+            # Every page's own count: pagemap's "exclusive" bit, which mevitop uses where
+            # it can, is what this checks.
+            kc.seek(pfn * 8)
+            c = struct.unpack("<Q", kc.read(8))[0]
+            if c <= 1:
+                uss += PAGE
+                pss += PAGE << SHIFT
+            else:
+                shared += PAGE
+                pss += (PAGE << SHIFT) // c
+                counts[start // PAGE + i] = c
+    return uss, pss >> SHIFT, shared, counts
+
+
+def by_class(c):
+    return "2" if c == 2 else "3-8" if c <= 8 else "9+"
+
+
+def layer_pages(mapping):
+    pages = {}
+    for r in mapping["shared_runs"]:
+        for pg in range(int(r["start"], 16) // PAGE, int(r["end"], 16) // PAGE):
+            pages[pg] = r["by"]
+    return pages
+
+
+def mapping_at(entry, addr):
+    for m in entry["mappings"]:
+        if int(m["start"], 16) <= addr < int(m["end"], 16):
+            return m
+    raise AssertionError(f"no mapping at {addr:#x} in {entry['pid']}")
+
+
+def shared_snapshot(mv, pids, t):
+    """The first snapshot in which every pid's sharing pass began after t."""
+    deadline = time.monotonic() + harness.GUARD_S
+    while True:
+        snap = mv.snapshot_after(t)
+        entries = [find_proc(snap, pid) for pid in pids]
+        if all(e and e.get("sharing_at", 0) > t for e in entries):
+            return snap, entries
+        assert time.monotonic() < deadline, f"no sharing pass after {t}: {snap['stats']}"
+
+
+def check_exact(entry, addrs, what):
+    for addr in addrs:
+        m = mapping_at(entry, addr)
+        s, e = int(m["start"], 16), int(m["end"], 16)
+        uss, pss, shared, counts = kernel_truth(entry["pid"], s, e)
+        got = (m["uss"], m["pss"], m["shared"])
+        assert got == (uss, pss, shared), \
+            f"{what}: pid {entry['pid']} mapping {s:#x}-{e:#x} ({m['kind']}): mevitop " \
+            f"uss/pss/shared {got}, kernel {(uss, pss, shared)}"
+        want = {pg: by_class(c) for pg, c in counts.items()}
+        layer = layer_pages(m)
+        bad = sorted(pg for pg in set(want) | set(layer) if want.get(pg) != layer.get(pg))
+        assert not bad, f"{what}: {len(bad)} pages in the wrong layer class, first " \
+            f"{bad[0] * PAGE:#x}: mevitop {layer.get(bad[0])}, kernel {want.get(bad[0])}"
+
+
+def check_rollup(entry, what):
+    r = smaps_rollup(entry["pid"])
+    uss = r["Private_Clean"] + r["Private_Dirty"]
+    for name, got, want in (("pss", entry["pss"], r["Pss"]), ("uss", entry["uss"], uss)):
+        assert abs(got - want) <= 0.01 * want, \
+            f"{what}: pid {entry['pid']} {name} {got} vs smaps_rollup {want}"
+
+
+def test_forked_pair(mevitop, workload, tmp_path):
+    wl = workload("share_wl")
+    regions = {}
+    for cmd in ("anon a 2048", f"file f {tmp_path}/shared.bin 256", "shm s 256",
+                "thp t 1024"):
+        _, words = wl.do(cmd)
+        regions[cmd.split()[1]] = int(words[0], 16)
+    mv = mevitop(["-p", str(wl.pid), "-i", "100", "--sharing", "--maps"])
+    _, words = wl.do("fork")
+    child = int(words[0])
+    wl.do("ctouch f")
+    t, _ = wl.do("ctouch s")
+    addrs = list(regions.values())
+    steps = [("after fork", None), ("child wrote", "cwrite a 0 512"),
+             ("child wrote a huge page's page", "cwrite t 0 1"),
+             ("parent wrote", "pwrite a 1024 256")]
+    for what, cmd in steps:
+        if cmd:
+            t, _ = wl.do(cmd)
+        snap, entries = shared_snapshot(mv, (wl.pid, child), t)
+        for e in entries:
+            check_exact(e, addrs, what)
+            check_rollup(e, what)
+        parent, kid = entries
+        a_parent = mapping_at(parent, regions["a"])
+        if what == "after fork":
+            # Everything the child maps of the region is the parent's too.
+            assert mapping_at(kid, regions["a"])["uss"] == 0
+            assert a_parent["shared"] >= 2048 * PAGE
+        if what == "child wrote":
+            assert mapping_at(kid, regions["a"])["uss"] == 512 * PAGE
+    assert snap["stats"]["sharing"]["passes"] >= 2
+
+
+def test_ksm(mevitop, workload):
+    if not os.path.exists(KSM_RUN):
+        pytest.fail("no KSM on this kernel (/sys/kernel/mm/ksm)")
+    with open(KSM_RUN) as f:
+        before = f.read().strip()
+    wl = workload("share_wl")
+    _, words = wl.do("ksm k 256")
+    addr = int(words[0], 16)
+    mv = mevitop(["-p", str(wl.pid), "-i", "100", "--sharing", "--maps"])
+    try:
+        with open(KSM_RUN, "w") as f:
+            f.write("1")
+        deadline = time.monotonic() + harness.GUARD_S
+        while True:
+            with open(f"/proc/{wl.pid}/ksm_merging_pages") as f:
+                if int(f.read()) == 256:
+                    break
+            assert time.monotonic() < deadline, "ksmd did not merge the pages"
+            time.sleep(0.05)  # ksmd's own pace; a failure guard bounds it
+    finally:
+        with open(KSM_RUN, "w") as f:
+            f.write(before)
+    t = time.monotonic()
+    snap, (entry,) = shared_snapshot(mv, (wl.pid,), t)
+    check_exact(entry, [addr], "ksm")
+    check_rollup(entry, "ksm")
+    m = mapping_at(entry, addr)
+    assert m["uss"] == 0 and m["shared"] == 256 * PAGE, m
+    assert entry["ksm"] >= 256 * PAGE
+
+
+def test_disabled_fails_clearly():
+    r = subprocess.run([harness.MEVITOP, "--json", "--sharing", "--disable", "kpagecount",
+                        "-n", "1"], capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, **harness.SAN_ENV))
+    assert r.returncode != 0
+    assert "kpagecount" in harness.json_error(r.stderr)
+    assert not r.stdout
+
+
+def test_off_by_default(mevitop, workload):
+    wl = workload("share_wl")
+    wl.do("anon a 16")
+    mv = mevitop(["-p", str(wl.pid), "-i", "100"])
+    entry = find_proc(mv.first, wl.pid)
+    assert "pss" not in entry and "sharing" not in mv.first["stats"]
+    json.dumps(entry)
