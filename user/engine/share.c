@@ -28,6 +28,7 @@
 #include "lib/page.h"
 #include "engine/engine_int.h"
 #include "kernel/kpage.h"
+#include "model/share_figs.h"
 
 #define SHARE_BUDGET_DEFAULT	(256ULL * 1024)	/* entries a tick: 1 GiB, ~3 ms */
 #define SHARE_PERIOD_DEFAULT	1000ULL		/* ms */

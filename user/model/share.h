@@ -9,7 +9,7 @@
  * 1/4096ths of a byte, as smaps keeps it).  Resident pages of a mapping no span covers
  * (anonymous memory the engine knows no other process maps, or pages mapped since the
  * pass) count as private: their figures come from the model's resident pages, so they
- * are as current as the model.
+ * are as current as the model (model/share_figs.h sums them).
  */
 #ifndef MEVITOP_SHARE_H
 #define MEVITOP_SHARE_H
@@ -39,7 +39,7 @@ static inline enum share_class share_class_of(uint64_t mapcount)
 struct share_span {
 	uint64_t start, end;		/* pages: the range read */
 	uint64_t uss, shared;		/* pages mapped once, by more */
-	uint64_t ksm, thp;		/* pages of KSM pages, of transparent huge pages */
+	uint64_t ksm;			/* pages of KSM pages */
 	uint64_t pss;			/* bytes << SHARE_PSS_SHIFT */
 };
 
@@ -51,12 +51,6 @@ struct share {
 	uint64_t pages_read;		/* PFNs the pass read */
 };
 
-/* Bytes. */
-struct share_figs {
-	uint64_t uss, pss, shared;
-	uint64_t ksm, thp;
-};
-
 struct share *share_new(void);			/* NULL on ENOMEM */
 void share_free(struct share *s);		/* NULL is fine */
 struct share *share_clone(const struct share *s);	/* NULL on ENOMEM (s NULL: NULL) */
@@ -66,18 +60,6 @@ struct share_span *share_add_span(struct share *s, uint64_t start, uint64_t end)
 void share_mark(struct share *s, uint64_t page, uint64_t mapcount);
 size_t share_bytes(const struct share *s);
 
-struct proc;
-/* The figures of [start, end) (a mapping, pages) from p->share: spans inside it, a span
- * cut by it pro rata, resident pages no span covers as private (all of them when p->share
- * is NULL). */
-void share_range(const struct proc *p, uint64_t start, uint64_t end, struct share_figs *out);
-struct mapping;
-/* Does m count (not raw PFNs, vvar, vsyscall or hugetlb, which smaps leaves out)? */
-bool share_counted(const struct mapping *m);
-/* share_range of a mapping, zero for one that does not count. */
-void share_mapping(const struct proc *p, const struct mapping *m, struct share_figs *out);
-/* The sum over p's mappings. */
-void share_totals(const struct proc *p, struct share_figs *out);
 /* The class of one resident page (s may be NULL: private). */
 enum share_class share_page_class(const struct share *s, uint64_t page);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <inttypes.h>
+#include "model/share_figs.h"
 #include "out/json_share.h"
 
 void json_share_proc(struct buf *b, const struct proc *p)
