@@ -20,6 +20,7 @@ import pytest
 
 import harness
 from harness import find_proc
+from test_metrics import free_port, get, value
 
 PAGE = harness.PAGE
 SHIFT = 12  # smaps' PSS_SHIFT
@@ -130,7 +131,9 @@ def test_forked_pair(mevitop, workload, tmp_path):
                 "thp t 1024"):
         _, words = wl.do(cmd)
         regions[cmd.split()[1]] = int(words[0], 16)
-    mv = mevitop(["-p", str(wl.pid), "-i", "100", "--sharing", "--maps"])
+    port = free_port()
+    mv = mevitop(["-p", str(wl.pid), "-i", "100", "--sharing", "--maps", "--listen",
+                  str(port)])
     _, words = wl.do("fork")
     child = int(words[0])
     wl.do("ctouch f")
@@ -155,6 +158,15 @@ def test_forked_pair(mevitop, workload, tmp_path):
         if what == "child wrote":
             assert mapping_at(kid, regions["a"])["uss"] == 512 * PAGE
     assert snap["stats"]["sharing"]["passes"] >= 2
+    # The metrics say what JSON says (within 1%: a later pass may see libraries' counts
+    # move), in both formats.
+    for accept in ("text/plain", "application/openmetrics-text; version=1.0.0"):
+        status, _, text = get(port, headers={"Accept": accept})
+        assert status == 200
+        for e in entries:
+            for name in ("uss", "pss", "shared"):
+                got = value(text, f"mevitop_process_{name}_bytes", pid=e["pid"])
+                assert abs(got - e[name]) <= 0.01 * e[name], (name, got, e[name])
 
 
 def test_ksm(mevitop, workload):
