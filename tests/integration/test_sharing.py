@@ -11,12 +11,15 @@ step was done (the processes are quiet then):
 KSM, where ksmd can run: pages merged into one are shared by every mapping of it.
 """
 import json
+import re
 import os
 import struct
 import subprocess
 import time
 
 import pytest
+
+from test_ui import screen  # noqa: F401 (the tmux fixture)
 
 import harness
 from harness import find_proc
@@ -216,3 +219,66 @@ def test_off_by_default(mevitop, workload):
     entry = find_proc(mv.first, wl.pid)
     assert "pss" not in entry and "sharing" not in mv.first["stats"]
     json.dumps(entry)
+
+
+def size_value(text):
+    """fmt_pages' text ("1.5G", "12K", "0", "-") as bytes (an approximation for order)."""
+    if text in ("-", ""):
+        return -1
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    return float(text[:-1]) * mult[text[-1]] if text[-1] in mult else float(text)
+
+
+def column(s, title):
+    """Each list row's cell under a right-aligned 7-wide column header."""
+    lines = s.split("\n")
+    head = next(i for i, ln in enumerate(lines) if re.match(r".*PID\b.*COMMAND", ln))
+    end = re.search(rf"\b{title}\b", lines[head]).end()
+    return [ln[end - 7:end].strip() for ln in lines[head + 1:]
+            if re.match(r"\s*\d+ ", ln)]
+
+
+def test_ui_layer_and_columns(screen, workload):
+    from test_ui import zoom_to_one_page
+    wl = workload("share_wl")
+    _, words = wl.do("anon a 64")
+    a = int(words[0], 16)
+    _, words = wl.do("fork")
+    child = int(words[0])
+    wl.do("cwrite a 0 16")
+    assert child
+    scr = screen()
+    # The parent's heatmap: the pages its child copied are its own again.
+    scr.start(["-p", str(wl.pid), "-i", "100", "--sharing", "--layout", "labels"])
+    scr.wait_for(f"pid {wl.pid} share_wl")
+    scr.keys("s")
+    s = scr.wait_for("layer sharing")
+    for word in ("private", "by 2", "3-8", "9+"):
+        assert word in s.split("\n")[2], f"legend lacks {word!r}: {s.split(chr(10))[2]!r}"
+    zoom_to_one_page(scr)
+    scr.keys("g")
+    scr.type(f"{a + 16 * PAGE:x}")
+    scr.keys("Enter")
+    scr.wait_for(f"cursor {a + 16 * PAGE:#x}: resident, mapped by 2")
+    scr.keys("g")
+    scr.type(f"{a:x}")
+    scr.keys("Enter")
+    scr.wait_for(f"cursor {a:#x}: resident, mapped once")
+    scr.keys("t")
+    scr.wait_for("layer heat")
+    # The list: USS and PSS columns, sorted by their keys.
+    scr.keys("Escape")
+    scr.wait(lambda s: "USS" in s and "PSS" in s, "the USS and PSS columns")
+    scr.keys("t")  # the flat list: one order for all rows
+    scr.wait(lambda s: "view tree" not in s and "USS" in s, "the flat list")
+    for key, title, name in (("X", "USS", "unique (USS)"), ("Y", "PSS", "proportional (PSS)")):
+        scr.keys(key)
+
+        def sorted_desc(s, title=title, name=name):
+            col = [size_value(c) for c in column(s, title)]
+            return f"sort {name} desc" in s and len(col) >= 2 and \
+                col == sorted(col, reverse=True) and col[0] > 0
+        scr.wait(sorted_desc, f"rows by {title}")
+    scr.keys("F10")
+    from test_ui import assert_clean_exit
+    assert_clean_exit(scr)

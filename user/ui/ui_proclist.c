@@ -35,11 +35,11 @@ enum pl_col {
 	COL_COMM,
 	COL_MAPPED,
 	COL_RES,
-	COL_USS,	/* --sharing: shown once a sharing pass has read some process */
-	COL_PSS,
 	COL_SWAP,
 	COL_RESPCT,
 	COL_FAULTS,
+	COL_USS,	/* --sharing: shown once a sharing pass has read some process */
+	COL_PSS,
 	COL_COUNT,
 };
 
