@@ -74,7 +74,7 @@ DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
               procps util-linux mount libmicrohttpd-dev prometheus libzstd-dev libdw-dev
 # What only the benchmarks run beside mevitop (a real server and its load tool, the
 # in-kernel floor, perf's page-fault sampling): installed by `make bench`, not `make test`.
-BENCH_PKGS := redis-server redis-tools bpftrace linux-perf vmtouch
+BENCH_PKGS := redis-server redis-tools bpftrace linux-perf vmtouch smem
 # What only the tests run (the UI tests drive a real headless browser: ~113 MB to download,
 # ~350 MiB installed; the exact-mode tests watch Debian's memcached as its own user; the
 # recording tests count a writer's fsyncs with strace):

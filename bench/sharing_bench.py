@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""--sharing's costs and figures (issue 26, doc/sharing.md), measured in one run; nothing
+here asserts a timing.
+
+1. Side by side with Debian's smem on the same box: the whole system's PSS and USS per
+   process (smem reads every /proc/PID/smaps; mevitop pagemap PFNs and kpagecount), how
+   many processes agree within 1%, and the wall time and CPU each takes for the whole
+   answer (mevitop: from its start to the first snapshot in which every process has been
+   read; smem: its run).  Interleaved, --rounds times.
+2. The default mode's workload figures with the columns on: the fault loop (faultbench)
+   and the getppid loop (syscallbench) plain, under `mevitop --json`, and under
+   `mevitop --json --sharing`, interleaved; ratios to plain.
+3. mevitop's own CPU over --seconds on the box as it is, with and without --sharing.
+
+  sharing_bench.py [--rounds 3] [--pairs 5] [--seconds 10]
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_bench  # noqa: E402  (faultbench, syscallbench, spread)
+from idle_cost import cpu_s, loadavg  # noqa: E402
+
+MEVITOP = run_bench.MEVITOP
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def smem_answer():
+    """{pid: (pss, uss) bytes}, wall seconds, CPU seconds."""
+    c0, t0 = children_cpu(), time.monotonic()
+    out = subprocess.run(["smem", "-H", "-c", "pid pss uss"], capture_output=True, text=True,
+                         check=True).stdout
+    wall, cpu = time.monotonic() - t0, children_cpu() - c0
+    got = {}
+    for line in out.splitlines():
+        pid, pss, uss = (int(x) for x in line.split())
+        got[pid] = (pss * 1024, uss * 1024)
+    return got, wall, cpu
+
+
+def mevitop_answer():
+    """The first snapshot in which every ready process has been read: {pid: (pss, uss)},
+    wall seconds from the start, mevitop's CPU seconds until then."""
+    t0 = time.monotonic()
+    p = subprocess.Popen([MEVITOP, "--json", "--sharing", "-i", "200"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        for line in p.stdout:
+            snap = json.loads(line)
+            procs = [q for q in snap["processes"] if q["state"] == "running"]
+            if procs and all("pss" in q for q in procs):
+                wall, cpu = time.monotonic() - t0, cpu_s(p.pid)
+                return {q["pid"]: (q["pss"], q["uss"]) for q in procs}, wall, cpu, \
+                    snap["stats"]["sharing"]
+    finally:
+        p.terminate()
+        p.wait()
+    raise RuntimeError("mevitop ended before every process was read")
+
+
+def within(a, b, frac=0.01, slack=8192):
+    """a and b agree within frac (and two pages: smem rounds to kB per mapping)."""
+    return abs(a - b) <= max(frac * max(a, b), slack)
+
+
+def bench_smem(rounds):
+    rows = []
+    for _ in range(rounds):
+        sm, sm_wall, sm_cpu = smem_answer()
+        mv, mv_wall, mv_cpu, st = mevitop_answer()
+        both = sorted(set(sm) & set(mv))
+        pss_ok = sum(within(mv[p][0], sm[p][0]) for p in both)
+        uss_ok = sum(within(mv[p][1], sm[p][1]) for p in both)
+        rows.append((len(both), pss_ok, uss_ok, sm_wall, sm_cpu, mv_wall, mv_cpu, st))
+        bad = [(p, mv[p], sm[p]) for p in both if not within(mv[p][0], sm[p][0])][:3]
+        print(f"  round: {len(both)} processes in both; PSS within 1%: {pss_ok}, USS: "
+              f"{uss_ok}; smem {sm_wall:.2f} s wall {sm_cpu:.2f} s CPU; mevitop {mv_wall:.2f} "
+              f"s wall {mv_cpu:.2f} s CPU (sharing {st}); first differing: {bad}")
+    med = lambda k: statistics.median(r[k] for r in rows)  # noqa: E731
+    print(f"smem vs mevitop --sharing (median of {rounds}): {med(0):.0f} processes, PSS "
+          f"agree {med(1):.0f}, USS agree {med(2):.0f}; whole-system answer: smem "
+          f"{med(3):.2f} s wall / {med(4):.2f} s CPU, mevitop {med(5):.2f} s wall / "
+          f"{med(6):.2f} s CPU (load {loadavg()})")
+
+
+class Monitor:
+    def __init__(self, args):
+        self.p = subprocess.Popen(run_bench.PREFIX + [MEVITOP, "--json", *args],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.p.stdout.readline()  # attached, scanned
+        threading.Thread(target=self.p.stdout.read, daemon=True).start()
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait()
+
+
+def bench_loops(pairs):
+    for name, run, key in (("fault loop", run_bench.faultbench, "ns_per_page"),
+                           ("getppid loop", run_bench.syscallbench, "ns_per_call")):
+        plain, dflt, shar = [], [], []
+        for _ in range(pairs):
+            b = run()[key]
+            m = Monitor([])
+            d = run()[key]
+            m.stop()
+            m = Monitor(["--sharing"])
+            s = run()[key]
+            m.stop()
+            plain.append(b)
+            dflt.append(d / b)
+            shar.append(s / b)
+        print(f"{name}: default {run_bench.spread(dflt)}, default --sharing "
+              f"{run_bench.spread(shar)} of plain ({statistics.median(plain):.1f} {key}; "
+              f"{pairs} interleaved triples; load {loadavg()})")
+
+
+def bench_cpu(seconds):
+    for args in ([], ["--sharing"]):
+        m = Monitor(args)
+        c0 = cpu_s(m.p.pid)
+        time.sleep(seconds)
+        c1 = cpu_s(m.p.pid)
+        m.stop()
+        print(f"mevitop --json {' '.join(args) or '(default)'}: {100 * (c1 - c0) / seconds:.1f}% "
+              f"of a core over {seconds} s (load {loadavg()})")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--pairs", type=int, default=5)
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--only", default="smem,loops,cpu")
+    a = ap.parse_args()
+    only = a.only.split(",")
+    if "smem" in only:
+        bench_smem(a.rounds)
+    if "cpu" in only:
+        bench_cpu(a.seconds)
+    if "loops" in only:
+        bench_loops(a.pairs)
+
+
+if __name__ == "__main__":
+    main()
