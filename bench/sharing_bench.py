@@ -49,24 +49,30 @@ def smem_answer():
     return got, wall, cpu
 
 
-def mevitop_answer():
-    """The first snapshot in which every ready process has been read: {pid: (pss, uss)},
-    wall seconds from the start, mevitop's CPU seconds until then."""
+def mevitop_answer(limit_s=300):
+    """The first snapshot in which every process of the first one still running has been
+    read (processes started since may still wait: a busy box starts them every tick):
+    {pid: (pss, uss)}, wall seconds from the start, mevitop's CPU seconds until then."""
     t0 = time.monotonic()
     p = subprocess.Popen([MEVITOP, "--json", "--sharing", "-i", "200"],
                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    first = None
     try:
         for line in p.stdout:
             snap = json.loads(line)
-            procs = [q for q in snap["processes"] if q["state"] == "running"]
-            if procs and all("pss" in q for q in procs):
+            procs = {q["pid"]: q for q in snap["processes"] if q["state"] == "running"}
+            if first is None:
+                first = set(procs)
+            if all("pss" in procs[pid] for pid in first if pid in procs):
                 wall, cpu = time.monotonic() - t0, cpu_s(p.pid)
-                return {q["pid"]: (q["pss"], q["uss"]) for q in procs}, wall, cpu, \
-                    snap["stats"]["sharing"]
+                return {pid: (q["pss"], q["uss"]) for pid, q in procs.items() if "pss" in q}, \
+                    wall, cpu, snap["stats"]["sharing"]
+            if time.monotonic() - t0 > limit_s:
+                break
     finally:
         p.terminate()
         p.wait()
-    raise RuntimeError("mevitop ended before every process was read")
+    raise RuntimeError("mevitop did not read every process in time")
 
 
 def within(a, b, frac=0.01, slack=8192):

@@ -235,6 +235,7 @@ struct share_stats {
 	uint64_t passes;		/* processes' passes completed */
 	uint64_t pages_read;		/* pagemap entries read */
 	uint64_t lookups;		/* PFNs looked up in kpagecount/kpageflags */
+	uint64_t cached;		/* PFNs this tick had looked up already */
 	uint64_t preads;		/* reads of kpagecount and kpageflags */
 	uint64_t tick_ns, tick_pages;	/* the last tick's time and entries */
 	uint64_t anon_verified;		/* processes found to share no anonymous page */

@@ -43,14 +43,31 @@ struct share_pend {
 	uint32_t anon;		/* an anonymous mapping's page */
 };
 
+/* A PFN's count and flags as looked up this tick: the pages of libc (and of a forked
+ * pair) are looked up once a tick, not once per process.  Counts may move within a tick
+ * (a fault elsewhere): a pass is a snapshot no finer than a tick anyway. */
+struct kcache_ent {
+	uint64_t pfn;
+	uint32_t gen;			/* the tick it was looked up in; 0: empty */
+	uint32_t count;
+	uint64_t flags;
+};
+
+#define KCACHE_BITS	17		/* 128 Ki entries, 3 MiB */
+#define KCACHE_PROBES	8
+
 struct sharing {
 	struct kpage k;
 	struct share_stats st;
 	struct share_pend *pend;
 	size_t npend, cappend;
 	uint64_t *pfns, *counts, *flags, *fout;
-	size_t *fidx;			/* which pend entries' flags are read */
+	size_t *fidx;			/* which misses' flags are read */
+	uint64_t *mpfn, *mcount, *mflag;	/* the cache's misses, distinct, ascending */
+	size_t *midx;			/* pend entry -> its miss, SIZE_MAX: cached */
 	size_t caplook;
+	struct kcache_ent *cache;	/* 1 << KCACHE_BITS entries */
+	uint32_t gen;			/* this tick's (cache entries of others are stale) */
 	uint64_t ent[ENTRY_CHUNK];
 	size_t cursor;			/* round robin over engine_procs */
 	uint64_t ksm_sharing;		/* /sys/kernel/mm/ksm/pages_sharing at the last tick */
@@ -75,8 +92,10 @@ int engine_share_init(struct engine *e, char *why, size_t whylen)
 		return err;
 	}
 	sh = calloc(1, sizeof(*sh));
-	if (!sh)
+	if (!sh || !(sh->cache = calloc(1u << KCACHE_BITS, sizeof(*sh->cache)))) {
+		free(sh);
 		return -ENOMEM;
+	}
 	err = kpage_open(&sh->k);
 	if (err) {
 		snprintf(why, whylen, "failed to open /proc/kpagecount: %s", strerror(-err));
@@ -104,6 +123,11 @@ void engine_share_fini(struct engine *e)
 	free(sh->flags);
 	free(sh->fout);
 	free(sh->fidx);
+	free(sh->mpfn);
+	free(sh->mcount);
+	free(sh->mflag);
+	free(sh->midx);
+	free(sh->cache);
 	free(sh);
 	e->sharing = NULL;
 }
@@ -218,60 +242,121 @@ static int cmp_pend(const void *a, const void *b)
 	return (x->pfn > y->pfn) - (x->pfn < y->pfn);
 }
 
-/* Flags of the pages that need them: a count <= 1 may be the zero page (never counted,
- * never rmapped), and while KSM shares pages anywhere, which shared pages are KSM's.
- * Reading them all would double the lookups' cost. */
-static int lookup_flags(struct engine *e, size_t n)
+static struct kcache_ent *kcache_slot(struct sharing *sh, uint64_t pfn, bool *hit)
+{
+	uint64_t h = (pfn * 0x9e3779b97f4a7c15ULL) >> (64 - KCACHE_BITS);
+	int i;
+
+	for (i = 0; i < KCACHE_PROBES; i++) {
+		struct kcache_ent *c = &sh->cache[(h + i) & ((1u << KCACHE_BITS) - 1)];
+
+		if (c->gen == sh->gen && c->pfn == pfn) {
+			*hit = true;
+			return c;
+		}
+		if (c->gen != sh->gen) {
+			*hit = false;
+			return c;	/* stale or empty: free for this tick */
+		}
+	}
+	*hit = false;
+	return NULL;		/* full around here: not cached */
+}
+
+/* Counts (and flags where needed: a count <= 1 may be the zero page, never counted or
+ * rmapped; while KSM shares pages anywhere, which shared pages are KSM's) of the m
+ * distinct PFNs the cache did not have, sh->mpfn[0..m) ascending. */
+static int lookup_misses(struct engine *e, size_t m)
 {
 	struct sharing *sh = e->sharing;
 	bool ksm = sh->ksm_sharing > 0;
-	size_t i, m = 0;
+	size_t j, f = 0;
 	int err;
 
-	for (i = 0; i < n; i++) {
-		sh->flags[i] = 0;
-		if (sh->counts[i] <= 1 || ksm) {
-			sh->fidx[m] = i;
-			sh->pfns[m++] = sh->pend[i].pfn;	/* ascending still */
-		}
-	}
 	if (!m)
 		return 0;
-	err = kpage_lookup(&sh->k, KPAGE_FLAGS, sh->pfns, m, sh->fout);
-	for (i = 0; !err && i < m; i++)
-		sh->flags[sh->fidx[i]] = sh->fout[i];
+	err = kpage_lookup(&sh->k, KPAGE_COUNT, sh->mpfn, m, sh->mcount);
+	for (j = 0; !err && j < m; j++) {
+		sh->mflag[j] = 0;
+		if (sh->mcount[j] <= 1 || ksm) {
+			sh->fidx[f] = j;
+			sh->pfns[f++] = sh->mpfn[j];	/* ascending still */
+		}
+	}
+	if (!err && f)
+		err = kpage_lookup(&sh->k, KPAGE_FLAGS, sh->pfns, f, sh->fout);
+	for (j = 0; !err && j < f; j++)
+		sh->mflag[sh->fidx[j]] = sh->fout[j];
+	sh->st.lookups += m;
+	sh->st.preads = sh->k.preads;
 	return err;
 }
 
-/* Map counts of the waiting pages, into the build's spans and classes. */
+static int reserve_lookups(struct sharing *sh, size_t n)
+{
+	if (n <= sh->caplook)
+		return 0;
+	if (array_resize(sh->pfns, n) || array_resize(sh->counts, n) ||
+	    array_resize(sh->flags, n) || array_resize(sh->fidx, n) ||
+	    array_resize(sh->fout, n) || array_resize(sh->mpfn, n) ||
+	    array_resize(sh->mcount, n) || array_resize(sh->mflag, n) ||
+	    array_resize(sh->midx, n))
+		return -ENOMEM;
+	sh->caplook = n;
+	return 0;
+}
+
+/* Map counts of the waiting pages (this tick's cache, else kpagecount), into the build's
+ * spans and classes. */
 static int resolve(struct engine *e, struct share_build *b)
 {
 	struct sharing *sh = e->sharing;
-	size_t i, n = sh->npend;
+	size_t i, m = 0, n = sh->npend;
 	int err;
 
 	if (!n)
 		return 0;
-	if (n > sh->caplook) {
-		if (array_resize(sh->pfns, n) || array_resize(sh->counts, n) ||
-		    array_resize(sh->flags, n) || array_resize(sh->fidx, n) ||
-		    array_resize(sh->fout, n))
-			return -ENOMEM;
-		sh->caplook = n;
-	}
+	if (reserve_lookups(sh, n))
+		return -ENOMEM;
 	qsort(sh->pend, n, sizeof(*sh->pend), cmp_pend);
-	for (i = 0; i < n; i++)
-		sh->pfns[i] = sh->pend[i].pfn;
-	err = kpage_lookup(&sh->k, KPAGE_COUNT, sh->pfns, n, sh->counts);
-	if (!err)
-		err = lookup_flags(e, n);
-	sh->st.lookups += n;
-	sh->st.preads = sh->k.preads;
+	for (i = 0; i < n; i++) {
+		uint64_t pfn = sh->pend[i].pfn;
+		struct kcache_ent *c;
+		bool hit;
+
+		sh->midx[i] = SIZE_MAX;
+		if (i && pfn == sh->pend[i - 1].pfn) {
+			sh->counts[i] = sh->counts[i - 1];
+			sh->flags[i] = sh->flags[i - 1];
+			sh->midx[i] = sh->midx[i - 1];
+		} else if ((c = kcache_slot(sh, pfn, &hit)) && hit) {
+			sh->counts[i] = c->count;
+			sh->flags[i] = c->flags;
+			sh->st.cached++;
+		} else {
+			sh->mpfn[m] = pfn;
+			sh->midx[i] = m++;
+		}
+	}
+	err = lookup_misses(e, m);
 	sh->npend = 0;
 	if (err)
 		return err;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < m; i++) {
+		bool hit;
+		struct kcache_ent *c = kcache_slot(sh, sh->mpfn[i], &hit);
+
+		if (c)
+			*c = (struct kcache_ent){ sh->mpfn[i], sh->gen, (uint32_t)sh->mcount[i],
+						  sh->mflag[i] };
+	}
+	for (i = 0; i < n; i++) {
+		if (sh->midx[i] != SIZE_MAX) {
+			sh->counts[i] = sh->mcount[sh->midx[i]];
+			sh->flags[i] = sh->mflag[sh->midx[i]];
+		}
 		account(b, &sh->pend[i], sh->counts[i], sh->flags[i]);
+	}
 	return 0;
 }
 
@@ -462,6 +547,8 @@ void engine_share_tick(struct engine *e, struct proc **procs, size_t n)
 
 	if (!sh || engine_quitting())
 		return;
+	if (!++sh->gen)
+		sh->gen = 1;	/* 0 marks an empty cache slot */
 	ksm_check(e, procs, n);
 	mark_kin(e, procs, n);
 	budget = e->o.share_budget_pages / (e->scale ? e->scale : 1);
