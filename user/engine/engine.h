@@ -238,6 +238,7 @@ struct share_stats {
 	uint64_t cached;		/* PFNs this tick had looked up already */
 	uint64_t preads;		/* reads of kpagecount and kpageflags */
 	uint64_t tick_ns, tick_pages;	/* the last tick's time and entries */
+	uint64_t total_ns;		/* every tick's time */
 	uint64_t anon_verified;		/* processes found to share no anonymous page */
 };
 const struct share_stats *engine_share_stats(struct engine *e);

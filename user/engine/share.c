@@ -577,4 +577,5 @@ void engine_share_tick(struct engine *e, struct proc **procs, size_t n)
 	sh->cursor = n ? (sh->cursor + k) % n : 0;
 	sh->st.tick_pages = sh->st.pages_read - read0;
 	sh->st.tick_ns = engine_now_ns() - t0;
+	sh->st.total_ns += sh->st.tick_ns;
 }
