@@ -282,3 +282,29 @@ def test_ui_layer_and_columns(screen, workload):
     scr.keys("F10")
     from test_ui import assert_clean_exit
     assert_clean_exit(scr)
+
+
+def test_recording(workload, tmp_path):
+    """record --sharing keeps each process's pass; replay prints what live mode did."""
+    wl = workload("share_wl")
+    _, words = wl.do("anon a 512")
+    a = int(words[0], 16)
+    _, words = wl.do("fork")
+    child = int(words[0])
+    t, _ = wl.do("cwrite a 0 128")
+    rec = tmp_path / "s.rec"
+    r = subprocess.run([harness.MEVITOP, "record", "-o", str(rec), "--sharing", "--maps",
+                        "-p", str(wl.pid), "-i", "100", "--duration", "2"],
+                       capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, **harness.SAN_ENV))
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([harness.MEVITOP, "replay", str(rec), "--json"], capture_output=True,
+                       text=True, timeout=60, env=dict(os.environ, **harness.SAN_ENV))
+    assert r.returncode == 0, r.stderr
+    last = json.loads(r.stdout.strip().split("\n")[-1])
+    for pid in (wl.pid, child):
+        e = find_proc(last, pid)
+        assert e and e["sharing_at"] > t, e
+        check_rollup(e, "replayed")
+        check_exact(e, [a], "replayed")
+    assert "sharing" in last["stats"]

@@ -3,16 +3,20 @@
  * model/share.c and share_figs.c against a reference: pages with random map counts (0: not
  * resident), a pass recorded as spans the way engine/share.c records them (one per
  * mapping, some mappings left out as "known private"), then the figures of every mapping
- * and of random ranges, the classes of every page, and copies.  MEVITOP_TEST_SEED replays.
+ * and of random ranges, the classes of every page, and copies; then the recording's section
+ * (rec/rec_share.c) round trip, and its decoder fed seeded mutations of it (it must refuse
+ * or accept, never crash or overrun: run under ASan).  MEVITOP_TEST_SEED replays.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <string.h>
 #include "model/model.h"
 #include "model/share_figs.h"
+#include "rec/rec_share.h"
 #include "rng.h"
 
 #define BASE 0x7f0000000ULL
@@ -53,6 +57,52 @@ static void want_range(uint64_t a, uint64_t b, bool read, struct share_figs *w)
 		}
 	}
 	w->pss = pss >> SHARE_PSS_SHIFT;
+}
+
+static bool same_share(const struct share *a, const struct share *b)
+{
+	int k;
+
+	if (a->n != b->n || a->at_ns != b->at_ns || a->pages_read != b->pages_read ||
+	    memcmp(a->spans, b->spans, a->n * sizeof(*a->spans)))
+		return false;
+	for (k = SHC_TWO; k < SHC_COUNT; k++)
+		if (!pageset_equal(a->cls[k], b->cls[k]))
+			return false;
+	return true;
+}
+
+static void check_section(struct share *s)
+{
+	struct rbuf b = { 0 };
+	struct share *got;
+	struct rcur c;
+	char why[128];
+	int round;
+
+	s->at_ns = 123456789;
+	rec_put_share(&b, s);
+	assert_false(b.oom);
+	c = (struct rcur){ b.p, b.p + b.len, false };
+	assert_int_equal(rec_get_share(&c, &got, why, sizeof(why)), 0);
+	assert_true(same_share(s, got));
+	share_free(got);
+	for (round = 0; round < 2000; round++) {
+		uint8_t *m = malloc(b.len);
+		size_t len = rng_under(4) ? b.len : rng_under(b.len + 1);
+		int flips = 1 + rng_under(4), err;
+
+		assert_non_null(m);
+		memcpy(m, b.p, b.len);
+		while (flips--)
+			m[rng_under(b.len)] = (uint8_t)rng_u64();
+		c = (struct rcur){ m, m + len, false };
+		err = rec_get_share(&c, &got, why, sizeof(why));
+		assert_true(err == 0 || err == -EBADMSG);
+		share_free(got);
+		free(m);
+	}
+	rbuf_free(&b);
 }
 
 static void test_random_pass(void **state)
@@ -131,6 +181,7 @@ static void test_random_pass(void **state)
 	proc_reset(c);
 	assert_null(c->share);
 	proc_free(c);
+	check_section(s);
 	proc_free(p);
 }
 

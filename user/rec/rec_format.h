@@ -31,6 +31,7 @@ enum rec_frame_type {
 #define REC_SECTION_STACKS	3	/* --stacks: stacks added to the table */
 #define REC_SECTION_FIRST_TOUCH	4	/* a process section: --stacks' first touches */
 #define REC_SECTION_PARENT	5	/* a process section: its parent pid (JSON ppid) */
+#define REC_SECTION_SHARE	6	/* a process section: its --sharing pass (rec_share.h) */
 
 /* Frame payload flags. */
 #define REC_FLAG_MAPS		(1u << 0)	/* live JSON would have printed mappings */
