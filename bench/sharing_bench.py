@@ -11,8 +11,11 @@ here asserts a timing.
    and the getppid loop (syscallbench) plain, under `mevitop --json`, and under
    `mevitop --json --sharing`, interleaved; ratios to plain.
 3. mevitop's own CPU over --seconds on the box as it is, with and without --sharing.
+4. A --big-mib process of written anonymous memory, alone (its anonymous pages verified
+   private once) and as a forked pair (every page shared: read and looked up each pass):
+   what the passes cost per entry (16 GiB is 8x the default's figures).
 
-  sharing_bench.py [--rounds 3] [--pairs 5] [--seconds 10]
+  sharing_bench.py [--rounds 3] [--pairs 5] [--seconds 10] [--big-mib 2048] [--only smem,cpu,big,loops]
 """
 import argparse
 import json
@@ -173,18 +176,60 @@ def bench_cpu(seconds):
               f"of a core over {seconds} s (load {loadavg()})")
 
 
+def big_pass(mib, fork):
+    """One process of mib MiB of written anonymous memory (a forked pair when fork):
+    mevitop -p it --sharing until both were read after the setup; the passes' cost."""
+    wl = subprocess.Popen([os.path.join(run_bench.ROOT, "build", "workloads", "share_wl")],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(wl.stdout.readline().split()[1])
+        wl.stdin.write(f"anon a {mib * 256}\n" + ("fork\n" if fork else ""))
+        wl.stdin.flush()
+        wl.stdout.readline()
+        pids = {pid}
+        if fork:
+            pids.add(int(wl.stdout.readline().split()[2]))
+        t = time.monotonic()
+        p = subprocess.Popen([MEVITOP, "--json", "--sharing", "-p", str(pid), "-i", "200"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            for line in p.stdout:
+                snap = json.loads(line)
+                got = {q["pid"]: q for q in snap["processes"]}
+                if all(got.get(x, {}).get("sharing_at", 0) > t for x in pids):
+                    st = snap["stats"]["sharing"]
+                    print(f"{mib} MiB {'forked pair' if fork else 'single process'}: "
+                          f"sharing passes {st['total_ms']:.0f} ms for {st['pages_read']} "
+                          f"entries and {st['lookups']} lookups ({st['cached']} cached, "
+                          f"{st['preads']} preads): {1e6 * st['total_ms'] / max(1, st['pages_read']):.1f} "
+                          f"ns an entry, over {snap['stats']['sharing']['passes']} passes; "
+                          f"uss/pss of {pid}: {got[pid]['uss'] >> 20}/{got[pid]['pss'] >> 20} MiB "
+                          f"(load {loadavg()})")
+                    return
+        finally:
+            p.terminate()
+            p.wait()
+    finally:
+        wl.stdin.close()
+        wl.wait()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=10)
-    ap.add_argument("--only", default="smem,loops,cpu")
+    ap.add_argument("--big-mib", type=int, default=2048)
+    ap.add_argument("--only", default="smem,loops,cpu,big")
     a = ap.parse_args()
     only = a.only.split(",")
     if "smem" in only:
         bench_smem(a.rounds)
     if "cpu" in only:
         bench_cpu(a.seconds)
+    if "big" in only:
+        big_pass(a.big_mib, False)
+        big_pass(a.big_mib, True)
     if "loops" in only:
         bench_loops(a.pairs)
 

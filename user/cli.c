@@ -53,6 +53,7 @@ enum {
 	OPT_METRICS_FILES,
 	OPT_LAYOUT,
 	OPT_SHARING,
+	OPT_SHARING_BUDGET,
 };
 
 static const struct option longopts[] = {
@@ -101,6 +102,7 @@ static const struct option longopts[] = {
 	{ "disable", required_argument, NULL, OPT_DISABLE },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
 	{ "chunk-map-size", required_argument, NULL, OPT_CHUNK_MAP },
+	{ "sharing-budget", required_argument, NULL, OPT_SHARING_BUDGET },
 	{ 0 },
 };
 
@@ -269,7 +271,8 @@ void cli_usage(FILE *out)
 "- reads as _; also MEVITOP_DISABLE=...; uffd_syscall / uffd_dev: exact mode never\n"
 "runs userfaultfd() in a target / never hands it /dev/userfaultfd),\n"
 "--ringbuf-size BYTES (power of two, >= 4096),\n"
-"--chunk-map-size N (entries of chunk mode's per-chunk fault map).\n",
+"--chunk-map-size N (entries of chunk mode's per-chunk fault map),\n"
+"--sharing-budget PAGES (--sharing's pagemap entries a refresh, default 262144).\n",
 		METRICS_TOP_DEFAULT, METRICS_PROCS_DEFAULT, STACK_DUTY_ON_MS_DEFAULT,
 		STACK_DUTY_EVERY_MS_DEFAULT, FILES_TOP_DEFAULT, METRICS_FILES_DEFAULT,
 		METRICS_FILES_MAX, features_disable_names());
@@ -561,6 +564,12 @@ static int opt_how(int opt, struct cli *c)
 		break;
 	case OPT_SHARING:
 		c->sharing = true;
+		break;
+	case OPT_SHARING_BUDGET:
+		if (!parse_u64(optarg, &v, 1, 1ULL << 40))
+			return usage_error("invalid --sharing-budget '%s': pagemap entries a "
+					   "refresh, at least 1", optarg);
+		c->sharing_budget = v;
 		break;
 	case OPT_CHUNK_MAP:
 		if (!parse_u64(optarg, &v, 1, 1 << 24))
@@ -866,6 +875,7 @@ void cli_engine_opts(struct cli *c, struct engine_opts *eo)
 		.max_cpu_pct = c->max_cpu,
 		.rss_hook = c->rss_hook,
 		.sharing = c->sharing,
+		.share_budget_pages = c->sharing_budget,
 		.share_period_ms = c->interval_ms,
 		.stacks = c->stacks,
 		.stack_interval_ms = c->stack_interval_ms ? c->stack_interval_ms : 1000,

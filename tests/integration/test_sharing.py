@@ -135,8 +135,9 @@ def test_forked_pair(mevitop, workload, tmp_path):
         _, words = wl.do(cmd)
         regions[cmd.split()[1]] = int(words[0], 16)
     port = free_port()
+    # A small budget: passes span refreshes, cut inside the mappings.
     mv = mevitop(["-p", str(wl.pid), "-i", "100", "--sharing", "--maps", "--listen",
-                  str(port)])
+                  str(port), "--sharing-budget", "1000"])
     _, words = wl.do("fork")
     child = int(words[0])
     wl.do("ctouch f")

@@ -34,6 +34,8 @@
 #define SHARE_PERIOD_DEFAULT	1000ULL		/* ms */
 #define SHARE_QUIET_FACTOR	10
 #define ENTRY_CHUNK		4096		/* pagemap entries a read */
+#define SHARE_TICK_NS		20000000ULL	/* a tick's passes stop after 20 ms */
+#define PEND_FLUSH		16384		/* look up once this many wait (~10-25 ms) */
 
 /* A page whose entry was not exclusive: its map count is looked up. */
 struct share_pend {
@@ -68,6 +70,7 @@ struct sharing {
 	size_t caplook;
 	struct kcache_ent *cache;	/* 1 << KCACHE_BITS entries */
 	uint32_t gen;			/* this tick's (cache entries of others are stale) */
+	uint64_t tick_t0, tick_read0;	/* when this tick began, pages_read then */
 	uint64_t ent[ENTRY_CHUNK];
 	size_t cursor;			/* round robin over engine_procs */
 	uint64_t ksm_sharing;		/* /sys/kernel/mm/ksm/pages_sharing at the last tick */
@@ -360,6 +363,13 @@ static int resolve(struct engine *e, struct share_build *b)
 	return 0;
 }
 
+/* This tick has spent its time (and made progress: each tick reads something). */
+static bool over_time(const struct sharing *sh)
+{
+	return sh->st.pages_read > sh->tick_read0 &&
+	       engine_now_ns() - sh->tick_t0 > SHARE_TICK_NS;
+}
+
 struct run_ctx {
 	struct engine *e;
 	struct share_build *b;
@@ -379,16 +389,21 @@ static int on_run(uint64_t start, uint64_t end, enum page_state s, void *arg)
 	if (s != PS_RESIDENT)
 		return 0;
 	for (at = start; at < end; at += n) {
-		/* Aligned chunks: a huge page's block lies within one (pmd_like). */
-		uint64_t next = (at | (ENTRY_CHUNK - 1)) + 1;
+		/* Aligned chunks: a huge page's block lies within one (pmd_like); a budget
+		 * smaller than a chunk (--sharing-budget) reads a huge page's worth at once. */
+		uint64_t chunk = c->e->o.share_budget_pages >= ENTRY_CHUNK ? ENTRY_CHUNK :
+				 PMD_PAGES;
+		uint64_t next = (at | (chunk - 1)) + 1;
 
 		n = (next < end ? next : end) - at;
 
-		if (c->read >= c->limit) {
+		if (c->read >= c->limit || over_time(c->e->sharing)) {
 			c->stop = at;
 			return 1;
 		}
 		c->err = read_entries(c->e, c->b, c->fd, at, n, c->span, c->anon);
+		if (!c->err && c->e->sharing->npend >= PEND_FLUSH)
+			c->err = resolve(c->e, c->b);	/* lookups count against the time too */
 		if (c->err)
 			return c->err;
 		c->read += n;
@@ -410,14 +425,16 @@ static int build_step(struct engine *e, struct proc *p, struct share_build *b,
 		s->pagemap_fd = e->src->open_pages(e->src_ctx, io(p));
 	if (s->pagemap_fd < 0)
 		return s->pagemap_fd;
-	for (m = model_find_ge(p, b->cursor); m && !err; m = model_next(m)) {
+	/* The cursor may be inside a mapping a budget cut: go on there. */
+	m = model_find(p, b->cursor);
+	for (m = m ? m : model_find_ge(p, b->cursor); m && !err; m = model_next(m)) {
 		uint64_t from = mapping_start(m) > b->cursor ? mapping_start(m) : b->cursor;
 		struct run_ctx c = { .e = e, .b = b, .fd = s->pagemap_fd, .anon = is_anon(m),
 				     .limit = *budget };
 
 		if (!readable(m, b->anon))
 			continue;
-		if (!*budget) {
+		if (!*budget || over_time(e->sharing)) {
 			b->cursor = from;	/* the rest at the next tick */
 			done = 0;
 			break;
@@ -552,7 +569,8 @@ void engine_share_tick(struct engine *e, struct proc **procs, size_t n)
 	ksm_check(e, procs, n);
 	mark_kin(e, procs, n);
 	budget = e->o.share_budget_pages / (e->scale ? e->scale : 1);
-	read0 = sh->st.pages_read;
+	read0 = sh->tick_read0 = sh->st.pages_read;
+	sh->tick_t0 = t0;
 	for (k = 0; k < n && budget; k++) {
 		struct proc *p = procs[(sh->cursor + k) % n];
 		struct pstate *s = ps(p);
