@@ -192,17 +192,22 @@ def big_pass(mib, fork):
         t = time.monotonic()
         p = subprocess.Popen([MEVITOP, "--json", "--sharing", "-p", str(pid), "-i", "200"],
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        cpu0 = None
         try:
             for line in p.stdout:
                 snap = json.loads(line)
+                if cpu0 is None:
+                    cpu0 = cpu_s(p.pid)  # after the initial scan
                 got = {q["pid"]: q for q in snap["processes"]}
                 if all(got.get(x, {}).get("sharing_at", 0) > t for x in pids):
                     st = snap["stats"]["sharing"]
+                    cpu = cpu_s(p.pid) - cpu0
                     print(f"{mib} MiB {'forked pair' if fork else 'single process'}: "
                           f"sharing passes {st['total_ms']:.0f} ms for {st['pages_read']} "
                           f"entries and {st['lookups']} lookups ({st['cached']} cached, "
                           f"{st['preads']} preads): {1e6 * st['total_ms'] / max(1, st['pages_read']):.1f} "
-                          f"ns an entry, over {snap['stats']['sharing']['passes']} passes; "
+                          f"ns an entry (wall), over {st['passes']} passes; mevitop's CPU meanwhile "
+                          f"{cpu:.2f} s; "
                           f"uss/pss of {pid}: {got[pid]['uss'] >> 20}/{got[pid]['pss'] >> 20} MiB "
                           f"(load {loadavg()})")
                     return

@@ -34,7 +34,8 @@
 #define SHARE_PERIOD_DEFAULT	1000ULL		/* ms */
 #define SHARE_QUIET_FACTOR	10
 #define ENTRY_CHUNK		4096		/* pagemap entries a read */
-#define SHARE_TICK_NS		20000000ULL	/* a tick's passes stop after 20 ms */
+#define SHARE_NS_PER_ENTRY	80ULL		/* a tick's passes stop after budget x this
+						 * (the default: 21 ms), lookups included */
 #define PEND_FLUSH		16384		/* look up once this many wait (~10-25 ms) */
 
 /* A page whose entry was not exclusive: its map count is looked up. */
@@ -71,6 +72,7 @@ struct sharing {
 	struct kcache_ent *cache;	/* 1 << KCACHE_BITS entries */
 	uint32_t gen;			/* this tick's (cache entries of others are stale) */
 	uint64_t tick_t0, tick_read0;	/* when this tick began, pages_read then */
+	uint64_t tick_ns_max;		/* the tick's time budget */
 	uint64_t ent[ENTRY_CHUNK];
 	size_t cursor;			/* round robin over engine_procs */
 	uint64_t ksm_sharing;		/* /sys/kernel/mm/ksm/pages_sharing at the last tick */
@@ -367,7 +369,7 @@ static int resolve(struct engine *e, struct share_build *b)
 static bool over_time(const struct sharing *sh)
 {
 	return sh->st.pages_read > sh->tick_read0 &&
-	       engine_now_ns() - sh->tick_t0 > SHARE_TICK_NS;
+	       engine_now_ns() - sh->tick_t0 > sh->tick_ns_max;
 }
 
 struct run_ctx {
@@ -570,6 +572,7 @@ void engine_share_tick(struct engine *e, struct proc **procs, size_t n)
 	mark_kin(e, procs, n);
 	budget = e->o.share_budget_pages / (e->scale ? e->scale : 1);
 	read0 = sh->tick_read0 = sh->st.pages_read;
+	sh->tick_ns_max = budget * SHARE_NS_PER_ENTRY;
 	sh->tick_t0 = t0;
 	for (k = 0; k < n && budget; k++) {
 		struct proc *p = procs[(sh->cursor + k) % n];
