@@ -137,7 +137,7 @@ def test_forked_pair(mevitop, workload, tmp_path):
     port = free_port()
     # A small budget: passes span refreshes, cut inside the mappings.
     mv = mevitop(["-p", str(wl.pid), "-i", "100", "--sharing", "--maps", "--listen",
-                  str(port), "--sharing-budget", "1000"])
+                  str(port), "--sharing-budget", "2000"])
     _, words = wl.do("fork")
     child = int(words[0])
     wl.do("ctouch f")
@@ -309,3 +309,57 @@ def test_recording(workload, tmp_path):
         check_rollup(e, "replayed")
         check_exact(e, [a], "replayed")
     assert "sharing" in last["stats"]
+
+
+def redis_cli(sock, *args):
+    return subprocess.run(["redis-cli", "-s", sock, *args], capture_output=True, text=True,
+                          timeout=60).stdout.strip()
+
+
+def children(pid):
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(x) for x in f.read().split()]
+
+
+def test_redis_bgsave_child_uss_grows(mevitop, tmp_path):
+    """A real redis: BGSAVE's child shares the dataset with the server; as the server
+    overwrites keys, the child's copies become its own and its USS grows (smaps_rollup
+    agrees)."""
+    sock = str(tmp_path / "redis.sock")
+    srv = subprocess.Popen(["redis-server", "--port", "0", "--unixsocket", sock, "--dir",
+                            str(tmp_path), "--save", "", "--appendonly", "no",
+                            "--enable-debug-command", "yes"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + harness.GUARD_S
+        while redis_cli(sock, "ping") != "PONG":
+            assert srv.poll() is None and time.monotonic() < deadline, "redis did not start"
+            time.sleep(0.02)  # redis-server's own start; a failure guard bounds it
+        assert redis_cli(sock, "debug", "populate", "20000", "key", "4096") == "OK"
+        # Slow the save down (0.5 ms a key: ~10 s) so the child lives through the test.
+        assert redis_cli(sock, "config", "set", "rdb-key-save-delay", "500") == "OK"
+        mv = mevitop(["-p", str(srv.pid), "-i", "100", "--sharing"])
+        assert "started" in redis_cli(sock, "bgsave")
+        t0 = time.monotonic()
+        (child,) = children(srv.pid)
+        _, (before,) = shared_snapshot(mv, (child,), t0)
+        assert before["shared"] > 60 << 20, before  # the dataset, shared with the server
+        script = "for i=0,9999 do redis.call('SET','key:'..i,string.rep('y',4096)) end"
+        redis_cli(sock, "eval", script, "0")
+        t1 = time.monotonic()
+        _, (after,) = shared_snapshot(mv, (child,), t1)
+        assert children(srv.pid) == [child], "the save ended before the check"
+        assert after["uss"] > before["uss"] + (20 << 20), (before["uss"], after["uss"])
+        check_rollup(after, "redis's BGSAVE child")
+    finally:
+        try:
+            kids = children(srv.pid)
+        except OSError:
+            kids = []
+        for k in kids:  # the save's child outlives a killed server
+            try:
+                os.kill(k, 9)
+            except OSError:
+                pass
+        srv.kill()
+        srv.wait()

@@ -36,6 +36,7 @@
 #define ENTRY_CHUNK		4096		/* pagemap entries a read */
 #define SHARE_NS_PER_ENTRY	80ULL		/* a tick's passes stop after budget x this
 						 * (the default: 21 ms), lookups included */
+#define SHARE_TICK_NS_MIN	2000000ULL	/* ... but never less than 2 ms */
 #define PEND_FLUSH		16384		/* look up once this many wait (~10-25 ms) */
 
 /* A page whose entry was not exclusive: its map count is looked up. */
@@ -573,6 +574,8 @@ void engine_share_tick(struct engine *e, struct proc **procs, size_t n)
 	budget = e->o.share_budget_pages / (e->scale ? e->scale : 1);
 	read0 = sh->tick_read0 = sh->st.pages_read;
 	sh->tick_ns_max = budget * SHARE_NS_PER_ENTRY;
+	if (sh->tick_ns_max < SHARE_TICK_NS_MIN)
+		sh->tick_ns_max = SHARE_TICK_NS_MIN;	/* a small budget binds by entries */
 	sh->tick_t0 = t0;
 	for (k = 0; k < n && budget; k++) {
 		struct proc *p = procs[(sh->cursor + k) % n];
