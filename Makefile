@@ -79,7 +79,7 @@ BENCH_PKGS := redis-server redis-tools bpftrace linux-perf vmtouch smem
 # ~350 MiB installed; the exact-mode tests watch Debian's memcached as its own user; the
 # recording tests count a writer's fsyncs with strace):
 # installed by `make test` and `make stress`, not by `make run`.
-TEST_PKGS  := chromium memcached strace redis-server redis-tools
+TEST_PKGS  := chromium memcached strace redis-server redis-tools postgresql
 # What only `make stress` runs: the fresh-machine check makes a Debian minbase tree.
 STRESS_PKGS := debootstrap
 

@@ -363,3 +363,66 @@ def test_redis_bgsave_child_uss_grows(mevitop, tmp_path):
                 pass
         srv.kill()
         srv.wait()
+
+
+def test_postgres_backends_pss(mevitop):
+    """Real postgres backends share shared_buffers and the server's pages: each backend's
+    PSS and USS against smaps_rollup."""
+    import glob
+    import shutil
+    import tempfile
+    bindir = sorted(glob.glob("/usr/lib/postgresql/*/bin"))[-1]
+    top = tempfile.mkdtemp(prefix="mevitop-pg-")
+    as_pg = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"]
+    srv = None
+    sleepers = []
+    try:
+        os.chmod(top, 0o755)
+        shutil.chown(top, "postgres", "postgres")
+        data = os.path.join(top, "data")
+        subprocess.run(as_pg + [f"{bindir}/initdb", "-D", data, "-A", "trust", "-U",
+                                "postgres", "--no-sync"], check=True, capture_output=True,
+                       timeout=120)
+        srv = subprocess.Popen(as_pg + [f"{bindir}/postgres", "-D", data, "-k", top, "-c",
+                                        "listen_addresses=", "-c", "shared_buffers=64MB",
+                                        "-c", "fsync=off", "-c", "autovacuum=off", "-c",
+                                        "jit=off"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def psql(sql, **kw):
+            return subprocess.run(["psql", "-h", top, "-U", "postgres", "-At", "-c", sql],
+                                  capture_output=True, text=True, timeout=120, **kw)
+        deadline = time.monotonic() + harness.GUARD_S
+        while psql("select 1").stdout.strip() != "1":
+            assert srv.poll() is None and time.monotonic() < deadline, "postgres did not start"
+            time.sleep(0.05)  # the server's own start; a failure guard bounds it
+        assert psql("create table t as select g, repeat('x', 400) s "
+                    "from generate_series(1, 60000) g").returncode == 0
+        # Three backends read the table into shared_buffers, then sleep (quiet).
+        for _ in range(3):
+            sleepers.append(subprocess.Popen(
+                ["psql", "-h", top, "-U", "postgres", "-At", "-c",
+                 "select count(*) from t", "-c", "select pg_sleep(120)"],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
+        for s in sleepers:
+            assert s.stdout.readline().strip() == "60000"
+        while True:
+            pids = [int(x) for x in psql("select pid from pg_stat_activity where query = "
+                                         "'select pg_sleep(120)'").stdout.split()]
+            if len(pids) == 3:
+                break
+            assert time.monotonic() < deadline, "the backends did not start sleeping"
+        mv = mevitop(["-p", str(srv.pid), "-i", "100", "--sharing"])
+        t = time.monotonic()
+        _, entries = shared_snapshot(mv, pids, t)
+        for e in entries:
+            assert e["shared"] > 8 << 20, e  # shared_buffers the table went through
+            check_rollup(e, "postgres backend")
+    finally:
+        for s in sleepers:
+            s.kill()
+            s.wait()
+        if srv:
+            srv.send_signal(2)  # SIGINT: fast shutdown, the sleeping backends end too
+            srv.wait(timeout=60)
+        shutil.rmtree(top, ignore_errors=True)
