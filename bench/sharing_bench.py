@@ -15,7 +15,8 @@ here asserts a timing.
    private once) and as a forked pair (every page shared: read and looked up each pass):
    what the passes cost per entry (16 GiB is 8x the default's figures).
 
-  sharing_bench.py [--rounds 3] [--pairs 5] [--seconds 10] [--big-mib 2048] [--only smem,cpu,big,loops]
+  sharing_bench.py [--rounds 3] [--pairs 5] [--seconds 10] [--big-mib 2048] [--extra N]
+                   [--only smem,cpu,big,loops]
 """
 import argparse
 import json
@@ -165,15 +166,33 @@ def bench_loops(pairs):
               f"{pairs} interleaved triples; load {loadavg()})")
 
 
-def bench_cpu(seconds):
-    for args in ([], ["--sharing"]):
-        m = Monitor(args)
-        c0 = cpu_s(m.p.pid)
-        time.sleep(seconds)
-        c1 = cpu_s(m.p.pid)
-        m.stop()
-        print(f"mevitop --json {' '.join(args) or '(default)'}: {100 * (c1 - c0) / seconds:.1f}% "
-              f"of a core over {seconds} s (load {loadavg()})")
+def bench_cpu(seconds, extra, rounds=2):
+    """mevitop's own CPU, without and with --sharing, interleaved; with extra sleeping
+    processes (bench/sleepers: forks of one program, so their pages are shared)."""
+    s = None
+    if extra:
+        s = subprocess.Popen([os.path.join(run_bench.BENCH, "sleepers"), str(extra)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        s.stdout.readline()
+    try:
+        got = {"default": [], "--sharing": []}
+        for _ in range(rounds):
+            for name, args in (("default", []), ("--sharing", ["--sharing"])):
+                m = Monitor(args)
+                c0 = cpu_s(m.p.pid)
+                time.sleep(seconds)
+                got[name].append(100 * (cpu_s(m.p.pid) - c0) / seconds)
+                m.stop()
+        print(f"mevitop --json, whole system (+{extra} sleepers, "
+              f"{len(os.listdir('/proc'))} /proc entries), % of a core over {seconds} s, "
+              f"{rounds} interleaved rounds: default {got['default']}, --sharing "
+              f"{got['--sharing']}; ratio of medians "
+              f"{statistics.median(got['--sharing']) / statistics.median(got['default']):.2f} "
+              f"(load {loadavg()})")
+    finally:
+        if s:
+            s.stdin.close()
+            s.wait()
 
 
 def big_pass(mib, fork):
@@ -225,13 +244,14 @@ def main():
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--big-mib", type=int, default=2048)
+    ap.add_argument("--extra", type=int, default=0, help="sleeping processes for --only cpu")
     ap.add_argument("--only", default="smem,loops,cpu,big")
     a = ap.parse_args()
     only = a.only.split(",")
     if "smem" in only:
         bench_smem(a.rounds)
     if "cpu" in only:
-        bench_cpu(a.seconds)
+        bench_cpu(a.seconds, a.extra)
     if "big" in only:
         big_pass(a.big_mib, False)
         big_pass(a.big_mib, True)
