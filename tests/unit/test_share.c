@@ -139,6 +139,7 @@ static void test_random_pass(void **state)
 			if (count[pg - BASE])
 				account(s, sp, pg, count[pg - BASE]);
 	}
+	share_finish(s);
 	p->share = s;
 	for (m = model_first(p), k = 0; m; m = model_next(m), k++) {
 		struct share_figs got, want;
@@ -155,6 +156,9 @@ static void test_random_pass(void **state)
 					SHC_PRIVATE;
 
 		assert_int_equal(share_page_class(s, BASE + i), want);
+		if (cn)
+			assert_int_equal(share_page_count(s, BASE + i),
+					 read[i / (N / NMAPS)] && cn > 1 ? cn : 1);
 	}
 	/* A range cutting spans: whole spans exact, cut ones pro rata, never more than all. */
 	for (round = 0; round < 200; round++) {

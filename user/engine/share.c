@@ -469,6 +469,7 @@ static void build_finish(struct engine *e, struct proc *p, struct share_build *b
 {
 	struct pstate *s = ps(p);
 
+	share_finish(b->s);
 	share_free(p->share);
 	p->share = b->s;
 	b->s = NULL;

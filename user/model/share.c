@@ -28,6 +28,7 @@ void share_free(struct share *s)
 	for (i = 0; i < SHC_COUNT; i++)
 		pageset_free(s->cls[i]);
 	free(s->spans);
+	free(s->counts);
 	free(s);
 }
 
@@ -47,6 +48,13 @@ struct share *share_clone(const struct share *s)
 	if (s->n)
 		memcpy(c->spans, s->spans, s->n * sizeof(*c->spans));
 	c->n = c->cap = s->n;
+	if (s->ncounts && !(c->counts = malloc(s->ncounts * sizeof(*c->counts)))) {
+		share_free(c);
+		return NULL;
+	}
+	if (s->ncounts)
+		memcpy(c->counts, s->counts, s->ncounts * sizeof(*c->counts));
+	c->ncounts = c->capcounts = s->ncounts;
 	for (i = SHC_TWO; i < SHC_COUNT; i++)
 		if (!(c->cls[i] = pageset_clone(s->cls[i]))) {
 			share_free(c);
@@ -68,12 +76,55 @@ struct share_span *share_add_span(struct share *s, uint64_t start, uint64_t end)
 	return sp;
 }
 
-void share_mark(struct share *s, uint64_t page, uint64_t mapcount)
+#define COUNT_BITS	12
+#define COUNT_MAX	((1u << COUNT_BITS) - 1)
+
+int share_mark(struct share *s, uint64_t page, uint64_t mapcount)
 {
 	enum share_class c = share_class_of(mapcount);
 
-	if (c != SHC_PRIVATE)
-		pageset_add(s->cls[c], page);
+	if (c == SHC_PRIVATE)
+		return 0;
+	pageset_add(s->cls[c], page);
+	if (c == SHC_TWO)
+		return 0;
+	if (array_reserve(s->counts, s->ncounts, s->capcounts, 256))
+		return -ENOMEM;
+	s->counts[s->ncounts++] = page << COUNT_BITS |
+				  (mapcount < COUNT_MAX ? mapcount : COUNT_MAX);
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+void share_finish(struct share *s)
+{
+	qsort(s->counts, s->ncounts, sizeof(*s->counts), cmp_u64);
+}
+
+uint64_t share_page_count(const struct share *s, uint64_t page)
+{
+	size_t lo = 0, hi;
+	enum share_class c = share_page_class(s, page);
+
+	if (c == SHC_PRIVATE || c == SHC_TWO)
+		return c == SHC_TWO ? 2 : 1;
+	for (hi = s->ncounts; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->counts[mid] >> COUNT_BITS < page)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < s->ncounts && s->counts[lo] >> COUNT_BITS == page)
+		return s->counts[lo] & COUNT_MAX;
+	return 0;
 }
 
 size_t share_bytes(const struct share *s)
@@ -83,7 +134,7 @@ size_t share_bytes(const struct share *s)
 
 	if (!s)
 		return 0;
-	b = sizeof(*s) + s->cap * sizeof(*s->spans);
+	b = sizeof(*s) + s->cap * sizeof(*s->spans) + s->capcounts * sizeof(*s->counts);
 	for (i = SHC_TWO; i < SHC_COUNT; i++)
 		b += pageset_bytes(s->cls[i]);
 	return b;

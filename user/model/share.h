@@ -47,6 +47,10 @@ struct share {
 	struct share_span *spans;	/* ascending, not overlapping */
 	size_t n, cap;
 	struct pageset *cls[SHC_COUNT];	/* shared pages by class; cls[SHC_PRIVATE] is NULL */
+	/* The exact count of each page mapped by 3 or more (by 2 is its class): page << 12 |
+	 * count (counts above 4095 saturate), ascending once the pass is complete. */
+	uint64_t *counts;
+	size_t ncounts, capcounts;
 	uint64_t at_ns;			/* CLOCK_MONOTONIC when the pass began */
 	uint64_t pages_read;		/* PFNs the pass read */
 };
@@ -56,8 +60,14 @@ void share_free(struct share *s);		/* NULL is fine */
 struct share *share_clone(const struct share *s);	/* NULL on ENOMEM (s NULL: NULL) */
 /* A new span after every other; returns it, or NULL on ENOMEM. */
 struct share_span *share_add_span(struct share *s, uint64_t start, uint64_t end);
-/* page is shared by mapcount (>= 2) processes. */
-void share_mark(struct share *s, uint64_t page, uint64_t mapcount);
+/* page is shared by mapcount (>= 2) processes.  0, or -ENOMEM (the count is then not kept;
+ * the class is). */
+int share_mark(struct share *s, uint64_t page, uint64_t mapcount);
+/* Sorts the exact counts (the pass is complete). */
+void share_finish(struct share *s);
+/* A resident page's map count: exact for 3 or more, else 2 for its class, 1 private; 0
+ * when a count of 3+ was not kept. */
+uint64_t share_page_count(const struct share *s, uint64_t page);
 size_t share_bytes(const struct share *s);
 
 /* The class of one resident page (s may be NULL: private). */

@@ -297,6 +297,7 @@ static void fill_readout(struct heatmap *m, const struct hm_paint *pc)
 			shared += ro->cls[k] = pageset_count_range(p->share->cls[k], ro->start,
 								   ro->end);
 		ro->cls[SHC_PRIVATE] = ro->res - shared;
+		ro->count = share_page_count(p->share, ro->start);
 	}
 	ro->collapsed = h->collapsed;
 	ro->file = h->m->ino && (h->kind == MK_FILE || h->kind == MK_SHMEM);

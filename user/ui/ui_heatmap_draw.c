@@ -235,8 +235,8 @@ enum ro_cut {
 	RO_CUTS,
 };
 
-/* The sharing layer's part of the cursor line: a page's map count (its class), or the
- * cell's resident pages by class. */
+/* The sharing layer's part of the cursor line: a page's map count (its class when the
+ * count was not kept), or the cell's resident pages by class. */
 static void readout_sharing(const struct hm_readout *ro, uint64_t n, char *buf, size_t size,
 			    size_t *len)
 {
@@ -251,7 +251,9 @@ static void readout_sharing(const struct hm_readout *ro, uint64_t n, char *buf, 
 	if (n == 1) {
 		for (k = SHC_COUNT - 1; k > SHC_PRIVATE && !ro->cls[k]; k--)
 			;
-		if (ro->res)
+		if (ro->res && ro->count >= 2)
+			*len += snprintf(buf + *len, size - *len, ", mapped by %" PRIu64, ro->count);
+		else if (ro->res)
 			*len += snprintf(buf + *len, size - *len, ", mapped %s",
 					 k == SHC_PRIVATE ? "once" : by[k]);
 		return;

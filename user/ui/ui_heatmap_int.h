@@ -56,6 +56,7 @@ struct hm_readout {
 	enum page_state state;		/* when the cell is one page */
 	bool shared_known;		/* --sharing has read the process: cls */
 	uint64_t cls[SHC_COUNT];	/* the cell's resident pages by map count */
+	uint64_t count;			/* a one-page cell's map count (0: not kept) */
 	bool collapsed;			/* its object is folded ('c') */
 	bool file;			/* a file mapping: Enter opens the file's heatmap */
 	uint64_t dev, ino;
