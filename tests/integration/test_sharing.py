@@ -265,6 +265,16 @@ def test_ui_layer_and_columns(screen, workload):
     scr.type(f"{a:x}")
     scr.keys("Enter")
     scr.wait_for(f"cursor {a:#x}: resident, mapped once")
+    # A page of libc's text every process maps: its exact count (3 or more).
+    libc = next(st for st, _e, perms, path in harness.read_maps(wl.pid)
+                if "libc.so" in path and "x" in perms)
+    scr.keys("g")
+    scr.type(f"{libc:x}")
+    scr.keys("Enter")
+    s = scr.wait(lambda s: re.search(rf"cursor {libc:#x}: resident, mapped by (\d+)", s),
+                 "libc's first text page's count")
+    n = int(re.search(rf"cursor {libc:#x}: resident, mapped by (\d+)", s).group(1))
+    assert n >= 3, n
     scr.keys("t")
     scr.wait_for("layer heat")
     # The list: USS and PSS columns, sorted by their keys.
