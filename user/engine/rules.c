@@ -436,7 +436,10 @@ static void apply_fork(struct engine *e, const struct ev_proc *ev)
 	c->ready = true;
 	table_add(e, c);
 	pend_mark(e, c, PEND_RELOAD);
-	/* Both now map the anonymous pages copy-on-write: read them at the next pass. */
+	/* Both now map the anonymous pages copy-on-write: read them at the next pass.  The
+	 * parent's figures are not the child's (its file pages are not even mapped yet). */
+	share_free(c->share);
+	c->share = NULL;
 	ps(c)->share_due = true;
 	ps(parent)->share_anon = ps(parent)->share_due = true;
 	if (ps(parent)->sbuild)
