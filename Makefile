@@ -79,7 +79,7 @@ BENCH_PKGS := redis-server redis-tools bpftrace linux-perf vmtouch smem
 # ~350 MiB installed; the exact-mode tests watch Debian's memcached as its own user; the
 # recording tests count a writer's fsyncs with strace):
 # installed by `make test` and `make stress`, not by `make run`.
-TEST_PKGS  := chromium memcached strace redis-server redis-tools postgresql
+TEST_PKGS  := chromium memcached strace python3-websocket xfsprogs redis-server redis-tools postgresql
 # What only `make stress` runs: the fresh-machine check makes a Debian minbase tree.
 STRESS_PKGS := debootstrap
 
@@ -120,6 +120,10 @@ $(BUILD)/user/%.o: user/%.c | $(SKEL)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The web view's page is .incbin'ed into this object (-MMD cannot see it).
+WEB_ASSETS := $(wildcard user/out/web/*)
+$(BUILD)/user/out/web_assets.o $(CROSS_BUILD)/user/out/web_assets.o: $(WEB_ASSETS)
 
 # Each concern is its own BPF object; bpftool's static linker joins them so one skeleton
 # (and one ring buffer and target map) serves them all.
@@ -195,7 +199,7 @@ test_rec_fuzz_LIBS := -lzstd -lz -lbpf -ldw -lelf -lroaring -lm -lpthread
 test_seccomp_bpf_LINK := exact lib
 test_seccomp_guard_LINK := exact kernel model lib
 test_seccomp_guard_LIBS := -lroaring -lm -lpthread
-test_fcache_LINK   := kernel model lib
+test_fcache_LINK   := out kernel model lib
 test_fcache_LIBS   := -lroaring -lm
 
 folder_archives = $(addsuffix .a,$(addprefix $(BUILD)/folders/,$(or $($(1)_LINK),top $(ALL_FOLDERS))))

@@ -161,6 +161,12 @@ def bench_scale(d, quick, mv_args):
             nfiles = len(s.get("files", [])) + s.get("files_omitted", {}).get("files", 0)
             print(f"scale ({label}, {n} extra cached files): first snapshot {mv.first_s:.2f}s, "
                   f"files {nfiles}, idle CPU {cpu:.2f}% of a core", flush=True)
+            st = mv.lines[0].get("files_stats")
+            if st:  # the page cache side's own share of the first snapshot
+                print(f"  files side of the first snapshot: walk {st['full_walk_ms']:.0f} ms + "
+                      f"refresh {st['refresh_ms']:.0f} ms (the kernel's names for "
+                      f"{st.get('kinfo', 0)} rows in {st.get('kinfo_ms', 0):.0f} ms), "
+                      f"loadavg {os.getloadavg()[0]:.2f}", flush=True)
         finally:
             mv.stop()
 

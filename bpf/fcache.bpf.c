@@ -199,6 +199,167 @@ int BPF_PROG(fc_walk, struct task_struct *task, const char *comm)
 	return 0;
 }
 
+/* --- fc_info: names and memory cgroups of inodes by address --- */
+
+__u32 info_tgid, info_n;
+struct fc_info_req info_req[FC_INFO_MAX];
+struct fc_info info_out[FC_INFO_MAX];
+
+/* The xarray walk for the first cached folio of each request, as a state machine one
+ * bpf_loop drives (a bounded loop inside info_one is too much for the verifier): the slots
+ * looked at depth first, shadow entries of evicted pages skipped, FC_XA_STEPS per request. */
+__u32 xw_req, xw_steps, xw_idx;
+__u64 xw_node;		/* 0: start at the request's xa_head */
+
+static __always_inline void memcg_of(struct fc_info *o, struct folio *folio)
+{
+	__u64 md;
+	struct mem_cgroup *memcg;
+
+	if (!bpf_core_field_exists(folio->memcg_data))
+		return;
+	md = BPF_CORE_READ(folio, memcg_data);
+	memcg = (void *)(md & ~7ULL);
+	/* Page cache folios hold a plain mem_cgroup pointer (no KMEM/OBJEXTS bit). */
+	if (memcg && !(md & 3)) {
+		o->cgid = BPF_CORE_READ(memcg, css.cgroup, kn, id);
+		if (o->cgid)
+			o->flags |= FCI_F_MEMCG;
+	}
+}
+
+static __always_inline int xa_next_req(void)
+{
+	xw_req++;
+	xw_steps = xw_idx = 0;
+	xw_node = 0;
+	return xw_req >= info_n || xw_req >= FC_INFO_MAX;
+}
+
+static int xa_step(__u32 i, void *ctx)
+{
+	__u32 r = xw_req;
+	struct fc_info *o;
+	struct xa_node *node;
+	__u64 e;
+
+	if (r >= info_n || r >= FC_INFO_MAX)
+		return 1;
+	asm volatile("%0 &= 0x3f" : "+r"(r));
+	o = &info_out[r];
+	if (o->status != FCI_OK || xw_steps++ >= FC_XA_STEPS)
+		return xa_next_req();
+	if (!xw_node) {
+		struct inode *inode = (void *)info_req[r].inode;
+
+		e = (__u64)BPF_CORE_READ(inode, i_mapping, i_pages.xa_head);
+		if (!e || (e & 1) || ((e & 3) == 2 && e <= 4096))
+			return xa_next_req();
+		if ((e & 3) != 2) {		/* one folio at index 0, no node */
+			memcg_of(o, (void *)e);
+			return xa_next_req();
+		}
+		xw_node = e - 2;
+		xw_idx = 0;
+		return 0;
+	}
+	node = (void *)xw_node;
+	if (xw_idx >= 64) {			/* this node done: back to the parent's next */
+		struct xa_node *parent = BPF_CORE_READ(node, parent);
+
+		if (!parent)
+			return xa_next_req();
+		xw_idx = BPF_CORE_READ(node, offset) + 1;
+		xw_node = (__u64)parent;
+		return 0;
+	}
+	e = 0;
+	bpf_probe_read_kernel(&e, sizeof(e), &node->slots[xw_idx & 63]);
+	if (!e || (e & 1) || ((e & 3) == 2 && e <= 4096)) {
+		xw_idx++;			/* empty, a shadow, a sibling or retry entry */
+		return 0;
+	}
+	if ((e & 3) == 2) {
+		xw_node = e - 2;
+		xw_idx = 0;
+		return 0;
+	}
+	memcg_of(o, (void *)e);
+	return xa_next_req();
+}
+
+static int info_one(__u32 i, void *ctx)
+{
+	struct fc_info_req *rq;
+	struct fc_info *o;
+	struct inode *inode;
+	struct dentry *d;
+	struct hlist_node *alias;
+	__u32 k;
+
+	if (i >= FC_INFO_MAX || i >= info_n)
+		return 1;
+	/* A bound on the register the access uses (clang checks a copy): i <= 63. */
+	asm volatile("%0 &= 0x3f" : "+r"(i));
+	rq = &info_req[i];
+	o = &info_out[i];
+	o->flags = o->depth = o->rdev = 0;
+	o->cgid = 0;
+	inode = (void *)rq->inode;
+	if (BPF_CORE_READ(inode, i_ino) != rq->ino || BPF_CORE_READ(inode, i_sb, s_dev) != rq->dev) {
+		o->status = FCI_GONE;
+		return 0;
+	}
+	o->status = FCI_OK;
+	o->rdev = BPF_CORE_READ(inode, i_rdev);
+	alias = BPF_CORE_READ(inode, i_dentry.first);
+	if (!alias)
+		o->flags |= FCI_F_NODENTRY;
+	d = alias ? (void *)alias - bpf_core_field_offset(struct dentry, d_u.d_alias) : NULL;
+	if (d && !BPF_CORE_READ(d, d_hash.pprev))
+		o->flags |= FCI_F_UNHASHED;
+	for (k = 0; d && k < FC_DEPTH; k++) {
+		struct dentry *parent = BPF_CORE_READ(d, d_parent);
+		const unsigned char *name = BPF_CORE_READ(d, d_name.name);
+		long n = bpf_probe_read_kernel_str(o->comp[k], FC_COMP, name);
+
+		if (n < 0)
+			break;
+		if (n == FC_COMP && BPF_CORE_READ(d, d_name.len) >= FC_COMP)
+			o->flags |= FCI_F_TRUNC;
+		o->depth = k + 1;
+		if (!parent || parent == d) {
+			o->flags |= FCI_F_ROOT;
+			break;
+		}
+		d = parent;
+	}
+	return 0;
+}
+
+/* Driven like fc_walk, by the reader's own prctl(PR_SET_NAME), when info_tgid is set. */
+SEC("tp_btf/task_rename")
+int BPF_PROG(fc_info, struct task_struct *task, const char *comm)
+{
+	if (!info_tgid || bpf_get_current_pid_tgid() >> 32 != info_tgid)
+		return 0;
+	bpf_loop(FC_INFO_MAX, info_one, NULL, 0);
+	xw_req = xw_steps = xw_idx = 0;
+	xw_node = 0;
+	bpf_loop(FC_INFO_MAX * (FC_XA_STEPS + 1), xa_step, NULL, 0);
+	return 0;
+}
+
+/* Pages added + deleted, every event, per CPU: the reader compares them with what it took
+ * from fc_deltas, whose LRU drops entries when more inodes change in a refresh than it holds
+ * (drop_caches, a big rm): a shortfall means lost counts, made good by a full walk. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} fc_events SEC(".maps");
+
 static __always_inline void account(struct folio *folio, bool add)
 {
 	struct address_space *mapping = folio->mapping;
@@ -217,6 +378,13 @@ static __always_inline void account(struct folio *folio, bool add)
 		nr = 1UL << (folio->_flags_1 & 0xff);
 	k.ino = host->i_ino;
 	k.dev = host->i_sb->s_dev;
+	{
+		__u32 z = 0;
+		__u64 *ev = bpf_map_lookup_elem(&fc_events, &z);
+
+		if (ev)
+			*ev += nr;
+	}
 	v = bpf_map_lookup_elem(&fc_deltas, &k);
 	if (!v) {
 		bpf_map_update_elem(&fc_deltas, &k, &zero, BPF_NOEXIST);
@@ -235,6 +403,7 @@ static __always_inline void account(struct folio *folio, bool add)
 	v->size = host->i_size;
 	v->gen = host->i_generation;
 	v->mode = host->i_mode;
+	v->inode = (__u64)host;
 }
 
 SEC("tp_btf/mm_filemap_add_to_page_cache")

@@ -34,6 +34,40 @@ struct fc_walk_state {
 	__u64 steps, inodes, sbs, cuts, full;
 };
 
+/* fc_info: what the kernel knows of inodes the walk found, asked for by address, up to
+ * FC_INFO_MAX a firing: the dentry's name up to its superblock's root (any filesystem, mounted
+ * or not: the internal shm mount's "memfd:NAME", "SYSV%08x", "dev/zero"), the block device of
+ * a bdev inode, the memory cgroup charged for the file's first cached folio. */
+#define FC_INFO_MAX	64
+#define FC_DEPTH	16	/* path components read, leaf first */
+#define FC_COMP		64	/* bytes of one, NUL included */
+#define FC_XA_STEPS	160	/* xarray slots looked at for a folio */
+
+#define FCI_OK		1
+#define FCI_GONE	2	/* the address holds another inode now (or none) */
+
+#define FCI_F_ROOT	(1u << 0)	/* the components reach the superblock's root */
+#define FCI_F_TRUNC	(1u << 1)	/* a component was longer than FC_COMP - 1 */
+#define FCI_F_NODENTRY	(1u << 2)	/* no dentry (bdev inodes, dropped aliases) */
+#define FCI_F_UNHASHED	(1u << 3)	/* the dentry is unhashed: unlinked, or a pseudo file */
+#define FCI_F_MEMCG	(1u << 4)	/* cgid is a folio's memory cgroup */
+
+struct fc_info_req {
+	__u64 inode;		/* fc_rec.inode */
+	__u64 ino;
+	__u32 dev;		/* kernel dev_t */
+	__u32 pad;
+};
+
+struct fc_info {
+	__u32 status;		/* FCI_OK, FCI_GONE */
+	__u32 flags;		/* FCI_F_* */
+	__u32 depth;		/* components in comp */
+	__u32 rdev;		/* i_rdev (a block device inode's device), kernel dev_t */
+	__u64 cgid;		/* the memory cgroup's cgroup id (its cgroupfs inode), 0 unknown */
+	char comp[FC_DEPTH][FC_COMP];
+};
+
 struct fc_key {
 	__u64 ino;
 	__u32 dev;
@@ -50,6 +84,7 @@ struct fc_delta {
 	__u32 gen;
 	__u16 mode;
 	__u16 nlink;
+	__u64 inode;		/* the inode's address (fc_info asks by it) */
 };
 
 #endif

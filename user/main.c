@@ -23,7 +23,8 @@
 #include "out/json.h"
 #include "kernel/libbpf_log.h"
 #include "lib/log.h"
-#include "out/http.h"
+#include "out/web_live.h"
+#include "out/web_server.h"
 #include "kernel/procfs.h"
 #include "rec/rec_writer.h"
 #include "rec/rec_format.h"
@@ -260,21 +261,23 @@ static int run_json(struct engine *e, struct cli *c, struct rec_writer *rec)
 	return c->folded ? write_folded(e) : 0;
 }
 
-/* The view, JSON or serve's headless loop, with the metrics endpoint beside it (--listen). */
+/* The view, JSON or serve's headless loop, with the metrics endpoint and the web view beside
+ * it (--listen). */
 static int run_view(struct engine *e, struct cli *c, struct rec_writer *rec)
 {
-	struct metrics_http *h = NULL;
+	struct web_server ws = { 0 };
+	struct web_source live;
 	char why[256];
 	int rc;
 
-	if (c->listen_set && metrics_http_start(e, &c->listen, &c->metrics, &h, why, sizeof(why))) {
+	web_live_source(e, &live);
+	if (c->listen_set &&
+	    web_server_start(e, &c->listen, &c->metrics, &live, &ws, why, sizeof(why))) {
 		log_err("%s", why);
 		return 1;
 	}
-	if (h)
-		log_note("serving metrics on http://%s/metrics", c->listen.text);
 	rc = c->json || c->serve || c->folded ? run_json(e, c, rec) : ui_run(e, c);
-	metrics_http_stop(h);
+	web_server_stop(&ws);
 	return rc;
 }
 

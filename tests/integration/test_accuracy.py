@@ -323,8 +323,20 @@ def test_exit_is_reported(mevitop, workload, disable):
     assert f"process {wl.pid}" in mv.stderr_text() and "exited" in mv.stderr_text()
 
 
-def test_whole_system_several_processes(mevitop, workload, disable):
-    mode, switches = disable
+# Watching the whole box (every process's maps every 50 ms) is the suite's heaviest test; the
+# fallbacks that change nothing for the whole system but a hook's attach point are covered
+# per process above.  These change what the whole system is built from: the default of each
+# mode, the /proc path instead of the task iterator's pass, maps text instead of
+# PROCMAP_QUERY, and the syscall records instead of mmap_lock.
+WHOLE_SYSTEM = [("trace", "default"), ("trace", "no-task_iter"), ("sample", "default"),
+                ("sample", "no-task_iter"), ("sample", "no-procmap_query"),
+                ("sample", "no-mmap_lock"), ("chunk", "default")]
+
+
+@pytest.mark.parametrize("mode,fb", WHOLE_SYSTEM, ids=[f"{m}-{fb}" for m, fb in WHOLE_SYSTEM])
+def test_whole_system_several_processes(mevitop, workload, mode, fb):
+    disable = (mode, FALLBACKS[fb])
+    switches = disable[1]
     mv = mevitop(["-i", "50", "--no-reconcile", "--maps", "--mode", mode], switches)
     mv.want_layout = layout_source(disable)
     wls = [workload() for _ in range(3)]

@@ -226,7 +226,7 @@ def test_kill9_in_handoff(procs, stage):
 def test_kill9_sweep_nobody(kind):
     """kill -9 at random moments over the attach of a nobody kill_target (which checks its
     own registers): its fds, maps, masks, credentials and state as before every time."""
-    kills, failures = killsweep.sweep((kind, 1, False), 16, max_delay_s=0.002,
+    kills, failures = killsweep.sweep((kind, 1, False), 8, max_delay_s=0.002,
                                       wrap=AS_NOBODY)
     assert not failures, f"{len(failures)} problems in {kills} kills: " + "; ".join(
         f"at {us} us: {p}" for us, p in failures[:5])

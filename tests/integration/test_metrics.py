@@ -298,6 +298,7 @@ def test_serve_headless_and_sigterm(quiet_workload):
                          stderr=subprocess.PIPE, env=env, start_new_session=True)
     err = harness.Reader(p.stderr, "serve-stderr")
     assert err.get() == f"mevitop: serving metrics on http://127.0.0.1:{port}/metrics"
+    assert err.get() == f"mevitop: web view on http://127.0.0.1:{port}/"   # doc/web.md
     st, _h, text = get(port)
     assert st == 200
     assert value(text, "mevitop_process_resident_bytes", pid=wl.pid, kind="anon") >= \
@@ -306,7 +307,7 @@ def test_serve_headless_and_sigterm(quiet_workload):
     assert p.wait(timeout=GUARD_S) == 0
     assert p.stdout.read() == b""
     err.join(timeout=5)
-    assert not [l for l in err.all[1:] if l.strip()], err.all
+    assert not [l for l in err.all[2:] if l.strip()], err.all
     with pytest.raises(OSError):
         get(port)
 

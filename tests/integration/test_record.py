@@ -417,7 +417,9 @@ def test_replay_prints_what_live_json_printed(workload, recorder, tmp_path):
     assert [round(f["monotonic"], 6) for f in frames] == [round(m / 1e9, 6) for _, m in spec]
     assert spec[0][0] == 1 and any(t == 2 for t, _ in spec), "keyframe first, then deltas"
     for f in frames:
-        assert set(f) == {"time", "monotonic", "mode", "interval_ms", "stats", "processes"}
+        # As live -p JSON: the page cache members of the watched files (none here).
+        assert set(f) == {"time", "monotonic", "mode", "interval_ms", "stats", "processes",
+                          "files", "files_stats"}
         p = find_proc(f, wl.pid)
         assert p and p["mappings"] and p["pages"]["resident"] >= 64
     ts = [f["monotonic"] for f in frames]

@@ -228,6 +228,8 @@ struct files_stats {
 	uint64_t queued;		/* rows waiting for a name (the largest go first) */
 	uint64_t refresh_ns;		/* the last refresh's wall time, of which */
 	uint64_t mapped_ns, proc_ns;	/* mapped_by from the model, names from /proc */
+	uint64_t kinfo, kinfo_ns;	/* rows the kernel was asked about; the last tick's time */
+	uint64_t rewalks;		/* full walks after the delta table dropped counts */
 };
 const struct files_stats *engine_files_stats(struct engine *e);
 /* What the sharing passes cost (JSON "stats.sharing"); NULL when --sharing is off. */

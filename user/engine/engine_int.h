@@ -203,6 +203,7 @@ struct engine {
 	struct mem_summary mem;		/* /proc/meminfo at the last tick (files.c) */
 	struct fcache *fc;		/* the page cache's files (files.c) */
 	struct files *files;		/* how they are read (files.h), NULL: files off */
+	struct anon_acct *anon;		/* the summary's anonymous pages, once (mem_anon.h) */
 	struct sharing *sharing;	/* share.c's state, NULL: --sharing off */
 };
 

@@ -21,11 +21,13 @@
 #include <unistd.h>
 #include "lib/array.h"
 #include "kernel/cachestat.h"
+#include "kernel/cgroup_ids.h"
 #include "engine/engine_int.h"
 #include "kernel/fcache_bpf.h"
 #include "kernel/fcache_name.h"
 #include "kernel/fcache_proc.h"
 #include "engine/files.h"
+#include "engine/mem_anon.h"
 #include "lib/log.h"
 #include "kernel/meminfo.h"
 
@@ -47,19 +49,6 @@ const struct files_stats *engine_files_stats(struct engine *e)
 	return e->files ? &e->files->st : NULL;
 }
 
-/* Resident pages of the process's anonymous mappings (what "accounted" adds for it; its
- * shared and file pages are the files' and counted there). */
-static uint64_t anon_resident(const struct proc *p)
-{
-	const struct mapping *m;
-	uint64_t n = 0;
-
-	for (m = model_first(p); m; m = model_next(m))
-		if (m->kind == MK_ANON || m->kind == MK_HEAP || m->kind == MK_STACK)
-			n += model_count(p, PS_RESIDENT, mapping_start(m), mapping_end(m));
-	return n;
-}
-
 static void summary_from(struct mem_summary *s, const struct meminfo *mi)
 {
 	s->total = mi->mem_total;
@@ -79,18 +68,20 @@ static void summary_from(struct mem_summary *s, const struct meminfo *mi)
 static void summary_refresh(struct engine *e)
 {
 	struct meminfo mi;
-	uint64_t anon = 0;
-	size_t i;
 
 	if (meminfo_read(&mi) == 0) {
 		summary_from(&e->mem, &mi);
 		e->mem.ts_ns = engine_now_ns();
 	}
-	for (i = 0; i < NBUCKETS; i++)
-		for (struct proc *p = e->buckets[i]; p; p = p->hnext)
-			if (!p->exited && p->ready)
-				anon += anon_resident(p);
-	e->mem.accounted = (anon + (e->files ? e->files->cached_total : 0)) * PAGE_SIZE_4K;
+	/* accounted = accounted_anon + accounted_files: each anonymous page once (Pss_Anon,
+	 * not the per-process resident counts, which count a page shared since fork once per
+	 * process) and each cached page once (the rows are distinct inodes; shmem pages are
+	 * the rows' and never anon).  So accounted <= anon + file <= total - free, up to what
+	 * moved between the reads. */
+	e->mem.accounted_anon = anon_acct_refresh(e, &e->mem.anon_pending,
+						  &e->mem.anon_unreadable);
+	e->mem.accounted_files = (e->files ? e->files->cached_total : 0) * PAGE_SIZE_4K;
+	e->mem.accounted = e->mem.accounted_anon + e->mem.accounted_files;
 }
 
 /* --- rows from the kernel --- */
@@ -100,7 +91,8 @@ static enum fc_kind kind_of(struct files *fs, const struct fc_file *f)
 	if (f->sb_magic == BDEVFS_MAGIC_)
 		return FC_BLOCK;
 	if (f->dev == fs->shm_dev && fs->shm_dev)
-		return f->kind == FC_MEMFD || f->kind == FC_SYSV ? f->kind : FC_OTHER;
+		return f->kind == FC_MEMFD || f->kind == FC_SYSV || f->kind == FC_ANON_SHMEM ?
+		       f->kind : FC_OTHER;
 	if (f->flags & FF_DELETED)
 		return FC_DELETED;
 	if (f->sb_magic == TMPFS_MAGIC_)
@@ -136,7 +128,7 @@ static int on_rec(void *ctx, const struct fc_rec *r)
 		f->seen_gen = 0;
 		f = files_row(fs, dev, r->ino);		/* queued for its name again */
 	}
-	if (fs->walk_shmem_only) {
+	if (fs->walk_shmem_only || fs->cur_magic == TMPFS_MAGIC_) {
 		fkeys_add(&fs->shm_now, f);
 		if (f->seen_gen && f->pages.cached != r->nrpages) {
 			/* shmem changes are seen only as differences between two walks. */
@@ -168,6 +160,7 @@ static void on_delta(void *ctx, const struct fc_key *k, const struct fc_delta *d
 	struct files *fs = ctx;
 	struct fc_file *f = files_row(fs, fcbpf_dev(k->dev), k->ino);
 
+	fs->taken_pages += d->adds + d->dels;
 	if (!f)
 		return;
 	f->win_adds += d->adds;
@@ -176,6 +169,8 @@ static void on_delta(void *ctx, const struct fc_key *k, const struct fc_delta *d
 	f->size = d->size;
 	f->generation = d->gen;
 	f->mode = d->mode;
+	if (d->inode)
+		f->kaddr = d->inode;
 	f->seen_gen = fs->gen;
 	if (!f->sb_magic)
 		f->kind = S_ISREG(d->mode) ? FC_REGULAR : FC_OTHER;
@@ -243,6 +238,17 @@ static void finish(struct files *fs, double dt)
 	fcache_bump(fs->fc);
 }
 
+static int empty_unseen(struct fc_file *f, void *arg)
+{
+	struct files *fs = arg;
+
+	if (f->seen_gen != fs->gen && f->pages.cached && !f->watched) {
+		f->win_dels += f->pages.cached;
+		files_set_cached(fs, f, 0);
+	}
+	return 0;
+}
+
 static int walk(struct engine *e, int mode)
 {
 	struct files *fs = e->files;
@@ -277,9 +283,21 @@ void engine_files_refresh(struct engine *e)
 	fs->gen++;
 	fs->ticks++;
 	if (fs->bpf) {
+		uint64_t events = 0;
+		bool lost;
+
+		fcbpf_events(fs->bpf, &events);	/* before the take: it holds all of these */
 		fcbpf_take(fs->bpf, on_delta, fs);
-		if (walk(e, FC_WALK_SHMEM))
+		lost = events > fs->taken_pages + fs->lost_base;
+		if (walk(e, lost ? FC_WALK_ALL : FC_WALK_SHMEM))
 			fs->st.walk_errors++;
+		if (lost) {
+			/* More inodes changed than the delta table holds: the walk is the truth,
+			 * rows it did not see have no pages left. */
+			fs->st.rewalks++;
+			fs->lost_base = events - fs->taken_pages;
+			fcache_each(fs->fc, empty_unseen, fs);
+		}
 		drop_unseen_shmem(fs);
 	} else {
 		files_proc_rows(e);
@@ -346,20 +364,26 @@ int engine_files_init(struct engine *e)
 	e->files->top = e->o.files_top;
 	if (fcproc_shm_dev(&e->files->shm_dev))
 		e->files->shm_dev = 0;	/* no memfd: such rows are named from processes */
+	if (cgids_new(&e->files->cgids))
+		e->files->cgids = NULL;	/* no cgroup2 mount: memcg stays null */
 	return fcname_new(&e->files->names);
 }
 
 void engine_files_fini(struct engine *e)
 {
+	anon_acct_free(e->anon);
+	e->anon = NULL;
 	if (e->files) {
 		struct fkeys *l[] = { &e->files->touched, &e->files->rated, &e->files->shm_prev,
 				      &e->files->shm_now, &e->files->mapped, &e->files->unnamed,
-				      &e->files->needs_proc, &e->files->watched };
+				      &e->files->needs_proc, &e->files->watched,
+				      &e->files->kinfo };
 
 		for (size_t i = 0; i < sizeof(l) / sizeof(l[0]); i++)
 			fkeys_free(l[i]);
 		fcbpf_close(e->files->bpf);
 		fcname_free(e->files->names);
+		cgids_free(e->files->cgids);
 		files_names_fini(e);
 		free(e->files);
 		e->files = NULL;

@@ -17,6 +17,9 @@
 #define FF_BY_PATH	(1u << 5)	/* opened by its path (tmpfs: handles need a hash) */
 #define FF_TREE_TRIED	(1u << 6)	/* its mount's tree was walked for its name */
 #define FF_QUEUED	(1u << 7)	/* in files.unnamed */
+#define FF_KINFO	(1u << 8)	/* in files.kinfo: the kernel names it first (cheaper) */
+#define FF_MEMCG_MISS1	(1u << 9)	/* its memcg id had no path yet (a cgroup made since the */
+#define FF_MEMCG_MISS2	(1u << 10)	/* last walk of the tree): asked again, twice at most */
 
 /*
  * Rows by key, not pointer: a row may be removed between two uses of a list, and a key
@@ -56,7 +59,12 @@ struct files {
 	struct fkeys unnamed;		/* rows to name (FF_QUEUED) */
 	struct fkeys needs_proc;	/* rows only a process can name (memfd, deleted) */
 	struct fkeys watched;		/* --file's rows */
+	struct fkeys kinfo;		/* rows to ask the kernel about (files_kinfo.c) */
+	bool kinfo_added;		/* rows added to it since it was last sorted */
+	struct cgids *cgids;		/* memcg ids to paths, NULL: no cgroup2 mount */
 	uint64_t cached_total;		/* pages, every row */
+	uint64_t taken_pages;		/* adds + dels the deltas gave, since the start */
+	uint64_t lost_base;		/* events - taken_pages after the last full re-walk */
 	uint64_t ticks;
 };
 
@@ -74,6 +82,8 @@ void files_proc_rows(struct engine *e);
 /* Names, exact counts, mapped_by, --file's page sets; first: the start (no budget). */
 void files_update_rows(struct engine *e, bool first);
 int files_close_fd(struct fc_file *f, void *arg);
+/* Names and memory cgroups of new rows from the kernel (files_kinfo.c), within a budget. */
+void files_kinfo(struct files *fs, bool first);
 void files_names_fini(struct engine *e);
 
 #endif

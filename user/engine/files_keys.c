@@ -42,8 +42,10 @@ struct fc_file *files_row(struct files *fs, uint64_t dev, uint64_t ino)
 	/* Queued once, when new (a reused number is reset to new by on_rec). */
 	if (f && !f->seen_gen && !(f->flags & FF_QUEUED) && f->name_src == FC_NAME_NONE &&
 	    !f->name_tries) {
-		f->flags |= FF_QUEUED;
+		f->flags |= FF_QUEUED | FF_KINFO;
 		fkeys_add(&fs->unnamed, f);
+		fkeys_add(&fs->kinfo, f);
+		fs->kinfo_added = true;
 		fc_file_set_name(f, NULL, FC_NAME_NONE, "not named yet (the largest files are "
 				 "named first, the rest over the next refreshes)");
 	}

@@ -55,7 +55,8 @@ static void name_from_proc(struct files *fs, struct fc_file *f, const char *path
 	if (f->dev == fs->shm_dev && !strncmp(p, "/SYSV", 5))
 		return;		/* /proc/sysvipc/shm names it better */
 	if (f->dev == fs->shm_dev && !strcmp(p, "/dev/zero")) {
-		fc_file_set_name(f, "shared anonymous memory", FC_NAME_PROC, NULL);
+		fc_file_set_name(f, "[anon shmem]", FC_NAME_PROC, NULL);
+		f->kind = FC_ANON_SHMEM;
 		return;
 	}
 	fc_file_set_name(f, p, FC_NAME_PROC, NULL);
@@ -316,9 +317,17 @@ static int row_fd(struct files *fs, struct fc_file *f, bool *opened)
 		}
 		if (fd >= 0)
 			close(fd);
-		/* Renamed or removed since: the next walk of the tree names it again. */
+		/* Renamed or removed since it was named (or the name leads elsewhere: a mount
+		 * over it): named again, by the kernel, a handle or the tree, a few times. */
 		f->flags &= ~(FF_BY_PATH | FF_TREE_TRIED | FF_NAMED_AT_GEN);
-		fc_file_set_name(f, NULL, FC_NAME_NONE, "not found in its mount's tree");
+		fc_file_set_name(f, NULL, FC_NAME_NONE, "its path led elsewhere (renamed or "
+				 "removed since it was named)");
+		if (f->name_tries++ < 3 && !(f->flags & FF_QUEUED)) {
+			f->flags |= FF_QUEUED | FF_KINFO;
+			fkeys_add(&fs->unnamed, f);
+			fkeys_add(&fs->kinfo, f);
+			fs->kinfo_added = true;
+		}
 		return -1;
 	}
 	if (f->sb_magic == TMPFS_MAGIC_ && !(f->flags & FF_TREE_TRIED))
@@ -397,6 +406,8 @@ static bool name_one(struct files *fs, struct fc_file *f)
 	}
 	if (wants_tree(fs, f))
 		return false;	/* its mount's tree first (tmpfs_names) */
+	if ((f->flags & FF_KINFO) && fs->bpf && f->kaddr)
+		return false;	/* the kernel's name before a handle (files_kinfo.c): ~6x cheaper */
 	exact(fs, f);
 	return true;
 }
@@ -577,18 +588,23 @@ void files_update_rows(struct engine *e, bool first)
 	if (fs->bpf)
 		mapped_by(e, false);
 	fs->st.mapped_ns = engine_now_ns() - t0;
+	files_kinfo(fs, first);
 	tmpfs_names(fs);
 	name_queue(fs, first ? FIRST_BUDGET_NS : TICK_BUDGET_NS);
 	proc_names(e, first);
 	fs->st.proc_ns = engine_now_ns() - t0 - fs->st.mapped_ns;
-	exact_keys(fs, &fs->touched);
+	/* At start every row is new and changed: only the listed ones (the top files_top)
+	 * are counted exactly for the first snapshot; the walk's nrpages is already exact for
+	 * cached, and the rest are counted as they change or rise into the top. */
+	if (!first)
+		exact_keys(fs, &fs->touched);
 	if (first || !fs->top || fs->ticks % TOP_EVERY == 0) {
 		size_t k = fs->top ? fs->top : fcache_count(fs->fc);
 		struct fc_file **v = malloc((k ? k : 1) * sizeof(*v));
 		size_t n = v ? fcache_top_cached(fs->fc, v, k) : 0;
 
 		for (i = 0; i < n; i++)
-			if (!(v[i]->flags & (FF_CHANGED | FF_QUEUED)))
+			if (first || !(v[i]->flags & (FF_CHANGED | FF_QUEUED)))
 				exact(fs, v[i]);
 		free(v);
 	}

@@ -24,6 +24,7 @@ struct walk_ctx {
 struct fcbpf {
 	struct fcache_bpf *skel;
 	struct bpf_link *walk;
+	struct bpf_link *info;		/* NULL: names and memcgs from the kernel unavailable */
 	struct bpf_link *add, *del;
 	struct ring_buffer *out;
 	struct walk_ctx wctx;		/* the walk under way (on_batch's context) */
@@ -61,6 +62,7 @@ void fcbpf_close(struct fcbpf *b)
 	bpf_link__destroy(b->add);
 	bpf_link__destroy(b->del);
 	bpf_link__destroy(b->walk);
+	bpf_link__destroy(b->info);
 	ring_buffer__free(b->out);
 	fcache_bpf__destroy(b->skel);
 	free(b->keys);
@@ -112,6 +114,8 @@ int fcbpf_open(bool tracepoints, struct fcbpf **out, char *why, size_t whylen)
 		snprintf(why, whylen, "failed to attach the page cache walk: %s", strerror(-err));
 		goto fail;
 	}
+	/* Optional: without it names come from handles and processes only, memcg stays null. */
+	b->info = bpf_program__attach(b->skel->progs.fc_info);
 	if (tracepoints) {
 		b->add = bpf_program__attach(b->skel->progs.fc_add);
 		b->del = b->add ? bpf_program__attach(b->skel->progs.fc_del) : NULL;
@@ -189,6 +193,52 @@ int fcbpf_walk(struct fcbpf *b, int mode, fcbpf_rec_fn fn, void *ctx,
 	return err;
 }
 
+int fcbpf_info(struct fcbpf *b, const struct fc_info_req *req, size_t n, struct fc_info *out)
+{
+	char comm[16] = "";
+	int err = 0;
+
+	if (!b->info)
+		return -ENOTSUP;
+	if (n > FC_INFO_MAX)
+		return -EINVAL;
+	if (prctl(PR_GET_NAME, comm) < 0)
+		return -errno;
+	memcpy(b->skel->bss->info_req, req, n * sizeof(*req));
+	b->skel->bss->info_n = n;
+	for (size_t i = 0; i < n; i++)
+		b->skel->bss->info_out[i].status = 0;
+	b->skel->bss->info_tgid = getpid();
+	if (prctl(PR_SET_NAME, comm) < 0)
+		err = -errno;
+	b->skel->bss->info_tgid = 0;
+	if (!err && n && !b->skel->bss->info_out[0].status)
+		err = -EIO;	/* the program did not run */
+	if (!err)
+		memcpy(out, b->skel->bss->info_out, n * sizeof(*out));
+	return err;
+}
+
+int fcbpf_events(struct fcbpf *b, uint64_t *pages)
+{
+	__u64 *v;
+	__u32 k = 0;
+	int err = 0;
+
+	*pages = 0;
+	if (!b->add)
+		return 0;
+	v = calloc(b->ncpus, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(b->skel->maps.fc_events), &k, v))
+		err = -errno;
+	for (int c = 0; !err && c < b->ncpus; c++)
+		*pages += v[c];
+	free(v);
+	return err;
+}
+
 int fcbpf_take(struct fcbpf *b, fcbpf_delta_fn fn, void *ctx)
 {
 	int fd = bpf_map__fd(b->skel->maps.fc_deltas);
@@ -219,6 +269,7 @@ int fcbpf_take(struct fcbpf *b, fcbpf_delta_fn fn, void *ctx)
 					sum.size = v[c].size;
 					sum.gen = v[c].gen;
 					sum.mode = v[c].mode;
+					sum.inode = v[c].inode;
 				}
 			}
 			fn(ctx, &b->keys[i], &sum);

@@ -35,6 +35,15 @@ int fcbpf_walk(struct fcbpf *b, int mode, fcbpf_rec_fn fn, void *ctx,
 typedef void (*fcbpf_delta_fn)(void *ctx, const struct fc_key *k, const struct fc_delta *d);
 int fcbpf_take(struct fcbpf *b, fcbpf_delta_fn fn, void *ctx);
 
+/* What the kernel knows of up to FC_INFO_MAX inodes by address (struct fc_info: the
+ * dentry's name up to its superblock's root, a bdev inode's device, the memory cgroup of
+ * its first cached folio): one firing of the program.  0 or -errno (-ENOTSUP: not loaded). */
+int fcbpf_info(struct fcbpf *b, const struct fc_info_req *req, size_t n, struct fc_info *out);
+
+/* Pages added + deleted by every filemap event so far (all CPUs): more than the takes gave
+ * means the delta table dropped entries. 0 or -errno. */
+int fcbpf_events(struct fcbpf *b, uint64_t *pages);
+
 /* Kernel dev_t (major << 20 | minor) as user space's (makedev). */
 uint64_t fcbpf_dev(uint32_t kdev);
 

@@ -17,6 +17,7 @@ struct mnt {
 	uint64_t dev;
 	char fstype[32];
 	char *dir;
+	char *root;		/* the mount's root within its filesystem ("/" mostly) */
 	int fd;			/* -1: not opened yet; -2: could not be */
 	int depth;		/* mount points preferred shallow: "/" over a bind mount */
 };
@@ -45,6 +46,7 @@ static void drop(struct fcname *n)
 		if (n->m[i].fd >= 0)
 			close(n->m[i].fd);
 		free(n->m[i].dir);
+		free(n->m[i].root);
 	}
 	n->n = 0;
 }
@@ -118,6 +120,7 @@ int fcname_reload(struct fcname *n)
 			if (m->depth <= depth)
 				continue;
 			free(m->dir);
+			free(m->root);
 		} else {
 			if (array_reserve(n->m, n->n, n->cap, 32)) {
 				err = -ENOMEM;
@@ -126,11 +129,15 @@ int fcname_reload(struct fcname *n)
 			m = &n->m[n->n++];
 			m->dev = makedev(maj, min);
 		}
+		unescape(root);
 		m->dir = strdup(dir);
+		m->root = strdup(root);
 		m->fd = -1;
 		m->depth = depth;
 		snprintf(m->fstype, sizeof(m->fstype), "%s", fstype);
-		if (!m->dir) {
+		if (!m->dir || !m->root) {
+			free(m->dir);
+			free(m->root);
 			n->n--;
 			err = -ENOMEM;
 			break;
@@ -146,6 +153,24 @@ const char *fcname_fstype(struct fcname *n, uint64_t dev)
 	struct mnt *m = find(n, dev);
 
 	return m ? m->fstype : NULL;
+}
+
+int fcname_mount_path(struct fcname *n, uint64_t dev, const char *rel, char *out, size_t len)
+{
+	struct mnt *m = find(n, dev);
+	size_t rl;
+	const char *tail;
+
+	if (!m)
+		return -ENOENT;
+	rl = strcmp(m->root, "/") ? strlen(m->root) : 0;
+	if (rl && (strncmp(rel, m->root, rl) || (rel[rl] && rel[rl] != '/')))
+		return -EXDEV;
+	tail = rel + rl;
+	if (snprintf(out, len, "%s%s", strcmp(m->dir, "/") || !*tail ? m->dir : "", tail) >=
+	    (int)len)
+		return -ENAMETOOLONG;
+	return 0;
 }
 
 void fcname_counts(const struct fcname *n, uint64_t *tried, uint64_t *opened)

@@ -35,6 +35,10 @@ int fcname_open(struct fcname *n, uint64_t dev, uint64_t ino, uint32_t gen, char
 typedef int (*fcname_tree_fn)(void *ctx, uint64_t ino, const char *path);
 int fcname_walk_tree(struct fcname *n, uint64_t dev, size_t limit, fcname_tree_fn fn,
 		     void *ctx);
+/* Where rel, a path from dev's filesystem root ("/a/b", as the kernel's dentries give it),
+ * is in mevitop's mount namespace: the mount of dev chosen for handles, if rel lies under
+ * its root.  0; -ENOENT: no mount of dev; -EXDEV: rel is outside it; -ENAMETOOLONG. */
+int fcname_mount_path(struct fcname *n, uint64_t dev, const char *rel, char *out, size_t len);
 /* Counters: opens tried, opened. */
 void fcname_counts(const struct fcname *n, uint64_t *tried, uint64_t *opened);
 

@@ -185,7 +185,7 @@ int fc_file_set_name(struct fc_file *f, const char *name, enum fc_name_src src, 
 	}
 	if ((!r->name || strcmp(r->name, name)) && set_str(&r->name, name))
 		return -ENOMEM;
-	if (set_str(&r->why, src == FC_NAME_NONE ? (why ? why : "no name found") : NULL))
+	if (set_str(&r->why, src == FC_NAME_NONE ? (why ? why : "no name found") : why))
 		return -ENOMEM;
 	f->name = r->name;
 	f->why = r->why;
@@ -432,7 +432,7 @@ const char *fc_kind_name(enum fc_kind k)
 	static const char *const names[FC_KIND_COUNT] = {
 		[FC_REGULAR] = "regular", [FC_TMPFS] = "tmpfs", [FC_MEMFD] = "memfd",
 		[FC_DELETED] = "deleted", [FC_SYSV] = "sysv", [FC_BLOCK] = "block",
-		[FC_OTHER] = "other",
+		[FC_OTHER] = "other", [FC_ANON_SHMEM] = "anon_shmem",
 	};
 
 	return k < FC_KIND_COUNT ? names[k] : "other";

@@ -38,8 +38,13 @@ struct mem_summary {
 				 * VmallocUsed: what the kernel holds for itself */
 	uint64_t swap_total;	/* SwapTotal */
 	uint64_t swap_used;	/* SwapTotal - SwapFree */
-	uint64_t accounted;	/* what mevitop attributes: watched processes' anonymous resident
-				 * pages plus the cached pages of the files in the table */
+	uint64_t accounted;	/* what mevitop attributes: accounted_anon + accounted_files */
+	uint64_t accounted_anon;	/* watched processes' anonymous pages, each once (the sum
+					 * of their Pss_Anon): <= anon */
+	uint64_t accounted_files;	/* the cached pages of the files in the table: ~ file */
+	uint64_t anon_pending;	/* processes whose Pss_Anon is not read yet (their model's
+				 * resident anonymous pages stand in) */
+	uint64_t anon_unreadable;	/* processes whose Pss_Anon cannot be read (the same) */
 	uint64_t cached;	/* Cached alone (the figure the files sum to, doc/pagecache.md) */
 	uint64_t buffers;	/* Buffers (block device page cache, not per file) */
 	uint64_t ts_ns;		/* CLOCK_MONOTONIC of the read; 0: never read */
@@ -53,6 +58,7 @@ enum fc_kind {
 	FC_SYSV,	/* a SysV shared memory segment: name is "SYSV key=0x... shmid=N" */
 	FC_BLOCK,	/* a block device's own cache (buffers) */
 	FC_OTHER,	/* anything else with pages (pseudo filesystems) */
+	FC_ANON_SHMEM,	/* a shared anonymous mapping's (MAP_SHARED|MAP_ANONYMOUS) memory */
 	FC_KIND_COUNT,
 };
 
@@ -64,6 +70,9 @@ enum fc_name_src {
 	FC_NAME_PROC,		/* /proc/PID/fd or /proc/PID/maps of a process holding it */
 	FC_NAME_SYSV,		/* /proc/sysvipc/shm */
 	FC_NAME_FILE_ARG,	/* --file PATH as given */
+	FC_NAME_KERNEL,		/* the kernel's own: the dentry's name up to its superblock's
+				 * root (a filesystem not mounted here, the internal shm mount),
+				 * or a block device's name; why may add what it is */
 };
 
 /* Page counts of one file (cachestat(2)'s fields; without an fd only cached is known and

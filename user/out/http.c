@@ -15,11 +15,13 @@
 #include "lib/log.h"
 #include "out/gzip.h"
 #include "out/http.h"
+#include "out/http_reply.h"
 #include "kernel/thread_signals.h"
 
 struct metrics_http {
 	struct MHD_Daemon *d;
-	struct engine *e;
+	struct engine *e;		/* NULL: no metrics (a replay's web view) */
+	struct web *web;		/* NULL: metrics only */
 	struct metrics_opts opts;
 	struct metrics_snap last;	/* the copy served when the engine is busy */
 	bool have_last;
@@ -32,37 +34,6 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	line[strcspn(line, "\n")] = 0;
 	log_info("metrics endpoint: %s", line);
-}
-
-static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type,
-			     char *body, size_t len, bool must_free, bool gzipped)
-{
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-
-	r = MHD_create_response_from_buffer(len, body, must_free ? MHD_RESPMEM_MUST_FREE
-								 : MHD_RESPMEM_PERSISTENT);
-	if (!r) {
-		if (must_free)
-			free(body);
-		return MHD_NO;		/* MHD closes the connection */
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	if (gzipped)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
-	if (status == MHD_HTTP_OK)	/* the body depends on these request headers */
-		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, "Accept, Accept-Encoding");
-	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *msg)
-{
-	return reply(c, status, "text/plain; charset=utf-8", (char *)msg, strlen(msg), false,
-		     false);
 }
 
 /* A fresh copy of the model if the engine lets go of its lock in time, else the last one. */
@@ -103,21 +74,21 @@ static enum MHD_Result scrape(struct metrics_http *h, struct MHD_Connection *c)
 	/* libmicrohttpd runs every request on its one thread: scrapes never overlap. */
 	err = refresh(h);
 	if (err == -EBUSY)
-		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "engine busy, try again\n");
+		return http_reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "engine busy, try again\n");
 	if (err)
-		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		return http_reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	h->last.age_seconds = (engine_now_ns() - h->last.taken_ns) / 1e9;
 	if (metrics_format(&h->last, fmt, &text, &len))
-		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+		return http_reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	if (gz) {
 		err = gzip_compress(text, len, &ztext, &zlen);
 		free(text);
 		if (err)
-			return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+			return http_reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 		text = ztext;
 		len = zlen;
 	}
-	return reply(c, MHD_HTTP_OK, metrics_content_type(fmt), text, len, true, gz);
+	return http_reply(c, MHD_HTTP_OK, metrics_content_type(fmt), text, len, true, gz);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -125,6 +96,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				  const char *upload_data, size_t *upload_size, void **req)
 {
 	struct metrics_http *h = cls;
+	enum MHD_Result ret;
 
 	/* Answered at the first call, before any body is read: nothing here takes one. */
 	if (*req) {
@@ -132,12 +104,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	*req = h;
-	if (strcmp(url, "/metrics"))
-		return reply_text(c, MHD_HTTP_NOT_FOUND, "not found: mevitop serves /metrics\n");
+	/* Nothing here changes anything: every path is read-only. */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
+		return http_reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET and HEAD\n");
 	/* libmicrohttpd leaves the body out of a HEAD reply itself. */
-	return scrape(h, c);
+	if (h->e && !strcmp(url, "/metrics"))
+		return scrape(h, c);
+	if (h->web && web_handle(h->web, c, url, &ret))
+		return ret;
+	return http_reply_text(c, MHD_HTTP_NOT_FOUND, h->web ? "not found: mevitop serves / and /metrics\n"
+							      : "not found: mevitop serves /metrics\n");
 }
 
 static int bind_socket(const struct listen_addr *a, int *out)
@@ -169,8 +145,8 @@ static int bind_socket(const struct listen_addr *a, int *out)
 }
 
 int metrics_http_start(struct engine *e, const struct listen_addr *addr,
-		       const struct metrics_opts *o, struct metrics_http **out, char *why,
-		       size_t whylen)
+		       const struct metrics_opts *o, struct web *web, struct metrics_http **out,
+		       char *why, size_t whylen)
 {
 	struct metrics_http *h = calloc(1, sizeof(*h));
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
@@ -181,7 +157,9 @@ int metrics_http_start(struct engine *e, const struct listen_addr *addr,
 	if (!h)
 		return -ENOMEM;
 	h->e = e;
-	h->opts = *o;
+	h->web = web;
+	if (o)
+		h->opts = *o;
 	err = bind_socket(addr, &fd);
 	if (err) {
 		snprintf(why, whylen, "failed to listen on %s: %s", addr->text, strerror(-err));

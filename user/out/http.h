@@ -19,6 +19,7 @@
 #include "engine/engine.h"
 #include "out/listen_addr.h"
 #include "out/metrics.h"
+#include "out/web.h"
 
 #define HTTP_MAX_CONNECTIONS 32
 #define HTTP_IDLE_TIMEOUT_S 10
@@ -27,10 +28,11 @@
 
 struct metrics_http;
 
-/* Binds addr and starts serving.  0, or -errno with why filled in. */
+/* Binds addr and starts serving /metrics (from e, unless NULL) and the web view (web, the
+ * caller's, unless NULL).  0, or -errno with why filled in. */
 int metrics_http_start(struct engine *e, const struct listen_addr *addr,
-		       const struct metrics_opts *o, struct metrics_http **out, char *why,
-		       size_t whylen);
+		       const struct metrics_opts *o, struct web *web, struct metrics_http **out,
+		       char *why, size_t whylen);
 /* Stops the server (in-flight scrapes finish first); NULL is fine. */
 void metrics_http_stop(struct metrics_http *h);
 

@@ -47,3 +47,26 @@ void jb_str(struct buf *b, const char *s)
 	if (esc != small)
 		free(esc);
 }
+
+void jb_u64s(struct buf *b, bool comma, const uint64_t *v, size_t n)
+{
+	/* At most 20 digits and a comma each: room for all, then no printf on the way. */
+	if (array_reserve_n(b->p, b->len + n * 21 + 2, b->cap, 8192)) {
+		b->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char digits[20];
+		int k = 0;
+		uint64_t x = v[i];
+
+		if (comma || i)
+			b->p[b->len++] = ',';
+		do
+			digits[k++] = (char)('0' + x % 10);
+		while ((x /= 10));
+		while (k)
+			b->p[b->len++] = digits[--k];
+	}
+	b->p[b->len] = '\0';
+}

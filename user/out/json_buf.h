@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct buf {
 	char *p;
@@ -16,5 +17,8 @@ struct buf {
 void jb_put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A comm or a path is bytes: json_escape() makes it a valid JSON string whatever they are. */
 void jb_str(struct buf *b, const char *s);
+/* n numbers, comma-separated (and one comma first if comma): the web view's page runs are
+ * millions of them, too many for a printf each. */
+void jb_u64s(struct buf *b, bool comma, const uint64_t *v, size_t n);
 
 #endif

@@ -14,6 +14,7 @@ static const char *name_src(enum fc_name_src s)
 	case FC_NAME_PROC: return "process";
 	case FC_NAME_SYSV: return "sysvipc";
 	case FC_NAME_FILE_ARG: return "file_arg";
+	case FC_NAME_KERNEL: return "kernel";
 	default: return "none";
 	}
 }
@@ -30,9 +31,12 @@ static void put_memory(struct buf *b, const struct mem_summary *m)
 	jb_put(b, "\"memory\": {\"total\": %" PRIu64 ", \"free\": %" PRIu64 ", \"available\": %"
 	       PRIu64 ", \"anon\": %" PRIu64 ", \"file\": %" PRIu64 ", \"shmem\": %" PRIu64
 	       ", \"kernel\": %" PRIu64 ", \"swap_total\": %" PRIu64 ", \"swap_used\": %" PRIu64
-	       ", \"accounted\": %" PRIu64 ", \"cached\": %" PRIu64 ", \"buffers\": %" PRIu64 "}",
+	       ", \"accounted\": %" PRIu64 ", \"accounted_anon\": %" PRIu64
+	       ", \"accounted_files\": %" PRIu64 ", \"anon_pending\": %" PRIu64
+	       ", \"anon_unreadable\": %" PRIu64 ", \"cached\": %" PRIu64 ", \"buffers\": %" PRIu64 "}",
 	       m->total, m->free, m->available, m->anon, m->file, m->shmem, m->kernel,
-	       m->swap_total, m->swap_used, m->accounted, m->cached, m->buffers);
+	       m->swap_total, m->swap_used, m->accounted, m->accounted_anon, m->accounted_files,
+	       m->anon_pending, m->anon_unreadable, m->cached, m->buffers);
 }
 
 /* Every cached page in exactly one run: cached runs split where dirty or writeback
@@ -103,11 +107,13 @@ static void put_stats(struct buf *b, const struct files_stats *s)
 	       ", \"full_walk_steps\": %" PRIu64 ", \"walk_ms\": %.2f, \"walk_steps\": %" PRIu64
 	       ", \"walk_cuts\": %" PRIu64 ", \"walk_errors\": %" PRIu64 ", \"opens\": %" PRIu64
 	       ", \"opened\": %" PRIu64 ", \"cachestats\": %" PRIu64 ", \"proc_scans\": %" PRIu64
-	       ", \"tree_walks\": %" PRIu64 ", \"queued_names\": %" PRIu64 ", \"refresh_ms\": %.2f, \"mapped_ms\": %.2f, \"proc_ms\": %.2f}",
+	       ", \"tree_walks\": %" PRIu64 ", \"queued_names\": %" PRIu64 ", \"refresh_ms\": %.2f, \"mapped_ms\": %.2f, \"proc_ms\": %.2f"
+	       ", \"kinfo\": %" PRIu64 ", \"kinfo_ms\": %.2f, \"rewalks\": %" PRIu64 "}",
 	       s->source ? s->source : "none",
 	       s->full_walk_ns / 1e6, s->full_walk_steps, s->walk_ns / 1e6, s->walk_steps,
 	       s->walk_cuts, s->walk_errors, s->opens, s->opened, s->cachestats, s->proc_scans,
-	       s->tree_walks, s->queued, s->refresh_ns / 1e6, s->mapped_ns / 1e6, s->proc_ns / 1e6);
+	       s->tree_walks, s->queued, s->refresh_ns / 1e6, s->mapped_ns / 1e6, s->proc_ns / 1e6,
+	       s->kinfo, s->kinfo_ns / 1e6, s->rewalks);
 }
 
 static void put_listed(struct buf *b, const struct fc_file *f, size_t *k,

@@ -92,3 +92,12 @@ int listen_addr_parse(const char *s, struct listen_addr *a, char *why, size_t wh
 	snprintf(a->text, sizeof(a->text), "%s:%u", host, port);
 	return 0;
 }
+
+bool listen_addr_loopback(const struct listen_addr *a)
+{
+	static const uint8_t v6_loop[16] = { [15] = 1 };
+
+	if (a->family == AF_INET)
+		return a->addr[0] == 127;
+	return !memcmp(a->addr, v6_loop, sizeof(v6_loop));
+}

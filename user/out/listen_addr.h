@@ -13,6 +13,7 @@
 #ifndef MEVITOP_OUT_LISTEN_ADDR_H
 #define MEVITOP_OUT_LISTEN_ADDR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,5 +30,7 @@ struct listen_addr {
 
 /* 0, or -EINVAL with the reason in why. */
 int listen_addr_parse(const char *s, struct listen_addr *a, char *why, size_t whylen);
+/* 127.0.0.0/8 or [::1]: only this machine can connect. */
+bool listen_addr_loopback(const struct listen_addr *a);
 
 #endif

@@ -31,6 +31,7 @@ struct rec_decoder {
 	struct proc **procs;
 	size_t *bytes;
 	char *mode, *extra;
+	char *files;			/* the frame's page cache members, or NULL */
 	struct first_touch *touches;
 	uint64_t mono_ns;		/* the frame being decoded: heat is as of then */
 	struct stacks *stacks;		/* --stacks: the table so far, the frame's touches */
@@ -56,7 +57,9 @@ static void free_view(struct rec_decoder *dec)
 	free(dec->bytes);
 	free(dec->mode);
 	free(dec->extra);
+	free(dec->files);
 	free(dec->touches);
+	dec->files = NULL;
 	dec->procs = NULL;
 	dec->bytes = NULL;
 	dec->mode = dec->extra = NULL;
@@ -428,6 +431,13 @@ static int decode_sections(struct rcur *c, struct rec_decoder *dec, struct dproc
 			err = decode_touches(&body, dec, f, why, whylen);
 		else if (!d && kind == REC_SECTION_STACKS)
 			err = rec_get_stacks(&body, &dec->stacks, why, whylen);
+		else if (!d && kind == REC_SECTION_FILES) {
+			free(dec->files);
+			dec->files = rcur_str(&body, REC_MAX_FILES_TEXT);
+			if (!dec->files)
+				return bad(why, whylen, "bad page cache section");
+			f->files_text = dec->files;
+		}
 		else if (d && kind == REC_SECTION_HEAT)
 			err = decode_heat(&body, dec, d, why, whylen);
 		else if (d && kind == REC_SECTION_PARENT)

@@ -259,7 +259,13 @@ static void encode_frame_sections(struct rec_encoder *enc, struct rbuf *out,
 	struct rbuf b = { 0 };
 	uint64_t ts = 0;
 
-	rbuf_varint(out, f->has_touches + stacks);
+	rbuf_varint(out, f->has_touches + stacks + (f->files_text != NULL));
+	if (f->files_text) {
+		/* Text as live JSON wrote it: replay prints the very members (they are small
+		 * beside the processes at the default --files-top, and compress well). */
+		rbuf_str(&b, f->files_text);
+		put_section(out, REC_SECTION_FILES, &b);
+	}
 	if (stacks) {
 		/* The table only grows: a keyframe holds all of it, a delta what was added. */
 		rec_put_stacks(&b, f->stacks, keyframe ? 0 : enc->stacks_written);

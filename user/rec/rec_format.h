@@ -31,7 +31,9 @@ enum rec_frame_type {
 #define REC_SECTION_STACKS	3	/* --stacks: stacks added to the table */
 #define REC_SECTION_FIRST_TOUCH	4	/* a process section: --stacks' first touches */
 #define REC_SECTION_PARENT	5	/* a process section: its parent pid (JSON ppid) */
-#define REC_SECTION_SHARE	6	/* a process section: its --sharing pass (rec_share.h) */
+#define REC_SECTION_FILES	6	/* the page cache members as live JSON wrote them
+					 * ("memory", "files", "files_omitted", "files_stats") */
+#define REC_SECTION_SHARE	7	/* a process section: its --sharing pass (rec_share.h) */
 
 /* Frame payload flags. */
 #define REC_FLAG_MAPS		(1u << 0)	/* live JSON would have printed mappings */
@@ -40,6 +42,8 @@ enum rec_frame_type {
 #define REC_MAX_RAW		(256u << 20)	/* decompressed payload of one frame */
 #define REC_MAX_STR		4096		/* a path */
 #define REC_MAX_EXTRA		65536		/* the extra stats (json.c keeps them < 8 KiB) */
+#define REC_MAX_FILES_TEXT	(64u << 20)	/* the page cache members (--files-top 0 on
+						 * 100,000 files: ~40 MiB) */
 #define REC_MAX_PAGE		(1ULL << 52)	/* page numbers: 64-bit addresses >> 12 */
 #define REC_MAX_STATE_PAGES	(1ULL << 36)	/* pages in runs, over one frame's processes */
 #define REC_MAX_PID		0x7fffffff

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Section 6, a process's sharing pass:
+ * Section 7, a process's sharing pass:
  *   varint at_ns (0: no pass, nothing follows), varint pages_read, varint nspans,
  *   nspans x { varint gap from the previous span's end, varint length, varint uss,
  *              varint shared, varint ksm, varint pss },

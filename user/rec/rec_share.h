@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * --sharing in recordings (doc/recording-format.md, section 6): a process's last sharing
+ * --sharing in recordings (doc/recording-format.md, section 7): a process's last sharing
  * pass (model/share.h) -- its spans and the runs of pages of each shared class -- written
  * when it changed, so replay's JSON, list columns and sharing layer read a recording as
  * they read the engine.

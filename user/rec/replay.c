@@ -12,11 +12,13 @@
 #include "rec/subcmd.h"
 #include "rec/rec_format.h"
 #include "rec/replay.h"
+#include "rec/replay_web.h"
 #include "stacks/stacks.h"
 
 struct replay_opts {
 	const char *path;
-	bool json, maps, help, folded;
+	bool json, maps, help, folded, listen_set;
+	struct listen_addr listen;	/* --listen: the web view on the recording */
 	bool at_set, from_set, to_set;
 	double at, from, to;		/* seconds from the start of the recording */
 };
@@ -27,6 +29,7 @@ static void usage(FILE *out)
 "Usage: mevitop replay FILE                the interactive view on a recording\n"
 "       mevitop replay FILE --json [--at T | --from T1 --to T2] [--maps]\n"
 "       mevitop replay FILE --folded [--at T]\n"
+"       mevitop replay FILE --listen ADDR:PORT   the web view, with a time slider\n"
 "\n"
 "Reads a recording made by `mevitop record -o FILE` (and FILE.1, the older half kept by\n"
 "--max-size).  The view is live mode's with a time cursor on the status line (the\n"
@@ -44,6 +47,9 @@ static void usage(FILE *out)
 "      --folded      the folded first-touch stacks (a recording made with --stacks) of\n"
 "                    the last frame, or of the one current at --at T, as mevitop\n"
 "                    --folded prints them\n"
+"      --listen ADDR:PORT\n"
+"                    serve the web view on the recording (doc/web.md) until Ctrl-C;\n"
+"                    a bind off loopback needs the token printed in the URL\n"
 "  -h, --help        this help\n");
 }
 
@@ -66,6 +72,7 @@ static int parse(int argc, char **argv, struct replay_opts *o)
 		{ "to", required_argument, NULL, 't' },
 		{ "maps", no_argument, NULL, 'm' },
 		{ "folded", no_argument, NULL, 'F' },
+		{ "listen", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -87,6 +94,14 @@ static int parse(int argc, char **argv, struct replay_opts *o)
 		case 'h':
 			o->help = true;
 			return 0;
+		case 'l': {
+			char why[160];
+
+			if (listen_addr_parse(optarg, &o->listen, why, sizeof(why)))
+				return subcmd_usage("replay", "%s", why);
+			o->listen_set = true;
+			break;
+		}
 		case 'a':
 		case 'f':
 		case 't': {
@@ -122,6 +137,9 @@ static int parse(int argc, char **argv, struct replay_opts *o)
 		return subcmd_usage("replay", "%s", "--to is before --from");
 	if (o->folded && (o->json || o->from_set || o->to_set || o->maps))
 		return subcmd_usage("replay", "%s", "--folded takes only --at");
+	if (o->listen_set && (o->json || o->folded || o->at_set || o->from_set || o->to_set))
+		return subcmd_usage("replay", "%s", "--listen serves the recording to a browser: "
+				    "--json, --folded and the times do not apply");
 	if (!o->json && !o->folded && (o->at_set || o->from_set || o->to_set || o->maps))
 		return subcmd_usage("replay", "%s", "--at, --from, --to and --maps apply to --json");
 	return 0;
@@ -212,6 +230,11 @@ int replay_main(int argc, char **argv, int (*interactive)(struct rec_reader *r))
 	}
 	if (rec_warning(r))	/* a cut-off tail: the frames before it replay */
 		log_warn("%s", rec_warning(r));
+	if (o.listen_set) {
+		rc = replay_web(r, o.path, &o.listen);
+		rec_close(r);
+		return rc;
+	}
 	if (!o.json && !o.folded) {
 		rc = interactive(r);
 		rec_close(r);

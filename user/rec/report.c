@@ -23,6 +23,7 @@
 #include <string.h>
 #include "lib/array.h"
 #include "out/json.h"
+#include "out/json_files_read.h"
 #include "lib/log.h"
 #include "model/model.h"
 #include "rec/rec_reader.h"
@@ -381,6 +382,42 @@ static void draw_area(struct report *rp, double cw)
 		LABEL_W, top - 6);
 }
 
+/* The machine's memory and the largest cached files at the last column's frame, one line
+ * each (recordings of the whole system carry them; others have none). */
+static void draw_memory(struct report *rp, int y)
+{
+	struct json_frame f;
+	struct files_brief b;
+	uint32_t flags;
+	char why[256], line[1024];
+	int at = 0;
+
+	if (rec_load(rp->r, rp->cols[rp->ncols - 1], &f, &flags, why, sizeof(why)) ||
+	    json_files_brief(f.files_text, &b))
+		return;
+	if (b.have_mem) {
+		const struct mem_summary *m = &b.mem;
+
+		snprintf(line, sizeof(line), "memory at the end: total %.1f MiB, anon %.1f, page "
+			 "cache %.1f (shmem %.1f), kernel %.1f, free %.1f; accounted %.1f",
+			 m->total / 1048576.0, m->anon / 1048576.0, m->file / 1048576.0,
+			 m->shmem / 1048576.0, m->kernel / 1048576.0, m->free / 1048576.0,
+			 m->accounted / 1048576.0);
+		fprintf(rp->out, "<text x=\"10\" y=\"%d\" font-size=\"11\" class=\"memory\">", y);
+		put_svg_text(rp->out, line);
+		fprintf(rp->out, "</text>\n");
+	}
+	for (size_t i = 0; i < b.n && at < (int)sizeof(line) - 1; i++)
+		at += snprintf(line + at, sizeof(line) - at, "%s%s %.1f MiB", i ? ", " : "largest "
+			       "cached files: ", b.top[i].path, b.top[i].cached * 4096 / 1048576.0);
+	if (b.n) {
+		fprintf(rp->out, "<text x=\"10\" y=\"%d\" font-size=\"11\" class=\"files\">",
+			y + 14);
+		put_svg_text(rp->out, line);
+		fprintf(rp->out, "</text>\n");
+	}
+}
+
 static int write_svg(struct report *rp, const char *title, char *why, size_t whylen)
 {
 	FILE *o = rp->out;
@@ -392,7 +429,7 @@ static int write_svg(struct report *rp, const char *title, char *why, size_t why
 	fprintf(o, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/"
 		"2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\">\n<rect width="
 		"\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"10\" y=\"18\" font-size="
-		"\"14\">", LABEL_W + PLOT_W + 90, 30 + MAP_H + 40 + AREA_H + 40);
+		"\"14\">", LABEL_W + PLOT_W + 90, 30 + MAP_H + 40 + AREA_H + 40 + 30);
 	put_svg_text(o, title);
 	fprintf(o, "</text>\n<g class=\"map\">\n");
 	err = draw_map(rp, cw, why, whylen);
@@ -407,6 +444,7 @@ static int write_svg(struct report *rp, const char *title, char *why, size_t why
 		"untracked, pale blue mapped but not resident, white not mapped</text>\n",
 		LABEL_W + 200, 30 + MAP_H + 14);
 	draw_area(rp, cw);
+	draw_memory(rp, 30 + MAP_H + 40 + AREA_H + 40 + 8);
 	fprintf(o, "</svg>\n");
 	return ferror(o) ? -EIO : 0;
 }

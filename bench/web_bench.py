@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""The web view's costs (issue 27), in one run on this machine: a process with --maps
+mappings of --pages pages each (bench/manymaps: 1,000 x 4,096 = 4 Mi pages by default),
+watched by `mevitop -p PID --json --listen`, viewed in Debian's headless Chromium.
+
+- first paint: ms from the page's start (performance.now()) to its first heatmap drawn
+  with data, over --loads fresh loads;
+- panning: a mouse drag across the canvas, the frames drawn per second during it and each
+  draw's time (the page's own performance.now());
+- what updates cost mevitop: its CPU (schedstat) over --seconds with the page open (polling
+  once a second) and without it, interleaved --rounds times; and the bytes of a poll.
+Nothing here asserts a timing.
+
+  sudo python3 bench/web_bench.py [--maps 1000] [--pages 4096] [--seconds 20] [--rounds 2]
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cdp import Browser  # noqa: E402  (the tests' DevTools driver)
+from idle_cost import cpu_s  # noqa: E402  (a process's CPU from its threads' schedstat)
+
+MEVITOP = os.environ.get("MEVITOP_BIN", os.path.join(ROOT, "build", "mevitop"))
+MANYMAPS = os.path.join(ROOT, "build", "bench", "manymaps")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--maps", type=int, default=1000)
+    ap.add_argument("--pages", type=int, default=4096)
+    ap.add_argument("--seconds", type=float, default=20)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--loads", type=int, default=3)
+    a = ap.parse_args()
+    target = subprocess.Popen([MANYMAPS, str(a.maps), str(a.pages)], stdout=subprocess.PIPE,
+                              text=True)
+    pid = int(target.stdout.readline().split()[1])
+    port = free_port()
+    # Snapshots to /dev/null: a pipe nobody reads would hold the engine (and its lock) up.
+    mv = subprocess.Popen([MEVITOP, "--json", "-p", str(pid), "--listen", f"127.0.0.1:{port}"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = f"http://127.0.0.1:{port}/#pid={pid}"
+        while True:                     # ready: the process is in the model
+            try:
+                with urllib.request.urlopen(
+                        f"http://127.0.0.1:{port}/api/process?pid={pid}") as r:
+                    full = len(r.read())
+                break
+            except OSError:
+                time.sleep(0.1)
+        print(f"process: {a.maps} mappings x {a.pages} pages = {a.maps * a.pages} pages; "
+              f"a full /api/process is {full / 1024:.0f} KiB; load {open('/proc/loadavg').read().split()[0]}")
+        paints = []
+        for _ in range(a.loads):
+            b = Browser(url, 1600, 1000)
+            try:
+                b.wait("window.mevitop && window.mevitop.firstDraw > 0", "the first paint", 60)
+                paints.append(b.js("window.mevitop.firstDraw"))
+            finally:
+                b.close()
+        print(f"first paint: {', '.join(f'{p:.0f}' for p in paints)} ms after load "
+              f"(median {statistics.median(paints):.0f} ms)")
+        b = Browser(url, 1600, 1000)
+        try:
+            b.wait("window.mevitop && window.mevitop.ready", "the heatmap", 60)
+            b.js("window.mevitop.setZoom(0)")
+            box = b.js("(() => { const r = document.getElementById('map')"
+                       ".getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()")
+            x, y = box[0] + box[2] / 2, box[1] + box[3] - 10
+            d0, t0 = b.js("window.mevitop.draws"), time.monotonic()
+            b.js("window.mevitop.drawMs.length = 0")
+            b.mouse("mousePressed", x, y, button="left", clickCount=1)
+            for i in range(240):        # up, then down again: 4 s of dragging
+                yy = y - (i if i < 120 else 240 - i) * 6
+                b.mouse("mouseMoved", x, yy, button="left")
+                time.sleep(1 / 60)
+            b.mouse("mouseReleased", x, y, button="left", clickCount=1)
+            dt = time.monotonic() - t0
+            draws = b.js("window.mevitop.draws") - d0
+            ms = sorted(b.js("window.mevitop.drawMs"))
+            p95 = ms[int(len(ms) * 0.95) - 1] if ms else 0
+            print(f"panning: {draws / dt:.0f} frames/s drawn during a {dt:.1f} s drag; each draw "
+                  f"median {statistics.median(ms):.1f} ms, p95 {p95:.1f} ms "
+                  f"(at most {1000 / max(p95, 0.001):.0f} fps)")
+        finally:
+            b.close()
+        with_view, without = [], []
+        for _ in range(a.rounds):
+            for viewing in (False, True):
+                b = Browser(url, 1600, 1000) if viewing else None
+                try:
+                    if b:
+                        b.wait("window.mevitop && window.mevitop.ready", "the heatmap", 60)
+                    c0 = cpu_s(mv.pid)
+                    time.sleep(a.seconds)
+                    pct = (cpu_s(mv.pid) - c0) / a.seconds * 100
+                    if b:
+                        pct_sent = b.js("window.mevitop.frames")
+                finally:
+                    if b:
+                        b.close()
+                (with_view if viewing else without).append(pct)
+        print(f"mevitop's CPU at 1 s: {statistics.mean(without):.2f}% of a core without a viewer, "
+              f"{statistics.mean(with_view):.2f}% with the page polling once a second "
+              f"(+{statistics.mean(with_view) - statistics.mean(without):.2f} points; rounds "
+              f"{', '.join(f'{w:.2f}/{v:.2f}' for w, v in zip(without, with_view))}; "
+              f"{pct_sent} polls in the last round)")
+    finally:
+        mv.terminate()
+        mv.wait()
+        target.kill()
+        target.wait()
+
+
+if __name__ == "__main__":
+    main()

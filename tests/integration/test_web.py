@@ -1,0 +1,343 @@
+"""The web view on --listen (issue 27), in Debian's headless Chromium driven by the test
+(tests/integration/cdp.py): the canvas read back pixel by pixel against pagemap read by the
+test, the hover line, only what changed sent on each poll, the list sorted by each column,
+the tree and the filter, a replay's slider against `replay --json --at T`, the token off
+loopback, and hostile clients that must not stop the other views.  Screenshots of the page
+(for the README's tour) are written to $MEVITOP_BUILD/screenshots/."""
+import http.client
+import json
+import math
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+import harness
+from cdp import Browser
+from harness import GUARD_S, MEVITOP, PAGE, SAN_ENV, find_proc, model_pages, pagemap_truth
+
+SHOTS = os.path.join(harness.BUILD, "screenshots")
+STATES = {"resident": "resident", "swapped": "swapped"}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def get(port, path, method="GET", headers=None):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=GUARD_S)
+    try:
+        c.request(method, path, headers=headers or {})
+        r = c.getresponse()
+        return r.status, r.read()
+    finally:
+        c.close()
+
+
+def truth_states(pid):
+    """{page: 'resident'|'swapped'|'not resident'} of every page of every mapping, read now
+    by the test from /proc/PID/maps and pagemap."""
+    truth = pagemap_truth(pid)
+    out = {}
+    for start, end, _perms, path in harness.read_maps(pid):
+        if path == "[vsyscall]":
+            continue
+        for pg in range(start // PAGE, end // PAGE):
+            out[pg] = truth.get(pg, "not resident")
+    return out
+
+
+VSYSCALL = 0xffffffffff600000 // PAGE     # the one mapping pagemap does not cover
+
+
+def canvas(b):
+    """{page: state} drawn on the canvas, read back by the page (vsyscall left out)."""
+    return {int(k): v for k, v in b.js("window.mevitop.canvasPages()").items()
+            if int(k) != VSYSCALL}
+
+
+def differ(drawn, want, limit=10):
+    bad = [(pg, drawn.get(pg), st) for pg, st in sorted(want.items()) if drawn.get(pg) != st]
+    extra = sorted(set(drawn) - set(want))
+    return [f"page {pg * PAGE:#x}: canvas {a}, pagemap {b}" for pg, a, b in bad[:limit]] + \
+        [f"{len(bad)} pages differ, {len(extra)} drawn that pagemap does not map"]
+
+
+def open_heatmap(port, pid, query="", zoom=0):
+    b = Browser(f"http://127.0.0.1:{port}/{query}#pid={pid}")
+    try:
+        b.wait("window.mevitop && window.mevitop.ready && window.mevitop.draws > 0",
+               "the heatmap's first frame")
+        b.js(f"window.mevitop.setZoom({zoom})")  # 2^zoom pixels a page: every cell a page
+    except BaseException:
+        b.close()
+        raise
+    return b
+
+
+@pytest.fixture
+def quiet_target(workload, swapfile):
+    """A workload with resident, swapped and never-touched pages in one region."""
+    wl = workload()
+    wl.do("map a 512")
+    wl.do("touch a 0 512 3 w")             # every third page
+    wl.do("touch a 300 60 1 w")            # and a solid block
+    wl.do("advise a 0 90 pageout")         # the first 30 touched go to swap
+    return wl
+
+
+def test_canvas_equals_pagemap_and_updates_send_what_changed(mevitop, quiet_target):
+    wl = quiet_target
+    port = free_port()
+    mv = mevitop(["-p", str(wl.pid), "-i", "200", "--listen", f"127.0.0.1:{port}"])
+    b = open_heatmap(port, wl.pid)
+    try:
+        want = truth_states(wl.pid)
+        assert list(want.values()).count("swapped") >= 20, "nothing went to swap"
+        drawn = canvas(b)
+        assert drawn == want, differ(drawn, want)
+
+        # Quiet: a poll sends no mapping; a write to region a sends that mapping alone.
+        frames = b.js("window.mevitop.frames")
+        b.wait(f"window.mevitop.frames > {frames} && window.mevitop.lastSent === 0",
+               "a poll that sends nothing")
+        t, _ = wl.do("touch a 1 40 3 w")
+        mv.snapshot_after(t)
+        frames = b.js("window.mevitop.frames")
+        b.wait(f"window.mevitop.frames > {frames} && window.mevitop.lastSent === 1",
+               "a poll that sends the one mapping written")
+        b.js("window.mevitop.draw()")
+        want = truth_states(wl.pid)
+        drawn = canvas(b)
+        assert drawn == want, differ(drawn, want)
+    finally:
+        b.close()
+
+
+def test_hover_says_what_the_cursor_line_says(mevitop, quiet_target):
+    wl = quiet_target
+    port = free_port()
+    mevitop(["-p", str(wl.pid), "--listen", f"127.0.0.1:{port}"])
+    b = open_heatmap(port, wl.pid, zoom=2)   # 4x4 pixels a page: the mouse hits its middle
+    try:
+        base = wl.region("a")
+        top = b.js("document.getElementById('map').getBoundingClientRect().top")
+        truth = truth_states(wl.pid)
+        for k in (0, 1, 3, 301, 511):
+            addr = base + k * PAGE
+            p = b.js(f"window.mevitop.pixelOf({addr})")
+            assert p and p["inView"], p
+            b.mouse("mouseMoved", p["x"] + p["size"] / 2, top + p["y"] + p["size"] / 2)
+            text = b.js("window.mevitop.hoverText()")
+            assert text.startswith(f"{addr:#x} rw-p [anon]"), text
+            assert f"page {k + 1} of 512: {truth[addr // PAGE]}" in text, text
+        b.js("document.getElementById('zfit').click(); window.mevitop.draw()")  # the README's
+        p = b.js(f"window.mevitop.pixelOf({base + 301 * PAGE})")
+        b.mouse("mouseMoved", p["x"] + p["size"] / 2, top + p["y"] + p["size"] / 2)
+        os.makedirs(SHOTS, exist_ok=True)
+        b.screenshot(os.path.join(SHOTS, "web-heatmap.png"))
+    finally:
+        b.close()
+
+
+def test_list_sorted_by_each_column_tree_and_filter(mevitop, workload):
+    wls = [workload() for _ in range(3)]
+    for i, w in enumerate(wls):
+        w.do(f"map a {64 * (i + 1)}")
+        w.do(f"touch a 0 {64 * (i + 1)} 1 w")
+    port = free_port()
+    mevitop(["-p", ",".join(str(w.pid) for w in wls), "--listen", f"127.0.0.1:{port}"])
+    b = Browser(f"http://127.0.0.1:{port}/")
+    try:
+        b.wait("window.mevitop && window.mevitop.listFrames > 0", "the list's first frame")
+        procs = json.loads(get(port, "/api/list")[1])["processes"]
+        assert sorted(p["pid"] for p in procs) == sorted(w.pid for w in wls)
+        for key in ("pid", "ppid", "comm", "resident", "swapped", "mapped", "mappings",
+                    "fault_rate"):
+            for _ in range(2):             # a second click reverses the order
+                b.js(f"document.querySelector('th[data-key={key}]').click()")
+                desc = b.js("list.desc")
+                order = b.js("window.mevitop.listOrder")
+                vals = [next(p for p in procs if p["pid"] == pid) for pid in order]
+                keyed = [(p[key], p["pid"]) for p in vals]
+                assert keyed == sorted(keyed, key=lambda kv: kv[0], reverse=desc) or \
+                    [k for k, _ in keyed] == sorted((k for k, _ in keyed), reverse=desc), \
+                    (key, desc, keyed)
+        b.js("document.querySelector('th[data-key=resident]').click()")
+        b.js("list.desc = true; renderList()")
+        assert b.js("window.mevitop.listOrder") == [w.pid for w in reversed(wls)]
+        os.makedirs(SHOTS, exist_ok=True)
+        b.screenshot(os.path.join(SHOTS, "web-list.png"))
+        b.js(f"document.getElementById('filter').value = '{wls[1].pid}'; renderList()")
+        assert b.js("window.mevitop.listOrder") == [wls[1].pid]
+        b.js("document.getElementById('filter').value = ''; "
+             "document.getElementById('tree').checked = true; renderList()")
+        assert sorted(b.js("window.mevitop.listOrder")) == sorted(w.pid for w in wls)
+    finally:
+        b.close()
+
+
+def test_token_required_off_loopback(workload):
+    wl = workload()
+    port = free_port()
+    mv = subprocess.Popen([MEVITOP, "--json", "-p", str(wl.pid), "--listen", f"0.0.0.0:{port}"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          env=dict(os.environ, **SAN_ENV))
+    try:
+        err = harness.Reader(mv.stderr, "stderr")
+        lines = {}
+        while "notice" not in lines or "token=" not in lines["notice"]:
+            msg = json.loads(err.get(what="the web view's URL"))
+            lines.update(msg)
+            assert "error" not in msg, msg
+        assert "is not loopback" in lines.get("warning", ""), lines
+        m = re.search(r"web view on http://0\.0\.0\.0:\d+/\?token=([0-9a-f]{32})$",
+                      lines["notice"])
+        assert m, lines
+        token = m.group(1)
+        assert get(port, "/")[0] == 403
+        assert get(port, "/api/list")[0] == 403
+        assert get(port, "/api/list?token=" + "0" * 32)[0] == 403
+        assert get(port, "/api/list?token=" + token[:-1])[0] == 403
+        assert get(port, "/api/list?token=" + token)[0] == 200
+        assert get(port, "/", headers={"Cookie": f"mevitop_token={token}"})[0] == 200
+        assert get(port, "/metrics")[0] == 200        # Prometheus scrapes as before
+        b = Browser(f"http://127.0.0.1:{port}/?token={token}")
+        try:
+            b.wait("window.mevitop && window.mevitop.listFrames > 0", "the list with a token")
+        finally:
+            b.close()
+    finally:
+        mv.terminate()
+        assert mv.wait(timeout=GUARD_S) == 0
+
+
+def test_hostile_clients_do_not_stop_the_other_views(mevitop, workload):
+    """Seeded junk requests, oversized headers, slowloris and a connection flood: each gets
+    a 4xx (or is dropped), and the JSON snapshots and the metrics go on."""
+    wl = workload()
+    port = free_port()
+    mv = mevitop(["-p", str(wl.pid), "-i", "200", "--listen", f"127.0.0.1:{port}"])
+    rng = random.Random(27)
+    alphabet = "abcz09%&=?/#.-_~+;:[]{}\"'<>\\ \t\x01\x7f\u00e9"
+    for _ in range(300):
+        path = rng.choice(["/api/process", "/api/list", "/api/info", "/", "/app.js", "/x",
+                           "/api/", "/../etc/passwd", "/api/process/"])
+        q = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        url = urlquote(path + ("?" + q if rng.random() < 0.8 else ""))
+        q2 = rng.choice(["pid=%d" % wl.pid, "pid=0", "pid=-1", "pid=99999999999", "pid=",
+                         "since=abc", "at=-5", "at=1e999", "pid=%d&since=18446744073709551616"
+                         % wl.pid])
+        for u in (url, "/api/process?" + q2):
+            try:
+                st, _ = get(port, u)
+            except (http.client.HTTPException, OSError):
+                continue                   # a request http.client itself refuses
+            assert st in (200, 400, 404, 414), (u, st)
+    for method in ("POST", "PUT", "DELETE", "PATCH"):
+        assert get(port, "/api/list", method=method)[0] == 405
+    try:                                   # 64 KiB of headers: refused, never a crash
+        st, _ = get(port, "/", headers={"X-Big": "a" * 65536})
+        assert 400 <= st < 500
+    except (http.client.HTTPException, OSError):
+        pass
+    slow = []
+    for _ in range(40):                    # slowloris: half a request each, held open
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(b"GET /api/list HTTP/1.1\r\nHost: x\r\n")
+        slow.append(s)
+    flood = []                             # a thousand at once: non-blocking connects
+    for _ in range(1000):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setblocking(False)
+        s.connect_ex(("127.0.0.1", port))
+        flood.append(s)
+    for s in flood:
+        s.close()
+    t = time.monotonic()                   # the snapshots go on while slowloris holds on
+    assert mv.snapshot_after(t)["processes"], "the snapshots stopped"
+    for s in slow:
+        s.close()
+    deadline = time.monotonic() + GUARD_S
+    while True:                            # served again once the flood is gone
+        try:
+            if get(port, "/api/list")[0] == 200 and get(port, "/metrics")[0] == 200:
+                break
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, "the endpoint did not come back"
+        time.sleep(0.05)
+    t = time.monotonic()
+    assert mv.snapshot_after(t)["processes"], "the snapshots stopped"
+    assert mv.proc.poll() is None
+
+
+def urlquote(u):
+    """Bytes http.client accepts on a request line, as a hostile client would send them."""
+    return "".join(c if 0x21 <= ord(c) < 0x7f else "%%%02X" % (ord(c) & 0xff) for c in u)
+
+
+def test_replay_slider_equals_replay_json(workload, tmp_path):
+    wl = workload()
+    wl.do("map a 256")
+    wl.do("touch a 0 64 1 w")
+    path = str(tmp_path / "rec")
+    rec = subprocess.Popen([MEVITOP, "record", "-o", path, "-p", str(wl.pid), "-i", "100"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=dict(os.environ, MEVITOP_TEST_RECORD_JSON="1", **SAN_ENV))
+    try:
+        out = harness.Reader(rec.stdout, "recorder")
+        json.loads(out.get(what="the first frame"))
+        t, _ = wl.do("touch a 100 100 1 w")
+        while json.loads(out.get(what="a frame after the touch"))["monotonic"] <= t:
+            pass
+    finally:
+        rec.send_signal(signal.SIGTERM)
+        assert rec.wait(timeout=GUARD_S) == 0, rec.stderr.read()
+    frames = [json.loads(ln) for ln in subprocess.run(
+        [MEVITOP, "replay", path, "--json", "--maps"], capture_output=True, text=True,
+        check=True, env=dict(os.environ, **SAN_ENV)).stdout.splitlines()]
+    t0 = frames[0]["monotonic"]
+    early, late = 0.0, math.ceil((frames[-1]["monotonic"] - t0) * 1000) / 1000
+    port = free_port()
+    srv = subprocess.Popen([MEVITOP, "replay", path, "--listen", f"127.0.0.1:{port}"],
+                           stderr=subprocess.PIPE, env=dict(os.environ, **SAN_ENV))
+    try:
+        err = harness.Reader(srv.stderr, "replay")
+        while "web view on" not in err.get(what="the replay's URL"):
+            pass
+        b = open_heatmap(port, wl.pid, f"?at={late}")
+        try:
+            for at in (late, early):
+                b.js(f"document.getElementById('slider').value = {at}; "
+                     "document.getElementById('slider').oninput()")
+                frames_seen = b.js("window.mevitop.frames")
+                b.wait(f"window.mevitop.frames > {frames_seen}", f"the frame at {at} s")
+                b.js("window.mevitop.setZoom(0)")
+                one = subprocess.run([MEVITOP, "replay", path, "--json", "--maps", "--at",
+                                      str(at)], capture_output=True, text=True, check=True,
+                                     env=dict(os.environ, **SAN_ENV)).stdout
+                entry = find_proc(json.loads(one), wl.pid)
+                runs = model_pages(entry)
+                want = {}
+                for m in entry["mappings"]:
+                    for pg in range(int(m["start"], 16) // PAGE, int(m["end"], 16) // PAGE):
+                        want[pg] = runs.get(pg, "not resident").replace("_", " ")
+                want.pop(VSYSCALL, None)
+                drawn = canvas(b)
+                assert drawn == want, differ(drawn, want)
+            region = [pg for pg in want if wl.region("a") // PAGE <= pg <
+                      wl.region("a") // PAGE + 256]
+            assert sum(want[pg] == "resident" for pg in region) == 64   # the early frame
+        finally:
+            b.close()
+    finally:
+        srv.send_signal(signal.SIGINT)
+        assert srv.wait(timeout=GUARD_S) == 0

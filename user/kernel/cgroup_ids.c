@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Cgroup ids to paths (cgroup_ids.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "lib/array.h"
+#include "kernel/cgroup_ids.h"
+
+#define CG_LIMIT	100000		/* directories one walk visits at most */
+#define CG_REWALK_NS	200000000ull
+
+struct cg {
+	uint64_t id;
+	char *path;
+};
+
+struct cgids {
+	char mnt[4096];
+	struct cg *v;
+	size_t n, cap;
+	uint64_t walked_ns;
+	size_t left;
+};
+
+/* The memory controller's hierarchy: a v1 "cgroup" mount with the memory option where
+ * there is one (a hybrid layout: memcg->css.cgroup is in that hierarchy), else cgroup2. */
+static int mount_point(char *out, size_t len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	int err = -ENOENT;
+	bool v1 = false;
+
+	if (!f)
+		return -errno;
+	while (!v1 && getline(&line, &cap, f) > 0) {
+		char dir[4096], type[32], opts[1024], *sep = strstr(line, " - ");
+		bool mem;
+
+		if (!sep || sscanf(sep + 3, "%31s %*s %1023s", type, opts) != 2 ||
+		    sscanf(line, "%*u %*u %*u:%*u %*s %4095s", dir) != 1 || strlen(dir) >= len)
+			continue;
+		mem = !strcmp(type, "cgroup") && (strstr(opts, ",memory") ||
+						  !strncmp(opts, "memory", 6));
+		if (mem || (!strcmp(type, "cgroup2") && err)) {
+			strcpy(out, dir);
+			err = 0;
+			v1 = mem;
+		}
+	}
+	free(line);
+	fclose(f);
+	return err;
+}
+
+static void clear(struct cgids *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		free(c->v[i].path);
+	c->n = 0;
+}
+
+static int add(struct cgids *c, uint64_t id, const char *rel)
+{
+	if (array_reserve(c->v, c->n, c->cap, 64))
+		return -ENOMEM;
+	c->v[c->n].path = strdup(*rel ? rel : "/");
+	if (!c->v[c->n].path)
+		return -ENOMEM;
+	c->v[c->n++].id = id;
+	return 0;
+}
+
+/* Directories below path (rel: the part below the mount), one filesystem. */
+static int walk(struct cgids *c, int dfd, char *rel, size_t len, size_t cap)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	int err = 0;
+
+	if (!d) {
+		close(dfd);
+		return 0;
+	}
+	while (!err && c->left && (de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		struct stat st;
+		int sub;
+
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' || len + 1 + n + 1 > cap)
+			continue;
+		c->left--;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		rel[len] = '/';
+		memcpy(rel + len + 1, de->d_name, n + 1);
+		err = add(c, st.st_ino, rel);
+		sub = err ? -1 : openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (sub >= 0)
+			err = walk(c, sub, rel, len + 1 + n, cap);
+		rel[len] = 0;
+	}
+	closedir(d);
+	return err;
+}
+
+static int by_id(const void *a, const void *b)
+{
+	const struct cg *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int rewalk(struct cgids *c)
+{
+	char rel[4096] = "";
+	struct stat st;
+	int fd, err;
+
+	clear(c);
+	fd = open(c->mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) == 0 && (err = add(c, st.st_ino, "")) != 0) {
+		close(fd);
+		return err;
+	}
+	c->left = CG_LIMIT;
+	err = walk(c, fd, rel, 0, sizeof(rel));
+	qsort(c->v, c->n, sizeof(*c->v), by_id);
+	return err;
+}
+
+int cgids_new(struct cgids **out)
+{
+	struct cgids *c = calloc(1, sizeof(*c));
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	err = mount_point(c->mnt, sizeof(c->mnt));
+	if (err) {
+		free(c);
+		return err;
+	}
+	*out = c;
+	return 0;
+}
+
+void cgids_free(struct cgids *c)
+{
+	if (!c)
+		return;
+	clear(c);
+	free(c->v);
+	free(c);
+}
+
+const char *cgids_path(struct cgids *c, uint64_t id, uint64_t now_ns)
+{
+	struct cg key = { .id = id }, *hit;
+
+	hit = c->n ? bsearch(&key, c->v, c->n, sizeof(key), by_id) : NULL;
+	if (!hit && (!c->walked_ns || now_ns - c->walked_ns >= CG_REWALK_NS)) {
+		c->walked_ns = now_ns ? now_ns : 1;
+		rewalk(c);
+		hit = c->n ? bsearch(&key, c->v, c->n, sizeof(key), by_id) : NULL;
+	}
+	return hit ? hit->path : NULL;
+}

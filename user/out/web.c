@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The web view's requests (out/web.h): the token, the assets, the API. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include "out/http_reply.h"
+#include "out/json_buf.h"
+#include "out/web.h"
+#include "out/web_assets.h"
+#include "out/web_json.h"
+
+struct web {
+	struct web_source src;
+	char token[WEB_TOKEN_LEN + 1];	/* empty: none needed (loopback) */
+	struct web_deltas deltas;	/* MHD answers on one thread: no lock */
+};
+
+int web_token(char out[WEB_TOKEN_LEN + 1])
+{
+	unsigned char raw[WEB_TOKEN_LEN / 2];
+
+	if (getrandom(raw, sizeof(raw), 0) != (ssize_t)sizeof(raw))
+		return -errno;
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(out + 2 * i, 3, "%02x", raw[i]);
+	return 0;
+}
+
+int web_new(const struct web_source *src, const char *token, struct web **out)
+{
+	struct web *w = calloc(1, sizeof(*w));
+	struct timespec ts;
+
+	if (!w)
+		return -ENOMEM;
+	w->src = *src;
+	if (token)
+		snprintf(w->token, sizeof(w->token), "%s", token);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	w->deltas.epoch = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	*out = w;
+	return 0;
+}
+
+void web_free(struct web *w)
+{
+	if (!w)
+		return;
+	web_deltas_free(&w->deltas);
+	free(w);
+}
+
+/* In time independent of where the first difference is: the token is a password. */
+static bool same_token(const char *given, const char *want)
+{
+	unsigned char diff = 0;
+
+	if (!given || strlen(given) != WEB_TOKEN_LEN)
+		return false;
+	for (size_t i = 0; i < WEB_TOKEN_LEN; i++)
+		diff |= (unsigned char)(given[i] ^ want[i]);
+	return !diff;
+}
+
+static bool allowed(const struct web *w, struct MHD_Connection *c)
+{
+	if (!w->token[0])
+		return true;
+	return same_token(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token"),
+			  w->token) ||
+	       same_token(MHD_lookup_connection_value(c, MHD_COOKIE_KIND, "mevitop_token"),
+			  w->token);
+}
+
+/* A query argument as a number: absent gives def; junk is an error (false). */
+static bool arg_u64(struct MHD_Connection *c, const char *name, uint64_t def, uint64_t max,
+		    uint64_t *v)
+{
+	const char *s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+	char *end;
+
+	*v = def;
+	if (!s)
+		return true;
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return !errno && !*end && *v <= max;
+}
+
+static bool arg_seconds(struct MHD_Connection *c, double *at)
+{
+	const char *s = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "at");
+	char *end;
+
+	*at = 0;
+	if (!s)
+		return true;
+	errno = 0;
+	*at = strtod(s, &end);
+	return s != end && !*end && !errno && *at >= 0 && *at <= 1e9;
+}
+
+static enum MHD_Result json_reply(struct MHD_Connection *c, struct buf *b)
+{
+	if (b->oom) {
+		free(b->p);
+		return http_reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+	return http_reply(c, MHD_HTTP_OK, "application/json", b->p, b->len, true, false);
+}
+
+static enum MHD_Result api_info(struct web *w, struct MHD_Connection *c)
+{
+	struct buf b = { 0 };
+
+	jb_put(&b, "{\"replay\": %s, \"span\": %.6f, \"token\": %s}",
+	       w->src.replay ? "true" : "false", w->src.span_s, w->token[0] ? "true" : "false");
+	return json_reply(c, &b);
+}
+
+static enum MHD_Result api_frame(struct web *w, struct MHD_Connection *c, bool process)
+{
+	uint64_t pid = 0, since;
+	struct json_frame f;
+	struct buf b = { 0 };
+	double at;
+	int err;
+
+	if (!arg_seconds(c, &at) || !arg_u64(c, "since", 0, UINT64_MAX, &since) ||
+	    (process && (!arg_u64(c, "pid", 0, INT32_MAX, &pid) || !pid)))
+		return http_reply_text(c, MHD_HTTP_BAD_REQUEST,
+				       "bad query: pid=N (a positive number), since=G, at=SECONDS\n");
+	err = w->src.acquire(w->src.ctx, at, &f);
+	if (err == -EBUSY)
+		return http_reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "engine busy, try again\n");
+	if (err)
+		return http_reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "no frame to serve\n");
+	err = process ? web_json_process(&w->deltas, &f, (pid_t)pid, since, &b)
+		      : web_json_list(&f, &b);
+	w->src.release(w->src.ctx, &f);
+	if (err == -ESRCH) {
+		free(b.p);
+		return http_reply_text(c, MHD_HTTP_NOT_FOUND, "no such process in the model\n");
+	}
+	return json_reply(c, &b);
+}
+
+bool web_handle(struct web *w, struct MHD_Connection *c, const char *url,
+		enum MHD_Result *ret)
+{
+	const struct web_asset *a = web_asset_find(url);
+	bool api = !strncmp(url, "/api/", 5);
+
+	if (!a && !api)
+		return false;
+	if (!allowed(w, c)) {
+		*ret = http_reply_text(c, MHD_HTTP_FORBIDDEN,
+				       "forbidden: open the URL mevitop printed, with its token\n");
+		return true;
+	}
+	if (a && w->token[0] && !strcmp(url, "/")) {
+		/* The page's own requests (app.js, app.css, the API) then carry the token. */
+		char cookie[WEB_TOKEN_LEN + 64];
+
+		snprintf(cookie, sizeof(cookie), "mevitop_token=%s; Path=/; HttpOnly; SameSite=Strict",
+			 w->token);
+		*ret = http_reply_header(c, MHD_HTTP_OK, a->type, (char *)a->data, a->len, false,
+					 false, MHD_HTTP_HEADER_SET_COOKIE, cookie);
+	} else if (a) {
+		*ret = http_reply(c, MHD_HTTP_OK, a->type, (char *)a->data, a->len, false, false);
+	}
+	else if (!strcmp(url, "/api/info"))
+		*ret = api_info(w, c);
+	else if (!strcmp(url, "/api/list"))
+		*ret = api_frame(w, c, false);
+	else if (!strcmp(url, "/api/process"))
+		*ret = api_frame(w, c, true);
+	else
+		*ret = http_reply_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
+	return true;
+}

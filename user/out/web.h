@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The web view on --listen (doc/web.md): `/` and its assets (out/web/, built into the
+ * binary), and a read-only JSON API the page polls once a second:
+ *
+ *   GET /api/list                 the process list (the --json snapshot without mappings)
+ *   GET /api/process?pid=N&since=G
+ *                                 one process's mappings and page runs, only those that
+ *                                 changed after generation G (0 or absent: all of them)
+ *   GET /api/info                 live or replay, and a replay's time span
+ *   any of them with &at=T        a replay's frame current at T seconds
+ *
+ * Where the frames come from is a web_source: the live engine (out/web_live.c) or a
+ * recording (rec/replay_web.c).  Off loopback, every request needs the token printed in the
+ * URL at start-up (?token=..., or the cookie the page sets), else 403.
+ */
+#ifndef MEVITOP_OUT_WEB_H
+#define MEVITOP_OUT_WEB_H
+
+#include <stdbool.h>
+#include <microhttpd.h>
+#include "out/json.h"
+
+/* A frame to serve: acquire fills f (the frame current at `at` seconds for a replay; the
+ * live model, locked, for the engine), release gives it back.  0, -EBUSY (try again: 503)
+ * or -errno. */
+struct web_source {
+	void *ctx;
+	bool replay;
+	double span_s;			/* a replay's length: frames from 0 to span_s */
+	int (*acquire)(void *ctx, double at, struct json_frame *f);
+	void (*release)(void *ctx, struct json_frame *f);
+};
+
+#define WEB_TOKEN_LEN 32		/* hex digits: 128 random bits */
+
+struct web;
+
+/* token: required from every client (a non-loopback bind), or NULL. */
+int web_new(const struct web_source *src, const char *token, struct web **out);
+void web_free(struct web *w);
+/* Answers url if it is the web view's; false: not ours (the caller says 404). */
+bool web_handle(struct web *w, struct MHD_Connection *c, const char *url,
+		enum MHD_Result *ret);
+
+/* A fresh random token (WEB_TOKEN_LEN hex digits and a NUL); 0 or -errno. */
+int web_token(char out[WEB_TOKEN_LEN + 1]);
+
+#endif

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: GPL-2.0
+// mevitop's web view (doc/web.md): the process list and one process's heatmap, drawn on a
+// canvas from /api/process's page runs, polled once a second for what changed.  Plain
+// JavaScript, no framework, nothing fetched but from mevitop itself.
+'use strict';
+
+const POLL_MS = 1000;
+const BUSY_RETRY_MS = 100;
+
+const $ = (id) => document.getElementById(id);
+const query = new URLSearchParams(location.search);
+const TOKEN = query.get('token');
+let info = { replay: false, span: 0 };
+let at = 0;				// a replay's time, seconds from its start
+
+function api(path, params) {
+	const q = new URLSearchParams(params || {});
+	if (TOKEN)
+		q.set('token', TOKEN);
+	if (info.replay)
+		q.set('at', at.toFixed(6));
+	return fetch(path + '?' + q).then((r) => {
+		if (!r.ok)
+			throw Object.assign(new Error(`${path}: ${r.status} ${r.statusText}`),
+				{ status: r.status });
+		return r.json();
+	});
+}
+
+function bytes(pages) {
+	let v = pages * PAGE, u = 0;
+	const units = ['B', 'K', 'M', 'G', 'T'];
+	while (v >= 1024 && u < units.length - 1) {
+		v /= 1024;
+		u++;
+	}
+	return (u && v < 10 ? v.toFixed(1) : Math.round(v)) + units[u];
+}
+
+const hex = (n) => '0x' + n.toString(16);
+
+function status(text, bad) {
+	$('status').textContent = text;
+	$('status').style.color = bad ? '#a00' : '';
+}
+
+// ---- the process list -----------------------------------------------------------------
+
+const list = { procs: [], key: 'resident', desc: true };
+
+function value(p, key) {
+	return key === 'comm' ? p.comm : p[key];
+}
+
+function compare(a, b) {
+	const x = value(a, list.key), y = value(b, list.key);
+	const c = typeof x === 'string' ? x.localeCompare(y) : x - y;
+	return (list.desc ? -c : c) || a.pid - b.pid;
+}
+
+// Parents before children, siblings in the sort order; depth for the indent.
+function treeOrder(procs) {
+	const byPid = new Map(procs.map((p) => [p.pid, p]));
+	const kids = new Map();
+	const roots = [];
+	for (const p of procs) {
+		if (byPid.has(p.ppid) && p.ppid !== p.pid) {
+			if (!kids.has(p.ppid))
+				kids.set(p.ppid, []);
+			kids.get(p.ppid).push(p);
+		} else {
+			roots.push(p);
+		}
+	}
+	const out = [];
+	const walk = (p, depth) => {
+		out.push([p, depth]);
+		for (const k of (kids.get(p.pid) || []).sort(compare))
+			walk(k, depth + 1);
+	};
+	roots.sort(compare).forEach((p) => walk(p, 0));
+	return out;
+}
+
+function renderList() {
+	const f = $('filter').value.trim().toLowerCase();
+	let procs = list.procs.filter((p) => !f || p.comm.toLowerCase().includes(f) ||
+		String(p.pid) === f);
+	const rows = $('tree').checked ? treeOrder(procs) : procs.sort(compare).map((p) => [p, 0]);
+	const body = document.createElement('tbody');
+	for (const [p, depth] of rows) {
+		const tr = document.createElement('tr');
+		tr.dataset.pid = p.pid;
+		if (p.state === 'exited')
+			tr.className = 'exited';
+		const cells = [p.pid, p.ppid, (depth ? '  '.repeat(depth - 1) + '└ ' : '') + p.comm,
+			bytes(p.resident), bytes(p.swapped), bytes(p.mapped), p.mappings,
+			p.fault_rate.toFixed(0)];
+		cells.forEach((v, i) => {
+			const td = document.createElement('td');
+			td.textContent = v;
+			if (i !== 2)
+				td.className = 'num';
+			tr.appendChild(td);
+		});
+		tr.onclick = () => { location.hash = 'pid=' + p.pid; };
+		body.appendChild(tr);
+	}
+	$('procs').replaceChild(body, $('procs').tBodies[0]);
+	$('count').textContent = `${rows.length} of ${list.procs.length} processes`;
+	for (const th of document.querySelectorAll('th'))
+		th.className = (th.dataset.key === list.key ? 'sorted ' : '') +
+			(th.dataset.key === 'comm' ? '' : 'num');
+	window.mevitop.listOrder = rows.map(([p]) => p.pid);
+}
+
+function pollList() {
+	return api('/api/list').then((r) => {
+		list.procs = r.processes;
+		renderList();
+		status(`${r.mode} mode, ${new Date(r.time * 1000).toLocaleTimeString()}`);
+		window.mevitop.listFrames++;
+	});
+}
+
+// ---- the heatmap ----------------------------------------------------------------------
+
+function showHover(x, y) {
+	const canvas = $('map'), rect = canvas.getBoundingClientRect();
+	const cell = cellAt(Math.floor(x * canvas.width / rect.width),
+		Math.floor(y * canvas.height / rect.height));
+	$('hover').textContent = cell ? describe(cell) : '\u00a0';
+}
+
+function showProcess(r) {
+	applyProcess(r);
+	$('title').textContent = `pid ${r.pid} ${r.comm}: ${bytes(r.resident)} resident, ` +
+		`${bytes(r.swapped)} swapped, ${bytes(r.mapped)} mapped, ${r.layout.length} mappings`;
+	const mv = window.mevitop;
+	mv.frames++;
+	mv.lastSent = r.mappings.length;
+	mv.ready = true;
+}
+
+function pollProcess() {
+	const pid = view.pid, t = window.mevitop.times;
+	t.asked = t.asked || performance.now();
+	return api('/api/process', { pid, since: view.gen }).then((r) => {
+		t.answered = t.answered || performance.now();
+		if (pid === view.pid)
+			showProcess(r);
+		status(`${r.mode} mode, ${new Date(r.time * 1000).toLocaleTimeString()}`);
+	});
+}
+
+function resize() {
+	const canvas = $('map');
+	const rect = canvas.getBoundingClientRect();
+	const w = Math.max(1, Math.floor(rect.width)), h = Math.max(1, Math.floor(rect.height));
+	if (w === canvas.width && h === canvas.height)
+		return;			// setting either clears the canvas
+	canvas.width = w;
+	canvas.height = h;
+	layout();
+}
+
+function wireHeatmap() {
+	const canvas = $('map');
+	let drag = null;
+	canvas.addEventListener('mousedown', (e) => {
+		drag = { y: e.offsetY, top: view.top };
+		e.preventDefault();
+		canvas.classList.add('drag');
+	});
+	window.addEventListener('mouseup', () => {
+		drag = null;
+		canvas.classList.remove('drag');
+	});
+	canvas.addEventListener('mousemove', (e) => {
+		if (drag) {
+			view.top = Math.round(drag.top - (e.offsetY - drag.y) / cellPx());
+			clampTop();
+			view.dirty = true;
+		}
+		showHover(e.offsetX, e.offsetY);
+	});
+	canvas.addEventListener('wheel', (e) => {
+		e.preventDefault();
+		setZoom(view.zoom + (e.deltaY < 0 ? 1 : -1), e.offsetY);
+	}, { passive: false });
+	$('zin').onclick = () => setZoom(view.zoom + 1);
+	$('zout').onclick = () => setZoom(view.zoom - 1);
+	$('zfit').onclick = () => fit();
+	$('z1').onclick = () => setZoom(0);
+	$('layer').onchange = () => { view.dirty = true; legend(); };
+	window.addEventListener('keydown', (e) => {
+		if (!view.pid || e.target.tagName === 'INPUT')
+			return;
+		const page = visibleRows();
+		const moves = { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page,
+			Home: -Infinity, End: Infinity };
+		if (e.key in moves) {
+			view.top = Math.round(Math.max(-1e15, Math.min(1e15, view.top + moves[e.key])));
+			clampTop();
+			view.dirty = true;
+		} else if (e.key === '+') {
+			setZoom(view.zoom + 1);
+		} else if (e.key === '-') {
+			setZoom(view.zoom - 1);
+		} else if (e.key === 'Escape' || e.key === 'q') {
+			location.hash = '';
+		}
+	});
+	// The bar above can wrap when the title changes: follow the canvas' own size, so one
+	// canvas pixel stays one CSS pixel (and the mouse's offsets are the canvas' pixels).
+	new ResizeObserver(() => { if (view.pid) resize(); }).observe(canvas);
+	const frame = () => {
+		if (view.pid && view.dirty)
+			draw();
+		requestAnimationFrame(frame);
+	};
+	requestAnimationFrame(frame);
+}
+
+function swatch(rgb, text) {
+	return `<span class="sw" style="background:rgb(${rgb.join(',')})"></span>${text}`;
+}
+
+function legend() {
+	$('legend').innerHTML = $('layer').value === 'heat'
+		? HEAT_LEVELS.map((l, i) => swatch(HEAT_RGB[i], `≥${l}`)).join('') + ' faults/block (decaying)'
+		: STATE.map((s, i) => swatch(STATE_RGB[i], s)).join('') + swatch(MIXED_RGB, 'mixed');
+}
+
+// ---- the page -------------------------------------------------------------------------
+
+let timer = 0;
+
+function route() {
+	window.mevitop.times.route = window.mevitop.times.route || performance.now();
+	const m = /^#pid=(\d+)$/.exec(location.hash);
+	clearTimeout(timer);
+	$('list').hidden = !!m;
+	$('heat').hidden = !m;
+	if (m) {
+		Object.assign(view, { pid: +m[1], epoch: 0, gen: 0, maps: new Map(), order: [],
+			first: [], cells: 0, rows: 0, fitted: false, top: 0, cache: null, cacheKey: "" });
+		window.mevitop.ready = false;
+		resize();
+	} else {
+		view.pid = 0;
+	}
+	poll();
+}
+
+function poll() {
+	clearTimeout(timer);
+	let again = POLL_MS;
+	(view.pid ? pollProcess() : pollList())
+		.catch((err) => {
+			status(String(err.message || err), true);
+			if (err.status === 503)	// the engine held its lock: ask again soon
+				again = BUSY_RETRY_MS;
+		})
+		.finally(() => { timer = setTimeout(poll, again); });
+}
+
+// What the tests read (tests/integration/test_web.py): where a page is drawn, what the
+// canvas holds there, and the state the data says.
+window.mevitop = {
+	ready: false, frames: 0, listFrames: 0, draws: 0, firstDraw: 0, times: {}, drawMs: [], lastSent: 0, listOrder: [],
+	// Where page addr is drawn: its cell's top-left canvas pixel, and the cell's size.
+	pixelOf(addr) {
+		const c = cellOfPage(Math.floor(addr / PAGE)), cp = cellPx();
+		if (c < 0)
+			return null;
+		const r = Math.floor(c / view.cols) - view.top;
+		return { x: (c % view.cols) * cp, y: r * cp, size: cp,
+			inView: r >= 0 && r < visibleRows() };
+	},
+	// {page number: state} of every page drawn (one page a cell), read off the canvas.
+	canvasPages() {
+		const canvas = $('map'), cp = cellPx(), out = {};
+		if (view.dirty)		// a resize since the last frame clears the canvas
+			draw();
+		const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+		for (let mi = 0; mi < view.order.length; mi++) {
+			const m = view.maps.get(view.order[mi]);
+			for (let k = 0; k < m.end - m.start; k++) {
+				const c = view.first[mi] + k, r = Math.floor(c / view.cols) - view.top;
+				if (r < 0 || (r + 1) * cp > canvas.height)
+					continue;
+				const o = (r * cp * canvas.width + (c % view.cols) * cp) * 4;
+				const i = STATE_RGB.findIndex((x) => x[0] === d[o] && x[1] === d[o + 1] &&
+					x[2] === d[o + 2]);
+				out[m.start + k] = i < 0 ? 'other' : STATE[i];
+			}
+		}
+		return out;
+	},
+	hoverText: () => $('hover').textContent,
+	setZoom: (z) => { setZoom(z); draw(); },
+	scrollTo(addr) {
+		const p = this.pixelOf(addr);
+		if (p) {
+			view.top += Math.floor(p.y / cellPx());
+			clampTop();
+			draw();
+		}
+	},
+	draw: () => draw(),
+	view,
+};
+
+function init() {
+	for (const th of document.querySelectorAll('th'))
+		th.onclick = () => {
+			list.desc = list.key === th.dataset.key ? !list.desc : th.dataset.key !== 'comm' &&
+				th.dataset.key !== 'pid' && th.dataset.key !== 'ppid';
+			list.key = th.dataset.key;
+			renderList();
+		};
+	$('filter').oninput = renderList;
+	$('tree').onchange = renderList;
+	$('back').onclick = (e) => { e.preventDefault(); location.hash = ''; };
+	$('slider').oninput = () => {
+		at = +$('slider').value;
+		$('at').textContent = at.toFixed(1) + ' s';
+		poll();
+	};
+	wireHeatmap();
+	legend();
+	window.addEventListener('hashchange', route);
+	api('/api/info').then((r) => {
+		info = r;
+		$('where').textContent = r.replay ? 'replay' : 'live';
+		if (r.replay) {
+			$('replay').hidden = false;
+			$('slider').max = r.span;
+			const t = +query.get('at');
+			if (t > 0) {
+				at = Math.min(t, r.span);
+				$('slider').value = at;
+				$('at').textContent = at.toFixed(1) + ' s';
+			}
+		}
+		route();
+	}).catch((err) => status(String(err.message || err), true));
+}
+
+init();

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-2.0
+// The web view's heatmap (doc/web.md): a process's mappings in address order, packed one
+// after another into cells of the canvas, as the terminal's packed layout does.  A cell is
+// 2^zoom pixels square holding one page (zoom >= 0), or one pixel holding 2^-zoom pages.
+// The whole picture is drawn once into an offscreen canvas when it fits one (panning is
+// then a copy of its rows); past that, only the rows in view are drawn.
+'use strict';
+
+// The terminal's states and colours (user/ui/ui_theme.c): green resident, blue swapped,
+// yellow untracked, dark not resident (mapped, never touched or evicted).
+const STATE = ['not resident', 'resident', 'swapped', 'untracked'];
+const STATE_RGB = [[48, 48, 48], [46, 204, 64], [0, 116, 217], [255, 220, 0]];
+const MIXED_RGB = [200, 60, 200];	// resident and swapped pages in one cell
+const BG_RGB = [17, 17, 17];		// no page here
+const HEAT_RGB = [[90, 20, 20], [200, 30, 30], [230, 160, 0], [255, 240, 60]];
+const HEAT_COOL = [[48, 48, 48], [20, 80, 30]];	// heat layer: cold, not / resident
+const HEAT_LEVELS = [0.05, 0.5, 2, 8];	// a block's decayed faults: where each colour starts
+					// (the server sends the level: out/web_json.c heat_levels)
+const HEAT_BLOCK = 16;			// pages per heat block (model.h HEAT_BLOCK_SHIFT)
+const PAGE = 4096;
+const CACHE_MAX_PX = 16 << 20;		// the offscreen picture's largest area (64 MiB)
+const CACHE_MAX_H = 30000;		// and height (canvases stop a little beyond)
+
+// RGBA bytes as one little-endian 32-bit pixel of an ImageData's buffer.
+const px32 = (c) => (255 << 24 | c[2] << 16 | c[1] << 8 | c[0]) >>> 0;
+const STATE_PX = STATE_RGB.map(px32), MIXED_PX = px32(MIXED_RGB), BG_PX = px32(BG_RGB);
+const HEAT_PX = HEAT_RGB.map(px32), COOL_PX = HEAT_COOL.map(px32);
+const RES_SHADES = [0, 1, 2, 3, 4].map((k) => px32([0, 1, 2].map((i) =>
+	Math.round(STATE_RGB[0][i] + (STATE_RGB[1][i] - STATE_RGB[0][i]) * k / 4))));
+
+const view = {
+	pid: 0, epoch: 0, gen: 0, full: true,
+	maps: new Map(), order: [],	// mappings by start page, and the address order
+	first: [],			// per mapping in order: its first cell
+	cells: 0, rows: 0, cols: 1,
+	zoom: 0, top: 0,		// top: the first row shown
+	fitted: false, dirty: true,
+	cache: null, cacheKey: '',	// the offscreen picture and what it shows
+	version: 0,			// one more each time the data changes
+};
+
+const cellPx = () => view.zoom >= 0 ? 1 << view.zoom : 1;
+const pagesPerCell = () => view.zoom >= 0 ? 1 : 2 ** -view.zoom;
+const visibleRows = () => Math.floor(document.getElementById('map').height / cellPx());
+
+function layout() {
+	const ppc = pagesPerCell();
+	view.cols = Math.max(1, Math.floor(document.getElementById('map').width / cellPx()));
+	view.first = [];
+	let cell = 0;
+	for (const start of view.order) {
+		const m = view.maps.get(start);
+		view.first.push(cell);
+		cell += Math.ceil((m.end - m.start) / ppc);
+	}
+	view.cells = cell;
+	view.rows = Math.ceil(cell / view.cols);
+	clampTop();
+	view.dirty = true;
+}
+
+function clampTop() {
+	view.top = Math.max(0, Math.min(view.top, view.rows - visibleRows()));
+}
+
+// The largest zoom that shows every page at once.
+function fit() {
+	let z = 5;
+	for (; z > -40; z--) {
+		view.zoom = z;
+		layout();
+		if (view.rows <= visibleRows())
+			break;
+	}
+	view.top = 0;
+	view.fitted = true;
+	layout();
+}
+
+function upperBound(arr, x) {
+	let lo = 0, hi = arr.length;
+	while (lo < hi) {
+		const mid = (lo + hi) >> 1;
+		if (arr[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+// The first run of flat [offset, length, state] triples that ends after page.
+function runsIndex(runs, page) {
+	let lo = 0, hi = runs.length / 3;
+	while (lo < hi) {
+		const mid = (lo + hi) >> 1;
+		if (runs[mid * 3] + runs[mid * 3 + 1] <= page)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+function heatOf(m, off) {
+	if (!m.heatMap) {		// m.heat: flat [block offset from m's start, value] pairs
+		m.heatMap = new Map();
+		for (let i = 0; i < m.heat.length; i += 2)
+			m.heatMap.set(m.heat[i], m.heat[i + 1]);
+	}
+	const lead = m.start % HEAT_BLOCK;
+	return m.heatMap.get(Math.floor((off + lead) / HEAT_BLOCK) * HEAT_BLOCK - lead) || 0;
+}
+
+function heatPx(level, resident) {
+	return level > 0 ? HEAT_PX[level - 1] : COOL_PX[resident ? 1 : 0];
+}
+
+// The pixel of a cell of n pages with these counts: the terminal's rules (a shade of green
+// by the resident fraction; blue if any is swapped; magenta for both; yellow untracked).
+function countsPx(res, swp, unt, n) {
+	if (!res && !swp && !unt)
+		return STATE_PX[0];
+	if (unt >= n)
+		return STATE_PX[3];
+	if (swp && res)
+		return MIXED_PX;
+	if (swp)
+		return STATE_PX[2];
+	return res >= n ? STATE_PX[1] : RES_SHADES[Math.ceil(res / n * 4)];
+}
+
+// Colours of mapping m's cells [c0, c1) (cell indices within m) into out[0 .. c1 - c0).
+function mappingCells(m, c0, c1, ppc, heat, out) {
+	const pages = m.end - m.start, a = c0 * ppc, b = Math.min(pages, c1 * ppc);
+	const runs = m.runs, n = c1 - c0;
+	if (ppc === 1 && !heat) {	// a page a cell: fill runs, the rest not resident
+		out.fill(STATE_PX[0], 0, n);
+		for (let i = runsIndex(runs, a); i < runs.length / 3 && runs[i * 3] < b; i++) {
+			const s = Math.max(a, runs[i * 3]), e = Math.min(b, runs[i * 3] + runs[i * 3 + 1]);
+			out.fill(STATE_PX[runs[i * 3 + 2]], s - a, e - a);
+		}
+		return;
+	}
+	const acc = new Float64Array(n * 3);
+	for (let i = runsIndex(runs, a); i < runs.length / 3 && runs[i * 3] < b; i++) {
+		const s = Math.max(a, runs[i * 3]), e = Math.min(b, runs[i * 3] + runs[i * 3 + 1]);
+		const st = runs[i * 3 + 2] - 1;
+		for (let p = s; p < e;) {
+			const cell = Math.floor(p / ppc), end = Math.min((cell + 1) * ppc, e);
+			acc[(cell - c0) * 3 + st] += end - p;
+			p = end;
+		}
+	}
+	for (let k = 0; k < n; k++) {
+		const cells = Math.min(ppc, pages - (c0 + k) * ppc);
+		out[k] = heat ? heatPx(heatOf(m, (c0 + k) * ppc), acc[k * 3] > 0)
+			: countsPx(acc[k * 3], acc[k * 3 + 1], acc[k * 3 + 2], cells);
+	}
+}
+
+// Rows [r0, r1) of the picture into u32 (an ImageData's pixels, w wide, row r0 at its top).
+function renderRows(u32, w, r0, r1) {
+	const cp = cellPx(), ppc = pagesPerCell(), cols = view.cols;
+	const heat = document.getElementById('layer').value === 'heat';
+	u32.fill(BG_PX);
+	const c0 = r0 * cols, c1 = Math.min(view.cells, r1 * cols);
+	const colours = new Uint32Array(cols);
+	for (let mi = Math.max(0, upperBound(view.first, c0) - 1); mi < view.order.length &&
+		view.first[mi] < c1; mi++) {
+		const m = view.maps.get(view.order[mi]);
+		const mc = Math.ceil((m.end - m.start) / ppc);
+		// cell by cell along the rows this mapping covers, a row's piece at a time
+		for (let c = Math.max(c0, view.first[mi]); c < Math.min(c1, view.first[mi] + mc);) {
+			const row = Math.floor(c / cols), rowEnd = Math.min((row + 1) * cols,
+				view.first[mi] + mc, c1);
+			const k0 = c - view.first[mi], n = rowEnd - c;
+			mappingCells(m, k0, k0 + n, ppc, heat, colours);
+			const y0 = (row - r0) * cp, x0 = (c % cols) * cp;
+			for (let y = y0; y < y0 + cp; y++) {
+				const base = y * w + x0;
+				if (cp === 1) {
+					u32.set(colours.subarray(0, n), base);
+				} else {
+					for (let k = 0; k < n; k++)
+						u32.fill(colours[k], base + k * cp, base + (k + 1) * cp);
+				}
+			}
+			c = rowEnd;
+		}
+	}
+}
+
+function draw() {
+	const t0 = performance.now();
+	const canvas = document.getElementById('map'), ctx = canvas.getContext('2d');
+	const w = canvas.width, h = canvas.height, cp = cellPx();
+	const whole = view.rows * cp;
+	const key = [view.version, view.zoom, w, document.getElementById('layer').value].join();
+	if (whole * w <= CACHE_MAX_PX && whole <= CACHE_MAX_H) {
+		if (view.cacheKey !== key) {	// the whole picture, once per change
+			const off = document.createElement('canvas');
+			off.width = w;
+			off.height = Math.max(1, whole);
+			const img = new ImageData(w, off.height);
+			renderRows(new Uint32Array(img.data.buffer), w, 0, view.rows);
+			off.getContext('2d').putImageData(img, 0, 0);
+			view.cache = off;
+			view.cacheKey = key;
+		}
+		ctx.fillStyle = `rgb(${BG_RGB.join(',')})`;
+		ctx.fillRect(0, 0, w, h);
+		const sh = Math.min(h, whole - view.top * cp);
+		if (sh > 0)
+			ctx.drawImage(view.cache, 0, view.top * cp, w, sh, 0, 0, w, sh);
+	} else {			// too big to keep: the rows in view only
+		view.cache = null;
+		view.cacheKey = '';
+		const img = ctx.createImageData(w, h);
+		renderRows(new Uint32Array(img.data.buffer), w, view.top, view.top + Math.ceil(h / cp));
+		ctx.putImageData(img, 0, 0);
+	}
+	view.dirty = false;
+	const mv = window.mevitop, ms = performance.now() - t0;
+	if (!mv.firstDraw && view.order.length)	// ms from the page's start: its first paint
+		mv.firstDraw = performance.now();
+	mv.draws++;
+	mv.drawMs.push(ms);
+	if (mv.drawMs.length > 240)
+		mv.drawMs.shift();
+	const ppc = pagesPerCell();
+	document.getElementById('zoom').textContent = `${ppc > 1 ? ppc + ' pages a pixel'
+		: cp + ' px a page'}, rows ${view.top}-${Math.min(view.rows, view.top + visibleRows())} of ${view.rows}`;
+}
+
+// The mapping index and page range of cell c, or null past the last.
+function cellInfo(c) {
+	if (c < 0 || c >= view.cells)
+		return null;
+	const mi = upperBound(view.first, c) - 1, ppc = pagesPerCell();
+	const m = view.maps.get(view.order[mi]);
+	const a = (c - view.first[mi]) * ppc;
+	return { mi, m, a, b: Math.min(a + ppc, m.end - m.start) };
+}
+
+// What is under canvas pixel (x, y).
+function cellAt(x, y) {
+	const cp = cellPx(), col = Math.floor(x / cp);
+	if (x < 0 || y < 0 || col >= view.cols)
+		return null;
+	return cellInfo((view.top + Math.floor(y / cp)) * view.cols + col);
+}
+
+// The cell holding page (a page number), or -1.
+function cellOfPage(page) {
+	const mi = view.order.findIndex((s) => page >= s && page < view.maps.get(s).end);
+	return mi < 0 ? -1 : view.first[mi] + Math.floor((page - view.order[mi]) / pagesPerCell());
+}
+
+// The cursor line's text for a cell, as the terminal's says it.
+function describe(cell) {
+	const { m, a, b } = cell;
+	const where = `${'0x' + ((m.start + a) * PAGE).toString(16)} ${m.perms} ${m.path || `[${m.kind}]`}`;
+	const acc = [0, 0, 0];
+	const runs = m.runs;
+	for (let i = runsIndex(runs, a); i < runs.length / 3 && runs[i * 3] < b; i++) {
+		const s = Math.max(a, runs[i * 3]), e = Math.min(b, runs[i * 3] + runs[i * 3 + 1]);
+		if (e > s)
+			acc[runs[i * 3 + 2] - 1] += e - s;
+	}
+	const heat = heatOf(m, a);
+	const hs = heat ? `, heat: at least ${HEAT_LEVELS[heat - 1]} faults (decaying)` : '';
+	const tail = `${hs}  (${m.kind}, ${m.tracker})`;
+	if (b - a === 1) {
+		const st = acc[0] ? 1 : acc[1] ? 2 : acc[2] ? 3 : 0;
+		return `${where}  page ${a + 1} of ${m.end - m.start}: ${STATE[st]}${tail}`;
+	}
+	return `${where}  pages ${a + 1}-${b} of ${m.end - m.start}: ${acc[0]} resident, ` +
+		`${acc[1]} swapped, ${acc[2]} untracked${tail}`;
+}
+
+// Zoom to z keeping the page under canvas row y (the middle by default) where it is.
+function setZoom(z, y) {
+	const cp = cellPx(), anchorY = y === undefined ? document.getElementById('map').height / 2 : y;
+	const info = cellInfo((view.top + Math.floor(anchorY / cp)) * view.cols);
+	view.zoom = Math.max(-40, Math.min(5, z));
+	layout();
+	if (info) {
+		const c = cellOfPage(view.order[info.mi] + info.a);
+		view.top = Math.floor(c / view.cols) - Math.floor(anchorY / cellPx());
+		clampTop();
+	}
+	view.dirty = true;
+}
+
+// A poll's answer: changed mappings replace theirs, the layout drops the gone ones.
+function applyProcess(r) {
+	if (r.epoch !== view.epoch) {	// another server (restarted): start over
+		view.epoch = r.epoch;
+		view.maps.clear();
+	}
+	for (const m of r.mappings) {
+		// [gap, length, state] as sent (out/web_json.c) to [offset from m's start, ...]
+		const runs = m.runs;
+		for (let i = 0, at = 0; i < runs.length; i += 3) {
+			at += runs[i];
+			runs[i] = at;
+			at += runs[i + 1];
+		}
+		view.maps.set(m.start, m);
+	}
+	const keep = new Set(r.layout);
+	for (const k of view.maps.keys())
+		if (!keep.has(k))
+			view.maps.delete(k);
+	const changed = r.mappings.length || r.layout.length !== view.order.length;
+	view.order = r.layout;
+	view.full = !r.layout.every((s) => view.maps.has(s));	// a gap: ask for everything
+	view.gen = view.full ? 0 : r.gen;
+	if (changed)
+		view.version++;
+	if (!view.fitted)
+		fit();
+	else if (changed)
+		layout();
+}

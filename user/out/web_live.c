@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include "out/http.h"
+#include "out/web_live.h"
+
+static int live_acquire(void *ctx, double at, struct json_frame *f)
+{
+	struct engine *e = ctx;
+	struct timespec ts;
+
+	(void)at;		/* live: always now */
+	if (engine_lock_timed(e, HTTP_LOCK_WAIT_MS))
+		return -EBUSY;
+	memset(f, 0, sizeof(*f));
+	clock_gettime(CLOCK_REALTIME, &ts);
+	f->mono_ns = engine_now_ns();
+	f->wall = ts.tv_sec + ts.tv_nsec / 1e9;
+	f->mode = engine_mode_name(engine_mode(e));
+	/* The engine's own processes, valid while its lock is held: nothing is copied. */
+	f->procs = engine_procs(e, &f->n);
+	f->nprocs = f->n;
+	return 0;
+}
+
+static void live_release(void *ctx, struct json_frame *f)
+{
+	(void)f;
+	engine_unlock(ctx);
+}
+
+void web_live_source(struct engine *e, struct web_source *out)
+{
+	*out = (struct web_source){ .ctx = e, .acquire = live_acquire, .release = live_release };
+}
