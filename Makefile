@@ -31,7 +31,7 @@ BUILD      := $(BUILD)-san
 CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS    += -fsanitize=address,undefined
 endif
-# The layers of user/ (see README "How it works"): a file's folder is its layer.  Each folder is
+# The layers of user/ (see doc/architecture.md): a file's folder is its layer.  Each folder is
 # also on the include path, so a bare #include "engine.h" keeps working wherever it is written.
 USER_LAYERS := lib model kernel engine exact out ui
 # Exact mode's CPU-dependent part is one folder per architecture (user/exact/arch.h,

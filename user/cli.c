@@ -98,7 +98,7 @@ static const struct option longopts[] = {
 	{ "no-files", no_argument, NULL, OPT_NO_FILES },
 	{ "metrics-files", required_argument, NULL, OPT_METRICS_FILES },
 	{ "layout", required_argument, NULL, OPT_LAYOUT },
-	/* For tests and debugging; documented in the README's testing section. */
+	/* For tests and debugging; documented in doc/options.md's testing switches. */
 	{ "disable", required_argument, NULL, OPT_DISABLE },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
 	{ "chunk-map-size", required_argument, NULL, OPT_CHUNK_MAP },
@@ -863,6 +863,20 @@ static const char *exact_refused(const struct cli *c)
 	if (c->chunk_map_entries)	/* chunk mode's map */
 		return "--chunk-map-size";
 	return NULL;
+}
+
+void cli_ui_opts(const struct cli *c, struct ui_opts *o)
+{
+	*o = (struct ui_opts){
+		.interval_ms = c->interval_ms,
+		.count = c->count,
+		.pids = c->pids,
+		.npids = c->npids,
+		.layout = c->layout,
+		.files_view = c->files_view,
+		.file_path = c->nfile_paths ? c->file_paths[0] : NULL,
+		.refuse_suspend = c->exact && c->exact_variant == EXACT_ORDERED,
+	};
 }
 
 void cli_engine_opts(struct cli *c, struct engine_opts *eo)

@@ -151,7 +151,7 @@ struct engine {
 	void *src_ctx;
 	pthread_mutex_t lock;
 	/* Held by whichever thread steps or ticks the engine (exact mode has two: the view's
-	 * and the pump), for the whole step: yield_lock() lets readers in mid-step, never
+	 * and the pump), for the whole step: table_yield() lets readers in mid-step, never
 	 * another writer, which would change the model under the step's iterators. */
 	pthread_mutex_t step_lock;
 	struct proc *buckets[NBUCKETS];
@@ -256,25 +256,25 @@ int engine_core_init(struct engine *e, const struct engine_opts *o, const struct
 		     const struct engine_source *src, void *src_ctx);
 /* Frees what engine_core_init and the table allocated (not e itself). */
 void engine_core_fini(struct engine *e);
-void elock(struct engine *e);
-void eunlock(struct engine *e);
-void yield_lock(struct engine *e);
-int choose_io_pid(struct engine *e, struct proc *p);
-void close_pages(struct engine *e, struct proc *p);
+void table_lock(struct engine *e);
+void table_unlock(struct engine *e);
+void table_yield(struct engine *e);
+int table_choose_io(struct engine *e, struct proc *p);
+void table_close_pages(struct engine *e, struct proc *p);
 /* Gives p its engine state (frees p and returns NULL when that fails). */
-struct proc *attach_pstate(struct proc *p);
+struct proc *table_attach_pstate(struct proc *p);
 void table_add(struct engine *e, struct proc *p);
 struct proc *new_proc(struct engine *e, pid_t pid, bool target);
 void table_del(struct engine *e, struct proc *p);
-void pend_mark(struct engine *e, struct proc *p, uint32_t what);
-void queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end);
+void table_pend(struct engine *e, struct proc *p, uint32_t what);
+void table_queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end);
 pid_t alias_parent(struct engine *e, pid_t tgid);
-void alias_del(struct engine *e, pid_t child);
-void alias_add(struct engine *e, pid_t child, pid_t parent);
+void table_alias_del(struct engine *e, pid_t child);
+void table_alias_add(struct engine *e, pid_t child, pid_t parent);
 bool filtered(const struct engine *e);
 struct proc *proc_for(struct engine *e, pid_t tgid);
 struct proc *watch_new(struct engine *e, pid_t tgid, const char *comm);
-void unwatch(struct engine *e, struct proc *p);
+void table_unwatch(struct engine *e, struct proc *p);
 void mark_exited(struct engine *e, struct proc *p);
 /* pid turned out to have no address space (a kernel thread): the fallback's listing
  * (pass.c) does not model it again while /proc lists it. */

@@ -129,7 +129,7 @@ static int at_exit(void *ctx, struct inj *in, int step, long nr, long ret)
 }
 
 /*
- * What the chain can call (uffd_dev_x86.h), for the seccomp guard of a filtered target:
+ * What the chain can call (the arch's, exact/arch.h), for the seccomp guard of a filtered target:
  * the arguments it learns on the way (the page, the fds) are unknown to the proof.
  */
 #define PAGE_LEN	((long)PAGE_SIZE_4K)

@@ -87,7 +87,7 @@ int features_parse_disable(const char *list, uint32_t *mask)
 	return 0;
 }
 
-const char *hook_name(enum hook h)
+static const char *hook_name(enum hook h)
 {
 	static const char *names[HOOK_COUNT] = {
 		[HOOK_FAULT] = "user page faults",
@@ -102,7 +102,7 @@ const char *hook_name(enum hook h)
 	return h < HOOK_COUNT ? names[h] : "?";
 }
 
-const char *attach_name(enum attach a)
+const char *features_attach_name(enum attach a)
 {
 	switch (a) {
 	case AT_NONE: return "none";
@@ -486,7 +486,7 @@ void features_print(const struct features *f, bool json)
 		       f->disabled);
 		for (i = 0; i < HOOK_COUNT; i++)
 			printf("%s\"%s\": \"%s\"", i ? ", " : "", hook_name(i),
-			       attach_name(f->hook[i]));
+			       features_attach_name(f->hook[i]));
 		printf("}}\n");
 		return;
 	}
@@ -537,5 +537,5 @@ void features_print(const struct features *f, bool json)
 	       f->disabled & DIS_KPAGECOUNT ? " (disabled by switch)" : "");
 	printf("hooks\n");
 	for (i = 0; i < HOOK_COUNT; i++)
-		printf("  %-28s %s\n", hook_name(i), attach_name(f->hook[i]));
+		printf("  %-28s %s\n", hook_name(i), features_attach_name(f->hook[i]));
 }

@@ -85,9 +85,9 @@ struct features {
 	bool uffd;			/* some way gives targets a userfaultfd */
 	uint64_t uffd_features;
 	int uffd_errno;
-	bool seccomp_suspend;		/* PTRACE_O_SUSPEND_SECCOMP works (exact/seccomp_probe.h) */
+	bool seccomp_suspend;		/* PTRACE_O_SUSPEND_SECCOMP works (kernel/seccomp_probe.h) */
 	int seccomp_suspend_errno;
-	struct uffd_caps uffd_ways;	/* which ways (exact/uffd_caps.h), WP registration */
+	struct uffd_caps uffd_ways;	/* which ways (kernel/uffd_caps.h), WP registration */
 	enum thp_mode thp;
 	uint64_t thp_sizes_kb_mask;	/* enabled mTHP sizes, bit n = 2^n KiB */
 	uint64_t fault_around_bytes;
@@ -106,7 +106,6 @@ int features_probe(struct features *f, char *why, size_t whylen);
 /* Prints the feature table and the chosen hooks (for --probe); json selects NDJSON. */
 void features_print(const struct features *f, bool json);
 
-const char *hook_name(enum hook h);
-const char *attach_name(enum attach a);
+const char *features_attach_name(enum attach a);
 
 #endif

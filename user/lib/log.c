@@ -38,14 +38,14 @@ static void put_json(enum log_level level, const char *msg)
 {
 	char small[8192], *buf = small;
 	const char *key = levels[level].key;
-	size_t size = strlen(key) + json_escape(NULL, 0, msg) + 10, n;
+	size_t size = strlen(key) + utf8_json_escape(NULL, 0, msg) + 10, n;
 
 	if (size > sizeof(small) && !(buf = malloc(size))) {
 		buf = small;	/* a long verifier log and no memory: its first part */
 		size = sizeof(small);
 	}
 	n = (size_t)snprintf(buf, size, "{\"%s\": \"", key);
-	json_escape(buf + n, size - n - 3, msg);	/* room left for "}\n */
+	utf8_json_escape(buf + n, size - n - 3, msg);	/* room left for "}\n */
 	n += strlen(buf + n);
 	memcpy(buf + n, "\"}\n", 4);
 	fputs(buf, stderr);

@@ -21,7 +21,7 @@
 #include "lib/itree.h"
 #include "lib/page.h"
 #include "lib/pageset.h"
-#include "kernel/procfs.h"
+#include "lib/map_perms.h"
 #include "model/share.h"
 
 enum page_state {

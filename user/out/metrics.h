@@ -2,7 +2,7 @@
 /*
  * The metrics endpoint's data: a copy of what the exposition needs, taken from the model
  * under the engine lock (numbers and a few names, no formatting), then turned into text
- * after the lock is released.  README.md lists every metric and its labels.
+ * after the lock is released.  doc/metrics.md lists every metric and its labels.
  *
  * Cardinality is bounded: processes that exited are left out (their series end with the
  * process), at most `procs` processes are exported (the largest by resident bytes; the

@@ -124,14 +124,10 @@ int metrics_collect(struct engine *e, const struct metrics_opts *o, struct metri
 	s->model_bytes = engine_bytes(e);
 	s->interval_ms = o->interval_ms * engine_interval_scale(e);
 	s->taken_ns = engine_now_ns();
-	if (engine_hooks(e)->exact_stats) {
+	if (engine_hooks(e)->first_touches) {
 		/* Read like the JSON reads it: nothing resets (the tick ends an interval). */
-		struct exact_stats xs;
-
-		memset(&xs, 0, sizeof(xs));
-		engine_hooks(e)->exact_stats(engine_hooks(e)->ctx, &xs);
 		s->exact = true;
-		s->exact_touches = xs.touches;
+		s->exact_touches = engine_hooks(e)->first_touches(engine_hooks(e)->ctx);
 	}
 	err = collect_files(e, o, s);
 	if (err)

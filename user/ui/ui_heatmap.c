@@ -78,11 +78,6 @@ void heatmap_set_layout(struct heatmap *m, int layout)
 	m->style = m->style_auto ? HL_LABELS : (enum hm_style)layout;
 }
 
-pid_t heatmap_pid(const struct heatmap *m)
-{
-	return m->pid;
-}
-
 void heatmap_show(struct ui *ui, pid_t pid)
 {
 	struct heatmap *m = ui->map;
@@ -572,7 +567,7 @@ void heatmap_update(struct ui *ui, bool locked)
 	}
 	if (!locked)
 		return;		/* the last frame stays until the model can be read */
-	p = ui_find(ui, m->pid);
+	p = ui_model_find(ui, m->pid);
 	if (!p) {
 		/* Never seen, or dropped before we saw it exit: keep the last frame. */
 		if (m->found)
@@ -944,7 +939,7 @@ bool heatmap_key(struct ui *ui, int key)
 	struct heatmap *m = ui->map;
 
 	if (ui->prompt.kind == PROMPT_GOTO || ui->prompt.kind == PROMPT_SEARCH) {
-		int r = prompt_key(&ui->prompt, key);
+		int r = draw_prompt_key(&ui->prompt, key);
 
 		if (r > 0 && ui->prompt.kind == PROMPT_GOTO) {
 			goto_address(ui, ui->prompt.text);

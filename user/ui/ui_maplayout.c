@@ -28,7 +28,7 @@ const char *hm_filter_name(enum hm_filter f)
 	return f < HF_COUNT ? filter_names[f] : "?";
 }
 
-bool hm_filter_match(enum hm_filter f, enum map_kind k)
+static bool hm_filter_match(enum hm_filter f, enum map_kind k)
 {
 	switch (f) {
 	case HF_ALL:

@@ -106,7 +106,6 @@ struct hm_layout {
 
 const char *hm_filter_name(enum hm_filter f);
 const char *hm_order_name(enum hm_order o);
-bool hm_filter_match(enum hm_filter f, enum map_kind k);
 
 /* Collects p's mappings that pass the filter; -ENOMEM on failure (the old list stays). */
 int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f);

@@ -158,7 +158,7 @@ void proclist_update(struct ui *ui)
 	if (ui->paused && l->n)
 		return;
 	uf_memory(ui, &l->mem);
-	procs = ui_procs(ui, &n);
+	procs = ui_model_procs(ui, &n);
 	if (n > l->cap) {
 		/* | not ||: each array that can grow does, the next try needs fewer */
 		int err = array_resize(l->rows, n) | array_resize(l->order, n) |
@@ -487,23 +487,23 @@ static void draw_header(struct ui *ui)
 	char a[32], b[64];
 	int col = 0;
 
-	draw_title(ui, ui->cli->npids ? "watched processes" : "all processes",
-		   ui->paused ? "PAUSED" : ui_stale(ui));
+	draw_title(ui, ui->o->npids ? "watched processes" : "all processes",
+		   ui->paused ? "PAUSED" : ui_model_stale(ui));
 	snprintf(a, sizeof(a), "%zu", l->n - l->nexited);
 	if (l->nexited)
 		snprintf(a + strlen(a), sizeof(a) - strlen(a), " (+%zu exited)", l->nexited);
 	col = draw_field(ui, 1, col, "processes", a, ST_VALUE);
-	fmt_pages(a, sizeof(a), l->mapped);
+	draw_fmt_pages(a, sizeof(a), l->mapped);
 	col = draw_field(ui, 1, col, "mapped", a, ST_VALUE);
-	fmt_pages(a, sizeof(a), l->res);
+	draw_fmt_pages(a, sizeof(a), l->res);
 	col = draw_field(ui, 1, col, "resident", a, ST_VALUE);
-	fmt_pages(a, sizeof(a), l->swp);
+	draw_fmt_pages(a, sizeof(a), l->swp);
 	col = draw_field(ui, 1, col, "swapped", a, ST_VALUE);
-	fmt_pages(a, sizeof(a), l->untr);
+	draw_fmt_pages(a, sizeof(a), l->untr);
 	draw_field(ui, 1, col, "untracked", a, ST_VALUE);
 
 	col = draw_engine_stats(ui, 2, 0);
-	fmt_pages(a, sizeof(a), (ui->engine_bytes + PAGE_SIZE_4K - 1) / PAGE_SIZE_4K);
+	draw_fmt_pages(a, sizeof(a), (ui->engine_bytes + PAGE_SIZE_4K - 1) / PAGE_SIZE_4K);
 	col = draw_field(ui, 2, col, "model", a, ST_VALUE);
 	snprintf(b, sizeof(b), "%s %s", coldefs[l->sort].name, l->desc ? "desc" : "asc");
 	col = draw_field(ui, 2, col, "sort", b, ST_VALUE);
@@ -579,17 +579,17 @@ static void draw_row(struct ui *ui, int row, const struct pl_row *r, bool select
 	if (tr)	/* at least 6 columns of the name stay visible */
 		tree_guides(guides, sizeof(guides), tr, ui->theme.utf8, col_width(ui, COL_COMM) - 6);
 	snprintf(cell[COL_COMM], sizeof(cell[0]), "%s%s", guides, r->comm);
-	fmt_pages(cell[COL_MAPPED], sizeof(cell[0]), r->mapped);
-	fmt_pages(cell[COL_RES], sizeof(cell[0]), r->res);
-	fmt_pages(cell[COL_SWAP], sizeof(cell[0]), r->swp);
-	fmt_pages(cell[COL_USS], sizeof(cell[0]), r->uss / PAGE_SIZE_4K);
-	fmt_pages(cell[COL_PSS], sizeof(cell[0]), r->pss / PAGE_SIZE_4K);
+	draw_fmt_pages(cell[COL_MAPPED], sizeof(cell[0]), r->mapped);
+	draw_fmt_pages(cell[COL_RES], sizeof(cell[0]), r->res);
+	draw_fmt_pages(cell[COL_SWAP], sizeof(cell[0]), r->swp);
+	draw_fmt_pages(cell[COL_USS], sizeof(cell[0]), r->uss / PAGE_SIZE_4K);
+	draw_fmt_pages(cell[COL_PSS], sizeof(cell[0]), r->pss / PAGE_SIZE_4K);
 	if (!r->sharing)
 		snprintf(cell[COL_USS], sizeof(cell[0]), "-");	/* not read yet */
 	if (!r->sharing)
 		snprintf(cell[COL_PSS], sizeof(cell[0]), "-");
 	snprintf(cell[COL_RESPCT], sizeof(cell[0]), "%.1f", respct(r));
-	fmt_rate(cell[COL_FAULTS], sizeof(cell[0]), r->rate);
+	draw_fmt_rate(cell[COL_FAULTS], sizeof(cell[0]), r->rate);
 	canvas_fill(&ui->canvas, row, 0, ui->cols, ' ', look);
 	for (i = 0; i < COL_COUNT; i++) {
 		const struct pl_coldef *d = &coldefs[i];
@@ -823,9 +823,9 @@ pid_t proclist_next(struct ui *ui, pid_t pid, int dir)
 	struct proclist *l = ui->list;
 	size_t i;
 
-	ui_lock(ui);
+	ui_model_lock(ui);
 	proclist_update(ui);
-	ui_unlock(ui);
+	ui_model_unlock(ui);
 	arrange(ui, list_rows(ui));
 	/* Every process in the list's order, those in folded subtrees too. */
 	if (!l->nall)
