@@ -14,6 +14,7 @@
 #include "kernel/kfeatures.h"
 #include "lib/log.h"
 #include "rec/replay.h"
+#include "rec/subcmd.h"
 #include "rec/report.h"
 #include "ui/ui.h"
 
@@ -284,39 +285,23 @@ void cli_usage(FILE *out)
 
 static const char *exact_refused(const struct cli *c);
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* "+": stop at the first non-option so `run CMD -x` leaves -x to CMD; ":": see getopt_error. */
 #define OPTSTRING "+:p:ji:n:u:o:vhV"
-static bool json_errors;	/* --json: errors are JSON objects (log_set_json) */
 
-static int usage_error(const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	log_msg(LOG_ERROR, msg);
-	if (!json_errors)	/* with --json: one object, nothing else */
-		fputs("Try 'mevitop --help'.\n", stderr);
-	return 2;
-}
+/* Usage errors are said one way for every command (rec/subcmd.c, lib/log.c's log_usage):
+ * the main command is the one with no name. */
+#define usage_error(...) subcmd_usage(NULL, __VA_ARGS__)
 
 /*
  * getopt's own messages would start with argv[0] ("run: ..." after `mevitop run`) and not
  * follow --json: opterr is off and the leading ':' of the option string makes a missing
- * argument ':', so each case is said here, in getopt's words (lib/getopt_msg.c).
+ * argument ':', so each case is said in getopt's words (lib/getopt_msg.c).
  */
 static int getopt_error(int opt, char **argv)
 {
-	char msg[512];
-
-	getopt_msg(msg, sizeof(msg), opt, argv);
-	return usage_error("%s", msg);
+	return subcmd_getopt_error(NULL, opt, argv);
 }
-
 
 static bool parse_u64(const char *s, uint64_t *v, uint64_t min, uint64_t max)
 {
@@ -817,8 +802,7 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	}
 	/* Errors are JSON objects once --json is given, wherever it stands among the options
 	 * (`mevitop -i 5 --json` included). */
-	json_errors = getopt_finds(argc, argv, OPTSTRING, longopts, 'j');
-	log_set_json(json_errors);
+	subcmd_json(argc, argv, OPTSTRING, longopts);
 	if (env && *env && features_parse_disable(env, &c->disable))
 		return 2;
 	while ((opt = getopt_long(argc, argv, OPTSTRING, longopts, NULL)) != -1) {

@@ -91,3 +91,11 @@ DEFINE_LOG(log_warn, LOG_WARNING, 1)
 DEFINE_LOG(log_note, LOG_NOTICE, 1)
 DEFINE_LOG(log_info, LOG_INFO, log_verbosity >= 1)
 DEFINE_LOG(log_debug, LOG_DEBUG, log_verbosity >= 2)
+
+int log_usage(const char *cmd, const char *msg)
+{
+	log_msg(LOG_ERROR, msg);
+	if (!log_json)		/* with --json: one object, nothing else */
+		fprintf(stderr, "Try 'mevitop%s%s --help'.\n", cmd ? " " : "", cmd ? cmd : "");
+	return 2;
+}

@@ -27,6 +27,11 @@ void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));	/* -
 /* A finished message, shown whatever the verbosity ("libbpf: ...": "mevitop: " is added). */
 void log_msg(enum log_level level, const char *msg);
 
+/* A usage error, said once for every command: the message, then "Try 'mevitop [CMD]
+ * --help'." (without it under --json: one object, nothing else).  Returns 2, the exit
+ * status of a usage error. */
+int log_usage(const char *cmd, const char *msg);
+
 /* --json: every message as a JSON object. */
 void log_set_json(bool on);
 
