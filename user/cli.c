@@ -53,6 +53,8 @@ enum {
 	OPT_NO_FILES,
 	OPT_METRICS_FILES,
 	OPT_LAYOUT,
+	OPT_SHARING,
+	OPT_SHARING_BUDGET,
 };
 
 static const struct option longopts[] = {
@@ -72,6 +74,7 @@ static const struct option longopts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "max-cpu", required_argument, NULL, OPT_MAX_CPU },
 	{ "rss-hook", no_argument, NULL, OPT_RSS_HOOK },
+	{ "sharing", no_argument, NULL, OPT_SHARING },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "metrics-top", required_argument, NULL, OPT_METRICS_TOP },
 	{ "metrics-procs", required_argument, NULL, OPT_METRICS_PROCS },
@@ -100,6 +103,7 @@ static const struct option longopts[] = {
 	{ "disable", required_argument, NULL, OPT_DISABLE },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
 	{ "chunk-map-size", required_argument, NULL, OPT_CHUNK_MAP },
+	{ "sharing-budget", required_argument, NULL, OPT_SHARING_BUDGET },
 	{ 0 },
 };
 
@@ -204,6 +208,10 @@ void cli_usage(FILE *out)
 "      --rss-hook           learn rss changes from kmem:rss_stat (counters kept in a\n"
 "                           BPF map) instead of polling /proc/PID/stat; runs a BPF\n"
 "                           program at every fault (~3.5%% of a fault measured here)\n"
+"      --sharing            USS, PSS and shared bytes per process and mapping, and the\n"
+"                           heatmap's sharing layer, from pagemap PFNs and\n"
+"                           /proc/kpagecount (root; mevitop's CPU only, within a page\n"
+"                           budget per refresh: doc/sharing.md)\n"
 "      --listen ADDR:PORT   also serve Prometheus/OpenMetrics text on\n"
 "                           http://ADDR:PORT/metrics and the web view on\n"
 "                           http://ADDR:PORT/ (with the view, --json or serve;\n"
@@ -268,7 +276,8 @@ void cli_usage(FILE *out)
 "- reads as _; also MEVITOP_DISABLE=...; uffd_syscall / uffd_dev: exact mode never\n"
 "runs userfaultfd() in a target / never hands it /dev/userfaultfd),\n"
 "--ringbuf-size BYTES (power of two, >= 4096),\n"
-"--chunk-map-size N (entries of chunk mode's per-chunk fault map).\n",
+"--chunk-map-size N (entries of chunk mode's per-chunk fault map),\n"
+"--sharing-budget PAGES (--sharing's pagemap entries a refresh, default 262144).\n",
 		METRICS_TOP_DEFAULT, METRICS_PROCS_DEFAULT, STACK_DUTY_ON_MS_DEFAULT,
 		STACK_DUTY_EVERY_MS_DEFAULT, FILES_TOP_DEFAULT, METRICS_FILES_DEFAULT,
 		METRICS_FILES_MAX, features_disable_names());
@@ -541,6 +550,15 @@ static int opt_how(int opt, struct cli *c)
 		break;
 	case OPT_RSS_HOOK:
 		c->rss_hook = true;
+		break;
+	case OPT_SHARING:
+		c->sharing = true;
+		break;
+	case OPT_SHARING_BUDGET:
+		if (!parse_u64(optarg, &v, 1, 1ULL << 40))
+			return usage_error("invalid --sharing-budget '%s': pagemap entries a "
+					   "refresh, at least 1", optarg);
+		c->sharing_budget = v;
 		break;
 	case OPT_CHUNK_MAP:
 		if (!parse_u64(optarg, &v, 1, 1 << 24))
@@ -858,6 +876,9 @@ void cli_engine_opts(struct cli *c, struct engine_opts *eo)
 		.filter = filter_active(&c->filter) ? &c->filter : NULL,
 		.max_cpu_pct = c->max_cpu,
 		.rss_hook = c->rss_hook,
+		.sharing = c->sharing,
+		.share_budget_pages = c->sharing_budget,
+		.share_period_ms = c->interval_ms,
 		.stacks = c->stacks,
 		.stack_interval_ms = c->stack_interval_ms ? c->stack_interval_ms : 1000,
 		.stack_sample_period = c->stack_period ? c->stack_period : 251,

@@ -40,6 +40,8 @@ struct cli {
 	struct filter filter;		/* -u, --comm, --cgroup */
 	uint32_t max_cpu;		/* --max-cpu PCT, 0: off */
 	bool rss_hook;			/* --rss-hook */
+	bool sharing;			/* --sharing: USS, PSS (doc/sharing.md) */
+	uint64_t sharing_budget;	/* --sharing-budget PAGES, 0: the default */
 	bool serve;			/* `mevitop serve`: no terminal, metrics endpoint only */
 	bool listen_set;		/* --listen (implied by serve) */
 	struct listen_addr listen;

@@ -175,6 +175,7 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 	       char *why, size_t whylen)
 {
 	struct engine *e = calloc(1, sizeof(*e));
+	int err;
 
 	if (!e)
 		return -ENOMEM;
@@ -203,6 +204,11 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 		engine_free(e);
 		snprintf(why, whylen, "failed to allocate the file table: %s", strerror(ENOMEM));
 		return -ENOMEM;
+	}
+	err = engine_share_init(e, why, whylen);
+	if (err) {
+		engine_free(e);
+		return err;
 	}
 	*out = e;
 	return 0;
@@ -765,6 +771,9 @@ void engine_tick(struct engine *e)
 		e->reconcile_cursor = (e->reconcile_cursor + k) % n;
 	}
 	flush_pending(e);
+	/* After the scans: a pass reads the resident pages they found. */
+	procs = engine_procs(e, &n);
+	engine_share_tick(e, procs, n);
 	if (dt > 0) {
 		e->st.events_per_sec = (e->st.events - e->events_at_tick) / dt;
 		e->st.maps_reads_per_sec = (e->st.maps_reads - e->maps_reads_at_tick) / dt;
@@ -870,5 +879,6 @@ void engine_free(struct engine *e)
 	engine_core_fini(e);
 	stacks_free(e->stacks);
 	engine_files_fini(e);
+	engine_share_fini(e);
 	free(e);
 }

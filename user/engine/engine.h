@@ -58,6 +58,10 @@ struct engine_opts {
 	uint64_t stack_sample_period;	/* sample mode: one page fault in this many */
 	uint64_t stack_duty_on_ms;	/* ... while the perf events are open, this long */
 	uint64_t stack_duty_every_ms;	/* of every this long */
+	bool sharing;			/* --sharing: USS, PSS, map counts (model/share.h) */
+	uint64_t share_budget_pages;	/* PFNs read per tick at most; 0: the default */
+	uint64_t share_period_ms;	/* a process that moved is read again this often (one
+					 * that did not, 10x less often); 0: the default */
 };
 
 struct engine_stats {
@@ -210,6 +214,18 @@ struct files_stats {
 	uint64_t rewalks;		/* full walks after the delta table dropped counts */
 };
 const struct files_stats *engine_files_stats(struct engine *e);
+/* What the sharing passes cost (JSON "stats.sharing"); NULL when --sharing is off. */
+struct share_stats {
+	uint64_t passes;		/* processes' passes completed */
+	uint64_t pages_read;		/* pagemap entries read */
+	uint64_t lookups;		/* PFNs looked up in kpagecount/kpageflags */
+	uint64_t cached;		/* PFNs this tick had looked up already */
+	uint64_t preads;		/* reads of kpagecount and kpageflags */
+	uint64_t tick_ns, tick_pages;	/* the last tick's time and entries */
+	uint64_t total_ns;		/* every tick's time */
+	uint64_t anon_verified;		/* processes found to share no anonymous page */
+};
+const struct share_stats *engine_share_stats(struct engine *e);
 /* --stacks' first-touch table (read under the engine lock), or NULL. */
 struct stacks *engine_stacks(struct engine *e);
 

@@ -436,6 +436,14 @@ static void apply_fork(struct engine *e, const struct ev_proc *ev)
 	c->ready = true;
 	table_add(e, c);
 	table_pend(e, c, PEND_RELOAD);
+	/* Both now map the anonymous pages copy-on-write: read them at the next pass.  The
+	 * parent's figures are not the child's (its file pages are not even mapped yet). */
+	share_free(c->share);
+	c->share = NULL;
+	ps(c)->share_due = true;
+	ps(parent)->share_anon = ps(parent)->share_due = true;
+	if (ps(parent)->sbuild)
+		ps(parent)->sbuild->forked = true;
 }
 
 static void apply_exec(struct engine *e, const struct ev_proc *ev)
@@ -477,6 +485,10 @@ static void apply_exec(struct engine *e, const struct ev_proc *ev)
 	ps(p)->nscan = 0;
 	ps(p)->nchecks = 0;
 	ps(p)->locked_future = false;
+	/* A new mm shares no anonymous page until it forks (or KSM merges one). */
+	share_build_drop(ps(p));
+	ps(p)->share_anon = false;
+	ps(p)->share_due = true;
 	HOOK(e, exec, p);
 	memcpy(p->comm, ev->comm, sizeof(p->comm));
 	p->comm[sizeof(p->comm) - 1] = 0;

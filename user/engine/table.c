@@ -139,6 +139,7 @@ struct proc *table_attach_pstate(struct proc *p)
 		return NULL;
 	}
 	s->pagemap_fd = -1;
+	s->share_anon = true;	/* its history is unknown: the first sharing pass checks */
 	p->engine = s;
 	return p;
 }
@@ -162,6 +163,7 @@ static void pstate_free(struct engine *e, struct pstate *s)
 		e->src->close_pages(e->src_ctx, s->pagemap_fd);
 	free(s->scan);
 	free(s->checks);
+	share_build_drop(s);
 	free(s);
 }
 

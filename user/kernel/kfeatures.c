@@ -18,6 +18,7 @@
 #include "lib/page.h"
 #include "kernel/pagemap.h"
 #include "kernel/cachestat.h"
+#include "kernel/kpage.h"
 #include "kernel/procfs.h"
 #include "kernel/procmap.h"
 #include "kernel/seccomp_probe.h"
@@ -44,13 +45,14 @@ static const struct {
 	{ "uffd_dev", DIS_UFFD_DEV },
 	{ "task_iter", DIS_TASK_ITER },
 	{ "fcache_bpf", DIS_FCACHE_BPF },
+	{ "kpagecount", DIS_KPAGECOUNT },
 };
 
 const char *features_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
 	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend, uffd_syscall, uffd_dev, "
-	       "task_iter, fcache_bpf";
+	       "task_iter, fcache_bpf, kpagecount";
 }
 
 int features_parse_disable(const char *list, uint32_t *mask)
@@ -351,6 +353,7 @@ int features_probe(struct features *f, char *why, size_t whylen)
 	f->pagemap_scan = pagemap_scan_supported();
 	f->procmap_query = procmap_query_supported();
 	f->cachestat = cachestat_supported();
+	f->kpagecount = !(f->disabled & DIS_KPAGECOUNT) && kpage_probe() == 0;
 	probe_thp(f);
 	probe_uffd(f);
 	seccomp_probe(f);
@@ -465,7 +468,7 @@ void features_print(const struct features *f, bool json)
 		       "\"userfaultfd_dev\": %s, \"userfaultfd_wp\": %s, "
 		       "\"userfaultfd_features\": \"0x%llx\", \"exact_seccomp\": \"%s\", "
 		       "\"thp\": \"%s\", \"cachestat\": %s, \"filemap_tracepoints\": %s, "
-		       "\"page_cache_walk\": %s, "
+		       "\"page_cache_walk\": %s, \"kpagecount\": %s, "
 		       "\"fault_around_bytes\": %llu, \"disabled\": \"0x%x\", \"hooks\": {",
 		       f->root ? "true" : "false", f->btf ? "true" : "false",
 		       f->ringbuf ? "true" : "false", f->tp_btf ? "true" : "false",
@@ -478,6 +481,7 @@ void features_print(const struct features *f, bool json)
 		       f->uffd_ways.wp ? "true" : "false", (unsigned long long)f->uffd_features,
 		       seccomp_path_name(sc), thp[f->thp], f->cachestat ? "true" : "false",
 		       f->filemap_tp ? "true" : "false", f->fcache_walk ? "true" : "false",
+		       f->kpagecount ? "true" : "false",
 		       (unsigned long long)f->fault_around_bytes,
 		       f->disabled);
 		for (i = 0; i < HOOK_COUNT; i++)
@@ -529,6 +533,8 @@ void features_print(const struct features *f, bool json)
 	printf("  %-28s %s\n", "page cache files from",
 	       f->fcache_walk ? "a BPF walk of every superblock's inodes (tp_btf/task_rename)" :
 	       "/proc/PID/fd and maps (no walk: files nobody holds are missing)");
+	printf("  %-28s %s%s\n", "PFNs, kpagecount (--sharing)", yes(f->kpagecount),
+	       f->disabled & DIS_KPAGECOUNT ? " (disabled by switch)" : "");
 	printf("hooks\n");
 	for (i = 0; i < HOOK_COUNT; i++)
 		printf("  %-28s %s\n", hook_name(i), features_attach_name(f->hook[i]));

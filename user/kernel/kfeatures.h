@@ -31,6 +31,7 @@ enum feat_disable {
 	DIS_SECCOMP_SUSPEND = 1 << 15,	/* "seccomp_suspend": prove the injected calls instead */
 	DIS_TASK_ITER = 1 << 16,	/* "task_iter": read /proc/PID/stat per process per refresh */
 	DIS_FCACHE_BPF = 1 << 17,	/* "fcache_bpf": files from /proc/PID/fd and maps only */
+	DIS_KPAGECOUNT = 1 << 18,	/* "kpagecount": no PFNs or map counts (--sharing off) */
 };
 
 enum hook {
@@ -77,6 +78,7 @@ struct features {
 	bool task_iter;			/* iter/task and what bpf/tasks.bpf.c needs (5.19+): one
 					 * pass per refresh */
 	bool cachestat;			/* cachestat(2) (6.5+) */
+	bool kpagecount;		/* PFNs in pagemap and /proc/kpagecount (--sharing) */
 	bool filemap_tp;		/* tp_btf filemap add/delete: per-file page cache counts */
 	bool fcache_walk;		/* the page cache walk can be driven (tp_btf/task_rename) */
 	bool btf_raw_syscalls;		/* tp_btf/sys_exit usable (a second choice for syscalls) */

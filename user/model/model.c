@@ -119,6 +119,7 @@ void proc_free(struct proc *p)
 	for (i = 0; i < NTRACKED; i++)
 		pageset_free(p->set[tracked[i]]);
 	heat_free(&p->heat);
+	share_free(p->share);
 	free(p);
 }
 
@@ -130,6 +131,8 @@ void proc_reset(struct proc *p)
 	for (i = 0; i < NTRACKED; i++)
 		pageset_clear(p->set[tracked[i]]);
 	heat_free(&p->heat);
+	share_free(p->share);	/* a new address space shares nothing yet */
+	p->share = NULL;
 	p->brk_start = 0;
 }
 
@@ -191,6 +194,10 @@ struct proc *proc_clone(const struct proc *p, pid_t pid)
 			proc_free(c);
 			return NULL;
 		}
+	}
+	if (p->share && !(c->share = share_clone(p->share))) {
+		proc_free(c);
+		return NULL;
 	}
 	return c;
 }
@@ -910,5 +917,5 @@ size_t proc_bytes(const struct proc *p)
 	}
 	for (i = 0; i < NTRACKED; i++)
 		bytes += pageset_bytes(p->set[tracked[i]]);
-	return bytes;
+	return bytes + share_bytes(p->share);
 }

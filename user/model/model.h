@@ -22,6 +22,7 @@
 #include "lib/page.h"
 #include "lib/pageset.h"
 #include "lib/map_perms.h"
+#include "model/share.h"
 
 enum page_state {
 	PS_NOT_RESIDENT,
@@ -101,6 +102,7 @@ struct proc {
 	uint64_t mapped_pages;
 	uint64_t brk_start;		/* heap start (bytes), 0 if unknown */
 	struct heat heat;
+	struct share *share;		/* the last sharing pass (model/share.h), or NULL */
 
 	/* Counters for views: cumulative, and the rate over the last interval. */
 	uint64_t faults;

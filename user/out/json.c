@@ -7,6 +7,7 @@
 #include "out/json.h"
 #include "out/json_buf.h"
 #include "out/json_files.h"
+#include "out/json_share.h"
 #include "lib/utf8.h"
 #include "stacks/stacks.h"
 #include "lib/array.h"
@@ -102,6 +103,7 @@ static void put_mapping(struct buf *b, const struct proc *p, const struct mappin
 	jb_put(b, ", \"kind\": \"%s\", \"tracker\": \"%s\", \"pages\": ", map_kind_name(m->kind),
 	    m->flags & MF_UFFD ? "userfaultfd" : "pagemap");
 	put_pages(b, c, t - s);
+	json_share_mapping(b, p, m);
 	jb_put(b, ", \"heat\": %.3f, \"runs\": [", heat);
 	model_runs(p, s, t, put_run, &rc);
 	jb_put(b, "]");
@@ -160,6 +162,8 @@ static int put_extra_stats(struct json_frame *f, struct engine *e, const struct 
 	}
 	if (f->stacks)
 		put_stacks_stats(&b, b.len > 0, stacks_stats(f->stacks), st);
+	if (engine_share_stats(e))
+		json_share_stats(&b, b.len > 0, engine_share_stats(e));
 	if (b.oom) {
 		free(b.p);
 		return -ENOMEM;
@@ -197,7 +201,8 @@ int json_frame_from_engine(struct json_frame *f, struct engine *e, const struct 
 		f->ntouches = engine_hooks(e)->touches(engine_hooks(e)->ctx, &f->touches,
 						       &f->touches_dropped);
 	}
-	if ((engine_hooks(e)->stats_json || f->stacks) && put_extra_stats(f, e, st)) {
+	if ((engine_hooks(e)->stats_json || f->stacks || engine_share_stats(e)) &&
+	    put_extra_stats(f, e, st)) {
 		json_frame_release(f);
 		return -ENOMEM;
 	}
@@ -293,6 +298,7 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 		    "\"model_bytes\": %zu, \"pages\": ", p->exited ? "exited" : "running", p->faults,
 		    p->fault_rate, f->proc_bytes[i]);
 		put_pages(&b, c, p->mapped_pages);
+		json_share_proc(&b, p);
 		if (o->maps) {
 			size_t nmaps = model_count_maps(p), k = 0;
 			float *heat = calloc(nmaps ? nmaps : 1, sizeof(*heat));

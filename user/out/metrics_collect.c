@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/sysmacros.h>
+#include "model/share_figs.h"
 #include "out/metrics.h"
 
 /* Keeps p->top the o->top largest resident mappings, largest first (names not copied yet). */
@@ -39,6 +40,15 @@ static int collect_proc(const struct proc *p, uint32_t top, struct metrics_proc 
 	memcpy(mp->comm, p->comm, sizeof(mp->comm));
 	mp->comm[sizeof(mp->comm) - 1] = 0;
 	mp->faults = p->faults;
+	if (p->share) {
+		struct share_figs f;
+
+		share_totals(p, &f);
+		mp->sharing = true;
+		mp->uss = f.uss;
+		mp->pss = f.pss;
+		mp->shared = f.shared;
+	}
 	if (top && !(mp->top = calloc(top, sizeof(*mp->top))))
 		return -ENOMEM;
 	for (m = model_first(p); m; m = model_next(m)) {

@@ -16,6 +16,29 @@
 #include "ui/ui_model.h"
 #include "ui/ui_replay.h"
 
+/* The sharing layer's legend: each class's cell, then its name. */
+static int draw_share_legend(struct ui *ui, int row, int col)
+{
+	static const struct {
+		uint8_t paint;
+		const char *name;
+	} legend[] = {
+		{ P_RES4, "private" }, { P_HEAT1, "by 2" }, { P_HEAT2, "3-8" }, { P_HEAT4, "9+" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(legend) / sizeof(legend[0]) && col + 12 < ui->cols; i++) {
+		struct ui_cell c = theme_cell(&ui->theme, legend[i].paint, legend[i].paint, 0);
+		struct ui_look look = { .pair = (int16_t)c.pair, .attr = c.attr };
+
+		canvas_put(&ui->canvas, row, col, c.ch, look);
+		canvas_text(&ui->canvas, row, col + 1, ui->cols - col - 1,
+			    ui->theme.style[ST_VALUE], legend[i].name);
+		col += 2 + canvas_text_width(legend[i].name) + 1;
+	}
+	return col + 1;
+}
+
 static void draw_header(struct ui *ui)
 {
 	struct heatmap *m = ui->map;
@@ -65,6 +88,10 @@ static void draw_header(struct ui *ui)
 		snprintf(since, sizeof(since), "diff since %.1fs",
 			 ui_replay_diff_since(ui->replay));
 		col = draw_field(ui, row, col, "layer", since, ST_VALUE);
+	} else if (m->share) {
+		col = draw_field(ui, row, col, "layer", m->ro.shared_known || !m->ro.valid ?
+				 "sharing" : "sharing (needs --sharing)", ST_VALUE);
+		col = draw_share_legend(ui, row, col);
 	} else {
 		col = draw_field(ui, row, col, "layer", m->heat ? "heat" : "residency", ST_VALUE);
 	}
@@ -208,6 +235,35 @@ enum ro_cut {
 	RO_CUTS,
 };
 
+/* The sharing layer's part of the cursor line: a page's map count (its class when the
+ * count was not kept), or the cell's resident pages by class. */
+static void readout_sharing(const struct hm_readout *ro, uint64_t n, char *buf, size_t size,
+			    size_t *len)
+{
+	static const char *const by[SHC_COUNT] = {
+		[SHC_PRIVATE] = "private", [SHC_TWO] = "by 2", [SHC_FEW] = "by 3-8",
+		[SHC_MANY] = "by 9+",
+	};
+	int k;
+
+	if (*len >= size)
+		return;
+	if (n == 1) {
+		for (k = SHC_COUNT - 1; k > SHC_PRIVATE && !ro->cls[k]; k--)
+			;
+		if (ro->res && ro->count >= 2)
+			*len += snprintf(buf + *len, size - *len, ", mapped by %" PRIu64, ro->count);
+		else if (ro->res)
+			*len += snprintf(buf + *len, size - *len, ", mapped %s",
+					 k == SHC_PRIVATE ? "once" : by[k]);
+		return;
+	}
+	for (k = SHC_PRIVATE; k < SHC_COUNT && *len < size; k++)
+		if (ro->cls[k])
+			*len += snprintf(buf + *len, size - *len, ", %" PRIu64 " %s", ro->cls[k],
+					 by[k]);
+}
+
 static size_t readout_text(const struct ui *ui, int cut, char *buf, size_t size)
 {
 	const struct heatmap *m = ui->map;
@@ -239,6 +295,8 @@ static size_t readout_text(const struct ui *ui, int cut, char *buf, size_t size)
 		if (cut < RO_NO_NONRES)
 			ADD(", %" PRIu64 " not resident", n - ro->res - ro->swp - ro->untr);
 	}
+	if (m->share && ro->shared_known)
+		readout_sharing(ro, n, buf, size, &len);
 	if (cut < RO_NO_HEAT && (cut < RO_NO_COLD || strcmp(rate, "0")))
 		ADD("%sheat %s f/s", dot, rate);
 	if (cut >= RO_BASENAME && slash && slash != ro->name && slash[1])

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 #include "lib/array.h"
+#include "model/share_figs.h"
 #include "model/proctree.h"
 #include "ui/ui_draw.h"
 #include "ui/ui_fcache.h"
@@ -37,6 +38,8 @@ enum pl_col {
 	COL_SWAP,
 	COL_RESPCT,
 	COL_FAULTS,
+	COL_USS,	/* --sharing: shown once a sharing pass has read some process */
+	COL_PSS,
 	COL_COUNT,
 };
 
@@ -55,6 +58,8 @@ static const struct pl_coldef coldefs[COL_COUNT] = {
 	[COL_COMM] = { "COMMAND", "command (name)", 15, false, false, 'N' },
 	[COL_MAPPED] = { "MAPPED", "mapped", 7, true, true, 'V' },
 	[COL_RES] = { "RES", "resident", 7, true, true, 'M' },
+	[COL_USS] = { "USS", "unique (USS)", 7, true, true, 'X' },
+	[COL_PSS] = { "PSS", "proportional (PSS)", 7, true, true, 'Y' },
 	[COL_SWAP] = { "SWAP", "swapped", 7, true, true, 'S' },
 	[COL_RESPCT] = { "RES%", "resident %", 5, true, true, 'R' },
 	[COL_FAULTS] = { "FLT/s", "faults/s", 7, true, true, 'F' },
@@ -66,6 +71,8 @@ struct pl_row {
 	uid_t uid;
 	char comm[16];
 	uint64_t mapped, res, swp, untr;
+	uint64_t uss, pss;		/* bytes, when sharing */
+	bool sharing;			/* a sharing pass has read it */
 	double rate;
 	bool exited;
 	size_t folded_kids;		/* tree view, folded: the sums include this many */
@@ -98,6 +105,7 @@ struct proclist {
 	int menu_sel;
 	size_t nexited;
 	uint64_t mapped, res, swp, untr;
+	bool sharing;			/* some row has USS and PSS: their columns show */
 	struct pl_user users[64];
 	size_t nusers;
 	struct uf_mem mem;		/* the machine's memory summary (header) */
@@ -164,6 +172,7 @@ void proclist_update(struct ui *ui)
 	}
 	l->n = 0;
 	l->nexited = 0;
+	l->sharing = false;
 	l->mapped = l->res = l->swp = l->untr = 0;
 	for (i = 0; i < n; i++) {
 		const struct proc *p = procs[i];
@@ -183,6 +192,16 @@ void proclist_update(struct ui *ui)
 		r->res = c[PS_RESIDENT];
 		r->swp = c[PS_SWAPPED];
 		r->untr = c[PS_UNTRACKED];
+		r->sharing = p->share != NULL;
+		r->uss = r->pss = 0;
+		if (p->share) {
+			struct share_figs f;
+
+			share_totals(p, &f);
+			r->uss = f.uss;
+			r->pss = f.pss;
+			l->sharing = true;
+		}
 		r->rate = p->exited ? 0 : p->fault_rate;
 		r->exited = p->exited;
 		r->folded_kids = 0;
@@ -268,6 +287,12 @@ static int cmp_row(struct proclist *l, const struct pl_row *a, const struct pl_r
 		break;
 	case COL_SWAP:
 		c = cmp_num(a->swp, b->swp);
+		break;
+	case COL_USS:
+		c = cmp_num(a->uss, b->uss);
+		break;
+	case COL_PSS:
+		c = cmp_num(a->pss, b->pss);
 		break;
 	case COL_RESPCT:
 		c = cmp_num(respct(a), respct(b));
@@ -409,6 +434,8 @@ static int col_width(const struct ui *ui, int col)
 {
 	int extra = ui->cols - 100;
 
+	if ((col == COL_USS || col == COL_PSS) && !ui->list->sharing)
+		return 0;	/* no --sharing: the list as it always was */
 	if (col != COL_COMM || !ui->list->tree || extra <= 0)
 		return coldefs[col].width;
 	return coldefs[col].width + (extra < 16 ? extra : 16);
@@ -499,6 +526,8 @@ static void draw_colheads(struct ui *ui, int row)
 		struct ui_look look = ui->theme.style[s ? ST_COLHEAD_SORT : ST_COLHEAD];
 		int w = canvas_text_width(d->title), width = col_width(ui, i);
 
+		if (!width)
+			continue;
 		canvas_text(&ui->canvas, row, d->right ? col + width - w : col, w, look,
 			    d->title);
 		if (s)
@@ -527,6 +556,8 @@ static struct pl_row subtree_sums(const struct proclist *l, size_t k)
 		sum.res += r->res;
 		sum.swp += r->swp;
 		sum.untr += r->untr;
+		sum.uss += r->uss;
+		sum.pss += r->pss;
 		sum.rate += r->rate;
 	}
 	return sum;
@@ -551,6 +582,12 @@ static void draw_row(struct ui *ui, int row, const struct pl_row *r, bool select
 	draw_fmt_pages(cell[COL_MAPPED], sizeof(cell[0]), r->mapped);
 	draw_fmt_pages(cell[COL_RES], sizeof(cell[0]), r->res);
 	draw_fmt_pages(cell[COL_SWAP], sizeof(cell[0]), r->swp);
+	draw_fmt_pages(cell[COL_USS], sizeof(cell[0]), r->uss / PAGE_SIZE_4K);
+	draw_fmt_pages(cell[COL_PSS], sizeof(cell[0]), r->pss / PAGE_SIZE_4K);
+	if (!r->sharing)
+		snprintf(cell[COL_USS], sizeof(cell[0]), "-");	/* not read yet */
+	if (!r->sharing)
+		snprintf(cell[COL_PSS], sizeof(cell[0]), "-");
 	snprintf(cell[COL_RESPCT], sizeof(cell[0]), "%.1f", respct(r));
 	draw_fmt_rate(cell[COL_FAULTS], sizeof(cell[0]), r->rate);
 	canvas_fill(&ui->canvas, row, 0, ui->cols, ' ', look);
@@ -558,6 +595,8 @@ static void draw_row(struct ui *ui, int row, const struct pl_row *r, bool select
 		const struct pl_coldef *d = &coldefs[i];
 		int w = canvas_text_width(cell[i]), width = col_width(ui, i);
 
+		if (!width)
+			continue;
 		if (w > width)
 			w = width;
 		canvas_text(&ui->canvas, row, d->right ? col + width - w : col, w, look, cell[i]);
@@ -756,6 +795,7 @@ static const struct ui_key proclist_keys[] = {
 	{ { 'M', 'P', 'F' }, "M P F", "sort: res pid faults/s", NULL, NULL, pl_sort_by },
 	{ { 'N', 'S', 'V' }, "N S V", "sort: name swap mapped", NULL, NULL, pl_sort_by },
 	{ { 'R', 'U' }, "R U", "sort: res% user", NULL, NULL, pl_sort_by },
+	{ { 'X', 'Y' }, "X Y", "sort: uss pss (--sharing)", NULL, NULL, pl_sort_by },
 	{ { 'I' }, "I", "invert the order", "I", "Invert", pl_invert },
 	{ { '-', '+' }, "- +", "fold / unfold subtree", NULL, NULL, pl_fold },
 	{ { '*' }, "*", "unfold all / fold all", NULL, NULL, pl_fold },
