@@ -536,7 +536,7 @@ static void draw_line(struct ui *ui, int row, const struct ft_line *ln, bool sel
 		return;
 	guides[0] = 0;
 	if (f->tree) {
-		tree_guides(guides, sizeof(guides), &f->ft.pt.rows[ln->trow], ui->theme.utf8,
+		treeview_guides(guides, sizeof(guides), &f->ft.pt.rows[ln->trow], ui->theme.utf8,
 			    (ui->cols - col) / 2);
 		ftree_label(&f->ft, &f->snap, ln, label, sizeof(label));
 	} else {

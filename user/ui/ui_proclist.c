@@ -577,7 +577,7 @@ static void draw_row(struct ui *ui, int row, const struct pl_row *r, bool select
 	snprintf(cell[COL_USER], sizeof(cell[0]), "%s", user_name(l, r->uid));
 	guides[0] = 0;
 	if (tr)	/* at least 6 columns of the name stay visible */
-		tree_guides(guides, sizeof(guides), tr, ui->theme.utf8, col_width(ui, COL_COMM) - 6);
+		treeview_guides(guides, sizeof(guides), tr, ui->theme.utf8, col_width(ui, COL_COMM) - 6);
 	snprintf(cell[COL_COMM], sizeof(cell[0]), "%s%s", guides, r->comm);
 	draw_fmt_pages(cell[COL_MAPPED], sizeof(cell[0]), r->mapped);
 	draw_fmt_pages(cell[COL_RES], sizeof(cell[0]), r->res);
