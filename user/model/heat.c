@@ -119,48 +119,6 @@ void heat_prune(struct heat *h, uint64_t now_ns)
 	free(old.slots);
 }
 
-int heat_per_mapping(const struct proc *p, uint64_t now_ns, float *out, size_t n)
-{
-	const struct heat *h = &p->heat;
-	const struct mapping *m, **ms;
-	size_t i, k;
-
-	memset(out, 0, n * sizeof(*out));
-	if (!h->used || !n)
-		return 0;
-	ms = malloc(n * sizeof(*ms));
-	if (!ms)
-		return -ENOMEM;
-	for (k = 0, m = model_first(p); m && k < n; m = model_next(m))
-		ms[k++] = m;
-	n = k;
-	for (i = 0; i < h->cap; i++) {
-		const struct heat_entry *e = &h->slots[i];
-		uint64_t s, t;
-		size_t lo = 0, hi = n;
-		float v;
-
-		if (!e->block)
-			continue;
-		s = (e->block - 1) << HEAT_BLOCK_SHIFT;
-		t = s + (1u << HEAT_BLOCK_SHIFT);
-		v = decay(e->value, e->stamp_ns, now_ns);
-		while (lo < hi) {		/* the first mapping ending after s */
-			size_t mid = (lo + hi) / 2;
-
-			if (mapping_end(ms[mid]) <= s)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		/* As heat_range: a block counts for every mapping it overlaps. */
-		for (k = lo; k < n && mapping_start(ms[k]) < t; k++)
-			out[k] += v;
-	}
-	free(ms);
-	return 0;
-}
-
 const struct heat_entry *heat_find(const struct heat *h, uint64_t page)
 {
 	const struct heat_entry *e = heat_slot(h, (page >> HEAT_BLOCK_SHIFT) + 1);
@@ -203,4 +161,9 @@ void heat_free(struct heat *h)
 {
 	free(h->slots);
 	memset(h, 0, sizeof(*h));
+}
+
+float heat_entry_value(const struct heat_entry *e, uint64_t now_ns)
+{
+	return decay(e->value, e->stamp_ns, now_ns);
 }

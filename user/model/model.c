@@ -718,3 +718,45 @@ size_t proc_bytes(const struct proc *p)
 		bytes += pageset_bytes(p->set[tracked[i]]);
 	return bytes + share_bytes(p->share);
 }
+
+int model_heat_per_mapping(const struct proc *p, uint64_t now_ns, float *out, size_t n)
+{
+	const struct heat *h = &p->heat;
+	const struct mapping *m, **ms;
+	size_t i, k;
+
+	memset(out, 0, n * sizeof(*out));
+	if (!h->used || !n)
+		return 0;
+	ms = malloc(n * sizeof(*ms));
+	if (!ms)
+		return -ENOMEM;
+	for (k = 0, m = model_first(p); m && k < n; m = model_next(m))
+		ms[k++] = m;
+	n = k;
+	for (i = 0; i < h->cap; i++) {
+		const struct heat_entry *e = &h->slots[i];
+		uint64_t s, t;
+		size_t lo = 0, hi = n;
+		float v;
+
+		if (!e->block)
+			continue;
+		s = (e->block - 1) << HEAT_BLOCK_SHIFT;
+		t = s + (1u << HEAT_BLOCK_SHIFT);
+		v = heat_entry_value(e, now_ns);
+		while (lo < hi) {		/* the first mapping ending after s */
+			size_t mid = (lo + hi) / 2;
+
+			if (mapping_end(ms[mid]) <= s)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* As heat_range: a block counts for every mapping it overlaps. */
+		for (k = lo; k < n && mapping_start(ms[k]) < t; k++)
+			out[k] += v;
+	}
+	free(ms);
+	return 0;
+}

@@ -216,9 +216,11 @@ void heat_free(struct heat *h);
 /* heat_range over each mapping of p at once (out[i]: the i-th in address order, n of
  * them), in one pass over the heat table: a snapshot's cost stays the table's size, not
  * mappings times table.  0 or -ENOMEM. */
-int heat_per_mapping(const struct proc *p, uint64_t now_ns, float *out, size_t n);
+int model_heat_per_mapping(const struct proc *p, uint64_t now_ns, float *out, size_t n);
 /* The entry of the block holding page, or NULL. */
 const struct heat_entry *heat_find(const struct heat *h, uint64_t page);
+/* One entry's value decayed to now_ns. */
+float heat_entry_value(const struct heat_entry *e, uint64_t now_ns);
 /* The block holding page holds exactly value from now_ns on (replay).  0 or -ENOMEM. */
 int heat_set(struct heat *h, uint64_t page, float value, uint64_t now_ns);
 /* dst (empty) becomes a copy of src.  0 or -ENOMEM (dst stays empty). */

@@ -303,7 +303,7 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 			size_t nmaps = model_count_maps(p), k = 0;
 			float *heat = calloc(nmaps ? nmaps : 1, sizeof(*heat));
 
-			if (!heat || heat_per_mapping(p, f->mono_ns, heat, nmaps))
+			if (!heat || model_heat_per_mapping(p, f->mono_ns, heat, nmaps))
 				b.oom = true;
 			jb_put(&b, ", \"mappings\": [");
 			for (m = model_first(p); m && heat; m = model_next(m), k++) {
