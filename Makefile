@@ -31,7 +31,7 @@ BUILD      := $(BUILD)-san
 CFLAGS     += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS    += -fsanitize=address,undefined
 endif
-# The layers of user/ (see README "How it works"): a file's folder is its layer.  Each folder is
+# The layers of user/ (see doc/architecture.md): a file's folder is its layer.  Each folder is
 # also on the include path, so a bare #include "engine.h" keeps working wherever it is written.
 USER_LAYERS := lib model kernel engine exact out ui
 # Exact mode's CPU-dependent part is one folder per architecture (user/exact/arch.h,
@@ -74,12 +74,12 @@ DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
               procps util-linux mount libmicrohttpd-dev prometheus libzstd-dev libdw-dev
 # What only the benchmarks run beside mevitop (a real server and its load tool, the
 # in-kernel floor, perf's page-fault sampling): installed by `make bench`, not `make test`.
-BENCH_PKGS := redis-server redis-tools bpftrace linux-perf vmtouch
+BENCH_PKGS := redis-server redis-tools bpftrace linux-perf vmtouch smem
 # What only the tests run (the UI tests drive a real headless browser: ~113 MB to download,
 # ~350 MiB installed; the exact-mode tests watch Debian's memcached as its own user; the
 # recording tests count a writer's fsyncs with strace):
 # installed by `make test` and `make stress`, not by `make run`.
-TEST_PKGS  := chromium memcached strace python3-websocket xfsprogs
+TEST_PKGS  := chromium memcached strace python3-websocket xfsprogs redis-server redis-tools postgresql
 # What only `make stress` runs: the fresh-machine check makes a Debian minbase tree.
 STRESS_PKGS := debootstrap
 
@@ -172,6 +172,8 @@ test_utf8_LINK     := lib
 test_pageset_LIBS  := -lroaring
 test_model_LINK    := model lib
 test_model_LIBS    := -lroaring -lm
+test_share_LINK    := rec model lib
+test_share_LIBS    := -lroaring -lm
 test_rules_LINK    := engine model lib
 test_rules_LIBS    := -lroaring -lm -lpthread
 test_engine_lock_LINK := engine model lib

@@ -157,7 +157,7 @@ def slowdowns(args, results, pairs, sleeper):
 
 
 def spread(xs):
-    """Median and the range around it, as printed in the README: 1.004 (0.991-1.012)."""
+    """Median and the range around it, as printed in doc/overhead.md: 1.004 (0.991-1.012)."""
     return f"{statistics.median(xs):.3f} ({min(xs):.3f}-{max(xs):.3f})"
 
 

@@ -14,6 +14,7 @@
 #include "kernel/kfeatures.h"
 #include "lib/log.h"
 #include "rec/replay.h"
+#include "rec/subcmd.h"
 #include "rec/report.h"
 #include "ui/ui.h"
 
@@ -52,6 +53,8 @@ enum {
 	OPT_NO_FILES,
 	OPT_METRICS_FILES,
 	OPT_LAYOUT,
+	OPT_SHARING,
+	OPT_SHARING_BUDGET,
 };
 
 static const struct option longopts[] = {
@@ -71,6 +74,7 @@ static const struct option longopts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "max-cpu", required_argument, NULL, OPT_MAX_CPU },
 	{ "rss-hook", no_argument, NULL, OPT_RSS_HOOK },
+	{ "sharing", no_argument, NULL, OPT_SHARING },
 	{ "listen", required_argument, NULL, OPT_LISTEN },
 	{ "metrics-top", required_argument, NULL, OPT_METRICS_TOP },
 	{ "metrics-procs", required_argument, NULL, OPT_METRICS_PROCS },
@@ -95,10 +99,11 @@ static const struct option longopts[] = {
 	{ "no-files", no_argument, NULL, OPT_NO_FILES },
 	{ "metrics-files", required_argument, NULL, OPT_METRICS_FILES },
 	{ "layout", required_argument, NULL, OPT_LAYOUT },
-	/* For tests and debugging; documented in the README's testing section. */
+	/* For tests and debugging; documented in doc/options.md's testing switches. */
 	{ "disable", required_argument, NULL, OPT_DISABLE },
 	{ "ringbuf-size", required_argument, NULL, OPT_RINGBUF },
 	{ "chunk-map-size", required_argument, NULL, OPT_CHUNK_MAP },
+	{ "sharing-budget", required_argument, NULL, OPT_SHARING_BUDGET },
 	{ 0 },
 };
 
@@ -203,6 +208,10 @@ void cli_usage(FILE *out)
 "      --rss-hook           learn rss changes from kmem:rss_stat (counters kept in a\n"
 "                           BPF map) instead of polling /proc/PID/stat; runs a BPF\n"
 "                           program at every fault (~3.5%% of a fault measured here)\n"
+"      --sharing            USS, PSS and shared bytes per process and mapping, and the\n"
+"                           heatmap's sharing layer, from pagemap PFNs and\n"
+"                           /proc/kpagecount (root; mevitop's CPU only, within a page\n"
+"                           budget per refresh: doc/sharing.md)\n"
 "      --listen ADDR:PORT   also serve Prometheus/OpenMetrics text on\n"
 "                           http://ADDR:PORT/metrics and the web view on\n"
 "                           http://ADDR:PORT/ (with the view, --json or serve;\n"
@@ -267,7 +276,8 @@ void cli_usage(FILE *out)
 "- reads as _; also MEVITOP_DISABLE=...; uffd_syscall / uffd_dev: exact mode never\n"
 "runs userfaultfd() in a target / never hands it /dev/userfaultfd),\n"
 "--ringbuf-size BYTES (power of two, >= 4096),\n"
-"--chunk-map-size N (entries of chunk mode's per-chunk fault map).\n",
+"--chunk-map-size N (entries of chunk mode's per-chunk fault map),\n"
+"--sharing-budget PAGES (--sharing's pagemap entries a refresh, default 262144).\n",
 		METRICS_TOP_DEFAULT, METRICS_PROCS_DEFAULT, STACK_DUTY_ON_MS_DEFAULT,
 		STACK_DUTY_EVERY_MS_DEFAULT, FILES_TOP_DEFAULT, METRICS_FILES_DEFAULT,
 		METRICS_FILES_MAX, features_disable_names());
@@ -275,39 +285,23 @@ void cli_usage(FILE *out)
 
 static const char *exact_refused(const struct cli *c);
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* "+": stop at the first non-option so `run CMD -x` leaves -x to CMD; ":": see getopt_error. */
 #define OPTSTRING "+:p:ji:n:u:o:vhV"
-static bool json_errors;	/* --json: errors are JSON objects (log_set_json) */
 
-static int usage_error(const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	log_msg(LOG_ERROR, msg);
-	if (!json_errors)	/* with --json: one object, nothing else */
-		fputs("Try 'mevitop --help'.\n", stderr);
-	return 2;
-}
+/* Usage errors are said one way for every command (rec/subcmd.c, lib/log.c's log_usage):
+ * the main command is the one with no name. */
+#define usage_error(...) subcmd_usage(NULL, __VA_ARGS__)
 
 /*
  * getopt's own messages would start with argv[0] ("run: ..." after `mevitop run`) and not
  * follow --json: opterr is off and the leading ':' of the option string makes a missing
- * argument ':', so each case is said here, in getopt's words (lib/getopt_msg.c).
+ * argument ':', so each case is said in getopt's words (lib/getopt_msg.c).
  */
 static int getopt_error(int opt, char **argv)
 {
-	char msg[512];
-
-	getopt_msg(msg, sizeof(msg), opt, argv);
-	return usage_error("%s", msg);
+	return subcmd_getopt_error(NULL, opt, argv);
 }
-
 
 static bool parse_u64(const char *s, uint64_t *v, uint64_t min, uint64_t max)
 {
@@ -557,6 +551,15 @@ static int opt_how(int opt, struct cli *c)
 	case OPT_RSS_HOOK:
 		c->rss_hook = true;
 		break;
+	case OPT_SHARING:
+		c->sharing = true;
+		break;
+	case OPT_SHARING_BUDGET:
+		if (!parse_u64(optarg, &v, 1, 1ULL << 40))
+			return usage_error("invalid --sharing-budget '%s': pagemap entries a "
+					   "refresh, at least 1", optarg);
+		c->sharing_budget = v;
+		break;
 	case OPT_CHUNK_MAP:
 		if (!parse_u64(optarg, &v, 1, 1 << 24))
 			return usage_error("invalid chunk map size '%s'", optarg);
@@ -593,7 +596,7 @@ static int opt_out(int opt, struct cli *c)
 		c->metrics.files = v;
 		break;
 	case OPT_LISTEN: {
-		char why[160];
+		char why[WHY_LEN];
 
 		if (listen_addr_parse(optarg, &c->listen, why, sizeof(why)))
 			return usage_error("%s", why);
@@ -763,7 +766,7 @@ static int cli_check(int argc, char **argv, struct cli *c)
 	if (c->serve && c->json)
 		return usage_error("serve writes no snapshots: use --json --listen ADDR:PORT");
 	if (c->serve && !c->listen_set) {
-		char why[160];
+		char why[WHY_LEN];
 
 		if (listen_addr_parse(LISTEN_ADDR_DEFAULT, &c->listen, why, sizeof(why)))
 			return usage_error("%s", why);
@@ -799,8 +802,7 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	}
 	/* Errors are JSON objects once --json is given, wherever it stands among the options
 	 * (`mevitop -i 5 --json` included). */
-	json_errors = getopt_finds(argc, argv, OPTSTRING, longopts, 'j');
-	log_set_json(json_errors);
+	subcmd_json(argc, argv, OPTSTRING, longopts);
 	if (env && *env && features_parse_disable(env, &c->disable))
 		return 2;
 	while ((opt = getopt_long(argc, argv, OPTSTRING, longopts, NULL)) != -1) {
@@ -847,6 +849,20 @@ static const char *exact_refused(const struct cli *c)
 	return NULL;
 }
 
+void cli_ui_opts(const struct cli *c, struct ui_opts *o)
+{
+	*o = (struct ui_opts){
+		.interval_ms = c->interval_ms,
+		.count = c->count,
+		.pids = c->pids,
+		.npids = c->npids,
+		.layout = c->layout,
+		.files_view = c->files_view,
+		.file_path = c->nfile_paths ? c->file_paths[0] : NULL,
+		.refuse_suspend = c->exact && c->exact_variant == EXACT_ORDERED,
+	};
+}
+
 void cli_engine_opts(struct cli *c, struct engine_opts *eo)
 {
 	*eo = (struct engine_opts){
@@ -860,6 +876,9 @@ void cli_engine_opts(struct cli *c, struct engine_opts *eo)
 		.filter = filter_active(&c->filter) ? &c->filter : NULL,
 		.max_cpu_pct = c->max_cpu,
 		.rss_hook = c->rss_hook,
+		.sharing = c->sharing,
+		.share_budget_pages = c->sharing_budget,
+		.share_period_ms = c->interval_ms,
 		.stacks = c->stacks,
 		.stack_interval_ms = c->stack_interval_ms ? c->stack_interval_ms : 1000,
 		.stack_sample_period = c->stack_period ? c->stack_period : 251,

@@ -40,6 +40,8 @@ struct cli {
 	struct filter filter;		/* -u, --comm, --cgroup */
 	uint32_t max_cpu;		/* --max-cpu PCT, 0: off */
 	bool rss_hook;			/* --rss-hook */
+	bool sharing;			/* --sharing: USS, PSS (doc/sharing.md) */
+	uint64_t sharing_budget;	/* --sharing-budget PAGES, 0: the default */
 	bool serve;			/* `mevitop serve`: no terminal, metrics endpoint only */
 	bool listen_set;		/* --listen (implied by serve) */
 	struct listen_addr listen;
@@ -76,6 +78,9 @@ int cli_parse(int argc, char **argv, struct cli *c);
 void cli_usage(FILE *out);
 /* The engine's options, for every mode (exact mode's included): built here once. */
 void cli_engine_opts(struct cli *c, struct engine_opts *eo);
+/* The view's options (ui/ui.h), after cli_exact_setup: the variant and run's pid are known. */
+struct ui_opts;
+void cli_ui_opts(const struct cli *c, struct ui_opts *o);
 /* Exact mode's setup (exact_setup) from c's options; then what it resolved goes back into c
  * for the view: the variant, and run's CMD as c's one pid.  Returns exact_setup's code. */
 struct exact;

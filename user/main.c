@@ -170,7 +170,7 @@ static int emit(struct engine *e, const struct json_opts *jo, struct rec_writer 
 		uint64_t mono, double wall)
 {
 	struct json_frame f;
-	char why[512];
+	char why[WHY_LEN];
 	int err;
 
 	if (!rec) {
@@ -267,7 +267,8 @@ static int run_view(struct engine *e, struct cli *c, struct rec_writer *rec)
 {
 	struct web_server ws = { 0 };
 	struct web_source live;
-	char why[256];
+	struct ui_opts uo;
+	char why[WHY_LEN];
 	int rc;
 
 	web_live_source(e, &live);
@@ -276,18 +277,87 @@ static int run_view(struct engine *e, struct cli *c, struct rec_writer *rec)
 		log_err("%s", why);
 		return 1;
 	}
-	rc = c->json || c->serve || c->folded ? run_json(e, c, rec) : ui_run(e, c);
+	cli_ui_opts(c, &uo);
+	rc = c->json || c->serve || c->folded ? run_json(e, c, rec) : ui_run(e, &uo);
 	web_server_stop(&ws);
 	return rc;
+}
+
+/* --record: the writer opened, and the JSON loop writes frames instead of lines. */
+static int open_recording(struct cli *c, struct rec_writer **rec)
+{
+	struct rec_writer_opts ro = { .path = c->record_path, .max_size = c->max_size,
+				      .heat = c->record_heat, .fsync_every = c->record_fsync };
+	char why[WHY_LEN] = "";
+
+	if (rec_writer_open(&ro, rec, why, sizeof(why))) {
+		log_err("%s", why);
+		return 1;
+	}
+	c->json = true;
+	return 0;
+}
+
+/* Exact mode (exact/exact.h): CMD started or -p attached, the engine with its hooks, then
+ * the same view; teardown detaches (run: returns CMD's status).  *e: the engine, to free. */
+static int run_exact(struct cli *c, struct features *f, struct rec_writer *rec,
+		     struct engine **e)
+{
+	struct engine_opts eo;
+	struct exact *x = NULL;
+	int rc;
+
+	if (!c->json && !c->serve && ui_check_terminal())
+		return 1;
+	drive_signals_install();
+	cli_engine_opts(c, &eo);
+	rc = cli_exact_setup(c, &eo, f, e, &x);
+	if (!rc) {
+		warn_shared_stdout(c);
+		rc = run_view(*e, c, rec);
+		rc = exact_teardown(x, rc, output);
+	}
+	return rc;
+}
+
+/* The other modes: probe, start the engine, then the view, JSON or serve.  *e: the engine,
+ * to free. */
+static int run_live(struct cli *c, struct features *f, struct rec_writer *rec,
+		    struct engine **e)
+{
+	struct engine_opts eo;
+	char why[WHY_LEN] = "";
+	int err;
+
+	if (!c->json && !c->serve && !c->folded && ui_check_terminal())
+		return 1;
+	err = features_probe(f, why, sizeof(why));
+	if (err) {
+		log_err("%s", why);
+		return 1;
+	}
+	cli_engine_opts(c, &eo);
+	drive_signals_install();
+	err = engine_new(&eo, f, e, why, sizeof(why));
+	if (!err)
+		err = engine_start(*e, why, sizeof(why));
+	if (err == -EINTR && engine_quitting()) {	/* SIGTERM while starting: a clean stop */
+		log_info("%s (signal %d)", why, drive_stop_signal());
+		return 0;
+	}
+	if (err) {
+		log_err("%s", why[0] ? why : strerror(-err));
+		return 1;
+	}
+	return run_view(*e, c, rec);
 }
 
 int main(int argc, char **argv)
 {
 	bool out_closed = guard_std_fds();	/* before anything opens a file */
-	struct engine_opts eo;
 	struct features f = { 0 };
 	struct engine *e = NULL;
-	char why[512] = "";
+	char why[WHY_LEN] = "";
 	struct rec_writer *rec = NULL;
 	const struct cli_subcmd *sub;
 	struct cli c;
@@ -344,64 +414,10 @@ int main(int argc, char **argv)
 		rc = open_output(&c);
 	if (rc)
 		goto out;
-	if (c.record) {
-		struct rec_writer_opts ro = { .path = c.record_path, .max_size = c.max_size,
-					      .heat = c.record_heat,
-					      .fsync_every = c.record_fsync };
-
-		if (rec_writer_open(&ro, &rec, why, sizeof(why))) {
-			log_err("%s", why);
-			rc = 1;
-			goto out;
-		}
-		c.json = true;	/* the JSON loop, writing frames instead of lines */
-	}
-	if (c.run || c.exact) {
-		/* Exact mode (user/exact.h): CMD started or -p attached, the engine with its
-		 * hooks, then the same view; teardown detaches (run: returns CMD's status). */
-		struct exact *x = NULL;
-
-		if (!c.json && !c.serve && ui_check_terminal()) {
-			rc = 1;
-			goto out;
-		}
-		drive_signals_install();
-		cli_engine_opts(&c, &eo);
-		rc = cli_exact_setup(&c, &eo, &f, &e, &x);
-		if (!rc) {
-			warn_shared_stdout(&c);
-			rc = run_view(e, &c, rec);
-			rc = exact_teardown(x, rc, output);
-		}
-		goto out;
-	}
-	if (!c.json && !c.serve && !c.folded && ui_check_terminal()) {
-		rc = 1;
-		goto out;
-	}
-	err = features_probe(&f, why, sizeof(why));
-	if (err) {
-		log_err("%s", why);
-		rc = 1;
-		goto out;
-	}
-
-	cli_engine_opts(&c, &eo);
-	drive_signals_install();
-	err = engine_new(&eo, &f, &e, why, sizeof(why));
-	if (!err)
-		err = engine_start(e, why, sizeof(why));
-	if (err == -EINTR && engine_quitting()) {	/* SIGTERM while starting: a clean stop */
-		log_info("%s (signal %d)", why, drive_stop_signal());
-		rc = 0;
-		goto out;
-	}
-	if (err) {
-		log_err("%s", why[0] ? why : strerror(-err));
-		rc = 1;
-		goto out;
-	}
-	rc = run_view(e, &c, rec);
+	if (c.record)
+		rc = open_recording(&c, &rec);
+	if (!rc)
+		rc = c.run || c.exact ? run_exact(&c, &f, rec, &e) : run_live(&c, &f, rec, &e);
 out:
 	engine_free(e);
 	rec_writer_close(rec);

@@ -186,7 +186,7 @@ class Target:
 
 
 def kill_once(target, delay_s, binary=None, extra=(), stages=None):
-    """Start mevitop --exact on TARGET with MEVITOP_TEST_KILL_US (user/inject.c): the kernel
+    """Start mevitop --exact on TARGET with MEVITOP_TEST_KILL_US (exact/inject_seize.c): the kernel
     SIGKILLs it DELAY_S after its first PTRACE_SEIZE of the target.  Wait for that death
     and for the kernel to detach the target.  Returns a problem string or None.  STAGES, a
     Counter: the stage mevitop was in when it died (MEVITOP_TEST_STAGE_FILE, stage.h) is

@@ -4,7 +4,7 @@ Real processes, real ptrace and userfaultfd.  Each behaviour is checked against 
 by the test (restricted to the mappings mevitop says userfaultfd tracks, and everything else
 too), and the first touches mevitop reports are checked against what the workload touched:
 in ordered mode page by page and in order, in fast mode as a set.  Safety: mevitop is
-SIGKILLed at named stages (MEVITOP_TEST_PAUSE, user/exact.h) and the target must run on with
+SIGKILLed at named stages (MEVITOP_TEST_PAUSE, exact/exact.h) and the target must run on with
 the same mappings and file descriptors; detaching leaves a running target running and a
 stopped one stopped; refusals say what to change and leave the target untouched.
 """

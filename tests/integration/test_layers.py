@@ -1,4 +1,5 @@
-"""The folders of user/ are layers, and the built objects show who calls whom.
+"""The folders of user/ are layers, and the built objects show who calls whom.  (And no file of
+user/ over 1,000 lines, no function over 120.)
 
 From `nm` on every object of build/user/ (a symbol defined in file A and undefined in file B
 means B calls A, or reads A's data) this builds the file-level call graph and checks:
@@ -49,13 +50,6 @@ KNOWN_HUBS = {
 }
 # (including file, included header): types one layer borrows from a layer above it.
 KNOWN_INCLUDES = {
-    # issue 25: the model's process carries kernel/procfs.h's counters; the type moves down.
-    ("user/model/model.h", "user/kernel/procfs.h"),
-    # issue 25: ui_run takes struct cli; it gets the view's own options instead.
-    ("user/ui/ui.h", "user/cli.h"),
-    ("user/ui/ui_state.h", "user/cli.h"),
-    # issue 25: the recording frame is defined by the JSON writer; it moves to engine/.
-    ("user/ui/ui_replay.h", "user/out/json.h"),
 }
 
 
@@ -378,6 +372,39 @@ def test_the_checks_can_fail():
         assert declared(path) == {"f", "h", "g_k", "g_l", "g_m"}
     finally:
         os.unlink(path)
+
+
+MAX_FILE_LINES = 1000
+MAX_FUNCTION_LINES = 120
+
+
+def length_errors(files):
+    """Files of user/ over MAX_FILE_LINES lines, and functions over MAX_FUNCTION_LINES (from
+    the line that names a function at column 0 to its closing brace at column 0)."""
+    errs = []
+    for path, text in sorted(files.items()):
+        lines = text.split("\n")
+        if len(lines) - 1 > MAX_FILE_LINES:
+            errs.append(f"{path}: {len(lines) - 1} lines (at most {MAX_FILE_LINES})")
+        start = name = None
+        for i, line in enumerate(lines):
+            if re.match(r"[A-Za-z].*\(", line) and not line.rstrip().endswith(";"):
+                start, name = i, re.search(r"(\w+)\s*\(", line).group(1)
+            elif line.startswith("}") and start is not None:
+                if i - start > MAX_FUNCTION_LINES:
+                    errs.append(f"{path}: {name} has {i - start} lines "
+                                f"(at most {MAX_FUNCTION_LINES})")
+                start = None
+    return errs
+
+
+def test_files_and_functions_stay_short():
+    errs = length_errors({p: t for p, t in sources().items() if p.endswith(".c")})
+    assert not errs, "\n".join(errs)
+    long_fn = "int f(void)\n{\n" + "\tx();\n" * 130 + "}\n"
+    assert length_errors({"user/lib/a.c": long_fn, "user/lib/b.c": "x;\n" * 1001}) == [
+        "user/lib/a.c: f has 132 lines (at most 120)",
+        "user/lib/b.c: 1001 lines (at most 1000)"]
 
 
 def test_every_unit_test_names_what_it_links():

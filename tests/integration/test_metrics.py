@@ -396,7 +396,8 @@ def test_bad_clients_do_not_stall_the_engine(mevitop, quiet_workload):
     assert status_of(raw(port, b"\x00\xffgarbage\r\n\r\n")) in (400, None)
     assert status_of(raw(port, b"GET /metrics\r\n\r\n")) in (400, 505, None)
     assert status_of(raw(port, b"GET /other HTTP/1.1\r\nHost: x\r\n\r\n")) == 404
-    assert status_of(raw(port, b"GET / HTTP/1.0\r\n\r\n")) == 404
+    assert status_of(raw(port, b"GET /nothing HTTP/1.0\r\n\r\n")) == 404
+    assert status_of(raw(port, b"GET / HTTP/1.0\r\n\r\n")) == 200     # the web view's page
     for method in (b"POST", b"PUT", b"DELETE", b"BREW"):
         reply = raw(port, method + b" /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
                     b"\r\nabc")

@@ -25,7 +25,7 @@ def mincore(path):
 
 
 def fmt_pages(pages):
-    """ui_draw.c's fmt_pages."""
+    """ui_draw.c's draw_fmt_pages."""
     if not pages:
         return "0"
     v, units, i = pages * 4.0, "KMGTPE", 0

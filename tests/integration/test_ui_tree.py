@@ -24,7 +24,7 @@ CHROMIUM = "/usr/lib/chromium/chromium"
 
 
 def fmt_pages(pages):
-    """user/ui_draw.c's fmt_pages: the list's numbers as drawn."""
+    """ui/ui_draw.c's draw_fmt_pages: the list's numbers as drawn."""
     if not pages:
         return "0"
     v, i = pages * 4.0, 0

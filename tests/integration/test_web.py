@@ -341,3 +341,45 @@ def test_replay_slider_equals_replay_json(workload, tmp_path):
     finally:
         srv.send_signal(signal.SIGINT)
         assert srv.wait(timeout=GUARD_S) == 0
+
+
+def test_sharing_layer_equals_kpagecount(mevitop, workload):
+    """--sharing: after a fork and the child's write to part of a region, the child's
+    sharing layer on the canvas gives each page the class the test reads from its PFN's
+    map count (kpagecount): private where the child wrote, by 2 where it did not."""
+    from test_sharing import by_class, kernel_truth, shared_snapshot
+    wl = workload("share_wl")
+    _, words = wl.do("anon a 512")
+    base = int(words[0], 16)
+    port = free_port()
+    _, words = wl.do("fork")
+    child = int(words[0])
+    mv = mevitop(["-p", f"{wl.pid},{child}", "-i", "100", "--sharing", "--listen",
+                  f"127.0.0.1:{port}"])
+    t, _ = wl.do("cwrite a 0 128")
+    shared_snapshot(mv, (wl.pid, child), t)
+    b = open_heatmap(port, child)
+    try:
+        b.wait("!document.getElementById('share-layer').disabled", "the sharing layer")
+        b.js("document.getElementById('layer').value = 'share'; "
+             "document.getElementById('layer').onchange(); window.mevitop.draw()")
+        drawn = b.js("window.mevitop.canvasPages()")
+        _, _, _, counts = kernel_truth(child, base, base + 512 * PAGE)
+        truth = pagemap_truth(child)
+        want = {pg: by_class(counts[pg]) if pg in counts else
+                "private" if truth.get(pg) == "resident" else "not resident"
+                for pg in range(base // PAGE, base // PAGE + 512)}
+        got = {pg: drawn.get(str(pg)) for pg in want}
+        assert got == want, [(hex(pg * PAGE), got[pg], want[pg]) for pg in want
+                             if got[pg] != want[pg]][:10]
+        assert list(want.values()).count("private") == 128
+        assert list(want.values()).count("2") == 384
+        top = b.js("document.getElementById('map').getBoundingClientRect().top")
+        for k, says in ((0, "mapped once"), (200, "mapped by 2")):
+            b.js("window.mevitop.setZoom(2)")
+            p = b.js(f"window.mevitop.pixelOf({base + k * PAGE})")
+            b.mouse("mouseMoved", p["x"] + p["size"] / 2, top + p["y"] + p["size"] / 2)
+            assert says in b.js("window.mevitop.hoverText()"), b.js("window.mevitop.hoverText()")
+        assert "USS" in b.js("document.getElementById('title').textContent")
+    finally:
+        b.close()

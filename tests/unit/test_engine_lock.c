@@ -3,7 +3,7 @@
  * engine_lock_timed (user/engine/table.c): the lock readers take when they must not stop
  * while the engine applies a long batch (the UI's frames, a metrics scrape).
  *
- * A second thread plays the engine thread: it holds the lock with elock() as the engine
+ * A second thread plays the engine thread: it holds the lock with table_lock() as the engine
  * does.  Every wait here is synchronised on state (the reader counted in `waiting`), not
  * on sleeps; the only timed thing is the timeout itself, and only its lower bound (the
  * wait lasted at least timeout_ms on CLOCK_MONOTONIC) is checked.
@@ -33,7 +33,7 @@ static void *hold_main(void *arg)
 {
 	struct holder *h = arg;
 
-	elock(E);
+	table_lock(E);
 	atomic_store(&h->held, true);
 	for (;;) {
 		int r = atomic_load(&h->release);
@@ -46,7 +46,7 @@ static void *hold_main(void *arg)
 		}
 		sched_yield();
 	}
-	eunlock(E);
+	table_unlock(E);
 	return NULL;
 }
 
@@ -96,7 +96,7 @@ static void test_free_lock_is_taken_at_once(void **state)
 }
 
 /* The engine holds the lock: the reader gives up after its timeout, not before, holds
- * nothing, and is no longer counted as waiting (yield_lock would hand over for nobody). */
+ * nothing, and is no longer counted as waiting (table_yield would hand over for nobody). */
 static void test_busy_engine_times_out(void **state)
 {
 	struct holder h;
@@ -117,7 +117,7 @@ static void test_busy_engine_times_out(void **state)
 }
 
 /* A reader waiting with time left gets the lock as soon as the engine lets go; while it
- * waits it is counted, which is what makes yield_lock() hand the lock over mid-batch. */
+ * waits it is counted, which is what makes table_yield() hand the lock over mid-batch. */
 static void test_waiter_gets_the_lock_when_released(void **state)
 {
 	struct holder h;

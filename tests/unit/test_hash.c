@@ -99,6 +99,15 @@ static void test_by_hand(void **state)
 	e.where[7] = 0;
 	assert_false(hashtab_find(&t, key_hash(&e, k), &k, &item));
 	assert_int_equal(t.n, 0);
+	/* cleared: nothing found, the room kept, and it fills again */
+	assert_int_equal(hashtab_add(&t, key_hash(&e, 7), 3), 0);
+	hashtab_clear(&t);
+	assert_int_equal(t.n, 0);
+	assert_true(t.cap > 0);
+	assert_false(hashtab_find(&t, key_hash(&e, k), &k, &item));
+	assert_int_equal(hashtab_add(&t, key_hash(&e, 7), 3), 0);
+	assert_true(hashtab_find(&t, key_hash(&e, k), &k, &item));
+	assert_int_equal(item, 3);
 	hashtab_free(&t);
 	hashtab_free(&t);	/* twice: a freed table is an empty one */
 }

@@ -299,7 +299,7 @@ static void test_runs_and_heat(void **state)
 	proc_free(p);
 }
 
-/* heat_per_mapping (one pass, for snapshots) equals heat_range mapping by mapping, blocks
+/* model_heat_per_mapping (one pass, for snapshots) equals heat_range mapping by mapping, blocks
  * that straddle two mappings included. */
 static void test_heat_per_mapping(void **state)
 {
@@ -320,7 +320,7 @@ static void test_heat_per_mapping(void **state)
 	for (k = 0; k < 300; k++)
 		heat_add(&p->heat, BASE + rnd(at - BASE + 32), 1 + rnd(4), rnd(3) * 1000000000ULL);
 	n = model_count_maps(p);
-	assert_int_equal(heat_per_mapping(p, 2500000000ULL, got, n), 0);
+	assert_int_equal(model_heat_per_mapping(p, 2500000000ULL, got, n), 0);
 	for (k = 0, m = model_first(p); m; m = model_next(m), k++) {
 		float want = heat_range(&p->heat, mapping_start(m), mapping_end(m), 2500000000ULL);
 

@@ -411,6 +411,8 @@ static void w_exec(pid_t pid)
 	struct wproc *w = wfind(pid);
 	uint32_t text = ++W.next_map, stack = ++W.next_map;
 
+	if (!w)		/* the walk execs only processes it made; and -O2 -Warray-bounds asks */
+		abort();
 	memset(w->pg, 0, sizeof(w->pg));
 	w->brk_start = 0;
 	for (int i = 0; i < 64; i++)

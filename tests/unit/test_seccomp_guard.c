@@ -131,7 +131,7 @@ static void attach_via(enum uffd_api_path path, bool self_restore)
 	assert_int_equal(inj_seize(c.pid, 0, &in, why, sizeof(why)), 0);
 	assert_int_equal(inj_seccomp_mode(in), 2);
 	assert_false(inj_seccomp_suspended(in));
-	assert_int_equal(scg_prepare(in, why, sizeof(why)), 0);
+	assert_int_equal(seccomp_guard_prepare(in, why, sizeof(why)), 0);
 	if (uffd_inject(in, UFFD_EXACT_FEATURES, &fd, &got))
 		fail_msg("uffd_inject: %s", uffd_why());
 	assert_true(fd >= 0);
@@ -164,7 +164,7 @@ static void test_self_restore(void **state)
  * Suspended, the filter is never asked, but a call left in a thread's registers by a
  * killed mevitop would meet it: so only calls the thread would survive it seeing are made.
  * @nr gets @action; *@create says which way the userfaultfd was made, or the error is
- * returned with why in @why: scg_prepare's (refused before any call, the maps untouched)
+ * returned with why in @why: seccomp_guard_prepare's (refused before any call, the maps untouched)
  * or uffd_inject's.
  */
 static int attach_suspended(long nr, uint32_t action, enum uffd_create *create, char *why,
@@ -181,7 +181,7 @@ static int attach_suspended(long nr, uint32_t action, enum uffd_create *create, 
 	inj_set_suspend_seccomp(true);
 	assert_int_equal(inj_seize(c.pid, 0, &in, why, whylen), 0);
 	assert_true(inj_seccomp_suspended(in));
-	err = scg_prepare(in, why, whylen);
+	err = seccomp_guard_prepare(in, why, whylen);
 	if (!err) {
 		err = uffd_inject(in, UFFD_EXACT_FEATURES, &fd, &got);
 		snprintf(why, whylen, "%s", err ? uffd_why() : "");
@@ -265,7 +265,7 @@ static void test_refused_before_any_call(void **state)
 		snprintf(path, sizeof(path), "/proc/%d/maps", c.pid);
 		maps_before = slurp(path);
 		assert_int_equal(inj_seize(c.pid, 0, &in, why, sizeof(why)), 0);
-		assert_int_equal(scg_prepare(in, why, sizeof(why)), -EPERM);
+		assert_int_equal(seccomp_guard_prepare(in, why, sizeof(why)), -EPERM);
 		if (!strstr(why, "returns KILL_PROCESS for ") || !strstr(why, name[i]))
 			fail_msg("case %zu: %s", i, why);
 		assert_int_equal(inj_release(in), 0);
@@ -288,7 +288,7 @@ static void test_unlisted_call_refused(void **state)
 	(void)state;
 	inj_set_suspend_seccomp(false);
 	assert_int_equal(inj_seize(c.pid, 0, &in, why, sizeof(why)), 0);
-	assert_int_equal(scg_prepare(in, why, sizeof(why)), 0);
+	assert_int_equal(seccomp_guard_prepare(in, why, sizeof(why)), 0);
 	char *before = maps_without_scratch(c.pid), *after;
 
 	assert_int_equal(inj_syscall(in, __NR_getppid, args, &ret), -EPERM);

@@ -233,7 +233,7 @@ static void find_plt_call(uint64_t *ra, uint64_t *stub)
 static void test_plt(void **state)
 {
 	struct proc *p = self_model();
-	uint64_t callee = (uint64_t)(uintptr_t)&getpid, ra, stub;
+	uint64_t callee = (uint64_t)(uintptr_t)&getpid, ra = 0, stub = 0;	/* find_plt_call fails the test or sets both */
 	const struct stack *st;
 	struct stacks *s;
 	struct ev_stack ev;

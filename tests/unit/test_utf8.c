@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for user/lib/utf8.c: json_escape() against a reference written differently
+ * Unit tests for user/lib/utf8.c: utf8_json_escape() against a reference written differently
  * (code points decoded by arithmetic and checked by range, then re-encoded), on fixed
  * cases and on seeded random byte strings biased towards quotes, control characters and
  * broken or overlong UTF-8; and truncation at every buffer size never splits an escape.
@@ -109,14 +109,14 @@ static void check(const char *src)
 	size_t ends[MAXLEN], npieces, n, len, i, fit;
 
 	n = ref_escape(src, want, ends, &npieces);
-	assert_int_equal(json_escape(NULL, 0, src), n);
+	assert_int_equal(utf8_json_escape(NULL, 0, src), n);
 	memset(got, 'X', sizeof(got));
-	assert_int_equal(json_escape(got, sizeof(got), src), n);
+	assert_int_equal(utf8_json_escape(got, sizeof(got), src), n);
 	assert_string_equal(got, want);
 	/* Cut short: the longest run of whole pieces that fits, then the NUL, nothing past. */
 	for (len = 1; len <= n + 1; len++) {
 		memset(got, 'X', sizeof(got));
-		assert_int_equal(json_escape(got, len, src), n);
+		assert_int_equal(utf8_json_escape(got, len, src), n);
 		for (fit = 0, i = 0; i < npieces && ends[i] < len; i++)
 			fit = ends[i];
 		assert_int_equal(strlen(got), fit);
@@ -130,16 +130,16 @@ static void test_fixed(void **state)
 	char out[128];
 
 	(void)state;
-	json_escape(out, sizeof(out), "a\"b\\c\nd\te\rf\x01g\x7fh");
+	utf8_json_escape(out, sizeof(out), "a\"b\\c\nd\te\rf\x01g\x7fh");
 	assert_string_equal(out, "a\\\"b\\\\c\\nd\\te\\rf\\u0001g\\u007fh");
-	json_escape(out, sizeof(out), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+	utf8_json_escape(out, sizeof(out), "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
 	assert_string_equal(out, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
 	/* invalid: a lone continuation, overlong '/', a surrogate, past U+10FFFF, cut short */
-	json_escape(out, sizeof(out), "\x80|\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|\xe2\x82");
+	utf8_json_escape(out, sizeof(out), "\x80|\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|\xe2\x82");
 	assert_string_equal(out, "\\ufffd|\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd|"
 			    "\\ufffd\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd");
-	assert_int_equal(json_escape(out, 0, "abc"), 3);
-	assert_int_equal(json_escape(out, sizeof(out), ""), 0);
+	assert_int_equal(utf8_json_escape(out, 0, "abc"), 3);
+	assert_int_equal(utf8_json_escape(out, sizeof(out), ""), 0);
 	assert_string_equal(out, "");
 	check("a\"b\\c\nd\xff\xc3\xa9\xf0\x9f\x98\x80");
 }

@@ -111,7 +111,7 @@ static void choose_layout_source(struct engine *e)
 	if (wants)
 		log_info("layout changes: %s (no tp_btf/mmap_lock_released%s): every syscall "
 			 "takes the kernel's slow path while mevitop runs",
-			 attach_name(e->f.hook[HOOK_SYSCALLS]),
+			 features_attach_name(e->f.hook[HOOK_SYSCALLS]),
 			 e->f.disabled & DIS_MMAP_LOCK ? ": disabled by switch" : "");
 	e->f.hook[HOOK_LAYOUT] = AT_NONE;
 }
@@ -165,7 +165,7 @@ static void on_layout_changed(void *ctx, pid_t tgid, uint64_t count)
 	if (!p || p->exited || !p->ready)
 		return;
 	e->st.layout_changes++;
-	pend_mark(e, p, PEND_MAPS);
+	table_pend(e, p, PEND_MAPS);
 }
 
 /*
@@ -195,6 +195,7 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 	       char *why, size_t whylen)
 {
 	struct engine *e = calloc(1, sizeof(*e));
+	int err;
 
 	if (!e)
 		return -ENOMEM;
@@ -224,6 +225,11 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 		snprintf(why, whylen, "failed to allocate the file table: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
+	err = engine_share_init(e, why, whylen);
+	if (err) {
+		engine_free(e);
+		return err;
+	}
 	*out = e;
 	return 0;
 }
@@ -234,7 +240,7 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
  * targets once they are in its map).  /proc/PID/stat's ppid links them; pids wrap, so a
  * child may be listed before its parent: passes repeat until one adds nothing, and a last
  * listing catches what a descendant forked while the first was read.  Exact mode attaches
- * its userfaultfd to the named pids only (user/exact.c), so it does not come here.
+ * its userfaultfd to the named pids only (exact/exact.c), so it does not come here.
  */
 static int watch_descendants(struct engine *e)
 {
@@ -387,11 +393,11 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		}
 		free(pids);
 	}
-	elock(e);
+	table_lock(e);
 	e->pass_reads = e->pass_ok;	/* the initial scans read the pass just taken */
 	flush_pending(e);
 	e->pass_reads = false;
-	eunlock(e);
+	table_unlock(e);
 	/* A stop signal during the initial scans cut them short: there is no first picture
 	 * to give, and a -p process left unscanned has not vanished. */
 	if (engine_quitting()) {
@@ -443,12 +449,12 @@ int engine_step(struct engine *e, int timeout_ms)
 	 * by an idle wait; then apply what is there
 	 * (no wait when the previous drain ran out of budget: records are waiting). */
 	tracer_wait(e->tracer, e->drain_paused ? 0 : timeout_ms);
-	elock(e);
+	table_lock(e);
 	e->now_ns = engine_now_ns();
 	n = drain(e);
 	HOOK(e, step);
 	flush_pending(e);
-	eunlock(e);
+	table_unlock(e);
 	return n;
 }
 
@@ -476,7 +482,7 @@ static void on_chunk(void *ctx, const struct chunk_key *k, const struct chunk_va
 		heat_add(&p->heat, start + (b << HEAT_BLOCK_SHIFT), (float)v->faults / blocks,
 			 e->now_ns);
 	if (!(p->pending & PEND_RELOAD))
-		queue_scan(e, p, start, start + pages);
+		table_queue_scan(e, p, start, start + pages);
 }
 
 static void on_lost_tgid(void *ctx, pid_t tgid, uint64_t count)
@@ -486,7 +492,7 @@ static void on_lost_tgid(void *ctx, pid_t tgid, uint64_t count)
 
 	/* We cannot know what the lost records said: layout and pages both. */
 	if (p && !p->exited)
-		pend_mark(e, p, PEND_MAPS | PEND_RECONCILE);
+		table_pend(e, p, PEND_MAPS | PEND_RECONCILE);
 	else if (!p)
 		proc_for(e, tgid);	/* its fork record may be what was lost */
 }
@@ -542,7 +548,7 @@ static bool retire_if_ended(struct engine *e, struct proc *p, const struct proc_
 		/* Alive, but the thread we read it through is gone or a zombie (the main
 		 * thread called pthread_exit()): read it through a live one. */
 		if (!c || c->state == 'Z' || c->state == 'X')
-			pend_mark(e, p, PEND_RELOAD);
+			table_pend(e, p, PEND_RELOAD);
 		return false;
 	}
 	retire(e, p);
@@ -565,7 +571,7 @@ static bool counters_by_pass(struct engine *e, struct proc *p, struct proc_count
 		taskiter_counters(r, c);
 		ps(p)->cgroup_id = r->cgroup_id;
 		if ((pid_t)r->io_tid != io(p) && (pid_t)r->io_tid != p->pid)
-			pend_mark(e, p, PEND_RELOAD);
+			table_pend(e, p, PEND_RELOAD);
 		return true;
 	}
 	if (r) {
@@ -601,7 +607,7 @@ static void poll_counters(struct engine *e, struct proc *p)
 			return;
 		if (tracer_read_rss(e->tracer, p->pid, &rv) == 0) {
 			if (rv.updates != s->rss_updates && !s->events_tick && s->rss_updates)
-				pend_mark(e, p, PEND_RECONCILE);
+				table_pend(e, p, PEND_RECONCILE);
 			s->rss_updates = rv.updates;
 		}
 		return;
@@ -629,12 +635,12 @@ static void poll_counters(struct engine *e, struct proc *p)
 		if (layout_hooked(e) && e->o.mode == MODE_CHUNK) {
 			/* No syscall records: what the size and rss say (layout_unexplained);
 			 * anything else no event explains shows in the rss gap (rss_gap_check). */
-			pend_mark(e, p, layout_unexplained(e, s, &c));
+			table_pend(e, p, layout_unexplained(e, s, &c));
 		} else if (e->o.mode != MODE_CHUNK && e->o.mode != MODE_TRACE && moved) {
 			/* Sample and exact mode; trace and chunk mode's faults arrive as records
 			 * or counts, and what none explains shows in the rss gap (rss_gap_check). */
 			p->faults += faults > before ? faults - before : 0;
-			pend_mark(e, p, PEND_RESCAN | (c.vsize != s->c.vsize ? PEND_MAPS : 0));
+			table_pend(e, p, PEND_RESCAN | (c.vsize != s->c.vsize ? PEND_MAPS : 0));
 		}
 	}
 	s->c = c;
@@ -652,7 +658,7 @@ static void refresh_cgroup(struct engine *e)
 	procs = engine_procs(e, &n);
 	for (i = n; i-- > 0;)
 		if (!procs[i]->exited && !filter_match(f, procs[i]->pid, procs[i]->comm))
-			unwatch(e, procs[i]);
+			table_unwatch(e, procs[i]);
 	for (i = 0; i < f->nmembers; i++)
 		if (f->members[i] != getpid() && !engine_find(e, f->members[i]) &&
 		    filter_match(f, f->members[i], NULL))
@@ -712,7 +718,7 @@ void engine_tick(struct engine *e)
 	struct proc **procs;
 	size_t n, i, k;
 
-	elock(e);
+	table_lock(e);
 	cpu_budget(e, dt);
 	e->st.interval_scale = e->scale;
 	budget = e->o.reconcile_budget_pages / e->scale;
@@ -767,7 +773,7 @@ void engine_tick(struct engine *e)
 		}
 		if (s->scan_failed) {
 			s->scan_failed = false;
-			pend_mark(e, p, p->ready ? PEND_RECONCILE : PEND_RELOAD);
+			table_pend(e, p, p->ready ? PEND_RECONCILE : PEND_RELOAD);
 		}
 		if (p->ready)
 			poll_counters(e, p);
@@ -790,11 +796,14 @@ void engine_tick(struct engine *e)
 			if (p->mapped_pages > budget && k)
 				break;
 			budget = p->mapped_pages > budget ? 0 : budget - p->mapped_pages;
-			pend_mark(e, p, PEND_MAPS | PEND_RECONCILE);
+			table_pend(e, p, PEND_MAPS | PEND_RECONCILE);
 		}
 		e->reconcile_cursor = (e->reconcile_cursor + k) % n;
 	}
 	flush_pending(e);
+	/* After the scans: a pass reads the resident pages they found. */
+	procs = engine_procs(e, &n);
+	engine_share_tick(e, procs, n);
 	if (dt > 0) {
 		e->st.events_per_sec = (e->st.events - e->events_at_tick) / dt;
 		e->st.maps_reads_per_sec = (e->st.maps_reads - e->maps_reads_at_tick) / dt;
@@ -803,7 +812,7 @@ void engine_tick(struct engine *e)
 	e->events_at_tick = e->st.events;
 	e->maps_reads_at_tick = e->st.maps_reads;
 	e->last_tick_ns = now;
-	eunlock(e);
+	table_unlock(e);
 }
 
 void engine_set_hooks(struct engine *e, const struct engine_hooks *h)
@@ -900,5 +909,6 @@ void engine_free(struct engine *e)
 	engine_core_fini(e);
 	stacks_free(e->stacks);
 	engine_files_fini(e);
+	engine_share_fini(e);
 	free(e);
 }

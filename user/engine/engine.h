@@ -31,7 +31,7 @@ enum engine_mode {
 			 * last refresh are rescanned (the default: nothing runs per fault) */
 	MODE_CHUNK,	/* faults counted per (process, 2 MiB chunk) in the kernel; the chunks
 			 * that changed are rescanned */
-	MODE_EXACT,	/* sample mode plus a userfaultfd per process (user/exact.h) */
+	MODE_EXACT,	/* sample mode plus a userfaultfd per process (exact/exact.h) */
 };
 
 struct engine_opts {
@@ -58,6 +58,10 @@ struct engine_opts {
 	uint64_t stack_sample_period;	/* sample mode: one page fault in this many */
 	uint64_t stack_duty_on_ms;	/* ... while the perf events are open, this long */
 	uint64_t stack_duty_every_ms;	/* of every this long */
+	bool sharing;			/* --sharing: USS, PSS, map counts (model/share.h) */
+	uint64_t share_budget_pages;	/* PFNs read per tick at most; 0: the default */
+	uint64_t share_period_ms;	/* a process that moved is read again this often (one
+					 * that did not, 10x less often); 0: the default */
 };
 
 struct engine_stats {
@@ -130,7 +134,7 @@ size_t engine_alive_targets(struct engine *e);
 /* Calls fn for each process that exited since the last call (to report it once). */
 void engine_take_exits(struct engine *e, void (*fn)(void *ctx, const struct proc *p), void *ctx);
 /*
- * Extension points (exact mode, user/exact*.c).  Every hook runs in the engine's thread with
+ * Extension points (exact mode, user/exact/).  Every hook runs in the engine's thread with
  * the engine lock held, so it may change the model; it must not block on the target.
  */
 /* A first touch seen by exact mode: which page, which thread, when. */
@@ -140,27 +144,6 @@ struct first_touch {
 	uint64_t addr;			/* the faulting address (fast: the page's) */
 	uint64_t ts_ns;			/* CLOCK_MONOTONIC */
 	bool write;			/* false: a read, mapping the zero page */
-};
-
-/* Exact mode's counters: the JSON "stats.exact" member (user/exact.h lists what each
- * means).  Totals are as of the read; the interval's parts (touches_interval, log,
- * unlisted) are those of the interval that ended at the last tick. */
-#define EXACT_HIST_BUCKETS	14	/* latency: < 1, 2, 4 ... 4096 us, more */
-struct exact_stats {
-	bool ordered;			/* the variant: ordered, else fast */
-	uint64_t processes;		/* with a userfaultfd */
-	uint64_t registered_pages;
-	uint64_t touches, touches_interval, touches_dropped;
-	uint64_t prereg_pages, prereg_max, stale, behind;
-	uint64_t fork, remap, remove, unmap, gone;	/* events */
-	uint64_t attaches, attach_ms_max;
-	int server_threads;
-	uint64_t reads, faults, resolved, raced, retried;	/* by the fault servers */
-	uint64_t hist[EXACT_HIST_BUCKETS];	/* ordered: latency of each first touch */
-	uint64_t lat_max_ns;
-	const struct first_touch *log;	/* the interval's first touches, at most a few */
-	size_t nlog;
-	uint64_t unlisted;		/* the interval's first touches beyond the log */
 };
 
 struct engine_hooks {
@@ -180,10 +163,13 @@ struct engine_hooks {
 	/* After each batch of events (engine_step) and at each tick, before reconciling. */
 	void (*step)(void *ctx);
 	void (*tick)(void *ctx);
-	/* Exact mode's counters, for the JSON "stats" object (out/json.c writes them); *out's
-	 * log is valid until the next tick.  Reading changes nothing: the tick is where an
-	 * interval ends, so a JSON line, a frame and a scrape of one interval agree. */
-	void (*exact_stats)(void *ctx, struct exact_stats *out);
+	/* A mode's own counters (exact mode's: exact/exact_stats.h), carried, not read: its
+	 * members of the JSON "stats" object as text ("exact": {...}), malloc'ed, NULL if out
+	 * of memory; and its first touches so far, for the metrics.  Reading changes nothing:
+	 * the tick is where an interval ends, so a JSON line, a frame and a scrape of one
+	 * interval agree.  The text's log is the interval that ended at the last tick. */
+	char *(*stats_json)(void *ctx);
+	uint64_t (*first_touches)(void *ctx);
 	/* Every first touch of the interval that ended at the last tick (kept only when
 	 * recording: a recorder asks each frame), valid until the next tick; *dropped: how
 	 * many did not fit (FIRST_TOUCHES_MAX a frame).  Returns the count. */
@@ -228,6 +214,18 @@ struct files_stats {
 	uint64_t rewalks;		/* full walks after the delta table dropped counts */
 };
 const struct files_stats *engine_files_stats(struct engine *e);
+/* What the sharing passes cost (JSON "stats.sharing"); NULL when --sharing is off. */
+struct share_stats {
+	uint64_t passes;		/* processes' passes completed */
+	uint64_t pages_read;		/* pagemap entries read */
+	uint64_t lookups;		/* PFNs looked up in kpagecount/kpageflags */
+	uint64_t cached;		/* PFNs this tick had looked up already */
+	uint64_t preads;		/* reads of kpagecount and kpageflags */
+	uint64_t tick_ns, tick_pages;	/* the last tick's time and entries */
+	uint64_t total_ns;		/* every tick's time */
+	uint64_t anon_verified;		/* processes found to share no anonymous page */
+};
+const struct share_stats *engine_share_stats(struct engine *e);
 /* --stacks' first-touch table (read under the engine lock), or NULL. */
 struct stacks *engine_stacks(struct engine *e);
 

@@ -18,6 +18,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include "engine/engine.h"
 #include "model/fcache.h"
 #include "kernel/pagemap.h"
@@ -113,6 +114,24 @@ struct pstate {
 	bool scan_failed;		/* a scan failed (not for a vanished process): rescan
 					 * it whole at the next tick */
 	uint64_t cgroup_id;		/* the last pass's (0: no pass) */
+	/* Sharing (share.c, --sharing). */
+	struct share_build *sbuild;	/* a sharing pass in progress, or NULL */
+	bool share_anon;		/* anonymous pages may be shared (history unknown, a
+					 * fork, KSM): read their PFNs too */
+	bool share_due;			/* a fork or an exec: pass again at the next tick */
+	bool share_kin;			/* its parent or a child faulted (share.c) */
+	uint64_t share_done_ns;		/* when the last complete pass began, 0: none */
+	uint64_t share_faults;		/* p->faults then */
+};
+
+/* A sharing pass of one process, carried over ticks while the budget runs out. */
+struct share_build {
+	struct share *s;		/* being filled; replaces proc.share when complete */
+	uint64_t cursor;		/* the next page to read */
+	uint64_t start_ns, faults;	/* when it began, p->faults then */
+	bool anon;			/* it reads anonymous mappings */
+	bool anon_shared;		/* it found an anonymous page mapped more than once */
+	bool forked;			/* a fork since it began: anon stays "may be shared" */
 };
 
 struct alias {
@@ -132,7 +151,7 @@ struct engine {
 	void *src_ctx;
 	pthread_mutex_t lock;
 	/* Held by whichever thread steps or ticks the engine (exact mode has two: the view's
-	 * and the pump), for the whole step: yield_lock() lets readers in mid-step, never
+	 * and the pump), for the whole step: table_yield() lets readers in mid-step, never
 	 * another writer, which would change the model under the step's iterators. */
 	pthread_mutex_t step_lock;
 	struct proc *buckets[NBUCKETS];
@@ -185,7 +204,16 @@ struct engine {
 	struct fcache *fc;		/* the page cache's files (files.c) */
 	struct files *files;		/* how they are read (files.h), NULL: files off */
 	struct anon_acct *anon;		/* the summary's anonymous pages, once (mem_anon.h) */
+	struct sharing *sharing;	/* share.c's state, NULL: --sharing off */
 };
+
+/* share.c: USS, PSS and map-count classes (model/share.h), a pass per process within a
+ * page budget per tick.  engine_share_init fails (-errno, why filled) when the kernel
+ * hides PFNs or map counts. */
+int engine_share_init(struct engine *e, char *why, size_t whylen);
+/* procs: engine_procs()'s, n of them. */
+void engine_share_tick(struct engine *e, struct proc **procs, size_t n);
+void engine_share_fini(struct engine *e);
 
 /* files.c: the memory summary and the file table, refreshed at each tick. */
 int engine_files_init(struct engine *e);
@@ -205,6 +233,15 @@ static inline struct pstate *ps(const struct proc *p)
 	return p->engine;
 }
 
+/* Forgets p's sharing pass in progress (the process is gone, or has a new mm). */
+static inline void share_build_drop(struct pstate *s)
+{
+	if (s->sbuild)
+		share_free(s->sbuild->s);
+	free(s->sbuild);
+	s->sbuild = NULL;
+}
+
 /* Whose /proc entries to read: the pid, or a live thread once the main thread exited. */
 static inline pid_t io(const struct proc *p)
 {
@@ -219,25 +256,25 @@ int engine_core_init(struct engine *e, const struct engine_opts *o, const struct
 		     const struct engine_source *src, void *src_ctx);
 /* Frees what engine_core_init and the table allocated (not e itself). */
 void engine_core_fini(struct engine *e);
-void elock(struct engine *e);
-void eunlock(struct engine *e);
-void yield_lock(struct engine *e);
-int choose_io_pid(struct engine *e, struct proc *p);
-void close_pages(struct engine *e, struct proc *p);
+void table_lock(struct engine *e);
+void table_unlock(struct engine *e);
+void table_yield(struct engine *e);
+int table_choose_io(struct engine *e, struct proc *p);
+void table_close_pages(struct engine *e, struct proc *p);
 /* Gives p its engine state (frees p and returns NULL when that fails). */
-struct proc *attach_pstate(struct proc *p);
+struct proc *table_attach_pstate(struct proc *p);
 void table_add(struct engine *e, struct proc *p);
 struct proc *new_proc(struct engine *e, pid_t pid, bool target);
 void table_del(struct engine *e, struct proc *p);
-void pend_mark(struct engine *e, struct proc *p, uint32_t what);
-void queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end);
+void table_pend(struct engine *e, struct proc *p, uint32_t what);
+void table_queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end);
 pid_t alias_parent(struct engine *e, pid_t tgid);
-void alias_del(struct engine *e, pid_t child);
-void alias_add(struct engine *e, pid_t child, pid_t parent);
+void table_alias_del(struct engine *e, pid_t child);
+void table_alias_add(struct engine *e, pid_t child, pid_t parent);
 bool filtered(const struct engine *e);
 struct proc *proc_for(struct engine *e, pid_t tgid);
 struct proc *watch_new(struct engine *e, pid_t tgid, const char *comm);
-void unwatch(struct engine *e, struct proc *p);
+void table_unwatch(struct engine *e, struct proc *p);
 void mark_exited(struct engine *e, struct proc *p);
 /* pid turned out to have no address space (a kernel thread): the fallback's listing
  * (pass.c) does not model it again while /proc lists it. */

@@ -61,7 +61,7 @@ static void queue_window(struct engine *e, struct proc *p, const struct mapping 
 		we = pmd_e;
 	if (we > mapping_end(m))
 		we = mapping_end(m);
-	queue_scan(e, p, ws, we);
+	table_queue_scan(e, p, ws, we);
 	add_check(p, page, ws, we);
 }
 
@@ -71,7 +71,7 @@ static void queue_window(struct engine *e, struct proc *p, const struct mapping 
  * never past the PMDs it touches.  Scanned up to those bounds (clipped to the mappings). */
 static void queue_scan_populated(struct engine *e, struct proc *p, uint64_t start, uint64_t end)
 {
-	queue_scan(e, p, start & ~(PMD_PAGES - 1), (end + PMD_PAGES - 1) & ~(PMD_PAGES - 1));
+	table_queue_scan(e, p, start & ~(PMD_PAGES - 1), (end + PMD_PAGES - 1) & ~(PMD_PAGES - 1));
 }
 
 /* --- applying events --- */
@@ -99,8 +99,8 @@ static void apply_fault(struct engine *e, const struct ev_fault *ev)
 			m = above;
 		} else {
 			/* An address our layout does not know: re-read it, then look. */
-			pend_mark(e, p, PEND_MAPS);
-			queue_scan(e, p, page, page + 1);
+			table_pend(e, p, PEND_MAPS);
+			table_queue_scan(e, p, page, page + 1);
 			return;
 		}
 	}
@@ -182,12 +182,12 @@ static void apply_mmap(struct engine *e, struct proc *p, const struct ev_syscall
 	if ((flags & MAP_LOCKED) || ps(p)->locked_future)
 		a.flags |= MF_LOCKED;
 	if (model_map(p, start, end, &a)) {
-		pend_mark(e, p, PEND_MAPS);
+		table_pend(e, p, PEND_MAPS);
 		return;
 	}
 	HOOK(e, mapped, p, start, end);
 	if (!anon || (flags & MAP_HUGETLB))
-		pend_mark(e, p, PEND_MAPS);		/* names, shmem vs file, hugetlb details */
+		table_pend(e, p, PEND_MAPS);		/* names, shmem vs file, hugetlb details */
 	if (flags & (MAP_POPULATE | MAP_LOCKED) || ps(p)->locked_future)
 		queue_scan_populated(e, p, start, end);	/* populated without faults */
 }
@@ -212,12 +212,12 @@ static void apply_mremap(struct engine *e, struct proc *p, const struct ev_sysca
 		return;
 	if (old_len == 0) {
 		/* Duplicating a shared mapping: attributes from /proc, pages from a scan. */
-		pend_mark(e, p, PEND_MAPS);
-		queue_scan(e, p, new, new + new_len);
+		table_pend(e, p, PEND_MAPS);
+		table_queue_scan(e, p, new, new + new_len);
 		return;
 	}
 	if (model_remap(p, old, old_len, new, new_len, flags & MREMAP_DONTUNMAP))
-		pend_mark(e, p, PEND_MAPS);
+		table_pend(e, p, PEND_MAPS);
 	if (new != old)
 		HOOK(e, moved, p, old, new, old_len < new_len ? old_len : new_len);
 	else if (new_len < old_len)
@@ -225,9 +225,9 @@ static void apply_mremap(struct engine *e, struct proc *p, const struct ev_sysca
 	HOOK(e, mapped, p, new, new + new_len);
 	/* The moved pages are exact; a scan of the result costs little and absorbs any
 	 * race with a fault that was still in flight when the mapping moved. */
-	queue_scan(e, p, new, new + new_len);
+	table_queue_scan(e, p, new, new + new_len);
 	if (flags & MREMAP_DONTUNMAP)
-		queue_scan(e, p, old, old + old_len);
+		table_queue_scan(e, p, old, old + old_len);
 }
 
 static void apply_brk(struct engine *e, struct proc *p, const struct ev_syscall *ev)
@@ -322,7 +322,7 @@ static void apply_process_madvise(struct engine *e, struct proc *caller,
 		return;
 	t = engine_find(e, target);
 	if (t && !t->exited)
-		pend_mark(e, t, PEND_RECONCILE);
+		table_pend(e, t, PEND_RECONCILE);
 }
 
 static void apply_syscall(struct engine *e, const struct ev_syscall *ev)
@@ -378,7 +378,7 @@ static void apply_syscall(struct engine *e, const struct ev_syscall *ev)
 		if (ev->args[0] & MCL_FUTURE)
 			ps(p)->locked_future = true;
 		if (ev->args[0] & MCL_CURRENT)
-			pend_mark(e, p, PEND_RECONCILE);
+			table_pend(e, p, PEND_RECONCILE);
 		break;
 	case SYS_SHMAT:
 	case SYS_SHMDT:
@@ -386,7 +386,7 @@ static void apply_syscall(struct engine *e, const struct ev_syscall *ev)
 		if (is_err(ev->ret))
 			break;
 		/* Sizes live in the kernel's shm segment: read the layout, scan what changed. */
-		pend_mark(e, p, PEND_MAPS);
+		table_pend(e, p, PEND_MAPS);
 		break;
 	}
 }
@@ -413,7 +413,7 @@ static void apply_fork(struct engine *e, const struct ev_proc *ev)
 	if (ev->flags & EVP_SHARED_MM) {
 		/* vfork/CLONE_VM: the child's faults change the parent's memory until it execs. */
 		if (parent)
-			alias_add(e, ev->tgid, parent->pid);
+			table_alias_add(e, ev->tgid, parent->pid);
 		return;
 	}
 	if (!parent) {
@@ -428,14 +428,22 @@ static void apply_fork(struct engine *e, const struct ev_proc *ev)
 	 * and is rescanned at the end of the batch: file mappings' PTEs are not copied at
 	 * fork, and MADV_DONTFORK/WIPEONFORK ranges differ. */
 	c = !(parent->pending & PEND_RELOAD) ? proc_clone(parent, ev->tgid) : proc_new(ev->tgid);
-	if (!c || !attach_pstate(c))
+	if (!c || !table_attach_pstate(c))
 		return;
 	memcpy(c->comm, ev->comm, sizeof(c->comm));
 	c->comm[sizeof(c->comm) - 1] = 0;
 	c->ppid = parent->pid;
 	c->ready = true;
 	table_add(e, c);
-	pend_mark(e, c, PEND_RELOAD);
+	table_pend(e, c, PEND_RELOAD);
+	/* Both now map the anonymous pages copy-on-write: read them at the next pass.  The
+	 * parent's figures are not the child's (its file pages are not even mapped yet). */
+	share_free(c->share);
+	c->share = NULL;
+	ps(c)->share_due = true;
+	ps(parent)->share_anon = ps(parent)->share_due = true;
+	if (ps(parent)->sbuild)
+		ps(parent)->sbuild->forked = true;
 }
 
 static void apply_exec(struct engine *e, const struct ev_proc *ev)
@@ -450,7 +458,7 @@ static void apply_exec(struct engine *e, const struct ev_proc *ev)
 
 		p = engine_find(e, ev->tgid);
 		if (p && !p->exited && !match) {
-			unwatch(e, p);
+			table_unwatch(e, p);
 			return;
 		}
 		if (!p && match) {
@@ -462,7 +470,7 @@ static void apply_exec(struct engine *e, const struct ev_proc *ev)
 	}
 
 	if (e->naliases && alias_parent(e, ev->tgid)) {
-		alias_del(e, ev->tgid);
+		table_alias_del(e, ev->tgid);
 		p = new_proc(e, ev->tgid, false);
 		if (p)
 			memcpy(p->comm, ev->comm, sizeof(p->comm));
@@ -473,14 +481,18 @@ static void apply_exec(struct engine *e, const struct ev_proc *ev)
 		return;
 	/* A new address space: the old pagemap fd points at the old mm. */
 	proc_reset(p);
-	close_pages(e, p);
+	table_close_pages(e, p);
 	ps(p)->nscan = 0;
 	ps(p)->nchecks = 0;
 	ps(p)->locked_future = false;
+	/* A new mm shares no anonymous page until it forks (or KSM merges one). */
+	share_build_drop(ps(p));
+	ps(p)->share_anon = false;
+	ps(p)->share_due = true;
 	HOOK(e, exec, p);
 	memcpy(p->comm, ev->comm, sizeof(p->comm));
 	p->comm[sizeof(p->comm) - 1] = 0;
-	pend_mark(e, p, PEND_RELOAD);
+	table_pend(e, p, PEND_RELOAD);
 }
 
 
@@ -489,7 +501,7 @@ static void apply_exit(struct engine *e, const struct ev_proc *ev)
 	struct proc *p = engine_find(e, ev->tgid);
 
 	if (e->naliases)
-		alias_del(e, ev->tgid);
+		table_alias_del(e, ev->tgid);
 	if (!p || p->exited)
 		return;
 	mark_exited(e, p);

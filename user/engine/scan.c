@@ -84,7 +84,7 @@ static int64_t scan_range(struct engine *e, struct proc *p, uint64_t start, uint
 		e->st.scanned_pages += t - s;
 		total += model_apply_scan(p, s, t, e->runs, e->nruns,
 					  e->heat_scan ? e->now_ns : 0);
-		yield_lock(e);	/* a big process: let a reader in between chunks */
+		table_yield(e);	/* a big process: let a reader in between chunks */
 	}
 	return total;
 }
@@ -164,9 +164,9 @@ void rss_gap_check(struct engine *e, struct proc *p)
 		 * it: at most every VERIFY_MIN_NS, and one that pauses is decided at once. */
 		s->rss_gap_dirty = true;
 		if (e->now_ns - s->last_full_ns >= VERIFY_MIN_NS)
-			pend_mark(e, p, PEND_VERIFY);
+			table_pend(e, p, PEND_VERIFY);
 	} else if (model_resident(p) - (int64_t)rss != s->rss_gap) {
-		pend_mark(e, p, PEND_RECONCILE);
+		table_pend(e, p, PEND_RECONCILE);
 	}
 }
 
@@ -299,7 +299,7 @@ static int layout_entry(const struct maps_entry *me, void *arg)
 			struct mapping *next = model_find_ge(c->old, cur);
 			uint64_t stop = next && mapping_start(next) < end ? mapping_start(next) : end;
 
-			queue_scan(c->e, c->p, cur, stop);
+			table_queue_scan(c->e, c->p, cur, stop);
 			cur = stop;
 		}
 	}
@@ -370,7 +370,7 @@ static int reload_proc(struct engine *e, struct proc *p)
 	proc_reset(p);
 	ps(p)->nscan = 0;
 	ps(p)->nchecks = 0;
-	err = choose_io_pid(e, p);
+	err = table_choose_io(e, p);
 	if (err)
 		return err;
 	err = read_layout(e, io(p), layout_entry, &c);
@@ -511,7 +511,7 @@ void flush_pending(struct engine *e)
 		}
 		if (!err && ps(p)->nchecks)
 			check_faults(e, p);
-		yield_lock(e);
+		table_yield(e);
 		if (err == -ESRCH || err == -ENOENT) {
 			/* Gone (or never had an address space): its exit record may follow. */
 			if (!p->ready) {
@@ -532,7 +532,7 @@ void flush_pending(struct engine *e)
 		size_t k;
 
 		for (k = 0; k < s->nchecks; k++)
-			queue_scan(e, e->retry[i], s->checks[k].window.start,
+			table_queue_scan(e, e->retry[i], s->checks[k].window.start,
 				   s->checks[k].window.end);
 	}
 	e->nretry = 0;

@@ -20,20 +20,20 @@ uint64_t engine_now_ns(void)
 
 /* The engine thread's own lock/unlock: records when it took the lock, so long batch ends
  * can hand it to a waiting reader (the UI) between processes and between scan chunks. */
-void elock(struct engine *e)
+void table_lock(struct engine *e)
 {
 	pthread_mutex_lock(&e->step_lock);
 	pthread_mutex_lock(&e->lock);
 	e->locked_at = engine_now_ns();
 }
 
-void eunlock(struct engine *e)
+void table_unlock(struct engine *e)
 {
 	pthread_mutex_unlock(&e->lock);
 	pthread_mutex_unlock(&e->step_lock);
 }
 
-/* Readers (engine.h).  `waiting` counts them while they wait, so yield_lock() lets them in. */
+/* Readers (engine.h).  `waiting` counts them while they wait, so table_yield() lets them in. */
 void engine_lock(struct engine *e)
 {
 	atomic_fetch_add(&e->waiting, 1);
@@ -70,7 +70,7 @@ void engine_unlock(struct engine *e)
 
 /* Called at points where the model is consistent: if a reader waits and the lock has been
  * held long, let it in.  The reader sees each process either before or after its work. */
-void yield_lock(struct engine *e)
+void table_yield(struct engine *e)
 {
 	int i;
 
@@ -88,7 +88,7 @@ void yield_lock(struct engine *e)
 
 /* Picks the thread to read p through (procfs_live_thread); a new one needs a new pagemap
  * fd, since the old one may be the exited main thread's. */
-int choose_io_pid(struct engine *e, struct proc *p)
+int table_choose_io(struct engine *e, struct proc *p)
 {
 	pid_t tid;
 	int err = e->src->live_thread(e->src_ctx, p->pid, &tid);
@@ -96,13 +96,13 @@ int choose_io_pid(struct engine *e, struct proc *p)
 	if (err)
 		return err;
 	if (tid != io(p))
-		close_pages(e, p);
+		table_close_pages(e, p);
 	ps(p)->io_pid = tid;
 	return 0;
 }
 
 /* Closes p's pagemap handle (exit, exec: it points at the old mm; a new io thread). */
-void close_pages(struct engine *e, struct proc *p)
+void table_close_pages(struct engine *e, struct proc *p)
 {
 	struct pstate *s = ps(p);
 
@@ -111,6 +111,10 @@ void close_pages(struct engine *e, struct proc *p)
 	s->pagemap_fd = -1;
 }
 
+/* The pid table's own chains, not lib/hashtab.h: intrusive (proc->hnext), so adding a process
+ * allocates nothing and cannot fail (table_add has no error path), engine_find on every event
+ * is one modulo and a short walk with no indirect call, and the readers that walk every
+ * process (engine.c, files.c) go bucket by bucket. */
 static struct proc **bucket(struct engine *e, pid_t pid)
 {
 	return &e->buckets[(uint32_t)pid % NBUCKETS];
@@ -126,7 +130,7 @@ struct proc *engine_find(struct engine *e, pid_t pid)
 	return NULL;
 }
 
-struct proc *attach_pstate(struct proc *p)
+struct proc *table_attach_pstate(struct proc *p)
 {
 	struct pstate *s = calloc(1, sizeof(*s));
 
@@ -135,6 +139,7 @@ struct proc *attach_pstate(struct proc *p)
 		return NULL;
 	}
 	s->pagemap_fd = -1;
+	s->share_anon = true;	/* its history is unknown: the first sharing pass checks */
 	p->engine = s;
 	return p;
 }
@@ -158,6 +163,7 @@ static void pstate_free(struct engine *e, struct pstate *s)
 		e->src->close_pages(e->src_ctx, s->pagemap_fd);
 	free(s->scan);
 	free(s->checks);
+	share_build_drop(s);
 	free(s);
 }
 
@@ -199,7 +205,7 @@ void table_del(struct engine *e, struct proc *p)
 	proc_free(p);
 }
 
-void pend_mark(struct engine *e, struct proc *p, uint32_t what)
+void table_pend(struct engine *e, struct proc *p, uint32_t what)
 {
 	if (!p->pending) {
 		p->pending_next = e->pending;
@@ -208,7 +214,7 @@ void pend_mark(struct engine *e, struct proc *p, uint32_t what)
 	p->pending |= what;
 }
 
-void queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end)
+void table_queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end)
 {
 	struct pstate *s = ps(p);
 
@@ -221,23 +227,23 @@ void queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end)
 		/* already queued */
 	} else {
 		if (array_reserve(s->scan, s->nscan, s->capscan, 16)) {
-			pend_mark(e, p, PEND_RECONCILE);
+			table_pend(e, p, PEND_RECONCILE);
 			return;
 		}
 		s->scan[s->nscan++] = (struct range){ start, end };
 	}
-	pend_mark(e, p, PEND_SCAN);
+	table_pend(e, p, PEND_SCAN);
 }
 
 struct proc *new_proc(struct engine *e, pid_t pid, bool target)
 {
 	struct proc *p = proc_new(pid);
 
-	if (!p || !attach_pstate(p))
+	if (!p || !table_attach_pstate(p))
 		return NULL;
 	ps(p)->target = target;
 	table_add(e, p);
-	pend_mark(e, p, PEND_RELOAD);
+	table_pend(e, p, PEND_RELOAD);
 	return p;
 }
 
@@ -251,7 +257,7 @@ pid_t alias_parent(struct engine *e, pid_t tgid)
 	return 0;
 }
 
-void alias_del(struct engine *e, pid_t child)
+void table_alias_del(struct engine *e, pid_t child)
 {
 	size_t i;
 
@@ -260,7 +266,7 @@ void alias_del(struct engine *e, pid_t child)
 			e->aliases[i] = e->aliases[--e->naliases];
 }
 
-void alias_add(struct engine *e, pid_t child, pid_t parent)
+void table_alias_add(struct engine *e, pid_t child, pid_t parent)
 {
 	if (array_reserve(e->aliases, e->naliases, e->capaliases, 8))
 		return;
@@ -310,7 +316,7 @@ struct proc *watch_new(struct engine *e, pid_t tgid, const char *comm)
 }
 
 /* Stops watching a process that no longer passes the filter (exec, left the cgroup). */
-void unwatch(struct engine *e, struct proc *p)
+void table_unwatch(struct engine *e, struct proc *p)
 {
 	e->src->del_target(e->src_ctx, p->pid);
 	table_del(e, p);
@@ -330,7 +336,7 @@ void mark_exited(struct engine *e, struct proc *p)
 	p->exited = true;
 	p->exited_ns = e->now_ns;
 	pending_remove(e, p);
-	close_pages(e, p);
+	table_close_pages(e, p);
 	note_exit(e, p);
 	HOOK(e, exited, p);
 }
@@ -370,7 +376,7 @@ bool engine_quitting(void)
 
 void engine_queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end)
 {
-	queue_scan(e, p, start, end);
+	table_queue_scan(e, p, start, end);
 }
 
 int engine_core_init(struct engine *e, const struct engine_opts *o, const struct features *f,

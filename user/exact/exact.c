@@ -130,7 +130,7 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 	err = refuse_32bit(x, pid, why, whylen);
 	if (err)
 		return err;
-	err = scg_prepare(in, scwhy, sizeof(scwhy));	/* a new program may have a filter */
+	err = seccomp_guard_prepare(in, scwhy, sizeof(scwhy));	/* a new program may have a filter */
 	if (err) {
 		explain_seccomp(x, in, pid, err, scwhy, why, whylen);
 		return err;
@@ -149,7 +149,7 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 		snprintf(why, whylen, "%s%s", uffd_why(), hint);
 		return err;
 	}
-	xstage("injected", NULL);
+	stage_enter("injected", NULL);
 	err = procfs_read_maps(pid, register_entry, &rc);
 	if (err) {
 		close(rc.fd);
@@ -175,7 +175,7 @@ static int inject_and_register(struct exact *x, struct inj *in, pid_t pid, char 
 		  "registered, %u held by another userfaultfd", pid,
 		  uffd_last_create() == UFFD_CREATE_DEV ? "/dev/userfaultfd" : "userfaultfd()",
 		  (unsigned long long)(t0 / 1000), (unsigned long long)got, rc.ranges, rc.busy);
-	xstage("registered", NULL);
+	stage_enter("registered", NULL);
 	return rc.fd;
 }
 
@@ -211,7 +211,7 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 		explain_seize(x, pid, err, iwhy, why, whylen);
 		return err;
 	}
-	xstage("seized", NULL);
+	stage_enter("seized", NULL);
 	fd = inject_and_register(x, in, pid, why, whylen);
 	held_ms = (clock_mono_ns() - t0) / 1000000;
 	if (fd >= 0 && held_ms > x->o.attach_timeout_ms) {
@@ -251,7 +251,7 @@ static int attach_one(struct exact *x, pid_t pid, char *why, size_t whylen)
 static void *control_main(void *arg)
 {
 	struct exact *x = arg;
-	char why[1024];
+	char why[WHY_LEN];
 	pid_t pid;
 
 	while (jobq_pop(&x->ctl.jobs, &pid)) {
@@ -267,7 +267,7 @@ static void *control_main(void *arg)
 static void *runner_main(void *arg)
 {
 	struct exact *x = arg;
-	char why[1024];
+	char why[WHY_LEN];
 	int err, status = 0, fd;
 
 	for (;;) {
@@ -347,7 +347,7 @@ static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 /* The /dev/userfaultfd chain's stages ("dev-socketpair", ...) are test-pause stages too. */
 static void dev_test_hook(void *ctx, const char *stage)
 {
-	xstage(stage, NULL);
+	stage_enter(stage, NULL);
 }
 
 /* Says what to change when userfaultfd cannot be used; returns false then. */
@@ -432,7 +432,7 @@ static void free_exact(struct exact *x)
 {
 	if (!x)
 		return;
-	xt_free(x);
+	exact_track_free(x);
 	for (int i = 0; i < x->srv.n; i++)
 		uffd_server_free(x->srv.servers[i]);
 	if (x->srv.n)
@@ -527,7 +527,7 @@ static struct exact *new_exact(const struct exact_opts *o, struct features *f)
 /* 2. run: CMD started seized, held at its first instruction.  0, or the exit code. */
 static int spawn_cmd(struct exact *x)
 {
-	char why[1024] = "";
+	char why[WHY_LEN] = "";
 	int err = inj_spawn(x->o.run_argv, &x->run.inj, &x->run_pid, why, sizeof(why));
 
 	if (err == -EOPNOTSUPP) {
@@ -545,12 +545,12 @@ static int spawn_cmd(struct exact *x)
 static int start_engine(struct exact *x, struct engine_opts *eo, struct features *f,
 			struct engine **e)
 {
-	char why[1024] = "";
+	char why[WHY_LEN] = "";
 	int err = engine_new(eo, f, e, why, sizeof(why));
 
 	if (!err) {
 		x->e = *e;
-		xt_install_hooks(x);
+		exact_track_install(x);
 		err = engine_start(*e, why, sizeof(why));
 	}
 	if (err) {
@@ -573,7 +573,7 @@ static int start_engine(struct exact *x, struct engine_opts *eo, struct features
 /* 4. Every target gets its userfaultfd: run's CMD, or each of -p's processes. */
 static int attach_targets(struct exact *x, const struct exact_opts *o)
 {
-	char why[1024] = "";
+	char why[WHY_LEN] = "";
 	size_t i;
 	int err, fd;
 
@@ -618,7 +618,7 @@ static int start_followers(struct exact *x)
 int exact_setup(const struct exact_opts *o, struct engine_opts *eo, struct features *f,
 		struct engine **e, struct exact **out)
 {
-	char why[1024] = "";
+	char why[WHY_LEN] = "";
 	struct exact *x;
 	int rc;
 
@@ -652,7 +652,7 @@ int exact_setup(const struct exact_opts *o, struct engine_opts *eo, struct featu
 		return fail_setup(x, e, 1);
 	log_info("exact mode (%s) on %zu process(es)",
 		 x->variant == EXACT_ORDERED ? "ordered" : "fast", eo->npids);
-	xstage("serving", NULL);
+	stage_enter("serving", NULL);
 	*out = x;
 	return 0;
 }
@@ -680,7 +680,7 @@ int exact_teardown(struct exact *x, int rc, FILE *out)
 
 	if (!x)
 		return rc;
-	xstage("detach", NULL);
+	stage_enter("detach", NULL);
 	finished = x->run_pid && atomic_load(&x->run.child_done);
 	stop_all(x);
 	/* (Not when recording: --record set json for its loop, and stdout is not the file.) */

@@ -5,11 +5,11 @@
  * adds a userfaultfd per watched address space so every first touch of its private anonymous
  * memory is *seen*: which page, which thread, when.
  *
- * How a process gets its userfaultfd (user/inject.h, user/uffd.h): seize every thread, run
+ * How a process gets its userfaultfd (exact/inject.h, exact/uffd.h): seize every thread, run
  * userfaultfd() in it, take the fd with pidfd_getfd(), close the process's own copy, register
  * its private anonymous mappings from /proc/PID/maps, resume.  A process that may not call
  * userfaultfd() (no CAP_SYS_PTRACE) gets it through /dev/userfaultfd instead, which mevitop
- * opens and hands over (exact/uffd_dev.h); exact/uffd_caps.h is the probe of both ways, and
+ * opens and hands over (exact/uffd_dev.h); kernel/uffd_caps.h is the probe of both ways, and
  * --disable uffd_syscall / uffd_dev turns either off.  Only mevitop then holds the
  * fd: if mevitop dies, the kernel closes it, every registration goes away and blocked faults
  * are retried as if nothing had happened.  ptrace is held only for those few milliseconds

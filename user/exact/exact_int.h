@@ -34,9 +34,11 @@
 #include <sys/types.h>
 #include "engine/engine.h"
 #include "exact/exact_opts.h"
+#include "exact/exact_stats.h"
 #include "exact/jobq.h"
 #include "lib/pageset.h"
 #include "exact/uffd.h"
+#include "exact/xtab.h"
 
 enum xrec_kind {
 	XR_TOUCH = 1,		/* a first touch (ordered): a = address */
@@ -64,7 +66,6 @@ struct xrec {
 #define XQ_SIZE		16384u	/* records; a power of two */
 #define XQ_EVENT_RESERVE 64u	/* slots only events may use (a lost fork is a lost fd) */
 #define FD_TABLE	65536	/* server fd number -> id */
-#define XHASH		256
 /* First touches listed per interval in stats.exact.first_touches (the rest are counted in
  * first_touches_unlisted): a JSON line stays a few KiB whatever the target does; every
  * one of them is in a recording (struct exact's `all`). */
@@ -87,7 +88,6 @@ struct xfd {
 	pid_t parent;		/* forked children: the parent's pid */
 	struct pageset *inherit;	/* fast, forked children: the parent's pages at fork */
 	uint64_t born_ns;
-	struct xfd *next;	/* hash chain by id */
 };
 
 /* A watched process (engine side). */
@@ -105,7 +105,6 @@ struct xproc {
 	size_t nyoung, capyoung;
 	struct young *pend;	/* new mappings to register (born_ns: when mapped) */
 	size_t npend, cappend;
-	struct xproc *next;
 };
 
 /* A userfaultfd handed over by the control or runner thread. */
@@ -205,8 +204,8 @@ struct exact {
 	struct {
 		struct xrec *stage;	/* drained from the ring, not applied yet (by read time) */
 		size_t nstage, capstage;
-		struct xfd *fds[XHASH];
-		struct xproc *procs[XHASH];
+		struct xtab fds;	/* struct xfd, by id */
+		struct xtab procs;	/* struct xproc, by pid */
 		uint64_t bound_ns;	/* records read before this are safe to apply */
 		struct {
 			uint64_t touches, touches_interval, prereg_pages, prereg_max, stale;
@@ -248,9 +247,9 @@ void *server_main(void *arg);
 int server_hand_over(struct exact *x, pid_t pid, int fd);
 
 /* exact_track.c: the engine hooks. */
-void xt_install_hooks(struct exact *x);
+void exact_track_install(struct exact *x);
 /* Tears down the engine side (closes our copies); call with the engine stopped. */
-void xt_free(struct exact *x);
+void exact_track_free(struct exact *x);
 
 /* exact_mappings.c: which mappings (engine thread, engine lock held). */
 struct proc;

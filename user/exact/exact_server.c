@@ -14,6 +14,7 @@
 #include <linux/userfaultfd.h>
 #include "lib/clock.h"
 #include "exact/exact_int.h"
+#include "kernel/procfs.h"
 #include "lib/log.h"
 #include "exact/stage.h"
 
@@ -73,7 +74,7 @@ static void on_fault(void *ctx, int fd, const struct uffd_fault *f)
 	};
 
 	q_push(x, &r, false);
-	xstage("fault", NULL);
+	stage_enter("fault", NULL);
 }
 
 static int make_copies(struct exact *x, int fd, uint32_t id, int skip, int copies[MAX_SRV]);

@@ -28,6 +28,7 @@
 #include "lib/array.h"
 #include "lib/clock.h"
 #include "exact/exact_int.h"
+#include "exact/exact_stats.h"
 #include "lib/log.h"
 #include "kernel/pagemap.h"
 #include "kernel/procfs.h"
@@ -36,14 +37,19 @@
 
 /* ---- lookups ---- */
 
+static uint32_t xfd_key(const void *elem)
+{
+	return ((const struct xfd *)elem)->id;
+}
+
+static uint32_t xp_key(const void *elem)
+{
+	return (uint32_t)((const struct xproc *)elem)->pid;
+}
+
 static struct xfd *xfd_find(struct exact *x, uint32_t id)
 {
-	struct xfd *f;
-
-	for (f = x->eng.fds[id % XHASH]; f; f = f->next)
-		if (f->id == id)
-			return f;
-	return NULL;
+	return xtab_find(&x->eng.fds, id);
 }
 
 static struct xfd *xfd_add(struct exact *x, uint32_t id, int fd, pid_t pid, pid_t parent)
@@ -59,21 +65,18 @@ static struct xfd *xfd_add(struct exact *x, uint32_t id, int fd, pid_t pid, pid_
 	f->pid = pid;
 	f->parent = parent;
 	f->born_ns = clock_mono_ns();
-	f->next = x->eng.fds[id % XHASH];
-	x->eng.fds[id % XHASH] = f;
+	x->eng.fds.key = xfd_key;
+	if (xtab_add(&x->eng.fds, f)) {	/* indexed by f->id: set first */
+		free(f);
+		close(fd);
+		return NULL;
+	}
 	return f;
 }
 
 static void xfd_del(struct exact *x, struct xfd *f)
 {
-	struct xfd **pp;
-
-	for (pp = &x->eng.fds[f->id % XHASH]; *pp; pp = &(*pp)->next) {
-		if (*pp == f) {
-			*pp = f->next;
-			break;
-		}
-	}
+	xtab_del(&x->eng.fds, f);
 	close(f->fd);
 	pageset_free(f->inherit);
 	free(f);
@@ -81,12 +84,7 @@ static void xfd_del(struct exact *x, struct xfd *f)
 
 static struct xproc *xp_find(struct exact *x, pid_t pid)
 {
-	struct xproc *xp;
-
-	for (xp = x->eng.procs[(uint32_t)pid % XHASH]; xp; xp = xp->next)
-		if (xp->pid == pid)
-			return xp;
-	return NULL;
+	return xtab_find(&x->eng.procs, (uint32_t)pid);
 }
 
 static struct xproc *xp_get(struct exact *x, pid_t pid)
@@ -100,8 +98,11 @@ static struct xproc *xp_get(struct exact *x, pid_t pid)
 		return NULL;
 	xp->pid = pid;
 	xp->pagemap_fd = -1;
-	xp->next = x->eng.procs[(uint32_t)pid % XHASH];
-	x->eng.procs[(uint32_t)pid % XHASH] = xp;
+	x->eng.procs.key = xp_key;
+	if (xtab_add(&x->eng.procs, xp)) {
+		free(xp);
+		return NULL;
+	}
 	return xp;
 }
 
@@ -121,14 +122,7 @@ static void xp_reset_mm(struct exact *x, struct xproc *xp)
 
 static void xp_del(struct exact *x, struct xproc *xp)
 {
-	struct xproc **pp;
-
-	for (pp = &x->eng.procs[(uint32_t)xp->pid % XHASH]; *pp; pp = &(*pp)->next) {
-		if (*pp == xp) {
-			*pp = xp->next;
-			break;
-		}
-	}
+	xtab_del(&x->eng.procs, xp);
 	if (xp->xf)
 		xfd_del(x, xp->xf);
 	xp_reset_mm(x, xp);
@@ -326,10 +320,11 @@ static void identify_child(struct exact *x, struct proc *p)
 
 	if (!ppid)
 		return;
-	for (i = 0; i < XHASH; i++)
-		for (f = x->eng.fds[i]; f; f = f->next)
-			if (!f->pid && f->parent == ppid && (!best || f->born_ns < best->born_ns))
-				best = f;
+	for (i = 0; i < x->eng.fds.n; i++) {
+		f = x->eng.fds.v[i];
+		if (!f->pid && f->parent == ppid && (!best || f->born_ns < best->born_ns))
+			best = f;
+	}
 	if (best)
 		bind(x, best, p->pid);
 }
@@ -649,18 +644,17 @@ static void register_all_pending(struct exact *x)
 	struct xproc *xp;
 	size_t i;
 
-	for (i = 0; i < XHASH; i++) {
-		for (xp = x->eng.procs[i]; xp; xp = xp->next) {
-			struct proc *p;
+	for (i = 0; i < x->eng.procs.n; i++) {
+		struct proc *p;
 
-			if (!xp->npend)
-				continue;
-			p = xp->xf ? engine_find(x->e, xp->pid) : NULL;
-			if (p && p->ready && !p->exited)
-				register_pending(x, xp, p, deadline);
-			else
-				xp->npend = 0;
-		}
+		xp = x->eng.procs.v[i];
+		if (!xp->npend)
+			continue;
+		p = xp->xf ? engine_find(x->e, xp->pid) : NULL;
+		if (p && p->ready && !p->exited)
+			register_pending(x, xp, p, deadline);
+		else
+			xp->npend = 0;
 	}
 }
 
@@ -703,18 +697,17 @@ static void drain_and_scan(struct exact *x, bool tick)
 
 	drain(x);
 	register_all_pending(x);
-	for (i = 0; x->variant == EXACT_FAST && i < XHASH; i++) {
-		for (xp = x->eng.procs[i]; xp; xp = xp->next) {
-			if (!xp->xf || (!tick && (!xp->nyoung || !xp->seeded)))
-				continue;
-			p = engine_find(x->e, xp->pid);
-			if (!p || !p->ready || p->exited)
-				continue;
-			if (tick)
-				fast_scan(x, xp, p, xp->seeded);
-			else
-				fast_scan_young(x, xp, p);
-		}
+	for (i = 0; x->variant == EXACT_FAST && i < x->eng.procs.n; i++) {
+		xp = x->eng.procs.v[i];
+		if (!xp->xf || (!tick && (!xp->nyoung || !xp->seeded)))
+			continue;
+		p = engine_find(x->e, xp->pid);
+		if (!p || !p->ready || p->exited)
+			continue;
+		if (tick)
+			fast_scan(x, xp, p, xp->seeded);
+		else
+			fast_scan_young(x, xp, p);
 	}
 	x->eng.bound_ns = clock_mono_ns();
 }
@@ -907,6 +900,22 @@ static void h_exact_stats(void *ctx, struct exact_stats *o)
 	o->unlisted = x->eng.last.unlisted;
 }
 
+static char *h_stats_json(void *ctx)
+{
+	struct exact_stats xs;
+
+	memset(&xs, 0, sizeof(xs));
+	h_exact_stats(ctx, &xs);
+	return exact_stats_json(&xs);
+}
+
+static uint64_t h_first_touches(void *ctx)
+{
+	struct exact *x = ctx;
+
+	return x->eng.st.touches;
+}
+
 static size_t h_touches(void *ctx, const struct first_touch **v, uint64_t *dropped)
 {
 	struct exact *x = ctx;
@@ -918,7 +927,7 @@ static size_t h_touches(void *ctx, const struct first_touch **v, uint64_t *dropp
 
 /* ---- setup ---- */
 
-void xt_install_hooks(struct exact *x)
+void exact_track_install(struct exact *x)
 {
 	struct engine_hooks h = {
 		.ctx = x,
@@ -930,7 +939,8 @@ void xt_install_hooks(struct exact *x)
 		.exited = h_exited,
 		.step = h_step,
 		.tick = h_tick,
-		.exact_stats = h_exact_stats,
+		.stats_json = h_stats_json,
+		.first_touches = h_first_touches,
 		.touches = h_touches,
 	};
 
@@ -938,17 +948,17 @@ void xt_install_hooks(struct exact *x)
 	engine_set_hooks(x->e, &h);
 }
 
-void xt_free(struct exact *x)
+void exact_track_free(struct exact *x)
 {
 	struct adopt *a, *next;
 	size_t i;
 
-	for (i = 0; i < XHASH; i++)		/* with their userfaultfds */
-		while (x->eng.procs[i])
-			xp_del(x, x->eng.procs[i]);
-	for (i = 0; i < XHASH; i++)		/* forked children not identified */
-		while (x->eng.fds[i])
-			xfd_del(x, x->eng.fds[i]);
+	while (x->eng.procs.n)			/* with their userfaultfds */
+		xp_del(x, x->eng.procs.v[x->eng.procs.n - 1]);
+	while (x->eng.fds.n)			/* forked children not identified */
+		xfd_del(x, x->eng.fds.v[x->eng.fds.n - 1]);
+	xtab_free(&x->eng.procs);
+	xtab_free(&x->eng.fds);
 	for (a = x->ctl.adopts; a; a = next) {
 		next = a->next;
 		close(a->fd);

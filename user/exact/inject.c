@@ -33,7 +33,7 @@
  *
  *   The scratch page is mapped at each attach by a bootstrap that borrows the target's
  *   own code, and unmapped the same way before the target is let go (scratch.c); only a
- *   killed attach leaves it, for the next one to reuse (README, "Exact mode").  One call's
+ *   killed attach leaves it, for the next one to reuse (doc/exact.md).  One call's
  *   machinery is inject_call.c.
  *
  * The ptrace tracer is a worker thread owned by each struct inj, so the monitor can
@@ -88,34 +88,34 @@ static int do_syscall(struct inj *in, long nr, const long a[6], bool take_fd, lo
 	for (int i = 0; i < in->nr; i++)
 		if (in->t[i].dirty && !in->t[i].gone)
 			return -ETIMEDOUT;	/* its frame is still in use */
-	idx = pick_thread(in, NULL);
+	idx = inj_pick_thread(in, NULL);
 	if (idx < 0) {
 		for (int i = 0; i < in->nr; i++)
 			if (in->t[i].running)
 				return -EBUSY;	/* followed and running: inj_follow_exec() first */
 		return -ESRCH;
 	}
-	err = bootstrap_scratch(in);
+	err = scratch_bootstrap(in);
 	if (err)
 		return err;
-	idx = pick_thread(in, NULL);
+	idx = inj_pick_thread(in, NULL);
 	if (idx < 0)
 		return -ESRCH;
-	err = save_thread(in, idx, in->scratch + SCRATCH_FRAME_OFF, 0, &restore);
+	err = inj_save_thread(in, idx, in->scratch + SCRATCH_FRAME_OFF, 0, &restore);
 	if (!err && in->scratch_len < scratch_need(in->cpu.xsize))
 		err = -EOVERFLOW;
 	if (err)
 		return err;
 	if (in->op_chain)
-		return run_chain(in, idx, in->op_chain, &restore);
-	return run_call(in, idx, in->entry[take_fd ? ARCH_TRAMP_CLOSE : ARCH_TRAMP_PLAIN],
-			arch_sp(&in->cpu.regs), nr, a, take_fd, &restore, ret, local_fd);
+		return inj_run_chain(in, idx, in->op_chain, &restore);
+	return inj_run_call(in, idx, in->entry[take_fd ? ARCH_TRAMP_CLOSE : ARCH_TRAMP_PLAIN],
+			    arch_sp(&in->cpu.regs), nr, a, take_fd, &restore, ret, local_fd);
 }
 
 /* Wait for any ptrace stop of @tid (or its exit): 0 stopped, -ESRCH, -ETIMEDOUT. */
 static int wait_stopped_any(pid_t tid, uint64_t deadline)
 {
-	int st, err = wait_tid(tid, deadline, &st);
+	int st, err = inj_wait_tid(tid, deadline, &st);
 
 	if (err)
 		return err == -ETIMEDOUT ? err : -ESRCH;
@@ -144,20 +144,20 @@ static int do_release(struct inj *in)
 		ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 		if (wait_stopped_any(t->tid, deadline) == 0)
 			ptrace(PTRACE_DETACH, t->tid, 0, 0);
-		mark_gone(t);
+		inj_mark_gone(t);
 	}
 	/* followed threads are running: stop them first (new ones may appear meanwhile) */
 	for (int i = 0; i < in->nr; i++) {
 		if (in->t[i].gone || !in->t[i].running)
 			continue;
 		ptrace(PTRACE_INTERRUPT, in->t[i].tid, 0, 0);
-		if (park(in, i, deadline) == 0 && in->t[i].foreign) {
+		if (inj_park(in, i, deadline) == 0 && in->t[i].foreign) {
 			ptrace(PTRACE_DETACH, in->t[i].tid, 0, 0);
-			mark_gone(&in->t[i]);
+			inj_mark_gone(&in->t[i]);
 		}
 	}
-	xstage("inj", "detach");
-	err = detach_all(in);
+	stage_enter("inj", "detach");
+	err = inj_detach_all(in);
 	in->released = true;
 	return err;
 }
@@ -172,7 +172,7 @@ static void *worker_main(void *arg)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, NULL);
-	err = in->spawn_argv ? do_spawn(in) : do_seize(in);
+	err = in->spawn_argv ? inj_spawn_threads(in) : inj_seize_threads(in);
 
 	pthread_mutex_lock(&in->lock);
 	in->start_err = err;
@@ -220,7 +220,8 @@ static void *worker_main(void *arg)
 							&in->op_ret, &in->op_fd);
 			break;
 		case OP_FOLLOW:
-			err = in->released ? -ESRCH : do_follow(in, in->op_timeout, &in->op_status);
+			err = in->released ? -ESRCH :
+			      inj_follow_threads(in, in->op_timeout, &in->op_status);
 			break;
 		case OP_RELEASE:
 			err = do_release(in);
@@ -286,7 +287,7 @@ static int start(struct inj *in, char *why, size_t whylen)
 	pthread_mutex_init(&in->lock, NULL);
 	err = -pthread_create(&in->worker, NULL, worker_main, in);
 	if (err) {
-		copy_why(why, whylen, "failed to create the ptrace worker thread");
+		inj_copy_why(why, whylen, "failed to create the ptrace worker thread");
 		return err;
 	}
 	in->worker_started = true;
@@ -299,7 +300,7 @@ static int start(struct inj *in, char *why, size_t whylen)
 		/* the worker exits: anything it still held is detached by the kernel */
 		pthread_join(in->worker, NULL);
 		in->worker_started = false;
-		copy_why(why, whylen, in->why);
+		inj_copy_why(why, whylen, in->why);
 	}
 	return err;
 }
@@ -323,17 +324,17 @@ int inj_seize(pid_t pid, unsigned timeout_ms, struct inj **out, char *why, size_
 	struct inj *in;
 	int err;
 
-	copy_why(why, whylen, "");
+	inj_copy_why(why, whylen, "");
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
 	if (arch_unsupported()) {	/* a stub backend (exact/arch.h) */
-		copy_why(why, whylen, arch_unsupported());
+		inj_copy_why(why, whylen, arch_unsupported());
 		return -EOPNOTSUPP;
 	}
 	in = inj_alloc();
 	if (!in) {
-		copy_why(why, whylen, "failed to allocate injection state: out of memory");
+		inj_copy_why(why, whylen, "failed to allocate injection state: out of memory");
 		return -ENOMEM;
 	}
 	in->pid = pid;
@@ -353,17 +354,17 @@ int inj_spawn(char *const argv[], struct inj **out, pid_t *pid, char *why, size_
 	struct inj *in;
 	int err;
 
-	copy_why(why, whylen, "");
+	inj_copy_why(why, whylen, "");
 	if (!out || !argv || !argv[0])
 		return -EINVAL;
 	*out = NULL;
 	if (arch_unsupported()) {	/* a stub backend (exact/arch.h) */
-		copy_why(why, whylen, arch_unsupported());
+		inj_copy_why(why, whylen, arch_unsupported());
 		return -EOPNOTSUPP;
 	}
 	in = inj_alloc();
 	if (!in) {
-		copy_why(why, whylen, "failed to allocate injection state: out of memory");
+		inj_copy_why(why, whylen, "failed to allocate injection state: out of memory");
 		return -ENOMEM;
 	}
 	in->spawn_argv = argv;

@@ -157,7 +157,7 @@ void inj_allow_seccomp(struct inj *in, bool allow);
  *    PTRACE_O_SUSPEND_SECCOMP while they are parked for us, so the filters do not run for
  *    our calls; inj_seccomp_suspended() says whether this target got it.  A followed `run`
  *    child holds it only while parked for an injection, never while it runs.
- *  - a guard (inj_set_guard): run_call asks it, on the tracer thread, before every call,
+ *  - a guard (inj_set_guard): inj_run_call asks it, on the tracer thread, before every call,
  *    with the calls the thread will make: the injected one as the filter will see it, then
  *    those its trampoline makes if mevitop dies mid-call (close of an fd-producing call's
  *    result, rt_sigreturn).  Not suspended, it must prove them allowed

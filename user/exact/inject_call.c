@@ -32,13 +32,13 @@
 #ifndef PTRACE_EVENT_STOP
 #define PTRACE_EVENT_STOP	128
 #endif
-#define WAIT_SPIN_NS		100000	/* wait_tid(): yield, not sleep, this long first */
+#define WAIT_SPIN_NS		100000	/* inj_wait_tid(): yield, not sleep, this long first */
 
 #ifndef __NR_pidfd_getfd
 #define __NR_pidfd_getfd	438
 #endif
 
-void sleep_us(unsigned us)
+void inj_sleep_us(unsigned us)
 {
 	struct timespec ts = { .tv_sec = us / 1000000, .tv_nsec = (long)(us % 1000000) * 1000 };
 
@@ -46,7 +46,7 @@ void sleep_us(unsigned us)
 		;
 }
 
-void set_why(struct inj *in, const char *fmt, ...)
+void inj_set_why(struct inj *in, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -56,13 +56,13 @@ void set_why(struct inj *in, const char *fmt, ...)
 }
 
 
-bool is_stop_signal(int sig)
+bool inj_is_stop_signal(int sig)
 {
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
 
-struct inj_thread *find_thread(struct inj *in, pid_t tid)
+struct inj_thread *inj_find_thread(struct inj *in, pid_t tid)
 {
 	for (int i = 0; i < in->nr; i++)
 		if (in->t[i].tid == tid)
@@ -71,7 +71,7 @@ struct inj_thread *find_thread(struct inj *in, pid_t tid)
 }
 
 /* Returns the index of the new entry, or -ENOMEM.  Pointers into in->t become stale. */
-int add_thread(struct inj *in, pid_t tid)
+int inj_add_thread(struct inj *in, pid_t tid)
 {
 	if (array_reserve(in->t, in->nr, in->cap, 16))
 		return -ENOMEM;
@@ -81,7 +81,7 @@ int add_thread(struct inj *in, pid_t tid)
 }
 
 /* Wait for a state change of @tid; 0 with *status, -ETIMEDOUT, or -errno (ECHILD: gone). */
-int wait_tid(pid_t tid, uint64_t deadline, int *status)
+int inj_wait_tid(pid_t tid, uint64_t deadline, int *status)
 {
 	uint64_t spin_until = clock_mono_ns() + WAIT_SPIN_NS;
 	unsigned delay = 5;
@@ -104,13 +104,13 @@ int wait_tid(pid_t tid, uint64_t deadline, int *status)
 			sched_yield();
 			continue;
 		}
-		sleep_us(delay);
+		inj_sleep_us(delay);
 		if (delay < 1000)
 			delay *= 2;
 	}
 }
 
-void mark_gone(struct inj_thread *t)
+void inj_mark_gone(struct inj_thread *t)
 {
 	t->gone = true;
 	t->parked = false;
@@ -123,7 +123,7 @@ void mark_gone(struct inj_thread *t)
  * must already be queued.  Signals that arrive first are delivered (their stop clears the
  * queued interrupt, so it is queued again).  Returns 0, -ESRCH (it exited) or -ETIMEDOUT.
  */
-int park(struct inj *in, int idx, uint64_t deadline)
+int inj_park(struct inj *in, int idx, uint64_t deadline)
 {
 	pid_t tid = in->t[idx].tid;
 
@@ -131,15 +131,15 @@ int park(struct inj *in, int idx, uint64_t deadline)
 		int st, err, sig;
 		unsigned event;
 
-		err = wait_tid(tid, deadline, &st);
+		err = inj_wait_tid(tid, deadline, &st);
 		if (err == -ETIMEDOUT)
 			return err;
 		if (err) {
-			mark_gone(&in->t[idx]);
+			inj_mark_gone(&in->t[idx]);
 			return -ESRCH;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			mark_gone(&in->t[idx]);
+			inj_mark_gone(&in->t[idx]);
 			return -ESRCH;
 		}
 		if (!WIFSTOPPED(st))
@@ -149,12 +149,12 @@ int park(struct inj *in, int idx, uint64_t deadline)
 		if (event == PTRACE_EVENT_STOP) {
 			in->t[idx].parked = true;
 			in->t[idx].running = false;
-			in->t[idx].group_stop = is_stop_signal(sig);
+			in->t[idx].group_stop = inj_is_stop_signal(sig);
 			return 0;
 		}
 		if (event == PTRACE_EVENT_CLONE) {
 			/* follow mode: a new thread was auto-attached */
-			err = follow_clone_event(in, tid);
+			err = inj_follow_clone_event(in, tid);
 			if (err == -ENOMEM)
 				return err;
 			sig = 0;
@@ -164,7 +164,7 @@ int park(struct inj *in, int idx, uint64_t deadline)
 		/* A signal-delivery stop: deliver it, then trap again. */
 		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
 		if (ptrace(PTRACE_CONT, tid, 0, (void *)(long)sig) < 0 && errno == ESRCH) {
-			mark_gone(&in->t[idx]);
+			inj_mark_gone(&in->t[idx]);
 			return -ESRCH;
 		}
 	}
@@ -204,12 +204,14 @@ void inj_force_self_restore(bool on)
 	self_restore = on;
 }
 
+static int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted);
+
 /*
  * Let a thread that carries borrowed state run on, as it would with no tracer, up to
  * the exit of its rt_sigreturn (the trampoline's or the bootstrap's restorer's): from
  * there it has its own context back.  It stays in that syscall-exit stop.
  */
-int run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
+int inj_run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
 {
 	struct __ptrace_syscall_info info;
 	int err;
@@ -272,7 +274,7 @@ static void rseq_fixup(struct inj *in, pid_t tid, arch_regs_t *r)
  * (PTRACE_SYSCALL_INFO_ENTRY/EXIT).  Returns 0, -ESRCH, -EFAULT (a fault signal:
  * the call did not run as planned) or -ETIMEDOUT.
  */
-int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted)
+static int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted)
 {
 	struct inj_thread *t = &in->t[idx];
 	int sig = 0;
@@ -284,24 +286,24 @@ int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrup
 
 		if (ptrace(PTRACE_SYSCALL, t->tid, 0, (void *)(long)sig) < 0) {
 			if (errno == ESRCH) {
-				mark_gone(t);
+				inj_mark_gone(t);
 				return -ESRCH;
 			}
 			return -errno;
 		}
 		sig = 0;
-		err = wait_tid(t->tid, deadline, &st);
+		err = inj_wait_tid(t->tid, deadline, &st);
 		if (err == -ETIMEDOUT && !*interrupted) {
 			/* The call blocks: interrupt it, it comes back with -EINTR or -ERESTART*. */
 			*interrupted = true;
 			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 			deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
-			err = wait_tid(t->tid, deadline, &st);
+			err = inj_wait_tid(t->tid, deadline, &st);
 		}
 		if (err == -ETIMEDOUT)
 			return err;
 		if (err || WIFEXITED(st) || WIFSIGNALED(st)) {
-			mark_gone(t);
+			inj_mark_gone(t);
 			return -ESRCH;
 		}
 		event = (unsigned)st >> 16;
@@ -314,7 +316,7 @@ int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrup
 		}
 		if (event == PTRACE_EVENT_STOP) {
 			/* a stale interrupt, or a group stop that began meanwhile */
-			if (is_stop_signal(WSTOPSIG(st)))
+			if (inj_is_stop_signal(WSTOPSIG(st)))
 				t->group_stop = true;
 			continue;
 		}
@@ -330,7 +332,7 @@ int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrup
 }
 
 /* After a timed-out call: is the thread in some ptrace stop now (registers writable)? */
-bool interrupted_stop(struct inj *in, int idx)
+static bool interrupted_stop(struct inj *in, int idx)
 {
 	arch_regs_t r;
 
@@ -343,7 +345,7 @@ bool interrupted_stop(struct inj *in, int idx)
  * finishes the call and restores everything without us, so a monitor killed between two
  * of these ptrace calls leaves a thread that still gets home (with its own mask).
  */
-int restore_thread(struct inj *in, int idx, const arch_regs_t *regs,
+int inj_restore_thread(struct inj *in, int idx, const arch_regs_t *regs,
 			  uint64_t mask)
 {
 	pid_t tid = in->t[idx].tid;
@@ -358,14 +360,14 @@ int restore_thread(struct inj *in, int idx, const arch_regs_t *regs,
 			err = -errno;
 	}
 	if (!err)
-		err = park(in, idx, clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull);
+		err = inj_park(in, idx, clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull);
 	if (err == -ESRCH)
-		mark_gone(&in->t[idx]);
+		inj_mark_gone(&in->t[idx]);
 	return err;
 }
 
 /* Step the borrowed thread over one whole system call (its entry and exit stops). */
-int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
+static int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
 {
 	int err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, interrupted);
 
@@ -373,14 +375,14 @@ int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
 }
 
 /* The same for our call @nr, recording the stage "@pfx:CALL" at its entry (stage.h). */
-int step_call(struct inj *in, int idx, uint64_t deadline, bool *interrupted, const char *pfx,
-	      long nr)
+int inj_step_call(struct inj *in, int idx, uint64_t deadline, bool *interrupted, const char *pfx,
+		  long nr)
 {
 	int err = step_to(in, idx, PTRACE_SYSCALL_INFO_ENTRY, deadline, interrupted);
 
 	if (err)
 		return err;
-	xstage_nr(pfx, nr);
+	stage_enter_nr(pfx, nr);
 	return step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, interrupted);
 }
 
@@ -412,7 +414,7 @@ static int ask_guard(struct inj *in, int idx, uint64_t ip, long nr, const long a
 
 /* Suspended: the thread must survive the filters seeing the call (see "Seccomp
  * suspension" above); not suspended: they must allow it. */
-int guard_needed(const struct inj *in)
+int inj_guard_needed(const struct inj *in)
 {
 	if (!in->seccomp)
 		return 0;
@@ -421,10 +423,11 @@ int guard_needed(const struct inj *in)
 	return in->guard != NULL;
 }
 
-int guard_call(struct inj *in, int idx, uint64_t ip, long nr, const long a[6],
+/* May thread @idx make call @nr at @ip (the guard, for a filtered target)?  0 or -errno. */
+static int guard_call(struct inj *in, int idx, uint64_t ip, long nr, const long a[6],
 		      bool take_fd)
 {
-	int need = guard_needed(in);
+	int need = inj_guard_needed(in);
 
 	if (need <= 0)
 		return need;
@@ -438,7 +441,7 @@ int guard_call(struct inj *in, int idx, uint64_t ip, long nr, const long a[6],
  * Returns 0, -ESRCH (gone) or -errno (*@restore_needed: the registers were set, put them
  * back).
  */
-int borrow_thread(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr,
+int inj_borrow_thread(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr,
 			 const long a[6], bool *restore_needed)
 {
 	arch_regs_t regs = in->cpu.regs;
@@ -452,7 +455,7 @@ int borrow_thread(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr,
 	if (arch_regs_set(tid, &regs) < 0) {
 		err = -errno;
 		if (err == -ESRCH)
-			mark_gone(&in->t[idx]);
+			inj_mark_gone(&in->t[idx]);
 		return err;
 	}
 	*restore_needed = true;
@@ -463,10 +466,10 @@ int borrow_thread(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr,
 }
 
 /* Let the thread run the rest of our code alone (as with a dead monitor) and park it. */
-int go_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
+static int go_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
 {
 	pid_t tid = in->t[idx].tid;
-	int err = run_home(in, idx, deadline, interrupted);
+	int err = inj_run_home(in, idx, deadline, interrupted);
 
 	if (!err) {
 		ptrace(PTRACE_INTERRUPT, tid, 0, 0);
@@ -474,9 +477,9 @@ int go_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted)
 			err = -errno;
 	}
 	if (!err)
-		err = park(in, idx, deadline);
+		err = inj_park(in, idx, deadline);
 	if (err == -ESRCH)
-		mark_gone(&in->t[idx]);
+		inj_mark_gone(&in->t[idx]);
 	return err;
 }
 
@@ -500,7 +503,7 @@ static int end_call(struct inj *in, int idx, int err, bool interrupted, uint64_t
 	}
 	if (!err && self_restore)	/* the path a dead monitor leaves: our code restores it */
 		return go_home(in, idx, deadline, &interrupted);
-	err2 = restore_thread(in, idx, restore, in->cpu.mask);
+	err2 = inj_restore_thread(in, idx, restore, in->cpu.mask);
 	return err ? err : err2;
 }
 
@@ -512,7 +515,7 @@ static int end_call(struct inj *in, int idx, int err, bool interrupted, uint64_t
  * trampoline's close() of the target's copy before we restore.  @restore: the registers
  * to put back (in->cpu.regs after the rseq fix-up).
  */
-int run_call(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr,
+int inj_run_call(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr,
 		    const long a[6], bool take_fd, const arch_regs_t *restore,
 		    long *ret, int *local_fd)
 {
@@ -525,21 +528,21 @@ int run_call(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr,
 	err = guard_call(in, idx, ip, nr, a, take_fd);
 	if (err)
 		return err;
-	err = borrow_thread(in, idx, ip, sp, nr, a, &restore_needed);
+	err = inj_borrow_thread(in, idx, ip, sp, nr, a, &restore_needed);
 	if (err) {
 		if (restore_needed)
-			restore_thread(in, idx, restore, in->cpu.mask);
+			inj_restore_thread(in, idx, restore, in->cpu.mask);
 		return err;
 	}
 	deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
-	err = step_call(in, idx, deadline, &interrupted, in->stage_pfx ? in->stage_pfx : "call",
-			nr);
+	err = inj_step_call(in, idx, deadline, &interrupted, in->stage_pfx ? in->stage_pfx : "call",
+			    nr);
 	if (!err) {
 		if (arch_regs_get(tid, &regs) < 0)
 			err = -errno;
 		else
 			*ret = arch_call_result(&regs);
-		xstage_nr("tramp", nr);
+		stage_enter_nr("tramp", nr);
 	}
 	if (!err && take_fd && *ret >= 0) {
 		err = inj_getfd(in, (int)*ret, local_fd);
@@ -578,7 +581,7 @@ static int guard_chain(struct inj *in, int idx, const struct inj_chain *ch)
 				     INJ_GUARD_ALLOWED, in->guard_why, sizeof(in->guard_why)) : 0;
 }
 
-int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
+int inj_run_chain(struct inj *in, int idx, const struct inj_chain *ch,
 		     const arch_regs_t *restore)
 {
 	static const long none[6];
@@ -598,10 +601,10 @@ int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
 	err = inj_mem_write(in, at, code, n);
 	if (err)
 		return err;
-	err = borrow_thread(in, idx, at, arch_sp(&in->cpu.regs), -1, none, &restore_needed);
+	err = inj_borrow_thread(in, idx, at, arch_sp(&in->cpu.regs), -1, none, &restore_needed);
 	if (err) {
 		if (restore_needed)
-			restore_thread(in, idx, restore, in->cpu.mask);
+			inj_restore_thread(in, idx, restore, in->cpu.mask);
 		return err;
 	}
 	deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
@@ -619,7 +622,7 @@ int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
 			break;
 		}
 		nr = (long)info.entry.nr;
-		xstage_nr("chain", nr);
+		stage_enter_nr("chain", nr);
 		err = step_to(in, idx, PTRACE_SYSCALL_INFO_EXIT, deadline, &interrupted);
 		if (err)
 			break;
@@ -628,7 +631,7 @@ int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
 			ptrace(PTRACE_INTERRUPT, tid, 0, 0);
 			if (ptrace(PTRACE_CONT, tid, 0, 0) < 0)
 				return -errno;
-			return park(in, idx, deadline);
+			return inj_park(in, idx, deadline);
 		}
 		if (arch_regs_get(tid, &regs) < 0) {
 			err = -errno;
@@ -646,10 +649,10 @@ int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
 /*
  * Read thread @idx's state into in->cpu and write the frame that restores it at @addr
  * (pretcode @pretcode).  The frame carries the syscall restart pre-applied, because
- * rt_sigreturn disables it; with the monitor alive it is never used (restore_thread()
+ * rt_sigreturn disables it; with the monitor alive it is never used (inj_restore_thread()
  * keeps the kernel's own restart), only when the thread has to get home alone.
  */
-int save_thread(struct inj *in, int idx, uint64_t addr, uint64_t pretcode,
+int inj_save_thread(struct inj *in, int idx, uint64_t addr, uint64_t pretcode,
 		       arch_regs_t *restore)
 {
 	arch_regs_t fr;
@@ -659,7 +662,7 @@ int save_thread(struct inj *in, int idx, uint64_t addr, uint64_t pretcode,
 	err = arch_cpu_get(tid, &in->cpu);
 	if (err) {
 		if (err == -ESRCH)
-			mark_gone(&in->t[idx]);
+			inj_mark_gone(&in->t[idx]);
 		return err;
 	}
 	*restore = in->cpu.regs;
@@ -675,9 +678,9 @@ int save_thread(struct inj *in, int idx, uint64_t addr, uint64_t pretcode,
 /*
  * The thread to inject into: a parked one, the main thread first.  With @stack, only a
  * thread whose stack pointer lies in that mapping (the bootstrap writes its frame there,
- * see bootstrap_scratch).
+ * see scratch_bootstrap).
  */
-int pick_thread(struct inj *in, const struct inj_vma *stack)
+int inj_pick_thread(struct inj *in, const struct inj_vma *stack)
 {
 	int first = -1;
 
@@ -698,7 +701,7 @@ int pick_thread(struct inj *in, const struct inj_vma *stack)
 }
 
 
-int follow_clone_event(struct inj *in, pid_t tid)
+int inj_follow_clone_event(struct inj *in, pid_t tid)
 {
 	unsigned long msg = 0;
 	char path[64];
@@ -706,9 +709,9 @@ int follow_clone_event(struct inj *in, pid_t tid)
 
 	if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &msg) < 0 || !msg)
 		return 0;
-	if (find_thread(in, (pid_t)msg))
+	if (inj_find_thread(in, (pid_t)msg))
 		return 0;
-	idx = add_thread(in, (pid_t)msg);
+	idx = inj_add_thread(in, (pid_t)msg);
 	if (idx < 0)
 		return idx;
 	in->t[idx].running = true;

@@ -11,6 +11,7 @@
 #include "exact/inject.h"
 #include "exact/inject_maps.h"
 #include "exact/arch.h"
+#include "lib/log.h"
 
 #include <pthread.h>
 #include <sys/ptrace.h>
@@ -74,7 +75,7 @@ struct inj {
 	uint64_t scratch_len;
 	bool scratch_memfd;	/* backed by the memfd (else anonymous) */
 	char scratch_note[256];	/* why it is anonymous, or left at release ("": neither) */
-	const char *stage_pfx;	/* tests (stage.h): run_call's stage prefix, NULL "call" */
+	const char *stage_pfx;	/* tests (stage.h): inj_run_call's stage prefix, NULL "call" */
 	uint64_t entry[ARCH_TRAMP_NENTRIES];	/* trampoline entry points in it */
 	struct arch_cpu cpu;	/* the borrowed thread's own state (too big for a stack) */
 	uint8_t frame[ARCH_FRAME_MAX];	/* the rt_sigreturn frame being written */
@@ -102,59 +103,50 @@ struct inj {
 	bool start_done;
 	int start_err;
 	char *const *spawn_argv;
-	char why[256];
+	char why[WHY_LEN];
 };
 
 /* ---- inject_call.c ---- */
 
-void sleep_us(unsigned us);
+void inj_sleep_us(unsigned us);
 /* in->why = the formatted reason */
-void set_why(struct inj *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void mark_gone(struct inj_thread *t);
-bool is_stop_signal(int sig);
-struct inj_thread *find_thread(struct inj *in, pid_t tid);
+void inj_set_why(struct inj *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void inj_mark_gone(struct inj_thread *t);
+bool inj_is_stop_signal(int sig);
+struct inj_thread *inj_find_thread(struct inj *in, pid_t tid);
 /* Append thread @tid; its index or -ENOMEM. */
-int add_thread(struct inj *in, pid_t tid);
+int inj_add_thread(struct inj *in, pid_t tid);
 /* waitpid(@tid, __WALL) until @deadline: 0, -ETIMEDOUT or -errno. */
-int wait_tid(pid_t tid, uint64_t deadline, int *status);
+int inj_wait_tid(pid_t tid, uint64_t deadline, int *status);
 /* A PTRACE_EVENT_CLONE of @tid (follow mode): the new thread is added, running. */
-int follow_clone_event(struct inj *in, pid_t tid);
+int inj_follow_clone_event(struct inj *in, pid_t tid);
 /* Wait until thread @idx sits in an event stop (a PTRACE_INTERRUPT queued): 0, -errno. */
-int park(struct inj *in, int idx, uint64_t deadline);
-/* PTRACE_SYSCALL thread @idx to its next syscall stop of kind @want (ENTRY/EXIT). */
-int step_to(struct inj *in, int idx, int want, uint64_t deadline, bool *interrupted);
-/* ... over one whole call (its entry and exit stops). */
-int step_over(struct inj *in, int idx, uint64_t deadline, bool *interrupted);
-/* ... over our call @nr, recording the stage "@pfx:CALL" at its entry (stage.h). */
-int step_call(struct inj *in, int idx, uint64_t deadline, bool *interrupted, const char *pfx,
-	      long nr);
+int inj_park(struct inj *in, int idx, uint64_t deadline);
+/* PTRACE_SYSCALL thread @idx over our call @nr, recording the stage "@pfx:CALL" at its
+ * entry (stage.h). */
+int inj_step_call(struct inj *in, int idx, uint64_t deadline, bool *interrupted, const char *pfx,
+		  long nr);
 /* Let a thread carrying borrowed state run alone up to the exit of its rt_sigreturn. */
-int run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted);
-/* ... and park it there. */
-int go_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted);
+int inj_run_home(struct inj *in, int idx, uint64_t deadline, bool *interrupted);
 /* A parked thread, the main thread first; with @stack one whose sp lies in it. */
-int pick_thread(struct inj *in, const struct inj_vma *stack);
+int inj_pick_thread(struct inj *in, const struct inj_vma *stack);
 /* Read thread @idx's state into in->cpu, write its restoring frame at @addr. */
-int save_thread(struct inj *in, int idx, uint64_t addr, uint64_t pretcode,
-		arch_regs_t *restore);
+int inj_save_thread(struct inj *in, int idx, uint64_t addr, uint64_t pretcode,
+		    arch_regs_t *restore);
 /* One injected call at @ip (code that makes it and rt_sigreturns home alone). */
-int run_call(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr, const long a[6],
-	     bool take_fd, const arch_regs_t *restore, long *ret, int *local_fd);
+int inj_run_call(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr, const long a[6],
+		 bool take_fd, const arch_regs_t *restore, long *ret, int *local_fd);
 /* Point thread @idx at our code and block every signal (registers first). */
-int borrow_thread(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr,
-		  const long a[6], bool *restore_needed);
+int inj_borrow_thread(struct inj *in, int idx, uint64_t ip, uint64_t sp, long nr,
+		      const long a[6], bool *restore_needed);
 /* Its own mask, then registers, back; parked again. */
-int restore_thread(struct inj *in, int idx, const arch_regs_t *regs,
-		   uint64_t mask);
-/* After a timed-out call: is the thread in some ptrace stop now? */
-bool interrupted_stop(struct inj *in, int idx);
-/* May thread @idx make call @nr at @ip (the guard, for a filtered target)?  0 or -errno. */
-int guard_call(struct inj *in, int idx, uint64_t ip, long nr, const long a[6], bool take_fd);
+int inj_restore_thread(struct inj *in, int idx, const arch_regs_t *regs,
+		       uint64_t mask);
 /* Must the guard be asked about a call?  1, 0 (no filters, or nothing to ask), -EPERM
  * (filtered and neither suspended nor proven allowed). */
-int guard_needed(const struct inj *in);
+int inj_guard_needed(const struct inj *in);
 /* A chain (inj_syscall_chain) on thread @idx, whose restore frame is written. */
-int run_chain(struct inj *in, int idx, const struct inj_chain *ch,
-	      const arch_regs_t *restore);
+int inj_run_chain(struct inj *in, int idx, const struct inj_chain *ch,
+		  const arch_regs_t *restore);
 
 #endif /* MEVITOP_INJECT_INT_H */

@@ -75,14 +75,6 @@ int injmap_find_named(pid_t pid, const char *name, struct inj_vma *out)
 	return ret < 0 ? ret : ret ? 0 : -ENOENT;
 }
 
-int injmap_find_addr(pid_t pid, uint64_t addr, struct inj_vma *out)
-{
-	struct named_arg a = { .addr = addr, .out = out };
-	int ret = each_map(pid, match_named, &a);
-
-	return ret < 0 ? ret : ret ? 0 : -ENOENT;
-}
-
 struct code_arg {
 	int memfd;
 	const char *first;

@@ -19,8 +19,6 @@ struct inj_vma {
 /* The mapping named exactly @name; 0, -ENOENT, or -errno. */
 int injmap_find_named(pid_t pid, const char *name, struct inj_vma *out);
 
-/* The mapping containing @addr; 0, -ENOENT, or -errno. */
-int injmap_find_addr(pid_t pid, uint64_t addr, struct inj_vma *out);
 
 /* A matcher: offset of the first match in p[0..n), or -1. */
 typedef long (*injmap_match_fn)(const uint8_t *p, size_t n);

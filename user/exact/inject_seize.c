@@ -37,7 +37,7 @@
 
 /* ---- small helpers ---- */
 
-void copy_why(char *why, size_t whylen, const char *src)
+void inj_copy_why(char *why, size_t whylen, const char *src)
 {
 	if (why && whylen)
 		snprintf(why, whylen, "%s", src);
@@ -169,7 +169,7 @@ void inj_set_suspend_seccomp(bool on)
 }
 
 /* The strictest seccomp mode of the target's threads (filters are per thread). */
-void read_seccomp(struct inj *in)
+void inj_read_seccomp(struct inj *in)
 {
 	char path[64], status[4096];
 
@@ -189,8 +189,8 @@ void read_seccomp(struct inj *in)
 }
 
 /* A parked spawned child: suspend its filters for the injection that follows (only while
- * it is parked: do_follow's options drop the bit before it runs). */
-void suspend_parked(struct inj *in, int idx)
+ * it is parked: inj_follow_threads's options drop the bit before it runs). */
+void inj_suspend_parked(struct inj *in, int idx)
 {
 	in->suspended = false;
 	if (!suspend_seccomp)
@@ -201,7 +201,7 @@ void suspend_parked(struct inj *in, int idx)
 
 /* ---- target memory ---- */
 
-int open_mem(struct inj *in)
+int inj_open_mem(struct inj *in)
 {
 	char path[64];
 
@@ -248,13 +248,13 @@ static int check_target(struct inj *in)
 	int err;
 
 	if (in->pid <= 0) {
-		set_why(in, "invalid PID %d", in->pid);
+		inj_set_why(in, "invalid PID %d", in->pid);
 		return -EINVAL;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/status", in->pid);
 	err = read_file(path, status, sizeof(status));
 	if (err) {
-		set_why(in, "no such process %d", in->pid);
+		inj_set_why(in, "no such process %d", in->pid);
 		return err == -ENOENT ? -ESRCH : err;
 	}
 	tgid = status_long(status, "Tgid");
@@ -264,7 +264,7 @@ static int check_target(struct inj *in)
 		return check_target(in);
 	}
 	if (in->pid == getpid()) {
-		set_why(in, "cannot seize ourselves (PID %d)", in->pid);
+		inj_set_why(in, "cannot seize ourselves (PID %d)", in->pid);
 		return -EINVAL;
 	}
 	state = status_state(status);
@@ -274,20 +274,20 @@ static int check_target(struct inj *in)
 	if (in->seccomp < 0)
 		in->seccomp = 0;
 	if (task_stat(in->pid, in->pid, &st, &flags) == 0 && (flags & PF_KTHREAD)) {
-		set_why(in, "process %d is a kernel thread", in->pid);
+		inj_set_why(in, "process %d is a kernel thread", in->pid);
 		return -EINVAL;
 	}
 	if (state == 'X' || (state == 'Z' && threads <= 1)) {
-		set_why(in, "process %d is a zombie", in->pid);
+		inj_set_why(in, "process %d is a zombie", in->pid);
 		return -ESRCH;
 	}
 	if ((flags & PF_EXITING) && threads <= 1) {
-		set_why(in, "process %d is exiting", in->pid);
+		inj_set_why(in, "process %d is exiting", in->pid);
 		return -ESRCH;
 	}
 	if (tracer > 0) {
 		comm_of((pid_t)tracer, comm, sizeof(comm));
-		set_why(in, "already traced by PID %ld (%s)", tracer, comm);
+		inj_set_why(in, "already traced by PID %ld (%s)", tracer, comm);
 		return -EPERM;
 	}
 	return 0;
@@ -303,21 +303,21 @@ static void explain_seize_error(struct inj *in, pid_t tid, int err)
 		tracer = status_long(status, "TracerPid");
 	if (err == -EPERM && tracer > 0) {
 		comm_of((pid_t)tracer, comm, sizeof(comm));
-		set_why(in, "already traced by PID %ld (%s)", tracer, comm);
+		inj_set_why(in, "already traced by PID %ld (%s)", tracer, comm);
 		return;
 	}
 	if (err == -EPERM) {
 		read_file("/proc/sys/kernel/yama/ptrace_scope", scope, sizeof(scope));
 		scope[strcspn(scope, "\n")] = '\0';
-		set_why(in, "failed to seize process %d: %s (need CAP_SYS_PTRACE or the same user%s%s)",
-			in->pid, strerror(-err), *scope ? "; kernel.yama.ptrace_scope=" : "", scope);
+		inj_set_why(in, "failed to seize process %d: %s (need CAP_SYS_PTRACE or the same user%s%s)",
+			    in->pid, strerror(-err), *scope ? "; kernel.yama.ptrace_scope=" : "", scope);
 		return;
 	}
-	set_why(in, "failed to seize thread %d of process %d: %s", tid, in->pid, strerror(-err));
+	inj_set_why(in, "failed to seize thread %d of process %d: %s", tid, in->pid, strerror(-err));
 }
 
 /* Detach every parked thread; used to back out and to release. */
-int detach_all(struct inj *in)
+int inj_detach_all(struct inj *in)
 {
 	int first = 0;
 
@@ -359,20 +359,20 @@ static int seize_one(struct inj *in, pid_t tid)
 	return -errno;
 }
 
-int do_seize(struct inj *in)
+int inj_seize_threads(struct inj *in)
 {
 	uint64_t deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
 	char path[64];
 	int err, live;
 
-	xstage("inj", "seize");
+	stage_enter("inj", "seize");
 	err = check_target(in);
 	if (err)
 		return err;
 	in->pidfd = (int)syscall(__NR_pidfd_open, in->pid, 0);
 	if (in->pidfd < 0) {
 		err = -errno;
-		set_why(in, "failed to open pidfd of process %d: %s", in->pid, strerror(-err));
+		inj_set_why(in, "failed to open pidfd of process %d: %s", in->pid, strerror(-err));
 		return err;
 	}
 	in->options = PTRACE_O_TRACESYSGOOD;
@@ -387,7 +387,7 @@ int do_seize(struct inj *in)
 
 		if (!d) {
 			err = errno == ENOENT ? -ESRCH : -errno;
-			set_why(in, "process %d exited", in->pid);
+			inj_set_why(in, "process %d exited", in->pid);
 			goto fail;
 		}
 		while ((de = readdir(d))) {
@@ -395,7 +395,7 @@ int do_seize(struct inj *in)
 			char st;
 			int idx;
 
-			if (tid <= 0 || find_thread(in, tid))
+			if (tid <= 0 || inj_find_thread(in, tid))
 				continue;
 			if (task_stat(in->pid, tid, &st, NULL) || st == 'Z' || st == 'X')
 				continue;
@@ -408,12 +408,12 @@ int do_seize(struct inj *in)
 				goto fail;
 			}
 			test_kill_arm();
-			idx = add_thread(in, tid);
+			idx = inj_add_thread(in, tid);
 			if (idx < 0) {
 				err = idx;
 				closedir(d);
 				ptrace(PTRACE_INTERRUPT, tid, 0, 0);
-				set_why(in, "failed to allocate thread table: %s", strerror(-err));
+				inj_set_why(in, "failed to allocate thread table: %s", strerror(-err));
 				goto fail;
 			}
 			ptrace(PTRACE_INTERRUPT, tid, 0, 0);
@@ -423,10 +423,10 @@ int do_seize(struct inj *in)
 		for (int i = 0; i < in->nr; i++) {
 			if (in->t[i].gone || in->t[i].parked)
 				continue;
-			err = park(in, i, deadline);
+			err = inj_park(in, i, deadline);
 			if (err == -ETIMEDOUT) {
-				set_why(in, "thread %d of process %d did not stop within %u ms",
-					in->t[i].tid, in->pid, in->timeout_ms);
+				inj_set_why(in, "thread %d of process %d did not stop within %u ms",
+					    in->t[i].tid, in->pid, in->timeout_ms);
 				goto fail;
 			}
 			if (err == -ENOMEM)
@@ -438,8 +438,8 @@ int do_seize(struct inj *in)
 			break;
 		if (clock_mono_ns() >= deadline) {
 			err = -ETIMEDOUT;
-			set_why(in, "threads of process %d kept appearing for %u ms", in->pid,
-				in->timeout_ms);
+			inj_set_why(in, "threads of process %d kept appearing for %u ms", in->pid,
+				    in->timeout_ms);
 			goto fail;
 		}
 	}
@@ -447,25 +447,25 @@ int do_seize(struct inj *in)
 	for (int i = 0; i < in->nr; i++)
 		live += in->t[i].parked;
 	/* every thread is parked: none can install a filter behind our back now */
-	read_seccomp(in);
+	inj_read_seccomp(in);
 	in->suspended = in->options & PTRACE_O_SUSPEND_SECCOMP;
 	if (!live) {
 		err = -ESRCH;
-		set_why(in, "process %d exited", in->pid);
+		inj_set_why(in, "process %d exited", in->pid);
 		goto fail;
 	}
-	err = open_mem(in);
+	err = inj_open_mem(in);
 	if (err) {
-		set_why(in, "failed to open memory of process %d: %s", in->pid, strerror(-err));
+		inj_set_why(in, "failed to open memory of process %d: %s", in->pid, strerror(-err));
 		goto fail;
 	}
-	err = prepare_scratch(in);
+	err = scratch_prepare(in);
 	if (!err && !in->seccomp)	/* filtered: at the first call, past the guard */
-		err = bootstrap_scratch(in);
+		err = scratch_bootstrap(in);
 	if (err)
 		goto fail;
 	return 0;
 fail:
-	detach_all(in);
+	inj_detach_all(in);
 	return err;
 }

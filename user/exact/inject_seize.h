@@ -6,16 +6,16 @@
 
 #include "exact/inject_int.h"
 
-void copy_why(char *why, size_t whylen, const char *src);
+void inj_copy_why(char *why, size_t whylen, const char *src);
 /* The strictest seccomp mode of the target's threads (filters are per thread). */
-void read_seccomp(struct inj *in);
+void inj_read_seccomp(struct inj *in);
 /* Sets PTRACE_O_SUSPEND_SECCOMP on a parked thread if suspension is on and allowed. */
-void suspend_parked(struct inj *in, int idx);
+void inj_suspend_parked(struct inj *in, int idx);
 /* Opens /proc/PID/mem for the scratch page's writes. */
-int open_mem(struct inj *in);
+int inj_open_mem(struct inj *in);
 /* Detaches every thread held (the release's last step, or a failed seize's). */
-int detach_all(struct inj *in);
+int inj_detach_all(struct inj *in);
 /* Seizes and parks every thread of in->pid. */
-int do_seize(struct inj *in);
+int inj_seize_threads(struct inj *in);
 
 #endif

@@ -71,7 +71,7 @@ static int wait_exec_stop(pid_t pid, uint64_t deadline)
 	int err, st;
 
 	for (;;) {
-		err = wait_tid(pid, deadline, &st);
+		err = inj_wait_tid(pid, deadline, &st);
 		if (err)
 			return err;
 		if (WIFEXITED(st) || WIFSIGNALED(st))
@@ -93,30 +93,30 @@ static int open_spawned(struct inj *in, pid_t pid, int idx)
 	in->pidfd = (int)syscall(__NR_pidfd_open, pid, 0);
 	if (in->pidfd < 0) {
 		err = -errno;
-		set_why(in, "failed to open pidfd of child %d: %s", pid, strerror(-err));
+		inj_set_why(in, "failed to open pidfd of child %d: %s", pid, strerror(-err));
 		return err;
 	}
-	err = open_mem(in);
+	err = inj_open_mem(in);
 	if (err) {
-		set_why(in, "failed to open memory of child %d: %s", pid, strerror(-err));
+		inj_set_why(in, "failed to open memory of child %d: %s", pid, strerror(-err));
 		return err;
 	}
-	read_seccomp(in);		/* a filter inherited across the exec */
-	suspend_parked(in, idx);
+	inj_read_seccomp(in);		/* a filter inherited across the exec */
+	inj_suspend_parked(in, idx);
 	/* The trampoline, the frames and the syscall numbers are the native ABI's. */
 	if (procfs_exe_is_32bit(pid) == 1) {
-		set_why(in, "process %d is 32-bit: 32-bit processes are not supported in exact "
-			"mode", pid);
+		inj_set_why(in, "process %d is 32-bit: 32-bit processes are not supported in exact "
+			    "mode", pid);
 		err = -EOPNOTSUPP;
 		return err;
 	}
-	err = prepare_scratch(in);
+	err = scratch_prepare(in);
 	if (!err && !in->seccomp)	/* filtered: at the first call, past the guard */
-		err = bootstrap_scratch(in);
+		err = scratch_bootstrap(in);
 	return err;
 }
 
-int do_spawn(struct inj *in)
+int inj_spawn_threads(struct inj *in)
 {
 	uint64_t deadline;
 	int errp[2] = { -1, -1 }, gop[2] = { -1, -1 };
@@ -125,18 +125,18 @@ int do_spawn(struct inj *in)
 	pid_t pid;
 
 	if (!in->spawn_argv || !in->spawn_argv[0]) {
-		set_why(in, "no command to run");
+		inj_set_why(in, "no command to run");
 		return -EINVAL;
 	}
 	if (pipe2(errp, O_CLOEXEC) < 0 || pipe2(gop, O_CLOEXEC) < 0) {
 		err = -errno;
-		set_why(in, "failed to create pipe: %s", strerror(-err));
+		inj_set_why(in, "failed to create pipe: %s", strerror(-err));
 		goto cleanup;
 	}
 	pid = fork();
 	if (pid < 0) {
 		err = -errno;
-		set_why(in, "failed to fork: %s", strerror(-err));
+		inj_set_why(in, "failed to fork: %s", strerror(-err));
 		goto cleanup;
 	}
 	if (pid == 0) {
@@ -153,12 +153,12 @@ int do_spawn(struct inj *in)
 	in->options = PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEEXEC;
 	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)in->options) < 0) {
 		err = -errno;
-		set_why(in, "failed to seize child %d: %s", pid, strerror(-err));
+		inj_set_why(in, "failed to seize child %d: %s", pid, strerror(-err));
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, __WALL);
 		goto cleanup;
 	}
-	idx = add_thread(in, pid);
+	idx = inj_add_thread(in, pid);
 	if (idx < 0) {
 		err = idx;
 		kill(pid, SIGKILL);
@@ -180,20 +180,20 @@ int do_spawn(struct inj *in)
 		/* exec failed: the child exits with 127; reap it */
 		while (waitpid(pid, &st, __WALL) == pid && !WIFEXITED(st) && !WIFSIGNALED(st))
 			ptrace(PTRACE_CONT, pid, 0, 0);
-		mark_gone(&in->t[idx]);
+		inj_mark_gone(&in->t[idx]);
 		err = -e;
-		set_why(in, "failed to execute %s: %s", in->spawn_argv[0], strerror(e));
+		inj_set_why(in, "failed to execute %s: %s", in->spawn_argv[0], strerror(e));
 		goto cleanup;
 	}
 	/* exec went through (the CLOEXEC pipe closed): wait for its exec stop */
 	deadline = clock_mono_ns() + (uint64_t)in->timeout_ms * 1000000ull;
 	err = wait_exec_stop(pid, deadline);
 	if (err) {
-		set_why(in, "failed to see child %d exec %s: %s", pid, in->spawn_argv[0],
-			strerror(-err));
+		inj_set_why(in, "failed to see child %d exec %s: %s", pid, in->spawn_argv[0],
+			    strerror(-err));
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, __WALL);
-		mark_gone(&in->t[idx]);
+		inj_mark_gone(&in->t[idx]);
 		goto cleanup;
 	}
 	/*
@@ -202,9 +202,9 @@ int do_spawn(struct inj *in)
 	 */
 	ptrace(PTRACE_INTERRUPT, pid, 0, 0);
 	ptrace(PTRACE_CONT, pid, 0, 0);
-	err = park(in, idx, deadline);
+	err = inj_park(in, idx, deadline);
 	if (err) {
-		set_why(in, "failed to stop child %d after exec: %s", pid, strerror(-err));
+		inj_set_why(in, "failed to stop child %d after exec: %s", pid, strerror(-err));
 		kill(pid, SIGKILL);
 		waitpid(pid, &st, __WALL);
 		goto cleanup;
@@ -217,7 +217,7 @@ fail_kill:
 	kill(pid, SIGKILL);
 	while (waitpid(pid, &st, __WALL) == pid && !WIFEXITED(st) && !WIFSIGNALED(st))
 		;
-	mark_gone(&in->t[idx]);
+	inj_mark_gone(&in->t[idx]);
 cleanup:
 	for (int i = 0; i < 2; i++) {
 		if (errp[i] >= 0)
@@ -236,7 +236,7 @@ static int resume_thread(struct inj_thread *t, int sig)
 
 	if (ptrace(req, t->tid, 0, (void *)(long)sig) < 0) {
 		if (errno == ESRCH)
-			mark_gone(t);
+			inj_mark_gone(t);
 		return -errno;
 	}
 	t->parked = false;
@@ -250,27 +250,27 @@ static int after_exec(struct inj *in, uint64_t deadline)
 
 	/* The exec'ing thread now runs as the leader; every other thread is gone. */
 	for (int i = 0; i < in->nr; i++)
-		mark_gone(&in->t[i]);
+		inj_mark_gone(&in->t[i]);
 	in->nr = 0;
-	idx = add_thread(in, in->pid);
+	idx = inj_add_thread(in, in->pid);
 	if (idx < 0)
 		return idx;
 	ptrace(PTRACE_INTERRUPT, in->pid, 0, 0);
 	ptrace(PTRACE_CONT, in->pid, 0, 0);
-	err = park(in, idx, deadline);
+	err = inj_park(in, idx, deadline);
 	if (err)
 		return err;
-	err = open_mem(in);
-	read_seccomp(in);		/* the old program may have installed a filter */
-	suspend_parked(in, idx);
+	err = inj_open_mem(in);
+	inj_read_seccomp(in);		/* the old program may have installed a filter */
+	inj_suspend_parked(in, idx);
 	if (!err)
-		err = prepare_scratch(in);	/* a new address space: no scratch page yet */
+		err = scratch_prepare(in);	/* a new address space: no scratch page yet */
 	if (!err && !in->seccomp)	/* filtered: at the first call, past the guard */
-		err = bootstrap_scratch(in);
+		err = scratch_bootstrap(in);
 	return err;
 }
 
-int do_follow(struct inj *in, unsigned timeout_ms, int *status)
+int inj_follow_threads(struct inj *in, unsigned timeout_ms, int *status)
 {
 	uint64_t deadline = clock_mono_ns() + (uint64_t)timeout_ms * 1000000ull;
 	unsigned delay = 20;
@@ -302,34 +302,34 @@ int do_follow(struct inj *in, unsigned timeout_ms, int *status)
 			continue;
 		if (r < 0) {
 			for (int i = 0; i < in->nr; i++)
-				mark_gone(&in->t[i]);
+				inj_mark_gone(&in->t[i]);
 			return -ESRCH;
 		}
 		if (r == 0) {
 			if (clock_mono_ns() >= deadline)
 				return -ETIMEDOUT;
-			sleep_us(delay);
+			inj_sleep_us(delay);
 			if (delay < 2000)
 				delay *= 2;
 			continue;
 		}
 		delay = 20;
-		t = find_thread(in, r);
+		t = inj_find_thread(in, r);
 		if (!t) {
 			/* an auto-attached thread reporting before its parent's clone event */
-			idx = add_thread(in, r);
+			idx = inj_add_thread(in, r);
 			if (idx < 0)
 				return idx;
 			t = &in->t[idx];
 			t->running = true;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			mark_gone(t);
+			inj_mark_gone(t);
 			if (r == in->pid) {
 				if (status)
 					*status = st;
 				for (int i = 0; i < in->nr; i++)
-					mark_gone(&in->t[i]);
+					inj_mark_gone(&in->t[i]);
 				return -ESRCH;
 			}
 			continue;
@@ -340,7 +340,7 @@ int do_follow(struct inj *in, unsigned timeout_ms, int *status)
 		sig = WSTOPSIG(st);
 		if (t->foreign) {
 			ptrace(PTRACE_DETACH, r, 0, 0);
-			mark_gone(t);
+			inj_mark_gone(t);
 			continue;
 		}
 		switch (event) {
@@ -350,12 +350,12 @@ int do_follow(struct inj *in, unsigned timeout_ms, int *status)
 		}
 		case PTRACE_EVENT_CLONE:
 			idx = (int)(t - in->t);
-			if (follow_clone_event(in, r) == -ENOMEM)
+			if (inj_follow_clone_event(in, r) == -ENOMEM)
 				return -ENOMEM;
 			resume_thread(&in->t[idx], 0);
 			break;
 		case PTRACE_EVENT_STOP:
-			t->group_stop = is_stop_signal(sig);
+			t->group_stop = inj_is_stop_signal(sig);
 			resume_thread(t, 0);
 			break;
 		case 0:

@@ -8,8 +8,8 @@
 
 /* Forks and execs in->spawn_argv seized; parks it at its new entry point with its
  * scratch page ready.  0, or -errno with in->why set (the child is then dead). */
-int do_spawn(struct inj *in);
+int inj_spawn_threads(struct inj *in);
 /* Follows the spawned child across execs until it exits (*status) or timeout_ms. */
-int do_follow(struct inj *in, unsigned timeout_ms, int *status);
+int inj_follow_threads(struct inj *in, unsigned timeout_ms, int *status);
 
 #endif

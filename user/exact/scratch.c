@@ -5,7 +5,7 @@
  * Layout: a header (magic, then the name), the trampoline code, a chain's code, and one
  * rt_sigreturn frame for the call in progress (inject.c).
  *
- * Mapping it (bootstrap_scratch) happens before any code of ours exists in the target, so
+ * Mapping it (scratch_bootstrap) happens before any code of ours exists in the target, so
  * it borrows two pieces of the target's own code: a vDSO `syscall; xor..; ret` sequence
  * (the gadget) and libc's rt_sigreturn restorer (exact/arch.h has both patterns).  A thread
  * on the main stack runs the gadget with its stack pointer at a frame we wrote below its red zone ([stack]:
@@ -28,7 +28,7 @@
  * table, CLONE_FILES without CLONE_VM, could take it first: then we rewrite the frames at
  * memfd_create's exit, and only a monitor killed in that instant leaves the wrong number
  * for ftruncate/mmap/close, which then fail harmlessly or close that other descriptor;
- * README, "Exact mode").  If the filters or the kernel refuse the memfd, one anonymous
+ * doc/exact.md).  If the filters or the kernel refuse the memfd, one anonymous
  * mmap from the gadget maps the page instead (named by prctl where the kernel can).
  *
  * Unmapping it (scratch_drop) is one munmap made the same way, from the gadget, because a
@@ -102,7 +102,7 @@ static int scratch_write_code(struct inj *in)
 }
 
 /*
- * After a thread ran our code home (run_home's err): park it again in a fresh event stop,
+ * After a thread ran our code home (inj_run_home's err): park it again in a fresh event stop,
  * as every attach leaves its threads.  A thread that died meanwhile is no error.
  */
 static int park_again(struct inj *in, int i, int err, uint64_t deadline, const char *what)
@@ -110,13 +110,13 @@ static int park_again(struct inj *in, int i, int err, uint64_t deadline, const c
 	if (err == -ESRCH)
 		return 0;
 	if (err) {
-		set_why(in, "failed to let thread %d of process %d finish an earlier %s: %s",
-			in->t[i].tid, in->pid, what, strerror(-err));
+		inj_set_why(in, "failed to let thread %d of process %d finish an earlier %s: %s",
+			    in->t[i].tid, in->pid, what, strerror(-err));
 		return err;
 	}
 	ptrace(PTRACE_INTERRUPT, in->t[i].tid, 0, 0);
 	ptrace(PTRACE_CONT, in->t[i].tid, 0, 0);
-	err = park(in, i, deadline);
+	err = inj_park(in, i, deadline);
 	return err == -ESRCH ? 0 : err;
 }
 
@@ -139,7 +139,7 @@ static int finish_inflight(struct inj *in)
 		    arch_ip(&r) - in->scratch >= in->scratch_len)
 			continue;
 		in->t[i].parked = false;
-		err = run_home(in, i, deadline, &interrupted);
+		err = inj_run_home(in, i, deadline, &interrupted);
 		err = park_again(in, i, err, deadline, "injection");
 		if (err)
 			return err;
@@ -180,7 +180,7 @@ static int finish_chains(struct inj *in)
 		in->t[i].parked = false;
 		/* each step ends in an rt_sigreturn; the last one's frame is its own */
 		for (n = 0; n <= M_NSTEPS_MAX && !err; n++) {
-			err = run_home(in, i, deadline, &interrupted);
+			err = inj_run_home(in, i, deadline, &interrupted);
 			if (!err && (arch_regs_get(in->t[i].tid, &r) < 0 ||
 				     !in_chain(in, &r)))
 				break;
@@ -192,12 +192,12 @@ static int finish_chains(struct inj *in)
 	return 0;
 }
 
-int prepare_scratch(struct inj *in)
+int scratch_prepare(struct inj *in)
 {
 	struct inj_vma v;
 	int err, gerr;
 
-	xstage("inj", "prepare");
+	stage_enter("inj", "prepare");
 	in->scratch = 0;
 	in->scratch_memfd = false;
 	in->scratch_note[0] = '\0';
@@ -206,15 +206,15 @@ int prepare_scratch(struct inj *in)
 				&in->gadget_ip);
 	if (gerr) {
 		in->gadget_ip = 0;
-		set_why(in, "failed to find a `syscall; ret` sequence in process %d: %s", in->pid,
-			strerror(-gerr));
+		inj_set_why(in, "failed to find a `syscall; ret` sequence in process %d: %s", in->pid,
+			    strerror(-gerr));
 	} else {
 		gerr = injmap_find_code(in->pid, in->memfd, "libc", arch_find_restorer,
 					&in->restorer_ip);
 		if (gerr) {
 			in->restorer_ip = 0;
-			set_why(in, "failed to find an rt_sigreturn restorer in the code of "
-				"process %d: %s", in->pid, strerror(-gerr));
+			inj_set_why(in, "failed to find an rt_sigreturn restorer in the code of "
+				    "process %d: %s", in->pid, strerror(-gerr));
 		}
 	}
 	if (!gerr) {
@@ -254,11 +254,11 @@ static void scratch_name(struct inj *in)
 		      (long)(in->scratch + SCRATCH_NAME_OFF), 0 };
 	arch_regs_t restore;
 	long ret;
-	int idx = pick_thread(in, NULL);
+	int idx = inj_pick_thread(in, NULL);
 
-	if (idx >= 0 && !save_thread(in, idx, in->scratch + SCRATCH_FRAME_OFF, 0, &restore))
-		run_call(in, idx, in->entry[ARCH_TRAMP_PLAIN], arch_sp(&in->cpu.regs), __NR_prctl,
-			 a, false, &restore, &ret, NULL);
+	if (idx >= 0 && !inj_save_thread(in, idx, in->scratch + SCRATCH_FRAME_OFF, 0, &restore))
+		inj_run_call(in, idx, in->entry[ARCH_TRAMP_PLAIN], arch_sp(&in->cpu.regs), __NR_prctl,
+			     a, false, &restore, &ret, NULL);
 }
 
 static void note(struct inj *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -379,7 +379,7 @@ static int guard_memfd(struct inj *in, int idx, const struct mchain *ch, unsigne
 {
 	struct inj_call c[5];
 	uint64_t ip = in->gadget_ip + ARCH_SYSCALL_LEN;
-	int err = guard_needed(in);
+	int err = inj_guard_needed(in);
 
 	if (err <= 0)
 		return err;
@@ -444,18 +444,18 @@ static int bootstrap_memfd(struct inj *in, int idx, const struct inj_vma *stack)
 	if (!err)
 		err = inj_mem_write(in, ch.name, SCRATCH_NAME, sizeof(SCRATCH_NAME));
 	if (!err)
-		err = save_thread(in, idx, ch.home, in->restorer_ip, &restore);
+		err = inj_save_thread(in, idx, ch.home, in->restorer_ip, &restore);
 	if (!err)
 		err = write_steps(in, &ch);
 	if (err)
 		goto out;
 	a[0] = (long)ch.name;
 	a[1] = (long)flags;
-	err = borrow_thread(in, idx, in->gadget_ip, ch.frame[0], __NR_memfd_create, a,
-			    &restore_needed);
+	err = inj_borrow_thread(in, idx, in->gadget_ip, ch.frame[0], __NR_memfd_create, a,
+				&restore_needed);
 	if (err) {
 		if (restore_needed)
-			restore_thread(in, idx, &restore, in->cpu.mask);
+			inj_restore_thread(in, idx, &restore, in->cpu.mask);
 		goto out;
 	}
 	for (step = 0; step <= M_NFRAMES; step++) {
@@ -463,7 +463,7 @@ static int bootstrap_memfd(struct inj *in, int idx, const struct inj_vma *stack)
 					    __NR_close };
 
 		deadline = DEADLINE(in);	/* each call gets the timeout, as inj_syscall's */
-		err = step_call(in, idx, deadline, &interrupted, "boot", nrs[step]);
+		err = inj_step_call(in, idx, deadline, &interrupted, "boot", nrs[step]);
 		if (!err && arch_regs_get(tid, &regs) < 0)
 			err = -errno;
 		if (err)
@@ -482,7 +482,7 @@ static int bootstrap_memfd(struct inj *in, int idx, const struct inj_vma *stack)
 			addr = ret;
 		if (step == M_NFRAMES) {
 			/* closed: home by the kernel's own restart rules, not by the frame */
-			err = restore_thread(in, idx, &restore, in->cpu.mask);
+			err = inj_restore_thread(in, idx, &restore, in->cpu.mask);
 			break;
 		}
 		/*
@@ -531,14 +531,14 @@ static int bootstrap_anon(struct inj *in, int idx, const struct inj_vma *stack)
 	fsize = arch_frame_size(in->cpu.xsize);
 	frame = (arch_sp(&in->cpu.regs) - ARCH_RED_ZONE - fsize) & ~63ull;
 	if (frame < stack->start + PAGE_SIZE_4K) {
-		set_why(in, "no room below the stack pointer of thread %d of process %d",
-			in->t[idx].tid, in->pid);
+		inj_set_why(in, "no room below the stack pointer of thread %d of process %d",
+			    in->t[idx].tid, in->pid);
 		return -ENOSPC;
 	}
 	old = malloc(fsize);
 	err = old ? inj_mem_read(in, frame, old, fsize) : -ENOMEM;
 	if (!err)
-		err = save_thread(in, idx, frame, in->restorer_ip, &restore);
+		err = inj_save_thread(in, idx, frame, in->restorer_ip, &restore);
 	if (err)
 		goto out;
 	len = scratch_need(in->cpu.xsize);
@@ -549,7 +549,7 @@ static int bootstrap_anon(struct inj *in, int idx, const struct inj_vma *stack)
 	a[4] = -1;
 	a[5] = 0;
 	in->stage_pfx = "boot";
-	err = run_call(in, idx, in->gadget_ip, frame, __NR_mmap, a, false, &restore, &addr, NULL);
+	err = inj_run_call(in, idx, in->gadget_ip, frame, __NR_mmap, a, false, &restore, &addr, NULL);
 	in->stage_pfx = NULL;
 	if (!in->t[idx].dirty && !in->t[idx].gone)
 		inj_mem_write(in, frame, old, fsize);	/* below its stack pointer: as it was */
@@ -571,19 +571,19 @@ static int stack_thread(struct inj *in, struct inj_vma *stack, const char *what)
 {
 	int idx, err = injmap_find_named(in->pid, "[stack]", stack);
 
-	idx = err ? -1 : pick_thread(in, stack);
+	idx = err ? -1 : inj_pick_thread(in, stack);
 	if (idx < 0) {
-		set_why(in, "no thread of process %d runs on its main stack, which the injection "
-			"needs to %s its scratch page", in->pid, what);
+		inj_set_why(in, "no thread of process %d runs on its main stack, which the injection "
+			    "needs to %s its scratch page", in->pid, what);
 		return -EOPNOTSUPP;
 	}
 	err = arch_cpu_get(in->t[idx].tid, &in->cpu);
 	if (err == -ESRCH)
-		mark_gone(&in->t[idx]);
+		inj_mark_gone(&in->t[idx]);
 	return err ? err : idx;
 }
 
-int bootstrap_scratch(struct inj *in)
+int scratch_bootstrap(struct inj *in)
 {
 	struct inj_vma stack;
 	int idx, err;
@@ -591,7 +591,7 @@ int bootstrap_scratch(struct inj *in)
 	if (in->scratch)
 		return 0;
 	if (!in->gadget_ip || !in->restorer_ip)
-		return -EOPNOTSUPP;	/* in->why says which (prepare_scratch) */
+		return -EOPNOTSUPP;	/* in->why says which (scratch_prepare) */
 	idx = stack_thread(in, &stack, "map");
 	if (idx < 0)
 		return idx;
@@ -607,8 +607,8 @@ int bootstrap_scratch(struct inj *in)
 	if (!err && !in->scratch_memfd)
 		scratch_name(in);
 	if (err && !in->why[0])
-		set_why(in, "failed to map the injection's scratch page in process %d: %s",
-			in->pid, strerror(-err));
+		inj_set_why(in, "failed to map the injection's scratch page in process %d: %s",
+			    in->pid, strerror(-err));
 	return err;
 }
 
@@ -662,12 +662,12 @@ static int drop(struct inj *in)
 	old = malloc(fsize);
 	err = old ? inj_mem_read(in, frame, old, fsize) : -ENOMEM;
 	if (!err)
-		err = save_thread(in, idx, frame, in->restorer_ip, &restore);
+		err = inj_save_thread(in, idx, frame, in->restorer_ip, &restore);
 	in->guard_why[0] = '\0';
 	in->stage_pfx = "drop";
 	if (!err)
-		err = run_call(in, idx, in->gadget_ip, frame, __NR_munmap, a, false, &restore,
-			       &ret, NULL);
+		err = inj_run_call(in, idx, in->gadget_ip, frame, __NR_munmap, a, false, &restore,
+				   &ret, NULL);
 	in->stage_pfx = NULL;
 	if (!in->t[idx].dirty && !in->t[idx].gone)
 		inj_mem_write(in, frame, old, fsize);

@@ -29,10 +29,10 @@ uint64_t scratch_need(size_t xsize);
  * Before any call: reuse a page an earlier (killed) attach left, or find the two pieces of
  * the target's own code the bootstrap borrows (we never write the target's text).
  */
-int prepare_scratch(struct inj *in);
+int scratch_prepare(struct inj *in);
 
 /* Map the page (in->scratch) if there is none yet.  0 or -errno, with in->why. */
-int bootstrap_scratch(struct inj *in);
+int scratch_bootstrap(struct inj *in);
 
 /*
  * Unmap the page before every thread is let go, when none can be in it (every thread

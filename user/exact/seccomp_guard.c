@@ -353,7 +353,7 @@ static int guard(void *ctx, pid_t tid, const struct inj_call *calls, int n,
 	return -EPERM;
 }
 
-int scg_prepare(struct inj *in, char *why, size_t whylen)
+int seccomp_guard_prepare(struct inj *in, char *why, size_t whylen)
 {
 	struct prep p = { .why = why, .whylen = whylen, .suspended = inj_seccomp_suspended(in) };
 	int err;

@@ -22,7 +22,7 @@ struct inj;
  * -EPERM with @why ("... its seccomp filter returns KILL_PROCESS for userfaultfd(...)")
  * if not, another -errno if the filters could not be read.
  */
-int scg_prepare(struct inj *in, char *why, size_t whylen);
+int seccomp_guard_prepare(struct inj *in, char *why, size_t whylen);
 
 /* What a refusal of a suspended target's filters means, appended to the verdict. */
 #define SCG_SUSPENDED_WHY	"; its filters are suspended while mevitop holds it, but " \

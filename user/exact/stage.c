@@ -60,7 +60,7 @@ static void xstage_record(const char *stage)
 		return;
 }
 
-void xstage(const char *prefix, const char *name)
+void stage_enter(const char *prefix, const char *name)
 {
 	char stage[STAGE_LINE];
 
@@ -82,7 +82,7 @@ void xstage(const char *prefix, const char *name)
 	}
 }
 
-void xstage_nr(const char *prefix, long nr)
+void stage_enter_nr(const char *prefix, long nr)
 {
 	char num[24];
 
@@ -91,9 +91,9 @@ void xstage_nr(const char *prefix, long nr)
 		return;
 	for (size_t i = 0; i < sc_injected_count; i++)
 		if (sc_injected[i].nr == nr) {
-			xstage(prefix, sc_injected[i].name);
+			stage_enter(prefix, sc_injected[i].name);
 			return;
 		}
 	snprintf(num, sizeof(num), "nr%ld", nr);
-	xstage(prefix, num);
+	stage_enter(prefix, num);
 }

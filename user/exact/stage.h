@@ -21,8 +21,8 @@
 #define MEVITOP_STAGE_H
 
 /* Record stage "@prefix:@name" (@name NULL: "@prefix"), and pause there if asked. */
-void xstage(const char *prefix, const char *name);
+void stage_enter(const char *prefix, const char *name);
 /* The same for a system call number: its name from the injected-call list. */
-void xstage_nr(const char *prefix, long nr);
+void stage_enter_nr(const char *prefix, long nr);
 
 #endif /* MEVITOP_STAGE_H */

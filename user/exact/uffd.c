@@ -11,6 +11,7 @@
 #include "lib/syscall_err.h"
 #include "lib/clock.h"
 #include "lib/array.h"
+#include "lib/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -204,7 +205,7 @@ static const char *uffd_no_way_why(void)
 static int inject_dev(struct inj *in, uint64_t want, int *local_fd, uint64_t *got_features)
 {
 	uint64_t got = 0;
-	char why[320];
+	char why[WHY_LEN];
 	int fd, err;
 
 	err = uffd_dev_create(in, &fd, why, sizeof(why));
@@ -394,23 +395,6 @@ int uffd_unregister(int fd, uint64_t start, uint64_t len)
 	return 0;
 }
 
-int uffd_writeprotect(int fd, uint64_t start, uint64_t len, bool wp)
-{
-	struct uffdio_writeprotect w = {
-		.range = { .start = start, .len = len },
-		.mode = wp ? UFFDIO_WRITEPROTECT_MODE_WP : 0,
-	};
-
-	if (ioctl(fd, UFFDIO_WRITEPROTECT, &w) < 0) {
-		int err = -errno;
-
-		set_why("failed to %s [%#llx, %#llx): %s", wp ? "write-protect" : "unprotect",
-			(unsigned long long)start, (unsigned long long)(start + len), strerror(-err));
-		return err;
-	}
-	return 0;
-}
-
 int uffd_alive(int fd)
 {
 	/*
@@ -512,32 +496,6 @@ static void drop_fd_locked(struct uffd_server *s, int fd)
 			return;
 		}
 	}
-}
-
-int uffd_server_remove(struct uffd_server *s, int fd)
-{
-	uint64_t one = 1;
-	bool found = false;
-	int err = 0;
-
-	if (!s)
-		return -EINVAL;
-	pthread_mutex_lock(&s->lock);
-	for (int i = 0; i < s->nfds; i++)
-		found |= s->fds[i] == fd;
-	if (!found) {
-		err = -ENOENT;
-	} else if (!s->in_round) {
-		drop_fd_locked(s, fd);
-	} else {
-		err = array_reserve(s->pend, s->npend, s->pcap, 8);
-		if (!err)
-			s->pend[s->npend++] = fd;
-	}
-	pthread_mutex_unlock(&s->lock);
-	if (!err && write(s->evfd, &one, sizeof(one)) < 0)
-		err = 0;
-	return err;
 }
 
 void uffd_server_stop(struct uffd_server *s)

@@ -6,8 +6,6 @@
  *  - uffd_inject(): create a userfaultfd *inside* a seized target, take it over with
  *    pidfd_getfd() and close the target's copy, so only mevitop holds it: if mevitop
  *    dies the fd closes, every registration goes away and the target runs on;
- *  - uffd_register()/uffd_unregister()/uffd_writeprotect(): from our process, on the
- *    stolen fd (the context still belongs to the target's mm);
  *  - a fault server: a building block the engine runs in a thread.  It reads messages
  *    in batches, resolves MISSING faults (UFFDIO_ZEROPAGE for reads, UFFDIO_COPY of a
  *    zero page or UFFDIO_ZEROPAGE for writes), reports each first touch and passes the
@@ -77,7 +75,7 @@ int uffd_probe(uint64_t *features);
 int uffd_inject(struct inj *in, uint64_t want_features, int *local_fd, uint64_t *got_features);
 
 /*
- * How uffd_inject() creates the target's userfaultfd (exact/uffd_caps.h, probed once by
+ * How uffd_inject() creates the target's userfaultfd (kernel/uffd_caps.h, probed once by
  * kfeatures.c with the --disable switches applied): the userfaultfd() syscall if allowed,
  * falling back to the /dev/userfaultfd handoff (exact/uffd_dev.h) where the target lacks
  * CAP_SYS_PTRACE (EPERM), or the handoff alone.  Unset, uffd_inject() probes itself.
@@ -177,8 +175,6 @@ int uffd_server_run(struct uffd_server *s);
 void uffd_server_stop(struct uffd_server *s);
 int uffd_server_nr_fds(struct uffd_server *s);
 void uffd_server_get_stats(struct uffd_server *s, struct uffd_server_stats *st);
-/* Stop serving @fd and close it (any thread); -ENOENT if not served. */
-int uffd_server_remove(struct uffd_server *s, int fd);
 /* Close every fd and free (NULL is fine).  Call after the serving thread returned. */
 void uffd_server_free(struct uffd_server *s);
 

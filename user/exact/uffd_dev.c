@@ -7,6 +7,7 @@
 #include "kernel/uffd_caps.h"
 #include "lib/page.h"
 #include "lib/syscall_err.h"
+#include "lib/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,7 +48,7 @@ struct handoff {
 	uint64_t page;		/* the chain's data page in the target */
 	int uffd;		/* our copy of the target's new userfaultfd */
 	int err;		/* first failure */
-	char why[192];
+	char why[WHY_LEN];
 };
 
 static void fail(struct handoff *h, int err, const char *what)
@@ -129,7 +130,7 @@ static int at_exit(void *ctx, struct inj *in, int step, long nr, long ret)
 }
 
 /*
- * What the chain can call (uffd_dev_x86.h), for the seccomp guard of a filtered target:
+ * What the chain can call (the arch's, exact/arch.h), for the seccomp guard of a filtered target:
  * the arguments it learns on the way (the page, the fds) are unknown to the proof.
  */
 #define PAGE_LEN	((long)PAGE_SIZE_4K)

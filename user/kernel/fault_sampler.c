@@ -116,7 +116,7 @@ static void *cycle(void *arg)
 {
 	struct fault_sampler *s = arg;
 	uint64_t start = mono_ns(), k;
-	char why[256];
+	char why[WHY_LEN];
 
 	for (k = 1;; k++) {
 		if (!wait_until(s, start + (k - 1) * s->every_ns + s->on_ns))

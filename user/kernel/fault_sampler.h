@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* --stack-duty's default: measured by bench/run_bench.py --only stacks_cost (README). */
+/* --stack-duty's default: measured by bench/run_bench.py --only stacks_cost (doc/overhead.md). */
 #define STACK_DUTY_ON_MS_DEFAULT 200
 #define STACK_DUTY_EVERY_MS_DEFAULT 1000
 

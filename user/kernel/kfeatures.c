@@ -19,6 +19,7 @@
 #include "lib/page.h"
 #include "kernel/pagemap.h"
 #include "kernel/cachestat.h"
+#include "kernel/kpage.h"
 #include "kernel/procfs.h"
 #include "kernel/procmap.h"
 #include "kernel/seccomp_probe.h"
@@ -45,13 +46,14 @@ static const struct {
 	{ "uffd_dev", DIS_UFFD_DEV },
 	{ "task_iter", DIS_TASK_ITER },
 	{ "fcache_bpf", DIS_FCACHE_BPF },
+	{ "kpagecount", DIS_KPAGECOUNT },
 };
 
 const char *features_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
 	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend, uffd_syscall, uffd_dev, "
-	       "task_iter, fcache_bpf";
+	       "task_iter, fcache_bpf, kpagecount";
 }
 
 int features_parse_disable(const char *list, uint32_t *mask)
@@ -86,7 +88,7 @@ int features_parse_disable(const char *list, uint32_t *mask)
 	return 0;
 }
 
-const char *hook_name(enum hook h)
+static const char *hook_name(enum hook h)
 {
 	static const char *names[HOOK_COUNT] = {
 		[HOOK_FAULT] = "user page faults",
@@ -101,7 +103,7 @@ const char *hook_name(enum hook h)
 	return h < HOOK_COUNT ? names[h] : "?";
 }
 
-const char *attach_name(enum attach a)
+const char *features_attach_name(enum attach a)
 {
 	switch (a) {
 	case AT_NONE: return "none";
@@ -352,6 +354,7 @@ int features_probe(struct features *f, char *why, size_t whylen)
 	f->pagemap_scan = pagemap_scan_supported();
 	f->procmap_query = procmap_query_supported();
 	f->cachestat = cachestat_supported();
+	f->kpagecount = !(f->disabled & DIS_KPAGECOUNT) && kpage_probe() == 0;
 	probe_thp(f);
 	probe_uffd(f);
 	seccomp_probe(f);
@@ -469,7 +472,7 @@ void features_print(const struct features *f, bool json)
 		       "\"userfaultfd_dev\": %s, \"userfaultfd_wp\": %s, "
 		       "\"userfaultfd_features\": \"0x%llx\", \"exact_seccomp\": \"%s\", "
 		       "\"thp\": \"%s\", \"cachestat\": %s, \"filemap_tracepoints\": %s, "
-		       "\"page_cache_walk\": %s, "
+		       "\"page_cache_walk\": %s, \"kpagecount\": %s, "
 		       "\"fault_around_bytes\": %llu, \"disabled\": \"0x%x\", \"hooks\": {",
 		       f->root ? "true" : "false", f->btf ? "true" : "false",
 		       f->ringbuf ? "true" : "false", f->tp_btf ? "true" : "false",
@@ -482,11 +485,12 @@ void features_print(const struct features *f, bool json)
 		       f->uffd_ways.wp ? "true" : "false", (unsigned long long)f->uffd_features,
 		       seccomp_path_name(sc), thp[f->thp], f->cachestat ? "true" : "false",
 		       f->filemap_tp ? "true" : "false", f->fcache_walk ? "true" : "false",
+		       f->kpagecount ? "true" : "false",
 		       (unsigned long long)f->fault_around_bytes,
 		       f->disabled);
 		for (i = 0; i < HOOK_COUNT; i++)
 			printf("%s\"%s\": \"%s\"", i ? ", " : "", hook_name(i),
-			       attach_name(f->hook[i]));
+			       features_attach_name(f->hook[i]));
 		printf("}}\n");
 		return;
 	}
@@ -533,7 +537,9 @@ void features_print(const struct features *f, bool json)
 	printf("  %-28s %s\n", "page cache files from",
 	       f->fcache_walk ? "a BPF walk of every superblock's inodes (tp_btf/task_rename)" :
 	       "/proc/PID/fd and maps (no walk: files nobody holds are missing)");
+	printf("  %-28s %s%s\n", "PFNs, kpagecount (--sharing)", yes(f->kpagecount),
+	       f->disabled & DIS_KPAGECOUNT ? " (disabled by switch)" : "");
 	printf("hooks\n");
 	for (i = 0; i < HOOK_COUNT; i++)
-		printf("  %-28s %s\n", hook_name(i), attach_name(f->hook[i]));
+		printf("  %-28s %s\n", hook_name(i), features_attach_name(f->hook[i]));
 }

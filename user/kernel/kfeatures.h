@@ -31,6 +31,7 @@ enum feat_disable {
 	DIS_SECCOMP_SUSPEND = 1 << 15,	/* "seccomp_suspend": prove the injected calls instead */
 	DIS_TASK_ITER = 1 << 16,	/* "task_iter": read /proc/PID/stat per process per refresh */
 	DIS_FCACHE_BPF = 1 << 17,	/* "fcache_bpf": files from /proc/PID/fd and maps only */
+	DIS_KPAGECOUNT = 1 << 18,	/* "kpagecount": no PFNs or map counts (--sharing off) */
 };
 
 enum hook {
@@ -77,15 +78,16 @@ struct features {
 	bool task_iter;			/* iter/task and what bpf/tasks.bpf.c needs (5.19+): one
 					 * pass per refresh */
 	bool cachestat;			/* cachestat(2) (6.5+) */
+	bool kpagecount;		/* PFNs in pagemap and /proc/kpagecount (--sharing) */
 	bool filemap_tp;		/* tp_btf filemap add/delete: per-file page cache counts */
 	bool fcache_walk;		/* the page cache walk can be driven (tp_btf/task_rename) */
 	bool btf_raw_syscalls;		/* tp_btf/sys_exit usable (a second choice for syscalls) */
 	bool uffd;			/* some way gives targets a userfaultfd */
 	uint64_t uffd_features;
 	int uffd_errno;
-	bool seccomp_suspend;		/* PTRACE_O_SUSPEND_SECCOMP works (exact/seccomp_probe.h) */
+	bool seccomp_suspend;		/* PTRACE_O_SUSPEND_SECCOMP works (kernel/seccomp_probe.h) */
 	int seccomp_suspend_errno;
-	struct uffd_caps uffd_ways;	/* which ways (exact/uffd_caps.h), WP registration */
+	struct uffd_caps uffd_ways;	/* which ways (kernel/uffd_caps.h), WP registration */
 	enum thp_mode thp;
 	uint64_t thp_sizes_kb_mask;	/* enabled mTHP sizes, bit n = 2^n KiB */
 	uint64_t fault_around_bytes;
@@ -104,7 +106,6 @@ int features_probe(struct features *f, char *why, size_t whylen);
 /* Prints the feature table and the chosen hooks (for --probe); json selects NDJSON. */
 void features_print(const struct features *f, bool json);
 
-const char *hook_name(enum hook h);
-const char *attach_name(enum attach a);
+const char *features_attach_name(enum attach a);
 
 #endif

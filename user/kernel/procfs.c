@@ -222,16 +222,6 @@ int procfs_read_tgid(pid_t tid, pid_t *tgid)
 	return err;
 }
 
-int procfs_tracer_pid(pid_t pid, pid_t *tracer)
-{
-	long v;
-	int err = status_field(pid, "TracerPid", &v);
-
-	if (!err)
-		*tracer = v;
-	return err;
-}
-
 int procfs_read_uid(pid_t pid, uid_t *uid)
 {
 	long v;

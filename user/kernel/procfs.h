@@ -6,12 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-
-/* struct maps_entry.perms */
-#define MP_READ		(1u << 0)
-#define MP_WRITE	(1u << 1)
-#define MP_EXEC		(1u << 2)
-#define MP_SHARED	(1u << 3)
+#include "lib/map_perms.h"	/* struct maps_entry.perms: MP_* */
 
 struct maps_entry {
 	uint64_t start, end;	/* bytes, page aligned */
@@ -50,7 +45,6 @@ bool procfs_is_kernel_thread(pid_t pid);		/* no mm: empty maps */
 int procfs_live_thread(pid_t pid, pid_t *tid);
 /* 1 if pid runs a 32-bit ELF image (i386 or x32), 0 if 64-bit, -errno if unknown. */
 int procfs_exe_is_32bit(pid_t pid);
-int procfs_tracer_pid(pid_t pid, pid_t *tracer);
 /* Counters of /proc/PID/stat: faults (exact, summed over threads), size and the parent;
  * resident pages from /proc/PID/statm (procfs_read_rss). */
 struct proc_counters {

@@ -137,31 +137,13 @@ static bool tp_section_exists(const struct features *f, struct bpf_program *p)
 	return access(path, R_OK) == 0;
 }
 
-int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_event_fn fn,
-		void *ctx, struct tracer **out, char *why, size_t whylen)
+/* Open's first stage: the skeleton's rodata and map sizes from o, and which programs load
+ * (the hooks f chose).  Before the load. */
+static void configure(struct tracer *t, const struct features *f, const struct tracer_opts *o)
 {
 	struct bpf_program *progs[64], *p;
-	struct tracer *t = calloc(1, sizeof(*t));
-	int err, h, i;
+	int h, i;
 
-	if (!t)
-		return -ENOMEM;
-	t->fn = fn;
-	t->ctx = ctx;
-	t->ncpus = libbpf_num_possible_cpus();
-	t->percpu = calloc(t->ncpus > 0 ? t->ncpus : 1, sizeof(*t->percpu));
-	t->slots = calloc(t->ncpus > 0 ? t->ncpus : 1, sizeof(*t->slots));
-	t->slots_seen = calloc(t->ncpus > 0 ? t->ncpus : 1, sizeof(*t->slots_seen));
-	if (t->ncpus <= 0 || !t->percpu || !t->slots || !t->slots_seen) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	t->skel = mevitop_bpf__open();
-	if (!t->skel) {
-		err = -errno;
-		snprintf(why, whylen, "failed to open BPF skeleton: %s", strerror(-err));
-		goto fail;
-	}
 	t->skel->rodata->cfg_filter = o->filter;
 	t->skel->rodata->cfg_self_tgid = o->self;
 	t->skel->rodata->cfg_sample = o->sample;
@@ -196,12 +178,12 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 		bpf_program__set_autoload(t->skel->progs.dump_tasks, true);
 		t->skel->rodata->cfg_ncpus = t->ncpus;
 	}
-	err = mevitop_bpf__load(t->skel);
-	if (err) {
-		snprintf(why, whylen, "failed to load BPF programs: %s (run with -vv for the "
-			 "verifier log)", strerror(-err));
-		goto fail;
-	}
+}
+
+/* After the load: the arrays shared with the BPF side, mapped.  0 or -errno. */
+static int map_arrays(struct tracer *t, char *why, size_t whylen)
+{
+	int err;
 
 	t->targets_len = page_round(t->targets_words * sizeof(__u64));
 	t->targets = mmap(NULL, t->targets_len, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -218,14 +200,21 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 	if (t->targets == MAP_FAILED || t->layout == MAP_FAILED || t->rss == MAP_FAILED) {
 		err = -errno;
 		snprintf(why, whylen, "failed to map BPF arrays: %s", strerror(-err));
-		goto fail;
+		return err;
 	}
+	return 0;
+}
+
+/* Attaches every loaded program but the two started on their own (the fault sampler's and
+ * the task iterator).  0 or -errno. */
+static int attach_all(struct tracer *t, char *why, size_t whylen)
+{
+	struct bpf_program *p;
+	int err;
 
 	t->links = calloc(64, sizeof(*t->links));
-	if (!t->links) {
-		err = -ENOMEM;
-		goto fail;
-	}
+	if (!t->links)
+		return -ENOMEM;
 	bpf_object__for_each_program(p, t->skel->obj) {
 		struct bpf_link *l;
 
@@ -238,17 +227,55 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 			snprintf(why, whylen, "failed to attach %s (%s): %s",
 				 bpf_program__name(p), bpf_program__section_name(p),
 				 strerror(-err));
-			goto fail;
+			return err;
 		}
 		if (t->nlinks == 64) {
 			bpf_link__destroy(l);
-			err = -E2BIG;
-			goto fail;
+			return -E2BIG;
 		}
 		t->links[t->nlinks++] = l;
 		log_debug("attached %s", bpf_program__section_name(p));
 	}
+	return 0;
+}
 
+/* open → configure → load → map the arrays → attach → the sampler, the iterator, the ring. */
+int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_event_fn fn,
+		void *ctx, struct tracer **out, char *why, size_t whylen)
+{
+	struct tracer *t = calloc(1, sizeof(*t));
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	t->fn = fn;
+	t->ctx = ctx;
+	t->ncpus = libbpf_num_possible_cpus();
+	t->percpu = calloc(t->ncpus > 0 ? t->ncpus : 1, sizeof(*t->percpu));
+	t->slots = calloc(t->ncpus > 0 ? t->ncpus : 1, sizeof(*t->slots));
+	t->slots_seen = calloc(t->ncpus > 0 ? t->ncpus : 1, sizeof(*t->slots_seen));
+	if (t->ncpus <= 0 || !t->percpu || !t->slots || !t->slots_seen) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	t->skel = mevitop_bpf__open();
+	if (!t->skel) {
+		err = -errno;
+		snprintf(why, whylen, "failed to open BPF skeleton: %s", strerror(-err));
+		goto fail;
+	}
+	configure(t, f, o);
+	err = mevitop_bpf__load(t->skel);
+	if (err) {
+		snprintf(why, whylen, "failed to load BPF programs: %s (run with -vv for the "
+			 "verifier log)", strerror(-err));
+		goto fail;
+	}
+	err = map_arrays(t, why, whylen);
+	if (!err)
+		err = attach_all(t, why, whylen);
+	if (err)
+		goto fail;
 	if (o->stack_sample_period) {
 		err = fault_sampler_start(bpf_program__fd(t->skel->progs.stacks_fault_sample),
 					  o->stack_sample_period, o->stack_duty_on_ms,
@@ -353,19 +380,6 @@ bool tracer_is_target(struct tracer *t, pid_t tgid)
 	if ((size_t)tgid / 64 >= t->targets_words)
 		return false;
 	return (t->targets[tgid / 64] >> (tgid % 64)) & 1;
-}
-
-int tracer_poll(struct tracer *t, int timeout_ms)
-{
-	int n = ring_buffer__poll(t->rb, timeout_ms), m;
-
-	if (n < 0 && n != -EINTR)
-		return n;
-	/* Records submitted without a wake-up are only seen by consuming explicitly. */
-	m = ring_buffer__consume(t->rb);
-	if (m < 0)
-		return m;
-	return (n > 0 ? n : 0) + m;
 }
 
 int tracer_wait(struct tracer *t, int timeout_ms)

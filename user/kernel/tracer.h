@@ -50,9 +50,6 @@ int tracer_add_target(struct tracer *t, pid_t tgid);
 int tracer_del_target(struct tracer *t, pid_t tgid);
 bool tracer_is_target(struct tracer *t, pid_t tgid);
 
-/* Waits up to timeout_ms for a wake-up, then consumes everything available.  Returns the
- * number of records consumed or -errno. */
-int tracer_poll(struct tracer *t, int timeout_ms);
 /* Waits up to timeout_ms for a wake-up; consumes nothing.  Returns >0 if woken. */
 int tracer_wait(struct tracer *t, int timeout_ms);
 /* Consumes what is available without waiting. */

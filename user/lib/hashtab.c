@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "lib/hashtab.h"
 
 #define FIRST_BITS 6		/* 64 slots */
@@ -16,6 +17,13 @@ void hashtab_free(struct hashtab *t)
 	t->slot = NULL;
 	t->cap = t->n = 0;
 	t->bits = 0;
+}
+
+void hashtab_clear(struct hashtab *t)
+{
+	if (t->cap)
+		memset(t->slot, 0, t->cap * sizeof(*t->slot));
+	t->n = 0;
 }
 
 /* Fibonacci hashing: the top bits of hash * 2^64/phi, so callers' weak low bits (an FNV sum,

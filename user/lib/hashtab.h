@@ -33,6 +33,8 @@ struct hashtab {
 /* An empty table (no allocation until the first add). */
 void hashtab_init(struct hashtab *t, const struct hashtab_ops *ops, void *ctx);
 void hashtab_free(struct hashtab *t);
+/* Forgets every element and keeps the room (a table rebuilt from scratch each time). */
+void hashtab_clear(struct hashtab *t);
 /* The element holding key (hash: the key's hash, as ops->hash gives it for that element). */
 bool hashtab_find(const struct hashtab *t, uint64_t hash, const void *key, uint32_t *item);
 /* Indexes element item (< UINT32_MAX), whose key the table must not hold yet; 0 or -ENOMEM

@@ -38,14 +38,14 @@ static void put_json(enum log_level level, const char *msg)
 {
 	char small[8192], *buf = small;
 	const char *key = levels[level].key;
-	size_t size = strlen(key) + json_escape(NULL, 0, msg) + 10, n;
+	size_t size = strlen(key) + utf8_json_escape(NULL, 0, msg) + 10, n;
 
 	if (size > sizeof(small) && !(buf = malloc(size))) {
 		buf = small;	/* a long verifier log and no memory: its first part */
 		size = sizeof(small);
 	}
 	n = (size_t)snprintf(buf, size, "{\"%s\": \"", key);
-	json_escape(buf + n, size - n - 3, msg);	/* room left for "}\n */
+	utf8_json_escape(buf + n, size - n - 3, msg);	/* room left for "}\n */
 	n += strlen(buf + n);
 	memcpy(buf + n, "\"}\n", 4);
 	fputs(buf, stderr);
@@ -91,3 +91,11 @@ DEFINE_LOG(log_warn, LOG_WARNING, 1)
 DEFINE_LOG(log_note, LOG_NOTICE, 1)
 DEFINE_LOG(log_info, LOG_INFO, log_verbosity >= 1)
 DEFINE_LOG(log_debug, LOG_DEBUG, log_verbosity >= 2)
+
+int log_usage(const char *cmd, const char *msg)
+{
+	log_msg(LOG_ERROR, msg);
+	if (!log_json)		/* with --json: one object, nothing else */
+		fprintf(stderr, "Try 'mevitop%s%s --help'.\n", cmd ? " " : "", cmd ? cmd : "");
+	return 2;
+}

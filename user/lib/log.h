@@ -9,6 +9,11 @@
 
 #include <stdbool.h>
 
+/* The one size of a "why" buffer: the reason a call gives, with the buffer's size, for its
+ * caller to say (char why[WHY_LEN]; f(..., why, sizeof(why))).  A reason names a path or
+ * two at most. */
+#define WHY_LEN 1024
+
 extern int log_verbosity;	/* 0 normal, 1 -v, 2 -vv */
 
 enum log_level {
@@ -26,6 +31,11 @@ void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));	/* -v
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));	/* -vv */
 /* A finished message, shown whatever the verbosity ("libbpf: ...": "mevitop: " is added). */
 void log_msg(enum log_level level, const char *msg);
+
+/* A usage error, said once for every command: the message, then "Try 'mevitop [CMD]
+ * --help'." (without it under --json: one object, nothing else).  Returns 2, the exit
+ * status of a usage error. */
+int log_usage(const char *cmd, const char *msg);
 
 /* --json: every message as a JSON object. */
 void log_set_json(bool on);

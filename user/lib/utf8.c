@@ -27,7 +27,7 @@ size_t utf8_len(const unsigned char *s)
 	return n;
 }
 
-size_t json_escape(char *dst, size_t len, const char *s)
+size_t utf8_json_escape(char *dst, size_t len, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t out = 0;

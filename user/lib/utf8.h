@@ -15,6 +15,6 @@ size_t utf8_len(const unsigned char *s);
  * len - 1 bytes and a NUL, never half an escape; returns the length the whole text needs,
  * as snprintf does.
  */
-size_t json_escape(char *dst, size_t len, const char *s);
+size_t utf8_json_escape(char *dst, size_t len, const char *s);
 
 #endif

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lib/slab.h"
@@ -123,6 +122,7 @@ void proc_free(struct proc *p)
 	for (i = 0; i < NTRACKED; i++)
 		pageset_free(p->set[tracked[i]]);
 	heat_free(&p->heat);
+	share_free(p->share);
 	free(p);
 }
 
@@ -134,6 +134,8 @@ void proc_reset(struct proc *p)
 	for (i = 0; i < NTRACKED; i++)
 		pageset_clear(p->set[tracked[i]]);
 	heat_free(&p->heat);
+	share_free(p->share);	/* a new address space shares nothing yet */
+	p->share = NULL;
 	p->brk_start = 0;
 }
 
@@ -195,6 +197,10 @@ struct proc *proc_clone(const struct proc *p, pid_t pid)
 			proc_free(c);
 			return NULL;
 		}
+	}
+	if (p->share && !(c->share = share_clone(p->share))) {
+		proc_free(c);
+		return NULL;
 	}
 	return c;
 }
@@ -622,7 +628,7 @@ void model_totals(const struct proc *p, uint64_t counts[PS_COUNT])
 }
 
 /* Heat for pages that became resident: spread over the blocks of the run. */
-static void heat_new_pages(struct proc *p, const struct scan_run *r, uint64_t now_ns)
+static void warm_scanned_pages(struct proc *p, const struct scan_run *r, uint64_t now_ns)
 {
 	uint64_t len = r->end - r->start, fresh, b, b0, b1;
 
@@ -665,7 +671,7 @@ uint64_t model_apply_scan(struct proc *p, uint64_t start, uint64_t end,
 	if (heat_now_ns)
 		for (i = 0; i < n; i++)
 			if (runs[i].state == PS_RESIDENT)
-				heat_new_pages(p, &runs[i], heat_now_ns);
+				warm_scanned_pages(p, &runs[i], heat_now_ns);
 	/* Pages whose state differs = |old ∪ new| - |same|, over pages not "not resident":
 	 * |old ∪ new| = |old| + |new| - |old ∩ new|. */
 	both = same;
@@ -706,118 +712,22 @@ int model_runs(const struct proc *p, uint64_t from, uint64_t to, model_run_fn fn
 	}
 }
 
-/* --- heat --- */
-
-static float decay(float v, uint64_t from_ns, uint64_t to_ns)
+size_t proc_bytes(const struct proc *p)
 {
-	if (to_ns <= from_ns)
-		return v;
-	return v * exp2f(-(float)(to_ns - from_ns) / (float)HEAT_HALF_LIFE_NS);
+	size_t bytes = sizeof(*p) + (size_t)p->heat.cap * sizeof(struct heat_entry), i;
+	struct itree_node *n;
+
+	for (n = itree_min(&p->maps); n; n = itree_next(n)) {
+		const struct mapping *m = node_map(n);
+
+		bytes += sizeof(*m) + (m->path ? strlen(m->path) + 1 : 0);
+	}
+	for (i = 0; i < NTRACKED; i++)
+		bytes += pageset_bytes(p->set[tracked[i]]);
+	return bytes + share_bytes(p->share);
 }
 
-static struct heat_entry *heat_slot(const struct heat *h, uint64_t key)
-{
-	uint32_t i, mask = h->cap - 1;
-
-	if (!h->cap)
-		return NULL;
-	for (i = (uint32_t)(key * 0x9E3779B97F4A7C15ULL >> 32) & mask;; i = (i + 1) & mask)
-		if (h->slots[i].block == key || h->slots[i].block == 0)
-			return &h->slots[i];
-}
-
-static int heat_grow(struct heat *h)
-{
-	struct heat old = *h;
-	uint32_t i;
-
-	h->cap = old.cap ? old.cap * 2 : 64;
-	h->slots = calloc(h->cap, sizeof(*h->slots));
-	h->used = 0;
-	if (!h->slots) {
-		*h = old;
-		return -ENOMEM;
-	}
-	for (i = 0; i < old.cap; i++) {
-		if (old.slots[i].block) {
-			*heat_slot(h, old.slots[i].block) = old.slots[i];
-			h->used++;
-		}
-	}
-	free(old.slots);
-	return 0;
-}
-
-void heat_add(struct heat *h, uint64_t page, float amount, uint64_t now_ns)
-{
-	uint64_t key = (page >> HEAT_BLOCK_SHIFT) + 1;
-	struct heat_entry *e;
-
-	if ((h->used + 1) * 10 > h->cap * 7 && heat_grow(h))
-		return;
-	e = heat_slot(h, key);
-	if (!e->block) {
-		e->block = key;
-		e->value = 0;
-		e->stamp_ns = now_ns;
-		h->used++;
-	}
-	e->value = decay(e->value, e->stamp_ns, now_ns) + amount;
-	e->stamp_ns = now_ns;
-}
-
-float heat_range(const struct heat *h, uint64_t start, uint64_t end, uint64_t now_ns)
-{
-	uint64_t b0 = start >> HEAT_BLOCK_SHIFT, b1 = (end - 1) >> HEAT_BLOCK_SHIFT, b;
-	float sum = 0;
-	uint32_t i;
-
-	if (!h->used || start >= end)
-		return 0;
-	if (b1 - b0 + 1 > h->used) {
-		for (i = 0; i < h->cap; i++) {
-			const struct heat_entry *e = &h->slots[i];
-
-			if (e->block && e->block - 1 >= b0 && e->block - 1 <= b1)
-				sum += decay(e->value, e->stamp_ns, now_ns);
-		}
-		return sum;
-	}
-	for (b = b0; b <= b1; b++) {
-		const struct heat_entry *e = heat_slot(h, b + 1);
-
-		if (e && e->block)
-			sum += decay(e->value, e->stamp_ns, now_ns);
-	}
-	return sum;
-}
-
-void heat_prune(struct heat *h, uint64_t now_ns)
-{
-	struct heat old = *h;
-	uint32_t i;
-
-	if (!old.used)
-		return;
-	memset(h, 0, sizeof(*h));
-	for (i = 0; i < old.cap; i++) {
-		struct heat_entry *e = &old.slots[i];
-		float v;
-
-		if (!e->block)
-			continue;
-		v = decay(e->value, e->stamp_ns, now_ns);
-		if (v < 0.01f)
-			continue;
-		if ((h->used + 1) * 10 > h->cap * 7 && heat_grow(h))
-			break;
-		*heat_slot(h, e->block) = (struct heat_entry){ e->block, v, now_ns };
-		h->used++;
-	}
-	free(old.slots);
-}
-
-int heat_per_mapping(const struct proc *p, uint64_t now_ns, float *out, size_t n)
+int model_heat_per_mapping(const struct proc *p, uint64_t now_ns, float *out, size_t n)
 {
 	const struct heat *h = &p->heat;
 	const struct mapping *m, **ms;
@@ -842,7 +752,7 @@ int heat_per_mapping(const struct proc *p, uint64_t now_ns, float *out, size_t n
 			continue;
 		s = (e->block - 1) << HEAT_BLOCK_SHIFT;
 		t = s + (1u << HEAT_BLOCK_SHIFT);
-		v = decay(e->value, e->stamp_ns, now_ns);
+		v = heat_entry_value(e, now_ns);
 		while (lo < hi) {		/* the first mapping ending after s */
 			size_t mid = (lo + hi) / 2;
 
@@ -857,63 +767,4 @@ int heat_per_mapping(const struct proc *p, uint64_t now_ns, float *out, size_t n
 	}
 	free(ms);
 	return 0;
-}
-
-const struct heat_entry *heat_find(const struct heat *h, uint64_t page)
-{
-	const struct heat_entry *e = heat_slot(h, (page >> HEAT_BLOCK_SHIFT) + 1);
-
-	return e && e->block ? e : NULL;
-}
-
-int heat_set(struct heat *h, uint64_t page, float value, uint64_t now_ns)
-{
-	uint64_t key = (page >> HEAT_BLOCK_SHIFT) + 1;
-	struct heat_entry *e;
-
-	if ((h->used + 1) * 10 > h->cap * 7 && heat_grow(h))
-		return -ENOMEM;
-	e = heat_slot(h, key);
-	if (!e->block) {
-		e->block = key;
-		h->used++;
-	}
-	e->value = value;
-	e->stamp_ns = now_ns;
-	return 0;
-}
-
-int heat_copy(struct heat *dst, const struct heat *src)
-{
-	memset(dst, 0, sizeof(*dst));
-	if (!src->cap)
-		return 0;
-	dst->slots = malloc(src->cap * sizeof(*dst->slots));
-	if (!dst->slots)
-		return -ENOMEM;
-	memcpy(dst->slots, src->slots, src->cap * sizeof(*dst->slots));
-	dst->cap = src->cap;
-	dst->used = src->used;
-	return 0;
-}
-
-void heat_free(struct heat *h)
-{
-	free(h->slots);
-	memset(h, 0, sizeof(*h));
-}
-
-size_t proc_bytes(const struct proc *p)
-{
-	size_t bytes = sizeof(*p) + (size_t)p->heat.cap * sizeof(struct heat_entry), i;
-	struct itree_node *n;
-
-	for (n = itree_min(&p->maps); n; n = itree_next(n)) {
-		const struct mapping *m = node_map(n);
-
-		bytes += sizeof(*m) + (m->path ? strlen(m->path) + 1 : 0);
-	}
-	for (i = 0; i < NTRACKED; i++)
-		bytes += pageset_bytes(p->set[tracked[i]]);
-	return bytes;
 }

@@ -21,7 +21,8 @@
 #include "lib/itree.h"
 #include "lib/page.h"
 #include "lib/pageset.h"
-#include "kernel/procfs.h"
+#include "lib/map_perms.h"
+#include "model/share.h"
 
 enum page_state {
 	PS_NOT_RESIDENT,
@@ -103,6 +104,7 @@ struct proc {
 	uint64_t mapped_pages;
 	uint64_t brk_start;		/* heap start (bytes), 0 if unknown */
 	struct heat heat;
+	struct share *share;		/* the last sharing pass (model/share.h), or NULL */
 
 	/* Counters for views: cumulative, and the rate over the last interval. */
 	uint64_t faults;
@@ -216,9 +218,11 @@ void heat_free(struct heat *h);
 /* heat_range over each mapping of p at once (out[i]: the i-th in address order, n of
  * them), in one pass over the heat table: a snapshot's cost stays the table's size, not
  * mappings times table.  0 or -ENOMEM. */
-int heat_per_mapping(const struct proc *p, uint64_t now_ns, float *out, size_t n);
+int model_heat_per_mapping(const struct proc *p, uint64_t now_ns, float *out, size_t n);
 /* The entry of the block holding page, or NULL. */
 const struct heat_entry *heat_find(const struct heat *h, uint64_t page);
+/* One entry's value decayed to now_ns. */
+float heat_entry_value(const struct heat_entry *e, uint64_t now_ns);
 /* The block holding page holds exactly value from now_ns on (replay).  0 or -ENOMEM. */
 int heat_set(struct heat *h, uint64_t page, float value, uint64_t now_ns);
 /* dst (empty) becomes a copy of src.  0 or -ENOMEM (dst stays empty). */

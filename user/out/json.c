@@ -7,6 +7,7 @@
 #include "out/json.h"
 #include "out/json_buf.h"
 #include "out/json_files.h"
+#include "out/json_share.h"
 #include "lib/utf8.h"
 #include "stacks/stacks.h"
 #include "lib/array.h"
@@ -102,6 +103,7 @@ static void put_mapping(struct buf *b, const struct proc *p, const struct mappin
 	jb_put(b, ", \"kind\": \"%s\", \"tracker\": \"%s\", \"pages\": ", map_kind_name(m->kind),
 	    m->flags & MF_UFFD ? "userfaultfd" : "pagemap");
 	put_pages(b, c, t - s);
+	json_share_mapping(b, p, m);
 	jb_put(b, ", \"heat\": %.3f, \"runs\": [", heat);
 	model_runs(p, s, t, put_run, &rc);
 	jb_put(b, "]");
@@ -110,47 +112,10 @@ static void put_mapping(struct buf *b, const struct proc *p, const struct mappin
 	jb_put(b, "}");
 }
 
-/* One first touch: [pid, tid, "0xADDRESS", "r"|"w", monotonic seconds]. */
-static void put_touch(struct buf *b, const struct first_touch *t, bool comma)
+void json_put_touch(struct buf *b, const struct first_touch *t, bool comma)
 {
 	jb_put(b, "%s[%d, %u, \"0x%" PRIx64 "\", \"%s\", %.6f]", comma ? ", " : "", t->pid, t->tid,
 	    t->addr, t->write ? "w" : "r", t->ts_ns / 1e9);
-}
-
-/* Exact mode's counters: "stats.exact" (user/exact.h says what each means). */
-static void put_exact_stats(struct buf *b, const struct exact_stats *x)
-{
-	static const char *const hist_keys[EXACT_HIST_BUCKETS] = {
-		"<1", "<2", "<4", "<8", "<16", "<32", "<64", "<128", "<256", "<512", "<1024",
-		"<2048", "<4096", ">=4096",
-	};
-	size_t i;
-
-	jb_put(b, "\"exact\": {\"variant\": \"%s\", \"processes\": %" PRIu64
-	    ", \"registered_pages\": %" PRIu64 ", \"touches\": %" PRIu64
-	    ", \"touches_interval\": %" PRIu64 ", \"touches_dropped\": %" PRIu64
-	    ", \"prereg_pages\": %" PRIu64 ", \"prereg_max\": %" PRIu64 ", \"stale\": %" PRIu64
-	    ", \"behind\": %" PRIu64, x->ordered ? "ordered" : "fast", x->processes,
-	    x->registered_pages, x->touches, x->touches_interval, x->touches_dropped,
-	    x->prereg_pages, x->prereg_max, x->stale, x->behind);
-	jb_put(b, ", \"events\": {\"fork\": %" PRIu64 ", \"remap\": %" PRIu64 ", \"remove\": %"
-	    PRIu64 ", \"unmap\": %" PRIu64 ", \"gone\": %" PRIu64 "}", x->fork, x->remap,
-	    x->remove, x->unmap, x->gone);
-	jb_put(b, ", \"attaches\": %" PRIu64 ", \"attach_ms_max\": %" PRIu64, x->attaches,
-	    x->attach_ms_max);
-	jb_put(b, ", \"server\": {\"threads\": %d, \"reads\": %" PRIu64 ", \"faults\": %" PRIu64
-	    ", \"resolved\": %" PRIu64 ", \"raced\": %" PRIu64 ", \"retried\": %" PRIu64 "}",
-	    x->server_threads, x->reads, x->faults, x->resolved, x->raced, x->retried);
-	if (x->ordered) {
-		jb_put(b, ", \"latency_us_hist\": {");
-		for (i = 0; i < EXACT_HIST_BUCKETS; i++)
-			jb_put(b, "%s\"%s\": %" PRIu64, i ? ", " : "", hist_keys[i], x->hist[i]);
-		jb_put(b, "}, \"latency_us_max\": %.1f", x->lat_max_ns / 1000.0);
-	}
-	jb_put(b, ", \"first_touches\": [");
-	for (i = 0; i < x->nlog; i++)
-		put_touch(b, &x->log[i], i > 0);
-	jb_put(b, "], \"first_touches_unlisted\": %" PRIu64 "}", x->unlisted);
 }
 
 /* --stacks: its counters, a member of "stats" (kept in the frame's extra members, so
@@ -180,21 +145,25 @@ static void put_stacks_stats(struct buf *b, bool comma, const struct stacks_stat
 	    "the first stack sampled in each mapping's part of a 2 MiB chunk");
 }
 
-/* The frame's extra "stats" members: exact mode's, --stacks'.  0 or -ENOMEM. */
+/* The frame's extra "stats" members: the mode's (exact), --stacks'.  0 or -ENOMEM. */
 static int put_extra_stats(struct json_frame *f, struct engine *e, const struct engine_stats *st)
 {
 	const struct engine_hooks *h = engine_hooks(e);
 	struct buf b = { 0 };
 
-	if (h->exact_stats) {
-		struct exact_stats xs;
+	if (h->stats_json) {
+		char *t = h->stats_json(h->ctx);
 
-		memset(&xs, 0, sizeof(xs));
-		h->exact_stats(h->ctx, &xs);
-		put_exact_stats(&b, &xs);
+		if (t)
+			jb_put(&b, "%s", t);
+		else
+			b.oom = true;
+		free(t);
 	}
 	if (f->stacks)
 		put_stacks_stats(&b, b.len > 0, stacks_stats(f->stacks), st);
+	if (engine_share_stats(e))
+		json_share_stats(&b, b.len > 0, engine_share_stats(e));
 	if (b.oom) {
 		free(b.p);
 		return -ENOMEM;
@@ -232,7 +201,8 @@ int json_frame_from_engine(struct json_frame *f, struct engine *e, const struct 
 		f->ntouches = engine_hooks(e)->touches(engine_hooks(e)->ctx, &f->touches,
 						       &f->touches_dropped);
 	}
-	if ((engine_hooks(e)->exact_stats || f->stacks) && put_extra_stats(f, e, st)) {
+	if ((engine_hooks(e)->stats_json || f->stacks || engine_share_stats(e)) &&
+	    put_extra_stats(f, e, st)) {
 		json_frame_release(f);
 		return -ENOMEM;
 	}
@@ -328,11 +298,12 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 		    "\"model_bytes\": %zu, \"pages\": ", p->exited ? "exited" : "running", p->faults,
 		    p->fault_rate, f->proc_bytes[i]);
 		put_pages(&b, c, p->mapped_pages);
+		json_share_proc(&b, p);
 		if (o->maps) {
 			size_t nmaps = model_count_maps(p), k = 0;
 			float *heat = calloc(nmaps ? nmaps : 1, sizeof(*heat));
 
-			if (!heat || heat_per_mapping(p, f->mono_ns, heat, nmaps))
+			if (!heat || model_heat_per_mapping(p, f->mono_ns, heat, nmaps))
 				b.oom = true;
 			jb_put(&b, ", \"mappings\": [");
 			for (m = model_first(p); m && heat; m = model_next(m), k++) {
@@ -352,7 +323,7 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 	if (f->has_touches) {
 		jb_put(&b, ", \"recorded_touches\": [");
 		for (i = 0; i < f->ntouches; i++)
-			put_touch(&b, &f->touches[i], i > 0);
+			json_put_touch(&b, &f->touches[i], i > 0);
 		jb_put(&b, "], \"recorded_touches_dropped\": %" PRIu64, f->touches_dropped);
 	}
 	jb_put(&b, "}\n");

@@ -36,13 +36,13 @@ void jb_put(struct buf *b, const char *fmt, ...)
 void jb_str(struct buf *b, const char *s)
 {
 	char small[256], *esc = small;
-	size_t n = json_escape(NULL, 0, s ? s : "");
+	size_t n = utf8_json_escape(NULL, 0, s ? s : "");
 
 	if (n >= sizeof(small) && !(esc = malloc(n + 1))) {
 		b->oom = true;
 		return;
 	}
-	json_escape(esc, n + 1, s ? s : "");
+	utf8_json_escape(esc, n + 1, s ? s : "");
 	jb_put(b, "\"%s\"", esc);
 	if (esc != small)
 		free(esc);

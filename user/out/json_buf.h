@@ -15,7 +15,7 @@ struct buf {
 };
 
 void jb_put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A comm or a path is bytes: json_escape() makes it a valid JSON string whatever they are. */
+/* A comm or a path is bytes: utf8_json_escape() makes it a valid JSON string whatever they are. */
 void jb_str(struct buf *b, const char *s);
 /* n numbers, comma-separated (and one comma first if comma): the web view's page runs are
  * millions of them, too many for a printf each. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The page cache in JSON snapshots (README "JSON output", doc/pagecache.md): "memory",
+/* The page cache in JSON snapshots (doc/json.md, doc/pagecache.md): "memory",
  * "files", "files_omitted" and "files_stats", as text a frame carries. */
 #ifndef MEVITOP_JSON_FILES_H
 #define MEVITOP_JSON_FILES_H

@@ -2,7 +2,7 @@
 /*
  * The metrics endpoint's data: a copy of what the exposition needs, taken from the model
  * under the engine lock (numbers and a few names, no formatting), then turned into text
- * after the lock is released.  README.md lists every metric and its labels.
+ * after the lock is released.  doc/metrics.md lists every metric and its labels.
  *
  * Cardinality is bounded: processes that exited are left out (their series end with the
  * process), at most `procs` processes are exported (the largest by resident bytes; the
@@ -47,6 +47,8 @@ struct metrics_proc {
 	uint64_t serial;		/* struct proc's: a reused pid is another process */
 	uint64_t cgroup_id;		/* the engine's pass's, 0 unknown (engine_proc_cgroup) */
 	uint64_t faults;
+	bool sharing;			/* a --sharing pass has read it: uss, pss, shared */
+	uint64_t uss, pss, shared;	/* bytes */
 	uint64_t pages[MK_COUNT][PS_COUNT];	/* [kind][PS_NOT_RESIDENT] holds mapped */
 	struct metrics_map *top;	/* the largest resident mappings, largest first */
 	size_t ntop;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/sysmacros.h>
+#include "model/share_figs.h"
 #include "out/metrics.h"
 
 /* Keeps p->top the o->top largest resident mappings, largest first (names not copied yet). */
@@ -39,6 +40,15 @@ static int collect_proc(const struct proc *p, uint32_t top, struct metrics_proc 
 	memcpy(mp->comm, p->comm, sizeof(mp->comm));
 	mp->comm[sizeof(mp->comm) - 1] = 0;
 	mp->faults = p->faults;
+	if (p->share) {
+		struct share_figs f;
+
+		share_totals(p, &f);
+		mp->sharing = true;
+		mp->uss = f.uss;
+		mp->pss = f.pss;
+		mp->shared = f.shared;
+	}
 	if (top && !(mp->top = calloc(top, sizeof(*mp->top))))
 		return -ENOMEM;
 	for (m = model_first(p); m; m = model_next(m)) {
@@ -114,14 +124,10 @@ int metrics_collect(struct engine *e, const struct metrics_opts *o, struct metri
 	s->model_bytes = engine_bytes(e);
 	s->interval_ms = o->interval_ms * engine_interval_scale(e);
 	s->taken_ns = engine_now_ns();
-	if (engine_hooks(e)->exact_stats) {
+	if (engine_hooks(e)->first_touches) {
 		/* Read like the JSON reads it: nothing resets (the tick ends an interval). */
-		struct exact_stats xs;
-
-		memset(&xs, 0, sizeof(xs));
-		engine_hooks(e)->exact_stats(engine_hooks(e)->ctx, &xs);
 		s->exact = true;
-		s->exact_touches = xs.touches;
+		s->exact_touches = engine_hooks(e)->first_touches(engine_hooks(e)->ctx);
 	}
 	err = collect_files(e, o, s);
 	if (err)

@@ -26,6 +26,7 @@ enum fam_id {
 	F_BUILD, F_MODE, F_INTERVAL, F_PROCESSES, F_OMITTED, F_AGE, F_LOCK_HOLD, F_EVENTS, F_LOST,
 	F_RECONCILES, F_DRIFT, F_SCANS, F_OVERFLOWS, F_CPU, F_MODEL,
 	F_P_RESIDENT, F_P_SWAPPED, F_P_MAPPED, F_P_UNTRACKED, F_P_FAULTS, F_M_RESIDENT,
+	F_P_USS, F_P_PSS, F_P_SHARED,
 	F_X_TOUCHES,
 	F_MEMORY, F_FILES, F_FILES_OMITTED, F_FILE_CACHED, F_FILE_DIRTY,
 	F_COUNT,
@@ -76,6 +77,12 @@ static const struct family families[F_COUNT] = {
 	[F_M_RESIDENT] = { "mevitop_mapping_resident_bytes", FT_GAUGE, "bytes",
 			   "Memory in RAM of one of the --metrics-top largest resident "
 			   "mappings of a process." },
+	[F_P_USS] = { "mevitop_process_uss_bytes", FT_GAUGE, "bytes",
+		      "--sharing: memory mapped by this process alone (what its exit frees)." },
+	[F_P_PSS] = { "mevitop_process_pss_bytes", FT_GAUGE, "bytes",
+		      "--sharing: each resident page's size divided by its map count." },
+	[F_P_SHARED] = { "mevitop_process_shared_bytes", FT_GAUGE, "bytes",
+			 "--sharing: resident memory other mappings map too." },
 	[F_X_TOUCHES] = { "mevitop_exact_first_touches", FT_COUNTER, NULL,
 			  "Exact mode: first touches of private anonymous pages seen through "
 			  "userfaultfd (stats.exact.touches in JSON)." },
@@ -284,6 +291,30 @@ static void per_kind(struct out *o, const struct metrics_snap *s, enum fam_id id
 	}
 }
 
+/* --sharing's figures, for the processes a pass has read (no family without one). */
+static void sharing(struct out *o, const struct metrics_snap *s)
+{
+	static const enum fam_id ids[] = { F_P_USS, F_P_PSS, F_P_SHARED };
+	size_t i, k;
+
+	for (i = 0; i < s->nprocs && !s->procs[i].sharing; i++)
+		;
+	if (i == s->nprocs)
+		return;
+	for (k = 0; k < sizeof(ids) / sizeof(ids[0]); k++) {
+		family_header(o, ids[k]);
+		for (i = 0; i < s->nprocs; i++) {
+			const struct metrics_proc *p = &s->procs[i];
+
+			if (!p->sharing)
+				continue;
+			sample_start(o, ids[k], p);
+			sample_end_u64(o, ids[k] == F_P_USS ? p->uss :
+					  ids[k] == F_P_PSS ? p->pss : p->shared);
+		}
+	}
+}
+
 static void per_process(struct out *o, const struct metrics_snap *s)
 {
 	size_t i, j;
@@ -313,6 +344,7 @@ static void per_process(struct out *o, const struct metrics_snap *s)
 			sample_end_u64(o, m->resident * PAGE_SIZE_4K);
 		}
 	}
+	sharing(o, s);
 }
 
 /* The memory summary and the largest cached files (doc/pagecache.md). */

@@ -9,13 +9,15 @@
  * of the run before (the mapping's start, first) and this one's start, which are not
  * resident; state 1 resident, 2 swapped, 3 untracked.  A 4 Mi-page mapping is a few numbers
  * unless it is fragmented, and a fragmented one is short numbers (half the bytes that
- * offsets from the mapping's start would take).
+ * offsets from the mapping's start would take).  With --sharing, "share" gives the pages
+ * mapped more than once the same way, by class, and the list USS and PSS.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lib/array.h"
+#include "model/share_figs.h"
 #include "out/web_json.h"
 
 static void put_pages(struct buf *b, const struct proc *p)
@@ -26,6 +28,18 @@ static void put_pages(struct buf *b, const struct proc *p)
 	jb_put(b, "\"mapped\": %" PRIu64 ", \"resident\": %" PRIu64 ", \"swapped\": %" PRIu64
 	    ", \"untracked\": %" PRIu64, p->mapped_pages, c[PS_RESIDENT], c[PS_SWAPPED],
 	    c[PS_UNTRACKED]);
+}
+
+/* --sharing: the process's USS and PSS in pages (a pass has read it), else nothing. */
+static void put_share_totals(struct buf *b, const struct proc *p)
+{
+	struct share_figs f;
+
+	if (!p->share)
+		return;
+	share_totals(p, &f);
+	jb_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %.1f", f.uss >> PAGE_SHIFT_4K,
+	    (double)f.pss / (1 << PAGE_SHIFT_4K));
 }
 
 static void put_head(struct buf *b, const struct json_frame *f)
@@ -51,6 +65,7 @@ int web_json_list(const struct json_frame *f, struct buf *b)
 		jb_put(b, ", \"state\": \"%s\", \"faults\": %" PRIu64 ", \"fault_rate\": %.1f, ",
 		    p->exited ? "exited" : "running", p->faults, p->fault_rate);
 		put_pages(b, p);
+		put_share_totals(b, p);
 		jb_put(b, ", \"mappings\": %zu}", model_count_maps(p));
 		any = true;
 	}
@@ -161,6 +176,25 @@ static void put_heat(struct buf *b, const struct warm_set *ws, const struct mapp
 	jb_put(b, "]");
 }
 
+/* --sharing: the mapping's pages mapped by more than one process, as [offset from its
+ * start, length, class] (class 1 by 2, 2 by 3-8, 3 by 9 or more: model/share.h); the
+ * other resident pages are private. */
+static void put_share_runs(struct buf *b, const struct proc *p, const struct mapping *m)
+{
+	uint64_t s = mapping_start(m), e = mapping_end(m), rs, re;
+	bool first = true;
+
+	if (!p->share)
+		return;
+	jb_put(b, ", \"share\": [");
+	for (int c = SHC_TWO; c < SHC_COUNT; c++)
+		for (rs = s; pageset_next_run(p->share->cls[c], rs, e, &rs, &re); rs = re) {
+			jb_u64s(b, !first, (uint64_t[]){ rs - s, re - rs, (uint64_t)c }, 3);
+			first = false;
+		}
+	jb_put(b, "]");
+}
+
 static void put_mapping(struct buf *b, const struct proc *p, const struct mapping *m,
 			const struct warm_set *ws)
 {
@@ -177,6 +211,7 @@ static void put_mapping(struct buf *b, const struct proc *p, const struct mappin
 	model_runs(p, s, e, put_run, &rc);
 	jb_put(b, "]");
 	put_heat(b, ws, m);
+	put_share_runs(b, p, m);
 	jb_put(b, "}");
 }
 
@@ -209,6 +244,11 @@ static uint64_t fingerprint(const struct proc *p, const struct mapping *m,
 
 	if (m->path)
 		h = hash_bytes(h, m->path, strlen(m->path));
+	for (int c = SHC_TWO; p->share && c < SHC_COUNT; c++) {
+		uint64_t n = pageset_count_range(p->share->cls[c], s, e);
+
+		h = hash_bytes(h, &n, sizeof(n));
+	}
 	for (size_t i = warm_from(ws, s); i < ws->n && ws->w[i].page < e; i++)
 		h = hash_bytes(h, &ws->w[i], sizeof(ws->w[i]));
 	return h;
@@ -322,6 +362,7 @@ int web_json_process(struct web_deltas *d, const struct json_frame *f, pid_t pid
 	jb_put(b, ", \"state\": \"%s\", \"page_size\": %d, ", p->exited ? "exited" : "running",
 	    1 << PAGE_SHIFT_4K);
 	put_pages(b, p);
+	put_share_totals(b, p);
 	put_mappings(d, p, since, f->mono_ns, b);
 	jb_put(b, ", \"gen\": %" PRIu64 ", \"since\": %" PRIu64 "}", d->gen, since);
 	return b->oom ? -ENOMEM : 0;

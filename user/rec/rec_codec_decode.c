@@ -12,6 +12,7 @@
 #include "rec/rec_codec.h"
 #include "rec/rec_codec_int.h"
 #include "rec/rec_format.h"
+#include "rec/rec_share.h"
 #include "rec/rec_stacks.h"
 
 struct dproc {
@@ -394,6 +395,19 @@ static int decode_parent(struct rcur *c, struct dproc *d, char *why, size_t whyl
 	return 0;
 }
 
+/* REC_SECTION_SHARE: the process's sharing pass replaces the one it had. */
+static int decode_share(struct rcur *c, struct dproc *d, char *why, size_t whylen)
+{
+	struct share *s;
+	int err = rec_get_share(c, &s, why, whylen);
+
+	if (err)
+		return err;
+	share_free(d->p->share);
+	d->p->share = s;
+	return 0;
+}
+
 /*
  * Sections (the format's extension point): of a process (d) or of the frame (d == NULL).
  * Kinds this reader does not know are skipped.
@@ -428,6 +442,8 @@ static int decode_sections(struct rcur *c, struct rec_decoder *dec, struct dproc
 			err = decode_heat(&body, dec, d, why, whylen);
 		else if (d && kind == REC_SECTION_PARENT)
 			err = decode_parent(&body, d, why, whylen);
+		else if (d && kind == REC_SECTION_SHARE)
+			err = decode_share(&body, d, why, whylen);
 		else if (d && kind == REC_SECTION_FIRST_TOUCH) {
 			free(d->touches);
 			err = rec_get_touches(&body, dec->mono_ns, &d->touches, &d->ntouches, why,

@@ -9,6 +9,7 @@
 #include "rec/rec_codec.h"
 #include "rec/rec_codec_int.h"
 #include "rec/rec_format.h"
+#include "rec/rec_share.h"
 #include "rec/rec_stacks.h"
 
 struct prev_entry {
@@ -19,6 +20,7 @@ struct prev_entry {
 	struct heat heat;		/* --heat: its heat table as last written */
 	struct stack_touch *touches;	/* --stacks: its first touches as last written */
 	size_t ntouches;
+	uint64_t share_at;		/* --sharing: the pass last written (0: none) */
 };
 
 struct rec_encoder {
@@ -341,6 +343,14 @@ static unsigned encode_proc_sections(struct rec_encoder *enc, const struct json_
 				    ce->ntouches * sizeof(*ce->touches))))) {
 		rec_put_touches(&body, f->stacks, p->pid, f->mono_ns);
 		put_section(secs, REC_SECTION_FIRST_TOUCH, &body);
+		nsecs++;
+	}
+	/* --sharing: the last pass, when it is another than the one written (a fresh start
+	 * has none); "none" when a process lost it (exec). */
+	ce->share_at = p->share ? (p->share->at_ns ? p->share->at_ns : 1) : 0;
+	if (ce->share_at != (fresh ? 0 : pe->share_at)) {
+		rec_put_share(&body, p->share);
+		put_section(secs, REC_SECTION_SHARE, &body);
 		nsecs++;
 	}
 	/* The parent: known at a fresh start, or changed (a parent's exit reparents its

@@ -33,6 +33,7 @@ enum rec_frame_type {
 #define REC_SECTION_PARENT	5	/* a process section: its parent pid (JSON ppid) */
 #define REC_SECTION_FILES	6	/* the page cache members as live JSON wrote them
 					 * ("memory", "files", "files_omitted", "files_stats") */
+#define REC_SECTION_SHARE	7	/* a process section: its --sharing pass (rec_share.h) */
 
 /* Frame payload flags. */
 #define REC_FLAG_MAPS		(1u << 0)	/* live JSON would have printed mappings */

@@ -95,7 +95,7 @@ static int parse(int argc, char **argv, struct replay_opts *o)
 			o->help = true;
 			return 0;
 		case 'l': {
-			char why[160];
+			char why[WHY_LEN];
 
 			if (listen_addr_parse(optarg, &o->listen, why, sizeof(why)))
 				return subcmd_usage("replay", "%s", why);
@@ -155,7 +155,7 @@ static int print_frames(struct rec_reader *r, const struct replay_opts *o, size_
 			size_t last)
 {
 	size_t i, printed = 0;
-	char why[256];
+	char why[WHY_LEN];
 
 	for (i = first; i <= last; i++) {
 		struct json_frame f;
@@ -191,7 +191,7 @@ static int print_folded(struct rec_reader *r, const struct replay_opts *o, size_
 {
 	struct json_frame f;
 	uint32_t flags;
-	char why[256];
+	char why[WHY_LEN];
 	int err = rec_load(r, i, &f, &flags, why, sizeof(why));
 
 	if (err) {
@@ -215,7 +215,7 @@ int replay_main(int argc, char **argv, int (*interactive)(struct rec_reader *r))
 	struct replay_opts o;
 	struct rec_reader *r = NULL;
 	size_t first = 0, last;
-	char why[512];
+	char why[WHY_LEN];
 	int rc;
 
 	rc = parse(argc, argv, &o);

@@ -21,7 +21,7 @@ static int replay_acquire(void *ctx, double at, struct json_frame *f)
 	uint64_t t = rec_start_ns(s->r) + (uint64_t)llround(at * 1e9);
 	size_t i = rec_find(s->r, t);
 	uint32_t flags;
-	char why[256];
+	char why[WHY_LEN];
 	int err;
 
 	if (i == SIZE_MAX)	/* before the first frame: show the first */
@@ -54,7 +54,7 @@ int replay_web(struct rec_reader *r, const char *path, const struct listen_addr 
 	};
 	struct web_server ws;
 	sigset_t stop;
-	char why[256];
+	char why[WHY_LEN];
 	int sig;
 
 	/* Blocked before the server's thread starts, so only sigwait() takes them. */

@@ -389,7 +389,7 @@ static void draw_memory(struct report *rp, int y)
 	struct json_frame f;
 	struct files_brief b;
 	uint32_t flags;
-	char why[256], line[1024];
+	char why[WHY_LEN], line[1024];
 	int at = 0;
 
 	if (rec_load(rp->r, rp->cols[rp->ncols - 1], &f, &flags, why, sizeof(why)) ||
@@ -487,7 +487,7 @@ int report_main(int argc, char **argv)
 	};
 	struct report rp = { 0 };
 	const char *out = NULL, *path;
-	char why[512], title[256];
+	char why[WHY_LEN], title[256];
 	long pid = 0;
 	int opt, rc = 1, err;
 

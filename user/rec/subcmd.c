@@ -5,13 +5,13 @@
 #include "lib/log.h"
 #include "rec/subcmd.h"
 
-static bool json_msgs;
 
 bool subcmd_json(int argc, char **argv, const char *optstring, const struct option *longopts)
 {
-	json_msgs = getopt_finds(argc, argv, optstring, longopts, 'j');
-	log_set_json(json_msgs);
-	return json_msgs;
+	bool on = getopt_finds(argc, argv, optstring, longopts, 'j');
+
+	log_set_json(on);
+	return on;
 }
 
 int subcmd_usage(const char *cmd, const char *fmt, ...)
@@ -22,10 +22,7 @@ int subcmd_usage(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	log_msg(LOG_ERROR, msg);
-	if (!json_msgs)		/* with --json: one object, nothing else */
-		fprintf(stderr, "Try 'mevitop %s --help'.\n", cmd);
-	return 2;
+	return log_usage(cmd, msg);
 }
 
 int subcmd_getopt_error(const char *cmd, int opt, char **argv)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What the file sub-commands (replay, report) share: --json's messages, usage errors. */
+/* What every command shares (the main one, whose cmd is NULL, and replay, report): --json's
+ * messages, usage errors. */
 #ifndef MEVITOP_REC_SUBCMD_H
 #define MEVITOP_REC_SUBCMD_H
 
@@ -13,7 +14,7 @@
  */
 bool subcmd_json(int argc, char **argv, const char *optstring, const struct option *longopts);
 
-/* Prints "mevitop: <message>" and "Try 'mevitop CMD --help'." on stderr, or with --json the
+/* Prints "mevitop: <message>" and "Try 'mevitop [CMD] --help'." on stderr, or with --json the
  * one object {"error": "<message>"}; returns 2. */
 int subcmd_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include "stacks/fault_stacks.h"
 
-/* A power of two (2 MiB): a drain of the 8 MiB ring buffer holds up to ~29,000 stack
+/* Its own table, not lib/hashtab.h: fixed-size and lossy (an entry that finds no slot in
+ * PROBE is dropped and counted; old ones expire), values inline for the per-record path.
+ * A power of two (2 MiB): a drain of the 8 MiB ring buffer holds up to ~29,000 stack
  * records, and most of those wait here for the touches of the next drain. */
 #define FAULT_SLOTS 65536
 #define PROBE 16		/* slots an entry may sit in, from its hash on */

@@ -4,6 +4,8 @@
 #include <string.h>
 #include "stacks/raw_cache.h"
 
+/* Its own table, not lib/hashtab.h: a fixed-size, lossy cache (a newer stack takes an old
+ * one's slot), no growth and no removal, values inline for the per-sample path. */
 #define RAW_SLOTS 4096		/* a power of two; ~1.2 MiB */
 
 struct raw_slot {

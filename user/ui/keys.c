@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "ui/keys.h"
 
-const struct ui_key *keymap_find(const struct ui_keymap *km, int key)
+static const struct ui_key *keymap_find(const struct ui_keymap *km, int key)
 {
 	size_t i;
 	int c;

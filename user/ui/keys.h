@@ -3,7 +3,7 @@
  * The interactive view's key bindings, one table per view (in the spirit of htop's
  * Action.c): each entry is written once and is at the same time what a key press
  * dispatches to, a line of the help screen, and (when it has a hint) a footer item.
- * `mevitop --keys` prints the tables, and a test holds the help screen, README and man
+ * `mevitop --keys` prints the tables, and a test holds the help screen, doc/view.md and the man
  * page to them.
  */
 #ifndef MEVITOP_UI_KEYS_H
@@ -35,8 +35,6 @@ struct ui_keymap {
 
 #define UI_KEYMAP(title, table) { title, table, sizeof(table) / sizeof((table)[0]) }
 
-/* The entry answering key, or NULL. */
-const struct ui_key *keymap_find(const struct ui_keymap *km, int key);
 /* Runs the entry answering key; false when there is none or it did nothing. */
 bool keymap_dispatch(const struct ui_keymap *km, struct ui *ui, int key);
 /* "TITLE<TAB>KEYS<TAB>HELP" per entry, for --keys. */

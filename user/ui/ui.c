@@ -55,7 +55,7 @@ static volatile sig_atomic_t tstp_refused;
  * --exact=ordered: every first touch of the target waits for mevitop's fault server, so
  * a suspended mevitop would stall the target for as long as it stays suspended.  Ctrl-Z
  * (SIGTSTP) is refused there with a word in the status line; q detaches and quits.  A
- * SIGSTOP cannot be refused: README, "Exact mode", says what it does in each variant.
+ * SIGSTOP cannot be refused: doc/exact.md says what it does in each variant.
  */
 static void on_tstp(int sig)
 {
@@ -63,11 +63,11 @@ static void on_tstp(int sig)
 	tstp_refused = 1;
 }
 
-static void refuse_tstp(const struct cli *c)
+static void refuse_tstp(const struct ui_opts *o)
 {
 	struct sigaction sa = { .sa_handler = on_tstp };
 
-	if (!c->exact || c->exact_variant != EXACT_ORDERED)
+	if (!o->refuse_suspend)
 		return;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTSTP, &sa, NULL);	/* over curses' own: it would suspend us */
@@ -161,7 +161,7 @@ static void frame(struct ui *ui, struct ui_perf *perf)
 	} else {
 		/* When the engine is busy for longer, this frame shows the data it has: keys
 		 * and drawing do not wait for the engine. */
-		if (ui_trylock(ui, UI_LOCK_WAIT_MS)) {
+		if (ui_model_trylock(ui, UI_LOCK_WAIT_MS)) {
 			if (ui->replay) {
 				ui->stats = ui_replay_frame(ui->replay)->stats;
 				ui->engine_bytes = ui_replay_frame(ui->replay)->engine_bytes;
@@ -182,7 +182,7 @@ static void frame(struct ui *ui, struct ui_perf *perf)
 				fileheat_update(ui);
 			else
 				heatmap_update(ui, true);
-			ui_unlock(ui);
+			ui_model_unlock(ui);
 			ui->data_ns = ui->now_ns;
 		} else if (ui->view == VIEW_MAP) {
 			heatmap_update(ui, false);
@@ -270,7 +270,7 @@ static bool handle_key(struct ui *ui, int key)
 	}
 	/* An open prompt takes every key (a filter may contain q). */
 	if (ui->prompt.kind == PROMPT_TIME) {
-		int r = prompt_key(&ui->prompt, key);
+		int r = draw_prompt_key(&ui->prompt, key);
 
 		if (r == 1)
 			ui_replay_goto(ui->replay, ui->prompt.text);
@@ -325,7 +325,7 @@ static void print_perf(const struct ui *ui, const struct ui_perf *perf, uint64_t
 
 int ui_check_terminal(void)
 {
-	char why[256];
+	char why[WHY_LEN];
 
 	if (term_check(why, sizeof(why))) {
 		log_err("%s", why);
@@ -335,9 +335,9 @@ int ui_check_terminal(void)
 }
 
 /* The view on the live engine (e, in its own thread) or on a recording (rp). */
-static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
+static int session(struct engine *e, const struct ui_opts *o, struct ui_replay *rp)
 {
-	struct ui ui = { .e = e, .replay = rp, .cli = c, .view = VIEW_LIST,
+	struct ui ui = { .e = e, .replay = rp, .o = o, .view = VIEW_LIST,
 			 .global_keys = &global_keymap };
 	struct engine_thread t = { .e = e };
 	struct ui_perf perf = { 0 };
@@ -348,10 +348,10 @@ static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
 	/* Also the replay's view (no engine); no SA_RESTART: a signal interrupts the wait
 	 * for a key. */
 	drive_signals_install();
-	t.drive = (struct drive_opts){ .interval_ms = c->interval_ms,
-				       .report_exits = c->npids > 0, .frame = count_tick,
+	t.drive = (struct drive_opts){ .interval_ms = o->interval_ms,
+				       .report_exits = o->npids > 0, .frame = count_tick,
 				       .ctx = &t };
-	ui.list = proclist_new(c->npids > 0);
+	ui.list = proclist_new(o->npids > 0);
 	ui.map = heatmap_new();
 	ui.files = files_new();
 	ui.fmap = fileheat_new();
@@ -359,23 +359,23 @@ static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
 		log_err("failed to start the interactive view: %s", strerror(ENOMEM));
 		goto out;
 	}
-	heatmap_set_layout(ui.map, c->layout);
+	heatmap_set_layout(ui.map, o->layout);
 	if (term_open(&ui.theme)) {
 		log_err("failed to start curses on this terminal (TERM=%s)",
 			getenv("TERM") ? getenv("TERM") : "");
 		goto out;
 	}
 	log_set_sink(ui_status_sink);
-	refuse_tstp(c);
+	refuse_tstp(o);
 	atomic_init(&t.ticks, 0);
-	if (c->npids)
-		heatmap_show(&ui, c->pids[0]);
-	if (c->files_view)
+	if (o->npids)
+		heatmap_show(&ui, o->pids[0]);
+	if (o->files_view)
 		ui.view = VIEW_FILES;
 	/* --file PATH: its heatmap (Esc: the Files view); the engine checked the path. */
-	err = c->nfile_paths ? fileheat_show_path(&ui, c->file_paths[0], VIEW_FILES) : 0;
+	err = o->file_path ? fileheat_show_path(&ui, o->file_path, VIEW_FILES) : 0;
 	if (err)
-		log_warn("failed to open %s: %s", c->file_paths[0], strerror(-err));
+		log_warn("failed to open %s: %s", o->file_path, strerror(-err));
 	err = e ? engine_thread_start(&t) : 0;
 	if (err) {
 		term_close();
@@ -403,7 +403,7 @@ static int session(struct engine *e, const struct cli *c, struct ui_replay *rp)
 					next_frame = now + UI_FRAME_MS * 1000000ULL;
 			}
 		}
-		if (e && c->count && atomic_load(&t.ticks) >= c->count)
+		if (e && o->count && atomic_load(&t.ticks) >= o->count)
 			break;
 		now = engine_now_ns();
 		wait_ms = next_frame > now ? (int)((next_frame - now + 999999) / 1000000) : 0;
@@ -441,16 +441,16 @@ out:
 	return rc;
 }
 
-int ui_run(struct engine *e, const struct cli *c)
+int ui_run(struct engine *e, const struct ui_opts *o)
 {
-	return session(e, c, NULL);
+	return session(e, o, NULL);
 }
 
 int ui_replay_main(struct rec_reader *r)
 {
 	struct ui_replay *rp;
-	struct cli c = { 0 };
-	char why[256];
+	struct ui_opts o = { 0 };
+	char why[WHY_LEN];
 	int rc;
 
 	if (ui_check_terminal())
@@ -460,8 +460,8 @@ int ui_replay_main(struct rec_reader *r)
 		log_err("%s", why);
 		return 1;
 	}
-	c.interval_ms = ui_replay_frame(rp)->interval_ms;
-	rc = session(NULL, &c, rp);
+	o.interval_ms = ui_replay_frame(rp)->interval_ms;
+	rc = session(NULL, &o, rp);
 	ui_replay_free(rp);
 	return rc;
 }

@@ -10,13 +10,29 @@
 #ifndef MEVITOP_UI_H
 #define MEVITOP_UI_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
-#include "cli.h"
+#include <sys/types.h>
 #include "engine/engine.h"
+
+/* What the view is asked to show: its own options, built from the command line by the top
+ * (cli_ui_opts), so the view knows nothing of struct cli. */
+struct ui_opts {
+	uint64_t interval_ms;		/* the engine's refresh (-d) */
+	uint64_t count;			/* -n: refreshes before quitting; 0: forever */
+	const pid_t *pids;		/* -p (or run's CMD): the first one's heatmap opens */
+	size_t npids;			/* 0: the whole system */
+	int layout;			/* --layout: enum hm_style, HL_AUTO by default */
+	bool files_view;		/* --files: open on the Files view */
+	const char *file_path;		/* --file PATH: that file's heatmap opens; or NULL */
+	bool refuse_suspend;		/* --exact=ordered: the target's first touches wait for
+					 * us, so Ctrl-Z is refused */
+};
 
 /* 0 if stdin/stdout are a terminal curses can drive; otherwise logs why and returns -1. */
 int ui_check_terminal(void);
-int ui_run(struct engine *e, const struct cli *c);
+int ui_run(struct engine *e, const struct ui_opts *o);
 /* replay_main's `interactive` (rec/replay.h): checks the terminal, then the view on the
  * recording r; returns the exit code. */
 struct rec_reader;

@@ -7,6 +7,15 @@
 #include <wchar.h>
 #include "ui/ui_canvas.h"
 
+/* Forget what the screen shows: the next flush rewrites every row. */
+static void canvas_invalidate(struct ui_canvas *c)
+{
+	int r;
+
+	for (r = 0; r < c->rows; r++)
+		c->dirty_all[r] = true;
+}
+
 int canvas_resize(struct ui_canvas *c, int rows, int cols)
 {
 	size_t n = (size_t)(rows > 0 ? rows : 0) * (cols > 0 ? cols : 0);
@@ -39,14 +48,6 @@ void canvas_free(struct ui_canvas *c)
 	memset(c, 0, sizeof(*c));
 }
 
-void canvas_invalidate(struct ui_canvas *c)
-{
-	int r;
-
-	for (r = 0; r < c->rows; r++)
-		c->dirty_all[r] = true;
-}
-
 void canvas_clear(struct ui_canvas *c)
 {
 	long i, n = (long)c->rows * c->cols;
@@ -72,18 +73,6 @@ void canvas_fill(struct ui_canvas *c, int row, int col, int n, uint32_t ch, stru
 
 	for (i = 0; i < n; i++)
 		canvas_put(c, row, col + i, ch, look);
-}
-
-void canvas_restyle(struct ui_canvas *c, int row, int col, int n, struct ui_look look)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		if (inside(c, row, col + i)) {
-			canvas_at(c, row, col + i)->attr = look.attr;
-			canvas_at(c, row, col + i)->pair = look.pair;
-		}
-	}
 }
 
 /* Next character of s (UTF-8 in a UTF-8 locale), as one printable column; advances *s. */

@@ -32,8 +32,6 @@ struct ui_canvas {
 
 int canvas_resize(struct ui_canvas *c, int rows, int cols);
 void canvas_free(struct ui_canvas *c);
-/* Forget what the screen shows: the next flush rewrites every row. */
-void canvas_invalidate(struct ui_canvas *c);
 /* Blank the frame being composed. */
 void canvas_clear(struct ui_canvas *c);
 
@@ -44,8 +42,6 @@ static inline struct ui_cell *canvas_at(struct ui_canvas *c, int row, int col)
 
 void canvas_put(struct ui_canvas *c, int row, int col, uint32_t ch, struct ui_look look);
 void canvas_fill(struct ui_canvas *c, int row, int col, int n, uint32_t ch, struct ui_look look);
-/* Changes the look of n existing cells, keeping their characters. */
-void canvas_restyle(struct ui_canvas *c, int row, int col, int n, struct ui_look look);
 /* UTF-8 text, clipped to maxw columns (and the canvas); returns the columns used.
  * Characters that are not printable and one column wide become '?'. */
 int canvas_text(struct ui_canvas *c, int row, int col, int maxw, struct ui_look look,

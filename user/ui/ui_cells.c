@@ -34,7 +34,7 @@ void cells_zoom_text(char *buf, size_t len, uint64_t zoom, bool is_auto, bool wi
 {
 	char a[32];
 
-	fmt_pages(a, sizeof(a), zoom);
+	draw_fmt_pages(a, sizeof(a), zoom);
 	if (zoom == 1)
 		snprintf(buf, len, "1 page/cell%s", is_auto ? " auto" : "");
 	else if (wide)

@@ -8,7 +8,7 @@
 #include "ui/ui_model.h"
 #include "ui/ui_status.h"
 
-void fmt_pages(char *buf, size_t len, uint64_t pages)
+void draw_fmt_pages(char *buf, size_t len, uint64_t pages)
 {
 	static const char units[] = "KMGTPE";
 	double v = pages * (PAGE_SIZE_4K / 1024.0);
@@ -28,7 +28,7 @@ void fmt_pages(char *buf, size_t len, uint64_t pages)
 		snprintf(buf, len, "%.1f%c", v, units[i]);
 }
 
-void fmt_rate(char *buf, size_t len, double r)
+void draw_fmt_rate(char *buf, size_t len, double r)
 {
 	if (r < 0.05)
 		snprintf(buf, len, "0");
@@ -64,8 +64,8 @@ void draw_title(struct ui *ui, const char *what, const char *warn)
 				     ui->theme.style[ST_TITLE_WARN], " %s ", warn);
 	}
 	snprintf(buf, sizeof(buf), "%s%s mode%sinterval %" PRIu64 " ms%s%s%.1f fps", sep(ui),
-		 ui_mode(ui), sep(ui),
-		 ui->cli->interval_ms * (ui->stats.interval_scale > 1 ? ui->stats.interval_scale : 1),
+		 ui_model_mode(ui), sep(ui),
+		 ui->o->interval_ms * (ui->stats.interval_scale > 1 ? ui->stats.interval_scale : 1),
 		 ui->stats.interval_scale > 1 ? " (--max-cpu)" : "", sep(ui), ui->fps);
 	canvas_text(&ui->canvas, 0, col, ui->cols - col, look, buf);
 }
@@ -91,7 +91,7 @@ int draw_engine_stats(struct ui *ui, int row, int col)
 	const struct engine_stats *st = &ui->stats;
 	char buf[32];
 
-	fmt_rate(buf, sizeof(buf), st->events_per_sec);
+	draw_fmt_rate(buf, sizeof(buf), st->events_per_sec);
 	col = draw_field(ui, row, col, "events/s", buf, ST_VALUE);
 	snprintf(buf, sizeof(buf), "%" PRIu64, st->lost);
 	col = draw_field(ui, row, col, "lost", buf, st->lost ? ST_WARN : ST_VALUE);
@@ -182,7 +182,7 @@ void draw_too_small(struct ui *ui)
 		    ui->theme.style[ST_WARN], buf);
 }
 
-int prompt_key(struct ui_prompt *p, int key)
+int draw_prompt_key(struct ui_prompt *p, int key)
 {
 	switch (key) {
 	case '\n':
@@ -224,7 +224,7 @@ void draw_menu(struct ui *ui, int top, int n, const char *(*name)(int i), int se
 	}
 }
 
-int menu_key(int *sel, int n, int key)
+int draw_menu_key(int *sel, int n, int key)
 {
 	switch (key) {
 	case KEY_UP:

@@ -6,7 +6,7 @@
  * This is the only file of the UI that reads the page cache model (model/fcache.h, filled
  * by the engine): the Files view and the file heatmap see these types, so a change of the
  * model's names is a change here.  Every function marked "under the lock" runs with the
- * engine lock held (ui_trylock); what it fills is the view's own and is read without it.
+ * engine lock held (ui_model_trylock); what it fills is the view's own and is read without it.
  */
 #ifndef MEVITOP_UI_FCACHE_H
 #define MEVITOP_UI_FCACHE_H

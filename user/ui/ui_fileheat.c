@@ -156,7 +156,7 @@ static void who_maps(struct ui *ui, struct fileheat *m, uint64_t page)
 	m->who[0] = 0;
 	m->who_page = page;
 	for (i = 0; i < m->pg.npids; i++) {
-		const struct proc *p = ui_find(ui, m->pg.pids[i]);
+		const struct proc *p = ui_model_find(ui, m->pg.pids[i]);
 		const struct mapping *mp;
 
 		if (!p || !p->ready)
@@ -356,21 +356,21 @@ static void draw_header(struct ui *ui)
 		warn = "NOT CACHED";
 	else if (ui->paused)
 		warn = "PAUSED";
-	else if (ui_stale(ui))
-		warn = ui_stale(ui);
+	else if (ui_model_stale(ui))
+		warn = ui_model_stale(ui);
 	draw_title(ui, what, warn);
-	fmt_pages(a, sizeof(a), pages);
+	draw_fmt_pages(a, sizeof(a), pages);
 	col = draw_field(ui, 1, col, "size", a, ST_VALUE);
-	fmt_pages(a, sizeof(a), pg->cached);
+	draw_fmt_pages(a, sizeof(a), pg->cached);
 	snprintf(b, sizeof(b), "%s %.0f%%", a, pages ? 100.0 * pg->cached / pages : 0.0);
 	col = draw_field(ui, 1, col, "cached", b, ST_VALUE);
-	fmt_pages(a, sizeof(a), pg->dirty);
+	draw_fmt_pages(a, sizeof(a), pg->dirty);
 	col = draw_field(ui, 1, col, "dirty", a, ST_VALUE);
-	fmt_pages(a, sizeof(a), pg->wb);
+	draw_fmt_pages(a, sizeof(a), pg->wb);
 	col = draw_field(ui, 1, col, wide ? "writeback" : "wb", a, ST_VALUE);
-	fmt_rate(a, sizeof(a), pg->adds);
+	draw_fmt_rate(a, sizeof(a), pg->adds);
 	col = draw_field(ui, 1, col, "adds/s", a, ST_VALUE);
-	fmt_rate(a, sizeof(a), pg->evicts);
+	draw_fmt_rate(a, sizeof(a), pg->evicts);
 	col = draw_field(ui, 1, col, wide ? "evictions/s" : "evict/s", a, ST_VALUE);
 	snprintf(a, sizeof(a), "%zu", pg->npids);
 	draw_field(ui, 1, col, "mapped by", a, ST_VALUE);
@@ -411,8 +411,8 @@ static size_t readout_text(const struct ui *ui, int cut, char *buf, size_t size)
 	if (cut < FH_NO_RATES) {
 		char a[16], v[16];
 
-		fmt_rate(a, sizeof(a), heat_to_rate(heat_range(&m->adds, s, e, ui->now_ns)));
-		fmt_rate(v, sizeof(v), heat_to_rate(heat_range(&m->evicts, s, e, ui->now_ns)));
+		draw_fmt_rate(a, sizeof(a), heat_to_rate(heat_range(&m->adds, s, e, ui->now_ns)));
+		draw_fmt_rate(v, sizeof(v), heat_to_rate(heat_range(&m->evicts, s, e, ui->now_ns)));
 		ADD("%sadds %s/s, evictions %s/s", dot, a, v);
 	}
 	if (m->who_page == m->cur && m->who[0])
@@ -575,7 +575,7 @@ bool fileheat_key(struct ui *ui, int key)
 	struct fileheat *m = ui->fmap;
 
 	if (ui->prompt.kind == PROMPT_PAGE) {
-		int r = prompt_key(&ui->prompt, key);
+		int r = draw_prompt_key(&ui->prompt, key);
 
 		if (r > 0) {
 			char *end;

@@ -136,7 +136,7 @@ void files_update(struct ui *ui)
 	if (!uf_snap_update(ui, &f->snap))
 		return;
 	f->stale = true;
-	procs = ui_procs(ui, &n);	/* sorted by pid */
+	procs = ui_model_procs(ui, &n);	/* sorted by pid */
 	if (n > f->pids_cap) {
 		if (array_resize(f->pids, n))
 			return;
@@ -412,20 +412,20 @@ static void draw_header(struct ui *ui)
 	char a[32], b[64];
 	int col = 0;
 
-	draw_title(ui, "page cache", ui->paused ? "PAUSED" : ui_stale(ui));
+	draw_title(ui, "page cache", ui->paused ? "PAUSED" : ui_model_stale(ui));
 	snprintf(a, sizeof(a), "%zu", f->nmatch);
 	if (f->nmatch != f->snap.n)
 		snprintf(a + strlen(a), sizeof(a) - strlen(a), " of %zu", f->snap.n);
 	col = draw_field(ui, 1, col, "files", a, ST_VALUE);
-	fmt_pages(a, sizeof(a), f->total.cached);
+	draw_fmt_pages(a, sizeof(a), f->total.cached);
 	col = draw_field(ui, 1, col, "cached", a, ST_VALUE);
-	fmt_pages(a, sizeof(a), f->total.dirty);
+	draw_fmt_pages(a, sizeof(a), f->total.dirty);
 	col = draw_field(ui, 1, col, "dirty", a, ST_VALUE);
-	fmt_pages(a, sizeof(a), f->total.wb);
+	draw_fmt_pages(a, sizeof(a), f->total.wb);
 	col = draw_field(ui, 1, col, "writeback", a, ST_VALUE);
-	fmt_rate(a, sizeof(a), f->total.adds);
+	draw_fmt_rate(a, sizeof(a), f->total.adds);
 	col = draw_field(ui, 1, col, "adds/s", a, ST_VALUE);
-	fmt_rate(a, sizeof(a), f->total.evicts);
+	draw_fmt_rate(a, sizeof(a), f->total.evicts);
 	draw_field(ui, 1, col, "evictions/s", a, ST_VALUE);
 
 	col = draw_engine_stats(ui, 2, 0);
@@ -506,14 +506,14 @@ static void draw_line(struct ui *ui, int row, const struct ft_line *ln, bool sel
 	char cell[FL_COUNT][600], guides[160], label[512];
 	int col = 0, i;
 
-	fmt_pages(cell[FL_CACHED], sizeof(cell[0]), v.cached);
+	draw_fmt_pages(cell[FL_CACHED], sizeof(cell[0]), v.cached);
 	snprintf(cell[FL_PCT], sizeof(cell[0]), "%.1f", pct(&v) > 100 ? 100.0 : pct(&v));
-	fmt_pages(cell[FL_DIRTY], sizeof(cell[0]), v.dirty);
-	fmt_pages(cell[FL_WB], sizeof(cell[0]), v.wb);
-	fmt_rate(cell[FL_ADDS], sizeof(cell[0]), v.adds);
-	fmt_rate(cell[FL_EVICTS], sizeof(cell[0]), v.evicts);
-	fmt_pages(cell[FL_EVICTED], sizeof(cell[0]), v.evicted);
-	fmt_pages(cell[FL_SIZE], sizeof(cell[0]), (v.size + 4095) / 4096);
+	draw_fmt_pages(cell[FL_DIRTY], sizeof(cell[0]), v.dirty);
+	draw_fmt_pages(cell[FL_WB], sizeof(cell[0]), v.wb);
+	draw_fmt_rate(cell[FL_ADDS], sizeof(cell[0]), v.adds);
+	draw_fmt_rate(cell[FL_EVICTS], sizeof(cell[0]), v.evicts);
+	draw_fmt_pages(cell[FL_EVICTED], sizeof(cell[0]), v.evicted);
+	draw_fmt_pages(cell[FL_SIZE], sizeof(cell[0]), (v.size + 4095) / 4096);
 	mapped_by(f, ln, cell[FL_MAPPED], sizeof(cell[0]));
 	canvas_fill(&ui->canvas, row, 0, ui->cols, ' ', look);
 	for (i = 0; i < FL_PATH; i++) {
@@ -536,7 +536,7 @@ static void draw_line(struct ui *ui, int row, const struct ft_line *ln, bool sel
 		return;
 	guides[0] = 0;
 	if (f->tree) {
-		tree_guides(guides, sizeof(guides), &f->ft.pt.rows[ln->trow], ui->theme.utf8,
+		treeview_guides(guides, sizeof(guides), &f->ft.pt.rows[ln->trow], ui->theme.utf8,
 			    (ui->cols - col) / 2);
 		ftree_label(&f->ft, &f->snap, ln, label, sizeof(label));
 	} else {

@@ -25,25 +25,28 @@ static uint64_t hash_str(const char *s, size_t n)
 	return h;
 }
 
-static int rehash(struct ftree *t)
+struct dir_key {
+	const char *path;
+	size_t len;
+};
+
+static uint64_t dir_hash(uint32_t item, void *ctx)
 {
-	size_t cap = t->hash_cap ? t->hash_cap * 2 : 256, i;
-	size_t *h = calloc(cap, sizeof(*h));
+	const struct ftree *t = ctx;
 
-	if (!h)
-		return -1;
-	for (i = 0; i < t->ndirs; i++) {
-		size_t k = hash_str(t->dnames + t->dirs[i].path, t->dirs[i].plen) & (cap - 1);
-
-		while (h[k])
-			k = (k + 1) & (cap - 1);
-		h[k] = i + 1;
-	}
-	free(t->hash);
-	t->hash = h;
-	t->hash_cap = cap;
-	return 0;
+	return hash_str(t->dnames + t->dirs[item].path, t->dirs[item].plen);
 }
+
+static bool dir_equal(uint32_t item, const void *key, void *ctx)
+{
+	const struct ftree *t = ctx;
+	const struct dir_key *k = key;
+	const struct ft_dir *d = &t->dirs[item];
+
+	return d->plen == k->len && !memcmp(t->dnames + d->path, k->path, k->len);
+}
+
+static const struct hashtab_ops dir_ops = { dir_hash, dir_equal };
 
 static size_t dir_get(struct ftree *t, const char *path, size_t len);
 
@@ -68,16 +71,12 @@ static size_t dir_get(struct ftree *t, const char *path, size_t len)
 	uintptr_t p = (uintptr_t)path, base = (uintptr_t)t->dnames;
 	bool inside = t->dnames && p >= base && p < base + t->dnames_cap;
 	uint64_t h = hash_str(path, len);
-	size_t k, i, parent, off = t->dnames_len;
-	struct ft_dir *d;
+	struct dir_key key = { path, len };
+	size_t i, parent, off = t->dnames_len;
+	uint32_t found;
 
-	if (t->hash_cap) {
-		for (k = h & (t->hash_cap - 1); t->hash[k]; k = (k + 1) & (t->hash_cap - 1)) {
-			d = &t->dirs[t->hash[k] - 1];
-			if (d->plen == len && !memcmp(t->dnames + d->path, path, len))
-				return t->hash[k] - 1;
-		}
-	}
+	if (hashtab_find(&t->index, h, &key, &found))
+		return found;
 	/* Growing dnames may move it: a path inside it is found again by its offset. */
 	if (array_reserve_n(t->dnames, off + len + 1, t->dnames_cap, 4096))
 		return SIZE_MAX;
@@ -89,15 +88,13 @@ static size_t dir_get(struct ftree *t, const char *path, size_t len)
 		return SIZE_MAX;
 	if (array_reserve(t->dirs, t->ndirs, t->dirs_cap, 64))
 		return SIZE_MAX;
-	if (2 * (t->ndirs + 1) > t->hash_cap && rehash(t))
-		return SIZE_MAX;
-	i = t->ndirs++;
+	i = t->ndirs;
 	t->dirs[i] = (struct ft_dir){ .path = off, .plen = len, .parent = parent };
+	if (hashtab_add(&t->index, h, i))
+		return SIZE_MAX;
+	t->ndirs++;
 	if (parent != SIZE_MAX)
 		t->dirs[parent].ndirs++;
-	for (k = h & (t->hash_cap - 1); t->hash[k]; k = (k + 1) & (t->hash_cap - 1))
-		;
-	t->hash[k] = i + 1;
 	return i;
 }
 
@@ -209,8 +206,9 @@ int ftree_build(struct ftree *t, const struct uf_snap *s, const size_t *match, s
 
 	*nlines = 0;
 	t->ndirs = t->dnames_len = 0;
-	if (t->hash_cap)
-		memset(t->hash, 0, t->hash_cap * sizeof(*t->hash));
+	if (!t->index.ops)
+		hashtab_init(&t->index, &dir_ops, t);
+	hashtab_clear(&t->index);
 	for (i = 0; i < n; i++) {
 		const struct uf_file *u = &s->v[match[i]];
 		struct ft_vals v = ft_file_vals(u);
@@ -321,7 +319,7 @@ void ftree_free(struct ftree *t)
 	free(t->folds);
 	free(t->dirs);
 	free(t->dnames);
-	free(t->hash);
+	hashtab_free(&t->index);
 	free(t->items);
 	free(t->tid);
 	free(t->tpid);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "lib/hashtab.h"
 #include "model/proctree.h"
 #include "ui/ui_fcache.h"
 
@@ -47,8 +48,7 @@ struct ftree {
 	size_t ndirs, dirs_cap;
 	char *dnames;
 	size_t dnames_len, dnames_cap;
-	size_t *hash;			/* dirs by path: index + 1, 0 empty */
-	size_t hash_cap;
+	struct hashtab index;		/* dirs by path */
 	struct ft_line *items;		/* ptree item k is items[k] */
 	pid_t *tid, *tpid;
 	size_t nitems, items_cap;

@@ -78,11 +78,6 @@ void heatmap_set_layout(struct heatmap *m, int layout)
 	m->style = m->style_auto ? HL_LABELS : (enum hm_style)layout;
 }
 
-pid_t heatmap_pid(const struct heatmap *m)
-{
-	return m->pid;
-}
-
 void heatmap_show(struct ui *ui, pid_t pid)
 {
 	struct heatmap *m = ui->map;
@@ -146,7 +141,7 @@ static int ensure_buffers(struct heatmap *m, int h, int w, int cpc)
 	m->vl = calloc(h, sizeof(*m->vl));
 	m->paint = calloc((size_t)h * need_w, 1);
 	m->labels = calloc(h, sizeof(*m->labels));
-	m->scratch = calloc(3 * need_w, sizeof(*m->scratch));
+	m->scratch = calloc(4 * need_w, sizeof(*m->scratch));
 	m->blocks = calloc((size_t)h * (w / 2 + 1), sizeof(*m->blocks));
 	m->row_tmp = calloc(need_w, 1);
 	if (!m->vl || !m->paint || !m->labels || !m->scratch || !m->blocks || !m->row_tmp) {
@@ -288,6 +283,17 @@ static void fill_readout(struct heatmap *m, const struct hm_paint *pc)
 	ro->untr = model_count(p, PS_UNTRACKED, ro->start, ro->end);
 	ro->heat = heat_range(&p->heat, ro->start, ro->end, pc->now_ns);
 	ro->state = model_page_state(p, ro->start);
+	ro->shared_known = p->share != NULL;
+	if (p->share) {
+		uint64_t shared = 0;
+		int k;
+
+		for (k = SHC_TWO; k < SHC_COUNT; k++)
+			shared += ro->cls[k] = pageset_count_range(p->share->cls[k], ro->start,
+								   ro->end);
+		ro->cls[SHC_PRIVATE] = ro->res - shared;
+		ro->count = share_page_count(p->share, ro->start);
+	}
 	ro->collapsed = h->collapsed;
 	ro->file = h->m->ino && (h->kind == MK_FILE || h->kind == MK_SHMEM);
 	ro->dev = makedev(h->m->dev_major, h->m->dev_minor);
@@ -456,7 +462,7 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	struct heatmap *m = ui->map;
 	struct hm_layout *l = &m->lay;
 	int cpc = theme_cells_per_char(&ui->theme), width, k;
-	struct hm_paint pc = { .p = p, .now_ns = now, .heat = m->heat,
+	struct hm_paint pc = { .p = p, .now_ns = now, .heat = m->heat, .share = m->share,
 			       .ref = ui->replay ? ui_replay_ref(ui->replay, p->pid) : NULL };
 	size_t mi;
 	uint64_t top;
@@ -561,7 +567,7 @@ void heatmap_update(struct ui *ui, bool locked)
 	}
 	if (!locked)
 		return;		/* the last frame stays until the model can be read */
-	p = ui_find(ui, m->pid);
+	p = ui_model_find(ui, m->pid);
 	if (!p) {
 		/* Never seen, or dropped before we saw it exit: keep the last frame. */
 		if (m->found)
@@ -725,6 +731,15 @@ static bool hm_heat(struct ui *ui, int key)
 {
 	(void)key;
 	ui->map->heat = !ui->map->heat;
+	ui->map->share = false;
+	return true;
+}
+
+static bool hm_share(struct ui *ui, int key)
+{
+	(void)key;
+	ui->map->share = !ui->map->share;
+	ui->map->heat = false;
 	return true;
 }
 
@@ -899,6 +914,7 @@ static const struct ui_key heatmap_keys[] = {
 	{ { '+', '-', '_' }, "+ -", "zoom in / out", "+-", "Zoom", hm_zoom },
 	{ { '=', '0' }, "= 0", "zoom to fit (auto)", NULL, NULL, hm_zoom },
 	{ { 't' }, "t", "heat layer (faults)", "t", "Heat", hm_heat },
+	{ { 's' }, "s", "sharing layer (--sharing)", NULL, NULL, hm_share },
 	{ { 'f', 'F' }, "f F", "cycle the kinds shown", "f", "Kinds", hm_kinds },
 	{ { 'l' }, "l", "label lines / compact", "l", "Labels", hm_labels },
 	{ { 'p' }, "p", "packed: side by side", "p", "Pack", hm_pack },
@@ -923,7 +939,7 @@ bool heatmap_key(struct ui *ui, int key)
 	struct heatmap *m = ui->map;
 
 	if (ui->prompt.kind == PROMPT_GOTO || ui->prompt.kind == PROMPT_SEARCH) {
-		int r = prompt_key(&ui->prompt, key);
+		int r = draw_prompt_key(&ui->prompt, key);
 
 		if (r > 0 && ui->prompt.kind == PROMPT_GOTO) {
 			goto_address(ui, ui->prompt.text);

@@ -13,7 +13,6 @@ void heatmap_free(struct heatmap *m);
 void heatmap_show(struct ui *ui, pid_t pid);
 /* --layout: a style (kept for every process, as if its key was pressed) or HL_AUTO. */
 void heatmap_set_layout(struct heatmap *m, int layout);
-pid_t heatmap_pid(const struct heatmap *m);
 /* Builds the frame; locked: the caller holds the engine lock (without it only a frozen
  * picture can be rebuilt, otherwise the last frame stays). */
 void heatmap_update(struct ui *ui, bool locked);

@@ -16,6 +16,29 @@
 #include "ui/ui_model.h"
 #include "ui/ui_replay.h"
 
+/* The sharing layer's legend: each class's cell, then its name. */
+static int draw_share_legend(struct ui *ui, int row, int col)
+{
+	static const struct {
+		uint8_t paint;
+		const char *name;
+	} legend[] = {
+		{ P_RES4, "private" }, { P_HEAT1, "by 2" }, { P_HEAT2, "3-8" }, { P_HEAT4, "9+" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(legend) / sizeof(legend[0]) && col + 12 < ui->cols; i++) {
+		struct ui_cell c = theme_cell(&ui->theme, legend[i].paint, legend[i].paint, 0);
+		struct ui_look look = { .pair = (int16_t)c.pair, .attr = c.attr };
+
+		canvas_put(&ui->canvas, row, col, c.ch, look);
+		canvas_text(&ui->canvas, row, col + 1, ui->cols - col - 1,
+			    ui->theme.style[ST_VALUE], legend[i].name);
+		col += 2 + canvas_text_width(legend[i].name) + 1;
+	}
+	return col + 1;
+}
+
 static void draw_header(struct ui *ui)
 {
 	struct heatmap *m = ui->map;
@@ -34,25 +57,25 @@ static void draw_header(struct ui *ui)
 		warn = "EXITED";
 	else if (ui->paused)
 		warn = "PAUSED";
-	else if (ui_stale(ui))
-		warn = ui_stale(ui);
+	else if (ui_model_stale(ui))
+		warn = ui_model_stale(ui);
 	else if (!m->ready)
 		warn = "SCANNING";
 	draw_title(ui, what, warn);
 
-	fmt_pages(a, sizeof(a), mapped);
+	draw_fmt_pages(a, sizeof(a), mapped);
 	col = draw_field(ui, row, col, "mapped", a, ST_VALUE);
-	fmt_pages(a, sizeof(a), m->totals[PS_RESIDENT]);
+	draw_fmt_pages(a, sizeof(a), m->totals[PS_RESIDENT]);
 	snprintf(b, sizeof(b), "%s %.0f%%", a,
 		 mapped ? 100.0 * m->totals[PS_RESIDENT] / mapped : 0.0);
 	col = draw_field(ui, row, col, "resident", b, ST_VALUE);
-	fmt_pages(a, sizeof(a), m->totals[PS_SWAPPED]);
+	draw_fmt_pages(a, sizeof(a), m->totals[PS_SWAPPED]);
 	col = draw_field(ui, row, col, "swapped", a, ST_VALUE);
-	fmt_pages(a, sizeof(a), m->totals[PS_UNTRACKED]);
+	draw_fmt_pages(a, sizeof(a), m->totals[PS_UNTRACKED]);
 	col = draw_field(ui, row, col, "untracked", a, ST_VALUE);
 	snprintf(a, sizeof(a), "%zu", m->nmaps);
 	col = draw_field(ui, row, col, "maps", a, ST_VALUE);
-	fmt_rate(a, sizeof(a), m->fault_rate);
+	draw_fmt_rate(a, sizeof(a), m->fault_rate);
 	draw_field(ui, row, col, "faults/s", a, ST_VALUE);
 
 	row = 2;
@@ -65,6 +88,10 @@ static void draw_header(struct ui *ui)
 		snprintf(since, sizeof(since), "diff since %.1fs",
 			 ui_replay_diff_since(ui->replay));
 		col = draw_field(ui, row, col, "layer", since, ST_VALUE);
+	} else if (m->share) {
+		col = draw_field(ui, row, col, "layer", m->ro.shared_known || !m->ro.valid ?
+				 "sharing" : "sharing (needs --sharing)", ST_VALUE);
+		col = draw_share_legend(ui, row, col);
 	} else {
 		col = draw_field(ui, row, col, "layer", m->heat ? "heat" : "residency", ST_VALUE);
 	}
@@ -83,21 +110,21 @@ static void draw_label(struct ui *ui, int row, const struct hm_label *lb, bool c
 	mapping_perms_str(lb->perms, perms);
 	snprintf(left, sizeof(left), "%0*" PRIx64 "-%0*" PRIx64 " %s %s", d,
 		 lb->start << PAGE_SHIFT_4K, d, lb->end << PAGE_SHIFT_4K, perms, lb->name);
-	fmt_pages(res, sizeof(res), lb->res);
-	fmt_pages(map, sizeof(map), lb->end - lb->start);
+	draw_fmt_pages(res, sizeof(res), lb->res);
+	draw_fmt_pages(map, sizeof(map), lb->end - lb->start);
 	snprintf(tmp, sizeof(tmp), "%s/%s", res, map);
 	n = snprintf(right, sizeof(right), "res %13s %3.0f%%", tmp,
 		     100.0 * lb->res / (lb->end - lb->start));
 	if (lb->swp && n < sizeof(right)) {
-		fmt_pages(tmp, sizeof(tmp), lb->swp);
+		draw_fmt_pages(tmp, sizeof(tmp), lb->swp);
 		n += snprintf(right + n, sizeof(right) - n, "  swap %s", tmp);
 	}
 	if (lb->untr && n < sizeof(right)) {
-		fmt_pages(tmp, sizeof(tmp), lb->untr);
+		draw_fmt_pages(tmp, sizeof(tmp), lb->untr);
 		n += snprintf(right + n, sizeof(right) - n, "  untracked %s", tmp);
 	}
 	if (n < sizeof(right)) {
-		fmt_rate(tmp, sizeof(tmp), heat_to_rate(lb->heat));
+		draw_fmt_rate(tmp, sizeof(tmp), heat_to_rate(lb->heat));
 		snprintf(right + n, sizeof(right) - n, "  %6s f/s", tmp);
 	}
 	rw = canvas_text_width(right);
@@ -208,6 +235,35 @@ enum ro_cut {
 	RO_CUTS,
 };
 
+/* The sharing layer's part of the cursor line: a page's map count (its class when the
+ * count was not kept), or the cell's resident pages by class. */
+static void readout_sharing(const struct hm_readout *ro, uint64_t n, char *buf, size_t size,
+			    size_t *len)
+{
+	static const char *const by[SHC_COUNT] = {
+		[SHC_PRIVATE] = "private", [SHC_TWO] = "by 2", [SHC_FEW] = "by 3-8",
+		[SHC_MANY] = "by 9+",
+	};
+	int k;
+
+	if (*len >= size)
+		return;
+	if (n == 1) {
+		for (k = SHC_COUNT - 1; k > SHC_PRIVATE && !ro->cls[k]; k--)
+			;
+		if (ro->res && ro->count >= 2)
+			*len += snprintf(buf + *len, size - *len, ", mapped by %" PRIu64, ro->count);
+		else if (ro->res)
+			*len += snprintf(buf + *len, size - *len, ", mapped %s",
+					 k == SHC_PRIVATE ? "once" : by[k]);
+		return;
+	}
+	for (k = SHC_PRIVATE; k < SHC_COUNT && *len < size; k++)
+		if (ro->cls[k])
+			*len += snprintf(buf + *len, size - *len, ", %" PRIu64 " %s", ro->cls[k],
+					 by[k]);
+}
+
 static size_t readout_text(const struct ui *ui, int cut, char *buf, size_t size)
 {
 	const struct heatmap *m = ui->map;
@@ -219,7 +275,7 @@ static size_t readout_text(const struct ui *ui, int cut, char *buf, size_t size)
 	size_t len;
 
 #define ADD(...) (len += len < size ? (size_t)snprintf(buf + len, size - len, __VA_ARGS__) : 0)
-	fmt_rate(rate, sizeof(rate), heat_to_rate(ro->heat));
+	draw_fmt_rate(rate, sizeof(rate), heat_to_rate(ro->heat));
 	len = 0;
 	if (n == 1) {
 		static const char *const names[PS_COUNT] = {
@@ -239,6 +295,8 @@ static size_t readout_text(const struct ui *ui, int cut, char *buf, size_t size)
 		if (cut < RO_NO_NONRES)
 			ADD(", %" PRIu64 " not resident", n - ro->res - ro->swp - ro->untr);
 	}
+	if (m->share && ro->shared_known)
+		readout_sharing(ro, n, buf, size, &len);
 	if (cut < RO_NO_HEAT && (cut < RO_NO_COLD || strcmp(rate, "0")))
 		ADD("%sheat %s f/s", dot, rate);
 	if (cut >= RO_BASENAME && slash && slash != ro->name && slash[1])
@@ -252,8 +310,8 @@ static size_t readout_text(const struct ui *ui, int cut, char *buf, size_t size)
 		char perms[5], res[16], map[16];
 
 		mapping_perms_str(ro->perms, perms);
-		fmt_pages(res, sizeof(res), ro->map_res);
-		fmt_pages(map, sizeof(map), ro->map_end - ro->map_start);
+		draw_fmt_pages(res, sizeof(res), ro->map_res);
+		draw_fmt_pages(map, sizeof(map), ro->map_end - ro->map_start);
 		if (cut < RO_NO_RANGE)
 			ADD(" (%0*" PRIx64 "-%0*" PRIx64 " %s, res %s/%s%s)", m->lay.addr_digits,
 			    ro->map_start << PAGE_SHIFT_4K, m->lay.addr_digits,
@@ -328,7 +386,7 @@ void heatmap_draw(struct ui *ui)
 			case VL_EMPTY:
 				break;
 			case VL_GAP:
-				fmt_pages(gap, sizeof(gap), m->lay.maps[v->map].gap_pages);
+				draw_fmt_pages(gap, sizeof(gap), m->lay.maps[v->map].gap_pages);
 				canvas_printf(&ui->canvas, base + k, m->gutter, ui->cols - m->gutter,
 					      ui->theme.style[ST_DIM], "%s %s unmapped %s",
 					      ui->theme.utf8 ? "\u00b7\u00b7\u00b7" : "...", gap,

@@ -54,6 +54,9 @@ struct hm_readout {
 	uint64_t res, swp, untr;
 	float heat;
 	enum page_state state;		/* when the cell is one page */
+	bool shared_known;		/* --sharing has read the process: cls */
+	uint64_t cls[SHC_COUNT];	/* the cell's resident pages by map count */
+	uint64_t count;			/* a one-page cell's map count (0: not kept) */
 	bool collapsed;			/* its object is folded ('c') */
 	bool file;			/* a file mapping: Enter opens the file's heatmap */
 	uint64_t dev, ino;
@@ -83,6 +86,7 @@ struct heatmap {
 	uint64_t zoom;
 	bool zoom_auto;
 	bool heat;			/* heat layer */
+	bool share;			/* sharing layer ('s'; needs --sharing) */
 	enum hm_style style;		/* label lines, compact or packed */
 	bool style_auto;		/* no style key pressed yet: packed once labels overflow */
 	enum hm_filter filter;

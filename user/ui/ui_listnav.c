@@ -61,7 +61,7 @@ bool list_modal_key(struct ui *ui, int key, bool *menu, int *menu_sel, int ncols
 
 	*chosen = -1;
 	if (*menu) {
-		r = menu_key(menu_sel, ncols, key);
+		r = draw_menu_key(menu_sel, ncols, key);
 		if (r > 0)
 			*chosen = *menu_sel;
 		if (r)
@@ -70,7 +70,7 @@ bool list_modal_key(struct ui *ui, int key, bool *menu, int *menu_sel, int ncols
 	}
 	if (ui->prompt.kind != PROMPT_FILTER)
 		return false;
-	r = prompt_key(&ui->prompt, key);
+	r = draw_prompt_key(&ui->prompt, key);
 	if (r > 0)
 		snprintf(filter, len, "%s", ui->prompt.text);
 	if (r)

@@ -28,7 +28,7 @@ const char *hm_filter_name(enum hm_filter f)
 	return f < HF_COUNT ? filter_names[f] : "?";
 }
 
-bool hm_filter_match(enum hm_filter f, enum map_kind k)
+static bool hm_filter_match(enum hm_filter f, enum map_kind k)
 {
 	switch (f) {
 	case HF_ALL:
@@ -500,6 +500,41 @@ uint64_t layout_cell_line(const struct hm_layout *l, const struct hm_map *m, uin
 	return hm_cells_line(l, m) + cell / l->per_line;
 }
 
+uint8_t paint_share(uint64_t r, const uint64_t c[SHC_COUNT])
+{
+	static const uint8_t paint[SHC_COUNT] = {
+		[SHC_PRIVATE] = P_RES4, [SHC_TWO] = P_HEAT1, [SHC_FEW] = P_HEAT2,
+		[SHC_MANY] = P_HEAT4,
+	};
+	uint64_t priv = r - c[SHC_TWO] - c[SHC_FEW] - c[SHC_MANY], best = priv;
+	int k, cls = SHC_PRIVATE;
+
+	if (!r)
+		return P_NONRES;
+	for (k = SHC_TWO; k < SHC_COUNT; k++)
+		if (c[k] && c[k] >= best) {
+			best = c[k];
+			cls = k;
+		}
+	return paint[cls];
+}
+
+/* The sharing layer of one row: one walk per class set. */
+static void paint_share_row(const struct hm_paint *c, uint64_t rs, uint64_t re, uint64_t z,
+			    uint64_t cells, const uint64_t *r, uint64_t *cnt, uint8_t *out)
+{
+	uint64_t k, v[SHC_COUNT];
+	int j;
+
+	for (j = SHC_TWO; j < SHC_COUNT; j++)
+		pageset_count_cells(c->p->share->cls[j], rs, re, z, cnt + (j - 1) * cells);
+	for (k = 0; k < cells; k++) {
+		for (j = SHC_TWO; j < SHC_COUNT; j++)
+			v[j] = cnt[(j - 1) * cells + k];
+		out[k] = paint_share(r[k], v);
+	}
+}
+
 uint8_t paint_counts(uint64_t n, uint64_t r, uint64_t s, uint64_t u)
 {
 	if ((r > 0) + (s > 0) + (u > 0) > 1)
@@ -602,6 +637,10 @@ void paint_row(const struct hm_paint *c, const struct hm_layout *l, const struct
 
 			out[k] = paint_diff(sw[k], ce - cs, r[k] > 0);
 		}
+		return;
+	}
+	if (c->share && c->p->share) {
+		paint_share_row(c, rs, re, z, cells, r, sw, out);	/* sw: 3 * per_line */
 		return;
 	}
 	if (c->heat) {

@@ -67,7 +67,7 @@ static uint32_t glyph(const struct ui *ui, enum seg s)
 
 static void fmt_bytes(char *buf, size_t len, uint64_t bytes)
 {
-	fmt_pages(buf, len, (bytes + 4095) / 4096);
+	draw_fmt_pages(buf, len, (bytes + 4095) / 4096);
 }
 
 /* The bar: each segment's share of width cells, rounded so that the cells add up. */

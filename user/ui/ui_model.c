@@ -4,7 +4,7 @@
 #include "ui/ui_model.h"
 #include "ui/ui_replay.h"
 
-struct proc **ui_procs(struct ui *ui, size_t *n)
+struct proc **ui_model_procs(struct ui *ui, size_t *n)
 {
 	const struct json_frame *f;
 
@@ -15,21 +15,21 @@ struct proc **ui_procs(struct ui *ui, size_t *n)
 	return f->procs;
 }
 
-struct proc *ui_find(struct ui *ui, pid_t pid)
+struct proc *ui_model_find(struct ui *ui, pid_t pid)
 {
 	struct proc **procs;
 	size_t n, i;
 
 	if (!ui->replay)
 		return engine_find(ui->e, pid);
-	procs = ui_procs(ui, &n);
+	procs = ui_model_procs(ui, &n);
 	for (i = 0; i < n; i++)
 		if (procs[i]->pid == pid)
 			return procs[i];
 	return NULL;
 }
 
-const char *ui_mode(const struct ui *ui)
+const char *ui_model_mode(const struct ui *ui)
 {
 	return ui->replay ? ui_replay_frame(ui->replay)->mode : engine_mode_name(engine_mode(ui->e));
 }
@@ -46,7 +46,7 @@ static void lock_taken(struct ui *ui, uint64_t t0)
 }
 
 /* Replay has no engine thread: nothing to lock. */
-void ui_lock(struct ui *ui)
+void ui_model_lock(struct ui *ui)
 {
 	uint64_t t0 = engine_now_ns();
 
@@ -56,7 +56,7 @@ void ui_lock(struct ui *ui)
 	lock_taken(ui, t0);
 }
 
-bool ui_trylock(struct ui *ui, int timeout_ms)
+bool ui_model_trylock(struct ui *ui, int timeout_ms)
 {
 	uint64_t t0 = engine_now_ns();
 
@@ -70,7 +70,7 @@ bool ui_trylock(struct ui *ui, int timeout_ms)
 	return true;
 }
 
-void ui_unlock(struct ui *ui)
+void ui_model_unlock(struct ui *ui)
 {
 	uint64_t held = engine_now_ns() - ui->lock_t0;
 
@@ -82,7 +82,7 @@ void ui_unlock(struct ui *ui)
 		ui->lock_hold_max_ns = held;
 }
 
-const char *ui_stale(const struct ui *ui)
+const char *ui_model_stale(const struct ui *ui)
 {
 	return ui->now_ns - ui->data_ns > 1000000000ULL ? "ENGINE BUSY" : NULL;
 }

@@ -17,16 +17,16 @@
 #include "model/model.h"
 #include "ui/ui_state.h"
 
-/* ui_lock waits for the engine lock; ui_trylock gives up after timeout_ms (false: the frame
+/* ui_model_lock waits for the engine lock; ui_model_trylock gives up after timeout_ms (false: the frame
  * shows the data it has). */
-void ui_lock(struct ui *ui);
-bool ui_trylock(struct ui *ui, int timeout_ms);
-void ui_unlock(struct ui *ui);
+void ui_model_lock(struct ui *ui);
+bool ui_model_trylock(struct ui *ui, int timeout_ms);
+void ui_model_unlock(struct ui *ui);
 /* "ENGINE BUSY" when the model could not be read for a while, else NULL. */
-const char *ui_stale(const struct ui *ui);
-/* Under ui_lock: processes sorted by pid, one process, the mode's name. */
-struct proc **ui_procs(struct ui *ui, size_t *n);
-struct proc *ui_find(struct ui *ui, pid_t pid);
-const char *ui_mode(const struct ui *ui);
+const char *ui_model_stale(const struct ui *ui);
+/* Under ui_model_lock: processes sorted by pid, one process, the mode's name. */
+struct proc **ui_model_procs(struct ui *ui, size_t *n);
+struct proc *ui_model_find(struct ui *ui, pid_t pid);
+const char *ui_model_mode(const struct ui *ui);
 
 #endif

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 #include "lib/array.h"
+#include "model/share_figs.h"
 #include "model/proctree.h"
 #include "ui/ui_draw.h"
 #include "ui/ui_fcache.h"
@@ -37,6 +38,8 @@ enum pl_col {
 	COL_SWAP,
 	COL_RESPCT,
 	COL_FAULTS,
+	COL_USS,	/* --sharing: shown once a sharing pass has read some process */
+	COL_PSS,
 	COL_COUNT,
 };
 
@@ -55,6 +58,8 @@ static const struct pl_coldef coldefs[COL_COUNT] = {
 	[COL_COMM] = { "COMMAND", "command (name)", 15, false, false, 'N' },
 	[COL_MAPPED] = { "MAPPED", "mapped", 7, true, true, 'V' },
 	[COL_RES] = { "RES", "resident", 7, true, true, 'M' },
+	[COL_USS] = { "USS", "unique (USS)", 7, true, true, 'X' },
+	[COL_PSS] = { "PSS", "proportional (PSS)", 7, true, true, 'Y' },
 	[COL_SWAP] = { "SWAP", "swapped", 7, true, true, 'S' },
 	[COL_RESPCT] = { "RES%", "resident %", 5, true, true, 'R' },
 	[COL_FAULTS] = { "FLT/s", "faults/s", 7, true, true, 'F' },
@@ -66,6 +71,8 @@ struct pl_row {
 	uid_t uid;
 	char comm[16];
 	uint64_t mapped, res, swp, untr;
+	uint64_t uss, pss;		/* bytes, when sharing */
+	bool sharing;			/* a sharing pass has read it */
 	double rate;
 	bool exited;
 	size_t folded_kids;		/* tree view, folded: the sums include this many */
@@ -98,6 +105,7 @@ struct proclist {
 	int menu_sel;
 	size_t nexited;
 	uint64_t mapped, res, swp, untr;
+	bool sharing;			/* some row has USS and PSS: their columns show */
 	struct pl_user users[64];
 	size_t nusers;
 	struct uf_mem mem;		/* the machine's memory summary (header) */
@@ -150,7 +158,7 @@ void proclist_update(struct ui *ui)
 	if (ui->paused && l->n)
 		return;
 	uf_memory(ui, &l->mem);
-	procs = ui_procs(ui, &n);
+	procs = ui_model_procs(ui, &n);
 	if (n > l->cap) {
 		/* | not ||: each array that can grow does, the next try needs fewer */
 		int err = array_resize(l->rows, n) | array_resize(l->order, n) |
@@ -164,6 +172,7 @@ void proclist_update(struct ui *ui)
 	}
 	l->n = 0;
 	l->nexited = 0;
+	l->sharing = false;
 	l->mapped = l->res = l->swp = l->untr = 0;
 	for (i = 0; i < n; i++) {
 		const struct proc *p = procs[i];
@@ -183,6 +192,16 @@ void proclist_update(struct ui *ui)
 		r->res = c[PS_RESIDENT];
 		r->swp = c[PS_SWAPPED];
 		r->untr = c[PS_UNTRACKED];
+		r->sharing = p->share != NULL;
+		r->uss = r->pss = 0;
+		if (p->share) {
+			struct share_figs f;
+
+			share_totals(p, &f);
+			r->uss = f.uss;
+			r->pss = f.pss;
+			l->sharing = true;
+		}
 		r->rate = p->exited ? 0 : p->fault_rate;
 		r->exited = p->exited;
 		r->folded_kids = 0;
@@ -268,6 +287,12 @@ static int cmp_row(struct proclist *l, const struct pl_row *a, const struct pl_r
 		break;
 	case COL_SWAP:
 		c = cmp_num(a->swp, b->swp);
+		break;
+	case COL_USS:
+		c = cmp_num(a->uss, b->uss);
+		break;
+	case COL_PSS:
+		c = cmp_num(a->pss, b->pss);
 		break;
 	case COL_RESPCT:
 		c = cmp_num(respct(a), respct(b));
@@ -409,6 +434,8 @@ static int col_width(const struct ui *ui, int col)
 {
 	int extra = ui->cols - 100;
 
+	if ((col == COL_USS || col == COL_PSS) && !ui->list->sharing)
+		return 0;	/* no --sharing: the list as it always was */
 	if (col != COL_COMM || !ui->list->tree || extra <= 0)
 		return coldefs[col].width;
 	return coldefs[col].width + (extra < 16 ? extra : 16);
@@ -460,23 +487,23 @@ static void draw_header(struct ui *ui)
 	char a[32], b[64];
 	int col = 0;
 
-	draw_title(ui, ui->cli->npids ? "watched processes" : "all processes",
-		   ui->paused ? "PAUSED" : ui_stale(ui));
+	draw_title(ui, ui->o->npids ? "watched processes" : "all processes",
+		   ui->paused ? "PAUSED" : ui_model_stale(ui));
 	snprintf(a, sizeof(a), "%zu", l->n - l->nexited);
 	if (l->nexited)
 		snprintf(a + strlen(a), sizeof(a) - strlen(a), " (+%zu exited)", l->nexited);
 	col = draw_field(ui, 1, col, "processes", a, ST_VALUE);
-	fmt_pages(a, sizeof(a), l->mapped);
+	draw_fmt_pages(a, sizeof(a), l->mapped);
 	col = draw_field(ui, 1, col, "mapped", a, ST_VALUE);
-	fmt_pages(a, sizeof(a), l->res);
+	draw_fmt_pages(a, sizeof(a), l->res);
 	col = draw_field(ui, 1, col, "resident", a, ST_VALUE);
-	fmt_pages(a, sizeof(a), l->swp);
+	draw_fmt_pages(a, sizeof(a), l->swp);
 	col = draw_field(ui, 1, col, "swapped", a, ST_VALUE);
-	fmt_pages(a, sizeof(a), l->untr);
+	draw_fmt_pages(a, sizeof(a), l->untr);
 	draw_field(ui, 1, col, "untracked", a, ST_VALUE);
 
 	col = draw_engine_stats(ui, 2, 0);
-	fmt_pages(a, sizeof(a), (ui->engine_bytes + PAGE_SIZE_4K - 1) / PAGE_SIZE_4K);
+	draw_fmt_pages(a, sizeof(a), (ui->engine_bytes + PAGE_SIZE_4K - 1) / PAGE_SIZE_4K);
 	col = draw_field(ui, 2, col, "model", a, ST_VALUE);
 	snprintf(b, sizeof(b), "%s %s", coldefs[l->sort].name, l->desc ? "desc" : "asc");
 	col = draw_field(ui, 2, col, "sort", b, ST_VALUE);
@@ -499,6 +526,8 @@ static void draw_colheads(struct ui *ui, int row)
 		struct ui_look look = ui->theme.style[s ? ST_COLHEAD_SORT : ST_COLHEAD];
 		int w = canvas_text_width(d->title), width = col_width(ui, i);
 
+		if (!width)
+			continue;
 		canvas_text(&ui->canvas, row, d->right ? col + width - w : col, w, look,
 			    d->title);
 		if (s)
@@ -527,6 +556,8 @@ static struct pl_row subtree_sums(const struct proclist *l, size_t k)
 		sum.res += r->res;
 		sum.swp += r->swp;
 		sum.untr += r->untr;
+		sum.uss += r->uss;
+		sum.pss += r->pss;
 		sum.rate += r->rate;
 	}
 	return sum;
@@ -546,18 +577,26 @@ static void draw_row(struct ui *ui, int row, const struct pl_row *r, bool select
 	snprintf(cell[COL_USER], sizeof(cell[0]), "%s", user_name(l, r->uid));
 	guides[0] = 0;
 	if (tr)	/* at least 6 columns of the name stay visible */
-		tree_guides(guides, sizeof(guides), tr, ui->theme.utf8, col_width(ui, COL_COMM) - 6);
+		treeview_guides(guides, sizeof(guides), tr, ui->theme.utf8, col_width(ui, COL_COMM) - 6);
 	snprintf(cell[COL_COMM], sizeof(cell[0]), "%s%s", guides, r->comm);
-	fmt_pages(cell[COL_MAPPED], sizeof(cell[0]), r->mapped);
-	fmt_pages(cell[COL_RES], sizeof(cell[0]), r->res);
-	fmt_pages(cell[COL_SWAP], sizeof(cell[0]), r->swp);
+	draw_fmt_pages(cell[COL_MAPPED], sizeof(cell[0]), r->mapped);
+	draw_fmt_pages(cell[COL_RES], sizeof(cell[0]), r->res);
+	draw_fmt_pages(cell[COL_SWAP], sizeof(cell[0]), r->swp);
+	draw_fmt_pages(cell[COL_USS], sizeof(cell[0]), r->uss / PAGE_SIZE_4K);
+	draw_fmt_pages(cell[COL_PSS], sizeof(cell[0]), r->pss / PAGE_SIZE_4K);
+	if (!r->sharing)
+		snprintf(cell[COL_USS], sizeof(cell[0]), "-");	/* not read yet */
+	if (!r->sharing)
+		snprintf(cell[COL_PSS], sizeof(cell[0]), "-");
 	snprintf(cell[COL_RESPCT], sizeof(cell[0]), "%.1f", respct(r));
-	fmt_rate(cell[COL_FAULTS], sizeof(cell[0]), r->rate);
+	draw_fmt_rate(cell[COL_FAULTS], sizeof(cell[0]), r->rate);
 	canvas_fill(&ui->canvas, row, 0, ui->cols, ' ', look);
 	for (i = 0; i < COL_COUNT; i++) {
 		const struct pl_coldef *d = &coldefs[i];
 		int w = canvas_text_width(cell[i]), width = col_width(ui, i);
 
+		if (!width)
+			continue;
 		if (w > width)
 			w = width;
 		canvas_text(&ui->canvas, row, d->right ? col + width - w : col, w, look, cell[i]);
@@ -756,6 +795,7 @@ static const struct ui_key proclist_keys[] = {
 	{ { 'M', 'P', 'F' }, "M P F", "sort: res pid faults/s", NULL, NULL, pl_sort_by },
 	{ { 'N', 'S', 'V' }, "N S V", "sort: name swap mapped", NULL, NULL, pl_sort_by },
 	{ { 'R', 'U' }, "R U", "sort: res% user", NULL, NULL, pl_sort_by },
+	{ { 'X', 'Y' }, "X Y", "sort: uss pss (--sharing)", NULL, NULL, pl_sort_by },
 	{ { 'I' }, "I", "invert the order", "I", "Invert", pl_invert },
 	{ { '-', '+' }, "- +", "fold / unfold subtree", NULL, NULL, pl_fold },
 	{ { '*' }, "*", "unfold all / fold all", NULL, NULL, pl_fold },
@@ -783,9 +823,9 @@ pid_t proclist_next(struct ui *ui, pid_t pid, int dir)
 	struct proclist *l = ui->list;
 	size_t i;
 
-	ui_lock(ui);
+	ui_model_lock(ui);
 	proclist_update(ui);
-	ui_unlock(ui);
+	ui_model_unlock(ui);
 	arrange(ui, list_rows(ui));
 	/* Every process in the list's order, those in folded subtrees too. */
 	if (!l->nall)

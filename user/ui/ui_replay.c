@@ -152,7 +152,7 @@ static uint64_t frame_ns(const struct ui_replay *rp, size_t i)
 /* Moves to frame i; a damaged frame leaves the cursor where it was, with a message. */
 static bool go(struct ui_replay *rp, size_t i)
 {
-	char why[256];
+	char why[WHY_LEN];
 
 	if (i >= rec_frames(rp->r) || i == rp->at)
 		return false;

@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "out/json.h"
+#include "engine/frame.h"
 #include "rec/rec_reader.h"
 #include "ui/keys.h"
 

@@ -37,10 +37,10 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>		/* cli.h uses FILE */
+#include <stdio.h>
 #include <sys/types.h>
-#include "cli.h"
 #include "engine/engine.h"
+#include "ui/ui.h"
 #include "ui/ui_canvas.h"
 #include "ui/ui_theme.h"
 #include "ui/keys.h"
@@ -91,7 +91,7 @@ struct ui_replay;
 struct ui {
 	struct engine *e;		/* the live engine, or NULL when replaying */
 	struct ui_replay *replay;	/* the recording's cursor (ui_replay.h), or NULL */
-	const struct cli *cli;
+	const struct ui_opts *o;		/* what the view was asked to show */
 	struct ui_theme theme;
 	struct ui_canvas canvas;
 	int rows, cols;

@@ -49,7 +49,7 @@ function status(text, bad) {
 const list = { procs: [], key: 'resident', desc: true };
 
 function value(p, key) {
-	return key === 'comm' ? p.comm : p[key];
+	return key === 'comm' ? p.comm : p[key] === undefined ? -1 : p[key];
 }
 
 function compare(a, b) {
@@ -88,13 +88,19 @@ function renderList() {
 		String(p.pid) === f);
 	const rows = $('tree').checked ? treeOrder(procs) : procs.sort(compare).map((p) => [p, 0]);
 	const body = document.createElement('tbody');
+	// --sharing: USS and PSS columns once any process has them ('-' before its first pass)
+	const sharing = list.procs.some((p) => 'uss' in p);
+	for (const th of document.querySelectorAll('th[data-key=uss], th[data-key=pss]'))
+		th.hidden = !sharing;
+	const share = (p, k) => (k in p ? bytes(p[k]) : '-');
 	for (const [p, depth] of rows) {
 		const tr = document.createElement('tr');
 		tr.dataset.pid = p.pid;
 		if (p.state === 'exited')
 			tr.className = 'exited';
 		const cells = [p.pid, p.ppid, (depth ? '  '.repeat(depth - 1) + '└ ' : '') + p.comm,
-			bytes(p.resident), bytes(p.swapped), bytes(p.mapped), p.mappings,
+			bytes(p.resident), bytes(p.swapped), bytes(p.mapped),
+			...(sharing ? [share(p, 'uss'), share(p, 'pss')] : []), p.mappings,
 			p.fault_rate.toFixed(0)];
 		cells.forEach((v, i) => {
 			const td = document.createElement('td');
@@ -111,6 +117,7 @@ function renderList() {
 	for (const th of document.querySelectorAll('th'))
 		th.className = (th.dataset.key === list.key ? 'sorted ' : '') +
 			(th.dataset.key === 'comm' ? '' : 'num');
+
 	window.mevitop.listOrder = rows.map(([p]) => p.pid);
 }
 
@@ -134,8 +141,12 @@ function showHover(x, y) {
 
 function showProcess(r) {
 	applyProcess(r);
+	// The sharing layer needs --sharing (a process a pass has read has uss and pss).
+	$('share-layer').disabled = !('uss' in r);
+	$('share-layer').textContent = 'uss' in r ? 'sharing' : 'sharing (needs --sharing)';
 	$('title').textContent = `pid ${r.pid} ${r.comm}: ${bytes(r.resident)} resident, ` +
-		`${bytes(r.swapped)} swapped, ${bytes(r.mapped)} mapped, ${r.layout.length} mappings`;
+		`${bytes(r.swapped)} swapped, ${bytes(r.mapped)} mapped, ${r.layout.length} mappings` +
+		('uss' in r ? `, USS ${bytes(r.uss)}, PSS ${bytes(r.pss)}` : '');
 	const mv = window.mevitop;
 	mv.frames++;
 	mv.lastSent = r.mappings.length;
@@ -227,9 +238,13 @@ function swatch(rgb, text) {
 }
 
 function legend() {
-	$('legend').innerHTML = $('layer').value === 'heat'
+	const layer = $('layer').value;
+	$('legend').innerHTML = layer === 'heat'
 		? HEAT_LEVELS.map((l, i) => swatch(HEAT_RGB[i], `≥${l}`)).join('') + ' faults/block (decaying)'
-		: STATE.map((s, i) => swatch(STATE_RGB[i], s)).join('') + swatch(MIXED_RGB, 'mixed');
+		: layer === 'share'
+			? swatch(STATE_RGB[0], 'not resident') + swatch(STATE_RGB[1], 'private') +
+				['by 2', 'by 3-8', 'by 9+'].map((t, i) => swatch(HEAT_RGB[i + 1], t)).join('')
+			: STATE.map((s, i) => swatch(STATE_RGB[i], s)).join('') + swatch(MIXED_RGB, 'mixed');
 }
 
 // ---- the page -------------------------------------------------------------------------
@@ -278,11 +293,15 @@ window.mevitop = {
 		return { x: (c % view.cols) * cp, y: r * cp, size: cp,
 			inView: r >= 0 && r < visibleRows() };
 	},
-	// {page number: state} of every page drawn (one page a cell), read off the canvas.
+	// {page number: what its colour says} of every page drawn (one page a cell), read off
+	// the canvas: its state, or with the sharing layer its class.
 	canvasPages() {
 		const canvas = $('map'), cp = cellPx(), out = {};
 		if (view.dirty)		// a resize since the last frame clears the canvas
 			draw();
+		const share = $('layer').value === 'share';
+		const palette = share ? [STATE_RGB[0], STATE_RGB[1], ...HEAT_RGB.slice(1)] : STATE_RGB;
+		const names = share ? ['not resident', 'private', '2', '3-8', '9+'] : STATE;
 		const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
 		for (let mi = 0; mi < view.order.length; mi++) {
 			const m = view.maps.get(view.order[mi]);
@@ -291,9 +310,9 @@ window.mevitop = {
 				if (r < 0 || (r + 1) * cp > canvas.height)
 					continue;
 				const o = (r * cp * canvas.width + (c % view.cols) * cp) * 4;
-				const i = STATE_RGB.findIndex((x) => x[0] === d[o] && x[1] === d[o + 1] &&
+				const i = palette.findIndex((x) => x[0] === d[o] && x[1] === d[o + 1] &&
 					x[2] === d[o + 2]);
-				out[m.start + k] = i < 0 ? 'other' : STATE[i];
+				out[m.start + k] = i < 0 ? 'other' : names[i];
 			}
 		}
 		return out;

@@ -131,10 +131,38 @@ function countsPx(res, swp, unt, n) {
 }
 
 // Colours of mapping m's cells [c0, c1) (cell indices within m) into out[0 .. c1 - c0).
-function mappingCells(m, c0, c1, ppc, heat, out) {
+// Pages of [a, b) in each class of m.share ([offset, length, class] triples, class 1 by 2,
+// 2 by 3-8, 3 by 9+), into cls[(cell - c0) * 4 + class] for cells of ppc pages.
+function shareCounts(m, a, b, c0, ppc, cls) {
+	const sh = m.share || [];
+	for (let i = 0; i < sh.length; i += 3) {
+		const s = Math.max(a, sh[i]), e = Math.min(b, sh[i] + sh[i + 1]);
+		for (let p = s; p < e;) {
+			const cell = Math.floor(p / ppc), end = Math.min((cell + 1) * ppc, e);
+			cls[(cell - c0) * 4 + sh[i + 2]] += end - p;
+			p = end;
+		}
+	}
+}
+
+// The sharing layer's pixel: not resident dark; else the class most resident pages are in
+// (the more shared on a tie), private in the residency green (the terminal's rule).
+function sharePx(res, cls, k) {
+	if (!res)
+		return STATE_PX[0];
+	let best = 0, most = res - cls[k * 4 + 1] - cls[k * 4 + 2] - cls[k * 4 + 3];
+	for (let c = 1; c <= 3; c++)
+		if (cls[k * 4 + c] >= most && cls[k * 4 + c] > 0) {
+			best = c;
+			most = cls[k * 4 + c];
+		}
+	return best ? HEAT_PX[best] : STATE_PX[1];
+}
+
+function mappingCells(m, c0, c1, ppc, layer, out) {
 	const pages = m.end - m.start, a = c0 * ppc, b = Math.min(pages, c1 * ppc);
-	const runs = m.runs, n = c1 - c0;
-	if (ppc === 1 && !heat) {	// a page a cell: fill runs, the rest not resident
+	const runs = m.runs, n = c1 - c0, heat = layer === 'heat';
+	if (ppc === 1 && layer === 'res') {	// a page a cell: fill runs, the rest not resident
 		out.fill(STATE_PX[0], 0, n);
 		for (let i = runsIndex(runs, a); i < runs.length / 3 && runs[i * 3] < b; i++) {
 			const s = Math.max(a, runs[i * 3]), e = Math.min(b, runs[i * 3] + runs[i * 3 + 1]);
@@ -152,17 +180,23 @@ function mappingCells(m, c0, c1, ppc, heat, out) {
 			p = end;
 		}
 	}
+	let cls = null;
+	if (layer === 'share') {
+		cls = new Float64Array(n * 4);
+		shareCounts(m, a, b, c0, ppc, cls);
+	}
 	for (let k = 0; k < n; k++) {
 		const cells = Math.min(ppc, pages - (c0 + k) * ppc);
 		out[k] = heat ? heatPx(heatOf(m, (c0 + k) * ppc), acc[k * 3] > 0)
-			: countsPx(acc[k * 3], acc[k * 3 + 1], acc[k * 3 + 2], cells);
+			: cls ? sharePx(acc[k * 3], cls, k)
+				: countsPx(acc[k * 3], acc[k * 3 + 1], acc[k * 3 + 2], cells);
 	}
 }
 
 // Rows [r0, r1) of the picture into u32 (an ImageData's pixels, w wide, row r0 at its top).
 function renderRows(u32, w, r0, r1) {
 	const cp = cellPx(), ppc = pagesPerCell(), cols = view.cols;
-	const heat = document.getElementById('layer').value === 'heat';
+	const layer = document.getElementById('layer').value;
 	u32.fill(BG_PX);
 	const c0 = r0 * cols, c1 = Math.min(view.cells, r1 * cols);
 	const colours = new Uint32Array(cols);
@@ -175,7 +209,7 @@ function renderRows(u32, w, r0, r1) {
 			const row = Math.floor(c / cols), rowEnd = Math.min((row + 1) * cols,
 				view.first[mi] + mc, c1);
 			const k0 = c - view.first[mi], n = rowEnd - c;
-			mappingCells(m, k0, k0 + n, ppc, heat, colours);
+			mappingCells(m, k0, k0 + n, ppc, layer, colours);
 			const y0 = (row - r0) * cp, x0 = (c % cols) * cp;
 			for (let y = y0; y < y0 + cp; y++) {
 				const base = y * w + x0;
@@ -269,7 +303,18 @@ function describe(cell) {
 			acc[runs[i * 3 + 2] - 1] += e - s;
 	}
 	const heat = heatOf(m, a);
-	const hs = heat ? `, heat: at least ${HEAT_LEVELS[heat - 1]} faults (decaying)` : '';
+	let hs = heat ? `, heat: at least ${HEAT_LEVELS[heat - 1]} faults (decaying)` : '';
+	if (m.share && acc[0]) {	// --sharing: who else maps them, as the cursor line says
+		const cls = [0, 0, 0, 0];
+		for (let i = 0; i < m.share.length; i += 3)
+			cls[m.share[i + 2]] += Math.max(0, Math.min(b, m.share[i] + m.share[i + 1]) -
+				Math.max(a, m.share[i]));
+		const by = ['', 'by 2', 'by 3-8', 'by 9+'];
+		const shared = cls[1] + cls[2] + cls[3];
+		hs += b - a === 1 ? (shared ? `, mapped ${by[cls.findIndex((x, i) => i && x)]}`
+			: ', mapped once')
+			: `, ${acc[0] - shared} private, ${cls[1]} by 2, ${cls[2]} by 3-8, ${cls[3]} by 9+`;
+	}
 	const tail = `${hs}  (${m.kind}, ${m.tracker})`;
 	if (b - a === 1) {
 		const st = acc[0] ? 1 : acc[1] ? 2 : acc[2] ? 3 : 0;

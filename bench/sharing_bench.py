@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""--sharing's costs and figures (issue 26, doc/sharing.md), measured in one run; nothing
+here asserts a timing.
+
+1. Side by side with Debian's smem on the same box: the whole system's PSS and USS per
+   process (smem reads every /proc/PID/smaps; mevitop pagemap PFNs and kpagecount), how
+   many processes agree within 1%, and the wall time and CPU each takes for the whole
+   answer (mevitop: from its start to the first snapshot in which every process has been
+   read; smem: its run).  Interleaved, --rounds times.
+2. The default mode's workload figures with the columns on: the fault loop (faultbench)
+   and the getppid loop (syscallbench) plain, under `mevitop --json`, and under
+   `mevitop --json --sharing`, interleaved; ratios to plain.
+3. mevitop's own CPU over --seconds on the box as it is, with and without --sharing.
+4. A --big-mib process of written anonymous memory, alone (its anonymous pages verified
+   private once) and as a forked pair (every page shared: read and looked up each pass):
+   what the passes cost per entry (16 GiB is 8x the default's figures).
+
+  sharing_bench.py [--rounds 3] [--pairs 5] [--seconds 10] [--big-mib 2048] [--extra N]
+                   [--only smem,cpu,big,loops]
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_bench  # noqa: E402  (faultbench, syscallbench, spread)
+from idle_cost import cpu_s, loadavg  # noqa: E402
+
+MEVITOP = run_bench.MEVITOP
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def smem_answer():
+    """{pid: (pss, uss) bytes}, wall seconds, CPU seconds."""
+    c0, t0 = children_cpu(), time.monotonic()
+    out = subprocess.run(["smem", "-H", "-c", "pid pss uss"], capture_output=True, text=True,
+                         check=True).stdout
+    wall, cpu = time.monotonic() - t0, children_cpu() - c0
+    got = {}
+    for line in out.splitlines():
+        pid, pss, uss = (int(x) for x in line.split())
+        got[pid] = (pss * 1024, uss * 1024)
+    return got, wall, cpu
+
+
+def mevitop_answer(limit_s=300):
+    """The first snapshot in which every process of the first one still running has been
+    read (processes started since may still wait: a busy box starts them every tick):
+    {pid: (pss, uss)}, wall seconds from the start, mevitop's CPU seconds until then."""
+    t0 = time.monotonic()
+    p = subprocess.Popen([MEVITOP, "--json", "--sharing", "-i", "200"],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    first = None
+    try:
+        for line in p.stdout:
+            snap = json.loads(line)
+            procs = {q["pid"]: q for q in snap["processes"] if q["state"] == "running"}
+            if first is None:
+                first = set(procs)
+            if all("pss" in procs[pid] for pid in first if pid in procs):
+                wall, cpu = time.monotonic() - t0, cpu_s(p.pid)
+                return {pid: (q["pss"], q["uss"]) for pid, q in procs.items() if "pss" in q}, \
+                    wall, cpu, snap["stats"]["sharing"]
+            if time.monotonic() - t0 > limit_s:
+                break
+    finally:
+        p.terminate()
+        p.wait()
+    raise RuntimeError("mevitop did not read every process in time")
+
+
+def within(a, b, frac=0.01, slack=0):
+    return abs(a - b) <= max(frac * max(a, b), slack)
+
+
+def vmas(pid):
+    """smem sums smaps' Pss per mapping, each truncated to kB: up to 1 KiB low a mapping."""
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            return sum(1 for _ in f)
+    except OSError:
+        return 0
+
+
+def rollups(pids):
+    """{pid: (Pss, Private_Clean + Private_Dirty)} from smaps_rollup, read now."""
+    out = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                kv = {ln.split()[0].rstrip(":"): int(ln.split()[1]) * 1024 for ln in f
+                      if ln.rstrip().endswith(" kB")}
+            out[pid] = (kv["Pss"], kv["Private_Clean"] + kv["Private_Dirty"])
+        except (OSError, KeyError):
+            pass
+    return out
+
+
+def bench_smem(rounds):
+    """smem's answer taken right after mevitop's complete snapshot: on a box whose
+    processes come and go, libraries' map counts move between two answers."""
+    rows = []
+    for _ in range(rounds):
+        mv, mv_wall, mv_cpu, st = mevitop_answer()
+        ro = rollups(mv)
+        sm, sm_wall, sm_cpu = smem_answer()
+        both = sorted(set(sm) & set(mv) & set(ro))
+        pss_ok = sum(within(mv[p][0], sm[p][0], slack=1024 * vmas(p)) for p in both)
+        uss_ok = sum(within(mv[p][1], sm[p][1]) for p in both)
+        ro_ok = sum(within(mv[p][0], ro[p][0]) and within(mv[p][1], ro[p][1]) for p in both)
+        rows.append((len(both), pss_ok, uss_ok, sm_wall, sm_cpu, mv_wall, mv_cpu, st, ro_ok))
+        bad = [(p, mv[p], sm[p], ro[p]) for p in both
+               if not within(mv[p][0], ro[p][0])][:3]
+        print(f"  round: {len(both)} processes in all three; PSS and USS within 1% of "
+              f"smaps_rollup: {ro_ok}; of smem (PSS within 1% or 1 KiB a mapping): {pss_ok}, "
+              f"USS: {uss_ok}; smem {sm_wall:.2f} s wall {sm_cpu:.2f} s CPU; mevitop {mv_wall:.2f} "
+              f"s wall {mv_cpu:.2f} s CPU, of which sharing passes {st['total_ms'] / 1e3:.2f} s "
+              f"(stats.sharing {st}); first differing (pid, mevitop, smem, rollup): {bad}")
+    med = lambda k: statistics.median(r[k] for r in rows)  # noqa: E731
+    print(f"smem vs mevitop --sharing (median of {rounds}): {med(0):.0f} processes, PSS "
+          f"agree {med(1):.0f}, USS agree {med(2):.0f}; whole-system answer: smem "
+          f"{med(3):.2f} s wall / {med(4):.2f} s CPU, mevitop {med(5):.2f} s wall / "
+          f"{med(6):.2f} s CPU of which sharing {statistics.median(r[7]['total_ms'] for r in rows) / 1e3:.2f} s "
+          f"(load {loadavg()})")
+
+
+class Monitor:
+    def __init__(self, args):
+        self.p = subprocess.Popen(run_bench.PREFIX + [MEVITOP, "--json", *args],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.p.stdout.readline()  # attached, scanned
+        threading.Thread(target=self.p.stdout.read, daemon=True).start()
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait()
+
+
+def bench_loops(pairs):
+    for name, run, key in (("fault loop", run_bench.faultbench, "ns_per_page"),
+                           ("getppid loop", run_bench.syscallbench, "ns_per_call")):
+        plain, dflt, shar = [], [], []
+        for _ in range(pairs):
+            b = run()[key]
+            m = Monitor([])
+            d = run()[key]
+            m.stop()
+            m = Monitor(["--sharing"])
+            s = run()[key]
+            m.stop()
+            plain.append(b)
+            dflt.append(d / b)
+            shar.append(s / b)
+        print(f"{name}: default {run_bench.spread(dflt)}, default --sharing "
+              f"{run_bench.spread(shar)} of plain ({statistics.median(plain):.1f} {key}; "
+              f"{pairs} interleaved triples; load {loadavg()})")
+
+
+def bench_cpu(seconds, extra, rounds=2):
+    """mevitop's own CPU, without and with --sharing, interleaved; with extra sleeping
+    processes (bench/sleepers: forks of one program, so their pages are shared)."""
+    s = None
+    if extra:
+        s = subprocess.Popen([os.path.join(run_bench.BENCH, "sleepers"), str(extra)],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        s.stdout.readline()
+    try:
+        got = {"default": [], "--sharing": []}
+        for _ in range(rounds):
+            for name, args in (("default", []), ("--sharing", ["--sharing"])):
+                m = Monitor(args)
+                c0 = cpu_s(m.p.pid)
+                time.sleep(seconds)
+                got[name].append(100 * (cpu_s(m.p.pid) - c0) / seconds)
+                m.stop()
+        print(f"mevitop --json, whole system (+{extra} sleepers, "
+              f"{len(os.listdir('/proc'))} /proc entries), % of a core over {seconds} s, "
+              f"{rounds} interleaved rounds: default {got['default']}, --sharing "
+              f"{got['--sharing']}; ratio of medians "
+              f"{statistics.median(got['--sharing']) / statistics.median(got['default']):.2f} "
+              f"(load {loadavg()})")
+    finally:
+        if s:
+            s.stdin.close()
+            s.wait()
+
+
+def big_pass(mib, fork):
+    """One process of mib MiB of written anonymous memory (a forked pair when fork):
+    mevitop -p it --sharing until both were read after the setup; the passes' cost."""
+    wl = subprocess.Popen([os.path.join(run_bench.ROOT, "build", "workloads", "share_wl")],
+                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(wl.stdout.readline().split()[1])
+        wl.stdin.write(f"anon a {mib * 256}\n" + ("fork\n" if fork else ""))
+        wl.stdin.flush()
+        wl.stdout.readline()
+        pids = {pid}
+        if fork:
+            pids.add(int(wl.stdout.readline().split()[2]))
+        t = time.monotonic()
+        p = subprocess.Popen([MEVITOP, "--json", "--sharing", "-p", str(pid), "-i", "200"],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        cpu0 = None
+        try:
+            for line in p.stdout:
+                snap = json.loads(line)
+                if cpu0 is None:
+                    cpu0 = cpu_s(p.pid)  # after the initial scan
+                got = {q["pid"]: q for q in snap["processes"]}
+                if all(got.get(x, {}).get("sharing_at", 0) > t for x in pids):
+                    st = snap["stats"]["sharing"]
+                    cpu = cpu_s(p.pid) - cpu0
+                    print(f"{mib} MiB {'forked pair' if fork else 'single process'}: "
+                          f"sharing passes {st['total_ms']:.0f} ms for {st['pages_read']} "
+                          f"entries and {st['lookups']} lookups ({st['cached']} cached, "
+                          f"{st['preads']} preads): {1e6 * st['total_ms'] / max(1, st['pages_read']):.1f} "
+                          f"ns an entry (wall), over {st['passes']} passes; mevitop's CPU meanwhile "
+                          f"{cpu:.2f} s; "
+                          f"uss/pss of {pid}: {got[pid]['uss'] >> 20}/{got[pid]['pss'] >> 20} MiB "
+                          f"(load {loadavg()})")
+                    return
+        finally:
+            p.terminate()
+            p.wait()
+    finally:
+        wl.stdin.close()
+        wl.wait()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--pairs", type=int, default=5)
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--big-mib", type=int, default=2048)
+    ap.add_argument("--extra", type=int, default=0, help="sleeping processes for --only cpu")
+    ap.add_argument("--only", default="smem,loops,cpu,big")
+    a = ap.parse_args()
+    only = a.only.split(",")
+    if "smem" in only:
+        bench_smem(a.rounds)
+    if "cpu" in only:
+        bench_cpu(a.seconds, a.extra)
+    if "big" in only:
+        big_pass(a.big_mib, False)
+        big_pass(a.big_mib, True)
+    if "loops" in only:
+        bench_loops(a.pairs)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,438 @@
+"""--sharing: USS, PSS and the sharing layer, against the kernel's own figures.
+
+A forked pair (tests/workloads/share_wl) shares anonymous memory copy-on-write, a MAP_SHARED
+file, a SysV shm segment and a transparent huge page; the child and the parent then write
+parts of it.  At each step, once mevitop's sharing pass of both processes began after the
+step was done (the processes are quiet then):
+- each of the workload's mappings is page-exact against pagemap PFNs and /proc/kpagecount
+  read by this test: uss, pss, shared (bytes) and the runs of pages by map count;
+- each process's uss and pss are smaps_rollup's Private_Clean+Private_Dirty and Pss
+  within 1% (libraries' map counts move as other processes come and go).
+KSM, where ksmd can run: pages merged into one are shared by every mapping of it.
+"""
+import json
+import re
+import os
+import struct
+import subprocess
+import time
+
+import pytest
+
+from test_ui import screen  # noqa: F401 (the tmux fixture)
+
+import harness
+from harness import find_proc
+from test_metrics import free_port, get, value
+
+PAGE = harness.PAGE
+SHIFT = 12  # smaps' PSS_SHIFT
+KSM_RUN = "/sys/kernel/mm/ksm/run"
+
+
+def smaps_rollup(pid):
+    out = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3 and parts[2] == "kB":
+                out[parts[0].rstrip(":")] = int(parts[1]) * 1024
+    return out
+
+
+def kernel_truth(pid, start, end):
+    """Page by page from pagemap's PFNs and kpagecount/kpageflags: (uss, pss, shared) in
+    bytes and {page: map count} of the pages mapped more than once."""
+    n = (end - start) // PAGE
+    fd = os.open(f"/proc/{pid}/pagemap", os.O_RDONLY)
+    try:
+        data = os.pread(fd, n * 8, start // PAGE * 8)
+    finally:
+        os.close(fd)
+    uss = shared = pss = 0
+    counts = {}
+    with open("/proc/kpagecount", "rb") as kc, open("/proc/kpageflags", "rb") as kf:
+        for i, (v,) in enumerate(struct.iter_unpack("<Q", data)):
+            if not v >> 63 & 1:
+                continue
+            pfn = v & ((1 << 55) - 1)
+            kf.seek(pfn * 8)
+            if struct.unpack("<Q", kf.read(8))[0] >> 24 & 1:
+                continue  # the zero page
+            # Every page's own count: pagemap's "exclusive" bit, which mevitop uses where
+            # it can, is what this checks.
+            kc.seek(pfn * 8)
+            c = struct.unpack("<Q", kc.read(8))[0]
+            if c <= 1:
+                uss += PAGE
+                pss += PAGE << SHIFT
+            else:
+                shared += PAGE
+                pss += (PAGE << SHIFT) // c
+                counts[start // PAGE + i] = c
+    return uss, pss >> SHIFT, shared, counts
+
+
+def by_class(c):
+    return "2" if c == 2 else "3-8" if c <= 8 else "9+"
+
+
+def layer_pages(mapping):
+    pages = {}
+    for r in mapping["shared_runs"]:
+        for pg in range(int(r["start"], 16) // PAGE, int(r["end"], 16) // PAGE):
+            pages[pg] = r["by"]
+    return pages
+
+
+def mapping_at(entry, addr):
+    for m in entry["mappings"]:
+        if int(m["start"], 16) <= addr < int(m["end"], 16):
+            return m
+    raise AssertionError(f"no mapping at {addr:#x} in {entry['pid']}")
+
+
+def shared_snapshot(mv, pids, t):
+    """The first snapshot in which every pid's sharing pass began after t."""
+    deadline = time.monotonic() + harness.GUARD_S
+    while True:
+        snap = mv.snapshot_after(t)
+        entries = [find_proc(snap, pid) for pid in pids]
+        if all(e and e.get("sharing_at", 0) > t for e in entries):
+            return snap, entries
+        assert time.monotonic() < deadline, f"no sharing pass after {t}: {snap['stats']}"
+
+
+def check_exact(entry, addrs, what):
+    for addr in addrs:
+        m = mapping_at(entry, addr)
+        s, e = int(m["start"], 16), int(m["end"], 16)
+        uss, pss, shared, counts = kernel_truth(entry["pid"], s, e)
+        got = (m["uss"], m["pss"], m["shared"])
+        assert got == (uss, pss, shared), \
+            f"{what}: pid {entry['pid']} mapping {s:#x}-{e:#x} ({m['kind']}): mevitop " \
+            f"uss/pss/shared {got}, kernel {(uss, pss, shared)}"
+        want = {pg: by_class(c) for pg, c in counts.items()}
+        layer = layer_pages(m)
+        bad = sorted(pg for pg in set(want) | set(layer) if want.get(pg) != layer.get(pg))
+        assert not bad, f"{what}: {len(bad)} pages in the wrong layer class, first " \
+            f"{bad[0] * PAGE:#x}: mevitop {layer.get(bad[0])}, kernel {want.get(bad[0])}"
+
+
+def check_rollup(entry, what):
+    r = smaps_rollup(entry["pid"])
+    uss = r["Private_Clean"] + r["Private_Dirty"]
+    for name, got, want in (("pss", entry["pss"], r["Pss"]), ("uss", entry["uss"], uss)):
+        assert abs(got - want) <= 0.01 * want, \
+            f"{what}: pid {entry['pid']} {name} {got} vs smaps_rollup {want}"
+
+
+def test_forked_pair(mevitop, workload, tmp_path):
+    wl = workload("share_wl")
+    regions = {}
+    for cmd in ("anon a 2048", f"file f {tmp_path}/shared.bin 256", "shm s 256",
+                "thp t 1024"):
+        _, words = wl.do(cmd)
+        regions[cmd.split()[1]] = int(words[0], 16)
+    port = free_port()
+    # A small budget: passes span refreshes, cut inside the mappings.
+    mv = mevitop(["-p", str(wl.pid), "-i", "100", "--sharing", "--maps", "--listen",
+                  str(port), "--sharing-budget", "2000"])
+    _, words = wl.do("fork")
+    child = int(words[0])
+    wl.do("ctouch f")
+    t, _ = wl.do("ctouch s")
+    addrs = list(regions.values())
+    steps = [("after fork", None), ("child wrote", "cwrite a 0 512"),
+             ("child wrote a huge page's page", "cwrite t 0 1"),
+             ("parent wrote", "pwrite a 1024 256")]
+    for what, cmd in steps:
+        if cmd:
+            t, _ = wl.do(cmd)
+        snap, entries = shared_snapshot(mv, (wl.pid, child), t)
+        for e in entries:
+            check_exact(e, addrs, what)
+            check_rollup(e, what)
+        parent, kid = entries
+        a_parent = mapping_at(parent, regions["a"])
+        if what == "after fork":
+            # Everything the child maps of the region is the parent's too.
+            assert mapping_at(kid, regions["a"])["uss"] == 0
+            assert a_parent["shared"] >= 2048 * PAGE
+        if what == "child wrote":
+            assert mapping_at(kid, regions["a"])["uss"] == 512 * PAGE
+    assert snap["stats"]["sharing"]["passes"] >= 2
+    # The metrics say what JSON says (within 1%: a later pass may see libraries' counts
+    # move), in both formats.
+    for accept in ("text/plain", "application/openmetrics-text; version=1.0.0"):
+        status, _, text = get(port, headers={"Accept": accept})
+        assert status == 200
+        for e in entries:
+            for name in ("uss", "pss", "shared"):
+                got = value(text, f"mevitop_process_{name}_bytes", pid=e["pid"])
+                assert abs(got - e[name]) <= 0.01 * e[name], (name, got, e[name])
+
+
+def test_ksm(mevitop, workload):
+    if not os.path.exists(KSM_RUN):
+        pytest.fail("no KSM on this kernel (/sys/kernel/mm/ksm)")
+    with open(KSM_RUN) as f:
+        before = f.read().strip()
+    wl = workload("share_wl")
+    _, words = wl.do("ksm k 256")
+    addr = int(words[0], 16)
+    mv = mevitop(["-p", str(wl.pid), "-i", "100", "--sharing", "--maps"])
+    try:
+        with open(KSM_RUN, "w") as f:
+            f.write("1")
+        deadline = time.monotonic() + harness.GUARD_S
+        while True:
+            with open(f"/proc/{wl.pid}/ksm_merging_pages") as f:
+                if int(f.read()) == 256:
+                    break
+            assert time.monotonic() < deadline, "ksmd did not merge the pages"
+            time.sleep(0.05)  # ksmd's own pace; a failure guard bounds it
+    finally:
+        with open(KSM_RUN, "w") as f:
+            f.write(before)
+    t = time.monotonic()
+    snap, (entry,) = shared_snapshot(mv, (wl.pid,), t)
+    check_exact(entry, [addr], "ksm")
+    check_rollup(entry, "ksm")
+    m = mapping_at(entry, addr)
+    assert m["uss"] == 0 and m["shared"] == 256 * PAGE, m
+    assert entry["ksm"] >= 256 * PAGE
+
+
+def test_disabled_fails_clearly():
+    r = subprocess.run([harness.MEVITOP, "--json", "--sharing", "--disable", "kpagecount",
+                        "-n", "1"], capture_output=True, text=True, timeout=30,
+                       env=dict(os.environ, **harness.SAN_ENV))
+    assert r.returncode != 0
+    assert "kpagecount" in harness.json_error(r.stderr)
+    assert not r.stdout
+
+
+def test_off_by_default(mevitop, workload):
+    wl = workload("share_wl")
+    wl.do("anon a 16")
+    mv = mevitop(["-p", str(wl.pid), "-i", "100"])
+    entry = find_proc(mv.first, wl.pid)
+    assert "pss" not in entry and "sharing" not in mv.first["stats"]
+    json.dumps(entry)
+
+
+def size_value(text):
+    """fmt_pages' text ("1.5G", "12K", "0", "-") as bytes (an approximation for order)."""
+    if text in ("-", ""):
+        return -1
+    mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    return float(text[:-1]) * mult[text[-1]] if text[-1] in mult else float(text)
+
+
+def column(s, title):
+    """Each list row's cell under a right-aligned 7-wide column header."""
+    lines = s.split("\n")
+    head = next(i for i, ln in enumerate(lines) if re.match(r".*PID\b.*COMMAND", ln))
+    end = re.search(rf"\b{title}\b", lines[head]).end()
+    return [ln[end - 7:end].strip() for ln in lines[head + 1:]
+            if re.match(r"\s*\d+ ", ln)]
+
+
+def test_ui_layer_and_columns(screen, workload):
+    from test_ui import zoom_to_one_page
+    wl = workload("share_wl")
+    _, words = wl.do("anon a 64")
+    a = int(words[0], 16)
+    _, words = wl.do("fork")
+    child = int(words[0])
+    wl.do("cwrite a 0 16")
+    assert child
+    scr = screen()
+    # The parent's heatmap: the pages its child copied are its own again.
+    scr.start(["-p", str(wl.pid), "-i", "100", "--sharing", "--layout", "labels"])
+    scr.wait_for(f"pid {wl.pid} share_wl")
+    scr.keys("s")
+    s = scr.wait_for("layer sharing")
+    for word in ("private", "by 2", "3-8", "9+"):
+        assert word in s.split("\n")[2], f"legend lacks {word!r}: {s.split(chr(10))[2]!r}"
+    zoom_to_one_page(scr)
+    scr.keys("g")
+    scr.type(f"{a + 16 * PAGE:x}")
+    scr.keys("Enter")
+    scr.wait_for(f"cursor {a + 16 * PAGE:#x}: resident, mapped by 2")
+    scr.keys("g")
+    scr.type(f"{a:x}")
+    scr.keys("Enter")
+    scr.wait_for(f"cursor {a:#x}: resident, mapped once")
+    # A page of libc's text every process maps: its exact count (3 or more).
+    libc = next(st for st, _e, perms, path in harness.read_maps(wl.pid)
+                if "libc.so" in path and "x" in perms)
+    scr.keys("g")
+    scr.type(f"{libc:x}")
+    scr.keys("Enter")
+    s = scr.wait(lambda s: re.search(rf"cursor {libc:#x}: resident, mapped by (\d+)", s),
+                 "libc's first text page's count")
+    n = int(re.search(rf"cursor {libc:#x}: resident, mapped by (\d+)", s).group(1))
+    assert n >= 3, n
+    scr.keys("t")
+    scr.wait_for("layer heat")
+    # The list: USS and PSS columns, sorted by their keys.
+    scr.keys("Escape")
+    scr.wait(lambda s: "USS" in s and "PSS" in s, "the USS and PSS columns")
+    scr.keys("t")  # the flat list: one order for all rows
+    scr.wait(lambda s: "view tree" not in s and "USS" in s, "the flat list")
+    for key, title, name in (("X", "USS", "unique (USS)"), ("Y", "PSS", "proportional (PSS)")):
+        scr.keys(key)
+
+        def sorted_desc(s, title=title, name=name):
+            col = [size_value(c) for c in column(s, title)]
+            return f"sort {name} desc" in s and len(col) >= 2 and \
+                col == sorted(col, reverse=True) and col[0] > 0
+        scr.wait(sorted_desc, f"rows by {title}")
+    scr.keys("F10")
+    from test_ui import assert_clean_exit
+    assert_clean_exit(scr)
+
+
+def test_recording(workload, tmp_path):
+    """record --sharing keeps each process's pass; replay prints what live mode did."""
+    wl = workload("share_wl")
+    _, words = wl.do("anon a 512")
+    a = int(words[0], 16)
+    _, words = wl.do("fork")
+    child = int(words[0])
+    t, _ = wl.do("cwrite a 0 128")
+    rec = tmp_path / "s.rec"
+    r = subprocess.run([harness.MEVITOP, "record", "-o", str(rec), "--sharing", "--maps",
+                        "-p", str(wl.pid), "-i", "100", "--duration", "2"],
+                       capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, **harness.SAN_ENV))
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([harness.MEVITOP, "replay", str(rec), "--json"], capture_output=True,
+                       text=True, timeout=60, env=dict(os.environ, **harness.SAN_ENV))
+    assert r.returncode == 0, r.stderr
+    last = json.loads(r.stdout.strip().split("\n")[-1])
+    for pid in (wl.pid, child):
+        e = find_proc(last, pid)
+        assert e and e["sharing_at"] > t, e
+        check_rollup(e, "replayed")
+        check_exact(e, [a], "replayed")
+    assert "sharing" in last["stats"]
+
+
+def redis_cli(sock, *args):
+    return subprocess.run(["redis-cli", "-s", sock, *args], capture_output=True, text=True,
+                          timeout=60).stdout.strip()
+
+
+def children(pid):
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(x) for x in f.read().split()]
+
+
+def test_redis_bgsave_child_uss_grows(mevitop, tmp_path):
+    """A real redis: BGSAVE's child shares the dataset with the server; as the server
+    overwrites keys, the child's copies become its own and its USS grows (smaps_rollup
+    agrees)."""
+    sock = str(tmp_path / "redis.sock")
+    srv = subprocess.Popen(["redis-server", "--port", "0", "--unixsocket", sock, "--dir",
+                            str(tmp_path), "--save", "", "--appendonly", "no",
+                            "--enable-debug-command", "yes"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + harness.GUARD_S
+        while redis_cli(sock, "ping") != "PONG":
+            assert srv.poll() is None and time.monotonic() < deadline, "redis did not start"
+            time.sleep(0.02)  # redis-server's own start; a failure guard bounds it
+        assert redis_cli(sock, "debug", "populate", "20000", "key", "4096") == "OK"
+        # Slow the save down (0.5 ms a key: ~10 s) so the child lives through the test.
+        assert redis_cli(sock, "config", "set", "rdb-key-save-delay", "500") == "OK"
+        mv = mevitop(["-p", str(srv.pid), "-i", "100", "--sharing"])
+        assert "started" in redis_cli(sock, "bgsave")
+        t0 = time.monotonic()
+        (child,) = children(srv.pid)
+        _, (before,) = shared_snapshot(mv, (child,), t0)
+        assert before["shared"] > 60 << 20, before  # the dataset, shared with the server
+        script = "for i=0,9999 do redis.call('SET','key:'..i,string.rep('y',4096)) end"
+        redis_cli(sock, "eval", script, "0")
+        t1 = time.monotonic()
+        _, (after,) = shared_snapshot(mv, (child,), t1)
+        assert children(srv.pid) == [child], "the save ended before the check"
+        assert after["uss"] > before["uss"] + (20 << 20), (before["uss"], after["uss"])
+        check_rollup(after, "redis's BGSAVE child")
+    finally:
+        try:
+            kids = children(srv.pid)
+        except OSError:
+            kids = []
+        for k in kids:  # the save's child outlives a killed server
+            try:
+                os.kill(k, 9)
+            except OSError:
+                pass
+        srv.kill()
+        srv.wait()
+
+
+def test_postgres_backends_pss(mevitop):
+    """Real postgres backends share shared_buffers and the server's pages: each backend's
+    PSS and USS against smaps_rollup."""
+    import glob
+    import shutil
+    import tempfile
+    bindir = sorted(glob.glob("/usr/lib/postgresql/*/bin"))[-1]
+    top = tempfile.mkdtemp(prefix="mevitop-pg-")
+    as_pg = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"]
+    srv = None
+    sleepers = []
+    try:
+        os.chmod(top, 0o755)
+        shutil.chown(top, "postgres", "postgres")
+        data = os.path.join(top, "data")
+        subprocess.run(as_pg + [f"{bindir}/initdb", "-D", data, "-A", "trust", "-U",
+                                "postgres", "--no-sync"], check=True, capture_output=True,
+                       timeout=120)
+        srv = subprocess.Popen(as_pg + [f"{bindir}/postgres", "-D", data, "-k", top, "-c",
+                                        "listen_addresses=", "-c", "shared_buffers=64MB",
+                                        "-c", "fsync=off", "-c", "autovacuum=off", "-c",
+                                        "jit=off"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def psql(sql, **kw):
+            return subprocess.run(["psql", "-h", top, "-U", "postgres", "-At", "-c", sql],
+                                  capture_output=True, text=True, timeout=120, **kw)
+        deadline = time.monotonic() + harness.GUARD_S
+        while psql("select 1").stdout.strip() != "1":
+            assert srv.poll() is None and time.monotonic() < deadline, "postgres did not start"
+            time.sleep(0.05)  # the server's own start; a failure guard bounds it
+        assert psql("create table t as select g, repeat('x', 400) s "
+                    "from generate_series(1, 60000) g").returncode == 0
+        # Three backends read the table into shared_buffers, then sleep (quiet).
+        for _ in range(3):
+            sleepers.append(subprocess.Popen(
+                ["psql", "-h", top, "-U", "postgres", "-At", "-c",
+                 "select count(*) from t", "-c", "select pg_sleep(120)"],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True))
+        for s in sleepers:
+            assert s.stdout.readline().strip() == "60000"
+        while True:
+            pids = [int(x) for x in psql("select pid from pg_stat_activity where query = "
+                                         "'select pg_sleep(120)'").stdout.split()]
+            if len(pids) == 3:
+                break
+            assert time.monotonic() < deadline, "the backends did not start sleeping"
+        mv = mevitop(["-p", str(srv.pid), "-i", "100", "--sharing"])
+        t = time.monotonic()
+        _, entries = shared_snapshot(mv, pids, t)
+        for e in entries:
+            assert e["shared"] > 8 << 20, e  # shared_buffers the table went through
+            check_rollup(e, "postgres backend")
+    finally:
+        for s in sleepers:
+            s.kill()
+            s.wait()
+        if srv:
+            srv.send_signal(2)  # SIGINT: fast shutdown, the sleeping backends end too
+            srv.wait(timeout=60)
+        shutil.rmtree(top, ignore_errors=True)

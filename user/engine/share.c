@@ -1,0 +1,606 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Sharing passes (--sharing): each process's USS, PSS and shared bytes per mapping, and
+ * each resident page's map-count class, into proc.share (model/share.h).
+ *
+ * A pass reads the pagemap entries (PFN and the "exclusively mapped" bit) of the resident
+ * pages of the mappings whose pages can be shared: file and shmem mappings (and the vdso)
+ * always, anonymous ones only while the process's anonymous memory may be shared -- its
+ * history is unknown (watched since before it forked, or since mevitop started), it
+ * forked or was forked, or KSM merged some of its pages.  A pass that finds every
+ * anonymous page exclusive, with no fork meanwhile, turns that off until the next fork:
+ * an exec'd process's anonymous memory is private.  An exclusive entry is a page mapped
+ * once; only the others are looked up in /proc/kpagecount (map count) and
+ * /proc/kpageflags (the zero page, KSM), sorted so nearby PFNs share one read.
+ *
+ * Budget: at most share_budget_pages entries a tick; a pass that does not fit resumes at
+ * the next tick where it stopped, and the process's figures change only when a pass is
+ * complete.  A process is read again after share_period_ms if its faults moved, after ten
+ * times that otherwise, and at the next tick after a fork or exec.  Nothing runs in the
+ * kernel for it: the cost is mevitop's own CPU (stats.sharing says how much).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "lib/array.h"
+#include "lib/log.h"
+#include "lib/page.h"
+#include "engine/engine_int.h"
+#include "kernel/kpage.h"
+#include "model/share_figs.h"
+
+#define SHARE_BUDGET_DEFAULT	(256ULL * 1024)	/* entries a tick: 1 GiB, ~3 ms */
+#define SHARE_PERIOD_DEFAULT	1000ULL		/* ms */
+#define SHARE_QUIET_FACTOR	10
+#define ENTRY_CHUNK		4096		/* pagemap entries a read */
+#define SHARE_NS_PER_ENTRY	80ULL		/* a tick's passes stop after budget x this
+						 * (the default: 21 ms), lookups included */
+#define SHARE_TICK_NS_MIN	2000000ULL	/* ... but never less than 2 ms */
+#define PEND_FLUSH		16384		/* look up once this many wait (~10-25 ms) */
+
+/* A page whose entry was not exclusive: its map count is looked up. */
+struct share_pend {
+	uint64_t pfn;
+	uint64_t page;
+	uint32_t span;		/* index in the build's spans */
+	uint32_t anon;		/* an anonymous mapping's page */
+};
+
+/* A PFN's count and flags as looked up this tick: the pages of libc (and of a forked
+ * pair) are looked up once a tick, not once per process.  Counts may move within a tick
+ * (a fault elsewhere): a pass is a snapshot no finer than a tick anyway. */
+struct kcache_ent {
+	uint64_t pfn;
+	uint32_t gen;			/* the tick it was looked up in; 0: empty */
+	uint32_t count;
+	uint64_t flags;
+};
+
+#define KCACHE_BITS	17		/* 128 Ki entries, 3 MiB */
+#define KCACHE_PROBES	8
+
+struct sharing {
+	struct kpage k;
+	struct share_stats st;
+	struct share_pend *pend;
+	size_t npend, cappend;
+	uint64_t *pfns, *counts, *flags, *fout;
+	size_t *fidx;			/* which misses' flags are read */
+	uint64_t *mpfn, *mcount, *mflag;	/* the cache's misses, distinct, ascending */
+	size_t *midx;			/* pend entry -> its miss, SIZE_MAX: cached */
+	size_t caplook;
+	struct kcache_ent *cache;	/* 1 << KCACHE_BITS entries */
+	uint32_t gen;			/* this tick's (cache entries of others are stale) */
+	uint64_t tick_t0, tick_read0;	/* when this tick began, pages_read then */
+	uint64_t tick_ns_max;		/* the tick's time budget */
+	uint64_t ent[ENTRY_CHUNK];
+	size_t cursor;			/* round robin over engine_procs */
+	uint64_t ksm_sharing;		/* /sys/kernel/mm/ksm/pages_sharing at the last tick */
+};
+
+int engine_share_init(struct engine *e, char *why, size_t whylen)
+{
+	struct sharing *sh;
+	int err;
+
+	if (!e->o.sharing)
+		return 0;
+	if (e->f.disabled & DIS_KPAGECOUNT) {
+		snprintf(why, whylen, "--sharing needs /proc/kpagecount (disabled by --disable "
+			 "kpagecount)");
+		return -EPERM;
+	}
+	err = kpage_probe();
+	if (err) {
+		snprintf(why, whylen, "--sharing needs PFNs from /proc/PID/pagemap and "
+			 "/proc/kpagecount (root): %s", strerror(-err));
+		return err;
+	}
+	sh = calloc(1, sizeof(*sh));
+	if (!sh || !(sh->cache = calloc(1u << KCACHE_BITS, sizeof(*sh->cache)))) {
+		free(sh);
+		return -ENOMEM;
+	}
+	err = kpage_open(&sh->k);
+	if (err) {
+		snprintf(why, whylen, "failed to open /proc/kpagecount: %s", strerror(-err));
+		free(sh);
+		return err;
+	}
+	if (!e->o.share_budget_pages)
+		e->o.share_budget_pages = SHARE_BUDGET_DEFAULT;
+	if (!e->o.share_period_ms)
+		e->o.share_period_ms = SHARE_PERIOD_DEFAULT;
+	e->sharing = sh;
+	return 0;
+}
+
+void engine_share_fini(struct engine *e)
+{
+	struct sharing *sh = e->sharing;
+
+	if (!sh)
+		return;
+	kpage_close(&sh->k);
+	free(sh->pend);
+	free(sh->pfns);
+	free(sh->counts);
+	free(sh->flags);
+	free(sh->fout);
+	free(sh->fidx);
+	free(sh->mpfn);
+	free(sh->mcount);
+	free(sh->mflag);
+	free(sh->midx);
+	free(sh->cache);
+	free(sh);
+	e->sharing = NULL;
+}
+
+const struct share_stats *engine_share_stats(struct engine *e)
+{
+	return e->sharing ? &e->sharing->st : NULL;
+}
+
+static bool is_anon(const struct mapping *m)
+{
+	return m->kind == MK_ANON || m->kind == MK_HEAP || m->kind == MK_STACK;
+}
+
+/* Which mappings a pass reads: where a page can be mapped by another process too. */
+static bool readable(const struct mapping *m, bool anon)
+{
+	if (!share_counted(m) || (m->flags & MF_UFFD))
+		return false;
+	if (is_anon(m))
+		return anon;
+	/* A private file mapping's written pages are anonymous copies, shared after a fork
+	 * like any other: read as the file's pages are. */
+	return m->kind == MK_FILE || m->kind == MK_SHMEM || m->kind == MK_VDSO;
+}
+
+static int pend_add(struct sharing *sh, uint64_t pfn, uint64_t page, uint32_t span, bool anon)
+{
+	if (array_reserve(sh->pend, sh->npend, sh->cappend, 1024))
+		return -ENOMEM;
+	sh->pend[sh->npend++] = (struct share_pend){ pfn, page, span, anon };
+	return 0;
+}
+
+/* Does the aligned block of PMD_PAGES entries at ent look like one PMD-mapped huge page
+ * (present, physically contiguous from an aligned PFN)?  For those, 6.18's pagemap sets
+ * the "exclusively mapped" bit of every page from the first page's map count alone: after
+ * a fork and a write to one page, the parent's entries all say exclusive while the other
+ * 511 pages are mapped twice (smaps and kpagecount agree on 2).  Such blocks are looked
+ * up page by page (one pread of 512 contiguous counts). */
+static bool pmd_like(const uint64_t *ent)
+{
+	uint64_t pfn = kpm_pfn(ent[0]);
+	size_t i;
+
+	if (!kpm_present(ent[0]) || pfn % PMD_PAGES)
+		return false;
+	for (i = 1; i < PMD_PAGES; i++)
+		if (!kpm_present(ent[i]) || kpm_pfn(ent[i]) != pfn + i)
+			return false;
+	return true;
+}
+
+/* Pages [start, start + n) of span `span` (n <= ENTRY_CHUNK, never across an aligned
+ * ENTRY_CHUNK boundary): exclusive entries are private at once, the others wait for their
+ * map counts. */
+static int read_entries(struct engine *e, struct share_build *b, int fd, uint64_t start,
+			size_t n, uint32_t span, bool anon)
+{
+	struct sharing *sh = e->sharing;
+	struct share_span *sp = &b->s->spans[span];
+	size_t i, trust_from = 0;
+	int err = kpage_read_entries(fd, start, n, sh->ent);
+
+	if (err)
+		return err;
+	sh->st.pages_read += n;
+	b->s->pages_read += n;
+	for (i = 0; i < n; i++) {
+		uint64_t ent = sh->ent[i];
+
+		if (!((start + i) % PMD_PAGES) && i + PMD_PAGES <= n && pmd_like(sh->ent + i))
+			trust_from = i + PMD_PAGES;
+		if (!kpm_present(ent))
+			continue;	/* gone since the model's scan */
+		if ((ent & KPM_EXCLUSIVE) && i >= trust_from) {
+			sp->uss++;
+			sp->pss += PAGE_SIZE_4K << SHARE_PSS_SHIFT;
+		} else if ((err = pend_add(sh, kpm_pfn(ent), start + i, span, anon))) {
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* One looked-up page into its span and class. */
+static void account(struct share_build *b, const struct share_pend *pd, uint64_t c,
+		    uint64_t f)
+{
+	struct share_span *sp = &b->s->spans[pd->span];
+
+	if (f & (1ULL << KPF_ZERO_BIT))
+		return;	/* the zero page: in no Rss, Pss or Private */
+	if (f & (1ULL << KPF_KSM_BIT))
+		sp->ksm++;
+	if (c <= 1) {
+		sp->uss++;
+		sp->pss += PAGE_SIZE_4K << SHARE_PSS_SHIFT;
+		return;
+	}
+	sp->shared++;
+	sp->pss += (PAGE_SIZE_4K << SHARE_PSS_SHIFT) / c;
+	share_mark(b->s, pd->page, c);
+	if (pd->anon)
+		b->anon_shared = true;	/* private file mappings are read anyway */
+}
+
+static int cmp_pend(const void *a, const void *b)
+{
+	const struct share_pend *x = a, *y = b;
+
+	return (x->pfn > y->pfn) - (x->pfn < y->pfn);
+}
+
+static struct kcache_ent *kcache_slot(struct sharing *sh, uint64_t pfn, bool *hit)
+{
+	uint64_t h = (pfn * 0x9e3779b97f4a7c15ULL) >> (64 - KCACHE_BITS);
+	int i;
+
+	for (i = 0; i < KCACHE_PROBES; i++) {
+		struct kcache_ent *c = &sh->cache[(h + i) & ((1u << KCACHE_BITS) - 1)];
+
+		if (c->gen == sh->gen && c->pfn == pfn) {
+			*hit = true;
+			return c;
+		}
+		if (c->gen != sh->gen) {
+			*hit = false;
+			return c;	/* stale or empty: free for this tick */
+		}
+	}
+	*hit = false;
+	return NULL;		/* full around here: not cached */
+}
+
+/* Counts (and flags where needed: a count <= 1 may be the zero page, never counted or
+ * rmapped; while KSM shares pages anywhere, which shared pages are KSM's) of the m
+ * distinct PFNs the cache did not have, sh->mpfn[0..m) ascending. */
+static int lookup_misses(struct engine *e, size_t m)
+{
+	struct sharing *sh = e->sharing;
+	bool ksm = sh->ksm_sharing > 0;
+	size_t j, f = 0;
+	int err;
+
+	if (!m)
+		return 0;
+	err = kpage_lookup(&sh->k, KPAGE_COUNT, sh->mpfn, m, sh->mcount);
+	for (j = 0; !err && j < m; j++) {
+		sh->mflag[j] = 0;
+		if (sh->mcount[j] <= 1 || ksm) {
+			sh->fidx[f] = j;
+			sh->pfns[f++] = sh->mpfn[j];	/* ascending still */
+		}
+	}
+	if (!err && f)
+		err = kpage_lookup(&sh->k, KPAGE_FLAGS, sh->pfns, f, sh->fout);
+	for (j = 0; !err && j < f; j++)
+		sh->mflag[sh->fidx[j]] = sh->fout[j];
+	sh->st.lookups += m;
+	sh->st.preads = sh->k.preads;
+	return err;
+}
+
+static int reserve_lookups(struct sharing *sh, size_t n)
+{
+	if (n <= sh->caplook)
+		return 0;
+	if (array_resize(sh->pfns, n) || array_resize(sh->counts, n) ||
+	    array_resize(sh->flags, n) || array_resize(sh->fidx, n) ||
+	    array_resize(sh->fout, n) || array_resize(sh->mpfn, n) ||
+	    array_resize(sh->mcount, n) || array_resize(sh->mflag, n) ||
+	    array_resize(sh->midx, n))
+		return -ENOMEM;
+	sh->caplook = n;
+	return 0;
+}
+
+/* Map counts of the waiting pages (this tick's cache, else kpagecount), into the build's
+ * spans and classes. */
+static int resolve(struct engine *e, struct share_build *b)
+{
+	struct sharing *sh = e->sharing;
+	size_t i, m = 0, n = sh->npend;
+	int err;
+
+	if (!n)
+		return 0;
+	if (reserve_lookups(sh, n))
+		return -ENOMEM;
+	qsort(sh->pend, n, sizeof(*sh->pend), cmp_pend);
+	for (i = 0; i < n; i++) {
+		uint64_t pfn = sh->pend[i].pfn;
+		struct kcache_ent *c;
+		bool hit;
+
+		sh->midx[i] = SIZE_MAX;
+		if (i && pfn == sh->pend[i - 1].pfn) {
+			sh->counts[i] = sh->counts[i - 1];
+			sh->flags[i] = sh->flags[i - 1];
+			sh->midx[i] = sh->midx[i - 1];
+		} else if ((c = kcache_slot(sh, pfn, &hit)) && hit) {
+			sh->counts[i] = c->count;
+			sh->flags[i] = c->flags;
+			sh->st.cached++;
+		} else {
+			sh->mpfn[m] = pfn;
+			sh->midx[i] = m++;
+		}
+	}
+	err = lookup_misses(e, m);
+	sh->npend = 0;
+	if (err)
+		return err;
+	for (i = 0; i < m; i++) {
+		bool hit;
+		struct kcache_ent *c = kcache_slot(sh, sh->mpfn[i], &hit);
+
+		if (c)
+			*c = (struct kcache_ent){ sh->mpfn[i], sh->gen, (uint32_t)sh->mcount[i],
+						  sh->mflag[i] };
+	}
+	for (i = 0; i < n; i++) {
+		if (sh->midx[i] != SIZE_MAX) {
+			sh->counts[i] = sh->mcount[sh->midx[i]];
+			sh->flags[i] = sh->mflag[sh->midx[i]];
+		}
+		account(b, &sh->pend[i], sh->counts[i], sh->flags[i]);
+	}
+	return 0;
+}
+
+/* This tick has spent its time (and made progress: each tick reads something). */
+static bool over_time(const struct sharing *sh)
+{
+	return sh->st.pages_read > sh->tick_read0 &&
+	       engine_now_ns() - sh->tick_t0 > sh->tick_ns_max;
+}
+
+struct run_ctx {
+	struct engine *e;
+	struct share_build *b;
+	int fd;
+	uint32_t span;
+	bool anon;
+	uint64_t read, limit;	/* entries read, at most */
+	uint64_t stop;		/* where the budget ran out, 0: the whole range was read */
+	int err;
+};
+
+static int on_run(uint64_t start, uint64_t end, enum page_state s, void *arg)
+{
+	struct run_ctx *c = arg;
+	uint64_t at, n;
+
+	if (s != PS_RESIDENT)
+		return 0;
+	for (at = start; at < end; at += n) {
+		/* Aligned chunks: a huge page's block lies within one (pmd_like); a budget
+		 * smaller than a chunk (--sharing-budget) reads a huge page's worth at once. */
+		uint64_t chunk = c->e->o.share_budget_pages >= ENTRY_CHUNK ? ENTRY_CHUNK :
+				 PMD_PAGES;
+		uint64_t next = (at | (chunk - 1)) + 1;
+
+		n = (next < end ? next : end) - at;
+
+		if (c->read >= c->limit || over_time(c->e->sharing)) {
+			c->stop = at;
+			return 1;
+		}
+		c->err = read_entries(c->e, c->b, c->fd, at, n, c->span, c->anon);
+		if (!c->err && c->e->sharing->npend >= PEND_FLUSH)
+			c->err = resolve(c->e, c->b);	/* lookups count against the time too */
+		if (c->err)
+			return c->err;
+		c->read += n;
+	}
+	return 0;
+}
+
+/* Reads p's mappings from the build's cursor on, within *budget entries (a mapping too
+ * big for it is cut where the budget ran out).  Returns 1 when the pass is complete, 0
+ * when the budget ran out, or -errno. */
+static int build_step(struct engine *e, struct proc *p, struct share_build *b,
+		      uint64_t *budget)
+{
+	struct pstate *s = ps(p);
+	const struct mapping *m;
+	int done = 1, err = 0;
+
+	if (s->pagemap_fd < 0)
+		s->pagemap_fd = e->src->open_pages(e->src_ctx, io(p));
+	if (s->pagemap_fd < 0)
+		return s->pagemap_fd;
+	/* The cursor may be inside a mapping a budget cut: go on there. */
+	m = model_find(p, b->cursor);
+	for (m = m ? m : model_find_ge(p, b->cursor); m && !err; m = model_next(m)) {
+		uint64_t from = mapping_start(m) > b->cursor ? mapping_start(m) : b->cursor;
+		struct run_ctx c = { .e = e, .b = b, .fd = s->pagemap_fd, .anon = is_anon(m),
+				     .limit = *budget };
+
+		if (!readable(m, b->anon))
+			continue;
+		if (!*budget || over_time(e->sharing)) {
+			b->cursor = from;	/* the rest at the next tick */
+			done = 0;
+			break;
+		}
+		if (!share_add_span(b->s, from, mapping_end(m))) {
+			err = -ENOMEM;
+			break;
+		}
+		c.span = b->s->n - 1;
+		model_runs(p, from, mapping_end(m), on_run, &c);
+		err = c.err;
+		*budget -= c.read < *budget ? c.read : *budget;
+		b->cursor = mapping_end(m);
+		if (c.stop) {
+			b->s->spans[c.span].end = b->cursor = c.stop;
+			done = 0;
+			break;
+		}
+	}
+	/* Once per step: the PFNs of all its mappings sorted together share reads. */
+	if (!err)
+		err = resolve(e, b);
+	e->sharing->npend = 0;
+	return err ? err : done;
+}
+
+/* A complete pass replaces the process's figures. */
+static void build_finish(struct engine *e, struct proc *p, struct share_build *b)
+{
+	struct pstate *s = ps(p);
+
+	share_finish(b->s);
+	share_free(p->share);
+	p->share = b->s;
+	b->s = NULL;
+	p->share->at_ns = b->start_ns;
+	s->share_done_ns = b->start_ns;
+	s->share_faults = b->faults;
+	if (b->anon && !b->anon_shared && !b->forked) {
+		s->share_anon = false;	/* verified: nothing anonymous is shared */
+		e->sharing->st.anon_verified++;
+	}
+	e->sharing->st.passes++;
+	share_build_drop(s);
+}
+
+static bool moved(const struct proc *p)
+{
+	return p->faults != ps(p)->share_faults;
+}
+
+/* A forked pair shares its anonymous pages until one of them writes: when a process
+ * that may share them faulted, its parent's pages may have become private, and a
+ * parent's faults change its children's.  Marks those kin (share_kin). */
+static void mark_kin(struct engine *e, struct proc **procs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct proc *p = procs[i], *parent;
+
+		if (p->exited || !ps(p)->share_anon || !p->ppid)
+			continue;
+		parent = engine_find(e, p->ppid);
+		if (!parent || parent->exited || !ps(parent)->share_anon)
+			continue;
+		if (moved(p))
+			ps(parent)->share_kin = true;
+		if (moved(parent))
+			ps(p)->share_kin = true;
+	}
+}
+
+static bool due(const struct engine *e, const struct proc *p, uint64_t now)
+{
+	const struct pstate *s = ps(p);
+	uint64_t period = e->o.share_period_ms * 1000000ULL, age = now - s->share_done_ns;
+
+	if (s->sbuild || s->share_due || !s->share_done_ns)
+		return true;
+	if (age >= period * SHARE_QUIET_FACTOR)
+		return true;
+	return age >= period && (moved(p) || s->share_kin);
+}
+
+/* KSM merged pages somewhere since the last tick: processes with merged pages have
+ * anonymous pages other processes map. */
+static void ksm_check(struct engine *e, struct proc **procs, size_t n)
+{
+	struct sharing *sh = e->sharing;
+	uint64_t sharing;
+	size_t i;
+
+	if (kpage_ksm_sharing(&sharing) || sharing == sh->ksm_sharing)
+		return;
+	sh->ksm_sharing = sharing;
+	for (i = 0; i < n && sharing; i++) {
+		struct pstate *s = ps(procs[i]);
+		uint64_t merged = 0;
+
+		if (!procs[i]->exited && !s->share_anon &&
+		    !kpage_ksm_merging(io(procs[i]), &merged) && merged)
+			s->share_anon = s->share_due = true;
+	}
+}
+
+static int start_build(struct proc *p, uint64_t now)
+{
+	struct pstate *s = ps(p);
+
+	s->sbuild = calloc(1, sizeof(*s->sbuild));
+	if (!s->sbuild || !(s->sbuild->s = share_new())) {
+		share_build_drop(s);
+		return -ENOMEM;
+	}
+	s->sbuild->start_ns = now;
+	s->sbuild->faults = p->faults;
+	s->sbuild->anon = s->share_anon;
+	s->share_due = s->share_kin = false;
+	return 0;
+}
+
+void engine_share_tick(struct engine *e, struct proc **procs, size_t n)
+{
+	struct sharing *sh = e->sharing;
+	uint64_t now = engine_now_ns(), budget, t0 = now, read0;
+	size_t k;
+
+	if (!sh || engine_quitting())
+		return;
+	if (!++sh->gen)
+		sh->gen = 1;	/* 0 marks an empty cache slot */
+	ksm_check(e, procs, n);
+	mark_kin(e, procs, n);
+	budget = e->o.share_budget_pages / (e->scale ? e->scale : 1);
+	read0 = sh->tick_read0 = sh->st.pages_read;
+	sh->tick_ns_max = budget * SHARE_NS_PER_ENTRY;
+	if (sh->tick_ns_max < SHARE_TICK_NS_MIN)
+		sh->tick_ns_max = SHARE_TICK_NS_MIN;	/* a small budget binds by entries */
+	sh->tick_t0 = t0;
+	for (k = 0; k < n && budget; k++) {
+		struct proc *p = procs[(sh->cursor + k) % n];
+		struct pstate *s = ps(p);
+		int r;
+
+		if (p->exited || !p->ready || (p->pending & PEND_RELOAD) || !due(e, p, now))
+			continue;
+		if (!s->sbuild && start_build(p, now))
+			break;
+		r = build_step(e, p, s->sbuild, &budget);
+		if (r == 1) {
+			build_finish(e, p, s->sbuild);
+		} else if (r < 0) {
+			if (r != -ESRCH)
+				log_debug("sharing pass of %d failed: %s", p->pid, strerror(-r));
+			share_build_drop(s);	/* again from the start at its next turn */
+			s->share_done_ns = now;
+		} else {
+			break;	/* out of budget: this process first at the next tick */
+		}
+	}
+	sh->cursor = n ? (sh->cursor + k) % n : 0;
+	sh->st.tick_pages = sh->st.pages_read - read0;
+	sh->st.tick_ns = engine_now_ns() - t0;
+	sh->st.total_ns += sh->st.tick_ns;
+}
