@@ -148,6 +148,26 @@ static bool only_proc_records(const struct engine *e)
 	       !e->stacks;
 }
 
+static void choose_ring(const struct engine *e, struct tracer_opts *to)
+{
+	if (!e->o.ringbuf_bytes && only_proc_records(e)) {
+		to->ringbuf_bytes = PROC_RING_BYTES;
+		to->wakeup_bytes = PROC_RING_BYTES / 4;
+	}
+	if (to->wakeup_bytes < 64)
+		to->wakeup_bytes = 64;
+}
+
+/* Every BPF object of the start is loaded: the one BTF parse goes (kbtf.h).  The
+ * start-up's garbage (that parse, libbpf's ELF copies, the scans' run buffers) lies
+ * between the model's allocations, where free() leaves it resident: malloc_trim hands
+ * those pages back once. */
+static void start_loaded(void)
+{
+	kbtf_release();
+	malloc_trim(0);
+}
+
 static bool layout_hooked(const struct engine *e)
 {
 	return e->f.hook[HOOK_LAYOUT] != AT_NONE;
@@ -345,12 +365,7 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		e->f.hook[HOOK_RSS] = AT_NONE;	/* /proc/PID/stat is polled instead */
 	choose_layout_source(e);
 	choose_syscall_hook(e);
-	if (!e->o.ringbuf_bytes && only_proc_records(e)) {
-		to.ringbuf_bytes = PROC_RING_BYTES;
-		to.wakeup_bytes = PROC_RING_BYTES / 4;
-	}
-	if (to.wakeup_bytes < 64)
-		to.wakeup_bytes = 64;
+	choose_ring(e, &to);
 	to.task_iter = e->f.task_iter;
 	err = tracer_open(&e->f, &to, on_event, e, &e->tracer, why, whylen);
 	if (err)
@@ -421,11 +436,7 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		}
 	}
 	err = engine_files_start(e, why, whylen);
-	kbtf_release();		/* every BPF object of the start is loaded: one parse */
-	/* The start-up's garbage (the BTF parse, libbpf's ELF copies, the scans' run
-	 * buffers) lies between the model's allocations, where free() leaves it resident:
-	 * ~10 MiB at 5,000 processes.  malloc_trim hands those pages back once. */
-	malloc_trim(0);
+	start_loaded();
 	if (err)
 		return err;
 	/* Apply what happened during the initial scans before the first snapshot. */

@@ -33,6 +33,7 @@ struct tracer {
 	volatile __u64 *layout;		/* mmap of the layout-changed bitmap (same size) */
 	volatile struct rss_val *rss;	/* mmap of the rss slots */
 	size_t rss_len;
+	bool rss_hooked;		/* the rss_stat hook loads: t->rss is mapped */
 	struct bpf_link **links;
 	size_t nlinks;
 	struct fault_sampler *sampler;	/* sample mode's --stacks */
@@ -163,6 +164,7 @@ static void configure(struct tracer *t, const struct features *f, const struct t
 	if (o->ringbuf_bytes)
 		bpf_map__set_max_entries(t->skel->maps.events, o->ringbuf_bytes);
 
+	t->rss_hooked = f->hook[HOOK_RSS] != AT_NONE;
 	bpf_object__for_each_program(p, t->skel->obj)
 		bpf_program__set_autoload(p, false);
 	for (h = 0; h < HOOK_COUNT; h++) {
@@ -192,7 +194,7 @@ static int map_arrays(struct tracer *t, char *why, size_t whylen)
 			 bpf_map__fd(t->skel->maps.layout_dirty), 0);
 	/* Without the rss_stat hook (the default) nothing writes the slots: 640 KiB of
 	 * mevitop's RSS were mapped for nothing. */
-	if (f->hook[HOOK_RSS] != AT_NONE) {
+	if (t->rss_hooked) {
 		t->rss_len = page_round(RSS_SLOTS * sizeof(struct rss_val));
 		t->rss = mmap(NULL, t->rss_len, PROT_READ, MAP_SHARED,
 			      bpf_map__fd(t->skel->maps.rss), 0);
