@@ -54,6 +54,10 @@ ACCEPTED = {
     "files-top": ["--files-top", "3"],
     "metrics-files": ["--metrics-files", "3"],
     "no-files": ["--no-files"],
+    # Who shares the pages: the engine's pass after each refresh, the same in every mode
+    # (test_sharing checks the figures).
+    "sharing": ["--sharing"],
+    "sharing-budget": ["--sharing", "--sharing-budget", "2000"],
 }
 
 
