@@ -73,13 +73,13 @@ static int setup(void **state)
 	(void)state;
 	E = calloc(1, sizeof(*E));
 	assert_non_null(E);
-	return engine_core_init(E, &o, &f, NULL, NULL);
+	return table_init(E, &o, &f, NULL, NULL);
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	engine_core_fini(E);
+	table_fini(E);
 	free(E);
 	return 0;
 }

@@ -483,14 +483,14 @@ static int setup(void **state)
 	memset(&W, 0, sizeof(W));
 	E = calloc(1, sizeof(*E));
 	assert_non_null(E);
-	assert_int_equal(engine_core_init(E, &o, &f, &world_source, &W), 0);
+	assert_int_equal(table_init(E, &o, &f, &world_source, &W), 0);
 	E->now_ns = 1;
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	engine_core_fini(E);
+	table_fini(E);
 	free(E);
 	return 0;
 }

@@ -219,7 +219,7 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 
 	if (!e)
 		return -ENOMEM;
-	engine_core_init(e, o, f, &engine_kernel_source, e);
+	table_init(e, o, f, &engine_kernel_source, e);
 	if (getenv("MEVITOP_TEST_FAIL_ALLOC") && !strcmp(getenv("MEVITOP_TEST_FAIL_ALLOC"),
 							 "scan-runs"))
 		e->test_fail_runs = 1;
@@ -293,7 +293,7 @@ static int watch_descendants(struct engine *e)
 				if (!parent || engine_find(e, pids[i]) ||
 				    tracer_add_target(e->tracer, pids[i]))
 					continue;
-				if (!new_proc(e, pids[i], false)) {
+				if (!table_new_proc(e, pids[i], false)) {
 					err = -ENOMEM;
 					break;
 				}
@@ -329,7 +329,7 @@ static int list_processes(struct engine *e, pid_t **pids, size_t *n)
 int engine_start(struct engine *e, char *why, size_t whylen)
 {
 	struct tracer_opts to = {
-		.filter = filtered(e),
+		.filter = table_filtered(e),
 		.all_proc_events = filter_active(e->o.filter),
 		.chunk_map_entries = e->o.chunk_map_entries,
 		.sample = e->o.mode == MODE_CHUNK,
@@ -381,7 +381,7 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 					 strerror(-err));
 				return err;
 			}
-			if (!engine_find(e, e->o.pids[i]) && !new_proc(e, e->o.pids[i], true))
+			if (!engine_find(e, e->o.pids[i]) && !table_new_proc(e, e->o.pids[i], true))
 				return -ENOMEM;
 		}
 		if (e->o.follow_children && e->o.mode != MODE_EXACT) {
@@ -402,9 +402,9 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 			if (pids[i] == getpid() || engine_find(e, pids[i]))
 				continue;
 			if (!filter_active(e->o.filter))
-				new_proc(e, pids[i], false);
+				table_new_proc(e, pids[i], false);
 			else if (filter_match(e->o.filter, pids[i], NULL))
-				watch_new(e, pids[i], NULL);
+				table_watch_new(e, pids[i], NULL);
 		}
 		free(pids);
 	}
@@ -483,7 +483,7 @@ static void on_chunk(void *ctx, const struct chunk_key *k, const struct chunk_va
 	if (p && p->exited)
 		return;
 	if (!p)
-		p = proc_for(e, k->tgid);
+		p = table_proc_for(e, k->tgid);
 	if (!p)
 		return;
 	p->faults += v->faults;
@@ -505,13 +505,13 @@ static void on_lost_tgid(void *ctx, pid_t tgid, uint64_t count)
 	if (p && !p->exited)
 		table_pend(e, p, PEND_MAPS | PEND_RECONCILE);
 	else if (!p)
-		proc_for(e, tgid);	/* its fork record may be what was lost */
+		table_proc_for(e, tgid);	/* its fork record may be what was lost */
 }
 
 /* Ended with its exit record lost: retired as that record would have. */
 static void retire(struct engine *e, struct proc *p)
 {
-	mark_exited(e, p);
+	table_mark_exited(e, p);
 	e->st.retired++;
 }
 
@@ -673,7 +673,7 @@ static void refresh_cgroup(struct engine *e)
 	for (i = 0; i < f->nmembers; i++)
 		if (f->members[i] != getpid() && !engine_find(e, f->members[i]) &&
 		    filter_match(f, f->members[i], NULL))
-			watch_new(e, f->members[i], NULL);
+			table_watch_new(e, f->members[i], NULL);
 }
 
 /* --max-cpu: past the budget, double the interval (and halve the rescan budget); well
@@ -917,7 +917,7 @@ void engine_free(struct engine *e)
 	if (!e)
 		return;
 	tracer_close(e->tracer);
-	engine_core_fini(e);
+	table_fini(e);
 	stacks_free(e->stacks);
 	engine_files_fini(e);
 	engine_share_fini(e);

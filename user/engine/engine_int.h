@@ -252,10 +252,12 @@ static inline pid_t io(const struct proc *p)
 
 /* Sets up what table.c, rules.c and scan.c use (engine_new calls it; so do the unit
  * tests, with their own source).  0 or -errno. */
-int engine_core_init(struct engine *e, const struct engine_opts *o, const struct features *f,
-		     const struct engine_source *src, void *src_ctx);
-/* Frees what engine_core_init and the table allocated (not e itself). */
-void engine_core_fini(struct engine *e);
+int table_init(struct engine *e, const struct engine_opts *o, const struct features *f,
+	       const struct engine_source *src, void *src_ctx);
+/* Frees what table_init and the table allocated (not e itself). */
+void table_fini(struct engine *e);
+/* engine_find's walk (engine_core.c is the public face). */
+struct proc *table_find(struct engine *e, pid_t pid);
 void table_lock(struct engine *e);
 void table_unlock(struct engine *e);
 void table_yield(struct engine *e);
@@ -264,18 +266,18 @@ void table_close_pages(struct engine *e, struct proc *p);
 /* Gives p its engine state (frees p and returns NULL when that fails). */
 struct proc *table_attach_pstate(struct proc *p);
 void table_add(struct engine *e, struct proc *p);
-struct proc *new_proc(struct engine *e, pid_t pid, bool target);
+struct proc *table_new_proc(struct engine *e, pid_t pid, bool target);
 void table_del(struct engine *e, struct proc *p);
 void table_pend(struct engine *e, struct proc *p, uint32_t what);
 void table_queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end);
-pid_t alias_parent(struct engine *e, pid_t tgid);
+pid_t table_alias_parent(struct engine *e, pid_t tgid);
 void table_alias_del(struct engine *e, pid_t child);
 void table_alias_add(struct engine *e, pid_t child, pid_t parent);
-bool filtered(const struct engine *e);
-struct proc *proc_for(struct engine *e, pid_t tgid);
-struct proc *watch_new(struct engine *e, pid_t tgid, const char *comm);
+bool table_filtered(const struct engine *e);
+struct proc *table_proc_for(struct engine *e, pid_t tgid);
+struct proc *table_watch_new(struct engine *e, pid_t tgid, const char *comm);
 void table_unwatch(struct engine *e, struct proc *p);
-void mark_exited(struct engine *e, struct proc *p);
+void table_mark_exited(struct engine *e, struct proc *p);
 /* pid turned out to have no address space (a kernel thread): the fallback's listing
  * (pass.c) does not model it again while /proc lists it. */
 void table_set_no_mm(struct engine *e, pid_t pid);

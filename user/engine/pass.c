@@ -53,7 +53,7 @@ static void add_missed_from_proc(struct engine *e)
 	pid_t *pids, self = getpid();
 	size_t n, i, keep = 0;
 
-	if (filtered(e) || procfs_list_pids(&pids, &n))
+	if (table_filtered(e) || procfs_list_pids(&pids, &n))
 		return;
 	for (i = 0; i < n; i++) {
 		if (table_no_mm(e, pids[i])) {
@@ -71,9 +71,9 @@ static void add_missed_from_proc(struct engine *e)
 			table_del(e, p);
 			p = NULL;
 		}
-		if (pids[i] == self || p || (e->naliases && alias_parent(e, pids[i])))
+		if (pids[i] == self || p || (e->naliases && table_alias_parent(e, pids[i])))
 			continue;
-		if (new_proc(e, pids[i], false))
+		if (table_new_proc(e, pids[i], false))
 			e->st.missed++;
 	}
 	e->nnomm = keep;
@@ -103,21 +103,21 @@ void pass_add_missed(struct engine *e)
 			/* The pid was reused unseen (its exit and fork records lost, or the
 			 * reuse fell between two refreshes): the row was another process's,
 			 * whose exit is retired; the new one gets a row (and serial) of its
-			 * own, as a record of the new process would give it (proc_for). */
+			 * own, as a record of the new process would give it (table_proc_for). */
 			if (!p->exited) {
-				mark_exited(e, p);
+				table_mark_exited(e, p);
 				e->st.retired++;
 			}
 			table_del(e, p);
 		}
-		if (e->naliases && alias_parent(e, pid))
+		if (e->naliases && table_alias_parent(e, pid))
 			continue;	/* vfork child: its faults are the parent's */
-		if (!filtered(e))
-			p = new_proc(e, pid, false);
+		if (!table_filtered(e))
+			p = table_new_proc(e, pid, false);
 		else if (filter_active(e->o.filter) && e->src->passes(e->src_ctx, pid, r->comm))
-			p = watch_new(e, pid, r->comm);
+			p = table_watch_new(e, pid, r->comm);
 		else if (!filter_active(e->o.filter) && e->src->is_target(e->src_ctx, pid))
-			p = new_proc(e, pid, false);	/* -p: a followed child */
+			p = table_new_proc(e, pid, false);	/* -p: a followed child */
 		else
 			continue;
 		if (p)

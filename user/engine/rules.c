@@ -78,7 +78,7 @@ static void queue_scan_populated(struct engine *e, struct proc *p, uint64_t star
 
 static void apply_fault(struct engine *e, const struct ev_fault *ev)
 {
-	struct proc *p = proc_for(e, ev->tgid);
+	struct proc *p = table_proc_for(e, ev->tgid);
 	uint64_t page = ev->addr >> PAGE_SHIFT_4K;
 	struct mapping *m;
 
@@ -327,7 +327,7 @@ static void apply_process_madvise(struct engine *e, struct proc *caller,
 
 static void apply_syscall(struct engine *e, const struct ev_syscall *ev)
 {
-	struct proc *p = proc_for(e, ev->tgid);
+	struct proc *p = table_proc_for(e, ev->tgid);
 	uint64_t start, len;
 
 	if (!p)
@@ -408,8 +408,8 @@ static void apply_fork(struct engine *e, const struct ev_proc *ev)
 	}
 	if (parent && parent->exited)
 		parent = NULL;
-	if (!parent && !filtered(e))
-		parent = proc_for(e, ev->ptgid);	/* whole system: model the parent too */
+	if (!parent && !table_filtered(e))
+		parent = table_proc_for(e, ev->ptgid);	/* whole system: model the parent too */
 	if (ev->flags & EVP_SHARED_MM) {
 		/* vfork/CLONE_VM: the child's faults change the parent's memory until it execs. */
 		if (parent)
@@ -419,7 +419,7 @@ static void apply_fork(struct engine *e, const struct ev_proc *ev)
 	if (!parent) {
 		/* With a filter every fork is reported: a new process may pass it. */
 		if (filter_active(e->o.filter) && e->src->passes(e->src_ctx, ev->tgid, ev->comm))
-			watch_new(e, ev->tgid, ev->comm);
+			table_watch_new(e, ev->tgid, ev->comm);
 		return;
 	}
 	if (e->o.npids && !e->o.follow_children)
@@ -462,21 +462,21 @@ static void apply_exec(struct engine *e, const struct ev_proc *ev)
 			return;
 		}
 		if (!p && match) {
-			watch_new(e, ev->tgid, ev->comm);
+			table_watch_new(e, ev->tgid, ev->comm);
 			return;
 		}
 		if (!p)
 			return;
 	}
 
-	if (e->naliases && alias_parent(e, ev->tgid)) {
+	if (e->naliases && table_alias_parent(e, ev->tgid)) {
 		table_alias_del(e, ev->tgid);
-		p = new_proc(e, ev->tgid, false);
+		p = table_new_proc(e, ev->tgid, false);
 		if (p)
 			memcpy(p->comm, ev->comm, sizeof(p->comm));
 		return;
 	}
-	p = proc_for(e, ev->tgid);
+	p = table_proc_for(e, ev->tgid);
 	if (!p)
 		return;
 	/* A new address space: the old pagemap fd points at the old mm. */
@@ -504,7 +504,7 @@ static void apply_exit(struct engine *e, const struct ev_proc *ev)
 		table_alias_del(e, ev->tgid);
 	if (!p || p->exited)
 		return;
-	mark_exited(e, p);
+	table_mark_exited(e, p);
 }
 
 

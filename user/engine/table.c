@@ -10,14 +10,6 @@
 #include "lib/array.h"
 #include "engine/engine_int.h"
 
-uint64_t engine_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* The engine thread's own lock/unlock: records when it took the lock, so long batch ends
  * can hand it to a waiting reader (the UI) between processes and between scan chunks. */
 void table_lock(struct engine *e)
@@ -31,39 +23,6 @@ void table_unlock(struct engine *e)
 {
 	pthread_mutex_unlock(&e->lock);
 	pthread_mutex_unlock(&e->step_lock);
-}
-
-/* Readers (engine.h).  `waiting` counts them while they wait, so table_yield() lets them in. */
-void engine_lock(struct engine *e)
-{
-	atomic_fetch_add(&e->waiting, 1);
-	pthread_mutex_lock(&e->lock);
-	atomic_fetch_sub(&e->waiting, 1);
-}
-
-/* CLOCK_MONOTONIC, as every time in the engine: a wall-clock step must neither cut the wait
- * short nor stretch it. */
-int engine_lock_timed(struct engine *e, int timeout_ms)
-{
-	struct timespec dl;
-	int err;
-
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += timeout_ms / 1000;
-	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
-	atomic_fetch_add(&e->waiting, 1);
-	err = pthread_mutex_clocklock(&e->lock, CLOCK_MONOTONIC, &dl);
-	atomic_fetch_sub(&e->waiting, 1);
-	return -err;
-}
-
-void engine_unlock(struct engine *e)
-{
-	pthread_mutex_unlock(&e->lock);
 }
 
 #define YIELD_AFTER_NS 2000000ULL	/* 2 ms */
@@ -120,7 +79,7 @@ static struct proc **bucket(struct engine *e, pid_t pid)
 	return &e->buckets[(uint32_t)pid % NBUCKETS];
 }
 
-struct proc *engine_find(struct engine *e, pid_t pid)
+struct proc *table_find(struct engine *e, pid_t pid)
 {
 	struct proc *p;
 
@@ -235,7 +194,7 @@ void table_queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t
 	table_pend(e, p, PEND_SCAN);
 }
 
-struct proc *new_proc(struct engine *e, pid_t pid, bool target)
+struct proc *table_new_proc(struct engine *e, pid_t pid, bool target)
 {
 	struct proc *p = proc_new(pid);
 
@@ -247,7 +206,7 @@ struct proc *new_proc(struct engine *e, pid_t pid, bool target)
 	return p;
 }
 
-pid_t alias_parent(struct engine *e, pid_t tgid)
+pid_t table_alias_parent(struct engine *e, pid_t tgid)
 {
 	size_t i;
 
@@ -275,14 +234,14 @@ void table_alias_add(struct engine *e, pid_t child, pid_t parent)
 
 /* The process whose model an event of `tgid` changes, creating it in whole-system mode. */
 /* Only some processes are watched: -p, or a filter. */
-bool filtered(const struct engine *e)
+bool table_filtered(const struct engine *e)
 {
 	return e->o.npids || filter_active(e->o.filter);
 }
 
-struct proc *proc_for(struct engine *e, pid_t tgid)
+struct proc *table_proc_for(struct engine *e, pid_t tgid)
 {
-	struct proc *p = engine_find(e, tgid);
+	struct proc *p = table_find(e, tgid);
 	pid_t parent;
 
 	if (p && !p->exited)
@@ -292,24 +251,24 @@ struct proc *proc_for(struct engine *e, pid_t tgid)
 		 * reused the pid while the old one was still shown as exited. */
 		table_del(e, p);
 	}
-	parent = e->naliases ? alias_parent(e, tgid) : 0;
+	parent = e->naliases ? table_alias_parent(e, tgid) : 0;
 	if (parent)
-		return engine_find(e, parent);
+		return table_find(e, parent);
 	/* A process we have not seen (started before the hooks, or its fork record was lost):
 	 * model it from /proc at the end of the batch, if it is one we watch. */
-	if (!filtered(e) || e->src->is_target(e->src_ctx, tgid))
-		return new_proc(e, tgid, false);
+	if (!table_filtered(e) || e->src->is_target(e->src_ctx, tgid))
+		return table_new_proc(e, tgid, false);
 	return NULL;
 }
 
 /* Starts watching a process that passed the filter. */
-struct proc *watch_new(struct engine *e, pid_t tgid, const char *comm)
+struct proc *table_watch_new(struct engine *e, pid_t tgid, const char *comm)
 {
 	struct proc *p;
 
 	if (e->src->add_target(e->src_ctx, tgid))
 		return NULL;
-	p = new_proc(e, tgid, false);
+	p = table_new_proc(e, tgid, false);
 	if (p && comm)
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
 	return p;
@@ -330,7 +289,7 @@ static void note_exit(struct engine *e, struct proc *p)
 	e->exits[e->nexits++] = p;
 }
 
-void mark_exited(struct engine *e, struct proc *p)
+void table_mark_exited(struct engine *e, struct proc *p)
 {
 	/* Keep the last picture for a while (a tombstone), as top and htop do. */
 	p->exited = true;
@@ -362,25 +321,8 @@ void table_set_no_mm(struct engine *e, pid_t pid)
 	qsort(e->nomm, e->nnomm, sizeof(pid), cmp_pid);
 }
 
-static atomic_bool quitting;
-
-void engine_set_quitting(bool on)
-{
-	atomic_store(&quitting, on);
-}
-
-bool engine_quitting(void)
-{
-	return atomic_load_explicit(&quitting, memory_order_relaxed);
-}
-
-void engine_queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end)
-{
-	table_queue_scan(e, p, start, end);
-}
-
-int engine_core_init(struct engine *e, const struct engine_opts *o, const struct features *f,
-		     const struct engine_source *src, void *src_ctx)
+int table_init(struct engine *e, const struct engine_opts *o, const struct features *f,
+	       const struct engine_source *src, void *src_ctx)
 {
 	e->o = *o;
 	e->f = *f;
@@ -394,7 +336,7 @@ int engine_core_init(struct engine *e, const struct engine_opts *o, const struct
 	return 0;
 }
 
-void engine_core_fini(struct engine *e)
+void table_fini(struct engine *e)
 {
 	struct proc *p;
 	size_t i;
