@@ -454,7 +454,7 @@ static void check_proc(pid_t pid, const char *when)
 				 w->pg[i].perms);
 		if ((st == PS_RESIDENT) != res)
 			fail_msg("%s: pid %d page %d: %s in the model, %s in the world", when, pid,
-				 i, page_state_name(st), res ? "resident" : "not resident");
+				 i, model_page_state_name(st), res ? "resident" : "not resident");
 	}
 }
 

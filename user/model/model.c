@@ -5,88 +5,9 @@
 #include "lib/slab.h"
 #include "lib/strpool.h"
 #include "model/model.h"
+#include "model/model_int.h"
 
-#define node_map(n) itree_entry(n, struct mapping, node)
-
-static const enum page_state tracked[] = { PS_RESIDENT, PS_SWAPPED, PS_UNTRACKED };
-#define NTRACKED 3
-
-const char *map_kind_name(enum map_kind k)
-{
-	static const char *names[MK_COUNT] = {
-		[MK_ANON] = "anon", [MK_HEAP] = "heap", [MK_STACK] = "stack",
-		[MK_FILE] = "file", [MK_SHMEM] = "shmem", [MK_VDSO] = "vdso",
-		[MK_VVAR] = "vvar", [MK_VSYSCALL] = "vsyscall", [MK_OTHER] = "other",
-	};
-	return k < MK_COUNT ? names[k] : "other";
-}
-
-void mapping_perms_str(uint32_t perms, char out[5])
-{
-	out[0] = perms & MP_READ ? 'r' : '-';
-	out[1] = perms & MP_WRITE ? 'w' : '-';
-	out[2] = perms & MP_EXEC ? 'x' : '-';
-	out[3] = perms & MP_SHARED ? 's' : 'p';
-	out[4] = 0;
-}
-
-const char *page_state_name(enum page_state s)
-{
-	static const char *names[PS_COUNT] = {
-		[PS_NOT_RESIDENT] = "not_resident", [PS_RESIDENT] = "resident",
-		[PS_SWAPPED] = "swapped", [PS_UNTRACKED] = "untracked",
-	};
-	return s < PS_COUNT ? names[s] : "?";
-}
-
-enum map_kind map_kind_classify(const char *path, uint32_t perms, bool anon_shared)
-{
-	if (!path || !*path)
-		return anon_shared || (perms & MP_SHARED) ? MK_SHMEM : MK_ANON;
-	if (!strcmp(path, "[heap]"))
-		return MK_HEAP;
-	if (!strcmp(path, "[stack]"))
-		return MK_STACK;
-	if (!strcmp(path, "[vdso]"))
-		return MK_VDSO;
-	if (!strncmp(path, "[vvar", 5))
-		return MK_VVAR;
-	if (!strcmp(path, "[vsyscall]"))
-		return MK_VSYSCALL;
-	if (!strncmp(path, "[anon_shmem:", 12))
-		return MK_SHMEM;
-	if (!strncmp(path, "[anon:", 6))
-		return MK_ANON;
-	if (path[0] == '[')
-		return MK_OTHER;
-	/* Shared anonymous memory shows as "/dev/zero (deleted)"; memfd, SysV and POSIX shm
-	 * are shmem too. */
-	if (!strncmp(path, "/dev/zero", 9) || !strncmp(path, "/SYSV", 5) ||
-	    !strncmp(path, "/memfd:", 7) || !strncmp(path, "/dev/shm/", 9))
-		return MK_SHMEM;
-	return MK_FILE;
-}
-
-/* --- processes --- */
-
-struct proc *proc_new(pid_t pid)
-{
-	struct proc *p = calloc(1, sizeof(*p));
-	size_t i;
-
-	if (!p)
-		return NULL;
-	p->pid = pid;
-	itree_init(&p->maps);
-	for (i = 0; i < NTRACKED; i++) {
-		p->set[tracked[i]] = pageset_new();
-		if (!p->set[tracked[i]]) {
-			proc_free(p);
-			return NULL;
-		}
-	}
-	return p;
-}
+/* --- a process's mappings (its lifetime is proc.c) --- */
 
 static struct slab mappings = SLAB_INIT(struct mapping);
 
@@ -110,33 +31,6 @@ static void drop_mappings(struct proc *p)
 void model_clear_layout(struct proc *p)
 {
 	drop_mappings(p);
-}
-
-void proc_free(struct proc *p)
-{
-	size_t i;
-
-	if (!p)
-		return;
-	drop_mappings(p);
-	for (i = 0; i < NTRACKED; i++)
-		pageset_free(p->set[tracked[i]]);
-	heat_free(&p->heat);
-	share_free(p->share);
-	free(p);
-}
-
-void proc_reset(struct proc *p)
-{
-	size_t i;
-
-	drop_mappings(p);
-	for (i = 0; i < NTRACKED; i++)
-		pageset_clear(p->set[tracked[i]]);
-	heat_free(&p->heat);
-	share_free(p->share);	/* a new address space shares nothing yet */
-	p->share = NULL;
-	p->brk_start = 0;
 }
 
 static struct mapping *mapping_dup(const struct mapping *m)
@@ -169,40 +63,18 @@ static void remove_mapping(struct proc *p, struct mapping *m)
 	p->mapped_pages -= m->node.last - m->node.start + 1;
 }
 
-struct proc *proc_clone(const struct proc *p, pid_t pid)
+int model_copy_layout(struct proc *c, const struct proc *p)
 {
-	struct proc *c = proc_new(pid);
 	struct itree_node *n;
-	size_t i;
 
-	if (!c)
-		return NULL;
-	memcpy(c->comm, p->comm, sizeof(c->comm));
-	c->uid = p->uid;
-	c->brk_start = p->brk_start;
-	c->serial = p->serial;	/* a copy is the same process; a fork is renumbered when added */
 	for (n = itree_min(&p->maps); n; n = itree_next(n)) {
 		struct mapping *m = mapping_dup(node_map(n));
 
-		if (!m) {
-			proc_free(c);
-			return NULL;
-		}
+		if (!m)
+			return -ENOMEM;
 		insert_mapping(c, m);
 	}
-	for (i = 0; i < NTRACKED; i++) {
-		pageset_free(c->set[tracked[i]]);
-		c->set[tracked[i]] = pageset_clone(p->set[tracked[i]]);
-		if (!c->set[tracked[i]]) {
-			proc_free(c);
-			return NULL;
-		}
-	}
-	if (p->share && !(c->share = share_clone(p->share))) {
-		proc_free(c);
-		return NULL;
-	}
-	return c;
+	return 0;
 }
 
 /* --- mapping layout --- */
@@ -348,8 +220,8 @@ static void clear_pages(struct proc *p, uint64_t start, uint64_t end)
 {
 	size_t i;
 
-	for (i = 0; i < NTRACKED; i++)
-		pageset_remove_range(p->set[tracked[i]], start, end);
+	for (i = 0; i < MODEL_NTRACKED; i++)
+		pageset_remove_range(p->set[model_tracked[i]], start, end);
 }
 
 /* What struct mapping's bit fields must hold. */
@@ -452,8 +324,8 @@ int model_remap(struct proc *p, uint64_t old, uint64_t old_len, uint64_t new, ui
 	/* The destination is replaced (MREMAP_FIXED) and the pages travel with the mapping:
 	 * mremap moves page table entries, it does not copy or fault. */
 	model_unmap(p, new, new + new_len);
-	for (i = 0; i < NTRACKED; i++)
-		pageset_move_range(p->set[tracked[i]], old, old + old_len, new);
+	for (i = 0; i < MODEL_NTRACKED; i++)
+		pageset_move_range(p->set[model_tracked[i]], old, old + old_len, new);
 
 	while ((nd = itree_first_overlap(&p->maps, old, old + old_len - 1))) {
 		struct mapping *m = node_map(nd);
@@ -573,15 +445,24 @@ int model_set_end(struct proc *p, struct mapping *m, uint64_t end)
 
 /* --- page states --- */
 
+const char *model_page_state_name(enum page_state s)
+{
+	static const char *names[PS_COUNT] = {
+		[PS_NOT_RESIDENT] = "not_resident", [PS_RESIDENT] = "resident",
+		[PS_SWAPPED] = "swapped", [PS_UNTRACKED] = "untracked",
+	};
+	return s < PS_COUNT ? names[s] : "?";
+}
+
 void model_set_state(struct proc *p, uint64_t start, uint64_t end, enum page_state s)
 {
 	size_t i;
 
 	if (start >= end)
 		return;
-	for (i = 0; i < NTRACKED; i++)
-		if (tracked[i] != s)
-			pageset_remove_range(p->set[tracked[i]], start, end);
+	for (i = 0; i < MODEL_NTRACKED; i++)
+		if (model_tracked[i] != s)
+			pageset_remove_range(p->set[model_tracked[i]], start, end);
 	if (s != PS_NOT_RESIDENT)
 		pageset_add_range(p->set[s], start, end);
 }
@@ -592,9 +473,9 @@ void model_set_page(struct proc *p, uint64_t page, enum page_state s)
 
 	if (s != PS_NOT_RESIDENT && pageset_contains(p->set[s], page))
 		return;
-	for (i = 0; i < NTRACKED; i++)
-		if (tracked[i] != s && pageset_contains(p->set[tracked[i]], page))
-			pageset_remove_range(p->set[tracked[i]], page, page + 1);
+	for (i = 0; i < MODEL_NTRACKED; i++)
+		if (model_tracked[i] != s && pageset_contains(p->set[model_tracked[i]], page))
+			pageset_remove_range(p->set[model_tracked[i]], page, page + 1);
 	if (s != PS_NOT_RESIDENT)
 		pageset_add(p->set[s], page);
 }
@@ -603,9 +484,9 @@ enum page_state model_page_state(const struct proc *p, uint64_t page)
 {
 	size_t i;
 
-	for (i = 0; i < NTRACKED; i++)
-		if (pageset_contains(p->set[tracked[i]], page))
-			return tracked[i];
+	for (i = 0; i < MODEL_NTRACKED; i++)
+		if (pageset_contains(p->set[model_tracked[i]], page))
+			return model_tracked[i];
 	return PS_NOT_RESIDENT;
 }
 
@@ -621,9 +502,9 @@ void model_totals(const struct proc *p, uint64_t counts[PS_COUNT])
 	size_t i;
 
 	counts[PS_NOT_RESIDENT] = p->mapped_pages;
-	for (i = 0; i < NTRACKED; i++) {
-		counts[tracked[i]] = pageset_count(p->set[tracked[i]]);
-		counts[PS_NOT_RESIDENT] -= counts[tracked[i]];
+	for (i = 0; i < MODEL_NTRACKED; i++) {
+		counts[model_tracked[i]] = pageset_count(p->set[model_tracked[i]]);
+		counts[PS_NOT_RESIDENT] -= counts[model_tracked[i]];
 	}
 }
 
@@ -656,8 +537,8 @@ uint64_t model_apply_scan(struct proc *p, uint64_t start, uint64_t end,
 
 	if (start >= end)
 		return 0;
-	for (k = 0; k < NTRACKED; k++)
-		old_total += pageset_count_range(p->set[tracked[k]], start, end);
+	for (k = 0; k < MODEL_NTRACKED; k++)
+		old_total += pageset_count_range(p->set[model_tracked[k]], start, end);
 	for (i = 0; i < n; i++) {
 		new_total += runs[i].end - runs[i].start;
 		if (runs[i].state != PS_NOT_RESIDENT)
@@ -676,9 +557,9 @@ uint64_t model_apply_scan(struct proc *p, uint64_t start, uint64_t end,
 	 * |old ∪ new| = |old| + |new| - |old ∩ new|. */
 	both = same;
 	for (i = 0; i < n; i++)
-		for (k = 0; k < NTRACKED; k++)
-			if (tracked[k] != runs[i].state)
-				both += pageset_count_range(p->set[tracked[k]], runs[i].start,
+		for (k = 0; k < MODEL_NTRACKED; k++)
+			if (model_tracked[k] != runs[i].state)
+				both += pageset_count_range(p->set[model_tracked[k]], runs[i].start,
 							    runs[i].end);
 	clear_pages(p, start, end);
 	for (i = 0; i < n; i++)
@@ -689,42 +570,27 @@ uint64_t model_apply_scan(struct proc *p, uint64_t start, uint64_t end,
 
 int model_runs(const struct proc *p, uint64_t from, uint64_t to, model_run_fn fn, void *arg)
 {
-	uint64_t rs[NTRACKED], re[NTRACKED], cur = from;
-	bool have[NTRACKED];
+	uint64_t rs[MODEL_NTRACKED], re[MODEL_NTRACKED], cur = from;
+	bool have[MODEL_NTRACKED];
 	size_t k, best;
 	int err;
 
-	for (k = 0; k < NTRACKED; k++)
-		have[k] = pageset_next_run(p->set[tracked[k]], cur, to, &rs[k], &re[k]);
+	for (k = 0; k < MODEL_NTRACKED; k++)
+		have[k] = pageset_next_run(p->set[model_tracked[k]], cur, to, &rs[k], &re[k]);
 	for (;;) {
-		best = NTRACKED;
-		for (k = 0; k < NTRACKED; k++)
-			if (have[k] && (best == NTRACKED || rs[k] < rs[best]))
+		best = MODEL_NTRACKED;
+		for (k = 0; k < MODEL_NTRACKED; k++)
+			if (have[k] && (best == MODEL_NTRACKED || rs[k] < rs[best]))
 				best = k;
-		if (best == NTRACKED)
+		if (best == MODEL_NTRACKED)
 			return 0;
-		err = fn(rs[best], re[best], tracked[best], arg);
+		err = fn(rs[best], re[best], model_tracked[best], arg);
 		if (err)
 			return err;
 		cur = re[best];
-		have[best] = pageset_next_run(p->set[tracked[best]], cur, to, &rs[best],
+		have[best] = pageset_next_run(p->set[model_tracked[best]], cur, to, &rs[best],
 					      &re[best]);
 	}
-}
-
-size_t proc_bytes(const struct proc *p)
-{
-	size_t bytes = sizeof(*p) + (size_t)p->heat.cap * sizeof(struct heat_entry), i;
-	struct itree_node *n;
-
-	for (n = itree_min(&p->maps); n; n = itree_next(n)) {
-		const struct mapping *m = node_map(n);
-
-		bytes += sizeof(*m) + (m->path ? strlen(m->path) + 1 : 0);
-	}
-	for (i = 0; i < NTRACKED; i++)
-		bytes += pageset_bytes(p->set[tracked[i]]);
-	return bytes + share_bytes(p->share);
 }
 
 int model_heat_per_mapping(const struct proc *p, uint64_t now_ns, float *out, size_t n)

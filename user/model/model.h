@@ -232,7 +232,7 @@ int heat_copy(struct heat *dst, const struct heat *src);
 size_t proc_bytes(const struct proc *p);
 
 const char *map_kind_name(enum map_kind k);
-const char *page_state_name(enum page_state s);
+const char *model_page_state_name(enum page_state s);
 /* "rw-p" as in /proc/PID/maps. */
 void mapping_perms_str(uint32_t perms, char out[5]);
 enum map_kind map_kind_classify(const char *path, uint32_t perms, bool anon_shared);

@@ -30,7 +30,7 @@ static int put_run(uint64_t start, uint64_t end, enum page_state s, void *arg)
 
 	jb_put(c->b, "%s{\"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64 "\", \"state\": \"%s\"}",
 	    c->first ? "" : ", ", start << PAGE_SHIFT_4K, end << PAGE_SHIFT_4K,
-	    page_state_name(s));
+	    model_page_state_name(s));
 	c->first = false;
 	return 0;
 }

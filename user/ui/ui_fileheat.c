@@ -171,7 +171,7 @@ static void who_maps(struct ui *ui, struct fileheat *m, uint64_t page)
 			if (len < sizeof(m->who))
 				len += snprintf(m->who + len, sizeof(m->who) - len, "%s%d %s (%s)",
 						n ? ", " : "", p->pid, p->comm,
-						page_state_name(model_page_state(p, vp)));
+						model_page_state_name(model_page_state(p, vp)));
 			n++;
 			break;
 		}

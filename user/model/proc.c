@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+/* A process's model over its lifetime: new, reset (exec), clone (a frame's copy, a fork),
+ * free, and its size.  Its mappings and page states are model.c's. */
+#include <stdlib.h>
+#include <string.h>
+#include "model/model.h"
+#include "model/model_int.h"
+
+struct proc *proc_new(pid_t pid)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+	size_t i;
+
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	itree_init(&p->maps);
+	for (i = 0; i < MODEL_NTRACKED; i++) {
+		p->set[model_tracked[i]] = pageset_new();
+		if (!p->set[model_tracked[i]]) {
+			proc_free(p);
+			return NULL;
+		}
+	}
+	return p;
+}
+
+void proc_free(struct proc *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	model_clear_layout(p);
+	for (i = 0; i < MODEL_NTRACKED; i++)
+		pageset_free(p->set[model_tracked[i]]);
+	heat_free(&p->heat);
+	share_free(p->share);
+	free(p);
+}
+
+void proc_reset(struct proc *p)
+{
+	size_t i;
+
+	model_clear_layout(p);
+	for (i = 0; i < MODEL_NTRACKED; i++)
+		pageset_clear(p->set[model_tracked[i]]);
+	heat_free(&p->heat);
+	share_free(p->share);	/* a new address space shares nothing yet */
+	p->share = NULL;
+	p->brk_start = 0;
+}
+
+struct proc *proc_clone(const struct proc *p, pid_t pid)
+{
+	struct proc *c = proc_new(pid);
+	size_t i;
+
+	if (!c)
+		return NULL;
+	memcpy(c->comm, p->comm, sizeof(c->comm));
+	c->uid = p->uid;
+	c->brk_start = p->brk_start;
+	c->serial = p->serial;	/* a copy is the same process; a fork is renumbered when added */
+	if (model_copy_layout(c, p)) {
+		proc_free(c);
+		return NULL;
+	}
+	for (i = 0; i < MODEL_NTRACKED; i++) {
+		pageset_free(c->set[model_tracked[i]]);
+		c->set[model_tracked[i]] = pageset_clone(p->set[model_tracked[i]]);
+		if (!c->set[model_tracked[i]]) {
+			proc_free(c);
+			return NULL;
+		}
+	}
+	if (p->share && !(c->share = share_clone(p->share))) {
+		proc_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+size_t proc_bytes(const struct proc *p)
+{
+	size_t bytes = sizeof(*p) + (size_t)p->heat.cap * sizeof(struct heat_entry), i;
+	struct itree_node *n;
+
+	for (n = itree_min(&p->maps); n; n = itree_next(n)) {
+		const struct mapping *m = node_map(n);
+
+		bytes += sizeof(*m) + (m->path ? strlen(m->path) + 1 : 0);
+	}
+	for (i = 0; i < MODEL_NTRACKED; i++)
+		bytes += pageset_bytes(p->set[model_tracked[i]]);
+	return bytes + share_bytes(p->share);
+}
