@@ -622,7 +622,7 @@ static int opt_out(int opt, struct cli *c)
 			c->output_path = optarg;
 		break;
 	case OPT_LAYOUT:
-		c->layout = heatmap_layout_parse(optarg);
+		c->layout = maplayout_parse(optarg);
 		if (c->layout == HL_INVALID)
 			return usage_error("--layout takes auto, labels, compact or packed, "
 					   "not '%s'", optarg);

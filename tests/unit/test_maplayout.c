@@ -21,6 +21,7 @@
 #include "rng.h"
 #include "ui/blockname.h"
 #include "ui/ui_maplayout.h"
+#include "ui/ui_paint.h"
 #include "ui/ui_theme.h"
 
 #define BASE	UINT64_C(0x7f0000000)	/* pages */
@@ -78,8 +79,8 @@ static void test_resident_per_mapping(void **state)
 		struct proc *p = random_proc();
 		struct hm_layout l = { 0 };
 
-		assert_int_equal(layout_collect(&l, p, HF_ALL), 0);
-		layout_count_resident(&l, p);
+		assert_int_equal(maplayout_collect(&l, p, HF_ALL), 0);
+		maplayout_count_resident(&l, p);
 		assert_true(l.have_res);
 		for (size_t i = 0; i < l.n; i++)
 			assert_int_equal(l.maps[i].res,
@@ -99,9 +100,9 @@ static void test_order_keeps_objects_whole(void **state)
 		uint64_t prev_key = UINT64_MAX, prev_start = 0;
 		size_t i = 0, j;
 
-		assert_int_equal(layout_collect(&a, p, HF_ALL), 0);
-		assert_int_equal(layout_collect(&l, p, HF_ALL), 0);
-		assert_int_equal(layout_order(&l, p, HO_RESIDENT, 0), 0);
+		assert_int_equal(maplayout_collect(&a, p, HF_ALL), 0);
+		assert_int_equal(maplayout_collect(&l, p, HF_ALL), 0);
+		assert_int_equal(maplayout_order(&l, p, HO_RESIDENT, 0), 0);
 		assert_int_equal(l.n, a.n);
 		assert_int_equal(l.order, HO_RESIDENT);
 		/* Object by object: the same mappings as in address order, whole and in their
@@ -114,7 +115,7 @@ static void test_order_keeps_objects_whole(void **state)
 				if (a.maps[j].start == l.maps[i].start)
 					first = j;
 			assert_int_not_equal(first, SIZE_MAX);
-			assert_int_equal(layout_object(&a, first), first);
+			assert_int_equal(maplayout_object(&a, first), first);
 			assert_false(l.maps[i].cont);
 			for (j = first; j < a.n && (j == first || a.maps[j].cont); j++, i++) {
 				assert_int_equal(l.maps[i].start, a.maps[j].start);
@@ -133,7 +134,7 @@ static void test_order_keeps_objects_whole(void **state)
 		for (j = 0; j < 8 && l.n; j++) {
 			const struct hm_map *h = &l.maps[rng_under(l.n)];
 			uint64_t page = h->start + rng_under(h->end - h->start);
-			size_t at = layout_find_page(&l, page);
+			size_t at = maplayout_find_page(&l, page);
 
 			assert_true(l.maps[at].start <= page && page < l.maps[at].end);
 		}
@@ -154,12 +155,12 @@ static void test_folded_object_takes_one_line(void **state)
 		uint64_t zoom = UINT64_C(1) << rng_under(4), fold;
 		size_t o, i, j;
 
-		assert_int_equal(layout_collect(&l, p, HF_ALL), 0);
-		o = layout_object(&l, rng_under(l.n));
+		assert_int_equal(maplayout_collect(&l, p, HF_ALL), 0);
+		o = maplayout_object(&l, rng_under(l.n));
 		fold = l.maps[o].start;
 		l.collapsed = &fold;
 		l.ncollapsed = 1;
-		layout_place(&l, zoom, width, cpc, HL_PACKED);
+		maplayout_place(&l, zoom, width, cpc, HL_PACKED);
 		for (i = 0; i < l.n; i++) {
 			bool in = i >= o && (i == o || (l.maps[i].cont && l.maps[i - 1].collapsed));
 
@@ -204,8 +205,8 @@ static void test_paint_matches_counts(void **state)
 		struct hm_paint pc = { .p = p, .scratch = scratch };
 		const struct hm_map *h;
 
-		assert_int_equal(layout_collect(&l, p, HF_ALL), 0);
-		layout_place(&l, UINT64_C(1) << rng_under(12), width, 2, HL_COMPACT);
+		assert_int_equal(maplayout_collect(&l, p, HF_ALL), 0);
+		maplayout_place(&l, UINT64_C(1) << rng_under(12), width, 2, HL_COMPACT);
 		h = &l.maps[rng_under(l.n)];
 		for (uint64_t row = 0; row < h->nrows && row < 8; row++) {
 			paint_row(&pc, &l, h, row, out);

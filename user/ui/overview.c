@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <string.h>
 #include "ui/overview.h"
+#include "ui/ui_paint.h"
 #include "ui/ui_theme.h"
 
 static uint64_t mapped_pages(const struct hm_layout *l)

@@ -28,6 +28,7 @@
 #include "ui/ui_fcache.h"
 #include "ui/ui_fileheat.h"
 #include "ui/ui_maplayout.h"
+#include "ui/ui_paint.h"
 #include "ui/ui_model.h"
 
 struct fileheat {
@@ -411,8 +412,8 @@ static size_t readout_text(const struct ui *ui, int cut, char *buf, size_t size)
 	if (cut < FH_NO_RATES) {
 		char a[16], v[16];
 
-		draw_fmt_rate(a, sizeof(a), heat_to_rate(heat_range(&m->adds, s, e, ui->now_ns)));
-		draw_fmt_rate(v, sizeof(v), heat_to_rate(heat_range(&m->evicts, s, e, ui->now_ns)));
+		draw_fmt_rate(a, sizeof(a), paint_heat_rate(heat_range(&m->adds, s, e, ui->now_ns)));
+		draw_fmt_rate(v, sizeof(v), paint_heat_rate(heat_range(&m->evicts, s, e, ui->now_ns)));
 		ADD("%sadds %s/s, evictions %s/s", dot, a, v);
 	}
 	if (m->who_page == m->cur && m->who[0])

@@ -25,6 +25,7 @@
 #include "ui/blockname.h"
 #include "ui/overview.h"
 #include "ui/ui_maplayout.h"
+#include "ui/ui_paint.h"
 #include "ui/ui_cells.h"
 #include "ui/ui_draw.h"
 #include "ui/ui_heatmap.h"
@@ -208,15 +209,15 @@ static void cursor_place(struct heatmap *m)
 		m->cur_page = l->maps[0].start;
 		m->cur_set = true;
 	}
-	m->cur_map = layout_find_page(l, m->cur_page);
+	m->cur_map = maplayout_find_page(l, m->cur_page);
 	h = &l->maps[m->cur_map];
 	/* A page that is no longer mapped (or filtered out) snaps to the nearest mapping. */
 	if (m->cur_page < h->start)
 		m->cur_page = h->start;
 	else if (m->cur_page >= h->end)
 		m->cur_page = h->end - 1;
-	m->cur_cell = layout_cell(l, h, m->cur_page);
-	m->cur_line = layout_cell_line(l, h, m->cur_cell, NULL);
+	m->cur_cell = maplayout_cell(l, h, m->cur_page);
+	m->cur_line = maplayout_cell_line(l, h, m->cur_cell, NULL);
 }
 
 /* Chooses the first visible line: the cursor keeps its row; the label of a mapping that
@@ -335,7 +336,7 @@ static bool build_blocks(struct heatmap *m, const struct hm_paint *pc, struct hm
 			 int k, uint64_t line)
 {
 	const struct hm_layout *l = &m->lay;
-	size_t i = layout_line_blocks(l, line);
+	size_t i = maplayout_line_blocks(l, line);
 	uint8_t *out = m->paint + (size_t)k * l->per_line;
 
 	if (i == SIZE_MAX)
@@ -363,7 +364,7 @@ static void goto_address(struct ui *ui, const char *text);
 static size_t search_name(const struct heatmap *m, const char *text)
 {
 	const struct hm_layout *l = &m->lay;
-	size_t from = m->cur_set ? layout_find_page(l, m->cur_page) : 0, k;
+	size_t from = m->cur_set ? maplayout_find_page(l, m->cur_page) : 0, k;
 
 	for (k = 1; k <= l->n; k++) {
 		const struct hm_map *h = &l->maps[(from + k) % l->n];
@@ -469,12 +470,12 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 
 	/* Packed layouts give a line to the overview. */
 	m->vis_h = ui->rows - UI_HEADER_ROWS - 3 - (m->style == HL_PACKED);
-	if (m->vis_h < 1 || layout_collect(l, p, m->filter))
+	if (m->vis_h < 1 || maplayout_collect(l, p, m->filter))
 		return;
 	/* Resident pages per mapping, in one walk, for what needs them all. */
 	if (m->style == HL_PACKED || m->jump == HJ_BIGGEST)
-		layout_count_resident(l, p);
-	layout_order(l, p, m->order, now);	/* on failure: address order */
+		maplayout_count_resident(l, p);
+	maplayout_order(l, p, m->order, now);	/* on failure: address order */
 	l->collapsed = m->collapsed;
 	l->ncollapsed = m->ncollapsed;
 	m->gutter = l->addr_digits + 1;
@@ -484,8 +485,8 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	if (ensure_buffers(m, m->vis_h, width, cpc))
 		return;
 	if (m->zoom_auto)
-		m->zoom = layout_fit_zoom(l, width, cpc, m->style, m->vis_h);
-	layout_place(l, m->zoom, width, cpc, m->style);
+		m->zoom = maplayout_fit_zoom(l, width, cpc, m->style, m->vis_h);
+	maplayout_place(l, m->zoom, width, cpc, m->style);
 	/*
 	 * Readable by default: a process whose label layout needs more than one screen even
 	 * at the fitting zoom (hundreds of small mappings: a label line each) opens packed,
@@ -507,7 +508,7 @@ static void build(struct ui *ui, const struct proc *p, uint64_t now)
 	m->nlabels = 0;
 	m->nblocks = 0;
 	m->ro.valid = false;
-	mi = layout_find_line(l, top);
+	mi = maplayout_find_line(l, top);
 	for (k = 0; k < m->vis_h; k++) {
 		struct hm_vline *v = &m->vl[k];
 		uint64_t line = top + k, off;
@@ -596,13 +597,13 @@ static void move_to(struct heatmap *m, size_t i, uint64_t cell)
 
 	if (cell >= h->ncells)
 		cell = h->ncells ? h->ncells - 1 : 0;
-	d = (int64_t)layout_cell_line(l, h, cell, NULL) - (int64_t)m->cur_line;
+	d = (int64_t)maplayout_cell_line(l, h, cell, NULL) - (int64_t)m->cur_line;
 	m->cur_page = h->start + cell * h->zoom;
 	if (d > m->vis_h || d < -m->vis_h)
 		m->cur_row += d > 0 ? m->vis_h : -m->vis_h;
 	else
 		m->cur_row += (int)d;
-	m->cur_line = layout_cell_line(l, h, cell, NULL);
+	m->cur_line = maplayout_cell_line(l, h, cell, NULL);
 	m->cur_map = i;
 	m->cur_cell = cell;
 }
@@ -612,7 +613,7 @@ static void move_to(struct heatmap *m, size_t i, uint64_t cell)
 static void move_lines(struct heatmap *m, int64_t d)
 {
 	const struct hm_layout *l = &m->lay;
-	uint64_t col = layout_cell_col(l, &l->maps[m->cur_map], m->cur_cell), cell = 0;
+	uint64_t col = maplayout_cell_col(l, &l->maps[m->cur_map], m->cur_cell), cell = 0;
 	int64_t line = (int64_t)m->cur_line + d, last = (int64_t)l->lines - 1;
 	size_t i;
 
@@ -620,7 +621,7 @@ static void move_lines(struct heatmap *m, int64_t d)
 		line = 0;
 	if (line > last)
 		line = last;
-	while ((i = layout_hit(l, (uint64_t)line, col, &cell)) == SIZE_MAX) {
+	while ((i = maplayout_hit(l, (uint64_t)line, col, &cell)) == SIZE_MAX) {
 		line += d > 0 ? 1 : -1;
 		if (line < 0 || line > last)
 			return;
@@ -642,7 +643,7 @@ static void move_to_line(struct heatmap *m, uint64_t line, uint64_t col)
 	}
 	if (line >= l->lines)
 		line = l->lines - 1;
-	i = layout_find_line(l, line);
+	i = maplayout_find_line(l, line);
 	h = &l->maps[i];
 	first = hm_cells_line(l, h);
 	row = line < first ? 0 : line - first;
@@ -680,7 +681,7 @@ static void goto_address(struct ui *ui, const char *text)
 		m->filter = HF_ALL;
 	/* The cell must start at the page asked for, whatever the zoom. */
 	if (m->lay.n) {
-		size_t i = layout_find_page(&m->lay, m->cur_page);
+		size_t i = maplayout_find_page(&m->lay, m->cur_page);
 
 		if (i != SIZE_MAX && (m->cur_page < m->lay.maps[i].start ||
 				      m->cur_page >= m->lay.maps[i].end))
@@ -795,7 +796,7 @@ static bool hm_collapse(struct ui *ui, int key)
 	(void)key;
 	if (!m->have_frame || m->cur_map >= m->lay.n)
 		return false;
-	start = m->lay.maps[layout_object(&m->lay, m->cur_map)].start;
+	start = m->lay.maps[maplayout_object(&m->lay, m->cur_map)].start;
 	for (i = 0; i < m->ncollapsed; i++) {
 		if (m->collapsed[i] == start) {
 			m->collapsed[i] = m->collapsed[--m->ncollapsed];

@@ -14,6 +14,7 @@
 #include "ui/ui_heatmap.h"
 #include "ui/ui_heatmap_int.h"
 #include "ui/ui_model.h"
+#include "ui/ui_paint.h"
 #include "ui/ui_replay.h"
 
 /* The sharing layer's legend: each class's cell, then its name. */
@@ -95,8 +96,8 @@ static void draw_header(struct ui *ui)
 	} else {
 		col = draw_field(ui, row, col, "layer", m->heat ? "heat" : "residency", ST_VALUE);
 	}
-	col = draw_field(ui, row, col, "kinds", hm_filter_name(m->filter), ST_VALUE);
-	draw_field(ui, row, col, "order", hm_order_name(m->lay.order), ST_VALUE);
+	col = draw_field(ui, row, col, "kinds", maplayout_filter_name(m->filter), ST_VALUE);
+	draw_field(ui, row, col, "order", maplayout_order_name(m->lay.order), ST_VALUE);
 }
 
 static void draw_label(struct ui *ui, int row, const struct hm_label *lb, bool current)
@@ -124,7 +125,7 @@ static void draw_label(struct ui *ui, int row, const struct hm_label *lb, bool c
 		n += snprintf(right + n, sizeof(right) - n, "  untracked %s", tmp);
 	}
 	if (n < sizeof(right)) {
-		draw_fmt_rate(tmp, sizeof(tmp), heat_to_rate(lb->heat));
+		draw_fmt_rate(tmp, sizeof(tmp), paint_heat_rate(lb->heat));
 		snprintf(right + n, sizeof(right) - n, "  %6s f/s", tmp);
 	}
 	rw = canvas_text_width(right);
@@ -275,7 +276,7 @@ static size_t readout_text(const struct ui *ui, int cut, char *buf, size_t size)
 	size_t len;
 
 #define ADD(...) (len += len < size ? (size_t)snprintf(buf + len, size - len, __VA_ARGS__) : 0)
-	draw_fmt_rate(rate, sizeof(rate), heat_to_rate(ro->heat));
+	draw_fmt_rate(rate, sizeof(rate), paint_heat_rate(ro->heat));
 	len = 0;
 	if (n == 1) {
 		static const char *const names[PS_COUNT] = {

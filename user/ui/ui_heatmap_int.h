@@ -14,6 +14,7 @@
 #include "ui/blockname.h"
 #include "ui/overview.h"
 #include "ui/ui_maplayout.h"
+#include "ui/ui_paint.h"
 
 enum vline_type {
 	VL_EMPTY,

@@ -18,12 +18,12 @@ static const char *const order_names[HO_COUNT] = {
 	[HO_ADDRESS] = "address", [HO_RESIDENT] = "resident", [HO_HEAT] = "heat",
 };
 
-const char *hm_order_name(enum hm_order o)
+const char *maplayout_order_name(enum hm_order o)
 {
 	return o < HO_COUNT ? order_names[o] : "?";
 }
 
-const char *hm_filter_name(enum hm_filter f)
+const char *maplayout_filter_name(enum hm_filter f)
 {
 	return f < HF_COUNT ? filter_names[f] : "?";
 }
@@ -48,7 +48,7 @@ static bool hm_filter_match(enum hm_filter f, enum map_kind k)
 	}
 }
 
-int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f)
+int maplayout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f)
 {
 	size_t need = model_count_maps(p), n = 0;
 	const struct mapping *m, *prev = NULL;
@@ -98,19 +98,14 @@ int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f)
 	return 0;
 }
 
-static uint64_t div_up(uint64_t a, uint64_t b)
-{
-	return a / b + (a % b != 0);
-}
-
-size_t layout_object(const struct hm_layout *l, size_t i)
+size_t maplayout_object(const struct hm_layout *l, size_t i)
 {
 	while (i && i < l->n && l->maps[i].cont)
 		i--;
 	return i;
 }
 
-void layout_count_resident(struct hm_layout *l, const struct proc *p)
+void maplayout_count_resident(struct hm_layout *l, const struct proc *p)
 {
 	size_t i;
 
@@ -139,7 +134,7 @@ static int by_key(const void *a, const void *b)
 	return x->first < y->first ? -1 : x->first > y->first;	/* address order */
 }
 
-int layout_order(struct hm_layout *l, const struct proc *p, enum hm_order o, uint64_t now_ns)
+int maplayout_order(struct hm_layout *l, const struct proc *p, enum hm_order o, uint64_t now_ns)
 {
 	struct object_key *keys;
 	size_t i, j, n = 0, at = 0;
@@ -148,7 +143,7 @@ int layout_order(struct hm_layout *l, const struct proc *p, enum hm_order o, uin
 	if (o == HO_ADDRESS || !l->n)
 		return 0;
 	if (o == HO_RESIDENT)
-		layout_count_resident(l, p);
+		maplayout_count_resident(l, p);
 	keys = malloc(l->n * sizeof(*keys));
 	if (!keys)
 		return -ENOMEM;
@@ -209,7 +204,7 @@ static void assign_zooms(struct hm_layout *l)
 		for (; fold && z < 1ULL << 40; z <<= 1) {
 			chars = l->maps[i].name_len + 1 + (j - i - 1);
 			for (k = i; k < j; k++)
-				chars += div_up(div_up(l->maps[k].end - l->maps[k].start, z), l->cpc);
+				chars += hm_div_up(hm_div_up(l->maps[k].end - l->maps[k].start, z), l->cpc);
 			if (chars <= (uint64_t)l->width)
 				break;
 		}
@@ -230,8 +225,8 @@ static uint64_t place_packed(struct hm_layout *l)
 		struct hm_map *h = &l->maps[i];
 		uint64_t chars, sep, lab, group;
 
-		h->ncells = div_up(h->end - h->start, h->zoom);
-		chars = div_up(h->ncells, l->cpc);
+		h->ncells = hm_div_up(h->end - h->start, h->zoom);
+		chars = hm_div_up(h->ncells, l->cpc);
 		lab = h->name_len + 1;
 		h->packed = lab + chars <= width;
 		if (!h->packed || h->gap_pages) {
@@ -244,7 +239,7 @@ static uint64_t place_packed(struct hm_layout *l)
 			h->line = line;
 			h->label_w = 0;
 			h->col = 0;
-			h->nrows = div_up(h->ncells, l->per_line);
+			h->nrows = hm_div_up(h->ncells, l->per_line);
 			h->nlines = (h->gap_pages ? 1 : 0) + h->nrows;
 			line += h->nlines;
 			continue;
@@ -255,7 +250,7 @@ static uint64_t place_packed(struct hm_layout *l)
 		group = lab + chars;
 		/* A new object that fits on a line goes whole to the next one rather than split. */
 		for (j = i + 1; lab && j < l->n && l->maps[j].cont && !l->maps[j].gap_pages; j++) {
-			uint64_t c = div_up(div_up(l->maps[j].end - l->maps[j].start,
+			uint64_t c = hm_div_up(hm_div_up(l->maps[j].end - l->maps[j].start,
 						   l->maps[j].zoom), l->cpc);
 
 			if (group + 1 + c > width)
@@ -281,7 +276,7 @@ static uint64_t place_packed(struct hm_layout *l)
 	return col ? line + 1 : line;
 }
 
-int heatmap_layout_parse(const char *word)
+int maplayout_parse(const char *word)
 {
 	static const char *const names[] = {
 		[HL_LABELS] = "labels", [HL_COMPACT] = "compact", [HL_PACKED] = "packed",
@@ -294,7 +289,7 @@ int heatmap_layout_parse(const char *word)
 	return HL_INVALID;
 }
 
-void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc, enum hm_style st)
+void maplayout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc, enum hm_style st)
 {
 	uint64_t line = 0;
 	size_t i;
@@ -317,8 +312,8 @@ void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc, enum h
 		h->packed = false;
 		h->label_w = 0;
 		h->col = 0;
-		h->ncells = div_up(h->end - h->start, h->zoom);
-		h->nrows = div_up(h->ncells, l->per_line);
+		h->ncells = hm_div_up(h->end - h->start, h->zoom);
+		h->nrows = hm_div_up(h->ncells, l->per_line);
 		h->nlines = (h->gap_pages ? 1 : 0) + l->label_lines + h->nrows;
 		line += h->nlines;
 	}
@@ -336,13 +331,13 @@ static uint64_t lines_at(const struct hm_layout *l, uint64_t zoom, uint64_t per_
 		const struct hm_map *h = &l->maps[i];
 
 		total += (h->gap_pages ? 1 : 0) + labels +
-			 div_up(div_up(h->end - h->start, zoom), per_line);
+			 hm_div_up(hm_div_up(h->end - h->start, zoom), per_line);
 	}
 	return total;
 }
 
-uint64_t layout_fit_zoom(struct hm_layout *l, int width, int cpc, enum hm_style st,
-			 uint64_t lines)
+uint64_t maplayout_fit_zoom(struct hm_layout *l, int width, int cpc, enum hm_style st,
+			    uint64_t lines)
 {
 	uint64_t per_line = (uint64_t)(width > 0 ? width : 1) * (cpc > 0 ? cpc : 1);
 	uint64_t zoom, largest = 0, quarter = lines / 4 ? lines / 4 : 1;
@@ -352,7 +347,7 @@ uint64_t layout_fit_zoom(struct hm_layout *l, int width, int cpc, enum hm_style 
 	if (st == HL_PACKED) {
 		/* Placing is linear in the mappings; a few dozen zooms at most. */
 		for (zoom = 1; zoom < 1ULL << 40; zoom <<= 1) {
-			layout_place(l, zoom, width, cpc, st);
+			maplayout_place(l, zoom, width, cpc, st);
 			if (l->lines <= lines)
 				return zoom;
 		}
@@ -370,7 +365,7 @@ uint64_t layout_fit_zoom(struct hm_layout *l, int width, int cpc, enum hm_style 
 		if (l->maps[i].end - l->maps[i].start > largest)
 			largest = l->maps[i].end - l->maps[i].start;
 	for (zoom = 1; zoom < 1ULL << 40; zoom <<= 1)
-		if (div_up(div_up(largest, zoom), per_line) <= quarter)
+		if (hm_div_up(hm_div_up(largest, zoom), per_line) <= quarter)
 			break;
 	return zoom;
 }
@@ -394,7 +389,7 @@ static size_t find_page_unordered(const struct hm_layout *l, uint64_t page)
 	return next != SIZE_MAX ? next : last;
 }
 
-size_t layout_find_page(const struct hm_layout *l, uint64_t page)
+size_t maplayout_find_page(const struct hm_layout *l, uint64_t page)
 {
 	size_t lo = 0, hi = l->n;
 
@@ -416,7 +411,7 @@ size_t layout_find_page(const struct hm_layout *l, uint64_t page)
 	return lo + 1;
 }
 
-size_t layout_find_line(const struct hm_layout *l, uint64_t line)
+size_t maplayout_find_line(const struct hm_layout *l, uint64_t line)
 {
 	size_t lo = 0, hi = l->n;
 
@@ -433,9 +428,9 @@ size_t layout_find_line(const struct hm_layout *l, uint64_t line)
 	return lo;
 }
 
-size_t layout_line_blocks(const struct hm_layout *l, uint64_t line)
+size_t maplayout_line_blocks(const struct hm_layout *l, uint64_t line)
 {
-	size_t i = layout_find_line(l, line);
+	size_t i = maplayout_find_line(l, line);
 
 	if (i == SIZE_MAX || !l->maps[i].packed || hm_cells_line(l, &l->maps[i]) != line)
 		return SIZE_MAX;
@@ -449,9 +444,9 @@ static uint64_t clamp_cell(const struct hm_map *h, uint64_t cell)
 	return cell < h->ncells ? cell : (h->ncells ? h->ncells - 1 : 0);
 }
 
-size_t layout_hit(const struct hm_layout *l, uint64_t line, uint64_t col, uint64_t *cell)
+size_t maplayout_hit(const struct hm_layout *l, uint64_t line, uint64_t col, uint64_t *cell)
 {
-	size_t i = layout_line_blocks(l, line), j;
+	size_t i = maplayout_line_blocks(l, line), j;
 	const struct hm_map *h;
 
 	if (line >= l->lines)
@@ -466,7 +461,7 @@ size_t layout_hit(const struct hm_layout *l, uint64_t line, uint64_t col, uint64
 		*cell = clamp_cell(h, col < h->col ? 0 : (col - h->col) * l->cpc);
 		return i;
 	}
-	i = layout_find_line(l, line);
+	i = maplayout_find_line(l, line);
 	if (i == SIZE_MAX)
 		return SIZE_MAX;
 	h = &l->maps[i];
@@ -476,14 +471,14 @@ size_t layout_hit(const struct hm_layout *l, uint64_t line, uint64_t col, uint64
 	return i;
 }
 
-uint64_t layout_cell_col(const struct hm_layout *l, const struct hm_map *m, uint64_t cell)
+uint64_t maplayout_cell_col(const struct hm_layout *l, const struct hm_map *m, uint64_t cell)
 {
 	if (m->packed)
 		return m->col + cell / l->cpc;
 	return cell % l->per_line / l->cpc;
 }
 
-uint64_t layout_cell(const struct hm_layout *l, const struct hm_map *m, uint64_t page)
+uint64_t maplayout_cell(const struct hm_layout *l, const struct hm_map *m, uint64_t page)
 {
 	if (page < m->start)
 		return 0;
@@ -492,178 +487,10 @@ uint64_t layout_cell(const struct hm_layout *l, const struct hm_map *m, uint64_t
 	return (page - m->start) / m->zoom;
 }
 
-uint64_t layout_cell_line(const struct hm_layout *l, const struct hm_map *m, uint64_t cell,
-			  int *half)
+uint64_t maplayout_cell_line(const struct hm_layout *l, const struct hm_map *m, uint64_t cell,
+			     int *half)
 {
 	if (half)
 		*half = (int)(cell % l->per_line % l->cpc);
 	return hm_cells_line(l, m) + cell / l->per_line;
-}
-
-uint8_t paint_share(uint64_t r, const uint64_t c[SHC_COUNT])
-{
-	static const uint8_t paint[SHC_COUNT] = {
-		[SHC_PRIVATE] = P_RES4, [SHC_TWO] = P_HEAT1, [SHC_FEW] = P_HEAT2,
-		[SHC_MANY] = P_HEAT4,
-	};
-	uint64_t priv = r - c[SHC_TWO] - c[SHC_FEW] - c[SHC_MANY], best = priv;
-	int k, cls = SHC_PRIVATE;
-
-	if (!r)
-		return P_NONRES;
-	for (k = SHC_TWO; k < SHC_COUNT; k++)
-		if (c[k] && c[k] >= best) {
-			best = c[k];
-			cls = k;
-		}
-	return paint[cls];
-}
-
-/* The sharing layer of one row: one walk per class set. */
-static void paint_share_row(const struct hm_paint *c, uint64_t rs, uint64_t re, uint64_t z,
-			    uint64_t cells, const uint64_t *r, uint64_t *cnt, uint8_t *out)
-{
-	uint64_t k, v[SHC_COUNT];
-	int j;
-
-	for (j = SHC_TWO; j < SHC_COUNT; j++)
-		pageset_count_cells(c->p->share->cls[j], rs, re, z, cnt + (j - 1) * cells);
-	for (k = 0; k < cells; k++) {
-		for (j = SHC_TWO; j < SHC_COUNT; j++)
-			v[j] = cnt[(j - 1) * cells + k];
-		out[k] = paint_share(r[k], v);
-	}
-}
-
-uint8_t paint_counts(uint64_t n, uint64_t r, uint64_t s, uint64_t u)
-{
-	if ((r > 0) + (s > 0) + (u > 0) > 1)
-		return P_MIXED;
-	if (s)
-		return P_SWAP;
-	if (u)
-		return P_UNTR;
-	if (!r)
-		return P_NONRES;
-	if (r >= n)
-		return P_RES4;
-	if (3 * r <= n)
-		return P_RES1;
-	if (3 * r <= 2 * n)
-		return P_RES2;
-	return P_RES3;
-}
-
-/* Heat is kept per 16-page block: intensity is the decayed fault count per page of the
- * blocks the range overlaps.  One fault in a block is 1/16 and fades below the coldest
- * level in about 8 s (half-life 2 s); a block faulted in completely just now is 1. */
-uint8_t paint_heat(float h, uint64_t start, uint64_t end, bool resident)
-{
-	uint64_t blocks = ((end - 1) >> HEAT_BLOCK_SHIFT) - (start >> HEAT_BLOCK_SHIFT) + 1;
-	float x = h / (float)(blocks << HEAT_BLOCK_SHIFT);
-
-	if (x < 1.0f / 256)
-		return resident ? P_COLD : P_NONRES;
-	if (x < 1.0f / 32)
-		return P_HEAT1;
-	if (x < 1.0f / 8)
-		return P_HEAT2;
-	if (x < 1.0f / 2)
-		return P_HEAT3;
-	return P_HEAT4;
-}
-
-double heat_to_rate(float h)
-{
-	/* A constant rate r gives a steady heat of r * half_life / ln 2. */
-	return h * M_LN2 / (HEAT_HALF_LIFE_NS / 1e9);
-}
-
-struct diff_cells {
-	uint64_t rs, z, cells, *cnt;
-};
-
-static int count_diff(uint64_t a, uint64_t b, enum page_state s, void *arg)
-{
-	struct diff_cells *d = arg;
-
-	for (uint64_t k = (a - d->rs) / d->z; k < d->cells && d->rs + k * d->z < b; k++) {
-		uint64_t cs = d->rs + k * d->z, ce = cs + d->z;
-
-		d->cnt[k] += (b < ce ? b : ce) - (a > cs ? a : cs);
-	}
-	return 0;
-}
-
-/* The diff layer's paint: how much of the cell changed state (heat colours), else whether
- * it is resident. */
-static uint8_t paint_diff(uint64_t changed, uint64_t n, bool resident)
-{
-	if (!changed)
-		return resident ? P_COLD : P_NONRES;
-	if (changed * 4 <= n)
-		return P_HEAT1;
-	if (changed * 2 <= n)
-		return P_HEAT2;
-	if (changed * 4 <= n * 3)
-		return P_HEAT3;
-	return P_HEAT4;
-}
-
-void paint_row(const struct hm_paint *c, const struct hm_layout *l, const struct hm_map *m,
-	       uint64_t row, uint8_t *out)
-{
-	uint64_t z = m->zoom, rs = m->start + row * l->per_line * z, re, cells, k;
-	uint64_t *r = c->scratch, *sw = r + l->per_line, *u = sw + l->per_line;
-	float heat = 0;
-
-	re = rs + (uint64_t)l->per_line * z;
-	if (re > m->end || re < rs)
-		re = m->end;
-	cells = rs < re ? div_up(re - rs, z) : 0;
-	for (k = cells; k < (uint64_t)l->per_line; k++)
-		out[k] = P_BLANK;
-	if (!cells)
-		return;
-	/* One walk per set and row (pageset_count_cells), not a rank per cell. */
-	pageset_count_cells(c->p->set[PS_RESIDENT], rs, re, z, r);
-	if (c->ref) {
-		struct diff_cells d = { .rs = rs, .z = z, .cells = cells, .cnt = sw };
-
-		memset(sw, 0, cells * sizeof(*sw));
-		model_diff(c->p, c->ref, rs, re, count_diff, &d);
-		for (k = 0; k < cells; k++) {
-			uint64_t cs = rs + k * z, ce = cs + z < re ? cs + z : re;
-
-			out[k] = paint_diff(sw[k], ce - cs, r[k] > 0);
-		}
-		return;
-	}
-	if (c->share && c->p->share) {
-		paint_share_row(c, rs, re, z, cells, r, sw, out);	/* sw: 3 * per_line */
-		return;
-	}
-	if (c->heat) {
-		heat = heat_range(&c->p->heat, rs, re, c->now_ns);
-		for (k = 0; k < cells; k++) {
-			uint64_t cs = rs + k * z, ce = cs + z < re ? cs + z : re;
-			float h = heat > 0 ? heat_range(&c->p->heat, cs, ce, c->now_ns) : 0;
-
-			out[k] = paint_heat(h, cs, ce, r[k] > 0);
-		}
-		return;
-	}
-	if (c->has_swapped)
-		pageset_count_cells(c->p->set[PS_SWAPPED], rs, re, z, sw);
-	else
-		memset(sw, 0, cells * sizeof(*sw));
-	if (c->has_untracked)
-		pageset_count_cells(c->p->set[PS_UNTRACKED], rs, re, z, u);
-	else
-		memset(u, 0, cells * sizeof(*u));
-	for (k = 0; k < cells; k++) {
-		uint64_t cs = rs + k * z, ce = cs + z < re ? cs + z : re;
-
-		out[k] = paint_counts(ce - cs, r[k], sw[k], u[k]);
-	}
 }

@@ -18,7 +18,7 @@
  * line starts its own rows, as in the compact layout.
  *
  * Any layout can order its objects by resident pages or heat instead of address
- * (layout_order), and fold an object onto one line of cells (collapsed: its cells cover
+ * (maplayout_order), and fold an object onto one line of cells (collapsed: its cells cover
  * more pages, the smallest power-of-two multiple of the zoom that fits).
  */
 #ifndef MEVITOP_UI_MAPLAYOUT_H
@@ -52,7 +52,7 @@ enum hm_style {
 };
 
 /* --layout's word: a style, HL_AUTO, or HL_INVALID. */
-int heatmap_layout_parse(const char *word);
+int maplayout_parse(const char *word);
 
 /* The order of the objects (a mapping and the ones continuing it, ui/blockname.h). */
 enum hm_order {
@@ -66,7 +66,7 @@ struct hm_map {
 	uint64_t start, end;		/* pages */
 	uint64_t zoom;			/* pages per cell: the layout's, coarser when collapsed */
 	bool collapsed;			/* its object is folded onto one line of cells */
-	uint64_t res;			/* resident pages, once layout_count_resident ran */
+	uint64_t res;			/* resident pages, once maplayout_count_resident ran */
 	uint64_t gap_pages;		/* unmapped pages before it (0: no gap line) */
 	uint64_t line;			/* its first line (the gap line, if any) */
 	uint64_t ncells;
@@ -94,9 +94,9 @@ struct hm_layout {
 	int label_lines;		/* 1: a label line above each mapping; 0: compact */
 	enum hm_style style;
 	int addr_digits;		/* hex digits of the highest address */
-	enum hm_order order;		/* how maps[] is ordered (layout_order) */
-	struct hm_map *spare;		/* layout_order's second buffer (cap entries) */
-	struct pageset_range *ranges;	/* layout_count_resident's query (cap entries) */
+	enum hm_order order;		/* how maps[] is ordered (maplayout_order) */
+	struct hm_map *spare;		/* maplayout_order's second buffer (cap entries) */
+	struct pageset_range *ranges;	/* maplayout_count_resident's query (cap entries) */
 	uint64_t *counts;		/* and its answer */
 	bool have_res;			/* maps[].res is filled in */
 	/* Objects folded onto one line, by their first page (set by the caller). */
@@ -104,44 +104,50 @@ struct hm_layout {
 	size_t ncollapsed;
 };
 
-const char *hm_filter_name(enum hm_filter f);
-const char *hm_order_name(enum hm_order o);
+const char *maplayout_filter_name(enum hm_filter f);
+const char *maplayout_order_name(enum hm_order o);
 
 /* Collects p's mappings that pass the filter; -ENOMEM on failure (the old list stays). */
-int layout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f);
+int maplayout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter f);
 /* Fills in every mapping's resident pages in one walk over the process's set (in address
- * order: before layout_order). */
-void layout_count_resident(struct hm_layout *l, const struct proc *p);
+ * order: before maplayout_order). */
+void maplayout_count_resident(struct hm_layout *l, const struct proc *p);
 /* Puts the collected mappings in an order: objects stay whole, biggest first by resident
  * pages or by heat at now_ns, ties in address order; -ENOMEM leaves address order. */
-int layout_order(struct hm_layout *l, const struct proc *p, enum hm_order o, uint64_t now_ns);
+int maplayout_order(struct hm_layout *l, const struct proc *p, enum hm_order o, uint64_t now_ns);
 /* The first mapping of the object mapping i belongs to. */
-size_t layout_object(const struct hm_layout *l, size_t i);
+size_t maplayout_object(const struct hm_layout *l, size_t i);
 /* Numbers the lines for a zoom (pages per cell), width (characters per line), cpc and a
  * style. */
-void layout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc, enum hm_style st);
+void maplayout_place(struct hm_layout *l, uint64_t zoom, int width, int cpc, enum hm_style st);
 /* The smallest power-of-two zoom that fits every mapping in `lines` lines; when even one
  * cell per mapping would not fit, the one that keeps the largest mapping to a quarter of
  * them. */
-uint64_t layout_fit_zoom(struct hm_layout *l, int width, int cpc, enum hm_style st,
-			 uint64_t lines);
+uint64_t maplayout_fit_zoom(struct hm_layout *l, int width, int cpc, enum hm_style st,
+			    uint64_t lines);
 /* Packed layouts: the first mapping whose cells are on line, if a packed block is; else
  * SIZE_MAX.  The blocks of a line are consecutive in the layout. */
-size_t layout_line_blocks(const struct hm_layout *l, uint64_t line);
+size_t maplayout_line_blocks(const struct hm_layout *l, uint64_t line);
 /* The mapping and cell under column col (characters, in the cell area) of a line: the
  * nearest block on a packed line; SIZE_MAX on a gap line or past the end. */
-size_t layout_hit(const struct hm_layout *l, uint64_t line, uint64_t col, uint64_t *cell);
+size_t maplayout_hit(const struct hm_layout *l, uint64_t line, uint64_t col, uint64_t *cell);
 /* The column (characters, in the cell area) of a cell. */
-uint64_t layout_cell_col(const struct hm_layout *l, const struct hm_map *m, uint64_t cell);
+uint64_t maplayout_cell_col(const struct hm_layout *l, const struct hm_map *m, uint64_t cell);
 /* The mapping holding page, else the next one by address, else the last; SIZE_MAX when
  * empty. */
-size_t layout_find_page(const struct hm_layout *l, uint64_t page);
+size_t maplayout_find_page(const struct hm_layout *l, uint64_t page);
 /* The mapping whose lines include line (the last one past the end). */
-size_t layout_find_line(const struct hm_layout *l, uint64_t line);
+size_t maplayout_find_line(const struct hm_layout *l, uint64_t line);
 
 static inline uint64_t hm_label_line(const struct hm_map *m)
 {
 	return m->line + (m->gap_pages ? 1 : 0);
+}
+
+/* a / b rounded up: pages to cells, cells to lines (ui_maplayout.c and ui_paint.c). */
+static inline uint64_t hm_div_up(uint64_t a, uint64_t b)
+{
+	return a / b + (a % b != 0);
 }
 
 /* The line of m's first cells (its label line too, in compact layouts). */
@@ -151,35 +157,9 @@ static inline uint64_t hm_cells_line(const struct hm_layout *l, const struct hm_
 }
 
 /* The cell of mapping m holding page (clamped to the mapping). */
-uint64_t layout_cell(const struct hm_layout *l, const struct hm_map *m, uint64_t page);
+uint64_t maplayout_cell(const struct hm_layout *l, const struct hm_map *m, uint64_t page);
 /* The line of a cell; *half: 0 top, 1 bottom (half blocks). */
-uint64_t layout_cell_line(const struct hm_layout *l, const struct hm_map *m, uint64_t cell,
-			  int *half);
-
-/* Painting cells: what one cell looks like from its page counts and heat. */
-struct hm_paint {
-	const struct proc *p;
-	uint64_t now_ns;		/* heat decays to this time */
-	bool heat;			/* heat layer instead of residency */
-	bool share;			/* sharing layer (p->share set): cells by map count */
-	const struct proc *ref;		/* diff layer (replay): pages whose state differs
-					 * from this earlier model, instead of either */
-	bool has_swapped, has_untracked; /* the process has any (skips counting them) */
-	uint64_t *scratch;		/* 4 * per_line counters */
-};
-
-/* Paints line `row` of mapping m's cells into out[0..per_line): P_BLANK past its end. */
-void paint_row(const struct hm_paint *c, const struct hm_layout *l, const struct hm_map *m,
-	       uint64_t row, uint8_t *out);
-/* The sharing layer's paint for r resident pages of which c[SHC_TWO..] are mapped by 2,
- * 3-8, more (the rest private): the class most of them are in, the more shared on a tie;
- * P_NONRES when none is resident. */
-uint8_t paint_share(uint64_t r, const uint64_t c[SHC_COUNT]);
-/* The paint for n pages of which r resident, s swapped, u untracked. */
-uint8_t paint_counts(uint64_t n, uint64_t r, uint64_t s, uint64_t u);
-/* The heat layer's paint for [start, end) with decayed heat h. */
-uint8_t paint_heat(float h, uint64_t start, uint64_t end, bool resident);
-/* Faults per second that a decayed heat sum stands for (steady state). */
-double heat_to_rate(float h);
+uint64_t maplayout_cell_line(const struct hm_layout *l, const struct hm_map *m, uint64_t cell,
+			     int *half);
 
 #endif
