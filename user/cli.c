@@ -280,7 +280,7 @@ void cli_usage(FILE *out)
 "--sharing-budget PAGES (--sharing's pagemap entries a refresh, default 262144).\n",
 		METRICS_TOP_DEFAULT, METRICS_PROCS_DEFAULT, STACK_DUTY_ON_MS_DEFAULT,
 		STACK_DUTY_EVERY_MS_DEFAULT, FILES_TOP_DEFAULT, METRICS_FILES_DEFAULT,
-		METRICS_FILES_MAX, features_disable_names());
+		METRICS_FILES_MAX, kfeatures_disable_names());
 }
 
 static const char *exact_refused(const struct cli *c);
@@ -539,7 +539,7 @@ static int opt_how(int opt, struct cli *c)
 		c->no_reconcile = true;
 		break;
 	case OPT_DISABLE:
-		if (features_parse_disable(optarg, &c->disable))
+		if (kfeatures_parse_disable(optarg, &c->disable))
 			return 2;
 		break;
 	case OPT_MAX_CPU:
@@ -803,7 +803,7 @@ int cli_parse(int argc, char **argv, struct cli *c)
 	/* Errors are JSON objects once --json is given, wherever it stands among the options
 	 * (`mevitop -i 5 --json` included). */
 	subcmd_json(argc, argv, OPTSTRING, longopts);
-	if (env && *env && features_parse_disable(env, &c->disable))
+	if (env && *env && kfeatures_parse_disable(env, &c->disable))
 		return 2;
 	while ((opt = getopt_long(argc, argv, OPTSTRING, longopts, NULL)) != -1) {
 		int rc = NOT_MINE;

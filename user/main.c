@@ -331,7 +331,7 @@ static int run_live(struct cli *c, struct features *f, struct rec_writer *rec,
 
 	if (!c->json && !c->serve && !c->folded && ui_check_terminal())
 		return 1;
-	err = features_probe(f, why, sizeof(why));
+	err = kfeatures_probe(f, why, sizeof(why));
 	if (err) {
 		log_err("%s", why);
 		return 1;
@@ -395,8 +395,8 @@ int main(int argc, char **argv)
 	raise_limits();
 
 	if (c.probe) {
-		err = features_probe(&f, why, sizeof(why));
-		features_print(&f, c.json);
+		err = kfeatures_probe(&f, why, sizeof(why));
+		kfeatures_print(&f, c.json);
 		if (err && c.json)	/* stdout holds the JSON: a notice beside it */
 			log_note("mevitop would not start: %s", why);
 		else if (err)

@@ -51,7 +51,7 @@ static void build(struct ptree *t, struct forest *f)
 	struct ptree_in in = { .pid = f->pid, .ppid = f->ppid, .n = f->n, .cmp = cmp_key,
 			       .folded = is_folded, .ctx = f };
 
-	assert_int_equal(ptree_build(t, &in), 0);
+	assert_int_equal(proctree_build(t, &in), 0);
 	assert_int_equal(t->n, f->n);
 }
 
@@ -91,16 +91,16 @@ static void test_small(void **state)
 	assert_true(t.rows[2].hidden);
 	assert_false(t.rows[3].hidden);
 	assert_false(t.rows[3].folded);
-	assert_int_equal(ptree_shown_ancestor(&t, 2), 1);
-	assert_int_equal(ptree_shown_ancestor(&t, 3), 3);
+	assert_int_equal(proctree_shown_ancestor(&t, 2), 1);
+	assert_int_equal(proctree_shown_ancestor(&t, 3), 3);
 	/* Folding the root hides everything under it; 13's shown ancestor is the root. */
 	f.fold[2] = true;
 	build(&t, &f);
 	assert_true(t.rows[0].folded);
 	assert_true(t.rows[1].hidden && t.rows[2].hidden && t.rows[3].hidden);
 	assert_false(t.rows[4].hidden);
-	assert_int_equal(ptree_shown_ancestor(&t, 2), 0);
-	ptree_free(&t);
+	assert_int_equal(proctree_shown_ancestor(&t, 2), 0);
+	proctree_free(&t);
 }
 
 /* The processes of one refresh, for the fold set: which pids run (exited ones are listed
@@ -153,7 +153,7 @@ static void test_fold_set_forgets_exited(void **state)
 	assert_true(pid_set_has(&folds, 10));
 	assert_false(pid_set_has(&folds, 20));
 	/* The new 20: its subtree shows, 10's stays folded. */
-	assert_int_equal(ptree_build(&t, &in), 0);
+	assert_int_equal(proctree_build(&t, &in), 0);
 	assert_int_equal(in.pid[t.rows[0].item], 10);
 	assert_true(t.rows[0].folded && t.rows[1].hidden);
 	assert_int_equal(in.pid[t.rows[2].item], 20);
@@ -162,7 +162,7 @@ static void test_fold_set_forgets_exited(void **state)
 	now.n = 0;
 	pid_set_retain(&folds, listed_running, &now);
 	assert_int_equal(folds.n, 0);
-	ptree_free(&t);
+	proctree_free(&t);
 	pid_set_free(&folds);
 }
 
@@ -204,7 +204,7 @@ static void test_loops(void **state)
 	assert_int_equal(t.rows[0].end, 2);	/* 8 (its own parent: a root) with 9 */
 	assert_int_equal(t.rows[2].end, 5);
 	assert_int_equal(t.rows[4].depth, 2);
-	ptree_free(&t);
+	proctree_free(&t);
 }
 
 static void test_empty_and_deep(void **state)
@@ -217,14 +217,14 @@ static void test_empty_and_deep(void **state)
 
 	assert_non_null(pid);
 	assert_non_null(ppid);
-	assert_int_equal(ptree_build(&t, &in), 0);
+	assert_int_equal(proctree_build(&t, &in), 0);
 	assert_int_equal(t.n, 0);
 	for (i = 0; i < DEEP; i++) {
 		pid[i] = DEEP - (pid_t)i;	/* children listed first */
 		ppid[i] = DEEP - (pid_t)i - 1;
 	}
 	in.n = DEEP;
-	assert_int_equal(ptree_build(&t, &in), 0);
+	assert_int_equal(proctree_build(&t, &in), 0);
 	assert_int_equal(t.n, DEEP);
 	for (i = 0; i < DEEP; i++) {
 		assert_int_equal(pid[t.rows[i].item], (pid_t)i + 1);
@@ -233,7 +233,7 @@ static void test_empty_and_deep(void **state)
 		assert_true(t.rows[i].last);
 		assert_int_equal(t.rows[i].more, 0);
 	}
-	ptree_free(&t);
+	proctree_free(&t);
 	free(pid);
 	free(ppid);
 }
@@ -342,12 +342,12 @@ static void test_random_forests(void **state)
 			assert_int_equal(r->last, ref[i].last);
 			assert_int_equal(r->folded, ref[i].folded);
 			assert_int_equal(r->hidden, ref[i].hidden);
-			j = ptree_shown_ancestor(&t, i);
+			j = proctree_shown_ancestor(&t, i);
 			assert_false(t.rows[j].hidden);
 			assert_true(j <= i && t.rows[j].end > i);
 		}
 	}
-	ptree_free(&t);
+	proctree_free(&t);
 }
 
 int main(void)

@@ -460,7 +460,7 @@ static void check_proc(pid_t pid, const char *when)
 
 static void batch_end(void)
 {
-	flush_pending(E);
+	scan_flush_pending(E);
 }
 
 /* The batch end and the check; exact: this batch needed no page read. */

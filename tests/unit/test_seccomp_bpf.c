@@ -6,7 +6,7 @@
  *    words followed both ways, the path cap;
  *  - the kernel as the truth: random programs (seeded) are installed as real filters in
  *    forked children, which then make a real system call with random arguments; the kernel
- *    must accept exactly the programs scbpf_check() accepts, and the call must end as the
+ *    must accept exactly the programs seccomp_bpf_check() accepts, and the call must end as the
  *    runner says (allowed, failed with that errno, or killed by SIGSYS);
  *  - fuzzing under ASan/UBSan: random and mutated programs with random unknown words must
  *    end in a clean answer, and a proof with unknown words must hold for random values of
@@ -55,7 +55,7 @@ static int allows(const struct sock_filter *p, size_t n, const struct scbpf_inpu
 {
 	char why[128];
 
-	return scbpf_allows(p, n, in, r, why, sizeof(why));
+	return seccomp_bpf_allows(p, n, in, r, why, sizeof(why));
 }
 
 static void test_verdicts(void **state)
@@ -86,10 +86,10 @@ static void test_verdicts(void **state)
 	assert_int_equal(allows(p, N(p), &in, &r), 0);
 	assert_int_equal(r.verdict, SECCOMP_RET_KILL_PROCESS);
 	assert_int_equal(r.insn, 5);
-	assert_string_equal(scbpf_verdict_name(r.verdict, name, sizeof(name)), "KILL_PROCESS");
+	assert_string_equal(seccomp_bpf_verdict_name(r.verdict, name, sizeof(name)), "KILL_PROCESS");
 	in.nr = __NR_getpgid;
 	assert_int_equal(allows(p, N(p), &in, &r), 0);
-	assert_string_equal(scbpf_verdict_name(r.verdict, name, sizeof(name)), "ERRNO(18)");
+	assert_string_equal(seccomp_bpf_verdict_name(r.verdict, name, sizeof(name)), "ERRNO(18)");
 	in = input(__NR_userfaultfd);
 	in.arch = AUDIT_ARCH_I386;
 	assert_int_equal(allows(p, N(p), &in, &r), 0);
@@ -97,12 +97,12 @@ static void test_verdicts(void **state)
 	in = input(0);
 	in.unknown = 1;
 	assert_int_equal(allows(p, N(p), &in, &r), 0);
-	assert_int_equal(scbpf_worse(SECCOMP_RET_ALLOW, SECCOMP_RET_KILL_PROCESS),
+	assert_int_equal(seccomp_bpf_worse(SECCOMP_RET_ALLOW, SECCOMP_RET_KILL_PROCESS),
 			 SECCOMP_RET_KILL_PROCESS);
-	assert_int_equal(scbpf_worse(SECCOMP_RET_ERRNO | 1, SECCOMP_RET_TRAP), SECCOMP_RET_TRAP);
-	assert_int_equal(scbpf_worse(SECCOMP_RET_KILL_THREAD, SECCOMP_RET_KILL_PROCESS),
+	assert_int_equal(seccomp_bpf_worse(SECCOMP_RET_ERRNO | 1, SECCOMP_RET_TRAP), SECCOMP_RET_TRAP);
+	assert_int_equal(seccomp_bpf_worse(SECCOMP_RET_KILL_THREAD, SECCOMP_RET_KILL_PROCESS),
 			 SECCOMP_RET_KILL_PROCESS);
-	assert_false(scbpf_verdict_allows(0x12345678));	/* unknown actions kill */
+	assert_false(seccomp_bpf_verdict_allows(0x12345678));	/* unknown actions kill */
 }
 
 /* mmap's prot: a filter on an argument, proven only where the argument is known */
@@ -213,16 +213,16 @@ static void test_refused_programs(void **state)
 	(void)state;
 	for (size_t i = 0; i < N(cases); i++) {
 		why[0] = '\0';
-		assert_int_equal(scbpf_check(cases[i].p, cases[i].n, why, sizeof(why)), -EINVAL);
+		assert_int_equal(seccomp_bpf_check(cases[i].p, cases[i].n, why, sizeof(why)), -EINVAL);
 		if (!strstr(why, cases[i].what))
 			fail_msg("case %zu: '%s' does not say '%s'", i, why, cases[i].what);
-		assert_int_equal(scbpf_allows(cases[i].p, cases[i].n, &in, &r, why, sizeof(why)),
+		assert_int_equal(seccomp_bpf_allows(cases[i].p, cases[i].n, &in, &r, why, sizeof(why)),
 				 -EINVAL);
 	}
-	assert_int_equal(scbpf_check(&one, 0, why, sizeof(why)), -EINVAL);
-	assert_int_equal(scbpf_check(NULL, 1, why, sizeof(why)), -EINVAL);
-	assert_int_equal(scbpf_check(&one, SCBPF_MAX_INSNS + 1, why, sizeof(why)), -EINVAL);
-	assert_int_equal(scbpf_check(&one, 1, why, sizeof(why)), 0);
+	assert_int_equal(seccomp_bpf_check(&one, 0, why, sizeof(why)), -EINVAL);
+	assert_int_equal(seccomp_bpf_check(NULL, 1, why, sizeof(why)), -EINVAL);
+	assert_int_equal(seccomp_bpf_check(&one, SCBPF_MAX_INSNS + 1, why, sizeof(why)), -EINVAL);
+	assert_int_equal(seccomp_bpf_check(&one, 1, why, sizeof(why)), 0);
 }
 
 /* 2^20 paths: past the cap, answered quickly and without a proof */
@@ -240,10 +240,10 @@ static void test_path_cap(void **state)
 	}
 	p[40] = RET(SECCOMP_RET_ALLOW);
 	in.unknown = 0xfff0;
-	assert_int_equal(scbpf_allows(p, N(p), &in, &r, why, sizeof(why)), -E2BIG);
+	assert_int_equal(seccomp_bpf_allows(p, N(p), &in, &r, why, sizeof(why)), -E2BIG);
 	assert_non_null(strstr(why, "paths"));
 	in.unknown = 0;
-	assert_int_equal(scbpf_allows(p, N(p), &in, &r, why, sizeof(why)), 1);
+	assert_int_equal(seccomp_bpf_allows(p, N(p), &in, &r, why, sizeof(why)), 1);
 }
 
 /* ---- random programs ---- */
@@ -416,7 +416,7 @@ static void test_against_kernel(void **state)
 		random_prog(p, len, true, rng_under(8) != 0);
 		for (int a = 0; a < 6; a++)
 			in.args[a] = rng_under(2) ? rng_under(10) : rng_u64();
-		ok = scbpf_allows(p, len, &in, &r, why, sizeof(why));
+		ok = seccomp_bpf_allows(p, len, &in, &r, why, sizeof(why));
 		k = kernel_says(p, len, __NR_getppid, (long *)in.args, &err);
 		if (ok == -EINVAL)
 			want = 'r';
@@ -468,7 +468,7 @@ static void test_fuzz(void **state)
 		for (int a = 0; a < 6; a++)
 			in.args[a] = rng_under(2) ? rng_under(10) : rng_u64();
 		in.unknown = (uint16_t)(rng_under(3) ? rng_u64() & 0xfff0 : rng_u64());
-		ok = scbpf_allows(p, len, &in, &r, why, sizeof(why));
+		ok = seccomp_bpf_allows(p, len, &in, &r, why, sizeof(why));
 		assert_true(ok == 1 || ok == 0 || ok == -EINVAL || ok == -E2BIG);
 		if (ok < 0)
 			continue;
@@ -497,7 +497,7 @@ static void test_fuzz(void **state)
 						(c.args[(w - 4) / 2] & 0xffffffffull) | (uint64_t)v << 32 :
 						(c.args[(w - 4) / 2] & ~0xffffffffull) | v;
 			}
-			okc = scbpf_allows(p, len, &c, &rc, why, sizeof(why));
+			okc = seccomp_bpf_allows(p, len, &c, &rc, why, sizeof(why));
 			assert_true(okc == 0 || okc == 1);
 			assert_int_equal(rc.paths, 1);
 			if (ok == 1)

@@ -111,7 +111,7 @@ static void choose_layout_source(struct engine *e)
 	if (wants)
 		log_info("layout changes: %s (no tp_btf/mmap_lock_released%s): every syscall "
 			 "takes the kernel's slow path while mevitop runs",
-			 features_attach_name(e->f.hook[HOOK_SYSCALLS]),
+			 kfeatures_attach_name(e->f.hook[HOOK_SYSCALLS]),
 			 e->f.disabled & DIS_MMAP_LOCK ? ": disabled by switch" : "");
 	e->f.hook[HOOK_LAYOUT] = AT_NONE;
 }
@@ -410,7 +410,7 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 	}
 	table_lock(e);
 	e->pass_reads = e->pass_ok;	/* the initial scans read the pass just taken */
-	flush_pending(e);
+	scan_flush_pending(e);
 	e->pass_reads = false;
 	table_unlock(e);
 	/* A stop signal during the initial scans cut them short: there is no first picture
@@ -464,7 +464,7 @@ int engine_step(struct engine *e, int timeout_ms)
 	e->now_ns = engine_now_ns();
 	n = drain(e);
 	HOOK(e, step);
-	flush_pending(e);
+	scan_flush_pending(e);
 	table_unlock(e);
 	return n;
 }
@@ -597,7 +597,7 @@ static bool counters_by_pass(struct engine *e, struct proc *p, struct proc_count
  *   trace with --rss-hook: the rss_stat hook's counters moved but no record of this
  *          process came -> reclaim, swap-out, khugepaged, KSM or GUP changed it behind our
  *          back: reconcile.
- *   trace, chunk: the counters are read for rss_gap_check, which decides after the drain.
+ *   trace, chunk: the counters are read for scan_rss_gap_check, which decides after the drain.
  *   sample, exact: its fault counters (exact, kept by the kernel per process) or its rss
  *          or size moved: rescan it, and re-read its layout if its size changed (a stack
  *          growing by faults makes no syscall).
@@ -645,11 +645,11 @@ static void poll_counters(struct engine *e, struct proc *p)
 
 		if (layout_hooked(e) && e->o.mode == MODE_CHUNK) {
 			/* No syscall records: what the size and rss say (layout_unexplained);
-			 * anything else no event explains shows in the rss gap (rss_gap_check). */
+			 * anything else no event explains shows in the rss gap (scan_rss_gap_check). */
 			table_pend(e, p, layout_unexplained(e, s, &c));
 		} else if (e->o.mode != MODE_CHUNK && e->o.mode != MODE_TRACE && moved) {
 			/* Sample and exact mode; trace and chunk mode's faults arrive as records
-			 * or counts, and what none explains shows in the rss gap (rss_gap_check). */
+			 * or counts, and what none explains shows in the rss gap (scan_rss_gap_check). */
 			p->faults += faults > before ? faults - before : 0;
 			table_pend(e, p, PEND_RESCAN | (c.vsize != s->c.vsize ? PEND_MAPS : 0));
 		}
@@ -711,10 +711,10 @@ static void rss_gap_tick(struct engine *e)
 	size_t n, i;
 
 	drain_all(e);
-	flush_pending(e);
+	scan_flush_pending(e);
 	procs = engine_procs(e, &n);
 	for (i = 0; i < n; i++)
-		rss_gap_check(e, procs[i]);
+		scan_rss_gap_check(e, procs[i]);
 }
 
 uint32_t engine_interval_scale(struct engine *e)
@@ -811,7 +811,7 @@ void engine_tick(struct engine *e)
 		}
 		e->reconcile_cursor = (e->reconcile_cursor + k) % n;
 	}
-	flush_pending(e);
+	scan_flush_pending(e);
 	/* After the scans: a pass reads the resident pages they found. */
 	procs = engine_procs(e, &n);
 	engine_share_tick(e, procs, n);

@@ -100,7 +100,7 @@ struct pstate {
 	struct proc_counters c;		/* /proc/PID/stat counters at the last tick or full scan */
 	bool counters_seen;
 	int64_t rss_gap;		/* model's resident pages - kernel rss, at the last full
-					 * scan (rss_gap_check) */
+					 * scan (scan_rss_gap_check) */
 	bool rss_gap_seen;
 	bool rss_gap_dirty;		/* events or an rss change since the last check */
 	uint64_t born;			/* start time (/proc/PID/stat's clock ticks), to tell a
@@ -307,8 +307,8 @@ void engine_apply_record(struct engine *e, const void *data, size_t size);
 /* --- scan.c --- */
 
 /* The batch end: everything the records asked for, in one pass per process. */
-void flush_pending(struct engine *e);
+void scan_flush_pending(struct engine *e);
 /* At a tick: does the rss gap say a change no event explained? (trace and chunk mode) */
-void rss_gap_check(struct engine *e, struct proc *p);
+void scan_rss_gap_check(struct engine *e, struct proc *p);
 
 #endif

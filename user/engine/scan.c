@@ -147,7 +147,7 @@ static void rss_gap_rebase(struct proc *p)
  * during the check and the gap proves nothing either way: rescan it (PEND_VERIFY, at most
  * every VERIFY_MIN_NS), so a process that never stops is still healed.
  */
-void rss_gap_check(struct engine *e, struct proc *p)
+void scan_rss_gap_check(struct engine *e, struct proc *p)
 {
 	struct pstate *s = ps(p);
 	uint64_t rss;
@@ -457,7 +457,7 @@ static void check_faults(struct engine *e, struct proc *p)
 }
 
 /* The batch end: everything events asked for, in one pass per process. */
-void flush_pending(struct engine *e)
+void scan_flush_pending(struct engine *e)
 {
 	struct proc *p;
 	size_t i;

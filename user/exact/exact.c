@@ -507,7 +507,7 @@ static struct exact *new_exact(const struct exact_opts *o, struct features *f)
 	x->o.pids = NULL;
 	x->follow_children = !o->no_children;
 	x->use_scan = f->pagemap_scan && !(f->disabled & DIS_PAGEMAP_SCAN);
-	inj_set_suspend_seccomp(seccomp_path(f, x->suspend_why, sizeof(x->suspend_why)) ==
+	inj_set_suspend_seccomp(seccomp_probe_path(f, x->suspend_why, sizeof(x->suspend_why)) ==
 				SC_SUSPEND);
 	atomic_init(&x->srv.next_id, 1);
 	pthread_mutex_init(&x->ctl.lock, NULL);
@@ -628,7 +628,7 @@ int exact_setup(const struct exact_opts *o, struct engine_opts *eo, struct featu
 		log_err("%s", arch_unsupported());
 		return 1;
 	}
-	if (features_probe(f, why, sizeof(why))) {
+	if (kfeatures_probe(f, why, sizeof(why))) {
 		log_err("%s", why);
 		return 1;
 	}

@@ -104,7 +104,7 @@ static int bad(char *why, size_t whylen, size_t pc, const char *what)
 	return -EINVAL;
 }
 
-int scbpf_check(const struct sock_filter *prog, size_t len, char *why, size_t whylen)
+int seccomp_bpf_check(const struct sock_filter *prog, size_t len, char *why, size_t whylen)
 {
 	uint16_t *masks, valid = 0;	/* nothing written yet */
 	size_t pc;
@@ -192,7 +192,7 @@ int scbpf_check(const struct sock_filter *prog, size_t len, char *why, size_t wh
 	return err;
 }
 
-uint32_t scbpf_worse(uint32_t a, uint32_t b)
+uint32_t seccomp_bpf_worse(uint32_t a, uint32_t b)
 {
 	int32_t aa = (int32_t)(a & SECCOMP_RET_ACTION_FULL);
 	int32_t bb = (int32_t)(b & SECCOMP_RET_ACTION_FULL);
@@ -200,14 +200,14 @@ uint32_t scbpf_worse(uint32_t a, uint32_t b)
 	return bb < aa ? b : a;
 }
 
-bool scbpf_verdict_allows(uint32_t verdict)
+bool seccomp_bpf_verdict_allows(uint32_t verdict)
 {
 	uint32_t action = verdict & SECCOMP_RET_ACTION_FULL;
 
 	return action == SECCOMP_RET_ALLOW || action == SECCOMP_RET_LOG;
 }
 
-const char *scbpf_verdict_name(uint32_t verdict, char *buf, size_t len)
+const char *seccomp_bpf_verdict_name(uint32_t verdict, char *buf, size_t len)
 {
 	uint32_t data = verdict & SECCOMP_RET_DATA;
 
@@ -392,8 +392,8 @@ static enum step step(const struct sock_filter *prog, const struct scbpf_input *
 	return STEP_NEXT;
 }
 
-int scbpf_allows(const struct sock_filter *prog, size_t len, const struct scbpf_input *in,
-		 struct scbpf_result *res, char *why, size_t whylen)
+int seccomp_bpf_allows(const struct sock_filter *prog, size_t len, const struct scbpf_input *in,
+		       struct scbpf_result *res, char *why, size_t whylen)
 {
 	struct scbpf_result r = { .verdict = SECCOMP_RET_ALLOW, .insn = -1 };
 	unsigned long steps = 0;
@@ -401,7 +401,7 @@ int scbpf_allows(const struct sock_filter *prog, size_t len, const struct scbpf_
 	size_t depth = 0;
 	int err, out = 1;
 
-	err = scbpf_check(prog, len, why, whylen);
+	err = seccomp_bpf_check(prog, len, why, whylen);
 	if (err)
 		return err;
 	/* A path forks at most once per instruction, so at most len states wait. */
@@ -428,14 +428,14 @@ int scbpf_allows(const struct sock_filter *prog, size_t len, const struct scbpf_
 		if (st == STEP_NEXT)
 			continue;
 		r.paths++;
-		if (!known || !scbpf_verdict_allows(ret)) {
+		if (!known || !seccomp_bpf_verdict_allows(ret)) {
 			r.verdict = known ? ret : SECCOMP_RET_KILL_PROCESS;
 			r.verdict_unknown = !known;
 			r.insn = (int)s.pc;
 			out = 0;
 			break;
 		}
-		r.verdict = scbpf_worse(r.verdict, ret);
+		r.verdict = seccomp_bpf_worse(r.verdict, ret);
 		r.insn = (int)s.pc;
 		if (!depth)
 			break;

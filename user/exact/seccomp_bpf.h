@@ -4,7 +4,7 @@
  * prove that it lets a system call through before mevitop makes that call in a target.
  *
  * The program is untrusted input (read from the target with PTRACE_SECCOMP_GET_FILTER):
- * scbpf_check() accepts exactly what the kernel's seccomp accepts (opcode list, loads of
+ * seccomp_bpf_check() accepts exactly what the kernel's seccomp accepts (opcode list, loads of
  * aligned words inside struct seccomp_data, jumps inside the program, scratch memory
  * written before it is read, a return at the end), and the runner is bounded.
  *
@@ -47,7 +47,7 @@ struct scbpf_result {
 };
 
 /* Accepts what the kernel's seccomp accepts; 0 or -EINVAL with why. */
-int scbpf_check(const struct sock_filter *prog, size_t len, char *why, size_t whylen);
+int seccomp_bpf_check(const struct sock_filter *prog, size_t len, char *why, size_t whylen);
 
 /*
  * Run a program (checked here first) on every path @in allows.  Returns 1 if every path
@@ -55,14 +55,14 @@ int scbpf_check(const struct sock_filter *prog, size_t len, char *why, size_t wh
  * an unknown one: *res says which), -EINVAL for a program the kernel would not have
  * accepted, -E2BIG past SCBPF_MAX_PATHS paths.  @why says why for the negative returns.
  */
-int scbpf_allows(const struct sock_filter *prog, size_t len, const struct scbpf_input *in,
-		 struct scbpf_result *res, char *why, size_t whylen);
+int seccomp_bpf_allows(const struct sock_filter *prog, size_t len, const struct scbpf_input *in,
+		       struct scbpf_result *res, char *why, size_t whylen);
 
 /* The more restrictive of two return values, by the kernel's own rule. */
-uint32_t scbpf_worse(uint32_t a, uint32_t b);
+uint32_t seccomp_bpf_worse(uint32_t a, uint32_t b);
 /* Does the verdict let the call run (SECCOMP_RET_ALLOW or SECCOMP_RET_LOG)? */
-bool scbpf_verdict_allows(uint32_t verdict);
+bool seccomp_bpf_verdict_allows(uint32_t verdict);
 /* "KILL_PROCESS", "ERRNO(1)", "TRACE(7)", ... into @buf. */
-const char *scbpf_verdict_name(uint32_t verdict, char *buf, size_t len);
+const char *seccomp_bpf_verdict_name(uint32_t verdict, char *buf, size_t len);
 
 #endif /* MEVITOP_SECCOMP_BPF_H */

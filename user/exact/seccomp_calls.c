@@ -69,7 +69,7 @@ const struct sc_injected sc_injected[] = {
 
 const size_t sc_injected_count = sizeof(sc_injected) / sizeof(sc_injected[0]);
 
-const struct sc_injected *sc_injected_find(long nr, const long args[6], unsigned unknown)
+const struct sc_injected *seccomp_calls_injected_find(long nr, const long args[6], unsigned unknown)
 {
 	for (size_t i = 0; i < sc_injected_count; i++) {
 		const struct sc_injected *e = &sc_injected[i];

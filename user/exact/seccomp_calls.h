@@ -31,6 +31,6 @@ extern const struct sc_injected sc_injected[];
 extern const size_t sc_injected_count;
 
 /* The entry whose fixed arguments @args match (@unknown: bits of @args not known), or NULL. */
-const struct sc_injected *sc_injected_find(long nr, const long args[6], unsigned unknown);
+const struct sc_injected *seccomp_calls_injected_find(long nr, const long args[6], unsigned unknown);
 
 #endif /* MEVITOP_SECCOMP_CALLS_H */

@@ -136,7 +136,7 @@ static bool survivable(uint32_t verdict, long nr)
 {
 	uint32_t action = verdict & SECCOMP_RET_ACTION_FULL;
 
-	if (scbpf_verdict_allows(verdict))
+	if (seccomp_bpf_verdict_allows(verdict))
 		return true;
 	if (nr == __NR_close || nr == __NR_munmap || nr == __NR_rt_sigreturn)
 		return false;
@@ -174,7 +174,7 @@ static int prove(const struct filters *f, pid_t tid, const struct inj_call *c,
 	for (int i = 0; i < f->n; off += f->len[i], i++) {
 		char bwhy[128] = "";
 		struct scbpf_result r;
-		int ok = scbpf_allows(f->insn + off, f->len[i], &input, &r, bwhy, sizeof(bwhy));
+		int ok = seccomp_bpf_allows(f->insn + off, f->len[i], &input, &r, bwhy, sizeof(bwhy));
 
 		if (ok == 1)
 			continue;
@@ -188,8 +188,8 @@ static int prove(const struct filters *f, pid_t tid, const struct inj_call *c,
 			worst_at = i;
 			break;
 		}
-		if (worst_at < 0 || scbpf_worse(worst, r.verdict) != worst) {
-			worst = scbpf_worse(worst, r.verdict);
+		if (worst_at < 0 || seccomp_bpf_worse(worst, r.verdict) != worst) {
+			worst = seccomp_bpf_worse(worst, r.verdict);
 			worst_at = i;
 		}
 	}
@@ -199,7 +199,7 @@ static int prove(const struct filters *f, pid_t tid, const struct inj_call *c,
 		snprintf(verdict, sizeof(verdict), "a verdict computed from values known only at "
 			 "the call");
 	else
-		scbpf_verdict_name(worst, verdict, sizeof(verdict));
+		seccomp_bpf_verdict_name(worst, verdict, sizeof(verdict));
 	snprintf(why, whylen, "seccomp filter %d of thread %d returns %s for %s, the call that %s",
 		 worst_at, tid, verdict, call, e ? e->what : "mevitop injects");
 	return 0;
@@ -328,8 +328,8 @@ static int guard(void *ctx, pid_t tid, const struct inj_call *calls, int n,
 	}
 	ok = 1;
 	for (int i = 0; i < n && ok == 1; i++) {
-		const struct sc_injected *e = sc_injected_find(calls[i].nr, calls[i].args,
-							       calls[i].unknown);
+		const struct sc_injected *e = seccomp_calls_injected_find(calls[i].nr, calls[i].args,
+									  calls[i].unknown);
 
 		if (!e) {
 			char call[160];

@@ -49,14 +49,14 @@ static const struct {
 	{ "kpagecount", DIS_KPAGECOUNT },
 };
 
-const char *features_disable_names(void)
+const char *kfeatures_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
 	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend, uffd_syscall, uffd_dev, "
 	       "task_iter, fcache_bpf, kpagecount";
 }
 
-int features_parse_disable(const char *list, uint32_t *mask)
+int kfeatures_parse_disable(const char *list, uint32_t *mask)
 {
 	char *copy = strdup(list), *tok, *save = NULL;
 	bool named = false;
@@ -73,7 +73,7 @@ int features_parse_disable(const char *list, uint32_t *mask)
 				break;
 		if (i == sizeof(disable_names) / sizeof(disable_names[0])) {
 			log_err("unknown feature '%s' to disable (known: %s)", tok,
-				features_disable_names());
+				kfeatures_disable_names());
 			free(copy);
 			return -EINVAL;
 		}
@@ -82,7 +82,7 @@ int features_parse_disable(const char *list, uint32_t *mask)
 	}
 	free(copy);
 	if (!named) {
-		log_err("--disable needs a feature name (known: %s)", features_disable_names());
+		log_err("--disable needs a feature name (known: %s)", kfeatures_disable_names());
 		return -EINVAL;
 	}
 	return 0;
@@ -103,7 +103,7 @@ static const char *hook_name(enum hook h)
 	return h < HOOK_COUNT ? names[h] : "?";
 }
 
-const char *features_attach_name(enum attach a)
+const char *kfeatures_attach_name(enum attach a)
 {
 	switch (a) {
 	case AT_NONE: return "none";
@@ -344,7 +344,7 @@ static bool needs_tracefs(const struct features *f)
 	return false;
 }
 
-int features_probe(struct features *f, char *why, size_t whylen)
+int kfeatures_probe(struct features *f, char *why, size_t whylen)
 {
 	struct btf *vmlinux = NULL;
 	bool mountable;
@@ -452,7 +452,7 @@ static void uffd_way_print(const char *name, bool ok, int err, const char *scope
 		printf("  %-28s no (%s)\n", name, strerror(err));
 }
 
-void features_print(const struct features *f, bool json)
+void kfeatures_print(const struct features *f, bool json)
 {
 	static const char *thp[] = { "never", "madvise", "always" };
 	static const char *sc_how[] = {
@@ -461,7 +461,7 @@ void features_print(const struct features *f, bool json)
 		[SC_REFUSE] = "refuse processes with a filter",
 	};
 	char sc_why[128];
-	enum seccomp_path sc = seccomp_path(f, sc_why, sizeof(sc_why));
+	enum seccomp_path sc = seccomp_probe_path(f, sc_why, sizeof(sc_why));
 	int i;
 
 	if (json) {
@@ -483,14 +483,14 @@ void features_print(const struct features *f, bool json)
 		       f->uffd ? "true" : "false",
 		       f->uffd_ways.syscall ? "true" : "false", f->uffd_ways.dev ? "true" : "false",
 		       f->uffd_ways.wp ? "true" : "false", (unsigned long long)f->uffd_features,
-		       seccomp_path_name(sc), thp[f->thp], f->cachestat ? "true" : "false",
+		       seccomp_probe_path_name(sc), thp[f->thp], f->cachestat ? "true" : "false",
 		       f->filemap_tp ? "true" : "false", f->fcache_walk ? "true" : "false",
 		       f->kpagecount ? "true" : "false",
 		       (unsigned long long)f->fault_around_bytes,
 		       f->disabled);
 		for (i = 0; i < HOOK_COUNT; i++)
 			printf("%s\"%s\": \"%s\"", i ? ", " : "", hook_name(i),
-			       features_attach_name(f->hook[i]));
+			       kfeatures_attach_name(f->hook[i]));
 		printf("}}\n");
 		return;
 	}
@@ -541,5 +541,5 @@ void features_print(const struct features *f, bool json)
 	       f->disabled & DIS_KPAGECOUNT ? " (disabled by switch)" : "");
 	printf("hooks\n");
 	for (i = 0; i < HOOK_COUNT; i++)
-		printf("  %-28s %s\n", hook_name(i), features_attach_name(f->hook[i]));
+		printf("  %-28s %s\n", hook_name(i), kfeatures_attach_name(f->hook[i]));
 }

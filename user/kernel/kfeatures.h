@@ -96,16 +96,16 @@ struct features {
 
 /* Parses "tp_btf,pagemap_scan" ('-' reads as '_'); returns -EINVAL (and names the bad
  * word) on error. */
-int features_parse_disable(const char *list, uint32_t *mask);
-const char *features_disable_names(void);
+int kfeatures_parse_disable(const char *list, uint32_t *mask);
+const char *kfeatures_disable_names(void);
 
 /* Probes everything and chooses the attach point of each hook.  Mounts tracefs when a chosen
  * hook needs it and it is not disabled.  Returns 0 or -errno with *why filled. */
-int features_probe(struct features *f, char *why, size_t whylen);
+int kfeatures_probe(struct features *f, char *why, size_t whylen);
 
 /* Prints the feature table and the chosen hooks (for --probe); json selects NDJSON. */
-void features_print(const struct features *f, bool json);
+void kfeatures_print(const struct features *f, bool json);
 
-const char *features_attach_name(enum attach a);
+const char *kfeatures_attach_name(enum attach a);
 
 #endif

@@ -46,7 +46,7 @@ void seccomp_probe(struct features *f)
 		;
 }
 
-enum seccomp_path seccomp_path(const struct features *f, char *why, size_t whylen)
+enum seccomp_path seccomp_probe_path(const struct features *f, char *why, size_t whylen)
 {
 	int e = f->seccomp_suspend_errno;
 
@@ -68,7 +68,7 @@ enum seccomp_path seccomp_path(const struct features *f, char *why, size_t whyle
 	return SC_REFUSE;
 }
 
-const char *seccomp_path_name(enum seccomp_path p)
+const char *seccomp_probe_path_name(enum seccomp_path p)
 {
 	static const char *names[] = {
 		[SC_SUSPEND] = "suspend",

@@ -19,7 +19,7 @@ enum seccomp_path {
 /* Fills f->seccomp_suspend / f->seccomp_suspend_errno (forks one short-lived child). */
 void seccomp_probe(struct features *f);
 /* The path in force (switches included), and in @why the reason suspension is not used. */
-enum seccomp_path seccomp_path(const struct features *f, char *why, size_t whylen);
-const char *seccomp_path_name(enum seccomp_path p);
+enum seccomp_path seccomp_probe_path(const struct features *f, char *why, size_t whylen);
+const char *seccomp_probe_path_name(enum seccomp_path p);
 
 #endif /* MEVITOP_SECCOMP_PROBE_H */

@@ -6,8 +6,8 @@
 #include <string.h>
 #include "lib/getopt_msg.h"
 
-bool getopt_finds(int argc, char **argv, const char *optstring, const struct option *longopts,
-		  int want)
+bool getopt_msg_finds(int argc, char **argv, const char *optstring, const struct option *longopts,
+		      int want)
 {
 	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
 	bool found = false;

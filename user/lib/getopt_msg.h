@@ -16,8 +16,8 @@ struct option;
  * The pass scans a copy, since getopt permutes what it scans: the real pass then sees the
  * arguments as given.  optind is reset for that pass.
  */
-bool getopt_finds(int argc, char **argv, const char *optstring, const struct option *longopts,
-		  int want);
+bool getopt_msg_finds(int argc, char **argv, const char *optstring, const struct option *longopts,
+		      int want);
 
 /* What getopt_long's return opt ('?', or ':' with a leading ':' in the option string) means,
  * for the option at argv[optind - 1], written into buf. */

@@ -104,7 +104,7 @@ static void walk_from(struct walk *w, size_t x)
 	}
 }
 
-int ptree_build(struct ptree *t, const struct ptree_in *in)
+int proctree_build(struct ptree *t, const struct ptree_in *in)
 {
 	size_t n = in->n, need = 7 * n + 2, i, *bypid, *parent, *start, *kids, *fill;
 	struct walk w = { .in = in, .t = t };
@@ -175,7 +175,7 @@ int ptree_build(struct ptree *t, const struct ptree_in *in)
 	return 0;
 }
 
-size_t ptree_shown_ancestor(const struct ptree *t, size_t i)
+size_t proctree_shown_ancestor(const struct ptree *t, size_t i)
 {
 	while (i < t->n && t->rows[i].hidden) {
 		size_t j = i;
@@ -190,7 +190,7 @@ size_t ptree_shown_ancestor(const struct ptree *t, size_t i)
 	return i;
 }
 
-void ptree_free(struct ptree *t)
+void proctree_free(struct ptree *t)
 {
 	if (!t)
 		return;

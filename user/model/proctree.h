@@ -46,9 +46,9 @@ struct ptree_in {
 };
 
 /* 0, or -ENOMEM (t is then empty). */
-int ptree_build(struct ptree *t, const struct ptree_in *in);
-void ptree_free(struct ptree *t);
+int proctree_build(struct ptree *t, const struct ptree_in *in);
+void proctree_free(struct ptree *t);
 /* The row of the nearest ancestor of row i that is not hidden (i itself if it is shown). */
-size_t ptree_shown_ancestor(const struct ptree *t, size_t i);
+size_t proctree_shown_ancestor(const struct ptree *t, size_t i);
 
 #endif

@@ -8,7 +8,7 @@
 
 bool subcmd_json(int argc, char **argv, const char *optstring, const struct option *longopts)
 {
-	bool on = getopt_finds(argc, argv, optstring, longopts, 'j');
+	bool on = getopt_msg_finds(argc, argv, optstring, longopts, 'j');
 
 	log_set_json(on);
 	return on;

@@ -46,7 +46,7 @@ int stacks_new(uint64_t interval_ms, uint64_t sample_period, bool exact, struct 
 	if (!s)
 		return -ENOMEM;
 	hashtab_init(&s->index, &tab_ops, s);
-	err = symbolizer_new(&s->sym);
+	err = symbolize_new(&s->sym);
 	if (!err)
 		err = raw_cache_new(&s->raw);
 	if (!err)
@@ -69,7 +69,7 @@ static void stack_free(struct stack *st)
 	uint16_t i;
 
 	for (i = 0; i < st->nframes; i++)
-		sym_frame_clear(&st->frames[i]);
+		symbolize_frame_clear(&st->frames[i]);
 	free(st->frames);
 	free(st);
 }
@@ -90,7 +90,7 @@ void stacks_free(struct stacks *s)
 	for (i = 0; i < s->nprocs; i++)
 		free(s->procs[i].t);
 	free(s->procs);
-	symbolizer_free(s->sym);
+	symbolize_free(s->sym);
 	free(s);
 }
 
@@ -177,11 +177,11 @@ static bool return_address_ok(const struct proc *p, uint64_t ra, uint64_t callee
 
 	uint64_t dest;
 
-	if (!in_exec_mapping(p, ra) || !unwind_call_precedes(p, ra, &target))
+	if (!in_exec_mapping(p, ra) || !unwind_check_call_precedes(p, ra, &target))
 		return false;
 	/* A call of foo@plt returns from foo: the PLT entry's GOT slot says it reaches it. */
 	return !target || !callee || target == callee ||
-	       (unwind_plt_dest(p, target, &dest) && dest == callee);
+	       (unwind_check_plt_dest(p, target, &dest) && dest == callee);
 }
 
 /* A faulting instruction no symbol covers may be a PLT entry (its code page faulted in on
@@ -193,15 +193,15 @@ static int name_plt(struct stacks *s, const struct proc *p, struct sym_frame *f)
 	char *name;
 	int err;
 
-	if (f->func || !unwind_plt_dest(p, f->addr, &to))
+	if (f->func || !unwind_check_plt_dest(p, f->addr, &to))
 		return 0;
-	err = symbolizer_name(s->sym, p, to, false, &dest);
+	err = symbolize_name(s->sym, p, to, false, &dest);
 	if (err || !dest.func || dest.func_start != to) {
-		sym_frame_clear(&dest);
+		symbolize_frame_clear(&dest);
 		return err;
 	}
 	if (asprintf(&name, "%s@plt", dest.func) < 0) {
-		sym_frame_clear(&dest);
+		symbolize_frame_clear(&dest);
 		return -ENOMEM;
 	}
 	free(f->name);
@@ -209,7 +209,7 @@ static int name_plt(struct stacks *s, const struct proc *p, struct sym_frame *f)
 	f->name = name;
 	f->func = strdup(name);
 	f->func_start = f->addr;	/* the entry sets up no frame: its caller is on top */
-	sym_frame_clear(&dest);
+	symbolize_frame_clear(&dest);
 	return f->func ? 0 : -ENOMEM;
 }
 
@@ -234,7 +234,7 @@ static int name_frames(struct stacks *s, const struct proc *p, const struct ev_s
 		st->nframes = 1;
 		return st->frames[0].name ? 0 : -ENOMEM;
 	}
-	err = symbolizer_name(s->sym, p, ev->frames[0], false, &st->frames[0]);
+	err = symbolize_name(s->sym, p, ev->frames[0], false, &st->frames[0]);
 	if (!err)
 		err = name_plt(s, p, &st->frames[0]);
 	st->nframes = 1;
@@ -242,7 +242,7 @@ static int name_frames(struct stacks *s, const struct proc *p, const struct ev_s
 		const struct sym_frame *cur = &st->frames[st->nframes - 1];
 		uint64_t a;
 
-		if (unwind_frame_set_up(p, cur->func_start, cur->addr)) {
+		if (unwind_check_frame_set_up(p, cur->func_start, cur->addr)) {
 			if (next >= nk)
 				break;
 			a = ev->frames[next++];
@@ -253,7 +253,7 @@ static int name_frames(struct stacks *s, const struct proc *p, const struct ev_s
 		}
 		if (!return_address_ok(p, a, cur->func_start))
 			break;
-		err = symbolizer_name(s->sym, p, a, true, &st->frames[st->nframes]);
+		err = symbolize_name(s->sym, p, a, true, &st->frames[st->nframes]);
 		if (!err)
 			st->nframes++;
 	}

@@ -58,7 +58,7 @@ static Elf *open_own_vdso(size_t *len)
 	return n ? elf_memory(base, n) : NULL;
 }
 
-int symbolizer_new(struct symbolizer **out)
+int symbolize_new(struct symbolizer **out)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
 
@@ -74,7 +74,7 @@ int symbolizer_new(struct symbolizer **out)
 	return 0;
 }
 
-void symbolizer_free(struct symbolizer *s)
+void symbolize_free(struct symbolizer *s)
 {
 	size_t i;
 
@@ -89,7 +89,7 @@ void symbolizer_free(struct symbolizer *s)
 	free(s);
 }
 
-void sym_frame_clear(struct sym_frame *f)
+void symbolize_frame_clear(struct sym_frame *f)
 {
 	free(f->name);
 	free(f->func);
@@ -130,7 +130,7 @@ static struct sym_file *file_of(struct symbolizer *s, const struct proc *p,
 	f->dev_major = m->dev_major;
 	f->dev_minor = m->dev_minor;
 	f->ino = m->ino;
-	if (!target_mapping_file_path(p, m, path, sizeof(path)) || !is_elf(path))
+	if (!target_code_mapping_file_path(p, m, path, sizeof(path)) || !is_elf(path))
 		return f;
 	f->dwfl = dwfl_begin(&s->cb);
 	if (!f->dwfl)
@@ -225,8 +225,8 @@ static int name_vdso(struct symbolizer *s, uint64_t addr, uint64_t look, uint64_
 	return set_name(out, "[unknown]");
 }
 
-int symbolizer_name(struct symbolizer *s, const struct proc *p, uint64_t addr, bool caller,
-		    struct sym_frame *out)
+int symbolize_name(struct symbolizer *s, const struct proc *p, uint64_t addr, bool caller,
+		   struct sym_frame *out)
 {
 	/* A return address points after the call, maybe past the caller's last byte. */
 	uint64_t look = caller && addr ? addr - 1 : addr, off, vaddr, bias;
@@ -271,7 +271,7 @@ int symbolizer_name(struct symbolizer *s, const struct proc *p, uint64_t addr, b
 	if (file)
 		out->file = strdup(file);
 	if (!out->name || !out->func) {
-		sym_frame_clear(out);
+		symbolize_frame_clear(out);
 		return -ENOMEM;
 	}
 	return 0;

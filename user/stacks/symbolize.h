@@ -34,12 +34,12 @@ struct sym_frame {
 	uint64_t func_start;	/* the function's first byte in the process, 0 when unknown */
 };
 
-int symbolizer_new(struct symbolizer **out);
-void symbolizer_free(struct symbolizer *s);
+int symbolize_new(struct symbolizer **out);
+void symbolize_free(struct symbolizer *s);
 /* Names addr in p.  caller: addr is a return address (the call is the byte before it).
  * Returns 0 (out filled, even with "[unknown]") or -ENOMEM. */
-int symbolizer_name(struct symbolizer *s, const struct proc *p, uint64_t addr, bool caller,
-		    struct sym_frame *out);
-void sym_frame_clear(struct sym_frame *f);
+int symbolize_name(struct symbolizer *s, const struct proc *p, uint64_t addr, bool caller,
+		   struct sym_frame *out);
+void symbolize_frame_clear(struct sym_frame *f);
 
 #endif

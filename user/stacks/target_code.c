@@ -16,8 +16,8 @@ static bool names_the_file(const char *path, const struct mapping *m)
 	       minor(st.st_dev) == m->dev_minor;
 }
 
-bool target_mapping_file_path(const struct proc *p, const struct mapping *m, char *buf,
-			      size_t len)
+bool target_code_mapping_file_path(const struct proc *p, const struct mapping *m, char *buf,
+				   size_t len)
 {
 	/* /proc/PID/maps appends " (deleted)" to an unlinked file's path. */
 	if (!m->path || m->path[0] != '/' || strstr(m->path, " (deleted)"))
@@ -43,7 +43,7 @@ bool target_code_read(const struct proc *p, uint64_t addr, void *buf, size_t len
 	m = model_find(p, addr >> PAGE_SHIFT_4K);
 	start = m ? mapping_start(m) << PAGE_SHIFT_4K : 0;
 	if (!m || addr + len > mapping_end(m) << PAGE_SHIFT_4K ||
-	    !target_mapping_file_path(p, m, path, sizeof(path)))
+	    !target_code_mapping_file_path(p, m, path, sizeof(path)))
 		return false;
 	off = m->offset + (addr - start);
 	fd = open(path, O_RDONLY | O_CLOEXEC);

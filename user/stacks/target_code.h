@@ -23,7 +23,7 @@ bool target_code_read(const struct proc *p, uint64_t addr, void *buf, size_t len
  * PATH; false if that path no longer names the file it maps.
  */
 #define TARGET_PATH_MAX	(PATH_MAX + 32)	/* "/proc/PID/root" and a path */
-bool target_mapping_file_path(const struct proc *p, const struct mapping *m, char *buf,
-			      size_t len);
+bool target_code_mapping_file_path(const struct proc *p, const struct mapping *m, char *buf,
+				   size_t len);
 
 #endif

@@ -3,7 +3,7 @@
 #include "stacks/target_code.h"
 #include "stacks/unwind_check.h"
 
-bool unwind_call_precedes(const struct proc *p, uint64_t ra, uint64_t *target)
+bool unwind_check_call_precedes(const struct proc *p, uint64_t ra, uint64_t *target)
 {
 	unsigned char b[7];
 	int32_t rel;
@@ -28,7 +28,7 @@ bool unwind_call_precedes(const struct proc *p, uint64_t ra, uint64_t *target)
 	return false;
 }
 
-bool unwind_frame_set_up(const struct proc *p, uint64_t func_start, uint64_t pc)
+bool unwind_check_frame_set_up(const struct proc *p, uint64_t func_start, uint64_t pc)
 {
 	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	static const unsigned char prologue[4] = { 0x55, 0x48, 0x89, 0xe5 };	/* push; mov */
@@ -45,7 +45,7 @@ bool unwind_frame_set_up(const struct proc *p, uint64_t func_start, uint64_t pc)
 	return pc >= func_start + at + sizeof(prologue);
 }
 
-bool unwind_plt_dest(const struct proc *p, uint64_t stub, uint64_t *dest)
+bool unwind_check_plt_dest(const struct proc *p, uint64_t stub, uint64_t *dest)
 {
 	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	unsigned char b[11];

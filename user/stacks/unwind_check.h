@@ -15,15 +15,15 @@
 
 /* True if the bytes before ra in pid are a call instruction (ra is its return address).
  * *target is the callee of a direct call (call rel32), 0 for an indirect one. */
-bool unwind_call_precedes(const struct proc *p, uint64_t ra, uint64_t *target);
+bool unwind_check_call_precedes(const struct proc *p, uint64_t ra, uint64_t *target);
 /* The function at func_start sets up a frame pointer (endbr64? push %rbp; mov %rsp,%rbp) and
  * pc (inside it) is past that prologue: then %rbp is this function's frame, and the next
  * return address on the chain is its caller's. */
-bool unwind_frame_set_up(const struct proc *p, uint64_t func_start, uint64_t pc);
+bool unwind_check_frame_set_up(const struct proc *p, uint64_t func_start, uint64_t pc);
 
 /* If stub is a PLT entry ([endbr64] [bnd] jmp *GOT(%rip)), *dest is where its GOT slot
  * points now (in the live process: a slot read back from the file is not relocated, and
  * names nothing). */
-bool unwind_plt_dest(const struct proc *p, uint64_t stub, uint64_t *dest);
+bool unwind_check_plt_dest(const struct proc *p, uint64_t stub, uint64_t *dest);
 
 #endif

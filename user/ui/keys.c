@@ -13,14 +13,14 @@ static const struct ui_key *keymap_find(const struct ui_keymap *km, int key)
 	return NULL;
 }
 
-bool keymap_dispatch(const struct ui_keymap *km, struct ui *ui, int key)
+bool keys_dispatch(const struct ui_keymap *km, struct ui *ui, int key)
 {
 	const struct ui_key *k = keymap_find(km, key);
 
 	return k && k->fn(ui, key);
 }
 
-void keymap_print(FILE *f, const struct ui_keymap *km)
+void keys_print(FILE *f, const struct ui_keymap *km)
 {
 	size_t i;
 

@@ -36,8 +36,8 @@ struct ui_keymap {
 #define UI_KEYMAP(title, table) { title, table, sizeof(table) / sizeof((table)[0]) }
 
 /* Runs the entry answering key; false when there is none or it did nothing. */
-bool keymap_dispatch(const struct ui_keymap *km, struct ui *ui, int key);
+bool keys_dispatch(const struct ui_keymap *km, struct ui *ui, int key);
 /* "TITLE<TAB>KEYS<TAB>HELP" per entry, for --keys. */
-void keymap_print(FILE *f, const struct ui_keymap *km);
+void keys_print(FILE *f, const struct ui_keymap *km);
 
 #endif

@@ -249,12 +249,12 @@ static const struct ui_keymap global_keymap = UI_KEYMAP("Anywhere", global_keys)
 
 void ui_print_keys(FILE *f)
 {
-	keymap_print(f, &global_keymap);
-	keymap_print(f, &proclist_keymap);
-	keymap_print(f, &heatmap_keymap);
-	keymap_print(f, &files_keymap);
-	keymap_print(f, &fileheat_keymap);
-	keymap_print(f, &replay_keymap);
+	keys_print(f, &global_keymap);
+	keys_print(f, &proclist_keymap);
+	keys_print(f, &heatmap_keymap);
+	keys_print(f, &files_keymap);
+	keys_print(f, &fileheat_keymap);
+	keys_print(f, &replay_keymap);
 }
 
 /* Returns false to quit. */
@@ -280,8 +280,8 @@ static bool handle_key(struct ui *ui, int key)
 	}
 	/* Replay's keys first: its Space plays and pauses. */
 	if (ui->prompt.kind == PROMPT_NONE &&
-	    ((ui->replay && keymap_dispatch(&replay_keymap, ui, key)) ||
-	     keymap_dispatch(&global_keymap, ui, key)))
+	    ((ui->replay && keys_dispatch(&replay_keymap, ui, key)) ||
+	     keys_dispatch(&global_keymap, ui, key)))
 		return !ui->quit;
 	if (ui->view == VIEW_MAP)
 		heatmap_key(ui, key);

@@ -22,7 +22,7 @@ static struct fcache *table(struct ui *ui)
 	return ui->e ? engine_fcache(ui->e) : NULL;
 }
 
-void uf_memory(struct ui *ui, struct uf_mem *out)
+void ui_fcache_memory(struct ui *ui, struct uf_mem *out)
 {
 	const struct mem_summary *m;
 
@@ -94,7 +94,7 @@ static int copy_row(struct fc_file *f, void *arg)
 	return 0;
 }
 
-bool uf_snap_update(struct ui *ui, struct uf_snap *s)
+bool ui_fcache_snap_update(struct ui *ui, struct uf_snap *s)
 {
 	struct fcache *t = table(ui);
 
@@ -113,7 +113,7 @@ bool uf_snap_update(struct ui *ui, struct uf_snap *s)
 	return true;
 }
 
-void uf_snap_free(struct uf_snap *s)
+void ui_fcache_snap_free(struct uf_snap *s)
 {
 	free(s->v);
 	free(s->names);
@@ -121,7 +121,7 @@ void uf_snap_free(struct uf_snap *s)
 	memset(s, 0, sizeof(*s));
 }
 
-int uf_want_pages(struct ui *ui, uint64_t dev, uint64_t ino, bool on)
+int ui_fcache_want_pages(struct ui *ui, uint64_t dev, uint64_t ino, bool on)
 {
 	struct fcache *t = table(ui);
 
@@ -140,7 +140,7 @@ static bool copy_set(struct pageset **dst, const struct pageset *src)
 	return true;
 }
 
-bool uf_pages_update(struct ui *ui, struct uf_pages *p, struct pageset **old_cached)
+bool ui_fcache_pages_update(struct ui *ui, struct uf_pages *p, struct pageset **old_cached)
 {
 	struct fcache *t = table(ui);
 	const struct fc_file *f = t ? fcache_find(t, p->dev, p->ino) : NULL;
@@ -192,7 +192,7 @@ bool uf_pages_update(struct ui *ui, struct uf_pages *p, struct pageset **old_cac
 	return true;
 }
 
-void uf_pages_free(struct uf_pages *p)
+void ui_fcache_pages_free(struct uf_pages *p)
 {
 	pageset_free(p->cached_set);
 	pageset_free(p->dirty_set);

@@ -60,11 +60,11 @@ static inline const char *uf_name(const struct uf_snap *s, const struct uf_file 
 }
 
 /* Under the lock: the memory summary (valid false without an engine or before a read). */
-void uf_memory(struct ui *ui, struct uf_mem *out);
+void ui_fcache_memory(struct ui *ui, struct uf_mem *out);
 /* Under the lock: copies the table when the engine changed it since s was filled; true when
  * it did (the view re-sorts then).  -ENOMEM keeps the last copy. */
-bool uf_snap_update(struct ui *ui, struct uf_snap *s);
-void uf_snap_free(struct uf_snap *s);
+bool ui_fcache_snap_update(struct ui *ui, struct uf_snap *s);
+void ui_fcache_snap_free(struct uf_snap *s);
 
 /* One file's pages, a private copy (the file heatmap's). */
 struct uf_pages {
@@ -86,11 +86,11 @@ struct uf_pages {
 
 /* Under the lock: asks the engine to keep (on) or drop this file's page sets; 0, -ENOENT
  * (not in the table) or -ENOTSUP (no page cache model). */
-int uf_want_pages(struct ui *ui, uint64_t dev, uint64_t ino, bool on);
+int ui_fcache_want_pages(struct ui *ui, uint64_t dev, uint64_t ino, bool on);
 /* Under the lock: refreshes p (dev, ino set) when the table changed; true when it did.
  * The old sets are handed to *old_cached (the caller frees it) so it can tell adds and
  * evictions apart; old_cached may be NULL. */
-bool uf_pages_update(struct ui *ui, struct uf_pages *p, struct pageset **old_cached);
-void uf_pages_free(struct uf_pages *p);
+bool ui_fcache_pages_update(struct ui *ui, struct uf_pages *p, struct pageset **old_cached);
+void ui_fcache_pages_free(struct uf_pages *p);
 
 #endif

@@ -70,7 +70,7 @@ void fileheat_free(struct fileheat *m)
 {
 	if (!m)
 		return;
-	uf_pages_free(&m->pg);
+	ui_fcache_pages_free(&m->pg);
 	heat_free(&m->adds);
 	heat_free(&m->evicts);
 	free(m->paint);
@@ -92,7 +92,7 @@ void fileheat_show(struct ui *ui, uint64_t dev, uint64_t ino, enum ui_view back)
 		m->drop_dev = m->dev;
 		m->drop_ino = m->ino;
 	}
-	uf_pages_free(&m->pg);
+	ui_fcache_pages_free(&m->pg);
 	memset(&m->pg, 0, sizeof(m->pg));
 	heat_free(&m->adds);
 	heat_free(&m->evicts);
@@ -186,14 +186,14 @@ void fileheat_update(struct ui *ui)
 	uint64_t now = ui->now_ns;
 
 	if (m->drop) {
-		uf_want_pages(ui, m->drop_dev, m->drop_ino, false);
+		ui_fcache_want_pages(ui, m->drop_dev, m->drop_ino, false);
 		m->drop = false;
 	}
 	if (!m->set || (ui->paused && m->pg.gen))
 		return;
 	if (!m->wanted)
-		m->wanted = !uf_want_pages(ui, m->dev, m->ino, true);
-	if (uf_pages_update(ui, &m->pg, &old) && old && m->pg.cached_set) {
+		m->wanted = !ui_fcache_want_pages(ui, m->dev, m->ino, true);
+	if (ui_fcache_pages_update(ui, &m->pg, &old) && old && m->pg.cached_set) {
 		heat_diff(&m->adds, m->pg.cached_set, old, now);
 		heat_diff(&m->evicts, old, m->pg.cached_set, now);
 		heat_prune(&m->adds, now);
@@ -447,7 +447,7 @@ void fileheat_draw(struct ui *ui)
 			    !m->set ? "no file chosen" :
 			    m->pg.gen && !m->pg.found ? "this file has no pages in the page cache "
 			    "(or the engine does not watch it)" :
-			    /* The engine was asked (uf_want_pages) but keeps none for it. */
+			    /* The engine was asked (ui_fcache_want_pages) but keeps none for it. */
 			    m->pg.waits >= 3 ? "the engine keeps no page sets for this file: "
 			    "watch it with --file PATH" :
 			    "waiting for the file's pages (the next refresh)...");
@@ -592,5 +592,5 @@ bool fileheat_key(struct ui *ui, int key)
 			ui->prompt.kind = PROMPT_NONE;
 		return true;
 	}
-	return keymap_dispatch(&fileheat_keymap, ui, key);
+	return keys_dispatch(&fileheat_keymap, ui, key);
 }

@@ -114,12 +114,12 @@ void files_free(struct files *f)
 {
 	if (!f)
 		return;
-	uf_snap_free(&f->snap);
+	ui_fcache_snap_free(&f->snap);
 	free(f->pids);
 	free(f->match);
 	free(f->lines);
 	free(f->keys);
-	ftree_free(&f->ft);
+	filetree_free(&f->ft);
 	free(f);
 }
 
@@ -132,8 +132,8 @@ void files_update(struct ui *ui)
 
 	if (ui->paused && f->snap.gen)
 		return;
-	uf_memory(ui, &f->mem);
-	if (!uf_snap_update(ui, &f->snap))
+	ui_fcache_memory(ui, &f->mem);
+	if (!ui_fcache_snap_update(ui, &f->snap))
 		return;
 	f->stale = true;
 	procs = ui_model_procs(ui, &n);	/* sorted by pid */
@@ -174,7 +174,7 @@ static const char *filter_text(const struct ui *ui)
 
 static struct ft_vals line_vals(const struct files *f, const struct ft_line *ln)
 {
-	return ln->dir ? f->ft.dirs[ln->idx].v : ft_file_vals(&f->snap.v[ln->idx]);
+	return ln->dir ? f->ft.dirs[ln->idx].v : filetree_file_vals(&f->snap.v[ln->idx]);
 }
 
 static int cmp_num(double a, double b)
@@ -233,7 +233,7 @@ static int cmp_lines(const struct files *f, const struct ft_line *a, const struc
 	struct ft_vals x = line_vals(f, a), y = line_vals(f, b);
 
 	return cmp_key(f, sort_value(f->sort, &x), sort_value(f->sort, &y),
-		       ftree_name(&f->ft, &f->snap, a), ftree_name(&f->ft, &f->snap, b));
+		       filetree_name(&f->ft, &f->snap, a), filetree_name(&f->ft, &f->snap, b));
 }
 
 static struct files *sort_files;	/* qsort has no context argument; UI thread only */
@@ -285,15 +285,15 @@ static void arrange(struct ui *ui)
 	}
 	for (i = 0; i < f->snap.n; i++) {
 		const struct uf_file *u = &f->snap.v[i];
-		struct ft_vals v = ft_file_vals(u);
+		struct ft_vals v = filetree_file_vals(u);
 
 		if (*flt && !strcasestr(uf_name(&f->snap, u), flt))
 			continue;
 		f->match[f->nmatch++] = i;
-		ft_vals_add(&f->total, &v, true);
+		filetree_vals_add(&f->total, &v, true);
 	}
-	if (f->tree && !ftree_build(&f->ft, &f->snap, f->match, f->nmatch, tree_cmp, f, f->lines,
-				    &f->nlines))
+	if (f->tree && !filetree_build(&f->ft, &f->snap, f->match, f->nmatch, tree_cmp, f, f->lines,
+				       &f->nlines))
 		return;
 	for (i = 0; i < f->nmatch; i++)
 		f->lines[i] = (struct ft_line){ .idx = f->match[i] };
@@ -306,7 +306,7 @@ static void arrange(struct ui *ui)
 	}
 	for (i = 0; i < f->nlines; i++) {
 		const struct uf_file *u = &f->snap.v[f->lines[i].idx];
-		struct ft_vals v = ft_file_vals(u);
+		struct ft_vals v = filetree_file_vals(u);
 
 		f->keys[i] = (struct fl_key){ sort_value(f->sort, &v), uf_name(&f->snap, u),
 					      f->lines[i].idx };
@@ -538,7 +538,7 @@ static void draw_line(struct ui *ui, int row, const struct ft_line *ln, bool sel
 	if (f->tree) {
 		treeview_guides(guides, sizeof(guides), &f->ft.pt.rows[ln->trow], ui->theme.utf8,
 			    (ui->cols - col) / 2);
-		ftree_label(&f->ft, &f->snap, ln, label, sizeof(label));
+		filetree_label(&f->ft, &f->snap, ln, label, sizeof(label));
 	} else {
 		snprintf(label, sizeof(label), "%s", uf_name(&f->snap, &f->snap.v[ln->idx]));
 	}
@@ -606,7 +606,7 @@ static bool fl_move(struct ui *ui, int key)
 	struct files *f = ui->files;
 	size_t s = f->sel;
 
-	if (!list_move(&s, f->nlines, (size_t)list_rows(ui), key))
+	if (!listnav_move(&s, f->nlines, (size_t)list_rows(ui), key))
 		return false;
 	select_line(f, s);
 	return true;
@@ -623,7 +623,7 @@ static bool fl_open(struct ui *ui, int key)
 		return true;
 	ln = &f->lines[f->sel];
 	if (ln->dir) {
-		ftree_fold(&f->ft, ftree_path(&f->ft, ln->idx), !ftree_folded(&f->ft, ln->idx));
+		filetree_fold(&f->ft, ftree_path(&f->ft, ln->idx), !filetree_folded(&f->ft, ln->idx));
 		f->stale = true;
 		return true;
 	}
@@ -635,7 +635,7 @@ static bool fl_open(struct ui *ui, int key)
 static bool fl_filter(struct ui *ui, int key)
 {
 	(void)key;
-	list_filter_open(ui, ui->files->filter);
+	listnav_filter_open(ui, ui->files->filter);
 	return true;
 }
 
@@ -706,23 +706,23 @@ static bool fl_fold(struct ui *ui, int key)
 	f->stale = true;
 	if (key == '*') {
 		if (f->ft.nfolds) {
-			ftree_unfold_all(&f->ft);
+			filetree_unfold_all(&f->ft);
 			return true;
 		}
 		for (i = 0; i < f->nlines; i++)
 			if (f->lines[i].dir)
-				ftree_fold(&f->ft, ftree_path(&f->ft, f->lines[i].idx), true);
+				filetree_fold(&f->ft, ftree_path(&f->ft, f->lines[i].idx), true);
 		return true;
 	}
 	ln = &f->lines[f->sel];
-	d = ln->dir ? ln->idx : ftree_parent_dir(&f->ft, ln->trow);
+	d = ln->dir ? ln->idx : filetree_parent_dir(&f->ft, ln->trow);
 	if (d == SIZE_MAX)
 		return true;
 	if (!ln->dir) {		/* a file: its directory, which takes the cursor */
 		f->sel_dir = true;
 		snprintf(f->sel_path, sizeof(f->sel_path), "%s", ftree_path(&f->ft, d));
 	}
-	ftree_fold(&f->ft, ftree_path(&f->ft, d), key == '-');
+	filetree_fold(&f->ft, ftree_path(&f->ft, d), key == '-');
 	return true;
 }
 
@@ -761,11 +761,11 @@ bool files_key(struct ui *ui, int key)
 	struct files *f = ui->files;
 	int chosen;
 
-	if (list_modal_key(ui, key, &f->menu, &f->menu_sel, FL_COUNT, &chosen, f->filter,
-			   sizeof(f->filter))) {
+	if (listnav_modal_key(ui, key, &f->menu, &f->menu_sel, FL_COUNT, &chosen, f->filter,
+			      sizeof(f->filter))) {
 		if (chosen >= 0 && chosen != (int)f->sort)
 			set_sort(f, chosen);
 		return true;
 	}
-	return keymap_dispatch(&files_keymap, ui, key);
+	return keys_dispatch(&files_keymap, ui, key);
 }

@@ -115,7 +115,7 @@ static const char *dir_path(const struct ftree *t, const struct ft_dir *d)
 	return t->dnames + d->path;
 }
 
-const char *ftree_name(const struct ftree *t, const struct uf_snap *s, const struct ft_line *ln)
+const char *filetree_name(const struct ftree *t, const struct uf_snap *s, const struct ft_line *ln)
 {
 	if (ln->dir) {
 		const struct ft_dir *d = &t->dirs[ln->idx];
@@ -137,16 +137,16 @@ const char *ftree_name(const struct ftree *t, const struct uf_snap *s, const str
 	}
 }
 
-void ftree_label(const struct ftree *t, const struct uf_snap *s, const struct ft_line *ln,
-		 char *buf, size_t len)
+void filetree_label(const struct ftree *t, const struct uf_snap *s, const struct ft_line *ln,
+		    char *buf, size_t len)
 {
-	const char *p = ftree_name(t, s, ln);
+	const char *p = filetree_name(t, s, ln);
 
 	snprintf(buf, len, "%s%s", p, !ln->dir || p[0] == '[' || p[strlen(p) - 1] == '/' ? "" :
 		 "/");
 }
 
-bool ftree_folded(const struct ftree *t, size_t dir)
+bool filetree_folded(const struct ftree *t, size_t dir)
 {
 	size_t i;
 
@@ -175,17 +175,17 @@ static bool item_folded(pid_t id, void *ctx)
 	const struct build_ctx *c = ctx;
 	const struct ft_line *it = &c->t->items[id - 1];
 
-	return it->dir && ftree_folded(c->t, it->idx);
+	return it->dir && filetree_folded(c->t, it->idx);
 }
 
-struct ft_vals ft_file_vals(const struct uf_file *u)
+struct ft_vals filetree_file_vals(const struct uf_file *u)
 {
 	return (struct ft_vals){ .cached = u->cached, .dirty = u->dirty, .wb = u->wb,
 				 .evicted = u->evicted, .size = u->size, .adds = u->adds,
 				 .evicts = u->evicts, .npids = u->npids };
 }
 
-void ft_vals_add(struct ft_vals *a, const struct ft_vals *b, bool file)
+void filetree_vals_add(struct ft_vals *a, const struct ft_vals *b, bool file)
 {
 	a->cached += b->cached;
 	a->dirty += b->dirty;
@@ -197,8 +197,8 @@ void ft_vals_add(struct ft_vals *a, const struct ft_vals *b, bool file)
 	a->npids += file ? 1 : b->npids;
 }
 
-int ftree_build(struct ftree *t, const struct uf_snap *s, const size_t *match, size_t n,
-		ft_cmp cmp, void *ctx, struct ft_line *lines, size_t *nlines)
+int filetree_build(struct ftree *t, const struct uf_snap *s, const size_t *match, size_t n,
+		   ft_cmp cmp, void *ctx, struct ft_line *lines, size_t *nlines)
 {
 	struct build_ctx c = { t, cmp, ctx };
 	struct ptree_in in = { .cmp = cmp_items, .folded = item_folded, .ctx = &c };
@@ -211,14 +211,14 @@ int ftree_build(struct ftree *t, const struct uf_snap *s, const size_t *match, s
 	hashtab_clear(&t->index);
 	for (i = 0; i < n; i++) {
 		const struct uf_file *u = &s->v[match[i]];
-		struct ft_vals v = ft_file_vals(u);
+		struct ft_vals v = filetree_file_vals(u);
 
 		d = file_dir(t, s, u);
 		if (d == SIZE_MAX)
 			return -ENOMEM;
 		t->dirs[d].nfiles++;
 		for (; d != SIZE_MAX; d = t->dirs[d].parent)
-			ft_vals_add(&t->dirs[d].v, &v, true);
+			filetree_vals_add(&t->dirs[d].v, &v, true);
 	}
 	/* A directory holding only one directory is part of that one's row. */
 	for (i = 0; i < t->ndirs; i++) {
@@ -262,7 +262,7 @@ int ftree_build(struct ftree *t, const struct uf_snap *s, const size_t *match, s
 	in.pid = t->tid;
 	in.ppid = t->tpid;
 	in.n = t->nitems;
-	if (ptree_build(&t->pt, &in))
+	if (proctree_build(&t->pt, &in))
 		return -ENOMEM;
 	for (i = 0; i < t->pt.n; i++) {
 		const struct ptree_row *r = &t->pt.rows[i];
@@ -275,7 +275,7 @@ int ftree_build(struct ftree *t, const struct uf_snap *s, const size_t *match, s
 	return 0;
 }
 
-void ftree_fold(struct ftree *t, const char *path, bool on)
+void filetree_fold(struct ftree *t, const char *path, bool on)
 {
 	size_t i;
 
@@ -294,13 +294,13 @@ void ftree_fold(struct ftree *t, const char *path, bool on)
 	t->nfolds += t->folds[t->nfolds] != NULL;
 }
 
-void ftree_unfold_all(struct ftree *t)
+void filetree_unfold_all(struct ftree *t)
 {
 	while (t->nfolds)
 		free(t->folds[--t->nfolds]);
 }
 
-size_t ftree_parent_dir(const struct ftree *t, size_t trow)
+size_t filetree_parent_dir(const struct ftree *t, size_t trow)
 {
 	uint32_t depth;
 	size_t p = trow;
@@ -313,9 +313,9 @@ size_t ftree_parent_dir(const struct ftree *t, size_t trow)
 	return t->items[t->pt.rows[p].item].dir ? t->items[t->pt.rows[p].item].idx : SIZE_MAX;
 }
 
-void ftree_free(struct ftree *t)
+void filetree_free(struct ftree *t)
 {
-	ftree_unfold_all(t);
+	filetree_unfold_all(t);
 	free(t->folds);
 	free(t->dirs);
 	free(t->dnames);
@@ -323,6 +323,6 @@ void ftree_free(struct ftree *t)
 	free(t->items);
 	free(t->tid);
 	free(t->tpid);
-	ptree_free(&t->pt);
+	proctree_free(&t->pt);
 	memset(t, 0, sizeof(*t));
 }

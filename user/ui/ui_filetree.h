@@ -60,29 +60,29 @@ struct ftree {
 /* Sibling order, like qsort's. */
 typedef int (*ft_cmp)(const struct ft_line *a, const struct ft_line *b, void *ctx);
 
-struct ft_vals ft_file_vals(const struct uf_file *u);
+struct ft_vals filetree_file_vals(const struct uf_file *u);
 /* a += b (file: b is one file, counted in a directory's npids). */
-void ft_vals_add(struct ft_vals *a, const struct ft_vals *b, bool file);
+void filetree_vals_add(struct ft_vals *a, const struct ft_vals *b, bool file);
 
 /* The tree of the snapshot's files match[0..n): lines (room for 3 n) in tree order, those
  * inside a folded directory left out.  0, or -ENOMEM. */
-int ftree_build(struct ftree *t, const struct uf_snap *s, const size_t *match, size_t n,
-		ft_cmp cmp, void *ctx, struct ft_line *lines, size_t *nlines);
+int filetree_build(struct ftree *t, const struct uf_snap *s, const size_t *match, size_t n,
+		   ft_cmp cmp, void *ctx, struct ft_line *lines, size_t *nlines);
 static inline const char *ftree_path(const struct ftree *t, size_t dir)
 {
 	return t->dnames + t->dirs[dir].path;
 }
 /* A line's name in the tree (a pointer into the tree or the snapshot): a directory relative
  * to the one above it, a file by its base name. */
-const char *ftree_name(const struct ftree *t, const struct uf_snap *s, const struct ft_line *ln);
-/* ftree_name with a slash after a directory's: what the tree view draws. */
-void ftree_label(const struct ftree *t, const struct uf_snap *s, const struct ft_line *ln,
-		 char *buf, size_t len);
-bool ftree_folded(const struct ftree *t, size_t dir);
-void ftree_fold(struct ftree *t, const char *path, bool on);
-void ftree_unfold_all(struct ftree *t);
+const char *filetree_name(const struct ftree *t, const struct uf_snap *s, const struct ft_line *ln);
+/* filetree_name with a slash after a directory's: what the tree view draws. */
+void filetree_label(const struct ftree *t, const struct uf_snap *s, const struct ft_line *ln,
+		    char *buf, size_t len);
+bool filetree_folded(const struct ftree *t, size_t dir);
+void filetree_fold(struct ftree *t, const char *path, bool on);
+void filetree_unfold_all(struct ftree *t);
 /* The directory (index in dirs) of the tree row above trow: a file's own; SIZE_MAX if none. */
-size_t ftree_parent_dir(const struct ftree *t, size_t trow);
-void ftree_free(struct ftree *t);
+size_t filetree_parent_dir(const struct ftree *t, size_t trow);
+void filetree_free(struct ftree *t);
 
 #endif

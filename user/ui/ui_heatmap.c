@@ -952,5 +952,5 @@ bool heatmap_key(struct ui *ui, int key)
 			ui->prompt.kind = PROMPT_NONE;
 		return true;
 	}
-	return keymap_dispatch(&heatmap_keymap, ui, key);
+	return keys_dispatch(&heatmap_keymap, ui, key);
 }

@@ -6,7 +6,7 @@
 #include "ui/ui_draw.h"
 #include "ui/ui_listnav.h"
 
-bool list_move(size_t *sel, size_t n, size_t visible, int key)
+bool listnav_move(size_t *sel, size_t n, size_t visible, int key)
 {
 	size_t last = n ? n - 1 : 0, s = *sel;
 
@@ -47,15 +47,15 @@ bool list_move(size_t *sel, size_t n, size_t visible, int key)
 	return true;
 }
 
-void list_filter_open(struct ui *ui, const char *filter)
+void listnav_filter_open(struct ui *ui, const char *filter)
 {
 	ui->prompt.kind = PROMPT_FILTER;
 	snprintf(ui->prompt.text, sizeof(ui->prompt.text), "%s", filter);
 	ui->prompt.len = strlen(ui->prompt.text);
 }
 
-bool list_modal_key(struct ui *ui, int key, bool *menu, int *menu_sel, int ncols, int *chosen,
-		    char *filter, size_t len)
+bool listnav_modal_key(struct ui *ui, int key, bool *menu, int *menu_sel, int ncols, int *chosen,
+		       char *filter, size_t len)
 {
 	int r;
 

@@ -134,7 +134,7 @@ void proclist_free(struct proclist *l)
 	free(l->tppid);
 	free(l->items);
 	free(l->trow);
-	ptree_free(&l->pt);
+	proctree_free(&l->pt);
 	pid_set_free(&l->folds);
 	free(l);
 }
@@ -157,7 +157,7 @@ void proclist_update(struct ui *ui)
 
 	if (ui->paused && l->n)
 		return;
-	uf_memory(ui, &l->mem);
+	ui_fcache_memory(ui, &l->mem);
 	procs = ui_model_procs(ui, &n);
 	if (n > l->cap) {
 		/* | not ||: each array that can grow does, the next try needs fewer */
@@ -342,7 +342,7 @@ static size_t arrange_tree(struct proclist *l)
 		l->tpid[i] = l->rows[l->order[i]].pid;
 		l->tppid[i] = l->rows[l->order[i]].ppid;
 	}
-	if (ptree_build(&l->pt, &in)) {
+	if (proctree_build(&l->pt, &in)) {
 		l->norder = l->nall = 0;
 		return 0;
 	}
@@ -367,7 +367,7 @@ static size_t shown_position(const struct proclist *l, size_t k)
 {
 	size_t lo = 0, hi = l->norder;
 
-	k = ptree_shown_ancestor(&l->pt, k);
+	k = proctree_shown_ancestor(&l->pt, k);
 	while (lo < hi) {		/* trow is increasing */
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -663,7 +663,7 @@ static bool pl_move(struct ui *ui, int key)
 {
 	struct proclist *l = ui->list;
 
-	if (!list_move(&l->sel, l->norder, (size_t)list_rows(ui), key))
+	if (!listnav_move(&l->sel, l->norder, (size_t)list_rows(ui), key))
 		return false;
 	if (l->norder)
 		l->sel_pid = l->rows[l->order[l->sel]].pid;
@@ -683,7 +683,7 @@ static bool pl_open(struct ui *ui, int key)
 static bool pl_filter(struct ui *ui, int key)
 {
 	(void)key;
-	list_filter_open(ui, ui->list->filter);
+	listnav_filter_open(ui, ui->list->filter);
 	return true;
 }
 
@@ -809,13 +809,13 @@ bool proclist_key(struct ui *ui, int key)
 	struct proclist *l = ui->list;
 	int chosen;
 
-	if (list_modal_key(ui, key, &l->menu, &l->menu_sel, COL_COUNT, &chosen, l->filter,
-			   sizeof(l->filter))) {
+	if (listnav_modal_key(ui, key, &l->menu, &l->menu_sel, COL_COUNT, &chosen, l->filter,
+			      sizeof(l->filter))) {
 		if (chosen >= 0 && chosen != (int)l->sort)
 			set_sort(l, chosen);
 		return true;
 	}
-	return keymap_dispatch(&proclist_keymap, ui, key);
+	return keys_dispatch(&proclist_keymap, ui, key);
 }
 
 pid_t proclist_next(struct ui *ui, pid_t pid, int dir)
