@@ -417,3 +417,118 @@ def test_every_unit_test_names_what_it_links():
              for p in glob.glob(os.path.join(harness.ROOT, "tests", "unit", "test_*.c"))}
     assert tests and not tests - linked, f"no test_X_LINK in the Makefile: {sorted(tests - linked)}"
     assert not linked - tests, f"test_X_LINK of no unit test: {sorted(linked - tests)}"
+
+
+# --- One prefix per file, named for the file (issue 25's item 3) ---
+# The external functions of user/F/S.c are named for it, so a reader finds a function's file
+# from its name: S_* (or S itself); the stem without its folder's name (ui/ui_canvas.c:
+# canvas_*, the folder already says ui); a module S is a part of (files_keys.c beside files.c
+# or files.h: files_*, the hub rule's X.h for X.c and X_*.c); or the folder's own name, the
+# layer's namespace (engine/drive.c's engine_drive, rec/rec_reader.c's rec_open).
+# Short names a module uses instead, each with its reason ({path start: prefix}):
+PREFIX_ALIASES = {
+    "user/exact/inject": "inj",         # inject*.c: the injector's verbs (inj_seize, inj_syscall)
+    "user/exact/inject_maps": "injmap",  # the injector's view of the target's maps
+    "user/exact/arch/": "arch",         # each arch folder fills exact/arch.h's arch_* seam
+}
+# Names that are not ours to choose: main, and libbpf's own functions, which kernel/kbtf.c
+# defines so that libbpf's calls bind to them (kbtf.h says why).
+PREFIX_FREE = {"main", "btf__free", "btf__load_vmlinux_btf"}
+# The remaining debt: functions named otherwise, in files other work was changing while this
+# check came in (the page-cache and web helpers), or whose rename would reach into them.
+# {file: {function}}; each goes when its file is renamed or split.
+KNOWN_PREFIXES = {
+    "user/engine/files_keys.c": {"fkeys_add", "fkeys_free"},
+    "user/engine/mem_anon.c": {"anon_acct_free", "anon_acct_refresh"},
+    "user/kernel/cachestat.c": {"cstat_read", "cstat_runs"},
+    "user/kernel/cgroup_ids.c": {"cgids_free", "cgids_new", "cgids_path"},
+    "user/kernel/fcache_bpf.c": {"fcbpf_close", "fcbpf_dev", "fcbpf_events", "fcbpf_info",
+                                 "fcbpf_open", "fcbpf_take", "fcbpf_walk"},
+    "user/kernel/fcache_name.c": {"fcname_counts", "fcname_free", "fcname_fstype",
+                                  "fcname_mount_path", "fcname_new", "fcname_open",
+                                  "fcname_reload", "fcname_walk_tree"},
+    "user/kernel/fcache_proc.c": {"fcproc_fds", "fcproc_shm_dev", "fcproc_sysv"},
+    "user/kernel/libbpf_log.c": {"log_quiet_libbpf", "log_setup_libbpf"},
+    "user/model/fcache.c": {"fc_file_set_mapped_by", "fc_file_set_memcg", "fc_file_set_name",
+                            "fc_kind_name"},
+    "user/out/http.c": {"metrics_http_start", "metrics_http_stop"},
+    "user/out/json_buf.c": {"jb_put", "jb_str", "jb_u64s"},
+    "user/ui/blockname.c": {"block_continues", "block_name"},
+}
+
+
+def prefixes(src, paths):
+    """The prefixes user/F/.../S.c may give its external functions (paths: every file of user/,
+    relative to the root, to find the modules S is a part of)."""
+    stem, where = os.path.basename(src)[:-2], folder(src)
+    found = {stem, where} if where != "top" else {stem}
+    if stem.startswith(where + "_"):
+        found.add(stem[len(where) + 1:])
+    bits = stem.split("_")
+    for i in range(1, len(bits)):
+        mod = os.path.join(os.path.dirname(src), "_".join(bits[:i]))
+        if mod + ".c" in paths or mod + ".h" in paths:
+            found.add("_".join(bits[:i]))
+    found |= {p for start, p in PREFIX_ALIASES.items() if src.startswith(start)}
+    return found
+
+
+def function_defs(objs):
+    """{source: {external function it defines}} from nm (T: text, global)."""
+    out = {}
+    for src, o in sorted(objs.items()):
+        nm = subprocess.run(["nm", "-P", "--defined-only", o], capture_output=True, text=True,
+                            check=True).stdout
+        out[src] = {l.split()[0] for l in nm.splitlines() if l.split()[1] == "T"}
+    return out
+
+
+def prefix_errors(defs, paths, known=None):
+    """Functions of defs ({source: {name}}) that no prefix of their file names."""
+    known = KNOWN_PREFIXES if known is None else known
+    errs = []
+    for src, names in sorted(defs.items()):
+        ok = prefixes(src, paths)
+        bad = sorted(n for n in names if n not in PREFIX_FREE and n not in known.get(src, ())
+                     and not any(n == p or n.startswith(p + "_") for p in ok))
+        if bad:
+            errs.append(f"{src} defines {', '.join(bad)}: name them {' or '.join(sorted(ok))}_* "
+                        "(or move them to a file named for them)")
+    return errs
+
+
+def test_one_prefix_per_file():
+    graph()     # every object built and fresh
+    defs = function_defs(objects(harness.BUILD))
+    errs = prefix_errors(defs, set(sources()))
+    assert not errs, "\n".join(errs)
+    gone = sorted((src, n) for src, names in KNOWN_PREFIXES.items() for n in names
+                  if n not in defs.get(src, ()))
+    assert not gone, f"fixed: remove from test_layers.py's KNOWN_PREFIXES: {gone}"
+
+
+def test_the_prefix_check_can_fail():
+    """A planted violation of each kind is reported; each allowed form is not."""
+    paths = {"user/engine/files.c", "user/engine/files_keys.c", "user/ui/ui_canvas.c",
+             "user/engine/table.c", "user/exact/inject_call.c", "user/main.c"}
+    defs = {"user/engine/table.c": {"table_add", "engine_find", "new_proc", "proc_for"},
+            "user/engine/files_keys.c": {"files_row", "files_keys_add", "fkeys_add"},
+            "user/ui/ui_canvas.c": {"canvas_put", "ui_canvas_x", "draw_box"},
+            "user/exact/inject_call.c": {"inj_run_call", "injx_run"},
+            "user/main.c": {"main", "main_opts", "parse"}}
+    assert prefix_errors(defs, paths, known={}) == [
+        "user/engine/files_keys.c defines fkeys_add: name them engine or files or files_keys_* "
+        "(or move them to a file named for them)",
+        "user/engine/table.c defines new_proc, proc_for: name them engine or table_* "
+        "(or move them to a file named for them)",
+        "user/exact/inject_call.c defines injx_run: name them exact or inj or inject_call_* "
+        "(or move them to a file named for them)",
+        "user/main.c defines parse: name them main_* (or move them to a file named for them)",
+        "user/ui/ui_canvas.c defines draw_box: name them canvas or ui or ui_canvas_* "
+        "(or move them to a file named for them)"]
+    # Without files.c or files.h beside it, files_keys.c is no part of a module files.
+    assert "files_row" in prefix_errors(defs, paths - {"user/engine/files.c"}, known={})[0]
+    assert prefix_errors(defs, paths, known={
+        "user/engine/files_keys.c": {"fkeys_add"}, "user/engine/table.c": {"new_proc", "proc_for"},
+        "user/exact/inject_call.c": {"injx_run"}, "user/main.c": {"parse"},
+        "user/ui/ui_canvas.c": {"draw_box"}}) == []

@@ -923,3 +923,8 @@ void engine_free(struct engine *e)
 	engine_share_fini(e);
 	free(e);
 }
+
+void engine_queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end)
+{
+	table_queue_scan(e, p, start, end);
+}

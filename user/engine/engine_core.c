@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The engine's small public calls over its table (engine.h): the clock, the readers' lock,
- * the quit flag, lookups and scan requests.  The table itself is table.c. */
+ * the quit flag, the pid lookup.  The table itself is table.c, which calls these. */
 #include <stdatomic.h>
 #include <time.h>
 #include "engine/engine_int.h"
@@ -58,12 +58,12 @@ bool engine_quitting(void)
 	return atomic_load_explicit(&quitting, memory_order_relaxed);
 }
 
-void engine_queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end)
-{
-	table_queue_scan(e, p, start, end);
-}
-
 struct proc *engine_find(struct engine *e, pid_t pid)
 {
-	return table_find(e, pid);
+	struct proc *p;
+
+	for (p = *table_bucket(e, pid); p; p = p->hnext)
+		if (p->pid == pid)
+			return p;
+	return NULL;
 }

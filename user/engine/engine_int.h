@@ -250,14 +250,21 @@ static inline pid_t io(const struct proc *p)
 
 /* --- table.c --- */
 
+/* The pid table's own chains, not lib/hashtab.h: intrusive (proc->hnext), so adding a process
+ * allocates nothing and cannot fail (table_add has no error path), engine_find on every event
+ * is one modulo and a short walk with no indirect call, and the readers that walk every
+ * process (engine.c, files.c) go bucket by bucket. */
+static inline struct proc **table_bucket(struct engine *e, pid_t pid)
+{
+	return &e->buckets[(uint32_t)pid % NBUCKETS];
+}
+
 /* Sets up what table.c, rules.c and scan.c use (engine_new calls it; so do the unit
  * tests, with their own source).  0 or -errno. */
 int table_init(struct engine *e, const struct engine_opts *o, const struct features *f,
 	       const struct engine_source *src, void *src_ctx);
 /* Frees what table_init and the table allocated (not e itself). */
 void table_fini(struct engine *e);
-/* engine_find's walk (engine_core.c is the public face). */
-struct proc *table_find(struct engine *e, pid_t pid);
 void table_lock(struct engine *e);
 void table_unlock(struct engine *e);
 void table_yield(struct engine *e);

@@ -70,25 +70,6 @@ void table_close_pages(struct engine *e, struct proc *p)
 	s->pagemap_fd = -1;
 }
 
-/* The pid table's own chains, not lib/hashtab.h: intrusive (proc->hnext), so adding a process
- * allocates nothing and cannot fail (table_add has no error path), engine_find on every event
- * is one modulo and a short walk with no indirect call, and the readers that walk every
- * process (engine.c, files.c) go bucket by bucket. */
-static struct proc **bucket(struct engine *e, pid_t pid)
-{
-	return &e->buckets[(uint32_t)pid % NBUCKETS];
-}
-
-struct proc *table_find(struct engine *e, pid_t pid)
-{
-	struct proc *p;
-
-	for (p = *bucket(e, pid); p; p = p->hnext)
-		if (p->pid == pid)
-			return p;
-	return NULL;
-}
-
 struct proc *table_attach_pstate(struct proc *p)
 {
 	struct pstate *s = calloc(1, sizeof(*s));
@@ -105,7 +86,7 @@ struct proc *table_attach_pstate(struct proc *p)
 
 void table_add(struct engine *e, struct proc *p)
 {
-	struct proc **b = bucket(e, p->pid);
+	struct proc **b = table_bucket(e, p->pid);
 
 	p->hnext = *b;
 	*b = p;
@@ -147,7 +128,7 @@ void table_del(struct engine *e, struct proc *p)
 	struct proc **pp;
 	size_t i;
 
-	for (pp = bucket(e, p->pid); *pp; pp = &(*pp)->hnext) {
+	for (pp = table_bucket(e, p->pid); *pp; pp = &(*pp)->hnext) {
 		if (*pp == p) {
 			*pp = p->hnext;
 			break;
@@ -241,7 +222,7 @@ bool table_filtered(const struct engine *e)
 
 struct proc *table_proc_for(struct engine *e, pid_t tgid)
 {
-	struct proc *p = table_find(e, tgid);
+	struct proc *p = engine_find(e, tgid);
 	pid_t parent;
 
 	if (p && !p->exited)
@@ -253,7 +234,7 @@ struct proc *table_proc_for(struct engine *e, pid_t tgid)
 	}
 	parent = e->naliases ? table_alias_parent(e, tgid) : 0;
 	if (parent)
-		return table_find(e, parent);
+		return engine_find(e, parent);
 	/* A process we have not seen (started before the hooks, or its fork record was lost):
 	 * model it from /proc at the end of the batch, if it is one we watch. */
 	if (!table_filtered(e) || e->src->is_target(e->src_ctx, tgid))
