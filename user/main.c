@@ -390,7 +390,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	log_verbosity = c.verbose;
-	log_setup_libbpf();
+	libbpf_log_setup();
 	f.disabled = c.disable;
 	raise_limits();
 

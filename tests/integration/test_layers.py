@@ -448,12 +448,10 @@ KNOWN_PREFIXES = {
                                   "fcname_mount_path", "fcname_new", "fcname_open",
                                   "fcname_reload", "fcname_walk_tree"},
     "user/kernel/fcache_proc.c": {"fcproc_fds", "fcproc_shm_dev", "fcproc_sysv"},
-    "user/kernel/libbpf_log.c": {"log_quiet_libbpf", "log_setup_libbpf"},
     "user/model/fcache.c": {"fc_file_set_mapped_by", "fc_file_set_memcg", "fc_file_set_name",
                             "fc_kind_name"},
     "user/out/http.c": {"metrics_http_start", "metrics_http_stop"},
     "user/out/json_buf.c": {"jb_put", "jb_str", "jb_u64s"},
-    "user/ui/blockname.c": {"block_continues", "block_name"},
 }
 
 

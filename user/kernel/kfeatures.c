@@ -359,7 +359,7 @@ int kfeatures_probe(struct features *f, char *why, size_t whylen)
 	probe_uffd(f);
 	seccomp_probe(f);
 
-	log_quiet_libbpf(true);
+	libbpf_log_quiet(true);
 	f->ringbuf = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1;
 	/* This parse is the one the BPF objects loaded at start use too (kbtf.h); the
 	 * btf__free() below keeps it until engine_start() is done. */
@@ -382,7 +382,7 @@ int kfeatures_probe(struct features *f, char *why, size_t whylen)
 		       btf__find_by_name_kind(vmlinux, "bpf_iter__task", BTF_KIND_STRUCT) > 0 &&
 		       libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
 					       BPF_FUNC_map_lookup_percpu_elem, NULL) == 1;
-	log_quiet_libbpf(false);
+	libbpf_log_quiet(false);
 	f->kprobes = access("/sys/bus/event_source/devices/kprobe/type", R_OK) == 0;
 
 	f->tracefs = !(f->disabled & DIS_TRACEFS) && find_tracefs(f);

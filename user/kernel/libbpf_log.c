@@ -9,7 +9,7 @@
 
 static bool libbpf_quiet;
 
-void log_quiet_libbpf(bool quiet)
+void libbpf_log_quiet(bool quiet)
 {
 	libbpf_quiet = quiet;
 }
@@ -36,7 +36,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-void log_setup_libbpf(void)
+void libbpf_log_setup(void)
 {
 	libbpf_set_print(libbpf_print);
 }

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-void log_quiet_libbpf(bool quiet);
-void log_setup_libbpf(void);
+void libbpf_log_quiet(bool quiet);
+void libbpf_log_setup(void);
 
 #endif

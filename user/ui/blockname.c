@@ -25,7 +25,7 @@ static size_t trimmed(const char *s, const char *prefix, const char *suffix, cha
 	return n;
 }
 
-size_t block_name(const struct mapping *m, char *buf, size_t len)
+size_t blockname_of(const struct mapping *m, char *buf, size_t len)
 {
 	const char *path = m->path, *slash;
 
@@ -48,7 +48,7 @@ static bool unnamed_anon(const struct mapping *m)
 	return m->kind == MK_ANON && (!m->path || !*m->path);
 }
 
-bool block_continues(const struct mapping *prev, const struct mapping *m)
+bool blockname_continues(const struct mapping *prev, const struct mapping *m)
 {
 	if (!prev || mapping_end(prev) != mapping_start(m))
 		return false;

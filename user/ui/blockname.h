@@ -16,10 +16,10 @@
 /* The mapping's short name into buf (at least BLOCK_NAME_MAX + 1 bytes): a file's base name,
  * an anonymous mapping's own name ([anon:NAME] -> NAME), a memfd's name, else its kind.
  * Returns its length. */
-size_t block_name(const struct mapping *m, char *buf, size_t len);
+size_t blockname_of(const struct mapping *m, char *buf, size_t len);
 /* True when m continues the object prev started: the next segment of the same file, the
  * bss right after a file's writable segment, or a thread's stack right above its guard
  * page.  Only contiguous mappings continue one another. */
-bool block_continues(const struct mapping *prev, const struct mapping *m);
+bool blockname_continues(const struct mapping *prev, const struct mapping *m);
 
 #endif

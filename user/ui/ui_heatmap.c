@@ -261,7 +261,7 @@ static void fill_label(struct hm_label *lb, const struct hm_map *h, const struct
 	lb->perms = h->m->perms;
 	lb->kind = h->kind;
 	if (short_name)
-		block_name(h->m, lb->name, sizeof(lb->name));
+		blockname_of(h->m, lb->name, sizeof(lb->name));
 	else
 		map_name(h->m, lb->name, sizeof(lb->name));
 }
@@ -349,7 +349,7 @@ static bool build_blocks(struct heatmap *m, const struct hm_paint *pc, struct hm
 	for (; i < l->n && l->maps[i].packed && hm_cells_line(l, &l->maps[i]) == line; i++) {
 		const struct hm_map *h = &l->maps[i];
 
-		block_name(h->m, m->blocks[m->nblocks++].name, sizeof(m->blocks[0].name));
+		blockname_of(h->m, m->blocks[m->nblocks++].name, sizeof(m->blocks[0].name));
 		v->nblocks++;
 		paint_row(pc, l, h, 0, m->row_tmp);
 		memcpy(out + (size_t)h->col * l->cpc, m->row_tmp, h->ncells);

@@ -77,8 +77,8 @@ int maplayout_collect(struct hm_layout *l, const struct proc *p, enum hm_filter 
 		if (f == HF_ALL && n && h->start - prev_end >= HM_GAP_MIN_PAGES)
 			h->gap_pages = h->start - prev_end;
 		h->apart = n && h->start != prev_end;
-		h->cont = block_continues(prev, m);
-		h->name_len = (uint8_t)block_name(m, name, sizeof(name));
+		h->cont = blockname_continues(prev, m);
+		h->name_len = (uint8_t)blockname_of(m, name, sizeof(name));
 		prev_end = h->end;
 		prev = m;
 		/* [vsyscall] (ffffffffff600000) would widen every row's address to 16 digits;
