@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Page faults on user addresses.  Attach points, best first (the loader picks one per kernel,
- * see user/features.c):
+ * see user/kernel/kfeatures.c):
  *   tp_btf/page_fault_user + tp_btf/page_fault_kernel   (x86; no tracefs needed)
  *   tp/exceptions/page_fault_user + page_fault_kernel   (x86; needs tracefs)
  *   fentry/handle_mm_fault, kprobe/handle_mm_fault       (any arch; also sees GUP faults)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * engine_lock_timed (user/engine/table.c): the lock readers take when they must not stop
+ * engine_lock_timed (user/engine/engine_core.c): the lock readers take when they must not stop
  * while the engine applies a long batch (the UI's frames, a metrics scrape).
  *
  * A second thread plays the engine thread: it holds the lock with table_lock() as the engine

@@ -2,6 +2,7 @@
 /*
  * The engine's insides, shared by the files of user/engine/ only:
  *
+ *   engine_core.c  engine.h's calls under the table: clock, readers' lock, quit flag, find
  *   table.c   the process table: lookups, creation, the batch-end work list, the lock
  *   rules.c   the rules that turn kernel records into model edits (and scans to queue)
  *   scan.c    the batch end: layouts from /proc/PID/maps, pages from pagemap

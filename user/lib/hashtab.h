@@ -7,7 +7,7 @@
  * own type and order; the table asks for an element's hash only when it grows or removes.
  *
  * Not for the tables that must stay small and lossy (stacks/raw_cache.c, fault_stacks.c) or
- * that keep values inline on a per-fault path (model.c's heat).
+ * that keep values inline on a per-fault path (model/heat.c).
  */
 #ifndef MEVITOP_HASHTAB_H
 #define MEVITOP_HASHTAB_H

@@ -16,6 +16,7 @@
  *   ui_heatmap.c    the heatmap view: frame building under the lock, keys
  *   ui_heatmap_draw.c  its drawing, from the frame (ui_heatmap_int.h: the state both share)
  *   ui_maplayout.c  mappings → lines and cells (no curses; the part that must be fast)
+ *   ui_paint.c      each cell's look: residency, heat, sharing, difference (no curses)
  *   ui/blockname.c  packed blocks' short names, which mappings make one object
  *   ui_help.c       help screen and legend, drawn from the key tables
  *   ui_replay.c     the time cursor over a recording, its keys and timeline bar
