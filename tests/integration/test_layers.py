@@ -11,6 +11,7 @@ means B calls A, or reads A's data) this builds the file-level call graph and ch
     or its folder's internal header (F/F_int.h);
   - and, from the sources, since a type or a macro is used without any call nm could see:
     a file includes only headers of its own folder and of the folders below it.
+  - and one prefix per file: a file's external functions are named for it (PREFIX_ALIASES).
 The objects are the ones `make` builds (harness.BUILD, i.e. $MEVITOP_BUILD); only objects
 whose source still exists count, so a stale object of a deleted file cannot hide a change.
 """
