@@ -110,10 +110,10 @@ static void test_names(void **state)
 	assert_string_equal(f->name, "254:0:12");
 	assert_int_equal(f->name_src, FC_NAME_NONE);
 	assert_non_null(f->why);
-	assert_int_equal(fc_file_set_name(f, "/a/b", FC_NAME_PATH, NULL), 0);
+	assert_int_equal(fcache_file_set_name(f, "/a/b", FC_NAME_PATH, NULL), 0);
 	assert_string_equal(f->name, "/a/b");
 	assert_null(f->why);
-	assert_int_equal(fc_file_set_mapped_by(f, pids, 2), 0);
+	assert_int_equal(fcache_file_set_mapped_by(f, pids, 2), 0);
 	assert_int_equal(f->nmapped_by, 2);
 	assert_int_equal(fcache_want_pages(t, 1, 1, true), -ENOENT);
 	assert_int_equal(fcache_want_pages(t, f->dev, f->ino, true), 0);

@@ -78,7 +78,7 @@ static void summary_refresh(struct engine *e)
 	 * process) and each cached page once (the rows are distinct inodes; shmem pages are
 	 * the rows' and never anon).  So accounted <= anon + file <= total - free, up to what
 	 * moved between the reads. */
-	e->mem.accounted_anon = anon_acct_refresh(e, &e->mem.anon_pending,
+	e->mem.accounted_anon = mem_anon_refresh(e, &e->mem.anon_pending,
 						  &e->mem.anon_unreadable);
 	e->mem.accounted_files = (e->files ? e->files->cached_total : 0) * PAGE_SIZE_4K;
 	e->mem.accounted = e->mem.accounted_anon + e->mem.accounted_files;
@@ -105,7 +105,7 @@ static enum fc_kind kind_of(struct files *fs, const struct fc_file *f)
 static int on_rec(void *ctx, const struct fc_rec *r)
 {
 	struct files *fs = ctx;
-	uint64_t dev = fcbpf_dev(r->dev);
+	uint64_t dev = fcache_bpf_dev(r->dev);
 	struct fc_file *f;
 
 	if (r->kind == FCR_SB) {
@@ -124,12 +124,12 @@ static int on_rec(void *ctx, const struct fc_rec *r)
 		f->name_tries = 0;
 		f->flags &= ~(FF_DELETED | FF_STAT | FF_NO_HANDLE | FF_NAMED_AT_GEN | FF_BY_PATH |
 			      FF_TREE_TRIED);
-		fc_file_set_name(f, NULL, FC_NAME_NONE, NULL);
+		fcache_file_set_name(f, NULL, FC_NAME_NONE, NULL);
 		f->seen_gen = 0;
 		f = files_row(fs, dev, r->ino);		/* queued for its name again */
 	}
 	if (fs->walk_shmem_only || fs->cur_magic == TMPFS_MAGIC_) {
-		fkeys_add(&fs->shm_now, f);
+		files_keys_add(&fs->shm_now, f);
 		if (f->seen_gen && f->pages.cached != r->nrpages) {
 			/* shmem changes are seen only as differences between two walks. */
 			if (r->nrpages > f->pages.cached)
@@ -149,7 +149,7 @@ static int on_rec(void *ctx, const struct fc_rec *r)
 		f->flags |= FF_DELETED;
 	f->kind = kind_of(fs, f);
 	if (f->kind == FC_BLOCK && f->name_src == FC_NAME_NONE)
-		fc_file_set_name(f, NULL, FC_NAME_NONE, "a block device's own cache: "
+		fcache_file_set_name(f, NULL, FC_NAME_NONE, "a block device's own cache: "
 				 "/proc/meminfo Buffers (metadata, raw device reads)");
 	f->seen_gen = fs->gen;
 	return 0;
@@ -158,7 +158,7 @@ static int on_rec(void *ctx, const struct fc_rec *r)
 static void on_delta(void *ctx, const struct fc_key *k, const struct fc_delta *d)
 {
 	struct files *fs = ctx;
-	struct fc_file *f = files_row(fs, fcbpf_dev(k->dev), k->ino);
+	struct fc_file *f = files_row(fs, fcache_bpf_dev(k->dev), k->ino);
 
 	fs->taken_pages += d->adds + d->dels;
 	if (!f)
@@ -228,12 +228,12 @@ static void finish(struct files *fs, double dt)
 			continue;	/* gone, or a key listed twice */
 		f->flags &= ~FF_CHANGED;
 		if (rate(f, dt))
-			fkeys_add(&rated, f);
+			files_keys_add(&rated, f);
 		if (!f->pages.cached && !f->watched)
 			fcache_remove(fs->fc, f);
 	}
 	fs->touched.n = 0;
-	fkeys_free(&fs->rated);
+	files_keys_free(&fs->rated);
 	fs->rated = rated;
 	fcache_bump(fs->fc);
 }
@@ -257,7 +257,7 @@ static int walk(struct engine *e, int mode)
 
 	fs->walk_shmem_only = mode == FC_WALK_SHMEM;
 	fs->cur_magic = 0;
-	err = fcbpf_walk(fs->bpf, mode, on_rec, fs, &ws);
+	err = fcache_bpf_walk(fs->bpf, mode, on_rec, fs, &ws);
 	fs->st.walk_ns = ws.ns;
 	fs->st.walk_steps = ws.steps;
 	if (mode == FC_WALK_ALL) {
@@ -286,8 +286,8 @@ void engine_files_refresh(struct engine *e)
 		uint64_t events = 0;
 		bool lost;
 
-		fcbpf_events(fs->bpf, &events);	/* before the take: it holds all of these */
-		fcbpf_take(fs->bpf, on_delta, fs);
+		fcache_bpf_events(fs->bpf, &events);	/* before the take: it holds all of these */
+		fcache_bpf_take(fs->bpf, on_delta, fs);
 		lost = events > fs->taken_pages + fs->lost_base;
 		if (walk(e, lost ? FC_WALK_ALL : FC_WALK_SHMEM))
 			fs->st.walk_errors++;
@@ -322,7 +322,7 @@ int engine_files_start(struct engine *e, char *why, size_t whylen)
 	if (e->f.fcache_walk && e->f.filemap_tp) {
 		char bwhy[256] = "";
 
-		err = fcbpf_open(true, &fs->bpf, bwhy, sizeof(bwhy));
+		err = fcache_bpf_open(true, &fs->bpf, bwhy, sizeof(bwhy));
 		if (err) {
 			log_note("the page cache walk is unavailable (%s): files from /proc only",
 				 bwhy);
@@ -338,7 +338,7 @@ int engine_files_start(struct engine *e, char *why, size_t whylen)
 		err = walk(e, FC_WALK_ALL);
 		if (err)
 			log_note("the page cache walk stopped early: %s", strerror(-err));
-		fcbpf_take(fs->bpf, on_delta, fs);
+		fcache_bpf_take(fs->bpf, on_delta, fs);
 		fs->st.source = "bpf-walk";
 	} else {
 		files_proc_rows(e);
@@ -362,16 +362,16 @@ int engine_files_init(struct engine *e)
 		return -ENOMEM;
 	e->files->fc = e->fc;
 	e->files->top = e->o.files_top;
-	if (fcproc_shm_dev(&e->files->shm_dev))
+	if (fcache_proc_shm_dev(&e->files->shm_dev))
 		e->files->shm_dev = 0;	/* no memfd: such rows are named from processes */
-	if (cgids_new(&e->files->cgids))
+	if (cgroup_ids_new(&e->files->cgids))
 		e->files->cgids = NULL;	/* no cgroup2 mount: memcg stays null */
-	return fcname_new(&e->files->names);
+	return fcache_name_new(&e->files->names);
 }
 
 void engine_files_fini(struct engine *e)
 {
-	anon_acct_free(e->anon);
+	mem_anon_free(e->anon);
 	e->anon = NULL;
 	if (e->files) {
 		struct fkeys *l[] = { &e->files->touched, &e->files->rated, &e->files->shm_prev,
@@ -380,10 +380,10 @@ void engine_files_fini(struct engine *e)
 				      &e->files->kinfo };
 
 		for (size_t i = 0; i < sizeof(l) / sizeof(l[0]); i++)
-			fkeys_free(l[i]);
-		fcbpf_close(e->files->bpf);
-		fcname_free(e->files->names);
-		cgids_free(e->files->cgids);
+			files_keys_free(l[i]);
+		fcache_bpf_close(e->files->bpf);
+		fcache_name_free(e->files->names);
+		cgroup_ids_free(e->files->cgids);
 		files_names_fini(e);
 		free(e->files);
 		e->files = NULL;

@@ -68,8 +68,8 @@ struct files {
 	uint64_t ticks;
 };
 
-int fkeys_add(struct fkeys *k, const struct fc_file *f);
-void fkeys_free(struct fkeys *k);
+int files_keys_add(struct fkeys *k, const struct fc_file *f);
+void files_keys_free(struct fkeys *k);
 /* The row of (dev, ino), created (and queued for a name) if new; NULL on ENOMEM. */
 struct fc_file *files_row(struct files *fs, uint64_t dev, uint64_t ino);
 /* Its cached count, keeping the total; marks it changed this tick. */

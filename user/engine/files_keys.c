@@ -4,7 +4,7 @@
 #include "lib/array.h"
 #include "engine/files.h"
 
-int fkeys_add(struct fkeys *k, const struct fc_file *f)
+int files_keys_add(struct fkeys *k, const struct fc_file *f)
 {
 	if (array_reserve(k->v, k->n, k->cap, 64))
 		return -ENOMEM;
@@ -13,7 +13,7 @@ int fkeys_add(struct fkeys *k, const struct fc_file *f)
 	return 0;
 }
 
-void fkeys_free(struct fkeys *k)
+void files_keys_free(struct fkeys *k)
 {
 	free(k->v);
 	k->v = NULL;
@@ -25,7 +25,7 @@ void files_touch(struct files *fs, struct fc_file *f)
 	if (f->flags & FF_CHANGED)
 		return;
 	f->flags |= FF_CHANGED;
-	fkeys_add(&fs->touched, f);
+	files_keys_add(&fs->touched, f);
 }
 
 void files_set_cached(struct files *fs, struct fc_file *f, uint64_t pages)
@@ -43,10 +43,10 @@ struct fc_file *files_row(struct files *fs, uint64_t dev, uint64_t ino)
 	if (f && !f->seen_gen && !(f->flags & FF_QUEUED) && f->name_src == FC_NAME_NONE &&
 	    !f->name_tries) {
 		f->flags |= FF_QUEUED | FF_KINFO;
-		fkeys_add(&fs->unnamed, f);
-		fkeys_add(&fs->kinfo, f);
+		files_keys_add(&fs->unnamed, f);
+		files_keys_add(&fs->kinfo, f);
 		fs->kinfo_added = true;
-		fc_file_set_name(f, NULL, FC_NAME_NONE, "not named yet (the largest files are "
+		fcache_file_set_name(f, NULL, FC_NAME_NONE, "not named yet (the largest files are "
 				 "named first, the rest over the next refreshes)");
 	}
 	return f;

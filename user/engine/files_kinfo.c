@@ -61,21 +61,21 @@ static void shm_name(struct fc_file *f, const char *name)
 	unsigned key;
 
 	if (!strncmp(name, "memfd:", 6)) {
-		fc_file_set_name(f, name, FC_NAME_KERNEL, NULL);
+		fcache_file_set_name(f, name, FC_NAME_KERNEL, NULL);
 		f->kind = FC_MEMFD;
 	} else if (sscanf(name, "SYSV%8x", &key) == 1) {
 		char buf[64];
 
 		snprintf(buf, sizeof(buf), "SYSV key=0x%08x shmid=%llu", key,
 			 (unsigned long long)f->ino);
-		fc_file_set_name(f, buf, FC_NAME_SYSV, NULL);
+		fcache_file_set_name(f, buf, FC_NAME_SYSV, NULL);
 		f->kind = FC_SYSV;
 	} else if (!strcmp(name, "dev/zero")) {
-		fc_file_set_name(f, "[anon shmem]", FC_NAME_KERNEL,
+		fcache_file_set_name(f, "[anon shmem]", FC_NAME_KERNEL,
 				 "a shared anonymous mapping (MAP_SHARED|MAP_ANONYMOUS)");
 		f->kind = FC_ANON_SHMEM;
 	} else {
-		fc_file_set_name(f, name, FC_NAME_KERNEL, "a file of the kernel's internal shm "
+		fcache_file_set_name(f, name, FC_NAME_KERNEL, "a file of the kernel's internal shm "
 				 "mount");
 	}
 }
@@ -92,7 +92,7 @@ static void block_name(struct fc_file *f, uint32_t krdev)
 	if (!dn || sscanf(dn + 8, "%100[^\n]", name + 5) != 1)
 		return;
 	memcpy(name, "/dev/", 5);
-	fc_file_set_name(f, name, FC_NAME_KERNEL, "the block device's own cache (Buffers: "
+	fcache_file_set_name(f, name, FC_NAME_KERNEL, "the block device's own cache (Buffers: "
 			 "metadata, raw device reads); size is the device's");
 }
 
@@ -102,19 +102,19 @@ static void block_name(struct fc_file *f, uint32_t krdev)
 static void fs_name(struct files *fs, struct fc_file *f, const char *rel, bool *reloaded)
 {
 	char path[4096];
-	int err = fcname_mount_path(fs->names, f->dev, rel, path, sizeof(path));
+	int err = fcache_name_mount_path(fs->names, f->dev, rel, path, sizeof(path));
 
 	if (err == -ENOENT && !*reloaded) {	/* mounted since the table was read? */
 		*reloaded = true;
-		fcname_reload(fs->names);
-		err = fcname_mount_path(fs->names, f->dev, rel, path, sizeof(path));
+		fcache_name_reload(fs->names);
+		err = fcache_name_mount_path(fs->names, f->dev, rel, path, sizeof(path));
 	}
 	if (!err) {
-		fc_file_set_name(f, path, FC_NAME_PATH, NULL);
+		fcache_file_set_name(f, path, FC_NAME_PATH, NULL);
 		f->flags |= FF_BY_PATH | FF_NAMED_AT_GEN | FF_TREE_TRIED;
 		return;
 	}
-	fc_file_set_name(f, rel, FC_NAME_KERNEL, err == -ENOENT ?
+	fcache_file_set_name(f, rel, FC_NAME_KERNEL, err == -ENOENT ?
 			 "the path within its filesystem, which is not mounted in mevitop's "
 			 "mount namespace" : err == -EXDEV ?
 			 "the path within its filesystem, outside the part mounted here" :
@@ -127,16 +127,16 @@ static void fs_name(struct files *fs, struct fc_file *f, const char *rel, bool *
 static void memcg(struct files *fs, struct fc_file *f, uint64_t cgid, uint64_t now,
 		  struct fkeys *retry)
 {
-	const char *cg = cgids_path(fs->cgids, cgid, now);
+	const char *cg = cgroup_ids_path(fs->cgids, cgid, now);
 
 	if (cg) {
-		fc_file_set_memcg(f, cg);
+		fcache_file_set_memcg(f, cg);
 		return;
 	}
 	if (f->flags & FF_MEMCG_MISS2)
 		return;
 	f->flags |= f->flags & FF_MEMCG_MISS1 ? FF_MEMCG_MISS2 : FF_MEMCG_MISS1;
-	fkeys_add(retry, f);
+	files_keys_add(retry, f);
 }
 
 static void apply(struct files *fs, struct fc_file *f, const struct fc_info *o, bool *reloaded,
@@ -159,9 +159,9 @@ static void apply(struct files *fs, struct fc_file *f, const struct fc_info *o, 
 	if (!join(o, name, sizeof(name), &rooted))
 		return;
 	if (f->flags & FF_DELETED) {	/* unlinked, still held: its last name */
-		if (rooted && !fcname_mount_path(fs->names, f->dev, name, path, sizeof(path)))
+		if (rooted && !fcache_name_mount_path(fs->names, f->dev, name, path, sizeof(path)))
 			snprintf(name, sizeof(name), "%s", path);
-		fc_file_set_name(f, name, FC_NAME_KERNEL, "deleted: its last name");
+		fcache_file_set_name(f, name, FC_NAME_KERNEL, "deleted: its last name");
 		return;
 	}
 	if (f->dev == fs->shm_dev && !rooted)
@@ -169,7 +169,7 @@ static void apply(struct files *fs, struct fc_file *f, const struct fc_info *o, 
 	else if (rooted)
 		fs_name(fs, f, name, reloaded);
 	else
-		fc_file_set_name(f, name, FC_NAME_KERNEL, "a pseudo file's own name");
+		fcache_file_set_name(f, name, FC_NAME_KERNEL, "a pseudo file's own name");
 }
 
 struct by_size {
@@ -235,7 +235,7 @@ void files_kinfo(struct files *fs, bool first)
 			req[n++] = (struct fc_info_req){ .inode = f->kaddr, .ino = f->ino,
 				.dev = (uint32_t)(major(f->dev) << 20 | minor(f->dev)) };
 		}
-		if (n && fcbpf_info(fs->bpf, req, n, out)) {
+		if (n && fcache_bpf_info(fs->bpf, req, n, out)) {
 			/* Unavailable: names come from handles and processes. */
 			for (j = 0; j < fs->kinfo.n; j++) {
 				struct fc_file *g = fcache_find(fs->fc, fs->kinfo.v[j].dev,
@@ -245,7 +245,7 @@ void files_kinfo(struct files *fs, bool first)
 					g->flags &= ~FF_KINFO;
 			}
 			fs->kinfo.n = 0;
-			fkeys_free(&retry);
+			files_keys_free(&retry);
 			return;
 		}
 		for (k = 0; k < n; k++)
@@ -260,8 +260,8 @@ void files_kinfo(struct files *fs, bool first)
 		struct fc_file *f = fcache_find(fs->fc, retry.v[k].dev, retry.v[k].ino);
 
 		if (f)
-			fkeys_add(&fs->kinfo, f);
+			files_keys_add(&fs->kinfo, f);
 	}
-	fkeys_free(&retry);
+	files_keys_free(&retry);
 	fs->st.kinfo_ns = engine_now_ns() - t0;
 }

@@ -48,18 +48,18 @@ static void name_from_proc(struct files *fs, struct fc_file *f, const char *path
 	    f->name_src == FC_NAME_SYSV)
 		return;
 	if (f->dev == fs->shm_dev && !strncmp(p, "/memfd:", 7)) {
-		fc_file_set_name(f, p + 1, FC_NAME_PROC, NULL);
+		fcache_file_set_name(f, p + 1, FC_NAME_PROC, NULL);
 		f->kind = FC_MEMFD;
 		return;
 	}
 	if (f->dev == fs->shm_dev && !strncmp(p, "/SYSV", 5))
 		return;		/* /proc/sysvipc/shm names it better */
 	if (f->dev == fs->shm_dev && !strcmp(p, "/dev/zero")) {
-		fc_file_set_name(f, "[anon shmem]", FC_NAME_PROC, NULL);
+		fcache_file_set_name(f, "[anon shmem]", FC_NAME_PROC, NULL);
 		f->kind = FC_ANON_SHMEM;
 		return;
 	}
-	fc_file_set_name(f, p, FC_NAME_PROC, NULL);
+	fcache_file_set_name(f, p, FC_NAME_PROC, NULL);
 	if (deleted) {
 		f->flags |= FF_DELETED;
 		if (f->kind == FC_REGULAR || f->kind == FC_TMPFS)
@@ -94,7 +94,7 @@ static void mapped_by(struct engine *e, bool create)
 		struct fc_file *f = fcache_find(fs->fc, fs->mapped.v[i].dev, fs->mapped.v[i].ino);
 
 		if (f)
-			fc_file_set_mapped_by(f, NULL, 0);
+			fcache_file_set_mapped_by(f, NULL, 0);
 	}
 	fs->mapped.n = 0;
 	for (i = 0; i < NBUCKETS; i++) {
@@ -141,8 +141,8 @@ static void mapped_by(struct engine *e, bool create)
 		for (j = i; j < n && v[j].f == v[i].f; j++)
 			if (!k || pids[k - 1] != v[j].pid)
 				pids[k++] = v[j].pid;
-		fc_file_set_mapped_by(v[i].f, pids, k);
-		fkeys_add(&fs->mapped, v[i].f);
+		fcache_file_set_mapped_by(v[i].f, pids, k);
+		files_keys_add(&fs->mapped, v[i].f);
 	}
 out:
 	free(pids);
@@ -184,7 +184,7 @@ static int on_sysv(void *ctx, const struct sysv_seg *s)
 	if (!f)
 		return 0;
 	snprintf(name, sizeof(name), "SYSV key=0x%08x shmid=%d", (unsigned)s->key, s->shmid);
-	fc_file_set_name(f, name, FC_NAME_SYSV, NULL);
+	fcache_file_set_name(f, name, FC_NAME_SYSV, NULL);
 	f->kind = FC_SYSV;
 	return 0;
 }
@@ -199,10 +199,10 @@ static void proc_names(struct engine *e, bool first)
 
 	if (!fs->needs_proc.n || (!first && now - fs->last_proc_scan_ns < PROC_SCAN_NS))
 		return;
-	fcproc_sysv(on_sysv, fs);
+	fcache_proc_sysv(on_sysv, fs);
 	fs->last_proc_scan_ns = now;
 	fs->st.proc_scans++;
-	fcproc_fds(getpid(), on_fd, &c);
+	fcache_proc_fds(getpid(), on_fd, &c);
 	fs->needs_proc.n = 0;
 }
 
@@ -212,7 +212,7 @@ void files_proc_rows(struct engine *e)
 	struct fd_ctx c = { e, true };
 
 	fs->st.proc_scans++;
-	fcproc_fds(getpid(), on_fd, &c);
+	fcache_proc_fds(getpid(), on_fd, &c);
 	mapped_by(e, true);
 }
 
@@ -232,7 +232,7 @@ static int on_tree(void *ctx, uint64_t ino, const char *path)
 	struct fc_file *f = fcache_find(c->fs->fc, c->dev, ino);
 
 	if (f && f->name_src == FC_NAME_NONE) {
-		fc_file_set_name(f, path, FC_NAME_PATH, NULL);
+		fcache_file_set_name(f, path, FC_NAME_PATH, NULL);
 		f->flags |= FF_BY_PATH | FF_NAMED_AT_GEN;
 	}
 	return 0;
@@ -263,7 +263,7 @@ static void tmpfs_names(struct files *fs)
 	for (j = 0; j < n; j++) {
 		struct tree_ctx c = { fs, devs[j] };
 
-		fcname_walk_tree(fs->names, c.dev, TREE_LIMIT, on_tree, &c);
+		fcache_name_walk_tree(fs->names, c.dev, TREE_LIMIT, on_tree, &c);
 		fs->st.tree_walks++;
 	}
 	for (i = 0; n && i < fs->unnamed.n; i++) {
@@ -320,12 +320,12 @@ static int row_fd(struct files *fs, struct fc_file *f, bool *opened)
 		/* Renamed or removed since it was named (or the name leads elsewhere: a mount
 		 * over it): named again, by the kernel, a handle or the tree, a few times. */
 		f->flags &= ~(FF_BY_PATH | FF_TREE_TRIED | FF_NAMED_AT_GEN);
-		fc_file_set_name(f, NULL, FC_NAME_NONE, "its path led elsewhere (renamed or "
+		fcache_file_set_name(f, NULL, FC_NAME_NONE, "its path led elsewhere (renamed or "
 				 "removed since it was named)");
 		if (f->name_tries++ < 3 && !(f->flags & FF_QUEUED)) {
 			f->flags |= FF_QUEUED | FF_KINFO;
-			fkeys_add(&fs->unnamed, f);
-			fkeys_add(&fs->kinfo, f);
+			files_keys_add(&fs->unnamed, f);
+			files_keys_add(&fs->kinfo, f);
 			fs->kinfo_added = true;
 		}
 		return -1;
@@ -336,7 +336,7 @@ static int row_fd(struct files *fs, struct fc_file *f, bool *opened)
 		return -1;
 	if (f->mode && !S_ISREG(f->mode)) {
 		if (f->name_src == FC_NAME_NONE && f->kind != FC_BLOCK)
-			fc_file_set_name(f, NULL, FC_NAME_NONE, S_ISDIR(f->mode) ? "a directory" :
+			fcache_file_set_name(f, NULL, FC_NAME_NONE, S_ISDIR(f->mode) ? "a directory" :
 					 S_ISLNK(f->mode) ? "a symbolic link" :
 					 S_ISBLK(f->mode) ? "a block device's cache" :
 					 "not a regular file");
@@ -345,7 +345,7 @@ static int row_fd(struct files *fs, struct fc_file *f, bool *opened)
 	fs->st.opens++;
 	/* A row named by a path already needs only the fd (readlink costs as much again). */
 	named = f->name_src == FC_NAME_PATH && (f->flags & FF_NAMED_AT_GEN);
-	fd = fcname_open(fs->names, f->dev, f->ino, f->generation, named ? NULL : path,
+	fd = fcache_name_open(fs->names, f->dev, f->ino, f->generation, named ? NULL : path,
 			 sizeof(path), &why);
 	f->name_tries++;
 	if (fd < 0) {
@@ -353,7 +353,7 @@ static int row_fd(struct files *fs, struct fc_file *f, bool *opened)
 			  (unsigned long)f->ino, f->generation, strerror(-fd));
 		f->flags |= FF_NO_HANDLE;
 		if (f->name_src == FC_NAME_NONE)
-			fc_file_set_name(f, NULL, FC_NAME_NONE, why);
+			fcache_file_set_name(f, NULL, FC_NAME_NONE, why);
 		return -1;
 	}
 	fs->st.opened++;
@@ -366,9 +366,9 @@ static int row_fd(struct files *fs, struct fc_file *f, bool *opened)
 		const char *p = strip_deleted(path, buf, sizeof(buf), &deleted);
 
 		if (!deleted && (!f->name || strcmp(f->name, p)))
-			fc_file_set_name(f, p, FC_NAME_PATH, NULL);
+			fcache_file_set_name(f, p, FC_NAME_PATH, NULL);
 		else if (deleted && f->name_src == FC_NAME_NONE)
-			fc_file_set_name(f, p, FC_NAME_PROC, NULL);
+			fcache_file_set_name(f, p, FC_NAME_PROC, NULL);
 	}
 	return fd;
 }
@@ -386,7 +386,7 @@ static void exact(struct files *fs, struct fc_file *f)
 	if (fd < 0)
 		return;
 	fs->st.cachestats++;
-	if (cstat_read(fd, 0, 0, &c) == 0)
+	if (cachestat_read(fd, 0, 0, &c) == 0)
 		set_stat(fs, f, &c);
 	if (opened)
 		close(fd);
@@ -401,7 +401,7 @@ static bool name_one(struct files *fs, struct fc_file *f)
 	if (f->name_src != FC_NAME_NONE)
 		return true;
 	if (f->dev == fs->shm_dev || (f->flags & FF_DELETED)) {
-		fkeys_add(&fs->needs_proc, f);
+		files_keys_add(&fs->needs_proc, f);
 		return true;
 	}
 	if (wants_tree(fs, f))
@@ -510,10 +510,10 @@ int files_watch_paths(struct engine *e, char *why, size_t whylen)
 		f->watch_path = fs->paths[fs->npaths++];
 		f->fd = fd;
 		f->watched = true;
-		fkeys_add(&fs->watched, f);
+		files_keys_add(&fs->watched, f);
 		f->mode = st.st_mode;
 		f->size = st.st_size;
-		fc_file_set_name(f, path, FC_NAME_FILE_ARG, NULL);
+		fcache_file_set_name(f, path, FC_NAME_FILE_ARG, NULL);
 	}
 	return 0;
 }
@@ -563,7 +563,7 @@ static void page_sets(struct files *fs, struct fc_file *f)
 			}
 		}
 	}
-	cstat_runs(fd, (f->size + 4095) / 4096, on_run, f);
+	cachestat_runs(fd, (f->size + 4095) / 4096, on_run, f);
 	if (opened)
 		close(fd);
 }

@@ -187,7 +187,7 @@ static uint64_t estimate(const struct anon_ent *x)
 	return (uint64_t)((double)x->pss * x->model / x->model_read);
 }
 
-uint64_t anon_acct_refresh(struct engine *e, uint64_t *pending, uint64_t *unreadable)
+uint64_t mem_anon_refresh(struct engine *e, uint64_t *pending, uint64_t *unreadable)
 {
 	struct anon_acct *a = e->anon;
 	struct anon_ent *v;
@@ -221,7 +221,7 @@ uint64_t anon_acct_refresh(struct engine *e, uint64_t *pending, uint64_t *unread
 	return sum;
 }
 
-void anon_acct_free(struct anon_acct *a)
+void mem_anon_free(struct anon_acct *a)
 {
 	if (a)
 		free(a->v);

@@ -17,7 +17,7 @@ struct anon_acct;
 /* The watched processes' anonymous bytes counted once (a process not read yet, or whose
  * smaps_rollup cannot be read, counts its model's resident anonymous pages); *pending:
  * processes not read yet; *unreadable: those that could not be. */
-uint64_t anon_acct_refresh(struct engine *e, uint64_t *pending, uint64_t *unreadable);
-void anon_acct_free(struct anon_acct *a);
+uint64_t mem_anon_refresh(struct engine *e, uint64_t *pending, uint64_t *unreadable);
+void mem_anon_free(struct anon_acct *a);
 
 #endif

@@ -15,31 +15,31 @@ char *exact_stats_json(const struct exact_stats *x)
 	struct buf b = { 0 };
 	size_t i;
 
-	jb_put(&b, "\"exact\": {\"variant\": \"%s\", \"processes\": %" PRIu64
+	json_buf_put(&b, "\"exact\": {\"variant\": \"%s\", \"processes\": %" PRIu64
 	    ", \"registered_pages\": %" PRIu64 ", \"touches\": %" PRIu64
 	    ", \"touches_interval\": %" PRIu64 ", \"touches_dropped\": %" PRIu64
 	    ", \"prereg_pages\": %" PRIu64 ", \"prereg_max\": %" PRIu64 ", \"stale\": %" PRIu64
 	    ", \"behind\": %" PRIu64, x->ordered ? "ordered" : "fast", x->processes,
 	    x->registered_pages, x->touches, x->touches_interval, x->touches_dropped,
 	    x->prereg_pages, x->prereg_max, x->stale, x->behind);
-	jb_put(&b, ", \"events\": {\"fork\": %" PRIu64 ", \"remap\": %" PRIu64 ", \"remove\": %"
+	json_buf_put(&b, ", \"events\": {\"fork\": %" PRIu64 ", \"remap\": %" PRIu64 ", \"remove\": %"
 	    PRIu64 ", \"unmap\": %" PRIu64 ", \"gone\": %" PRIu64 "}", x->fork, x->remap,
 	    x->remove, x->unmap, x->gone);
-	jb_put(&b, ", \"attaches\": %" PRIu64 ", \"attach_ms_max\": %" PRIu64, x->attaches,
+	json_buf_put(&b, ", \"attaches\": %" PRIu64 ", \"attach_ms_max\": %" PRIu64, x->attaches,
 	    x->attach_ms_max);
-	jb_put(&b, ", \"server\": {\"threads\": %d, \"reads\": %" PRIu64 ", \"faults\": %" PRIu64
+	json_buf_put(&b, ", \"server\": {\"threads\": %d, \"reads\": %" PRIu64 ", \"faults\": %" PRIu64
 	    ", \"resolved\": %" PRIu64 ", \"raced\": %" PRIu64 ", \"retried\": %" PRIu64 "}",
 	    x->server_threads, x->reads, x->faults, x->resolved, x->raced, x->retried);
 	if (x->ordered) {
-		jb_put(&b, ", \"latency_us_hist\": {");
+		json_buf_put(&b, ", \"latency_us_hist\": {");
 		for (i = 0; i < EXACT_HIST_BUCKETS; i++)
-			jb_put(&b, "%s\"%s\": %" PRIu64, i ? ", " : "", hist_keys[i], x->hist[i]);
-		jb_put(&b, "}, \"latency_us_max\": %.1f", x->lat_max_ns / 1000.0);
+			json_buf_put(&b, "%s\"%s\": %" PRIu64, i ? ", " : "", hist_keys[i], x->hist[i]);
+		json_buf_put(&b, "}, \"latency_us_max\": %.1f", x->lat_max_ns / 1000.0);
 	}
-	jb_put(&b, ", \"first_touches\": [");
+	json_buf_put(&b, ", \"first_touches\": [");
 	for (i = 0; i < x->nlog; i++)
 		json_put_touch(&b, &x->log[i], i > 0);
-	jb_put(&b, "], \"first_touches_unlisted\": %" PRIu64 "}", x->unlisted);
+	json_buf_put(&b, "], \"first_touches_unlisted\": %" PRIu64 "}", x->unlisted);
 	if (b.oom || !b.p) {
 		free(b.p);
 		return NULL;

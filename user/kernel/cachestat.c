@@ -21,7 +21,7 @@ struct cachestat_ {
 	uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
 };
 
-int cstat_read(int fd, uint64_t off, uint64_t len, struct cstat *out)
+int cachestat_read(int fd, uint64_t off, uint64_t len, struct cstat *out)
 {
 	struct cachestat_range_ r = { off, len };
 	struct cachestat_ cs;
@@ -48,7 +48,7 @@ static int bisect(int fd, uint64_t base, uint64_t start, uint64_t end, unsigned 
 	int err;
 
 	if (known == UINT64_MAX) {
-		err = cstat_read(fd, start * PG, (end - start) * PG, &c);
+		err = cachestat_read(fd, start * PG, (end - start) * PG, &c);
 		if (err)
 			return err;
 		known = c.dirty + c.writeback;
@@ -56,7 +56,7 @@ static int bisect(int fd, uint64_t base, uint64_t start, uint64_t end, unsigned 
 	if (!known)
 		return 0;
 	if (end - start == 1) {
-		err = cstat_read(fd, start * PG, PG, &c);
+		err = cachestat_read(fd, start * PG, PG, &c);
 		if (err)
 			return err;
 		/* Each mark is kept apart so a page both dirty and under writeback (rewritten
@@ -74,7 +74,7 @@ static int bisect(int fd, uint64_t base, uint64_t start, uint64_t end, unsigned 
 	return err;
 }
 
-int cstat_runs(int fd, uint64_t pages, cstat_run_fn fn, void *ctx)
+int cachestat_runs(int fd, uint64_t pages, cstat_run_fn fn, void *ctx)
 {
 	unsigned char *vec = NULL;
 	uint64_t base;

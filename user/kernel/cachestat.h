@@ -14,9 +14,9 @@ struct cstat {
 };
 
 /* [off, off + len) in bytes, len 0: to the end.  0, or -errno (-ENOSYS: no cachestat). */
-int cstat_read(int fd, uint64_t off, uint64_t len, struct cstat *out);
+int cachestat_read(int fd, uint64_t off, uint64_t len, struct cstat *out);
 
-/* Page states of a run (cstat_runs). */
+/* Page states of a run (cachestat_runs). */
 enum cstat_state { CST_CACHED, CST_DIRTY, CST_WRITEBACK };
 
 /*
@@ -27,6 +27,6 @@ enum cstat_state { CST_CACHED, CST_DIRTY, CST_WRITEBACK };
  * bitmap plus log(pages) calls per dirty run).  0, or -errno (fn's non-zero return).
  */
 typedef int (*cstat_run_fn)(void *ctx, uint64_t start, uint64_t end, enum cstat_state s);
-int cstat_runs(int fd, uint64_t pages, cstat_run_fn fn, void *ctx);
+int cachestat_runs(int fd, uint64_t pages, cstat_run_fn fn, void *ctx);
 
 #endif

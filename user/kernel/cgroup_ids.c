@@ -138,7 +138,7 @@ static int rewalk(struct cgids *c)
 	return err;
 }
 
-int cgids_new(struct cgids **out)
+int cgroup_ids_new(struct cgids **out)
 {
 	struct cgids *c = calloc(1, sizeof(*c));
 	int err;
@@ -154,7 +154,7 @@ int cgids_new(struct cgids **out)
 	return 0;
 }
 
-void cgids_free(struct cgids *c)
+void cgroup_ids_free(struct cgids *c)
 {
 	if (!c)
 		return;
@@ -163,7 +163,7 @@ void cgids_free(struct cgids *c)
 	free(c);
 }
 
-const char *cgids_path(struct cgids *c, uint64_t id, uint64_t now_ns)
+const char *cgroup_ids_path(struct cgids *c, uint64_t id, uint64_t now_ns)
 {
 	struct cg key = { .id = id }, *hit;
 

@@ -12,9 +12,9 @@
 
 struct cgids;
 
-int cgids_new(struct cgids **out);		/* -ENOENT: no cgroup2 mount */
-void cgids_free(struct cgids *c);
+int cgroup_ids_new(struct cgids **out);		/* -ENOENT: no cgroup2 mount */
+void cgroup_ids_free(struct cgids *c);
 /* The path of id, or NULL (a cgroup removed since, or one outside our cgroup namespace). */
-const char *cgids_path(struct cgids *c, uint64_t id, uint64_t now_ns);
+const char *cgroup_ids_path(struct cgids *c, uint64_t id, uint64_t now_ns);
 
 #endif

@@ -33,7 +33,7 @@ struct fcbpf {
 	struct fc_delta *vals;		/* TAKE_BATCH * ncpus */
 };
 
-uint64_t fcbpf_dev(uint32_t kdev)
+uint64_t fcache_bpf_dev(uint32_t kdev)
 {
 	return makedev(kdev >> 20, kdev & 0xfffff);
 }
@@ -55,7 +55,7 @@ static int on_batch(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-void fcbpf_close(struct fcbpf *b)
+void fcache_bpf_close(struct fcbpf *b)
 {
 	if (!b)
 		return;
@@ -70,7 +70,7 @@ void fcbpf_close(struct fcbpf *b)
 	free(b);
 }
 
-int fcbpf_open(bool tracepoints, struct fcbpf **out, char *why, size_t whylen)
+int fcache_bpf_open(bool tracepoints, struct fcbpf **out, char *why, size_t whylen)
 {
 	struct fcbpf *b = calloc(1, sizeof(*b));
 	int err;
@@ -129,7 +129,7 @@ int fcbpf_open(bool tracepoints, struct fcbpf **out, char *why, size_t whylen)
 	*out = b;
 	return 0;
 fail:
-	fcbpf_close(b);
+	fcache_bpf_close(b);
 	return err;
 }
 
@@ -141,7 +141,7 @@ static uint64_t now_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-int fcbpf_walk(struct fcbpf *b, int mode, fcbpf_rec_fn fn, void *ctx,
+int fcache_bpf_walk(struct fcbpf *b, int mode, fcbpf_rec_fn fn, void *ctx,
 	       struct fcbpf_walk_stats *st)
 {
 	struct walk_ctx *w = &b->wctx;
@@ -193,7 +193,7 @@ int fcbpf_walk(struct fcbpf *b, int mode, fcbpf_rec_fn fn, void *ctx,
 	return err;
 }
 
-int fcbpf_info(struct fcbpf *b, const struct fc_info_req *req, size_t n, struct fc_info *out)
+int fcache_bpf_info(struct fcbpf *b, const struct fc_info_req *req, size_t n, struct fc_info *out)
 {
 	char comm[16] = "";
 	int err = 0;
@@ -219,7 +219,7 @@ int fcbpf_info(struct fcbpf *b, const struct fc_info_req *req, size_t n, struct 
 	return err;
 }
 
-int fcbpf_events(struct fcbpf *b, uint64_t *pages)
+int fcache_bpf_events(struct fcbpf *b, uint64_t *pages)
 {
 	__u64 *v;
 	__u32 k = 0;
@@ -239,7 +239,7 @@ int fcbpf_events(struct fcbpf *b, uint64_t *pages)
 	return err;
 }
 
-int fcbpf_take(struct fcbpf *b, fcbpf_delta_fn fn, void *ctx)
+int fcache_bpf_take(struct fcbpf *b, fcbpf_delta_fn fn, void *ctx)
 {
 	int fd = bpf_map__fd(b->skel->maps.fc_deltas);
 	__u64 in = 0, outb = 0;

@@ -21,30 +21,30 @@ struct fcbpf_walk_stats {
 };
 
 /* Loads the programs and attaches the tracepoints (tracepoints: false for a walk only). */
-int fcbpf_open(bool tracepoints, struct fcbpf **out, char *why, size_t whylen);
-void fcbpf_close(struct fcbpf *b);
+int fcache_bpf_open(bool tracepoints, struct fcbpf **out, char *why, size_t whylen);
+void fcache_bpf_close(struct fcbpf *b);
 
 /* One pass (FC_WALK_ALL or FC_WALK_SHMEM); fn gets each record in list order, a non-zero
  * return stops the pass and is returned. */
 typedef int (*fcbpf_rec_fn)(void *ctx, const struct fc_rec *r);
-int fcbpf_walk(struct fcbpf *b, int mode, fcbpf_rec_fn fn, void *ctx,
+int fcache_bpf_walk(struct fcbpf *b, int mode, fcbpf_rec_fn fn, void *ctx,
 	       struct fcbpf_walk_stats *st);
 
 /* Takes (reads and clears, atomically per entry) the counts of every inode that changed
  * since the last take; the per-CPU parts are summed, nrpages/size are the newest. */
 typedef void (*fcbpf_delta_fn)(void *ctx, const struct fc_key *k, const struct fc_delta *d);
-int fcbpf_take(struct fcbpf *b, fcbpf_delta_fn fn, void *ctx);
+int fcache_bpf_take(struct fcbpf *b, fcbpf_delta_fn fn, void *ctx);
 
 /* What the kernel knows of up to FC_INFO_MAX inodes by address (struct fc_info: the
  * dentry's name up to its superblock's root, a bdev inode's device, the memory cgroup of
  * its first cached folio): one firing of the program.  0 or -errno (-ENOTSUP: not loaded). */
-int fcbpf_info(struct fcbpf *b, const struct fc_info_req *req, size_t n, struct fc_info *out);
+int fcache_bpf_info(struct fcbpf *b, const struct fc_info_req *req, size_t n, struct fc_info *out);
 
 /* Pages added + deleted by every filemap event so far (all CPUs): more than the takes gave
  * means the delta table dropped entries. 0 or -errno. */
-int fcbpf_events(struct fcbpf *b, uint64_t *pages);
+int fcache_bpf_events(struct fcbpf *b, uint64_t *pages);
 
 /* Kernel dev_t (major << 20 | minor) as user space's (makedev). */
-uint64_t fcbpf_dev(uint32_t kdev);
+uint64_t fcache_bpf_dev(uint32_t kdev);
 
 #endif

@@ -28,14 +28,14 @@ struct fcname {
 	uint64_t tried, opened;
 };
 
-int fcname_new(struct fcname **out)
+int fcache_name_new(struct fcname **out)
 {
 	struct fcname *n = calloc(1, sizeof(*n));
 
 	if (!n)
 		return -ENOMEM;
 	*out = n;
-	return fcname_reload(n);
+	return fcache_name_reload(n);
 }
 
 static void drop(struct fcname *n)
@@ -51,7 +51,7 @@ static void drop(struct fcname *n)
 	n->n = 0;
 }
 
-void fcname_free(struct fcname *n)
+void fcache_name_free(struct fcname *n)
 {
 	if (!n)
 		return;
@@ -87,7 +87,7 @@ static struct mnt *find(struct fcname *n, uint64_t dev)
 	return NULL;
 }
 
-int fcname_reload(struct fcname *n)
+int fcache_name_reload(struct fcname *n)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char *line = NULL;
@@ -148,14 +148,14 @@ int fcname_reload(struct fcname *n)
 	return err;
 }
 
-const char *fcname_fstype(struct fcname *n, uint64_t dev)
+const char *fcache_name_fstype(struct fcname *n, uint64_t dev)
 {
 	struct mnt *m = find(n, dev);
 
 	return m ? m->fstype : NULL;
 }
 
-int fcname_mount_path(struct fcname *n, uint64_t dev, const char *rel, char *out, size_t len)
+int fcache_name_mount_path(struct fcname *n, uint64_t dev, const char *rel, char *out, size_t len)
 {
 	struct mnt *m = find(n, dev);
 	size_t rl;
@@ -173,7 +173,7 @@ int fcname_mount_path(struct fcname *n, uint64_t dev, const char *rel, char *out
 	return 0;
 }
 
-void fcname_counts(const struct fcname *n, uint64_t *tried, uint64_t *opened)
+void fcache_name_counts(const struct fcname *n, uint64_t *tried, uint64_t *opened)
 {
 	*tried = n->tried;
 	*opened = n->opened;
@@ -184,7 +184,7 @@ static bool is_ext(const char *t)
 	return !strcmp(t, "ext4") || !strcmp(t, "ext3") || !strcmp(t, "ext2");
 }
 
-int fcname_open(struct fcname *n, uint64_t dev, uint64_t ino, uint32_t gen, char *path,
+int fcache_name_open(struct fcname *n, uint64_t dev, uint64_t ino, uint32_t gen, char *path,
 		size_t len, const char **why)
 {
 	struct {
@@ -299,7 +299,7 @@ static int walk_dir(struct tree *t, int dfd, char *path, size_t len, size_t cap)
 	return err;
 }
 
-int fcname_walk_tree(struct fcname *n, uint64_t dev, size_t limit, fcname_tree_fn fn,
+int fcache_name_walk_tree(struct fcname *n, uint64_t dev, size_t limit, fcname_tree_fn fn,
 		     void *ctx)
 {
 	struct mnt *m = find(n, dev);

@@ -14,17 +14,17 @@
 
 struct fcname;
 
-int fcname_new(struct fcname **out);
-void fcname_free(struct fcname *n);
+int fcache_name_new(struct fcname **out);
+void fcache_name_free(struct fcname *n);
 /* Re-reads the mount table (a dev no mount was known for). */
-int fcname_reload(struct fcname *n);
+int fcache_name_reload(struct fcname *n);
 /* The filesystem type of dev's mounts ("ext4", "tmpfs"), or NULL when none is mounted
  * (pipefs, the internal shm mount of memfds and SysV segments, bdev). */
-const char *fcname_fstype(struct fcname *n, uint64_t dev);
+const char *fcache_name_fstype(struct fcname *n, uint64_t dev);
 /* An fd (O_RDONLY, close it) and, into path (unless NULL), where it is now (" (deleted)"
  * at the end if unlinked).  -errno with *why naming the reason ("no mount of 0:45", "tmpfs: no handle",
  * "ESTALE: the inode was freed") when it cannot. */
-int fcname_open(struct fcname *n, uint64_t dev, uint64_t ino, uint32_t gen, char *path,
+int fcache_name_open(struct fcname *n, uint64_t dev, uint64_t ino, uint32_t gen, char *path,
 		size_t len, const char **why);
 /*
  * tmpfs hashes an inode for open_by_handle_at only once name_to_handle_at was called on it
@@ -33,13 +33,13 @@ int fcname_open(struct fcname *n, uint64_t dev, uint64_t ino, uint32_t gen, char
  * mount, at most `limit` entries visited.  0, -ENOENT (no mount), or fn's non-zero return.
  */
 typedef int (*fcname_tree_fn)(void *ctx, uint64_t ino, const char *path);
-int fcname_walk_tree(struct fcname *n, uint64_t dev, size_t limit, fcname_tree_fn fn,
+int fcache_name_walk_tree(struct fcname *n, uint64_t dev, size_t limit, fcname_tree_fn fn,
 		     void *ctx);
 /* Where rel, a path from dev's filesystem root ("/a/b", as the kernel's dentries give it),
  * is in mevitop's mount namespace: the mount of dev chosen for handles, if rel lies under
  * its root.  0; -ENOENT: no mount of dev; -EXDEV: rel is outside it; -ENAMETOOLONG. */
-int fcname_mount_path(struct fcname *n, uint64_t dev, const char *rel, char *out, size_t len);
+int fcache_name_mount_path(struct fcname *n, uint64_t dev, const char *rel, char *out, size_t len);
 /* Counters: opens tried, opened. */
-void fcname_counts(const struct fcname *n, uint64_t *tried, uint64_t *opened);
+void fcache_name_counts(const struct fcname *n, uint64_t *tried, uint64_t *opened);
 
 #endif

@@ -43,7 +43,7 @@ static int pid_fds(pid_t pid, fcproc_fd_fn fn, void *ctx)
 	return err;
 }
 
-int fcproc_fds(pid_t self, fcproc_fd_fn fn, void *ctx)
+int fcache_proc_fds(pid_t self, fcproc_fd_fn fn, void *ctx)
 {
 	struct dirent *d;
 	DIR *dp = opendir("/proc");
@@ -63,7 +63,7 @@ int fcproc_fds(pid_t self, fcproc_fd_fn fn, void *ctx)
 	return err;
 }
 
-int fcproc_sysv(fcproc_sysv_fn fn, void *ctx)
+int fcache_proc_sysv(fcproc_sysv_fn fn, void *ctx)
 {
 	FILE *f = fopen("/proc/sysvipc/shm", "re");
 	char line[512];
@@ -90,7 +90,7 @@ int fcproc_sysv(fcproc_sysv_fn fn, void *ctx)
 	return err;
 }
 
-int fcproc_shm_dev(uint64_t *dev)
+int fcache_proc_shm_dev(uint64_t *dev)
 {
 	struct stat st;
 	int fd = memfd_create("mevitop-shm-probe", MFD_CLOEXEC), err = 0;

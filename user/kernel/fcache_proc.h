@@ -14,7 +14,7 @@
  * stops the walk.  Only regular files (memfds, tmpfs and deleted files included). */
 typedef int (*fcproc_fd_fn)(void *ctx, pid_t pid, uint64_t dev, uint64_t ino,
 			    const char *target, const char *link);
-int fcproc_fds(pid_t self, fcproc_fd_fn fn, void *ctx);
+int fcache_proc_fds(pid_t self, fcproc_fd_fn fn, void *ctx);
 
 struct sysv_seg {
 	int32_t key;
@@ -23,10 +23,10 @@ struct sysv_seg {
 	uint64_t nattch;
 };
 typedef int (*fcproc_sysv_fn)(void *ctx, const struct sysv_seg *s);
-int fcproc_sysv(fcproc_sysv_fn fn, void *ctx);
+int fcache_proc_sysv(fcproc_sysv_fn fn, void *ctx);
 
 /* The dev of the kernel's internal shm mount, which holds every memfd, SysV segment and
  * shared anonymous mapping (and which no mount table shows): a memfd of our own's. */
-int fcproc_shm_dev(uint64_t *dev);
+int fcache_proc_shm_dev(uint64_t *dev);
 
 #endif

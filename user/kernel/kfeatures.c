@@ -328,7 +328,7 @@ static bool cachestat_supported(void)
 
 	if (fd < 0)
 		return false;
-	ok = cstat_read(fd, 0, 0, &c) == 0;
+	ok = cachestat_read(fd, 0, 0, &c) == 0;
 	close(fd);
 	return ok;
 }

@@ -146,7 +146,7 @@ struct fc_file *fcache_get(struct fcache *t, uint64_t dev, uint64_t ino)
 	r->f.dev = dev;
 	r->f.ino = ino;
 	r->f.fd = -1;
-	if (fc_file_set_name(&r->f, NULL, FC_NAME_NONE, NULL)) {
+	if (fcache_file_set_name(&r->f, NULL, FC_NAME_NONE, NULL)) {
 		free(r);
 		return NULL;
 	}
@@ -172,7 +172,7 @@ static int set_str(char **dst, const char *s)
 	return 0;
 }
 
-int fc_file_set_name(struct fc_file *f, const char *name, enum fc_name_src src, const char *why)
+int fcache_file_set_name(struct fc_file *f, const char *name, enum fc_name_src src, const char *why)
 {
 	struct fc_row *r = (struct fc_row *)f;
 	char buf[48];
@@ -193,7 +193,7 @@ int fc_file_set_name(struct fc_file *f, const char *name, enum fc_name_src src, 
 	return 0;
 }
 
-int fc_file_set_memcg(struct fc_file *f, const char *memcg)
+int fcache_file_set_memcg(struct fc_file *f, const char *memcg)
 {
 	struct fc_row *r = (struct fc_row *)f;
 
@@ -203,7 +203,7 @@ int fc_file_set_memcg(struct fc_file *f, const char *memcg)
 	return 0;
 }
 
-int fc_file_set_mapped_by(struct fc_file *f, const pid_t *pids, size_t n)
+int fcache_file_set_mapped_by(struct fc_file *f, const pid_t *pids, size_t n)
 {
 	struct fc_row *r = (struct fc_row *)f;
 	pid_t *v = NULL;
@@ -427,7 +427,7 @@ void fcache_totals(const struct fcache *t, struct fc_totals *out)
 	}
 }
 
-const char *fc_kind_name(enum fc_kind k)
+const char *fcache_kind_name(enum fc_kind k)
 {
 	static const char *const names[FC_KIND_COUNT] = {
 		[FC_REGULAR] = "regular", [FC_TMPFS] = "tmpfs", [FC_MEMFD] = "memfd",

@@ -171,7 +171,7 @@ struct fc_file **fcache_sorted(struct fcache *t, enum fc_sort key, size_t *n);
  * order, in one pass (no sort of the whole table); returns how many (<= k). */
 size_t fcache_top_cached(const struct fcache *t, struct fc_file **out, size_t k);
 void fcache_totals(const struct fcache *t, struct fc_totals *out);
-const char *fc_kind_name(enum fc_kind k);	/* "regular", "tmpfs", "memfd", ... */
+const char *fcache_kind_name(enum fc_kind k);	/* "regular", "tmpfs", "memfd", ... */
 /* Refresh generation: +1 each time the engine updated the table (a view redraws on change). */
 uint64_t fcache_generation(const struct fcache *t);
 
@@ -186,10 +186,10 @@ void fcache_each_wanted(struct fcache *t, void (*fn)(struct fc_file *f, void *ar
 /* --- writers (the engine) --- */
 /* The row of (dev, ino), created empty (name "dev:ino") if new; NULL on ENOMEM. */
 struct fc_file *fcache_get(struct fcache *t, uint64_t dev, uint64_t ino);
-int fc_file_set_name(struct fc_file *f, const char *name, enum fc_name_src src,
+int fcache_file_set_name(struct fc_file *f, const char *name, enum fc_name_src src,
 		     const char *why);
-int fc_file_set_memcg(struct fc_file *f, const char *memcg);
-int fc_file_set_mapped_by(struct fc_file *f, const pid_t *pids, size_t n);
+int fcache_file_set_memcg(struct fc_file *f, const char *memcg);
+int fcache_file_set_mapped_by(struct fc_file *f, const pid_t *pids, size_t n);
 /* Drops rows not seen in generation gen (and not watched); returns how many. */
 size_t fcache_sweep(struct fcache *t, uint64_t gen);
 void fcache_remove(struct fcache *t, struct fc_file *f);

@@ -144,7 +144,7 @@ static int bind_socket(const struct listen_addr *a, int *out)
 	return 0;
 }
 
-int metrics_http_start(struct engine *e, const struct listen_addr *addr,
+int http_start(struct engine *e, const struct listen_addr *addr,
 		       const struct metrics_opts *o, struct web *web, struct metrics_http **out,
 		       char *why, size_t whylen)
 {
@@ -187,7 +187,7 @@ int metrics_http_start(struct engine *e, const struct listen_addr *addr,
 	return 0;
 }
 
-void metrics_http_stop(struct metrics_http *h)
+void http_stop(struct metrics_http *h)
 {
 	if (!h)
 		return;

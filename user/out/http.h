@@ -30,10 +30,10 @@ struct metrics_http;
 
 /* Binds addr and starts serving /metrics (from e, unless NULL) and the web view (web, the
  * caller's, unless NULL).  0, or -errno with why filled in. */
-int metrics_http_start(struct engine *e, const struct listen_addr *addr,
+int http_start(struct engine *e, const struct listen_addr *addr,
 		       const struct metrics_opts *o, struct web *web, struct metrics_http **out,
 		       char *why, size_t whylen);
 /* Stops the server (in-flight scrapes finish first); NULL is fine. */
-void metrics_http_stop(struct metrics_http *h);
+void http_stop(struct metrics_http *h);
 
 #endif

@@ -14,7 +14,7 @@
 
 static void put_pages(struct buf *b, const uint64_t c[PS_COUNT], uint64_t mapped)
 {
-	jb_put(b, "{\"mapped\": %" PRIu64 ", \"resident\": %" PRIu64 ", \"swapped\": %" PRIu64
+	json_buf_put(b, "{\"mapped\": %" PRIu64 ", \"resident\": %" PRIu64 ", \"swapped\": %" PRIu64
 	    ", \"untracked\": %" PRIu64 "}", mapped, c[PS_RESIDENT], c[PS_SWAPPED],
 	    c[PS_UNTRACKED]);
 }
@@ -28,7 +28,7 @@ static int put_run(uint64_t start, uint64_t end, enum page_state s, void *arg)
 {
 	struct runs_ctx *c = arg;
 
-	jb_put(c->b, "%s{\"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64 "\", \"state\": \"%s\"}",
+	json_buf_put(c->b, "%s{\"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64 "\", \"state\": \"%s\"}",
 	    c->first ? "" : ", ", start << PAGE_SHIFT_4K, end << PAGE_SHIFT_4K,
 	    model_page_state_name(s));
 	c->first = false;
@@ -40,22 +40,22 @@ static int put_run(uint64_t start, uint64_t end, enum page_state s, void *arg)
 
 static void put_frame(struct buf *b, const struct sym_frame *f)
 {
-	jb_put(b, "{\"ip\": \"0x%" PRIx64 "\", \"name\": ", f->addr);
-	jb_str(b, f->name);
+	json_buf_put(b, "{\"ip\": \"0x%" PRIx64 "\", \"name\": ", f->addr);
+	json_buf_str(b, f->name);
 	if (f->func) {
-		jb_put(b, ", \"function\": ");
-		jb_str(b, f->func);
+		json_buf_put(b, ", \"function\": ");
+		json_buf_str(b, f->func);
 	}
 	if (f->module) {
-		jb_put(b, ", \"module\": ");
-		jb_str(b, f->module);
+		json_buf_put(b, ", \"module\": ");
+		json_buf_str(b, f->module);
 	}
 	if (f->file) {
-		jb_put(b, ", \"file\": ");
-		jb_str(b, f->file);
-		jb_put(b, ", \"line\": %d", f->line);
+		json_buf_put(b, ", \"file\": ");
+		json_buf_str(b, f->file);
+		json_buf_put(b, ", \"line\": %d", f->line);
 	}
-	jb_put(b, "}");
+	json_buf_put(b, "}");
 }
 
 static void put_first_touch(struct buf *b, struct stacks *st, const struct proc *p,
@@ -69,19 +69,19 @@ static void put_first_touch(struct buf *b, struct stacks *st, const struct proc 
 		b->oom = true;
 		return;
 	}
-	jb_put(b, ", \"first_touch\": [");
+	json_buf_put(b, ", \"first_touch\": [");
 	for (i = 0; i < n && i < FIRST_TOUCH_MAX; i++) {
-		jb_put(b, "%s{\"pages\": %" PRIu64 ", \"tid\": %u, \"monotonic\": %.6f, "
+		json_buf_put(b, "%s{\"pages\": %" PRIu64 ", \"tid\": %u, \"monotonic\": %.6f, "
 		    "\"unwind\": \"%s\", \"frames\": [", i ? ", " : "", v[i].pages, v[i].tid,
 		    v[i].ts / 1e9, v[i].stack->unwind == UNWIND_FP ? "fp" : "ip");
 		for (k = 0; k < v[i].stack->nframes; k++) {
 			if (k)
-				jb_put(b, ", ");
+				json_buf_put(b, ", ");
 			put_frame(b, &v[i].stack->frames[k]);
 		}
-		jb_put(b, "]}");
+		json_buf_put(b, "]}");
 	}
-	jb_put(b, "]");
+	json_buf_put(b, "]");
 	free(v);
 }
 
@@ -96,25 +96,25 @@ static void put_mapping(struct buf *b, const struct proc *p, const struct mappin
 	c[PS_RESIDENT] = model_count(p, PS_RESIDENT, s, t);
 	c[PS_SWAPPED] = model_count(p, PS_SWAPPED, s, t);
 	c[PS_UNTRACKED] = model_count(p, PS_UNTRACKED, s, t);
-	jb_put(b, "{\"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64 "\", \"perms\": \"%s\", "
+	json_buf_put(b, "{\"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64 "\", \"perms\": \"%s\", "
 	    "\"offset\": %" PRIu64 ", \"path\": ", s << PAGE_SHIFT_4K, t << PAGE_SHIFT_4K, perms,
 	    m->offset);
-	jb_str(b, m->path ? m->path : "");
-	jb_put(b, ", \"kind\": \"%s\", \"tracker\": \"%s\", \"pages\": ", map_kind_name(m->kind),
+	json_buf_str(b, m->path ? m->path : "");
+	json_buf_put(b, ", \"kind\": \"%s\", \"tracker\": \"%s\", \"pages\": ", map_kind_name(m->kind),
 	    m->flags & MF_UFFD ? "userfaultfd" : "pagemap");
 	put_pages(b, c, t - s);
 	json_share_mapping(b, p, m);
-	jb_put(b, ", \"heat\": %.3f, \"runs\": [", heat);
+	json_buf_put(b, ", \"heat\": %.3f, \"runs\": [", heat);
 	model_runs(p, s, t, put_run, &rc);
-	jb_put(b, "]");
+	json_buf_put(b, "]");
 	if (st)
 		put_first_touch(b, st, p, m);
-	jb_put(b, "}");
+	json_buf_put(b, "}");
 }
 
 void json_put_touch(struct buf *b, const struct first_touch *t, bool comma)
 {
-	jb_put(b, "%s[%d, %u, \"0x%" PRIx64 "\", \"%s\", %.6f]", comma ? ", " : "", t->pid, t->tid,
+	json_buf_put(b, "%s[%d, %u, \"0x%" PRIx64 "\", \"%s\", %.6f]", comma ? ", " : "", t->pid, t->tid,
 	    t->addr, t->write ? "w" : "r", t->ts_ns / 1e9);
 }
 
@@ -123,7 +123,7 @@ void json_put_touch(struct buf *b, const struct first_touch *t, bool comma)
 static void put_stacks_stats(struct buf *b, bool comma, const struct stacks_stats *ss,
 			     const struct engine_stats *st)
 {
-	jb_put(b, "%s\"stacks\": {\"samples\": %" PRIu64 ", \"unique\": %" PRIu64
+	json_buf_put(b, "%s\"stacks\": {\"samples\": %" PRIu64 ", \"unique\": %" PRIu64
 	    ", \"ip_only\": %" PRIu64 ", \"dropped\": %" PRIu64 ", \"lost\": %" PRIu64
 	    ", \"interval_ms\": %" PRIu64 ", \"sample_period\": %" PRIu64
 	    ", \"first_touches\": %" PRIu64 ", \"joined\": %" PRIu64
@@ -155,7 +155,7 @@ static int put_extra_stats(struct json_frame *f, struct engine *e, const struct 
 		char *t = h->stats_json(h->ctx);
 
 		if (t)
-			jb_put(&b, "%s", t);
+			json_buf_put(&b, "%s", t);
 		else
 			b.oom = true;
 		free(t);
@@ -259,7 +259,7 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 	bool any = false;
 	int err = 0;
 
-	jb_put(&b, "{\"time\": %.6f, \"monotonic\": %.6f, \"mode\": \"%s\", \"interval_ms\": %" PRIu64
+	json_buf_put(&b, "{\"time\": %.6f, \"monotonic\": %.6f, \"mode\": \"%s\", \"interval_ms\": %" PRIu64
 	    ", \"stats\": {\"events\": %" PRIu64 ", \"lost\": %" PRIu64 ", \"reconciles\": %" PRIu64
 	    ", \"drift_pages\": %" PRIu64 ", \"scans\": %" PRIu64 ", \"scanned_pages\": %" PRIu64
 	    ", \"maps_reads\": %" PRIu64 ", \"overflows\": %" PRIu64 ", \"retired\": %" PRIu64
@@ -270,17 +270,17 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 	    st->lost, st->reconciles, st->drift_pages, st->scans, st->scanned_pages,
 	    st->maps_reads, st->overflows, st->retired, st->events_per_sec, f->engine_bytes,
 	    f->nprocs, st->cpu_pct, st->interval_scale ? st->interval_scale : 1);
-	jb_put(&b, ", \"maps_reads_per_sec\": %.1f, \"layout_changes\": %" PRIu64
+	json_buf_put(&b, ", \"maps_reads_per_sec\": %.1f, \"layout_changes\": %" PRIu64
 	    ", \"layout_unowned\": %" PRIu64 ", \"layout_source\": \"%s\"",
 	    st->maps_reads_per_sec, st->layout_changes, st->layout_unowned,
 	    st->layout_hooked ? "mmap_lock" : "syscalls");
-	jb_put(&b, ", \"lost_by_kind\": {\"fault\": %" PRIu64 ", \"syscall\": %" PRIu64
+	json_buf_put(&b, ", \"lost_by_kind\": {\"fault\": %" PRIu64 ", \"syscall\": %" PRIu64
 	    ", \"fork\": %" PRIu64 ", \"exec\": %" PRIu64 ", \"exit\": %" PRIu64 "}",
 	    st->lost_by_kind[EV_FAULT], st->lost_by_kind[EV_SYSCALL], st->lost_by_kind[EV_FORK],
 	    st->lost_by_kind[EV_EXEC], st->lost_by_kind[EV_EXIT]);
 	if (f->extra_stats && *f->extra_stats)
-		jb_put(&b, ", %s", f->extra_stats);
-	jb_put(&b, "}, \"processes\": [");
+		json_buf_put(&b, ", %s", f->extra_stats);
+	json_buf_put(&b, "}, \"processes\": [");
 	for (i = 0; i < f->n; i++) {
 		const struct proc *p = f->procs[i];
 		uint64_t c[PS_COUNT];
@@ -290,11 +290,11 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 		if (!p->ready)
 			continue;
 		model_totals(p, c);
-		jb_put(&b, "%s{\"pid\": %d, \"ppid\": %d, \"comm\": ", any ? ", " : "", p->pid,
+		json_buf_put(&b, "%s{\"pid\": %d, \"ppid\": %d, \"comm\": ", any ? ", " : "", p->pid,
 		    p->ppid);
 		any = true;
-		jb_str(&b, p->comm);
-		jb_put(&b, ", \"state\": \"%s\", \"faults\": %" PRIu64 ", \"fault_rate\": %.1f, "
+		json_buf_str(&b, p->comm);
+		json_buf_put(&b, ", \"state\": \"%s\", \"faults\": %" PRIu64 ", \"fault_rate\": %.1f, "
 		    "\"model_bytes\": %zu, \"pages\": ", p->exited ? "exited" : "running", p->faults,
 		    p->fault_rate, f->proc_bytes[i]);
 		put_pages(&b, c, p->mapped_pages);
@@ -305,28 +305,28 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 
 			if (!heat || model_heat_per_mapping(p, f->mono_ns, heat, nmaps))
 				b.oom = true;
-			jb_put(&b, ", \"mappings\": [");
+			json_buf_put(&b, ", \"mappings\": [");
 			for (m = model_first(p); m && heat; m = model_next(m), k++) {
 				if (!first)
-					jb_put(&b, ", ");
+					json_buf_put(&b, ", ");
 				put_mapping(&b, p, m, f->stacks, heat[k]);
 				first = false;
 			}
-			jb_put(&b, "]");
+			json_buf_put(&b, "]");
 			free(heat);
 		}
-		jb_put(&b, "}");
+		json_buf_put(&b, "}");
 	}
-	jb_put(&b, "]");
+	json_buf_put(&b, "]");
 	if (f->files_text)
-		jb_put(&b, ", %s", f->files_text);
+		json_buf_put(&b, ", %s", f->files_text);
 	if (f->has_touches) {
-		jb_put(&b, ", \"recorded_touches\": [");
+		json_buf_put(&b, ", \"recorded_touches\": [");
 		for (i = 0; i < f->ntouches; i++)
 			json_put_touch(&b, &f->touches[i], i > 0);
-		jb_put(&b, "], \"recorded_touches_dropped\": %" PRIu64, f->touches_dropped);
+		json_buf_put(&b, "], \"recorded_touches_dropped\": %" PRIu64, f->touches_dropped);
 	}
-	jb_put(&b, "}\n");
+	json_buf_put(&b, "}\n");
 	if (b.oom) {
 		err = -ENOMEM;
 	} else {

@@ -7,7 +7,7 @@
 #include "out/json_buf.h"
 #include "lib/utf8.h"
 
-void jb_put(struct buf *b, const char *fmt, ...)
+void json_buf_put(struct buf *b, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -33,7 +33,7 @@ void jb_put(struct buf *b, const char *fmt, ...)
 	}
 }
 
-void jb_str(struct buf *b, const char *s)
+void json_buf_str(struct buf *b, const char *s)
 {
 	char small[256], *esc = small;
 	size_t n = utf8_json_escape(NULL, 0, s ? s : "");
@@ -43,12 +43,12 @@ void jb_str(struct buf *b, const char *s)
 		return;
 	}
 	utf8_json_escape(esc, n + 1, s ? s : "");
-	jb_put(b, "\"%s\"", esc);
+	json_buf_put(b, "\"%s\"", esc);
 	if (esc != small)
 		free(esc);
 }
 
-void jb_u64s(struct buf *b, bool comma, const uint64_t *v, size_t n)
+void json_buf_u64s(struct buf *b, bool comma, const uint64_t *v, size_t n)
 {
 	/* At most 20 digits and a comma each: room for all, then no printf on the way. */
 	if (array_reserve_n(b->p, b->len + n * 21 + 2, b->cap, 8192)) {

@@ -14,11 +14,11 @@ struct buf {
 	bool oom;		/* an append failed: the text is incomplete */
 };
 
-void jb_put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void json_buf_put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A comm or a path is bytes: utf8_json_escape() makes it a valid JSON string whatever they are. */
-void jb_str(struct buf *b, const char *s);
+void json_buf_str(struct buf *b, const char *s);
 /* n numbers, comma-separated (and one comma first if comma): the web view's page runs are
  * millions of them, too many for a printf each. */
-void jb_u64s(struct buf *b, bool comma, const uint64_t *v, size_t n);
+void json_buf_u64s(struct buf *b, bool comma, const uint64_t *v, size_t n);
 
 #endif

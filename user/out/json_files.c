@@ -21,14 +21,14 @@ static const char *name_src(enum fc_name_src s)
 
 static void put_pages(struct buf *b, const struct fc_pages *p)
 {
-	jb_put(b, "{\"cached\": %" PRIu64 ", \"dirty\": %" PRIu64 ", \"writeback\": %" PRIu64
+	json_buf_put(b, "{\"cached\": %" PRIu64 ", \"dirty\": %" PRIu64 ", \"writeback\": %" PRIu64
 	       ", \"evicted\": %" PRIu64 ", \"recently_evicted\": %" PRIu64 "}", p->cached,
 	       p->dirty, p->writeback, p->evicted, p->recently_evicted);
 }
 
 static void put_memory(struct buf *b, const struct mem_summary *m)
 {
-	jb_put(b, "\"memory\": {\"total\": %" PRIu64 ", \"free\": %" PRIu64 ", \"available\": %"
+	json_buf_put(b, "\"memory\": {\"total\": %" PRIu64 ", \"free\": %" PRIu64 ", \"available\": %"
 	       PRIu64 ", \"anon\": %" PRIu64 ", \"file\": %" PRIu64 ", \"shmem\": %" PRIu64
 	       ", \"kernel\": %" PRIu64 ", \"swap_total\": %" PRIu64 ", \"swap_used\": %" PRIu64
 	       ", \"accounted\": %" PRIu64 ", \"accounted_anon\": %" PRIu64
@@ -46,7 +46,7 @@ static void put_runs(struct buf *b, const struct fc_file *f)
 	uint64_t rs, re, from = 0;
 	bool first = true;
 
-	jb_put(b, ", \"runs\": [");
+	json_buf_put(b, ", \"runs\": [");
 	while (pageset_next_run(f->cached_set, from, UINT64_MAX, &rs, &re)) {
 		uint64_t p = rs;
 
@@ -58,52 +58,52 @@ static void put_runs(struct buf *b, const struct fc_file *f)
 			while (q < re && (pageset_contains(f->writeback_set, q) ? "writeback" :
 					  pageset_contains(f->dirty_set, q) ? "dirty" : "cached") == st)
 				q++;
-			jb_put(b, "%s{\"start\": %" PRIu64 ", \"end\": %" PRIu64 ", \"state\": \"%s\"}",
+			json_buf_put(b, "%s{\"start\": %" PRIu64 ", \"end\": %" PRIu64 ", \"state\": \"%s\"}",
 			       first ? "" : ", ", p, q, st);
 			first = false;
 			p = q;
 		}
 		from = re;
 	}
-	jb_put(b, "]");
+	json_buf_put(b, "]");
 }
 
 static void put_file(struct buf *b, const struct fc_file *f, bool comma)
 {
 	size_t i;
 
-	jb_put(b, "%s{\"path\": ", comma ? ", " : "");
-	jb_str(b, f->name);
-	jb_put(b, ", \"name_source\": \"%s\"", name_src(f->name_src));
+	json_buf_put(b, "%s{\"path\": ", comma ? ", " : "");
+	json_buf_str(b, f->name);
+	json_buf_put(b, ", \"name_source\": \"%s\"", name_src(f->name_src));
 	if (f->why) {
-		jb_put(b, ", \"why\": ");
-		jb_str(b, f->why);
+		json_buf_put(b, ", \"why\": ");
+		json_buf_str(b, f->why);
 	}
-	jb_put(b, ", \"kind\": \"%s\", \"dev\": \"%u:%u\", \"ino\": %" PRIu64 ", \"size\": %" PRIu64
-	       ", \"pages\": ", fc_kind_name(f->kind), major(f->dev), minor(f->dev), f->ino,
+	json_buf_put(b, ", \"kind\": \"%s\", \"dev\": \"%u:%u\", \"ino\": %" PRIu64 ", \"size\": %" PRIu64
+	       ", \"pages\": ", fcache_kind_name(f->kind), major(f->dev), minor(f->dev), f->ino,
 	       f->size);
 	put_pages(b, &f->pages);
-	jb_put(b, ", \"exact\": %s, \"adds_per_sec\": %.1f, \"evictions_per_sec\": %.1f"
+	json_buf_put(b, ", \"exact\": %s, \"adds_per_sec\": %.1f, \"evictions_per_sec\": %.1f"
 	       ", \"mapped_by\": [", f->have_stat ? "true" : "false", f->adds_per_sec,
 	       f->evictions_per_sec);
 	for (i = 0; i < f->nmapped_by; i++)
-		jb_put(b, "%s%d", i ? ", " : "", f->mapped_by[i]);
-	jb_put(b, "], \"memcg\": ");
+		json_buf_put(b, "%s%d", i ? ", " : "", f->mapped_by[i]);
+	json_buf_put(b, "], \"memcg\": ");
 	if (f->memcg)
-		jb_str(b, f->memcg);
+		json_buf_str(b, f->memcg);
 	else
-		jb_put(b, "null");
+		json_buf_put(b, "null");
 	if (f->watched) {
-		jb_put(b, ", \"watched\": true");
+		json_buf_put(b, ", \"watched\": true");
 		if (f->cached_set && f->dirty_set && f->writeback_set)
 			put_runs(b, f);
 	}
-	jb_put(b, "}");
+	json_buf_put(b, "}");
 }
 
 static void put_stats(struct buf *b, const struct files_stats *s)
 {
-	jb_put(b, ", \"files_stats\": {\"source\": \"%s\", \"full_walk_ms\": %.1f"
+	json_buf_put(b, ", \"files_stats\": {\"source\": \"%s\", \"full_walk_ms\": %.1f"
 	       ", \"full_walk_steps\": %" PRIu64 ", \"walk_ms\": %.2f, \"walk_steps\": %" PRIu64
 	       ", \"walk_cuts\": %" PRIu64 ", \"walk_errors\": %" PRIu64 ", \"opens\": %" PRIu64
 	       ", \"opened\": %" PRIu64 ", \"cachestats\": %" PRIu64 ", \"proc_scans\": %" PRIu64
@@ -177,7 +177,7 @@ int json_files_text(struct engine *e, uint32_t top, bool whole_system, char **ou
 		if (!v)
 			b.oom = true;
 	}
-	jb_put(&b, "%s\"files\": [", b.len ? ", " : "");
+	json_buf_put(&b, "%s\"files\": [", b.len ? ", " : "");
 	for (i = 0; i < n; i++)
 		put_listed(&b, v[i], &k, &listed);
 	if (!whole_system || top) {
@@ -187,7 +187,7 @@ int json_files_text(struct engine *e, uint32_t top, bool whole_system, char **ou
 		if (whole_system)
 			free(v);
 	}
-	jb_put(&b, "]");
+	json_buf_put(&b, "]");
 	if (whole_system) {
 		struct fc_totals tot;
 
@@ -200,9 +200,9 @@ int json_files_text(struct engine *e, uint32_t top, bool whole_system, char **ou
 		om.recently_evicted = tot.pages.recently_evicted - listed.recently_evicted;
 	}
 	if (whole_system) {
-		jb_put(&b, ", \"files_omitted\": {\"files\": %" PRIu64 ", \"pages\": ", omitted);
+		json_buf_put(&b, ", \"files_omitted\": {\"files\": %" PRIu64 ", \"pages\": ", omitted);
 		put_pages(&b, &om);
-		jb_put(&b, "}");
+		json_buf_put(&b, "}");
 	}
 	if (engine_files_stats(e))
 		put_stats(&b, engine_files_stats(e));

@@ -10,7 +10,7 @@ void json_share_proc(struct buf *b, const struct proc *p)
 	if (!p->share)
 		return;
 	share_totals(p, &f);
-	jb_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %" PRIu64 ", \"shared\": %" PRIu64
+	json_buf_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %" PRIu64 ", \"shared\": %" PRIu64
 	    ", \"ksm\": %" PRIu64 ", \"sharing_at\": %.6f", f.uss, f.pss, f.shared, f.ksm,
 	    p->share->at_ns / 1e9);
 }
@@ -29,22 +29,22 @@ void json_share_mapping(struct buf *b, const struct proc *p, const struct mappin
 	if (!p->share)
 		return;
 	share_mapping(p, m, &f);
-	jb_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %" PRIu64 ", \"shared\": %" PRIu64
+	json_buf_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %" PRIu64 ", \"shared\": %" PRIu64
 	    ", \"shared_runs\": [", f.uss, f.pss, f.shared);
 	/* The sharing layer: runs of each class by more than one, class after class. */
 	for (c = SHC_TWO; c < SHC_COUNT; c++)
 		for (rs = s; pageset_next_run(p->share->cls[c], rs, t, &rs, &re); rs = re) {
-			jb_put(b, "%s{\"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64
+			json_buf_put(b, "%s{\"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64
 			    "\", \"by\": \"%s\"}", first ? "" : ", ", rs << PAGE_SHIFT_4K,
 			    re << PAGE_SHIFT_4K, class_names[c]);
 			first = false;
 		}
-	jb_put(b, "]");
+	json_buf_put(b, "]");
 }
 
 void json_share_stats(struct buf *b, bool comma, const struct share_stats *st)
 {
-	jb_put(b, "%s\"sharing\": {\"passes\": %" PRIu64 ", \"pages_read\": %" PRIu64
+	json_buf_put(b, "%s\"sharing\": {\"passes\": %" PRIu64 ", \"pages_read\": %" PRIu64
 	    ", \"lookups\": %" PRIu64 ", \"cached\": %" PRIu64 ", \"preads\": %" PRIu64
 	    ", \"tick_ms\": %.3f, \"total_ms\": %.3f"
 	    ", \"tick_pages\": %" PRIu64 ", \"anon_verified\": %" PRIu64 "}", comma ? ", " : "",

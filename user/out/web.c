@@ -119,7 +119,7 @@ static enum MHD_Result api_info(struct web *w, struct MHD_Connection *c)
 {
 	struct buf b = { 0 };
 
-	jb_put(&b, "{\"replay\": %s, \"span\": %.6f, \"token\": %s}",
+	json_buf_put(&b, "{\"replay\": %s, \"span\": %.6f, \"token\": %s}",
 	       w->src.replay ? "true" : "false", w->src.span_s, w->token[0] ? "true" : "false");
 	return json_reply(c, &b);
 }

@@ -25,7 +25,7 @@ static void put_pages(struct buf *b, const struct proc *p)
 	uint64_t c[PS_COUNT];
 
 	model_totals(p, c);
-	jb_put(b, "\"mapped\": %" PRIu64 ", \"resident\": %" PRIu64 ", \"swapped\": %" PRIu64
+	json_buf_put(b, "\"mapped\": %" PRIu64 ", \"resident\": %" PRIu64 ", \"swapped\": %" PRIu64
 	    ", \"untracked\": %" PRIu64, p->mapped_pages, c[PS_RESIDENT], c[PS_SWAPPED],
 	    c[PS_UNTRACKED]);
 }
@@ -38,13 +38,13 @@ static void put_share_totals(struct buf *b, const struct proc *p)
 	if (!p->share)
 		return;
 	share_totals(p, &f);
-	jb_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %.1f", f.uss >> PAGE_SHIFT_4K,
+	json_buf_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %.1f", f.uss >> PAGE_SHIFT_4K,
 	    (double)f.pss / (1 << PAGE_SHIFT_4K));
 }
 
 static void put_head(struct buf *b, const struct json_frame *f)
 {
-	jb_put(b, "{\"time\": %.6f, \"monotonic\": %.6f, \"mode\": \"%s\"", f->wall,
+	json_buf_put(b, "{\"time\": %.6f, \"monotonic\": %.6f, \"mode\": \"%s\"", f->wall,
 	    f->mono_ns / 1e9, f->mode);
 }
 
@@ -53,23 +53,23 @@ int web_json_list(const struct json_frame *f, struct buf *b)
 	bool any = false;
 
 	put_head(b, f);
-	jb_put(b, ", \"processes\": [");
+	json_buf_put(b, ", \"processes\": [");
 	for (size_t i = 0; i < f->n; i++) {
 		const struct proc *p = f->procs[i];
 
 		if (!p->ready)
 			continue;
-		jb_put(b, "%s{\"pid\": %d, \"ppid\": %d, \"comm\": ", any ? ", " : "", p->pid,
+		json_buf_put(b, "%s{\"pid\": %d, \"ppid\": %d, \"comm\": ", any ? ", " : "", p->pid,
 		    p->ppid);
-		jb_str(b, p->comm);
-		jb_put(b, ", \"state\": \"%s\", \"faults\": %" PRIu64 ", \"fault_rate\": %.1f, ",
+		json_buf_str(b, p->comm);
+		json_buf_put(b, ", \"state\": \"%s\", \"faults\": %" PRIu64 ", \"fault_rate\": %.1f, ",
 		    p->exited ? "exited" : "running", p->faults, p->fault_rate);
 		put_pages(b, p);
 		put_share_totals(b, p);
-		jb_put(b, ", \"mappings\": %zu}", model_count_maps(p));
+		json_buf_put(b, ", \"mappings\": %zu}", model_count_maps(p));
 		any = true;
 	}
-	jb_put(b, "]}");
+	json_buf_put(b, "]}");
 	return b->oom ? -ENOMEM : 0;
 }
 
@@ -85,7 +85,7 @@ static int put_run(uint64_t start, uint64_t end, enum page_state s, void *arg)
 
 	if (s == PS_NOT_RESIDENT)
 		return 0;
-	jb_u64s(c->b, !c->first, (uint64_t[]){ start - c->last, end - start, (uint64_t)s }, 3);
+	json_buf_u64s(c->b, !c->first, (uint64_t[]){ start - c->last, end - start, (uint64_t)s }, 3);
 	c->last = end;
 	c->first = false;
 	return 0;
@@ -167,13 +167,13 @@ static void put_heat(struct buf *b, const struct warm_set *ws, const struct mapp
 	uint64_t s = mapping_start(m), e = mapping_end(m);
 	bool first = true;
 
-	jb_put(b, ", \"heat\": [");
+	json_buf_put(b, ", \"heat\": [");
 	for (size_t i = warm_from(ws, s); i < ws->n && ws->w[i].page < e; i++) {
-		jb_put(b, "%s%" PRId64 ",%d", first ? "" : ",", (int64_t)(ws->w[i].page - s),
+		json_buf_put(b, "%s%" PRId64 ",%d", first ? "" : ",", (int64_t)(ws->w[i].page - s),
 		    ws->w[i].level);
 		first = false;
 	}
-	jb_put(b, "]");
+	json_buf_put(b, "]");
 }
 
 /* --sharing: the mapping's pages mapped by more than one process, as [offset from its
@@ -186,13 +186,13 @@ static void put_share_runs(struct buf *b, const struct proc *p, const struct map
 
 	if (!p->share)
 		return;
-	jb_put(b, ", \"share\": [");
+	json_buf_put(b, ", \"share\": [");
 	for (int c = SHC_TWO; c < SHC_COUNT; c++)
 		for (rs = s; pageset_next_run(p->share->cls[c], rs, e, &rs, &re); rs = re) {
-			jb_u64s(b, !first, (uint64_t[]){ rs - s, re - rs, (uint64_t)c }, 3);
+			json_buf_u64s(b, !first, (uint64_t[]){ rs - s, re - rs, (uint64_t)c }, 3);
 			first = false;
 		}
-	jb_put(b, "]");
+	json_buf_put(b, "]");
 }
 
 static void put_mapping(struct buf *b, const struct proc *p, const struct mapping *m,
@@ -203,16 +203,16 @@ static void put_mapping(struct buf *b, const struct proc *p, const struct mappin
 	char perms[5];
 
 	mapping_perms_str(m->perms, perms);
-	jb_put(b, "{\"start\": %" PRIu64 ", \"end\": %" PRIu64 ", \"perms\": \"%s\", \"offset\": %"
+	json_buf_put(b, "{\"start\": %" PRIu64 ", \"end\": %" PRIu64 ", \"perms\": \"%s\", \"offset\": %"
 	    PRIu64 ", \"kind\": \"%s\", \"tracker\": \"%s\", \"path\": ", s, e, perms, m->offset,
 	    map_kind_name(m->kind), m->flags & MF_UFFD ? "userfaultfd" : "pagemap");
-	jb_str(b, m->path ? m->path : "");
-	jb_put(b, ", \"runs\": [");
+	json_buf_str(b, m->path ? m->path : "");
+	json_buf_put(b, ", \"runs\": [");
 	model_runs(p, s, e, put_run, &rc);
-	jb_put(b, "]");
+	json_buf_put(b, "]");
 	put_heat(b, ws, m);
 	put_share_runs(b, p, m);
-	jb_put(b, "}");
+	json_buf_put(b, "}");
 }
 
 static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
@@ -305,7 +305,7 @@ static void put_mappings(struct web_deltas *d, const struct proc *p, uint64_t si
 		b->oom = true;
 	d->gen++;
 	s->used = d->gen;
-	jb_put(b, ", \"mappings\": [");
+	json_buf_put(b, ", \"mappings\": [");
 	for (const struct mapping *m = model_first(p); m; m = model_next(m)) {
 		struct web_mark *old = mark_find(s, mapping_start(m));
 		uint64_t fp = fingerprint(p, m, &ws), h, gen;
@@ -330,14 +330,14 @@ static void put_mappings(struct web_deltas *d, const struct proc *p, uint64_t si
 		gen = old && old->hash == h ? old->gen : d->gen;
 		next[nn++] = (struct web_mark){ mapping_start(m), h, gen, fp };
 		if (gen > since) {
-			jb_put(b, "%s%.*s", first ? "" : ", ", (int)one.len, one.p);
+			json_buf_put(b, "%s%.*s", first ? "" : ", ", (int)one.len, one.p);
 			first = false;
 		}
 	}
-	jb_put(b, "], \"layout\": [");
+	json_buf_put(b, "], \"layout\": [");
 	for (size_t i = 0; i < nn; i++)
-		jb_put(b, "%s%" PRIu64, i ? "," : "", next[i].start);
-	jb_put(b, "]");
+		json_buf_put(b, "%s%" PRIu64, i ? "," : "", next[i].start);
+	json_buf_put(b, "]");
 	free(one.p);
 	free(ws.w);
 	free(s->m);
@@ -356,15 +356,15 @@ int web_json_process(struct web_deltas *d, const struct json_frame *f, pid_t pid
 	if (!p)
 		return -ESRCH;
 	put_head(b, f);
-	jb_put(b, ", \"epoch\": %" PRIu64 ", \"pid\": %d, \"ppid\": %d, \"comm\": ", d->epoch,
+	json_buf_put(b, ", \"epoch\": %" PRIu64 ", \"pid\": %d, \"ppid\": %d, \"comm\": ", d->epoch,
 	    p->pid, p->ppid);
-	jb_str(b, p->comm);
-	jb_put(b, ", \"state\": \"%s\", \"page_size\": %d, ", p->exited ? "exited" : "running",
+	json_buf_str(b, p->comm);
+	json_buf_put(b, ", \"state\": \"%s\", \"page_size\": %d, ", p->exited ? "exited" : "running",
 	    1 << PAGE_SHIFT_4K);
 	put_pages(b, p);
 	put_share_totals(b, p);
 	put_mappings(d, p, since, f->mono_ns, b);
-	jb_put(b, ", \"gen\": %" PRIu64 ", \"since\": %" PRIu64 "}", d->gen, since);
+	json_buf_put(b, ", \"gen\": %" PRIu64 ", \"since\": %" PRIu64 "}", d->gen, since);
 	return b->oom ? -ENOMEM : 0;
 }
 

@@ -25,7 +25,7 @@ int web_server_start(struct engine *e, const struct listen_addr *a, const struct
 			return err;
 		}
 	}
-	err = metrics_http_start(e, a, o, out->web, &out->http, why, whylen);
+	err = http_start(e, a, o, out->web, &out->http, why, whylen);
 	if (err) {
 		web_free(out->web);
 		out->web = NULL;
@@ -45,7 +45,7 @@ int web_server_start(struct engine *e, const struct listen_addr *a, const struct
 
 void web_server_stop(struct web_server *s)
 {
-	metrics_http_stop(s->http);	/* first: no request is using the web view after it */
+	http_stop(s->http);	/* first: no request is using the web view after it */
 	web_free(s->web);
 	memset(s, 0, sizeof(*s));
 }

@@ -82,7 +82,7 @@ static int copy_row(struct fc_file *f, void *arg)
 		return -ENOMEM;
 	u = &s->v[s->n];
 	*u = (struct uf_file){
-		.dev = f->dev, .ino = f->ino, .kind = fc_kind_name(f->kind),
+		.dev = f->dev, .ino = f->ino, .kind = fcache_kind_name(f->kind),
 		.size = f->size, .cached = f->pages.cached, .dirty = f->pages.dirty,
 		.wb = f->pages.writeback, .evicted = f->pages.evicted,
 		.adds = f->adds_per_sec, .evicts = f->evictions_per_sec,
@@ -160,7 +160,7 @@ bool ui_fcache_pages_update(struct ui *ui, struct uf_pages *p, struct pageset **
 		return false;
 	p->gen = fcache_generation(t);
 	snprintf(p->name, sizeof(p->name), "%s", f->name);
-	p->kind = fc_kind_name(f->kind);
+	p->kind = fcache_kind_name(f->kind);
 	p->size = f->size;
 	p->cached = f->pages.cached;
 	p->dirty = f->pages.dirty;
