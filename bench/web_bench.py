@@ -8,10 +8,13 @@ watched by `mevitop -p PID --json --listen`, viewed in Debian's headless Chromiu
 - panning: a mouse drag across the canvas, the frames drawn per second during it and each
   draw's time (the page's own performance.now());
 - what updates cost mevitop: its CPU (schedstat) over --seconds with the page open (polling
-  once a second) and without it, interleaved --rounds times; and the bytes of a poll.
+  once a second) and without it, interleaved --rounds times; and, from mevitop's own
+  /api/stats, per poll: how long it held the engine's lock (the engine stalls that long),
+  the whole answer's time, and its bytes.
 Nothing here asserts a timing.
 
   sudo python3 bench/web_bench.py [--maps 1000] [--pages 4096] [--seconds 20] [--rounds 2]
+                                  [--loads 3]
 """
 import argparse
 import json
@@ -39,6 +42,25 @@ def free_port():
         return s.getsockname()[1]
 
 
+def api_stats(port):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/stats") as r:
+        return json.loads(r.read())["process"]
+
+
+def poll_costs(before, after):
+    """Per /api/process answered between two /api/stats readings: the mean lock hold, the
+    mean answer time (ms) and bytes, and the largest hold and answer over the whole run."""
+    n = after["answered"] - before["answered"]
+    if n <= 0:
+        return "no polls answered"
+    held = (after["held_ns"] - before["held_ns"]) / n / 1e6
+    total = (after["total_ns"] - before["total_ns"]) / n / 1e6
+    size = (after["bytes"] - before["bytes"]) / n
+    return (f"{n} polls: lock held {held:.3f} ms, answer {total:.3f} ms, {size / 1024:.1f} KiB "
+            f"each (largest since start: held {after['held_max_ns'] / 1e6:.3f} ms, answer "
+            f"{after['total_max_ns'] / 1e6:.3f} ms; {after['busy'] - before['busy']} busy)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--maps", type=int, default=1000)
@@ -61,11 +83,14 @@ def main():
                 with urllib.request.urlopen(
                         f"http://127.0.0.1:{port}/api/process?pid={pid}") as r:
                     full = len(r.read())
+                first = api_stats(port)
                 break
             except OSError:
                 time.sleep(0.1)
         print(f"process: {a.maps} mappings x {a.pages} pages = {a.maps * a.pages} pages; "
-              f"a full /api/process is {full / 1024:.0f} KiB; load {open('/proc/loadavg').read().split()[0]}")
+              f"a full /api/process is {full / 1024:.0f} KiB, answered in "
+              f"{first['total_max_ns'] / 1e6:.1f} ms holding the lock {first['held_max_ns'] / 1e6:.1f} ms; "
+              f"load {open('/proc/loadavg').read().split()[0]}")
         paints = []
         for _ in range(a.loads):
             b = Browser(url, 1600, 1000)
@@ -100,18 +125,19 @@ def main():
                   f"(at most {1000 / max(p95, 0.001):.0f} fps)")
         finally:
             b.close()
-        with_view, without = [], []
+        with_view, without, polls = [], [], []
         for _ in range(a.rounds):
             for viewing in (False, True):
                 b = Browser(url, 1600, 1000) if viewing else None
                 try:
                     if b:
                         b.wait("window.mevitop && window.mevitop.ready", "the heatmap", 60)
-                    c0 = cpu_s(mv.pid)
+                    s0, c0 = api_stats(port), cpu_s(mv.pid)
                     time.sleep(a.seconds)
                     pct = (cpu_s(mv.pid) - c0) / a.seconds * 100
                     if b:
                         pct_sent = b.js("window.mevitop.frames")
+                        polls.append(poll_costs(s0, api_stats(port)))
                 finally:
                     if b:
                         b.close()
@@ -121,6 +147,8 @@ def main():
               f"(+{statistics.mean(with_view) - statistics.mean(without):.2f} points; rounds "
               f"{', '.join(f'{w:.2f}/{v:.2f}' for w, v in zip(without, with_view))}; "
               f"{pct_sent} polls in the last round)")
+        for i, p in enumerate(polls):
+            print(f"quiet polls, round {i + 1}: {p}")
     finally:
         mv.terminate()
         mv.wait()

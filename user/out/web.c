@@ -13,11 +13,42 @@
 #include "out/web_assets.h"
 #include "out/web_json.h"
 
+/* What answering the API has cost, per kind of request (/api/stats shows it): how long the
+ * source (the engine's lock, live) was held, and the whole answer's time. */
+struct web_cost {
+	uint64_t n, busy;		/* answered; refused with 503 */
+	uint64_t held_ns, held_max_ns;	/* the source held: the engine stalled for as long */
+	uint64_t total_ns, total_max_ns;	/* from acquiring to the body built */
+	uint64_t bytes;
+};
+
 struct web {
 	struct web_source src;
 	char token[WEB_TOKEN_LEN + 1];	/* empty: none needed (loopback) */
 	struct web_deltas deltas;	/* MHD answers on one thread: no lock */
+	struct web_cost cost[2];	/* [0] /api/list, [1] /api/process */
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void cost_add(struct web_cost *c, uint64_t t0, uint64_t t_release, uint64_t t_done,
+		     size_t bytes)
+{
+	uint64_t held = t_release - t0, total = t_done - t0;
+
+	c->n++;
+	c->held_ns += held;
+	c->total_ns += total;
+	c->held_max_ns = held > c->held_max_ns ? held : c->held_max_ns;
+	c->total_max_ns = total > c->total_max_ns ? total : c->total_max_ns;
+	c->bytes += bytes;
+}
 
 int web_token(char out[WEB_TOKEN_LEN + 1])
 {
@@ -124,9 +155,29 @@ static enum MHD_Result api_info(struct web *w, struct MHD_Connection *c)
 	return json_reply(c, &b);
 }
 
+static void put_cost(struct buf *b, const char *name, const struct web_cost *c)
+{
+	json_buf_put(b, "\"%s\": {\"answered\": %" PRIu64 ", \"busy\": %" PRIu64
+		     ", \"held_ns\": %" PRIu64 ", \"held_max_ns\": %" PRIu64 ", \"total_ns\": %"
+		     PRIu64 ", \"total_max_ns\": %" PRIu64 ", \"bytes\": %" PRIu64 "}", name, c->n,
+		     c->busy, c->held_ns, c->held_max_ns, c->total_ns, c->total_max_ns, c->bytes);
+}
+
+static enum MHD_Result api_stats(struct web *w, struct MHD_Connection *c)
+{
+	struct buf b = { 0 };
+
+	json_buf_put(&b, "{");
+	put_cost(&b, "list", &w->cost[0]);
+	json_buf_put(&b, ", ");
+	put_cost(&b, "process", &w->cost[1]);
+	json_buf_put(&b, "}");
+	return json_reply(c, &b);
+}
+
 static enum MHD_Result api_frame(struct web *w, struct MHD_Connection *c, bool process)
 {
-	uint64_t pid = 0, since;
+	uint64_t pid = 0, since, t0, t_release;
 	struct json_frame f;
 	struct buf b = { 0 };
 	double at;
@@ -137,13 +188,18 @@ static enum MHD_Result api_frame(struct web *w, struct MHD_Connection *c, bool p
 		return http_reply_text(c, MHD_HTTP_BAD_REQUEST,
 				       "bad query: pid=N (a positive number), since=G, at=SECONDS\n");
 	err = w->src.acquire(w->src.ctx, at, &f);
-	if (err == -EBUSY)
+	t0 = mono_ns();
+	if (err == -EBUSY) {
+		w->cost[process].busy++;
 		return http_reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "engine busy, try again\n");
+	}
 	if (err)
 		return http_reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "no frame to serve\n");
 	err = process ? web_json_process(&w->deltas, &f, (pid_t)pid, since, &b)
 		      : web_json_list(&f, &b);
 	w->src.release(w->src.ctx, &f);
+	t_release = mono_ns();
+	cost_add(&w->cost[process], t0, t_release, t_release, b.len);
 	if (err == -ESRCH) {
 		free(b.p);
 		return http_reply_text(c, MHD_HTTP_NOT_FOUND, "no such process in the model\n");
@@ -177,6 +233,8 @@ bool web_handle(struct web *w, struct MHD_Connection *c, const char *url,
 	}
 	else if (!strcmp(url, "/api/info"))
 		*ret = api_info(w, c);
+	else if (!strcmp(url, "/api/stats"))
+		*ret = api_stats(w, c);
 	else if (!strcmp(url, "/api/list"))
 		*ret = api_frame(w, c, false);
 	else if (!strcmp(url, "/api/process"))
