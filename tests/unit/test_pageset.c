@@ -356,6 +356,19 @@ static const char *model_step(struct model *x, struct model *y)
 	}
 }
 
+/* pageset_xor against the references' byte-wise xor. */
+static void check_xor(const struct model *a, const struct model *b)
+{
+	struct model x = { .s = pageset_xor(a->s, b->s), .ref = malloc(UNIVERSE) };
+
+	assert_non_null(x.s);
+	assert_non_null(x.ref);
+	for (uint64_t i = 0; i < UNIVERSE; i++)
+		x.ref[i] = a->ref[i] ^ b->ref[i];
+	model_check(&x);
+	model_fini(&x);
+}
+
 static void test_random_ops(void **state)
 {
 	struct model m[2];
@@ -376,6 +389,8 @@ static void test_random_ops(void **state)
 		same = !memcmp(m[0].ref, m[1].ref, UNIVERSE);
 		assert_int_equal(pageset_equal(m[0].s, m[1].s), same);
 		equal_hits += same;
+		if (op % 100 == 0)
+			check_xor(&m[0], &m[1]);
 	}
 	/* clone must have made the equal-true path happen at least once */
 	assert_true(equal_hits > 0);

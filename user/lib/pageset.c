@@ -789,6 +789,45 @@ void pageset_optimize(struct pageset *s)
 	}
 }
 
+struct pageset *pageset_xor(const struct pageset *a, const struct pageset *b)
+{
+	struct pageset *x = pageset_new();
+	size_t i = 0, j = 0;
+
+	if (!x)
+		return NULL;
+	while (i < a->n || j < b->n) {
+		const struct pageset_bucket *ba = i < a->n ? &a->b[i] : NULL;
+		const struct pageset_bucket *bb = j < b->n ? &b->b[j] : NULL;
+		roaring_bitmap_t *lo;
+		uint32_t hi;
+
+		if (ba && (!bb || ba->hi < bb->hi)) {
+			hi = ba->hi;
+			lo = roaring_bitmap_copy(ba->lo);
+			i++;
+		} else if (!ba || bb->hi < ba->hi) {
+			hi = bb->hi;
+			lo = roaring_bitmap_copy(bb->lo);
+			j++;
+		} else {
+			hi = ba->hi;
+			lo = roaring_bitmap_xor(ba->lo, bb->lo);
+			i++;
+			j++;
+		}
+		if (!lo) {
+			pageset_free(x);
+			return NULL;
+		}
+		if (roaring_bitmap_is_empty(lo))	/* buckets are never empty */
+			roaring_bitmap_free(lo);
+		else
+			bucket_insert(x, x->n, hi, lo);
+	}
+	return x;
+}
+
 bool pageset_equal(const struct pageset *a, const struct pageset *b)
 {
 	if (a->n != b->n)

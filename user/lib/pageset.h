@@ -96,4 +96,9 @@ void pageset_optimize(struct pageset *s);
 
 bool pageset_equal(const struct pageset *a, const struct pageset *b);
 
+/* The pages in exactly one of a and b, as a new set (NULL on ENOMEM): where two snapshots
+ * of one set differ, computed container by container (CRoaring's xor), so its cost follows
+ * the sets' containers, not their runs. */
+struct pageset *pageset_xor(const struct pageset *a, const struct pageset *b);
+
 #endif /* MEVITOP_PAGESET_H */
