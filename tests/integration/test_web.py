@@ -121,6 +121,56 @@ def test_canvas_equals_pagemap_and_updates_send_what_changed(mevitop, quiet_targ
         b.close()
 
 
+def test_a_change_that_keeps_every_count_reaches_the_canvas(mevitop, workload):
+    """One resident page dropped (MADV_DONTNEED) and one never-touched page populated in the
+    same mapping: its resident, swapped and untracked counts do not change, and nothing
+    faults (MADV_POPULATE_WRITE is the kernel's own fault, not the user's), so its heat does
+    not either.  The answer compares page sets, not counts (with a count-only fingerprint
+    this test fails), so the second poll answered after the model has the change (the first
+    may have copied the model just before) must draw it: the bound is 2 polls, asserted
+    without retrying."""
+    wl = workload()
+    wl.do("map b 64")
+    wl.do("advise b 0 32 populate_write")
+    port = free_port()
+    # trace: the madvise calls are applied as they come, and no rescan of the mode's own
+    # adds heat for the populated page (sample mode's does): nothing but the page sets says
+    # the mapping changed, so the test fails if the answer looks at anything less.
+    mv = mevitop(["-p", str(wl.pid), "-i", "200", "--mode", "trace", "--listen",
+                  f"127.0.0.1:{port}"])
+    b = open_heatmap(port, wl.pid)
+    try:
+        before = truth_states(wl.pid)
+        drawn = canvas(b)
+        assert drawn == before, differ(drawn, before)
+        base = wl.region("b") // PAGE
+        gone, new = base + 5, base + 40
+        assert before[gone] == "resident" and before[new] == "not resident", \
+            (before[gone], before[new])
+        wl.do("advise b 5 1 dontneed")
+        t, _ = wl.do("advise b 40 1 populate_write")
+        after = truth_states(wl.pid)
+        assert list(after.values()).count("resident") == \
+            list(before.values()).count("resident"), "the counts changed"
+        assert after[gone] == "not resident" and after[new] == "resident"
+        deadline = time.monotonic() + GUARD_S
+        snap = mv.snapshot_after(t)
+        while True:                         # the model has both pages' new states
+            pages = model_pages(find_proc(snap, wl.pid))
+            if pages.get(gone) is None and pages.get(new) == "resident":
+                break
+            assert time.monotonic() < deadline, "the model never saw the change"
+            snap = mv.snapshot()
+        frames = b.js("window.mevitop.frames")
+        b.wait(f"window.mevitop.frames >= {frames + 2}", "two polls after the model has it")
+        b.js("window.mevitop.draw()")
+        drawn = canvas(b)
+        want = truth_states(wl.pid)
+        assert drawn == want, differ(drawn, want)
+    finally:
+        b.close()
+
+
 def test_hover_says_what_the_cursor_line_says(mevitop, quiet_target):
     wl = quiet_target
     port = free_port()

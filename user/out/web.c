@@ -178,6 +178,7 @@ static enum MHD_Result api_stats(struct web *w, struct MHD_Connection *c)
 static enum MHD_Result api_frame(struct web *w, struct MHD_Connection *c, bool process)
 {
 	uint64_t pid = 0, since, t0, t_release;
+	struct web_snap snap = { 0 };
 	struct json_frame f;
 	struct buf b = { 0 };
 	double at;
@@ -195,15 +196,21 @@ static enum MHD_Result api_frame(struct web *w, struct MHD_Connection *c, bool p
 	}
 	if (err)
 		return http_reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "no frame to serve\n");
-	err = process ? web_json_process(&w->deltas, &f, (pid_t)pid, since, &b)
-		      : web_json_list(&f, &b);
+	/* Held only for the copy: the answer is written after the engine has its lock back. */
+	err = process ? web_snap_process(&f, (pid_t)pid, &snap) : web_snap_list(&f, &snap);
 	w->src.release(w->src.ctx, &f);
 	t_release = mono_ns();
-	cost_add(&w->cost[process], t0, t_release, t_release, b.len);
+	if (!err)
+		err = process ? web_json_process(&w->deltas, &snap, since, &b)
+			      : web_json_list(&snap, &b);
+	web_snap_free(&snap);
+	cost_add(&w->cost[process], t0, t_release, mono_ns(), b.len);
 	if (err == -ESRCH) {
 		free(b.p);
 		return http_reply_text(c, MHD_HTTP_NOT_FOUND, "no such process in the model\n");
 	}
+	if (err)
+		b.oom = true;
 	return json_reply(c, &b);
 }
 

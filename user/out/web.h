@@ -8,6 +8,8 @@
  *                                 one process's mappings and page runs, only those that
  *                                 changed after generation G (0 or absent: all of them)
  *   GET /api/info                 live or replay, and a replay's time span
+ *   GET /api/stats                what the answers have cost: the source's hold (the engine
+ *                                 lock, live) and the whole answer's time
  *   any of them with &at=T        a replay's frame current at T seconds
  *
  * Where the frames come from is a web_source: the live engine (out/web_live.c) or a
@@ -22,8 +24,8 @@
 #include "out/json.h"
 
 /* A frame to serve: acquire fills f (the frame current at `at` seconds for a replay; the
- * live model, locked, for the engine), release gives it back.  0, -EBUSY (try again: 503)
- * or -errno. */
+ * live model, locked, for the engine), release gives it back; in between, the answer only
+ * copies what it needs (out/web_snap.h).  0, -EBUSY (try again: 503) or -errno. */
 struct web_source {
 	void *ctx;
 	bool replay;

@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The web view's JSON (out/web.h): the process list, and one process's mappings sent as
- * what changed.  A mapping is "changed" when the text it would be sent as differs from the
- * last text seen for it (a 64-bit hash of it is kept per mapping), so one rule covers its
- * runs, its heat, its name and its bounds, live or replayed.
+ * what changed.  Both are written from a web_snap (out/web_snap.h), a copy taken while the
+ * source was held, so none of this runs under the engine's lock.
+ *
+ * What changed is exact and found without writing text: each viewed process keeps the copy
+ * its last answer was written from, and the next answer xors each page set (and with
+ * --sharing each class's set) with that copy's (pageset_xor: container by container); a
+ * mapping with a page in the difference changed, and so did one whose bounds, attributes,
+ * path or heat levels (a fingerprint of them) differ.  A page evicted and another faulted
+ * in within one interval, counts unchanged, is in the difference like any other change.
  *
  * Page runs are sent as flat triples [gap, length, state]: gap is the pages between the end
  * of the run before (the mapping's start, first) and this one's start, which are not
@@ -20,54 +26,35 @@
 #include "model/share_figs.h"
 #include "out/web_json.h"
 
-static void put_pages(struct buf *b, const struct proc *p)
+static void put_pages(struct buf *b, uint64_t mapped, const uint64_t c[PS_COUNT])
 {
-	uint64_t c[PS_COUNT];
-
-	model_totals(p, c);
-	json_buf_put(b, "\"mapped\": %" PRIu64 ", \"resident\": %" PRIu64 ", \"swapped\": %" PRIu64
-	    ", \"untracked\": %" PRIu64, p->mapped_pages, c[PS_RESIDENT], c[PS_SWAPPED],
+	json_buf_put(b, "\"mapped\": %" PRIu64 ", \"resident\": %" PRIu64 ", \"swapped\": %"
+	    PRIu64 ", \"untracked\": %" PRIu64, mapped, c[PS_RESIDENT], c[PS_SWAPPED],
 	    c[PS_UNTRACKED]);
 }
 
-/* --sharing: the process's USS and PSS in pages (a pass has read it), else nothing. */
-static void put_share_totals(struct buf *b, const struct proc *p)
+static void put_head(struct buf *b, const struct web_snap *s)
 {
-	struct share_figs f;
-
-	if (!p->share)
-		return;
-	share_totals(p, &f);
-	json_buf_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %.1f", f.uss >> PAGE_SHIFT_4K,
-	    (double)f.pss / (1 << PAGE_SHIFT_4K));
+	json_buf_put(b, "{\"time\": %.6f, \"monotonic\": %.6f, \"mode\": \"%s\"", s->wall,
+	    s->mono_ns / 1e9, s->mode);
 }
 
-static void put_head(struct buf *b, const struct json_frame *f)
+int web_json_list(const struct web_snap *s, struct buf *b)
 {
-	json_buf_put(b, "{\"time\": %.6f, \"monotonic\": %.6f, \"mode\": \"%s\"", f->wall,
-	    f->mono_ns / 1e9, f->mode);
-}
-
-int web_json_list(const struct json_frame *f, struct buf *b)
-{
-	bool any = false;
-
-	put_head(b, f);
+	put_head(b, s);
 	json_buf_put(b, ", \"processes\": [");
-	for (size_t i = 0; i < f->n; i++) {
-		const struct proc *p = f->procs[i];
+	for (size_t i = 0; i < s->n; i++) {
+		const struct web_row *r = &s->rows[i];
 
-		if (!p->ready)
-			continue;
-		json_buf_put(b, "%s{\"pid\": %d, \"ppid\": %d, \"comm\": ", any ? ", " : "", p->pid,
-		    p->ppid);
-		json_buf_str(b, p->comm);
+		json_buf_put(b, "%s{\"pid\": %d, \"ppid\": %d, \"comm\": ", i ? ", " : "", r->pid,
+		    r->ppid);
+		json_buf_str(b, r->comm);
 		json_buf_put(b, ", \"state\": \"%s\", \"faults\": %" PRIu64 ", \"fault_rate\": %.1f, ",
-		    p->exited ? "exited" : "running", p->faults, p->fault_rate);
-		put_pages(b, p);
-		put_share_totals(b, p);
-		json_buf_put(b, ", \"mappings\": %zu}", model_count_maps(p));
-		any = true;
+		    r->exited ? "exited" : "running", r->faults, r->fault_rate);
+		put_pages(b, r->mapped, r->counts);
+		if (r->share)
+			json_buf_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %.1f", r->uss, r->pss);
+		json_buf_put(b, ", \"mappings\": %zu}", r->maps);
 	}
 	json_buf_put(b, "]}");
 	return b->oom ? -ENOMEM : 0;
@@ -131,8 +118,7 @@ static int warm_collect(const struct proc *p, uint64_t now_ns, struct warm_set *
 
 		if (!h->block)
 			continue;
-		level = heat_level(heat_range(&p->heat, page, page + (1u << HEAT_BLOCK_SHIFT),
-					      now_ns));
+		level = heat_level(heat_entry_value(h, now_ns));	/* the block's heat */
 		if (!level)
 			continue;
 		if (array_reserve(ws->w, ws->n, ws->cap, 256))
@@ -226,32 +212,79 @@ static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 
 #define HASH_SEED 0xcbf29ce484222325ULL
 
-/*
- * What decides, without writing its text, whether a mapping may have changed: its bounds,
- * attributes, path, the count of each state in it and its warm blocks.  A change that keeps
- * every count (one page evicted, another faulted in the same interval) is not seen by it:
- * such a mapping is caught by the rotation in put_mappings, which writes every mapping's
- * text at least once every WEB_RECHECK polls.
- */
-static uint64_t fingerprint(const struct proc *p, const struct mapping *m,
-			    const struct warm_set *ws)
+/* What of a mapping's text the page sets do not decide: its bounds, attributes, path and
+ * warm blocks' levels (the page states are compared by changed_maps). */
+static uint64_t fingerprint(const struct mapping *m, const struct warm_set *ws)
 {
 	uint64_t s = mapping_start(m), e = mapping_end(m);
-	uint64_t v[] = { s, e, m->perms, m->flags, m->offset, m->kind,
-			 model_count(p, PS_RESIDENT, s, e), model_count(p, PS_SWAPPED, s, e),
-			 model_count(p, PS_UNTRACKED, s, e) };
+	uint64_t v[] = { s, e, m->perms, m->flags, m->offset, m->kind };
 	uint64_t h = hash_bytes(HASH_SEED, v, sizeof(v));
 
 	if (m->path)
 		h = hash_bytes(h, m->path, strlen(m->path));
-	for (int c = SHC_TWO; p->share && c < SHC_COUNT; c++) {
-		uint64_t n = pageset_count_range(p->share->cls[c], s, e);
-
-		h = hash_bytes(h, &n, sizeof(n));
-	}
 	for (size_t i = warm_from(ws, s); i < ws->n && ws->w[i].page < e; i++)
 		h = hash_bytes(h, &ws->w[i], sizeof(ws->w[i]));
 	return h;
+}
+
+/* dirty[i] for each mapping ms[i] (address order) holding a page of x. */
+static void mark_changed(const struct pageset *x, const struct mapping *const *ms, size_t n,
+			 bool *dirty)
+{
+	uint64_t from = 0, rs, re;
+	size_t i = 0;
+
+	while (i < n && pageset_next_run(x, from, UINT64_MAX, &rs, &re)) {
+		while (i < n && mapping_end(ms[i]) <= rs)
+			i++;
+		if (i == n)
+			break;
+		if (mapping_start(ms[i]) < re) {
+			dirty[i] = true;	/* the rest of it need not be looked at */
+			from = mapping_end(ms[i++]);
+		} else {
+			from = mapping_start(ms[i]);
+		}
+	}
+}
+
+static int mark_xor(const struct pageset *a, const struct pageset *b,
+		    const struct mapping *const *ms, size_t n, bool *dirty)
+{
+	struct pageset *x = pageset_xor(a, b);
+
+	if (!x)
+		return -ENOMEM;
+	mark_changed(x, ms, n, dirty);
+	pageset_free(x);
+	return 0;
+}
+
+/* The mappings of p where a page's state or sharing class differs from base's (NULL: every
+ * mapping).  0 or -ENOMEM. */
+static int changed_maps(const struct proc *base, const struct proc *p,
+			const struct mapping *const *ms, size_t n, bool *dirty)
+{
+	int err = 0;
+
+	if (!base || !base->share != !p->share) {	/* "share" comes or goes: all */
+		memset(dirty, true, n * sizeof(*dirty));
+		return 0;
+	}
+	for (int st = PS_RESIDENT; st < PS_COUNT && !err; st++)
+		err = mark_xor(base->set[st], p->set[st], ms, n, dirty);
+	for (int c = SHC_TWO; p->share && c < SHC_COUNT && !err; c++)
+		err = mark_xor(base->share->cls[c], p->share->cls[c], ms, n, dirty);
+	return err;
+}
+
+static void seen_reset(struct web_seen *s)
+{
+	free(s->m);
+	proc_free(s->base);
+	s->m = NULL;
+	s->base = NULL;
+	s->n = 0;
 }
 
 /* The cache entry for p (the least recently used one is reused for a process not seen). */
@@ -267,9 +300,9 @@ static struct web_seen *seen_for(struct web_deltas *d, const struct proc *p)
 		if (s->used < old->used)
 			old = s;
 	}
+	seen_reset(old);
 	old->pid = p->pid;
 	old->serial = p->serial;
-	old->n = 0;
 	old->used = 0;
 	return old;
 }
@@ -289,81 +322,102 @@ static struct web_mark *mark_find(struct web_seen *s, uint64_t start)
 	return lo < s->n && s->m[lo].start == start ? &s->m[lo] : NULL;
 }
 
-/* The mappings of p whose text changed after generation since, and every mapping's start
- * (the page drops the ones that are gone).  Marks for the next call are rebuilt here. */
-static void put_mappings(struct web_deltas *d, const struct proc *p, uint64_t since,
-			 uint64_t now_ns, struct buf *b)
+/* Writes the mappings whose marks say they changed after since, then every start. */
+static void put_changed(struct buf *b, const struct proc *p, const struct mapping *const *ms,
+			const struct web_mark *next, size_t n, uint64_t since,
+			const struct warm_set *ws)
 {
-	struct web_seen *s = seen_for(d, p);
-	struct web_mark *next = NULL;
-	size_t nn = 0, cap = 0;
-	struct buf one = { 0 };
-	struct warm_set ws = { 0 };
 	bool first = true;
 
-	if (warm_collect(p, now_ns, &ws))
-		b->oom = true;
-	d->gen++;
-	s->used = d->gen;
 	json_buf_put(b, ", \"mappings\": [");
-	for (const struct mapping *m = model_first(p); m; m = model_next(m)) {
-		struct web_mark *old = mark_find(s, mapping_start(m));
-		uint64_t fp = fingerprint(p, m, &ws), h, gen;
-
-		if (array_reserve(next, nn, cap, 64)) {
-			b->oom = true;
-			break;
-		}
-		/* Unchanged as far as the fingerprint says, known to the page, not its turn to
-		 * be checked: no text at all (what makes a quiet poll of a big program cheap). */
-		if (old && old->fp == fp && old->gen <= since && (nn + d->gen) % WEB_RECHECK) {
-			next[nn++] = *old;
+	for (size_t i = 0; i < n; i++) {
+		if (next[i].gen <= since)
 			continue;
-		}
-		one.len = 0;
-		put_mapping(&one, p, m, &ws);
-		if (one.oom) {
-			b->oom = true;
-			break;
-		}
-		h = hash_bytes(HASH_SEED, one.p, one.len);
-		gen = old && old->hash == h ? old->gen : d->gen;
-		next[nn++] = (struct web_mark){ mapping_start(m), h, gen, fp };
-		if (gen > since) {
-			json_buf_put(b, "%s%.*s", first ? "" : ", ", (int)one.len, one.p);
-			first = false;
-		}
+		json_buf_put(b, first ? "" : ", ");
+		put_mapping(b, p, ms[i], ws);
+		first = false;
 	}
 	json_buf_put(b, "], \"layout\": [");
-	for (size_t i = 0; i < nn; i++)
+	for (size_t i = 0; i < n; i++)
 		json_buf_put(b, "%s%" PRIu64, i ? "," : "", next[i].start);
 	json_buf_put(b, "]");
-	free(one.p);
-	free(ws.w);
-	free(s->m);
-	s->m = next;
-	s->n = nn;
 }
 
-int web_json_process(struct web_deltas *d, const struct json_frame *f, pid_t pid,
-		     uint64_t since, struct buf *b)
+/* The mappings of p that changed after generation since, and every mapping's start (the
+ * page drops the ones that are gone).  On success p becomes the entry's base (the next
+ * poll's comparison) and *taken says so; the marks are rebuilt. */
+static void put_mappings(struct web_deltas *d, struct proc *p, uint64_t since,
+			 uint64_t now_ns, struct buf *b, bool *taken)
 {
-	const struct proc *p = NULL;
+	struct web_seen *s = seen_for(d, p);
+	size_t n = model_count_maps(p), i = 0;
+	const struct mapping **ms = calloc(n + 1, sizeof(*ms));
+	struct web_mark *next = calloc(n + 1, sizeof(*next));
+	bool *dirty = calloc(n + 1, sizeof(*dirty));
+	struct warm_set ws = { 0 };
 
-	for (size_t i = 0; i < f->n && !p; i++)
-		if (f->procs[i]->pid == pid && f->procs[i]->ready)
-			p = f->procs[i];
-	if (!p)
-		return -ESRCH;
-	put_head(b, f);
-	json_buf_put(b, ", \"epoch\": %" PRIu64 ", \"pid\": %d, \"ppid\": %d, \"comm\": ", d->epoch,
-	    p->pid, p->ppid);
+	d->gen++;
+	s->used = d->gen;
+	if (!ms || !next || !dirty || warm_collect(p, now_ns, &ws))
+		goto oom;
+	for (const struct mapping *m = model_first(p); m && i < n; m = model_next(m))
+		ms[i++] = m;
+	if (changed_maps(s->base, p, ms, n, dirty))
+		goto oom;
+	for (i = 0; i < n; i++) {
+		const struct web_mark *old = mark_find(s, mapping_start(ms[i]));
+		uint64_t fp = fingerprint(ms[i], &ws);
+		bool same = old && old->fp == fp && !dirty[i];
+
+		next[i] = (struct web_mark){ mapping_start(ms[i]), same ? old->gen : d->gen, fp };
+	}
+	put_changed(b, p, ms, next, n, since, &ws);
+	if (b->oom)
+		goto oom;
+	free(s->m);
+	proc_free(s->base);
+	s->m = next;
+	s->n = n;
+	s->base = p;
+	*taken = true;
+	free(ms);
+	free(dirty);
+	free(ws.w);
+	return;
+oom:
+	/* Forget the process: its next answer is everything, whatever since says. */
+	seen_reset(s);
+	b->oom = true;
+	free(ms);
+	free(next);
+	free(dirty);
+	free(ws.w);
+}
+
+int web_json_process(struct web_deltas *d, struct web_snap *snap, uint64_t since,
+		     struct buf *b)
+{
+	struct proc *p = snap->p;
+	uint64_t c[PS_COUNT];
+	struct share_figs sf;
+	bool taken = false;
+
+	put_head(b, snap);
+	json_buf_put(b, ", \"epoch\": %" PRIu64 ", \"pid\": %d, \"ppid\": %d, \"comm\": ",
+		     d->epoch, p->pid, p->ppid);
 	json_buf_str(b, p->comm);
-	json_buf_put(b, ", \"state\": \"%s\", \"page_size\": %d, ", p->exited ? "exited" : "running",
-	    1 << PAGE_SHIFT_4K);
-	put_pages(b, p);
-	put_share_totals(b, p);
-	put_mappings(d, p, since, f->mono_ns, b);
+	json_buf_put(b, ", \"state\": \"%s\", \"page_size\": %d, ",
+		     p->exited ? "exited" : "running", 1 << PAGE_SHIFT_4K);
+	model_totals(p, c);
+	put_pages(b, p->mapped_pages, c);
+	if (p->share) {		/* --sharing: USS and PSS in pages (a pass has read it) */
+		share_totals(p, &sf);
+		json_buf_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %.1f", sf.uss >> PAGE_SHIFT_4K,
+			     (double)sf.pss / (1 << PAGE_SHIFT_4K));
+	}
+	put_mappings(d, p, since, snap->mono_ns, b, &taken);
+	if (taken)
+		snap->p = NULL;
 	json_buf_put(b, ", \"gen\": %" PRIu64 ", \"since\": %" PRIu64 "}", d->gen, since);
 	return b->oom ? -ENOMEM : 0;
 }
@@ -371,6 +425,6 @@ int web_json_process(struct web_deltas *d, const struct json_frame *f, pid_t pid
 void web_deltas_free(struct web_deltas *d)
 {
 	for (size_t i = 0; i < WEB_SEEN_PROCS; i++)
-		free(d->procs[i].m);
+		seen_reset(&d->procs[i]);
 	memset(d, 0, sizeof(*d));
 }

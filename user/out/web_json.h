@@ -4,17 +4,15 @@
 #define MEVITOP_OUT_WEB_JSON_H
 
 #include <stdint.h>
-#include "out/json.h"
 #include "out/json_buf.h"
+#include "out/web_snap.h"
 
-#define WEB_SEEN_PROCS 8		/* processes whose mappings' last texts are kept */
+#define WEB_SEEN_PROCS 8		/* processes whose last answers' copies are kept */
 #define WEB_HEAT_LEVELS 4		/* heat colours; a block below the first is not sent */
-#define WEB_RECHECK 16			/* every mapping's text is written once in so many polls */
 
 struct web_mark {
 	uint64_t start;			/* the mapping's first page */
-	uint64_t hash;			/* of the text it was last sent as */
-	uint64_t gen;			/* when that text first appeared */
+	uint64_t gen;			/* when it last changed */
 	uint64_t fp;			/* its fingerprint then (web_json.c) */
 };
 
@@ -24,6 +22,7 @@ struct web_seen {
 	uint64_t used;			/* gen of the last request; 0: free */
 	struct web_mark *m;		/* by start */
 	size_t n;
+	struct proc *base;		/* the copy the marks are of: the next answer's xor */
 };
 
 /* What each recently viewed process's mappings looked like, for "only what changed". */
@@ -33,10 +32,11 @@ struct web_deltas {
 	struct web_seen procs[WEB_SEEN_PROCS];
 };
 
-int web_json_list(const struct json_frame *f, struct buf *b);
-/* -ESRCH: no ready process pid in f. */
-int web_json_process(struct web_deltas *d, const struct json_frame *f, pid_t pid,
-		     uint64_t since, struct buf *b);
+int web_json_list(const struct web_snap *s, struct buf *b);
+/* s from web_snap_process; its copy is kept (s->p becomes NULL) as what the next answer
+ * for that process compares with.  0 or -ENOMEM. */
+int web_json_process(struct web_deltas *d, struct web_snap *s, uint64_t since,
+		     struct buf *b);
 void web_deltas_free(struct web_deltas *d);
 
 #endif

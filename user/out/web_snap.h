@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What one API answer needs, copied out of a frame while its source is held (live: the
+ * engine's lock): the answer is written after the source is released, so the engine waits
+ * for the copy only, never for the JSON (a thousand mappings' text took it hundreds of
+ * milliseconds).  A process is copied whole (proc_clone: its mappings and page sets, which
+ * are compressed containers, a memcpy each), so the answer and the next poll's comparison
+ * with it (out/web_json.c) are exact.
+ */
+#ifndef MEVITOP_OUT_WEB_SNAP_H
+#define MEVITOP_OUT_WEB_SNAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "engine/frame.h"
+#include "model/model.h"
+
+/* One process of the list, as /api/list writes it. */
+struct web_row {
+	pid_t pid, ppid;
+	char comm[16];
+	bool exited;
+	bool share;			/* a sharing pass has read it: uss and pss hold */
+	uint64_t faults;
+	double fault_rate;
+	uint64_t mapped, counts[PS_COUNT];
+	uint64_t uss;			/* pages */
+	double pss;			/* pages */
+	size_t maps;
+};
+
+struct web_snap {
+	double wall;
+	uint64_t mono_ns;
+	char mode[24];
+	struct web_row *rows;		/* web_snap_list: the ready processes */
+	size_t n;
+	struct proc *p;			/* web_snap_process: a private copy, or NULL */
+};
+
+/* 0 or -ENOMEM. */
+int web_snap_list(const struct json_frame *f, struct web_snap *s);
+/* 0, -ESRCH (no ready process pid in f) or -ENOMEM. */
+int web_snap_process(const struct json_frame *f, pid_t pid, struct web_snap *s);
+void web_snap_free(struct web_snap *s);
+
+#endif
