@@ -10,6 +10,7 @@
  */
 #include "exact/arch.h"
 
+#include <cpuid.h>
 #include <elf.h>
 #include <errno.h>
 #include <string.h>
@@ -23,6 +24,9 @@
 #define FP_XSTATE_MAGIC2	0x46505845u	/* "FPXE" right after the XSAVE image */
 #define FX_SW_OFFSET		464		/* sw_reserved inside the legacy FXSAVE area */
 #define XSAVE_MIN		(512 + 64)	/* legacy area + xsave header */
+#define XSTATE_BV_OFFSET	512		/* the header's "which components hold state" */
+#define CPUID_XSTATE		0xd		/* leaf: each component's size, offset, flags */
+#define CPUID_XSTATE_XFD	(1u << 2)	/* sub-leaf ecx: the component is XFD-armed */
 
 /* uc_flags: the frame carries an XSAVE image and a valid ss to restore exactly */
 #define UC_FP_XSTATE		0x1
@@ -83,6 +87,41 @@ int arch_regs_set(pid_t tid, const arch_regs_t *r)
 	return ptrace(PTRACE_SETREGS, tid, 0, r) < 0 ? -errno : 0;
 }
 
+/*
+ * How much of ptrace's XSAVE image a signal frame may carry, and which features it names.
+ * ptrace returns the image at the size of every feature the CPU has (with AMX: ~11 KiB,
+ * tile data included), but rt_sigreturn refuses an image larger than the thread's own
+ * signal-frame size - which leaves out the dynamic (XFD-armed) features, AMX tile data,
+ * unless the process asked for them (arch_prctl ARCH_REQ_XCOMP_PERM) - and then restores
+ * only the legacy x87/SSE part (check_xstate_in_sigframe, arch/x86/kernel/fpu/signal.c):
+ * the upper halves of the ymm registers come back zero.  So unless a dynamic feature holds
+ * state in this image (then the thread has the permission, and its frame is the full size),
+ * the frame carries the image up to the end of the last non-dynamic feature, in the
+ * standard (uncompacted) layout whose offsets CPUID leaf 0xd gives.
+ */
+static size_t frame_xsize(const uint8_t *xsave, size_t len, uint64_t *xfeatures)
+{
+	uint64_t in_use, keep = *xfeatures & 3;		/* x87, SSE: the legacy area */
+	size_t end = XSAVE_MIN;
+
+	memcpy(&in_use, xsave + XSTATE_BV_OFFSET, sizeof(in_use));
+	for (unsigned i = 2; i < 64; i++) {
+		unsigned eax, ebx, ecx, edx;
+
+		if (!(*xfeatures & (1ull << i)))
+			continue;
+		__cpuid_count(CPUID_XSTATE, i, eax, ebx, ecx, edx);
+		(void)edx;
+		if ((ecx & CPUID_XSTATE_XFD) && !(in_use & (1ull << i)))
+			continue;
+		keep |= 1ull << i;
+		if (ebx + eax > end)
+			end = ebx + eax;
+	}
+	*xfeatures = keep;
+	return end < len ? end : len;
+}
+
 int arch_cpu_get(pid_t tid, struct arch_cpu *cpu)
 {
 	struct iovec iov = { .iov_base = cpu->xsave, .iov_len = sizeof(cpu->xsave) };
@@ -109,6 +148,7 @@ int arch_cpu_get(pid_t tid, struct arch_cpu *cpu)
 		sw.magic1 = FP_XSTATE_MAGIC1;
 		sw.xfeatures = xcr0;
 	}
+	cpu->xsize = frame_xsize(cpu->xsave, cpu->xsize, &sw.xfeatures);
 	sw.xstate_size = (uint32_t)cpu->xsize;
 	sw.extended_size = (uint32_t)cpu->xsize + sizeof(uint32_t);
 	memcpy(cpu->xsave + FX_SW_OFFSET, &sw, sizeof(sw));

@@ -28,7 +28,7 @@ struct arch_cpu {
 	arch_regs_t regs;
 	uint64_t mask;
 	uint8_t xsave[ARCH_XSAVE_MAX];	/* NT_X86_XSTATE image */
-	size_t xsize;		/* its length as the kernel reported it */
+	size_t xsize;		/* the part a signal frame carries (arch_cpu_get) */
 };
 
 #define ARCH_RESTORER_MAX	9	/* the restorer's bytes (`mov $15,%rax; syscall`) */
