@@ -323,6 +323,10 @@ def test_shmem_kinds(mevitop, tmpdir_ext4):
                 got[name] = rows.get(dev_ino(path))
             got["sysv"] = next((f for f in snap["files"] if f["kind"] == "sysv" and
                                 f"shmid={shmid}" in f["path"]), None)
+            # Who maps a file is known once that process's maps are read, which can be a
+            # refresh after the row itself (the shmem walk) is listed: wait for both.
+            if got["sysv"] and holder.pid not in got["sysv"]["mapped_by"]:
+                return None
             return got if all(got.values()) else None
         _, got = wait_for(mv, all_there, "the shmem files")
         assert got["shm"]["path"] == shm_path and got["shm"]["kind"] == "tmpfs"
