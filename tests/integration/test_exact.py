@@ -585,3 +585,33 @@ def test_refuses_second_monitor(procs):
     check(first, wl.pid, t, [wl.region("a")])
     assert first.stop(signal.SIGTERM) == 0
     assert_untouched(wl, maps, fds)
+
+
+def pin(pid, cpu):
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        os.sched_setaffinity(int(tid), {cpu})
+
+
+def test_ordered_servers_follow_the_faulting_cpu(procs, tmp_path):
+    """Ordered mode's per-CPU servers: the one where no fault comes from parks (so a fault
+    wakes no server on another CPU), and when the faulting thread moves, the parked one is
+    woken and the other parks; every first touch is served and counted all along."""
+    assert len(os.sched_getaffinity(0)) >= 2, "needs two CPUs"
+    wl = harness.Workload()
+    procs.append(wl)
+    mv = ExactMevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--exact=ordered"])
+    procs.append(mv)
+    assert mv.first["stats"]["exact"]["server"]["threads"] == 2
+    for cpu, name in ((1, "a"), (0, "b")):
+        pin(wl.pid, cpu)
+        wl.do(f"map {name} 2048")
+        t0 = mv.snapshot_after(time.monotonic())["stats"]["exact"]["touches"]
+        t, _ = wl.do(f"touch {name} 0 2048 1 w")
+        snap = check(mv, wl.pid, t, [wl.region(name)])
+        srv = snap["stats"]["exact"]["server"]
+        assert snap["stats"]["exact"]["touches"] - t0 == 2048
+        assert srv["waiting"] == 1, srv
+        if name == "a":
+            assert srv["parked"] >= 1, srv
+        else:
+            assert srv["steered"] >= 1 and srv["parked"] >= 2, srv

@@ -476,6 +476,7 @@ static void stop_all(struct exact *x)
 	if (x->ctl.started)
 		pthread_join(x->ctl.thread, NULL);
 	x->ctl.started = false;
+	server_unpark_all(x);
 	for (i = 0; i < x->srv.n; i++)
 		uffd_server_stop(x->srv.servers[i]);
 	for (i = 0; i < x->srv.started; i++)

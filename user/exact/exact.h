@@ -69,7 +69,9 @@
  *   behind (new mappings exact mode had no time for: registered too late or never, so
  *   tracked by pagemap, or not rescanned at each drain),
  *   events {fork, remap, remove, unmap, gone}, attaches, attach_ms_max (longest a process
- *   was held stopped), server {threads, reads, faults, resolved, raced, retried};
+ *   was held stopped), server {threads, waiting (of them, those not parked by steering),
+ *   steered, parked (how often a server was woken or parked: exact_server.c), reads,
+ *   faults, resolved, raced, retried};
  *   ordered only: latency_us_hist (per first touch, from a server reading the fault to the
  *   resolving ioctl returning; when the faulting thread runs on the server's CPU it
  *   preempts the server inside the ioctl, so this includes its run up to its next fault)

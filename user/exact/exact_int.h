@@ -152,6 +152,14 @@ struct exact {
 		_Atomic uint32_t fd_id[FD_TABLE];
 		_Atomic uint32_t next_id;
 		_Atomic uint64_t adds;	/* fds handed to the server (wakes an idle one) */
+		/* Which servers wait on the userfaultfds (bit i: server i); the others are
+		 * parked (exact_server.c, "steering").  Under park_lock when set, so that a
+		 * parked server waiting on park_cond misses no wake-up. */
+		_Atomic uint64_t active;
+		pthread_mutex_t park_lock;
+		pthread_cond_t park_cond;
+		_Atomic uint64_t steer_faults, looks, seen;	/* steering's state */
+		_Atomic uint64_t steered, parked;	/* counters: activations, parkings */
 	} srv;
 
 	/* The ring from the servers to the engine side: the servers write head, dropped and
@@ -242,6 +250,10 @@ struct exact {
 int server_make(struct exact *x);
 /* A server thread's body (arg: its struct srv_arg). */
 void *server_main(void *arg);
+/* Every parked server waits on the userfaultfds again (before stopping them). */
+void server_unpark_all(struct exact *x);
+/* How many servers wait on the userfaultfds (are not parked). */
+int server_waiting(struct exact *x);
 /* Hands a fresh userfaultfd of @pid to the servers (a copy each) and to the engine side,
  * which owns @fd from now on, whatever happens.  Call before the process resumes. */
 int server_hand_over(struct exact *x, pid_t pid, int fd);

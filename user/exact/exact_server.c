@@ -59,6 +59,109 @@ static uint32_t fd_to_id(struct exact *x, int fd)
 
 /* ---- the fault server (its thread never takes the engine lock) ---- */
 
+static __thread int my_server = -1;	/* the index of the server whose thread this is */
+
+/*
+ * Steering: with a server pinned to each CPU (see SRV_PERCPU_MAX), every fault wakes every
+ * server waiting on the userfaultfd, and the faulting thread pays for waking the ones on
+ * other CPUs - an IPI to a halted vCPU, ~5 us here, half of what a first touch costs
+ * (bench/run_bench.py --only exact: 7.35x with two servers, 3.5x with one on the faulting
+ * CPU).  So only the servers of the CPUs faults come from wait on the userfaultfds; the
+ * others park.  Where a fault came from is read after it is served, every STEER_EVERY
+ * faults, as the CPU the faulting thread last ran on (/proc/TID/stat: it has just been
+ * woken there).  A fault from a CPU whose server is parked is still served, by a server
+ * elsewhere (slowly), and wakes the parked one at the next look; every STEER_WINDOW looks,
+ * the servers of CPUs no look found park.  A wrong look (a thread id of another pid
+ * namespace, a thread that moved) costs speed only: a server of a CPU just seen always
+ * waits.
+ */
+#define STEER_EVERY	64
+#define STEER_WINDOW	4
+
+static void steer_wake(struct exact *x, int j)
+{
+	uint64_t bit = 1ull << j;
+
+	if (atomic_load(&x->srv.active) & bit)
+		return;
+	pthread_mutex_lock(&x->srv.park_lock);
+	atomic_fetch_or(&x->srv.active, bit);
+	pthread_cond_broadcast(&x->srv.park_cond);
+	pthread_mutex_unlock(&x->srv.park_lock);
+	atomic_fetch_add_explicit(&x->srv.steered, 1, memory_order_relaxed);
+}
+
+static void steer(struct exact *x, pid_t tid)
+{
+	uint64_t bit, seen, old;
+	int cpu, j;
+
+	if (x->srv.n < 2 || atomic_fetch_add_explicit(&x->srv.steer_faults, 1,
+						      memory_order_relaxed) % STEER_EVERY)
+		return;
+	if (procfs_read_cpu(tid, &cpu))
+		return;
+	for (j = 0; j < x->srv.n && x->srv.cpu[j] != cpu; j++)
+		;
+	if (j == x->srv.n)
+		return;		/* a CPU without a server */
+	bit = 1ull << j;
+	steer_wake(x, j);
+	atomic_fetch_or(&x->srv.seen, bit);
+	if (atomic_fetch_add(&x->srv.looks, 1) % STEER_WINDOW != STEER_WINDOW - 1)
+		return;
+	/* The window's end: park the servers of CPUs it did not see (this one it did). */
+	seen = atomic_exchange(&x->srv.seen, 0) | bit;
+	old = atomic_load(&x->srv.active);
+	while ((old & ~seen) && !atomic_compare_exchange_weak(&x->srv.active, &old, old & seen))
+		;
+	if (old & ~seen)
+		atomic_fetch_add_explicit(&x->srv.parked, (uint64_t)__builtin_popcountll(old & ~seen),
+					  memory_order_relaxed);
+}
+
+/* A parked server: wait until steered back (or stopping), reaping what is gone meanwhile
+ * (a zero-timeout round every 250 ms, which also serves what is pending). */
+static void park_wait(struct exact *x, int me, struct uffd_server *srv)
+{
+	uint64_t bit = 1ull << me;
+
+	pthread_mutex_lock(&x->srv.park_lock);
+	while (!(atomic_load(&x->srv.active) & bit)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 250 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (pthread_cond_timedwait(&x->srv.park_cond, &x->srv.park_lock, &ts) ==
+		    ETIMEDOUT) {
+			pthread_mutex_unlock(&x->srv.park_lock);
+			if (uffd_server_poll(srv, 0) == -ECANCELED)
+				return;
+			pthread_mutex_lock(&x->srv.park_lock);
+		}
+	}
+	pthread_mutex_unlock(&x->srv.park_lock);
+}
+
+int server_waiting(struct exact *x)
+{
+	uint64_t all = x->srv.n < 64 ? (1ull << x->srv.n) - 1 : ~0ull;
+
+	return __builtin_popcountll(atomic_load(&x->srv.active) & all);
+}
+
+void server_unpark_all(struct exact *x)
+{
+	pthread_mutex_lock(&x->srv.park_lock);
+	atomic_store(&x->srv.active, ~0ull);
+	pthread_cond_broadcast(&x->srv.park_cond);
+	pthread_mutex_unlock(&x->srv.park_lock);
+}
+
 static void on_fault(void *ctx, int fd, const struct uffd_fault *f)
 {
 	struct exact *x = ctx;
@@ -75,12 +178,11 @@ static void on_fault(void *ctx, int fd, const struct uffd_fault *f)
 
 	q_push(x, &r, false);
 	stage_enter("fault", NULL);
+	steer(x, f->tid);
 }
 
 static int make_copies(struct exact *x, int fd, uint32_t id, int skip, int copies[MAX_SRV]);
 static int give_copies(struct exact *x, const int copies[MAX_SRV]);
-static __thread int my_server = -1;	/* the index of the server whose thread this is */
-
 static int on_event(void *ctx, int fd, const struct uffd_event *ev)
 {
 	struct exact *x = ctx;
@@ -169,7 +271,11 @@ void *server_main(void *arg)
 		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	}
 	for (;;) {
-		int r = uffd_server_poll(srv, 250);
+		int r;
+
+		if (x->srv.n > 1 && !(atomic_load(&x->srv.active) & (1ull << sa->i)))
+			park_wait(x, sa->i, srv);
+		r = uffd_server_poll(srv, 250);
 
 		if (r == -ECANCELED)
 			break;
@@ -253,6 +359,9 @@ int server_make(struct exact *x)
 		if (env ? want > 1 : (n > 1 && n <= SRV_PERCPU_MAX))
 			x->srv.n = env && want < (unsigned)n ? (int)want : n;
 	}
+	atomic_store(&x->srv.active, ~0ull);	/* all wait at first; steering parks some */
+	pthread_mutex_init(&x->srv.park_lock, NULL);
+	pthread_cond_init(&x->srv.park_cond, NULL);
 	pthread_spin_init(&x->ring.lock, PTHREAD_PROCESS_PRIVATE);
 	for (i = 0; i < x->srv.n; i++) {
 		if (uffd_server_new(&ops, x, UFFD_SRV_COPY, &x->srv.servers[i]))

@@ -27,9 +27,11 @@ char *exact_stats_json(const struct exact_stats *x)
 	    x->remove, x->unmap, x->gone);
 	json_buf_put(&b, ", \"attaches\": %" PRIu64 ", \"attach_ms_max\": %" PRIu64, x->attaches,
 	    x->attach_ms_max);
-	json_buf_put(&b, ", \"server\": {\"threads\": %d, \"reads\": %" PRIu64 ", \"faults\": %" PRIu64
+	json_buf_put(&b, ", \"server\": {\"threads\": %d, \"waiting\": %d, \"steered\": %" PRIu64
+	    ", \"parked\": %" PRIu64 ", \"reads\": %" PRIu64 ", \"faults\": %" PRIu64
 	    ", \"resolved\": %" PRIu64 ", \"raced\": %" PRIu64 ", \"retried\": %" PRIu64 "}",
-	    x->server_threads, x->reads, x->faults, x->resolved, x->raced, x->retried);
+	    x->server_threads, x->server_waiting, x->steered, x->parked, x->reads, x->faults,
+	    x->resolved, x->raced, x->retried);
 	if (x->ordered) {
 		json_buf_put(&b, ", \"latency_us_hist\": {");
 		for (i = 0; i < EXACT_HIST_BUCKETS; i++)

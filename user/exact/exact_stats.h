@@ -21,7 +21,8 @@ struct exact_stats {
 	uint64_t prereg_pages, prereg_max, stale, behind;
 	uint64_t fork, remap, remove, unmap, gone;	/* events */
 	uint64_t attaches, attach_ms_max;
-	int server_threads;
+	int server_threads, server_waiting;	/* started; waiting on the userfaultfds */
+	uint64_t steered, parked;	/* servers woken by steering; parked (exact_server.c) */
 	uint64_t reads, faults, resolved, raced, retried;	/* by the fault servers */
 	uint64_t hist[EXACT_HIST_BUCKETS];	/* ordered: latency of each first touch */
 	uint64_t lat_max_ns;

@@ -879,6 +879,9 @@ static void h_exact_stats(void *ctx, struct exact_stats *o)
 	}
 	o->ordered = x->variant == EXACT_ORDERED;
 	o->server_threads = x->srv.n;
+	o->server_waiting = server_waiting(x);
+	o->steered = atomic_load(&x->srv.steered);
+	o->parked = atomic_load(&x->srv.parked);
 	o->touches = x->eng.st.touches;
 	o->touches_dropped = atomic_load(&x->ring.dropped);
 	o->prereg_pages = x->eng.st.prereg_pages;

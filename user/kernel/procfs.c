@@ -277,20 +277,36 @@ static int read_stat(pid_t pid, char *buf, size_t len, char **fields)
 	return *fields ? 0 : -EINVAL;
 }
 
-int procfs_read_start_brk(pid_t pid, uint64_t *start_brk)
+/* Field @field (numbered as proc(5) does) of /proc/PID/stat, a number. */
+static int stat_field(pid_t pid, int field, uint64_t *v)
 {
 	char buf[2048], *p;
-	int field, err = read_stat(pid, buf, sizeof(buf), &p);
+	int i, err = read_stat(pid, buf, sizeof(buf), &p);
 
 	if (err)
 		return err;
-	/* start_brk is field 47. */
-	for (field = 2; field < 47 && p; field++)
+	/* p is at the ")" that ends field 2 (comm, which may hold spaces). */
+	for (i = 2; i < field && p; i++)
 		p = strchr(p + 1, ' ');
 	if (!p)
 		return -EINVAL;
-	*start_brk = strtoull(p + 1, NULL, 10);
+	*v = strtoull(p + 1, NULL, 10);
 	return 0;
+}
+
+int procfs_read_start_brk(pid_t pid, uint64_t *start_brk)
+{
+	return stat_field(pid, 47, start_brk);
+}
+
+int procfs_read_cpu(pid_t tid, int *cpu)
+{
+	uint64_t v;
+	int err = stat_field(tid, 39, &v);
+
+	if (!err)
+		*cpu = (int)v;
+	return err;
 }
 
 int procfs_read_rss(pid_t pid, uint64_t *rss)

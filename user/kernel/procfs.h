@@ -39,6 +39,7 @@ int procfs_read_uid(pid_t pid, uid_t *uid);
 int procfs_read_euid(pid_t pid, uid_t *euid);	/* status "Uid:", second field */
 size_t procfs_pid_max(void);			/* largest pid + 1 */
 int procfs_read_start_brk(pid_t pid, uint64_t *start_brk); /* /proc/PID/stat field 47 */
+int procfs_read_cpu(pid_t tid, int *cpu);	/* the CPU it last ran on: stat field 39 */
 bool procfs_is_kernel_thread(pid_t pid);		/* no mm: empty maps */
 /* The thread whose /proc/TID entries show pid's address space: pid itself, or a live thread
  * if pid's main thread has exited while others run; -ESRCH if there is none. */
