@@ -248,8 +248,9 @@ drop_child:
  * SCHED_IDLE so the woken thread stays, mevitop's other threads kept away: all ~20x), nor
  * did spinning (10x: the faulting CPU halts) or SCHED_FIFO (9-17x).  What does: a server
  * pinned to each CPU, so one always sits where the fault is (8-9x, every run); the others
- * are woken too, for nothing (~6 us).  Beyond SRV_PERCPU_MAX CPUs those useless wake-ups
- * would cost more than they save: one server then.
+ * were woken too, for nothing (~6 us, paid by the faulting thread), until steering (above)
+ * parked them (3.4x for a thread that stays on its CPU).  Beyond SRV_PERCPU_MAX CPUs the
+ * useless wake-ups would cost more than they save: one server then.
  */
 #define SRV_PERCPU_MAX	4
 
