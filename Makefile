@@ -75,11 +75,12 @@ DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
 # What only the benchmarks run beside mevitop (a real server and its load tool, the
 # in-kernel floor, perf's page-fault sampling): installed by `make bench`, not `make test`.
 BENCH_PKGS := redis-server redis-tools bpftrace linux-perf vmtouch smem
-# What only the tests run (the UI tests drive a real headless browser: ~113 MB to download,
-# ~350 MiB installed; the exact-mode tests watch Debian's memcached as its own user; the
+# What only the tests run (the UI tests drive real headless browsers, Chromium and Firefox
+# ESR: ~190 MB to download; the exact-mode tests watch Debian's memcached as its own user; the
 # recording tests count a writer's fsyncs with strace):
 # installed by `make test` and `make stress`, not by `make run`.
-TEST_PKGS  := chromium memcached strace python3-websocket xfsprogs redis-server redis-tools postgresql
+TEST_PKGS  := chromium firefox-esr memcached strace python3-websocket xfsprogs redis-server \
+              redis-tools postgresql
 # What only `make stress` runs: the fresh-machine check makes a Debian minbase tree.
 STRESS_PKGS := debootstrap
 
