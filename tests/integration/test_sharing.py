@@ -239,15 +239,34 @@ def column(s, title):
             if re.match(r"\s*\d+ ", ln)]
 
 
-def test_ui_layer_and_columns(screen, workload):
+def pfn_at(pid, addr):
+    """The PFN pid maps at addr (pagemap, read by the test), or None if not present."""
+    fd = os.open(f"/proc/{pid}/pagemap", os.O_RDONLY)
+    try:
+        (v,) = struct.unpack("<Q", os.pread(fd, 8, addr // PAGE * 8))
+    finally:
+        os.close(fd)
+    return v & ((1 << 55) - 1) if v >> 63 & 1 else None
+
+
+def test_ui_layer_and_columns(screen, workload, tmp_path):
     from test_ui import zoom_to_one_page
     wl = workload("share_wl")
     _, words = wl.do("anon a 64")
     a = int(words[0], 16)
+    _, words = wl.do(f"file f {tmp_path}/shared 8")
+    f = int(words[0], 16)
     _, words = wl.do("fork")
     child = int(words[0])
     wl.do("cwrite a 0 16")
+    wl.do("ctouch f")
     assert child
+    # The truth the cursor line must name: the child maps the parent's physical page at
+    # a + 16 pages and at the file's page 2, its own copy of page 0 (it wrote it).
+    assert pfn_at(wl.pid, a + 16 * PAGE) == pfn_at(child, a + 16 * PAGE) is not None
+    assert pfn_at(wl.pid, f + 2 * PAGE) == pfn_at(child, f + 2 * PAGE) is not None
+    assert pfn_at(wl.pid, a) != pfn_at(child, a)
+    also = f"(also pid {child} share_wl)"
     scr = screen()
     # The parent's heatmap: the pages its child copied are its own again.
     scr.start(["-p", str(wl.pid), "-i", "100", "--sharing", "--layout", "labels"])
@@ -257,24 +276,26 @@ def test_ui_layer_and_columns(screen, workload):
     for word in ("private", "by 2", "3-8", "9+"):
         assert word in s.split("\n")[2], f"legend lacks {word!r}: {s.split(chr(10))[2]!r}"
     zoom_to_one_page(scr)
-    scr.keys("g")
-    scr.type(f"{a + 16 * PAGE:x}")
-    scr.keys("Enter")
-    scr.wait_for(f"cursor {a + 16 * PAGE:#x}: resident, mapped by 2")
-    scr.keys("g")
-    scr.type(f"{a:x}")
-    scr.keys("Enter")
-    scr.wait_for(f"cursor {a:#x}: resident, mapped once")
-    # A page of libc's text every process maps: its exact count (3 or more).
+    for addr, want in ((a + 16 * PAGE, f"mapped by 2 {also}"),
+                       (f + 2 * PAGE, f"mapped by 2 {also}"), (a, "mapped once (private)")):
+        scr.keys("g")
+        scr.type(f"{addr:x}")
+        scr.keys("Enter")
+        scr.wait_for(f"cursor {addr:#x}: resident, {want}")
+    # A page of libc's text every process maps: its exact count (3 or more), and the child
+    # named exactly when its page tables map that physical page too (fork copies no PTE of
+    # a file mapping: the child maps the libc pages it has run since).
     libc = next(st for st, _e, perms, path in harness.read_maps(wl.pid)
                 if "libc.so" in path and "x" in perms)
     scr.keys("g")
     scr.type(f"{libc:x}")
     scr.keys("Enter")
-    s = scr.wait(lambda s: re.search(rf"cursor {libc:#x}: resident, mapped by (\d+)", s),
-                 "libc's first text page's count")
-    n = int(re.search(rf"cursor {libc:#x}: resident, mapped by (\d+)", s).group(1))
-    assert n >= 3, n
+    pat = rf"cursor {libc:#x}: resident, mapped by (\d+) \(([^)]*)\)"
+    s = scr.wait(lambda s: re.search(pat, s), "libc's first text page's count")
+    n, who = re.search(pat, s).groups()
+    assert int(n) >= 3, n
+    want = also[1:-1] if pfn_at(child, libc) == pfn_at(wl.pid, libc) else "no other watched process"
+    assert who == want, (who, want)
     scr.keys("t")
     scr.wait_for("layer heat")
     # The list: USS and PSS columns, sorted by their keys.

@@ -77,6 +77,11 @@ struct sharing {
 	uint64_t ent[ENTRY_CHUNK];
 	size_t cursor;			/* round robin over engine_procs */
 	uint64_t ksm_sharing;		/* /sys/kernel/mm/ksm/pages_sharing at the last tick */
+	/* engine_share_who's last answer, good for the rest of its tick. */
+	pid_t who_pid;
+	uint64_t who_page;
+	uint32_t who_gen;		/* 0: none */
+	struct share_who who;
 };
 
 int engine_share_init(struct engine *e, char *why, size_t whylen)
@@ -603,4 +608,123 @@ void engine_share_tick(struct engine *e, struct proc **procs, size_t n)
 	sh->st.tick_pages = sh->st.pages_read - read0;
 	sh->st.tick_ns = engine_now_ns() - t0;
 	sh->st.total_ns += sh->st.tick_ns;
+}
+
+/*
+ * The cursor line's sharers.  A PFN says nothing of who maps it (the kernel's rmap is not
+ * exported), and the passes keep no PFNs, so this looks where another process can map the
+ * same page and compares PFNs read now:
+ * - a file or shmem page: the same file offset in each mapping of that file (dev, inode);
+ * - the vdso: the same offset in each vdso;
+ * - an anonymous page, or a private file mapping's written copy: the same address, in
+ *   each process whose anonymous memory may be shared (share_anon: a fork keeps
+ *   addresses, so parent, children and their children map a copy-on-write page there).
+ * KSM's merged pages may lie at any address in any process: those it does not find.  One
+ * pagemap pread a place, at most SHARE_WHO_READS of them (~1 us each): a box of 300
+ * forks of one program is one cursor move's quarter of a millisecond.
+ */
+#define SHARE_WHO_READS	256
+
+struct who_ctx {
+	struct engine *e;
+	uint64_t pfn;
+	uint32_t reads;
+	struct share_who *out;
+};
+
+/* Does q map c->pfn at page?  Counts the read; false once the budget is spent. */
+static bool maps_pfn(struct who_ctx *c, struct proc *q, uint64_t page)
+{
+	struct pstate *s = ps(q);
+	uint64_t ent;
+
+	if (c->reads >= SHARE_WHO_READS) {
+		c->out->cut = true;
+		return false;
+	}
+	c->reads++;
+	if (s->pagemap_fd < 0)
+		s->pagemap_fd = c->e->src->open_pages(c->e->src_ctx, io(q));
+	return s->pagemap_fd >= 0 && !kpage_read_entries(s->pagemap_fd, page, 1, &ent) &&
+	       kpm_present(ent) && kpm_pfn(ent) == c->pfn;
+}
+
+static bool same_object(const struct mapping *a, const struct mapping *b)
+{
+	if (a->kind == MK_VDSO)
+		return b->kind == MK_VDSO;
+	return (a->kind == MK_FILE || a->kind == MK_SHMEM) && a->ino && b->kind == a->kind &&
+	       b->ino == a->ino && b->dev_major == a->dev_major && b->dev_minor == a->dev_minor;
+}
+
+/* Does q map the page of m at page (p's) where it could? */
+static bool shares_page(struct who_ctx *c, struct proc *q, const struct mapping *m,
+			uint64_t page)
+{
+	uint64_t fo = m->offset / PAGE_SIZE_4K + (page - mapping_start(m));
+	const struct mapping *qm;
+
+	if (is_anon(m) || (m->kind == MK_FILE && !(m->perms & MP_SHARED))) {
+		qm = model_find(q, page);
+		if (ps(q)->share_anon && qm && (is_anon(qm) || (qm->kind == MK_FILE &&
+		    !(qm->perms & MP_SHARED))) && maps_pfn(c, q, page))
+			return true;
+	}
+	if (is_anon(m))
+		return false;
+	for (qm = model_first(q); qm; qm = model_next(qm)) {
+		uint64_t qo = qm->offset / PAGE_SIZE_4K, len = mapping_end(qm) - mapping_start(qm);
+
+		if (m->kind == MK_VDSO)
+			qo = m->offset / PAGE_SIZE_4K;	/* no file: offsets from the start */
+		if (same_object(m, qm) && fo >= qo && fo < qo + len &&
+		    maps_pfn(c, q, mapping_start(qm) + fo - qo))
+			return true;
+	}
+	return false;
+}
+
+int engine_share_who(struct engine *e, pid_t pid, uint64_t page, struct share_who *out)
+{
+	struct sharing *sh = e->sharing;
+	struct who_ctx c = { .e = e, .out = out };
+	struct proc *p = sh ? engine_find(e, pid) : NULL, **procs;
+	const struct mapping *m = p ? model_find(p, page) : NULL;
+	uint64_t ent;
+	size_t i, n;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!m || p->exited || !p->ready)
+		return -ENOENT;
+	if (sh->who_gen && sh->who_gen == sh->gen && sh->who_pid == pid && sh->who_page == page) {
+		*out = sh->who;
+		return 0;
+	}
+	if (ps(p)->pagemap_fd < 0)
+		ps(p)->pagemap_fd = e->src->open_pages(e->src_ctx, io(p));
+	if (ps(p)->pagemap_fd < 0)
+		return ps(p)->pagemap_fd;
+	err = kpage_read_entries(ps(p)->pagemap_fd, page, 1, &ent);
+	if (err)
+		return err;
+	out->known = kpm_present(ent) && share_counted(m);
+	c.pfn = kpm_pfn(ent);
+	procs = engine_procs(e, &n);
+	for (i = 0; out->known && i < n && !out->cut; i++) {
+		struct proc *q = procs[i];
+
+		if (q == p || q->exited || !q->ready || !shares_page(&c, q, m, page))
+			continue;
+		if (!out->n)
+			memcpy(out->comm, q->comm, sizeof(out->comm));
+		if (out->n < SHARE_WHO_MAX)
+			out->pids[out->n] = q->pid;
+		out->n++;
+	}
+	sh->who = *out;
+	sh->who_pid = pid;
+	sh->who_page = page;
+	sh->who_gen = sh->gen;
+	return 0;
 }
