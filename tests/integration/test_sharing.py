@@ -345,6 +345,50 @@ def test_recording(workload, tmp_path):
     assert "sharing" in last["stats"]
 
 
+def test_recording_exact_counts(screen, workload, tmp_path):
+    """Section 8: replay's cursor line gives a page mapped by 3 its exact count (a class,
+    3-8, without it), as kpagecount says: a MAP_SHARED file's pages mapped by the pair and
+    by this test."""
+    import mmap
+    from test_ui import zoom_to_one_page
+    path = tmp_path / "three"
+    wl = workload("share_wl")
+    _, words = wl.do(f"file f {path} 8")
+    f = int(words[0], 16)
+    wl.do("fork")
+    wl.do("ctouch f")
+    with open(path, "r+b") as fh:
+        mine = mmap.mmap(fh.fileno(), 8 * PAGE, mmap.MAP_SHARED)
+    try:
+        sum(mine[i * PAGE] for i in range(8))   # this process maps every page too
+        _, _, _, counts = kernel_truth(wl.pid, f, f + 8 * PAGE)
+        assert counts == {f // PAGE + i: 3 for i in range(8)}, counts
+        rec = tmp_path / "s.rec"
+        r = subprocess.run([harness.MEVITOP, "record", "-o", str(rec), "--sharing", "-p",
+                            str(wl.pid), "-i", "100", "--duration", "2"],
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, **harness.SAN_ENV))
+        assert r.returncode == 0, r.stderr
+    finally:
+        mine.close()
+    scr = screen()
+    scr.start(["replay", str(rec)])
+    scr.wait_for(f"{wl.pid}")
+    scr.keys("}")
+    scr.keys("Enter")   # the parent's or the child's: both map the file there, by 3
+    scr.wait(lambda s: re.search(r"pid \d+ share_wl", s), "a heatmap")
+    scr.keys("s")
+    scr.wait_for("layer sharing")
+    zoom_to_one_page(scr)
+    scr.keys("g")
+    scr.type(f"{f + 3 * PAGE:x}")
+    scr.keys("Enter")
+    scr.wait_for(f"cursor {f + 3 * PAGE:#x}: resident, mapped by 3 ")
+    scr.keys("q")
+    status, _ = scr.wait_exit()
+    assert status == 0, scr.stderr()
+
+
 def redis_cli(sock, *args):
     return subprocess.run(["redis-cli", "-s", sock, *args], capture_output=True, text=True,
                           timeout=60).stdout.strip()

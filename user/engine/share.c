@@ -661,14 +661,17 @@ static bool same_object(const struct mapping *a, const struct mapping *b)
 static bool shares_page(struct who_ctx *c, struct proc *q, const struct mapping *m,
 			uint64_t page)
 {
-	uint64_t fo = m->offset / PAGE_SIZE_4K + (page - mapping_start(m));
+	uint64_t fo = m->offset / PAGE_SIZE_4K + (page - mapping_start(m)), read = UINT64_MAX;
 	const struct mapping *qm;
 
 	if (is_anon(m) || (m->kind == MK_FILE && !(m->perms & MP_SHARED))) {
 		qm = model_find(q, page);
 		if (ps(q)->share_anon && qm && (is_anon(qm) || (qm->kind == MK_FILE &&
-		    !(qm->perms & MP_SHARED))) && maps_pfn(c, q, page))
-			return true;
+		    !(qm->perms & MP_SHARED)))) {
+			if (maps_pfn(c, q, page))
+				return true;
+			read = page;
+		}
 	}
 	if (is_anon(m))
 		return false;
@@ -678,6 +681,7 @@ static bool shares_page(struct who_ctx *c, struct proc *q, const struct mapping 
 		if (m->kind == MK_VDSO)
 			qo = m->offset / PAGE_SIZE_4K;	/* no file: offsets from the start */
 		if (same_object(m, qm) && fo >= qo && fo < qo + len &&
+		    mapping_start(qm) + fo - qo != read &&
 		    maps_pfn(c, q, mapping_start(qm) + fo - qo))
 			return true;
 	}
