@@ -159,7 +159,7 @@ class Monitor:
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.sharing = "--sharing" in args
         self.ready = threading.Event()
-        self.ready_s = self.ready_cpu = None
+        self.ready_s = self.ready_cpu = self.ready_stats = None
         threading.Thread(target=self._read, daemon=True).start()
         if not self.ready.wait(limit_s) or self.ready_s is None:
             self.stop()
@@ -174,6 +174,9 @@ class Monitor:
             first = first or {q["pid"] for q in snap["processes"] if q["state"] == "running"}
             if not self.sharing or complete(snap, first):
                 self.ready_s, self.ready_cpu = time.monotonic() - self.t0, cpu_s(self.p.pid)
+                st = snap["stats"].get("sharing")
+                self.ready_stats = st and {k: st[k] for k in ("passes", "pages_read", "lookups",
+                                                             "preads", "total_ms")}
                 self.ready.set()
         self.ready.set()
 
@@ -223,13 +226,14 @@ def bench_cpu(seconds, extra, rounds=2):
                 time.sleep(seconds)     # the measured window (readiness came first)
                 c1, w1 = cpu_s(m.p.pid), time.monotonic()
                 got[name].append(100 * (c1 - c0) / (w1 - w0))
-                start[name].append((m.ready_s, m.ready_cpu, hwm_mib(m.p.pid)))
+                start[name].append((m.ready_s, m.ready_cpu, hwm_mib(m.p.pid), m.ready_stats))
                 m.stop()
             loads.append(loadavg())
         ratios = [b / a for a, b in zip(got["default"], got["--sharing"])]
         fmt = lambda xs: ", ".join(f"{x:.1f}" for x in xs)  # noqa: E731
         st = lambda k: "; ".join(f"{a:.1f} s / {c:.2f} s CPU / {h:.0f} MiB"  # noqa: E731
-                                 for a, c, h in start[k])
+                                 + (f" (stats.sharing then {x})" if x else "")
+                                 for a, c, h, x in start[k])
         print(f"mevitop --json, whole system (+{extra} sleepers, "
               f"{len(os.listdir('/proc'))} /proc entries), % of a core over {seconds} s "
               f"after the first complete snapshot, {rounds} rounds (ABBA): default "
