@@ -688,14 +688,31 @@ static bool shares_page(struct who_ctx *c, struct proc *q, const struct mapping 
 	return false;
 }
 
+/* One more process found: out->pids keeps the lowest, ascending; comm is pids[0]'s. */
+static void who_add(struct share_who *out, const struct proc *q)
+{
+	uint32_t k = out->n < SHARE_WHO_MAX ? out->n : SHARE_WHO_MAX;
+
+	out->n++;
+	if (k == SHARE_WHO_MAX && q->pid > out->pids[k - 1])
+		return;
+	if (k == SHARE_WHO_MAX)
+		k--;		/* the highest kept makes room */
+	for (; k && out->pids[k - 1] > q->pid; k--)
+		out->pids[k] = out->pids[k - 1];
+	out->pids[k] = q->pid;
+	if (!k)
+		memcpy(out->comm, q->comm, sizeof(out->comm));
+}
+
 int engine_share_who(struct engine *e, pid_t pid, uint64_t page, struct share_who *out)
 {
 	struct sharing *sh = e->sharing;
 	struct who_ctx c = { .e = e, .out = out };
-	struct proc *p = sh ? engine_find(e, pid) : NULL, **procs;
+	struct proc *p = sh ? engine_find(e, pid) : NULL, *q;
 	const struct mapping *m = p ? model_find(p, page) : NULL;
 	uint64_t ent;
-	size_t i, n;
+	size_t i;
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -714,18 +731,12 @@ int engine_share_who(struct engine *e, pid_t pid, uint64_t page, struct share_wh
 		return err;
 	out->known = kpm_present(ent) && share_counted(m);
 	c.pfn = kpm_pfn(ent);
-	procs = engine_procs(e, &n);
-	for (i = 0; out->known && i < n && !out->cut; i++) {
-		struct proc *q = procs[i];
-
-		if (q == p || q->exited || !q->ready || !shares_page(&c, q, m, page))
-			continue;
-		if (!out->n)
-			memcpy(out->comm, q->comm, sizeof(out->comm));
-		if (out->n < SHARE_WHO_MAX)
-			out->pids[out->n] = q->pid;
-		out->n++;
-	}
+	/* The pid table's chains (engine_procs is the engine's caller's): found in hash
+	 * order, the lowest pids kept. */
+	for (i = 0; out->known && i < NBUCKETS && !out->cut; i++)
+		for (q = e->buckets[i]; q && !out->cut; q = q->hnext)
+			if (q != p && !q->exited && q->ready && shares_page(&c, q, m, page))
+				who_add(out, q);
 	sh->who = *out;
 	sh->who_pid = pid;
 	sh->who_page = page;
