@@ -127,6 +127,12 @@ def check_rollup(entry, what):
             f"{what}: pid {entry['pid']} {name} {got} vs smaps_rollup {want}"
 
 
+def rollup_thp(pid):
+    """Bytes a PMD maps, as smaps_rollup sums them."""
+    r = smaps_rollup(pid)
+    return r["AnonHugePages"] + r["ShmemPmdMapped"] + r["FilePmdMapped"]
+
+
 def test_forked_pair(mevitop, workload, tmp_path):
     wl = workload("share_wl")
     regions = {}
@@ -153,7 +159,12 @@ def test_forked_pair(mevitop, workload, tmp_path):
         for e in entries:
             check_exact(e, addrs, what)
             check_rollup(e, what)
+            assert e["thp"] == rollup_thp(e["pid"]), (what, e["pid"], e["thp"])
         parent, kid = entries
+        assert parent["thp"] > 0, "no transparent huge page in the thp region"
+        if what == "child wrote a huge page's page":
+            # The child's write split its PMD: one huge page fewer mapped whole.
+            assert kid["thp"] == parent["thp"] - 2 * 1024 * 1024, (kid["thp"], parent["thp"])
         a_parent = mapping_at(parent, regions["a"])
         if what == "after fork":
             # Everything the child maps of the region is the parent's too.
@@ -342,6 +353,7 @@ def test_recording(workload, tmp_path):
         # frame is the past, and libc's map count moves with every process the rest of the
         # box starts or ends (test_forked_pair checks the rollup live).
         check_exact(e, [a], "replayed")
+        assert e["thp"] == rollup_thp(pid), (pid, e["thp"])  # section 8
     assert "sharing" in last["stats"]
 
 

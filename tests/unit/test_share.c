@@ -88,6 +88,8 @@ static void check_counts(const struct share *s, struct share *got)
 	assert_int_equal(got->ncounts, 0);
 	c = (struct rcur){ b.p, b.p + b.len, false };
 	assert_int_equal(rec_get_share_counts(&c, got, why, sizeof(why)), 0);
+	assert_true(got->thp_known);
+	assert_int_equal(got->thp, s->thp);
 	for (uint64_t pg = BASE; pg < BASE + N; pg++)
 		assert_int_equal(share_page_count(got, pg), share_page_count(s, pg));
 	c = (struct rcur){ b.p, b.p + b.len, false };
@@ -102,6 +104,7 @@ static void check_counts(const struct share *s, struct share *got)
 		assert_non_null(m);
 		assert_non_null(fresh = share_clone(got));
 		fresh->ncounts = 0;
+		fresh->thp_known = false;
 		memcpy(m, b.p, b.len);
 		while (flips--)
 			m[rng_under(b.len)] = (uint8_t)rng_u64();
@@ -124,6 +127,8 @@ static void check_section(struct share *s)
 	int round;
 
 	s->at_ns = 123456789;
+	s->thp = 1024;
+	s->thp_known = true;
 	rec_put_share(&b, s);
 	assert_false(b.oom);
 	c = (struct rcur){ b.p, b.p + b.len, false };

@@ -419,6 +419,22 @@ static int on_run(uint64_t start, uint64_t end, enum page_state s, void *arg)
 	return 0;
 }
 
+static void on_thp(uint64_t start, uint64_t end, uint32_t cats, void *arg)
+{
+	if ((cats & PMC_HUGE) && (cats & PMC_PRESENT))
+		*(uint64_t *)arg += end - start;
+}
+
+/* The pages of m a PMD maps (PAGEMAP_SCAN's PAGE_IS_HUGE: ~5 ns a 4 KiB page walked, one
+ * step a huge page), once a pass, whether or not its PFNs are read. */
+static int count_thp(struct engine *e, int fd, const struct mapping *m, struct share *s)
+{
+	if (!s->thp_known)
+		return 0;
+	return e->src->scan_pages(e->src_ctx, fd, mapping_start(m), mapping_end(m), on_thp,
+				  &s->thp);
+}
+
 /* Reads p's mappings from the build's cursor on, within *budget entries (a mapping too
  * big for it is cut where the budget ran out).  Returns 1 when the pass is complete, 0
  * when the budget ran out, or -errno. */
@@ -440,13 +456,19 @@ static int build_step(struct engine *e, struct proc *p, struct share_build *b,
 		struct run_ctx c = { .e = e, .b = b, .fd = s->pagemap_fd, .anon = is_anon(m),
 				     .limit = *budget };
 
-		if (!readable(m, b->anon))
+		if (!readable(m, b->anon)) {
+			/* The cursor is past it after this step. */
+			if (share_counted(m) && from == mapping_start(m))
+				err = count_thp(e, s->pagemap_fd, m, b->s);
 			continue;
+		}
 		if (!*budget || over_time(e->sharing)) {
 			b->cursor = from;	/* the rest at the next tick */
 			done = 0;
 			break;
 		}
+		if (from == mapping_start(m) && (err = count_thp(e, s->pagemap_fd, m, b->s)))
+			break;
 		if (!share_add_span(b->s, from, mapping_end(m))) {
 			err = -ENOMEM;
 			break;
@@ -549,7 +571,7 @@ static void ksm_check(struct engine *e, struct proc **procs, size_t n)
 	}
 }
 
-static int start_build(struct proc *p, uint64_t now)
+static int start_build(struct engine *e, struct proc *p, uint64_t now)
 {
 	struct pstate *s = ps(p);
 
@@ -559,6 +581,7 @@ static int start_build(struct proc *p, uint64_t now)
 		return -ENOMEM;
 	}
 	s->sbuild->start_ns = now;
+	s->sbuild->s->thp_known = e->use_scan;	/* pread's entries say nothing of PMDs */
 	s->sbuild->faults = p->faults;
 	s->sbuild->anon = s->share_anon;
 	s->share_due = s->share_kin = false;
@@ -590,7 +613,7 @@ void engine_share_tick(struct engine *e, struct proc **procs, size_t n)
 
 		if (p->exited || !p->ready || (p->pending & PEND_RELOAD) || !due(e, p, now))
 			continue;
-		if (!s->sbuild && start_build(p, now))
+		if (!s->sbuild && start_build(e, p, now))
 			break;
 		r = build_step(e, p, s->sbuild, &budget);
 		if (r == 1) {

@@ -41,6 +41,8 @@ struct share *share_clone(const struct share *s)
 		return NULL;
 	c->at_ns = s->at_ns;
 	c->pages_read = s->pages_read;
+	c->thp = s->thp;
+	c->thp_known = s->thp_known;
 	if (s->n && !(c->spans = malloc(s->n * sizeof(*c->spans)))) {
 		free(c);
 		return NULL;

@@ -54,6 +54,11 @@ struct share {
 	 * pass is complete. */
 	uint64_t *counts;
 	size_t ncounts, capcounts;
+	/* Pages mapped by a PMD (transparent huge pages whole: smaps' AnonHugePages +
+	 * ShmemPmdMapped + FilePmdMapped) in every mapping that counts; read by PAGEMAP_SCAN
+	 * (thp_known false without it). */
+	uint64_t thp;
+	bool thp_known;
 	uint64_t at_ns;			/* CLOCK_MONOTONIC when the pass began */
 	uint64_t pages_read;		/* PFNs the pass read */
 };

@@ -5,9 +5,11 @@
  *   nspans x { varint gap from the previous span's end, varint length, varint uss,
  *              varint shared, varint ksm, varint pss },
  *   for each class by 2, 3-8, 9+: varint nruns, nruns x { varint gap, varint length }.
- * Section 8, the exact counts of the pass's pages mapped by 3 or more (a section of its
- * own: section 7's readers refuse trailing bytes, and readers skip kinds they do not know):
- *   varint n, n x { varint gap (page minus the previous one's + 1), varint count - 3 }.
+ * Section 8, what section 7 lacks (a section of its own: section 7's readers refuse
+ * trailing bytes, and readers skip kinds they do not know):
+ *   varint thp + 1 (0: not known),
+ *   varint n, n x { varint gap (page minus the previous one's + 1), varint count - 3 }
+ *   (the exact counts of the pass's pages mapped by 3 or more).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -146,8 +148,9 @@ bool rec_put_share_counts(struct rbuf *b, const struct share *s)
 	uint64_t at = 0;
 	size_t i;
 
-	if (!s || !s->ncounts)
+	if (!s || (!s->ncounts && !s->thp_known))
 		return false;
+	rbuf_varint(b, s->thp_known ? s->thp + 1 : 0);
 	rbuf_varint(b, s->ncounts);
 	for (i = 0; i < s->ncounts; i++) {
 		uint64_t page = s->counts[i] >> SHARE_COUNT_BITS;
@@ -161,13 +164,17 @@ bool rec_put_share_counts(struct rbuf *b, const struct share *s)
 
 int rec_get_share_counts(struct rcur *c, struct share *s, char *why, size_t whylen)
 {
-	uint64_t n = rcur_varint(c), at = 0, i;
+	uint64_t thp = rcur_varint(c), n = rcur_varint(c), at = 0, i;
 
 	/* Each row takes at least 2 bytes. */
 	if (!s)
-		return bad(why, whylen, "counts without a pass");
-	if (c->bad || s->ncounts || n > rcur_left(c) / 2)
+		return bad(why, whylen, "details without a pass");
+	if (c->bad || s->ncounts || s->thp_known || n > rcur_left(c) / 2)
 		return bad(why, whylen, "count rows");
+	if (thp > REC_MAX_PAGE)
+		return bad(why, whylen, "huge pages");
+	s->thp_known = thp > 0;
+	s->thp = thp ? thp - 1 : 0;
 	for (i = 0; i < n; i++) {
 		uint64_t gap = rcur_varint(c), count = rcur_varint(c), page = at + gap;
 

@@ -18,9 +18,9 @@ void rec_put_share(struct rbuf *b, const struct share *s);
  * caller's).  0, -EBADMSG (why says what) or -ENOMEM. */
 int rec_get_share(struct rcur *c, struct share **out, char *why, size_t whylen);
 
-/* Section 8, the exact map counts of s's pages mapped by 3 or more (written after its
- * section 7: 7's pass has them); rec_put_share_counts writes nothing (returns false)
- * when s keeps none. */
+/* Section 8, s's huge pages (thp) and the exact map counts of its pages mapped by 3 or
+ * more (written after its section 7: 7's pass has them); rec_put_share_counts writes
+ * nothing (returns false) when s has neither. */
 bool rec_put_share_counts(struct rbuf *b, const struct share *s);
 /* Into s (the pass the same process's section 7 gave; NULL: refused).  Each page must be
  * in the class its count names, ascending.  0, -EBADMSG or -ENOMEM. */
