@@ -10,13 +10,20 @@ here asserts a timing.
 2. The default mode's workload figures with the columns on: the fault loop (faultbench)
    and the getppid loop (syscallbench) plain, under `mevitop --json`, and under
    `mevitop --json --sharing`, interleaved; ratios to plain.
-3. mevitop's own CPU over --seconds on the box as it is, with and without --sharing.
+3. mevitop's own CPU on the box as it is, with and without --sharing: each mevitop is
+   measured only from its first complete snapshot on (without --sharing the first
+   snapshot; with it the first in which every process of the first snapshot still running
+   has been read: start-up's scans and first passes are reported apart), from its threads'
+   schedstat over --seconds; the two kinds alternate (ABBA over --rounds) and each round's
+   ratio is printed.
 4. A --big-mib process of written anonymous memory, alone (its anonymous pages verified
-   private once) and as a forked pair (every page shared: read and looked up each pass):
-   what the passes cost per entry (16 GiB is 8x the default's figures).
+   private once) and as a forked pair (every page shared: read and looked up each pass),
+   watched with and without --sharing: seconds and CPU to the first complete USS/PSS of
+   both, mevitop's CPU over --seconds after that, its VmHWM and VmRSS, what the passes
+   cost per entry.  `--only bigpair --big-mib 16384` is the issue's 16 GiB pair.
 
   sharing_bench.py [--rounds 3] [--pairs 5] [--seconds 10] [--big-mib 2048] [--extra N]
-                   [--only smem,cpu,big,loops]
+                   [--only smem,cpu,big,bigpair,loops]
 """
 import argparse
 import json
@@ -30,7 +37,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_bench  # noqa: E402  (faultbench, syscallbench, spread)
-from idle_cost import cpu_s, loadavg  # noqa: E402
+from idle_cost import cpu_s, hwm_mib, loadavg  # noqa: E402
 
 MEVITOP = run_bench.MEVITOP
 
@@ -134,12 +141,44 @@ def bench_smem(rounds):
           f"(load {loadavg()})")
 
 
+def complete(snap, first):
+    """Has every process of the first snapshot that still runs been read (pss)?"""
+    procs = {q["pid"]: q for q in snap["processes"] if q["state"] == "running"}
+    return all("pss" in procs[pid] for pid in first if pid in procs)
+
+
 class Monitor:
-    def __init__(self, args):
+    """mevitop --json ARGS (pinned as run_bench's loops are), its output read by a thread.
+    ready is set at its first complete snapshot: the first snapshot, or with --sharing the
+    first in which every process of the first snapshot still running has been read.
+    ready_s: seconds from the start to then; ready_cpu: mevitop's CPU seconds until then."""
+
+    def __init__(self, args, limit_s=300):
+        self.t0 = time.monotonic()
         self.p = subprocess.Popen(run_bench.PREFIX + [MEVITOP, "--json", *args],
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        self.p.stdout.readline()  # attached, scanned
-        threading.Thread(target=self.p.stdout.read, daemon=True).start()
+        self.sharing = "--sharing" in args
+        self.ready = threading.Event()
+        self.ready_s = self.ready_cpu = self.ready_stats = None
+        threading.Thread(target=self._read, daemon=True).start()
+        if not self.ready.wait(limit_s) or self.ready_s is None:
+            self.stop()
+            raise RuntimeError(f"mevitop {args} had no complete snapshot in {limit_s} s")
+
+    def _read(self):
+        first = None
+        for line in self.p.stdout:
+            if self.ready.is_set():
+                continue        # drained, not parsed: the measured window is mevitop's
+            snap = json.loads(line)
+            first = first or {q["pid"] for q in snap["processes"] if q["state"] == "running"}
+            if not self.sharing or complete(snap, first):
+                self.ready_s, self.ready_cpu = time.monotonic() - self.t0, cpu_s(self.p.pid)
+                st = snap["stats"].get("sharing")
+                self.ready_stats = st and {k: st[k] for k in ("passes", "pages_read", "lookups",
+                                                             "preads", "total_ms")}
+                self.ready.set()
+        self.ready.set()
 
     def stop(self):
         self.p.terminate()
@@ -167,75 +206,131 @@ def bench_loops(pairs):
 
 
 def bench_cpu(seconds, extra, rounds=2):
-    """mevitop's own CPU, without and with --sharing, interleaved; with extra sleeping
-    processes (bench/sleepers: forks of one program, so their pages are shared)."""
+    """mevitop's own CPU, without and with --sharing, from each one's first complete
+    snapshot on (start-up apart); ABBA order; with extra sleeping processes
+    (bench/sleepers: forks of one program, so their pages are shared)."""
     s = None
     if extra:
         s = subprocess.Popen([os.path.join(run_bench.BENCH, "sleepers"), str(extra)],
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         s.stdout.readline()
+    kinds = (("default", []), ("--sharing", ["--sharing"]))
     try:
-        got = {"default": [], "--sharing": []}
-        for _ in range(rounds):
-            for name, args in (("default", []), ("--sharing", ["--sharing"])):
+        got = {k: [] for k, _ in kinds}
+        start = {k: [] for k, _ in kinds}
+        loads = []
+        for r in range(rounds):
+            for name, args in (kinds if r % 2 == 0 else kinds[::-1]):
                 m = Monitor(args)
-                c0 = cpu_s(m.p.pid)
-                time.sleep(seconds)
-                got[name].append(100 * (cpu_s(m.p.pid) - c0) / seconds)
+                c0, w0 = cpu_s(m.p.pid), time.monotonic()
+                time.sleep(seconds)     # the measured window (readiness came first)
+                c1, w1 = cpu_s(m.p.pid), time.monotonic()
+                got[name].append(100 * (c1 - c0) / (w1 - w0))
+                start[name].append((m.ready_s, m.ready_cpu, hwm_mib(m.p.pid), m.ready_stats))
                 m.stop()
+            loads.append(loadavg())
+        ratios = [b / a for a, b in zip(got["default"], got["--sharing"])]
+        fmt = lambda xs: ", ".join(f"{x:.1f}" for x in xs)  # noqa: E731
+        st = lambda k: "; ".join(f"{a:.1f} s / {c:.2f} s CPU / {h:.0f} MiB"  # noqa: E731
+                                 + (f" (stats.sharing then {x})" if x else "")
+                                 for a, c, h, x in start[k])
         print(f"mevitop --json, whole system (+{extra} sleepers, "
-              f"{len(os.listdir('/proc'))} /proc entries), % of a core over {seconds} s, "
-              f"{rounds} interleaved rounds: default {got['default']}, --sharing "
-              f"{got['--sharing']}; ratio of medians "
-              f"{statistics.median(got['--sharing']) / statistics.median(got['default']):.2f} "
-              f"(load {loadavg()})")
+              f"{len(os.listdir('/proc'))} /proc entries), % of a core over {seconds} s "
+              f"after the first complete snapshot, {rounds} rounds (ABBA): default "
+              f"[{fmt(got['default'])}], --sharing [{fmt(got['--sharing'])}]; ratio per round "
+              f"[{', '.join(f'{x:.2f}' for x in ratios)}], median "
+              f"{statistics.median(ratios):.2f}; start-up to that snapshot (wall / CPU / "
+              f"VmHWM): default {st('default')}; --sharing {st('--sharing')} "
+              f"(load after each round {loads})")
     finally:
         if s:
             s.stdin.close()
             s.wait()
 
 
-def big_pass(mib, fork):
-    """One process of mib MiB of written anonymous memory (a forked pair when fork):
-    mevitop -p it --sharing until both were read after the setup; the passes' cost."""
+def status_mib(pid, key):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def watch_big(pids, args, seconds, limit_s):
+    """mevitop --json -p pids[0] ARGS until its first complete answer for every pid (with
+    --sharing: each one's pass done; without: the first snapshot), then --seconds more:
+    (seconds and CPU to it, % of a core after it, VmHWM, VmRSS MiB, stats.sharing, pids'
+    (uss, pss) MiB)."""
+    t0 = time.monotonic()
+    p = subprocess.Popen([MEVITOP, "--json", "-p", str(pids[0]), *args],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        for line in p.stdout:
+            snap = json.loads(line)
+            got = {q["pid"]: q for q in snap["processes"]}
+            if all(x in got and ("--sharing" not in args or "pss" in got[x]) for x in pids):
+                break
+            if time.monotonic() - t0 > limit_s:
+                raise RuntimeError(f"no complete answer in {limit_s} s: {snap['stats']}")
+        ready, c0 = time.monotonic() - t0, cpu_s(p.pid)
+        threading.Thread(target=p.stdout.read, daemon=True).start()
+        time.sleep(seconds)     # the measured window after readiness
+        steady = 100 * (cpu_s(p.pid) - c0) / seconds
+        figs = {x: (got[x].get("uss", 0) >> 20, got[x].get("pss", 0) >> 20) for x in pids}
+        return (ready, c0, steady, status_mib(p.pid, "VmHWM"), status_mib(p.pid, "VmRSS"),
+                snap["stats"].get("sharing"), figs)
+    finally:
+        p.terminate()
+        p.wait()
+
+
+def big_cost(mib, fork, seconds, rounds, interval):
+    """One process of mib MiB of written anonymous memory (a forked pair when fork: every
+    page shared), watched without and with --sharing, alternating."""
+    avail = status_meminfo("MemAvailable")
+    if avail < mib + 1024:
+        print(f"{mib} MiB: skipped, MemAvailable {avail:.0f} MiB")
+        return
     wl = subprocess.Popen([os.path.join(run_bench.ROOT, "build", "workloads", "share_wl")],
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         pid = int(wl.stdout.readline().split()[1])
+        t = time.monotonic()
         wl.stdin.write(f"anon a {mib * 256}\n" + ("fork\n" if fork else ""))
         wl.stdin.flush()
         wl.stdout.readline()
-        pids = {pid}
+        pids = [pid]
         if fork:
-            pids.add(int(wl.stdout.readline().split()[2]))
-        t = time.monotonic()
-        p = subprocess.Popen([MEVITOP, "--json", "--sharing", "-p", str(pid), "-i", "200"],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        cpu0 = None
-        try:
-            for line in p.stdout:
-                snap = json.loads(line)
-                if cpu0 is None:
-                    cpu0 = cpu_s(p.pid)  # after the initial scan
-                got = {q["pid"]: q for q in snap["processes"]}
-                if all(got.get(x, {}).get("sharing_at", 0) > t for x in pids):
-                    st = snap["stats"]["sharing"]
-                    cpu = cpu_s(p.pid) - cpu0
-                    print(f"{mib} MiB {'forked pair' if fork else 'single process'}: "
-                          f"sharing passes {st['total_ms']:.0f} ms for {st['pages_read']} "
-                          f"entries and {st['lookups']} lookups ({st['cached']} cached, "
-                          f"{st['preads']} preads): {1e6 * st['total_ms'] / max(1, st['pages_read']):.1f} "
-                          f"ns an entry (wall), over {st['passes']} passes; mevitop's CPU meanwhile "
-                          f"{cpu:.2f} s; "
-                          f"uss/pss of {pid}: {got[pid]['uss'] >> 20}/{got[pid]['pss'] >> 20} MiB "
-                          f"(load {loadavg()})")
-                    return
-        finally:
-            p.terminate()
-            p.wait()
+            pids.append(int(wl.stdout.readline().split()[2]))
+        setup = time.monotonic() - t
+        what = f"{mib} MiB {'forked pair' if fork else 'single process'}"
+        kinds = (("default", []), ("--sharing", ["--sharing"]))
+        for r in range(rounds):
+            for name, args in (kinds if r % 2 == 0 else kinds[::-1]):
+                ready, c0, steady, hwm, rss, st, figs = watch_big(
+                    pids, ["-i", str(interval), *args], seconds, limit_s=1800)
+                extra = ""
+                if st:
+                    extra = (f"; sharing passes {st['total_ms']:.0f} ms for {st['pages_read']} "
+                             f"entries, {st['lookups']} lookups ({st['cached']} cached, "
+                             f"{st['preads']} preads), {st['passes']} passes: "
+                             f"{1e6 * st['total_ms'] / max(1, st['pages_read']):.0f} ns an "
+                             f"entry; (uss, pss) MiB {figs}")
+                print(f"{what} (set up in {setup:.1f} s), -i {interval} {name}: first complete "
+                      f"answer {ready:.1f} s after start, {c0:.2f} s of CPU to it; then "
+                      f"{steady:.1f}% of a core over {seconds} s; VmHWM {hwm:.0f} MiB, VmRSS "
+                      f"{rss:.0f} MiB{extra} (load {loadavg()})", flush=True)
     finally:
         wl.stdin.close()
         wl.wait()
+
+
+def status_meminfo(key):
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def main():
@@ -245,16 +340,18 @@ def main():
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--big-mib", type=int, default=2048)
     ap.add_argument("--extra", type=int, default=0, help="sleeping processes for --only cpu")
+    ap.add_argument("--interval", type=int, default=200, help="-i for --only big, bigpair")
     ap.add_argument("--only", default="smem,loops,cpu,big")
     a = ap.parse_args()
     only = a.only.split(",")
     if "smem" in only:
         bench_smem(a.rounds)
     if "cpu" in only:
-        bench_cpu(a.seconds, a.extra)
+        bench_cpu(a.seconds, a.extra, a.rounds)
     if "big" in only:
-        big_pass(a.big_mib, False)
-        big_pass(a.big_mib, True)
+        big_cost(a.big_mib, False, a.seconds, 1, a.interval)
+    if "big" in only or "bigpair" in only:
+        big_cost(a.big_mib, True, a.seconds, 1, a.interval)
     if "loops" in only:
         bench_loops(a.pairs)
 

@@ -127,6 +127,12 @@ def check_rollup(entry, what):
             f"{what}: pid {entry['pid']} {name} {got} vs smaps_rollup {want}"
 
 
+def rollup_thp(pid):
+    """Bytes a PMD maps, as smaps_rollup sums them."""
+    r = smaps_rollup(pid)
+    return r["AnonHugePages"] + r["ShmemPmdMapped"] + r["FilePmdMapped"]
+
+
 def test_forked_pair(mevitop, workload, tmp_path):
     wl = workload("share_wl")
     regions = {}
@@ -153,7 +159,12 @@ def test_forked_pair(mevitop, workload, tmp_path):
         for e in entries:
             check_exact(e, addrs, what)
             check_rollup(e, what)
+            assert e["thp"] == rollup_thp(e["pid"]), (what, e["pid"], e["thp"])
         parent, kid = entries
+        assert parent["thp"] > 0, "no transparent huge page in the thp region"
+        if what == "child wrote a huge page's page":
+            # The child's write split its PMD: one huge page fewer mapped whole.
+            assert kid["thp"] == parent["thp"] - 2 * 1024 * 1024, (kid["thp"], parent["thp"])
         a_parent = mapping_at(parent, regions["a"])
         if what == "after fork":
             # Everything the child maps of the region is the parent's too.
@@ -239,15 +250,34 @@ def column(s, title):
             if re.match(r"\s*\d+ ", ln)]
 
 
-def test_ui_layer_and_columns(screen, workload):
+def pfn_at(pid, addr):
+    """The PFN pid maps at addr (pagemap, read by the test), or None if not present."""
+    fd = os.open(f"/proc/{pid}/pagemap", os.O_RDONLY)
+    try:
+        (v,) = struct.unpack("<Q", os.pread(fd, 8, addr // PAGE * 8))
+    finally:
+        os.close(fd)
+    return v & ((1 << 55) - 1) if v >> 63 & 1 else None
+
+
+def test_ui_layer_and_columns(screen, workload, tmp_path):
     from test_ui import zoom_to_one_page
     wl = workload("share_wl")
     _, words = wl.do("anon a 64")
     a = int(words[0], 16)
+    _, words = wl.do(f"file f {tmp_path}/shared 8")
+    f = int(words[0], 16)
     _, words = wl.do("fork")
     child = int(words[0])
     wl.do("cwrite a 0 16")
+    wl.do("ctouch f")
     assert child
+    # The truth the cursor line must name: the child maps the parent's physical page at
+    # a + 16 pages and at the file's page 2, its own copy of page 0 (it wrote it).
+    assert pfn_at(wl.pid, a + 16 * PAGE) == pfn_at(child, a + 16 * PAGE) is not None
+    assert pfn_at(wl.pid, f + 2 * PAGE) == pfn_at(child, f + 2 * PAGE) is not None
+    assert pfn_at(wl.pid, a) != pfn_at(child, a)
+    also = f"(also pid {child} share_wl)"
     scr = screen()
     # The parent's heatmap: the pages its child copied are its own again.
     scr.start(["-p", str(wl.pid), "-i", "100", "--sharing", "--layout", "labels"])
@@ -257,24 +287,26 @@ def test_ui_layer_and_columns(screen, workload):
     for word in ("private", "by 2", "3-8", "9+"):
         assert word in s.split("\n")[2], f"legend lacks {word!r}: {s.split(chr(10))[2]!r}"
     zoom_to_one_page(scr)
-    scr.keys("g")
-    scr.type(f"{a + 16 * PAGE:x}")
-    scr.keys("Enter")
-    scr.wait_for(f"cursor {a + 16 * PAGE:#x}: resident, mapped by 2")
-    scr.keys("g")
-    scr.type(f"{a:x}")
-    scr.keys("Enter")
-    scr.wait_for(f"cursor {a:#x}: resident, mapped once")
-    # A page of libc's text every process maps: its exact count (3 or more).
+    for addr, want in ((a + 16 * PAGE, f"mapped by 2 {also}"),
+                       (f + 2 * PAGE, f"mapped by 2 {also}"), (a, "mapped once (private)")):
+        scr.keys("g")
+        scr.type(f"{addr:x}")
+        scr.keys("Enter")
+        scr.wait_for(f"cursor {addr:#x}: resident, {want}")
+    # A page of libc's text every process maps: its exact count (3 or more), and the child
+    # named exactly when its page tables map that physical page too (fork copies no PTE of
+    # a file mapping: the child maps the libc pages it has run since).
     libc = next(st for st, _e, perms, path in harness.read_maps(wl.pid)
                 if "libc.so" in path and "x" in perms)
     scr.keys("g")
     scr.type(f"{libc:x}")
     scr.keys("Enter")
-    s = scr.wait(lambda s: re.search(rf"cursor {libc:#x}: resident, mapped by (\d+)", s),
-                 "libc's first text page's count")
-    n = int(re.search(rf"cursor {libc:#x}: resident, mapped by (\d+)", s).group(1))
-    assert n >= 3, n
+    pat = rf"cursor {libc:#x}: resident, mapped by (\d+) \(([^)]*)\)"
+    s = scr.wait(lambda s: re.search(pat, s), "libc's first text page's count")
+    n, who = re.search(pat, s).groups()
+    assert int(n) >= 3, n
+    want = also[1:-1] if pfn_at(child, libc) == pfn_at(wl.pid, libc) else "no other watched process"
+    assert who == want, (who, want)
     scr.keys("t")
     scr.wait_for("layer heat")
     # The list: USS and PSS columns, sorted by their keys.
@@ -321,7 +353,52 @@ def test_recording(workload, tmp_path):
         # frame is the past, and libc's map count moves with every process the rest of the
         # box starts or ends (test_forked_pair checks the rollup live).
         check_exact(e, [a], "replayed")
+        assert e["thp"] == rollup_thp(pid), (pid, e["thp"])  # section 8
     assert "sharing" in last["stats"]
+
+
+def test_recording_exact_counts(screen, workload, tmp_path):
+    """Section 8: replay's cursor line gives a page mapped by 3 its exact count (a class,
+    3-8, without it), as kpagecount says: a MAP_SHARED file's pages mapped by the pair and
+    by this test."""
+    import mmap
+    from test_ui import zoom_to_one_page
+    path = tmp_path / "three"
+    wl = workload("share_wl")
+    _, words = wl.do(f"file f {path} 8")
+    f = int(words[0], 16)
+    wl.do("fork")
+    wl.do("ctouch f")
+    with open(path, "r+b") as fh:
+        mine = mmap.mmap(fh.fileno(), 8 * PAGE, mmap.MAP_SHARED)
+    try:
+        sum(mine[i * PAGE] for i in range(8))   # this process maps every page too
+        _, _, _, counts = kernel_truth(wl.pid, f, f + 8 * PAGE)
+        assert counts == {f // PAGE + i: 3 for i in range(8)}, counts
+        rec = tmp_path / "s.rec"
+        r = subprocess.run([harness.MEVITOP, "record", "-o", str(rec), "--sharing", "-p",
+                            str(wl.pid), "-i", "100", "--duration", "2"],
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, **harness.SAN_ENV))
+        assert r.returncode == 0, r.stderr
+    finally:
+        mine.close()
+    scr = screen()
+    scr.start(["replay", str(rec)])
+    scr.wait_for(f"{wl.pid}")
+    scr.keys("}")
+    scr.keys("Enter")   # the parent's or the child's: both map the file there, by 3
+    scr.wait(lambda s: re.search(r"pid \d+ share_wl", s), "a heatmap")
+    scr.keys("s")
+    scr.wait_for("layer sharing")
+    zoom_to_one_page(scr)
+    scr.keys("g")
+    scr.type(f"{f + 3 * PAGE:x}")
+    scr.keys("Enter")
+    scr.wait_for(f"cursor {f + 3 * PAGE:#x}: resident, mapped by 3 ")
+    scr.keys("q")
+    status, _ = scr.wait_exit()
+    assert status == 0, scr.stderr()
 
 
 def redis_cli(sock, *args):

@@ -72,6 +72,52 @@ static bool same_share(const struct share *a, const struct share *b)
 	return true;
 }
 
+/* Section 8 into got (section 7's copy of s): every page's count as s has it, and its
+ * decoder fed seeded mutations (refuse or accept, never crash). */
+static void check_counts(const struct share *s, struct share *got)
+{
+	struct rbuf b = { 0 };
+	struct share *fresh;
+	struct rcur c;
+	char why[128];
+	int round;
+
+	assert_true(s->ncounts > 0);	/* the reference's counts reach 12 */
+	assert_true(rec_put_share_counts(&b, s));
+	assert_false(b.oom);
+	assert_int_equal(got->ncounts, 0);
+	c = (struct rcur){ b.p, b.p + b.len, false };
+	assert_int_equal(rec_get_share_counts(&c, got, why, sizeof(why)), 0);
+	assert_true(got->thp_known);
+	assert_int_equal(got->thp, s->thp);
+	for (uint64_t pg = BASE; pg < BASE + N; pg++)
+		assert_int_equal(share_page_count(got, pg), share_page_count(s, pg));
+	c = (struct rcur){ b.p, b.p + b.len, false };
+	assert_int_equal(rec_get_share_counts(&c, got, why, sizeof(why)), -EBADMSG);	/* twice */
+	c = (struct rcur){ b.p, b.p + b.len, false };
+	assert_int_equal(rec_get_share_counts(&c, NULL, why, sizeof(why)), -EBADMSG);
+	for (round = 0; round < 2000; round++) {
+		uint8_t *m = malloc(b.len);
+		size_t len = rng_under(4) ? b.len : rng_under(b.len + 1);
+		int flips = 1 + rng_under(4), err;
+
+		assert_non_null(m);
+		assert_non_null(fresh = share_clone(got));
+		fresh->ncounts = 0;
+		fresh->thp_known = false;
+		memcpy(m, b.p, b.len);
+		while (flips--)
+			m[rng_under(b.len)] = (uint8_t)rng_u64();
+		c = (struct rcur){ m, m + len, false };
+		err = rec_get_share_counts(&c, fresh, why, sizeof(why));
+		assert_true(err == 0 || err == -EBADMSG);
+		assert_true(fresh->ncounts <= s->ncounts);
+		share_free(fresh);
+		free(m);
+	}
+	rbuf_free(&b);
+}
+
 static void check_section(struct share *s)
 {
 	struct rbuf b = { 0 };
@@ -81,11 +127,14 @@ static void check_section(struct share *s)
 	int round;
 
 	s->at_ns = 123456789;
+	s->thp = 1024;
+	s->thp_known = true;
 	rec_put_share(&b, s);
 	assert_false(b.oom);
 	c = (struct rcur){ b.p, b.p + b.len, false };
 	assert_int_equal(rec_get_share(&c, &got, why, sizeof(why)), 0);
 	assert_true(same_share(s, got));
+	check_counts(s, got);
 	share_free(got);
 	for (round = 0; round < 2000; round++) {
 		uint8_t *m = malloc(b.len);

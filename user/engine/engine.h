@@ -226,6 +226,19 @@ struct share_stats {
 	uint64_t anon_verified;		/* processes found to share no anonymous page */
 };
 const struct share_stats *engine_share_stats(struct engine *e);
+/* --sharing, the cursor line: which other watched processes map, now, the physical page
+ * pid's page `page` maps (share.c says where it looks).  Under the engine lock; a few
+ * pagemap reads at most, the answer kept for the rest of the tick. */
+#define SHARE_WHO_MAX	6		/* pids named */
+struct share_who {
+	bool known;			/* the page is present: its PFN was read */
+	bool cut;			/* the read budget ran out: more may map it */
+	uint32_t n;			/* other processes found mapping it */
+	pid_t pids[SHARE_WHO_MAX];	/* the first of them, by pid */
+	char comm[16];			/* pids[0]'s */
+};
+/* 0 (out filled), -ENOENT (no such watched process, or --sharing off), or -errno. */
+int engine_share_who(struct engine *e, pid_t pid, uint64_t page, struct share_who *out);
 /* --stacks' first-touch table (read under the engine lock), or NULL. */
 struct stacks *engine_stacks(struct engine *e);
 

@@ -77,6 +77,11 @@ struct sharing {
 	uint64_t ent[ENTRY_CHUNK];
 	size_t cursor;			/* round robin over engine_procs */
 	uint64_t ksm_sharing;		/* /sys/kernel/mm/ksm/pages_sharing at the last tick */
+	/* engine_share_who's last answer, good for the rest of its tick. */
+	pid_t who_pid;
+	uint64_t who_page;
+	uint32_t who_gen;		/* 0: none */
+	struct share_who who;
 };
 
 int engine_share_init(struct engine *e, char *why, size_t whylen)
@@ -414,6 +419,22 @@ static int on_run(uint64_t start, uint64_t end, enum page_state s, void *arg)
 	return 0;
 }
 
+static void on_thp(uint64_t start, uint64_t end, uint32_t cats, void *arg)
+{
+	if ((cats & PMC_HUGE) && (cats & PMC_PRESENT))
+		*(uint64_t *)arg += end - start;
+}
+
+/* The pages of m a PMD maps (PAGEMAP_SCAN's PAGE_IS_HUGE: ~5 ns a 4 KiB page walked, one
+ * step a huge page), once a pass, whether or not its PFNs are read. */
+static int count_thp(struct engine *e, int fd, const struct mapping *m, struct share *s)
+{
+	if (!s->thp_known)
+		return 0;
+	return e->src->scan_pages(e->src_ctx, fd, mapping_start(m), mapping_end(m), on_thp,
+				  &s->thp);
+}
+
 /* Reads p's mappings from the build's cursor on, within *budget entries (a mapping too
  * big for it is cut where the budget ran out).  Returns 1 when the pass is complete, 0
  * when the budget ran out, or -errno. */
@@ -435,13 +456,19 @@ static int build_step(struct engine *e, struct proc *p, struct share_build *b,
 		struct run_ctx c = { .e = e, .b = b, .fd = s->pagemap_fd, .anon = is_anon(m),
 				     .limit = *budget };
 
-		if (!readable(m, b->anon))
+		if (!readable(m, b->anon)) {
+			/* The cursor is past it after this step. */
+			if (share_counted(m) && from == mapping_start(m))
+				err = count_thp(e, s->pagemap_fd, m, b->s);
 			continue;
+		}
 		if (!*budget || over_time(e->sharing)) {
 			b->cursor = from;	/* the rest at the next tick */
 			done = 0;
 			break;
 		}
+		if (from == mapping_start(m) && (err = count_thp(e, s->pagemap_fd, m, b->s)))
+			break;
 		if (!share_add_span(b->s, from, mapping_end(m))) {
 			err = -ENOMEM;
 			break;
@@ -544,7 +571,7 @@ static void ksm_check(struct engine *e, struct proc **procs, size_t n)
 	}
 }
 
-static int start_build(struct proc *p, uint64_t now)
+static int start_build(struct engine *e, struct proc *p, uint64_t now)
 {
 	struct pstate *s = ps(p);
 
@@ -554,6 +581,7 @@ static int start_build(struct proc *p, uint64_t now)
 		return -ENOMEM;
 	}
 	s->sbuild->start_ns = now;
+	s->sbuild->s->thp_known = e->use_scan;	/* pread's entries say nothing of PMDs */
 	s->sbuild->faults = p->faults;
 	s->sbuild->anon = s->share_anon;
 	s->share_due = s->share_kin = false;
@@ -585,7 +613,7 @@ void engine_share_tick(struct engine *e, struct proc **procs, size_t n)
 
 		if (p->exited || !p->ready || (p->pending & PEND_RELOAD) || !due(e, p, now))
 			continue;
-		if (!s->sbuild && start_build(p, now))
+		if (!s->sbuild && start_build(e, p, now))
 			break;
 		r = build_step(e, p, s->sbuild, &budget);
 		if (r == 1) {
@@ -603,4 +631,138 @@ void engine_share_tick(struct engine *e, struct proc **procs, size_t n)
 	sh->st.tick_pages = sh->st.pages_read - read0;
 	sh->st.tick_ns = engine_now_ns() - t0;
 	sh->st.total_ns += sh->st.tick_ns;
+}
+
+/*
+ * The cursor line's sharers.  A PFN says nothing of who maps it (the kernel's rmap is not
+ * exported), and the passes keep no PFNs, so this looks where another process can map the
+ * same page and compares PFNs read now:
+ * - a file or shmem page: the same file offset in each mapping of that file (dev, inode);
+ * - the vdso: the same offset in each vdso;
+ * - an anonymous page, or a private file mapping's written copy: the same address, in
+ *   each process whose anonymous memory may be shared (share_anon: a fork keeps
+ *   addresses, so parent, children and their children map a copy-on-write page there).
+ * KSM's merged pages may lie at any address in any process: those it does not find.  One
+ * pagemap pread a place, at most SHARE_WHO_READS of them (~1 us each): a box of 300
+ * forks of one program is one cursor move's quarter of a millisecond.
+ */
+#define SHARE_WHO_READS	256
+
+struct who_ctx {
+	struct engine *e;
+	uint64_t pfn;
+	uint32_t reads;
+	struct share_who *out;
+};
+
+/* Does q map c->pfn at page?  Counts the read; false once the budget is spent. */
+static bool maps_pfn(struct who_ctx *c, struct proc *q, uint64_t page)
+{
+	struct pstate *s = ps(q);
+	uint64_t ent;
+
+	if (c->reads >= SHARE_WHO_READS) {
+		c->out->cut = true;
+		return false;
+	}
+	c->reads++;
+	if (s->pagemap_fd < 0)
+		s->pagemap_fd = c->e->src->open_pages(c->e->src_ctx, io(q));
+	return s->pagemap_fd >= 0 && !kpage_read_entries(s->pagemap_fd, page, 1, &ent) &&
+	       kpm_present(ent) && kpm_pfn(ent) == c->pfn;
+}
+
+static bool same_object(const struct mapping *a, const struct mapping *b)
+{
+	if (a->kind == MK_VDSO)
+		return b->kind == MK_VDSO;
+	return (a->kind == MK_FILE || a->kind == MK_SHMEM) && a->ino && b->kind == a->kind &&
+	       b->ino == a->ino && b->dev_major == a->dev_major && b->dev_minor == a->dev_minor;
+}
+
+/* Does q map the page of m at page (p's) where it could? */
+static bool shares_page(struct who_ctx *c, struct proc *q, const struct mapping *m,
+			uint64_t page)
+{
+	uint64_t fo = m->offset / PAGE_SIZE_4K + (page - mapping_start(m)), read = UINT64_MAX;
+	const struct mapping *qm;
+
+	if (is_anon(m) || (m->kind == MK_FILE && !(m->perms & MP_SHARED))) {
+		qm = model_find(q, page);
+		if (ps(q)->share_anon && qm && (is_anon(qm) || (qm->kind == MK_FILE &&
+		    !(qm->perms & MP_SHARED)))) {
+			if (maps_pfn(c, q, page))
+				return true;
+			read = page;
+		}
+	}
+	if (is_anon(m))
+		return false;
+	for (qm = model_first(q); qm; qm = model_next(qm)) {
+		uint64_t qo = qm->offset / PAGE_SIZE_4K, len = mapping_end(qm) - mapping_start(qm);
+
+		if (m->kind == MK_VDSO)
+			qo = m->offset / PAGE_SIZE_4K;	/* no file: offsets from the start */
+		if (same_object(m, qm) && fo >= qo && fo < qo + len &&
+		    mapping_start(qm) + fo - qo != read &&
+		    maps_pfn(c, q, mapping_start(qm) + fo - qo))
+			return true;
+	}
+	return false;
+}
+
+/* One more process found: out->pids keeps the lowest, ascending; comm is pids[0]'s. */
+static void who_add(struct share_who *out, const struct proc *q)
+{
+	uint32_t k = out->n < SHARE_WHO_MAX ? out->n : SHARE_WHO_MAX;
+
+	out->n++;
+	if (k == SHARE_WHO_MAX && q->pid > out->pids[k - 1])
+		return;
+	if (k == SHARE_WHO_MAX)
+		k--;		/* the highest kept makes room */
+	for (; k && out->pids[k - 1] > q->pid; k--)
+		out->pids[k] = out->pids[k - 1];
+	out->pids[k] = q->pid;
+	if (!k)
+		memcpy(out->comm, q->comm, sizeof(out->comm));
+}
+
+int engine_share_who(struct engine *e, pid_t pid, uint64_t page, struct share_who *out)
+{
+	struct sharing *sh = e->sharing;
+	struct who_ctx c = { .e = e, .out = out };
+	struct proc *p = sh ? engine_find(e, pid) : NULL, *q;
+	const struct mapping *m = p ? model_find(p, page) : NULL;
+	uint64_t ent;
+	size_t i;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!m || p->exited || !p->ready)
+		return -ENOENT;
+	if (sh->who_gen && sh->who_gen == sh->gen && sh->who_pid == pid && sh->who_page == page) {
+		*out = sh->who;
+		return 0;
+	}
+	if (ps(p)->pagemap_fd < 0)
+		ps(p)->pagemap_fd = e->src->open_pages(e->src_ctx, io(p));
+	if (ps(p)->pagemap_fd < 0)
+		return ps(p)->pagemap_fd;
+	err = kpage_read_entries(ps(p)->pagemap_fd, page, 1, &ent);
+	if (err)
+		return err;
+	out->known = kpm_present(ent) && share_counted(m);
+	c.pfn = kpm_pfn(ent);
+	/* The pid table's chains (engine_procs is the engine's caller's): found in hash
+	 * order, the lowest pids kept. */
+	for (i = 0; out->known && i < NBUCKETS && !out->cut; i++)
+		for (q = e->buckets[i]; q && !out->cut; q = q->hnext)
+			if (q != p && !q->exited && q->ready && shares_page(&c, q, m, page))
+				who_add(out, q);
+	sh->who = *out;
+	sh->who_pid = pid;
+	sh->who_page = page;
+	sh->who_gen = sh->gen;
+	return 0;
 }

@@ -41,6 +41,8 @@ struct share *share_clone(const struct share *s)
 		return NULL;
 	c->at_ns = s->at_ns;
 	c->pages_read = s->pages_read;
+	c->thp = s->thp;
+	c->thp_known = s->thp_known;
 	if (s->n && !(c->spans = malloc(s->n * sizeof(*c->spans)))) {
 		free(c);
 		return NULL;
@@ -76,9 +78,6 @@ struct share_span *share_add_span(struct share *s, uint64_t start, uint64_t end)
 	return sp;
 }
 
-#define COUNT_BITS	12
-#define COUNT_MAX	((1u << COUNT_BITS) - 1)
-
 int share_mark(struct share *s, uint64_t page, uint64_t mapcount)
 {
 	enum share_class c = share_class_of(mapcount);
@@ -90,8 +89,8 @@ int share_mark(struct share *s, uint64_t page, uint64_t mapcount)
 		return 0;
 	if (array_reserve(s->counts, s->ncounts, s->capcounts, 256))
 		return -ENOMEM;
-	s->counts[s->ncounts++] = page << COUNT_BITS |
-				  (mapcount < COUNT_MAX ? mapcount : COUNT_MAX);
+	s->counts[s->ncounts++] = page << SHARE_COUNT_BITS |
+				  (mapcount < SHARE_COUNT_MAX ? mapcount : SHARE_COUNT_MAX);
 	return 0;
 }
 
@@ -117,13 +116,13 @@ uint64_t share_page_count(const struct share *s, uint64_t page)
 	for (hi = s->ncounts; lo < hi;) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (s->counts[mid] >> COUNT_BITS < page)
+		if (s->counts[mid] >> SHARE_COUNT_BITS < page)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo < s->ncounts && s->counts[lo] >> COUNT_BITS == page)
-		return s->counts[lo] & COUNT_MAX;
+	if (lo < s->ncounts && s->counts[lo] >> SHARE_COUNT_BITS == page)
+		return s->counts[lo] & SHARE_COUNT_MAX;
 	return 0;
 }
 

@@ -20,6 +20,8 @@
 #include "lib/pageset.h"
 
 #define SHARE_PSS_SHIFT	12	/* smaps' PSS_SHIFT: PSS kept in bytes << 12 */
+#define SHARE_COUNT_BITS	12	/* struct share's counts: page << this | count */
+#define SHARE_COUNT_MAX	((1u << SHARE_COUNT_BITS) - 1)
 
 /* A page's map count as the sharing layer shows it. */
 enum share_class {
@@ -47,10 +49,16 @@ struct share {
 	struct share_span *spans;	/* ascending, not overlapping */
 	size_t n, cap;
 	struct pageset *cls[SHC_COUNT];	/* shared pages by class; cls[SHC_PRIVATE] is NULL */
-	/* The exact count of each page mapped by 3 or more (by 2 is its class): page << 12 |
-	 * count (counts above 4095 saturate), ascending once the pass is complete. */
+	/* The exact count of each page mapped by 3 or more (by 2 is its class): page <<
+	 * SHARE_COUNT_BITS | count (counts above SHARE_COUNT_MAX saturate), ascending once the
+	 * pass is complete. */
 	uint64_t *counts;
 	size_t ncounts, capcounts;
+	/* Pages mapped by a PMD (transparent huge pages whole: smaps' AnonHugePages +
+	 * ShmemPmdMapped + FilePmdMapped) in every mapping that counts; read by PAGEMAP_SCAN
+	 * (thp_known false without it). */
+	uint64_t thp;
+	bool thp_known;
 	uint64_t at_ns;			/* CLOCK_MONOTONIC when the pass began */
 	uint64_t pages_read;		/* PFNs the pass read */
 };

@@ -103,4 +103,8 @@ void share_totals(const struct proc *p, struct share_figs *out)
 		out->shared += f.shared;
 		out->ksm += f.ksm;
 	}
+	if (p->share && p->share->thp_known) {
+		out->thp = p->share->thp * PAGE_SIZE_4K;
+		out->thp_known = true;
+	}
 }

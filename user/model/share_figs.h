@@ -11,6 +11,8 @@
 struct share_figs {
 	uint64_t uss, pss, shared;
 	uint64_t ksm;			/* KSM pages among the shared ones */
+	uint64_t thp;			/* share_totals: mapped by a PMD (model/share.h) */
+	bool thp_known;
 };
 
 struct proc;

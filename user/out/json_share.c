@@ -13,6 +13,8 @@ void json_share_proc(struct buf *b, const struct proc *p)
 	json_buf_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %" PRIu64 ", \"shared\": %" PRIu64
 	    ", \"ksm\": %" PRIu64 ", \"sharing_at\": %.6f", f.uss, f.pss, f.shared, f.ksm,
 	    p->share->at_ns / 1e9);
+	if (f.thp_known)
+		json_buf_put(b, ", \"thp\": %" PRIu64, f.thp);
 }
 
 static const char *const class_names[SHC_COUNT] = {

@@ -444,6 +444,8 @@ static int decode_sections(struct rcur *c, struct rec_decoder *dec, struct dproc
 			err = decode_parent(&body, d, why, whylen);
 		else if (d && kind == REC_SECTION_SHARE)
 			err = decode_share(&body, d, why, whylen);
+		else if (d && kind == REC_SECTION_SHARE_COUNTS)
+			err = rec_get_share_counts(&body, d->p->share, why, whylen);
 		else if (d && kind == REC_SECTION_FIRST_TOUCH) {
 			free(d->touches);
 			err = rec_get_touches(&body, dec->mono_ns, &d->touches, &d->ntouches, why,

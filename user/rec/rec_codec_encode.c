@@ -352,6 +352,10 @@ static unsigned encode_proc_sections(struct rec_encoder *enc, const struct json_
 		rec_put_share(&body, p->share);
 		put_section(secs, REC_SECTION_SHARE, &body);
 		nsecs++;
+		if (rec_put_share_counts(&body, p->share)) {
+			put_section(secs, REC_SECTION_SHARE_COUNTS, &body);
+			nsecs++;
+		}
 	}
 	/* The parent: known at a fresh start, or changed (a parent's exit reparents its
 	 * children); else the reader keeps the one it has (0 at a fresh start). */

@@ -34,6 +34,8 @@ enum rec_frame_type {
 #define REC_SECTION_FILES	6	/* the page cache members as live JSON wrote them
 					 * ("memory", "files", "files_omitted", "files_stats") */
 #define REC_SECTION_SHARE	7	/* a process section: its --sharing pass (rec_share.h) */
+#define REC_SECTION_SHARE_COUNTS 8	/* a process section, after 7: its pass's huge pages
+					 * and exact map counts */
 
 /* Frame payload flags. */
 #define REC_FLAG_MAPS		(1u << 0)	/* live JSON would have printed mappings */

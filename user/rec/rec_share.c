@@ -5,6 +5,11 @@
  *   nspans x { varint gap from the previous span's end, varint length, varint uss,
  *              varint shared, varint ksm, varint pss },
  *   for each class by 2, 3-8, 9+: varint nruns, nruns x { varint gap, varint length }.
+ * Section 8, what section 7 lacks (a section of its own: section 7's readers refuse
+ * trailing bytes, and readers skip kinds they do not know):
+ *   varint thp + 1 (0: not known),
+ *   varint n, n x { varint gap (page minus the previous one's + 1), varint count - 3 }
+ *   (the exact counts of the pass's pages mapped by 3 or more).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -134,4 +139,54 @@ int rec_get_share(struct rcur *c, struct share **out, char *why, size_t whylen)
 	}
 	*out = s;
 	return 0;
+}
+
+#define COUNT_BASE	3	/* counts are kept from 3 up (by 2 is its class) */
+
+bool rec_put_share_counts(struct rbuf *b, const struct share *s)
+{
+	uint64_t at = 0;
+	size_t i;
+
+	if (!s || (!s->ncounts && !s->thp_known))
+		return false;
+	rbuf_varint(b, s->thp_known ? s->thp + 1 : 0);
+	rbuf_varint(b, s->ncounts);
+	for (i = 0; i < s->ncounts; i++) {
+		uint64_t page = s->counts[i] >> SHARE_COUNT_BITS;
+
+		rbuf_varint(b, page - at);
+		rbuf_varint(b, (s->counts[i] & SHARE_COUNT_MAX) - COUNT_BASE);
+		at = page + 1;
+	}
+	return true;
+}
+
+int rec_get_share_counts(struct rcur *c, struct share *s, char *why, size_t whylen)
+{
+	uint64_t thp = rcur_varint(c), n = rcur_varint(c), at = 0, i;
+
+	/* Each row takes at least 2 bytes. */
+	if (!s)
+		return bad(why, whylen, "details without a pass");
+	if (c->bad || s->ncounts || s->thp_known || n > rcur_left(c) / 2)
+		return bad(why, whylen, "count rows");
+	if (thp > REC_MAX_PAGE)
+		return bad(why, whylen, "huge pages");
+	s->thp_known = thp > 0;
+	s->thp = thp ? thp - 1 : 0;
+	for (i = 0; i < n; i++) {
+		uint64_t gap = rcur_varint(c), count = rcur_varint(c), page = at + gap;
+
+		if (c->bad || gap >= REC_MAX_PAGE - at || count > SHARE_COUNT_MAX - COUNT_BASE)
+			return bad(why, whylen, "count row");
+		count += COUNT_BASE;
+		/* In its class's set: no more counts than shared pages. */
+		if (share_page_class(s, page) != share_class_of(count))
+			return bad(why, whylen, "a count its page's class does not have");
+		if (share_mark(s, page, count))
+			return -ENOMEM;
+		at = page + 1;
+	}
+	return rcur_left(c) ? bad(why, whylen, "trailing bytes") : 0;
 }

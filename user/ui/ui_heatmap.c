@@ -583,6 +583,11 @@ void heatmap_update(struct ui *ui, bool locked)
 	if (p->exited || ui->paused)
 		freeze(m, p, now);
 	build(ui, m->frozen ? m->frozen : p, m->frozen ? m->frozen_ns : now);
+	/* Live, one shared page under the cursor: who else maps it (the engine reads now). */
+	m->ro.who.known = false;
+	if (!m->frozen && ui->e && m->share && m->ro.valid && m->ro.shared_known &&
+	    m->ro.end - m->ro.start == 1 && m->ro.res && m->ro.count != 1)
+		engine_share_who(ui->e, p->pid, m->ro.start, &m->ro.who);
 }
 
 /* --- keys --- */

@@ -236,6 +236,28 @@ enum ro_cut {
 	RO_CUTS,
 };
 
+/* Which other watched processes map the cursor's page: "also pid 1234 (comm)", "also
+ * pids 1234 1240 +3", "no other watched process"; "+?" when the engine's reads ran out. */
+static void readout_who(const struct share_who *w, char *buf, size_t size, size_t *len)
+{
+	uint32_t i;
+
+#define WHO(...) (*len += *len < size ? (size_t)snprintf(buf + *len, size - *len, __VA_ARGS__) : 0)
+	if (!w->n)
+		WHO(" (%s)", w->cut ? "no other watched process found" : "no other watched process");
+	else if (w->n == 1)
+		WHO(" (also pid %d %s%s)", (int)w->pids[0], w->comm, w->cut ? " +?" : "");
+	else
+		WHO(" (also pids");
+	for (i = 0; w->n > 1 && i < w->n && i < SHARE_WHO_MAX; i++)
+		WHO(" %d", (int)w->pids[i]);
+	if (w->n > SHARE_WHO_MAX)
+		WHO(" +%u", w->n - SHARE_WHO_MAX);
+	if (w->n > 1)
+		WHO("%s)", w->cut ? " +?" : "");
+#undef WHO
+}
+
 /* The sharing layer's part of the cursor line: a page's map count (its class when the
  * count was not kept), or the cell's resident pages by class. */
 static void readout_sharing(const struct hm_readout *ro, uint64_t n, char *buf, size_t size,
@@ -256,7 +278,9 @@ static void readout_sharing(const struct hm_readout *ro, uint64_t n, char *buf, 
 			*len += snprintf(buf + *len, size - *len, ", mapped by %" PRIu64, ro->count);
 		else if (ro->res)
 			*len += snprintf(buf + *len, size - *len, ", mapped %s",
-					 k == SHC_PRIVATE ? "once" : by[k]);
+					 k == SHC_PRIVATE ? "once (private)" : by[k]);
+		if (ro->res && k != SHC_PRIVATE && ro->who.known)
+			readout_who(&ro->who, buf, size, len);
 		return;
 	}
 	for (k = SHC_PRIVATE; k < SHC_COUNT && *len < size; k++)

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "engine/engine.h"
 #include "model/model.h"
 #include "ui/blockname.h"
 #include "ui/overview.h"
@@ -58,6 +59,7 @@ struct hm_readout {
 	bool shared_known;		/* --sharing has read the process: cls */
 	uint64_t cls[SHC_COUNT];	/* the cell's resident pages by map count */
 	uint64_t count;			/* a one-page cell's map count (0: not kept) */
+	struct share_who who;		/* live: a shared page's other watched mappers */
 	bool collapsed;			/* its object is folded ('c') */
 	bool file;			/* a file mapping: Enter opens the file's heatmap */
 	uint64_t dev, ino;
