@@ -103,12 +103,23 @@ static void untrack(pid_t pid)
 			live[i] = 0;
 }
 
+/*
+ * A failed test can leave its injection holding the target's threads (the tracer is a
+ * thread of this process): their zombies wait for a tracer's wait, and the leader is not
+ * reaped before them, so waiting for the leader alone would hang the suite.  Any thread of
+ * the tracer's group may do the tracer's wait: reap every child and tracee (__WALL) until
+ * the leader is among them.
+ */
 static void kill_children(void)
 {
 	for (int i = 0; i < 16; i++) {
 		if (live[i]) {
+			pid_t got;
+
 			kill(live[i], SIGKILL);
-			waitpid(live[i], NULL, 0);
+			do
+				got = waitpid(-1, NULL, __WALL);
+			while (got > 0 && got != live[i]);
 			live[i] = 0;
 		}
 	}
