@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * struct proc's cached figures (model_layout_bytes, model_anon_resident, proc_bytes) against
- * a fresh walk after every one of a seeded run of random mutations, through every mutator
- * the model has.  The figures are asked for after each operation, so a mutator that forgot
+ * struct proc's cached figures (model_layout_bytes, model_anon_resident, proc_bytes,
+ * model_totals) against a fresh walk after every one of a seeded run of random mutations,
+ * through every mutator the model has.  The figures are asked for after each operation, so a mutator that forgot
  * to move the generation leaves a stale figure that the walk catches.  The walk counts
  * anonymous pages one page at a time (model_page_state), not with the range counts the
  * cache uses.  MEVITOP_TEST_SEED replays a run.
@@ -29,9 +29,10 @@ struct walk {
 	uint64_t anon_resident;
 };
 
+static const enum page_state tracked[] = { PS_RESIDENT, PS_SWAPPED, PS_UNTRACKED };
+
 static struct walk fresh_walk(const struct proc *p)
 {
-	static const enum page_state tracked[] = { PS_RESIDENT, PS_SWAPPED, PS_UNTRACKED };
 	struct walk w = { 0 };
 	const struct mapping *m;
 
@@ -50,6 +51,7 @@ static struct walk fresh_walk(const struct proc *p)
 static void check(const struct proc *p, int op, int step)
 {
 	struct walk w = fresh_walk(p);
+	uint64_t totals[PS_COUNT], mapped = 0;
 	size_t want_bytes = sizeof(*p) + (size_t)p->heat.cap * sizeof(struct heat_entry) +
 			    w.layout_bytes + share_bytes(p->share);
 
@@ -60,6 +62,15 @@ static void check(const struct proc *p, int op, int step)
 		fail_msg("step %d (op %d): anon resident %" PRIu64 ", a walk says %" PRIu64, step,
 			 op, model_anon_resident(p), w.anon_resident);
 	assert_int_equal(proc_bytes(p), want_bytes);
+	model_totals(p, totals);
+	for (size_t i = 0; i < sizeof(tracked) / sizeof(tracked[0]); i++) {
+		if (totals[tracked[i]] != pageset_count(p->set[tracked[i]]))
+			fail_msg("step %d (op %d): %" PRIu64 " pages %s, the set has %" PRIu64,
+				 step, op, totals[tracked[i]], model_page_state_name(tracked[i]),
+				 pageset_count(p->set[tracked[i]]));
+		mapped += totals[tracked[i]];
+	}
+	assert_int_equal(mapped + totals[PS_NOT_RESIDENT], p->mapped_pages);
 }
 
 static void range(uint64_t *s, uint64_t *e)

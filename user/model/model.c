@@ -545,10 +545,17 @@ void model_totals(const struct proc *p, uint64_t counts[PS_COUNT])
 {
 	size_t i;
 
+	struct proc_figs *f = (struct proc_figs *)&p->figs;	/* a cache: as figs() */
+
+	if (f->counts_stamp != p->gen + 1) {
+		for (i = 0; i < MODEL_NTRACKED; i++)
+			f->counts[i] = pageset_count(p->set[model_tracked[i]]);
+		f->counts_stamp = p->gen + 1;
+	}
 	counts[PS_NOT_RESIDENT] = p->mapped_pages;
 	for (i = 0; i < MODEL_NTRACKED; i++) {
-		counts[model_tracked[i]] = pageset_count(p->set[model_tracked[i]]);
-		counts[PS_NOT_RESIDENT] -= counts[model_tracked[i]];
+		counts[model_tracked[i]] = f->counts[i];
+		counts[PS_NOT_RESIDENT] -= f->counts[i];
 	}
 }
 

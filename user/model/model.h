@@ -114,6 +114,8 @@ struct proc {
 		uint64_t stamp;		/* gen + 1 when made (0: never) */
 		size_t layout_bytes;	/* the mappings, their paths and the page sets */
 		uint64_t anon_resident;	/* resident pages of private anonymous mappings */
+		uint64_t counts_stamp;	/* the same for counts: no mapping walk for them */
+		uint64_t counts[3];	/* pages in each tracked state (model_totals) */
 	} figs;
 
 	/* Counters for views: cumulative, and the rate over the last interval. */
@@ -195,7 +197,7 @@ void model_set_page(struct proc *p, uint64_t page, enum page_state s);
 enum page_state model_page_state(const struct proc *p, uint64_t page);
 /* Pages of [start, end) in state s (s != PS_NOT_RESIDENT). */
 uint64_t model_count(const struct proc *p, enum page_state s, uint64_t start, uint64_t end);
-/* Totals over the process (mapped and each state), exact. */
+/* Totals over the process (mapped and each state), exact; from struct proc's figs. */
 void model_totals(const struct proc *p, uint64_t counts[PS_COUNT]);
 
 /* Replaces the states of [start, end) with a scan result: runs of present or swapped pages
