@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * struct proc's cached figures (model_layout_bytes, model_anon_resident, proc_bytes,
- * model_totals) against a fresh walk after every one of a seeded run of random mutations,
- * through every mutator the model has.  The figures are asked for after each operation, so a mutator that forgot
- * to move the generation leaves a stale figure that the walk catches.  The walk counts
- * anonymous pages one page at a time (model_page_state), not with the range counts the
- * cache uses.  MEVITOP_TEST_SEED replays a run.
+ * model_totals, model_kinds) against a fresh walk after every one of a seeded run of random
+ * mutations, through every mutator the model has.  The figures are asked for after each
+ * operation, so a mutator that forgot to move the generation leaves a stale figure that the
+ * walk catches.  The walk counts pages one at a time (model_page_state), not with the range
+ * counts the cache uses.  MEVITOP_TEST_SEED replays a run.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -53,7 +53,8 @@ static void check(const struct proc *p, int op, int step)
 	struct walk w = fresh_walk(p);
 	uint64_t totals[PS_COUNT], mapped = 0;
 	size_t want_bytes = sizeof(*p) + (size_t)p->heat.cap * sizeof(struct heat_entry) +
-			    w.layout_bytes + share_bytes(p->share);
+			    w.layout_bytes + share_bytes(p->share) +
+			    (p->kinds ? sizeof(*p->kinds) + p->kinds->cap * sizeof(p->kinds->top[0]) : 0);
 
 	if (model_layout_bytes(p) != w.layout_bytes)
 		fail_msg("step %d (op %d): layout bytes %zu, a walk says %zu", step, op,
@@ -71,6 +72,46 @@ static void check(const struct proc *p, int op, int step)
 		mapped += totals[tracked[i]];
 	}
 	assert_int_equal(mapped + totals[PS_NOT_RESIDENT], p->mapped_pages);
+}
+
+#define TOP 3
+
+/* model_kinds against a walk page by page, and its top list against a stable sort of all
+ * mappings by resident pages (insertion sort: equal ones keep address order). */
+static void check_kinds(const struct proc *p, int op, int step)
+{
+	uint64_t pages[MK_COUNT][PS_COUNT] = { { 0 } };
+	struct model_top all[N], t;
+	const struct proc_kinds *k = model_kinds(p, TOP);
+	const struct mapping *m;
+	size_t n = 0, i, j;
+
+	assert_non_null(k);
+	for (m = model_first(p); m; m = model_next(m)) {
+		uint64_t res = 0;
+
+		for (uint64_t pg = mapping_start(m); pg < mapping_end(m); pg++) {
+			enum page_state st = model_page_state(p, pg);
+
+			pages[m->kind][PS_NOT_RESIDENT]++;
+			if (st != PS_NOT_RESIDENT)
+				pages[m->kind][st]++;
+			res += st == PS_RESIDENT;
+		}
+		if (res)
+			all[n++] = (struct model_top){ m, res };
+	}
+	if (memcmp(pages, k->pages, sizeof(pages)))
+		fail_msg("step %d (op %d): pages per kind differ from a walk's", step, op);
+	for (i = 1; i < n; i++)
+		for (j = i, t = all[i]; j > 0 && all[j - 1].resident < t.resident; j--)
+			all[j] = all[j - 1], all[j - 1] = t;
+	assert_int_equal(k->ntop, n < TOP ? n : TOP);
+	for (i = 0; i < k->ntop; i++)
+		if (k->top[i].m != all[i].m || k->top[i].resident != all[i].resident)
+			fail_msg("step %d (op %d): top %zu is %p (%" PRIu64 "), want %p (%" PRIu64 ")",
+				 step, op, i, (const void *)k->top[i].m, k->top[i].resident,
+				 (const void *)all[i].m, all[i].resident);
 }
 
 static void range(uint64_t *s, uint64_t *e)
@@ -189,6 +230,8 @@ static void test_figs_follow_mutations(void **state)
 
 		mutate(&p, op);
 		check(p, op, i);
+		if (rng_under(2))	/* asked for or not: both must stay right */
+			check_kinds(p, op, i);
 	}
 	proc_free(p);
 }

@@ -117,6 +117,7 @@ struct proc {
 		uint64_t counts_stamp;	/* the same for counts: no mapping walk for them */
 		uint64_t counts[3];	/* pages in each tracked state (model_totals) */
 	} figs;
+	struct proc_kinds *kinds;	/* model_kinds' cache, made when first asked, or NULL */
 
 	/* Counters for views: cumulative, and the rate over the last interval. */
 	uint64_t faults;
@@ -233,6 +234,22 @@ static inline void model_changed(struct proc *p)
  * under. */
 size_t model_layout_bytes(const struct proc *p);
 uint64_t model_anon_resident(const struct proc *p);
+
+/* Per kind of mapping: pages mapped (at [PS_NOT_RESIDENT]) and in each state; and the `cap`
+ * mappings with the most resident pages (none with 0), most first, of equal ones the lower
+ * address first.  Valid until p changes; NULL on ENOMEM.  Cached as the figs are: call
+ * under the lock p is read under. */
+struct model_top {
+	const struct mapping *m;
+	uint64_t resident;
+};
+struct proc_kinds {
+	uint64_t stamp;			/* p->gen + 1 when counted */
+	uint64_t pages[MK_COUNT][PS_COUNT];
+	uint32_t cap, ntop;
+	struct model_top top[];
+};
+const struct proc_kinds *model_kinds(const struct proc *p, uint32_t cap);
 
 /* --- heat --- */
 void heat_add(struct heat *h, uint64_t page, float amount, uint64_t now_ns);

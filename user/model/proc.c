@@ -36,6 +36,7 @@ void proc_free(struct proc *p)
 		pageset_free(p->set[model_tracked[i]]);
 	heat_free(&p->heat);
 	share_free(p->share);
+	free(p->kinds);
 	free(p);
 }
 
@@ -86,6 +87,8 @@ struct proc *proc_clone(const struct proc *p, pid_t pid)
 
 size_t proc_bytes(const struct proc *p)
 {
+	size_t kinds = p->kinds ? sizeof(*p->kinds) + p->kinds->cap * sizeof(p->kinds->top[0]) : 0;
+
 	return sizeof(*p) + (size_t)p->heat.cap * sizeof(struct heat_entry) +
-	       model_layout_bytes(p) + share_bytes(p->share);
+	       model_layout_bytes(p) + share_bytes(p->share) + kinds;
 }
