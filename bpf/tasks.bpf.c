@@ -121,22 +121,35 @@ static long sum_cpu(__u64 cpu, void *arg)
 	return 0;
 }
 
-/* get_mm_counter_sum(): count plus every CPU's part, clamped at 0 (per counter). */
-static __u64 rss_pages(struct mm_struct *mm)
+/*
+ * An mm's figures, field by field with LOAD(mm, field): a plain load (PLAIN) when mm is the
+ * typed pointer task->mm, a probe read (BPF_CORE_READ) when it went through a number (the
+ * thread walk's).  A pass reads these of every process: plain loads cost a fraction of a
+ * helper call each, and most processes have one thread.
+ */
+#define PLAIN(p, field) ((p)->field)
+#define MM_FIGURES(c, r, mm, LOAD) do {						\
+	(c)->counters[0] = LOAD(mm, rss_stat[MM_FILEPAGES].counters);		\
+	(c)->sum[0] = LOAD(mm, rss_stat[MM_FILEPAGES].count);			\
+	(c)->counters[1] = LOAD(mm, rss_stat[MM_ANONPAGES].counters);		\
+	(c)->sum[1] = LOAD(mm, rss_stat[MM_ANONPAGES].count);			\
+	(c)->counters[2] = LOAD(mm, rss_stat[MM_SHMEMPAGES].counters);		\
+	(c)->sum[2] = LOAD(mm, rss_stat[MM_SHMEMPAGES].count);			\
+	(r)->total_vm = LOAD(mm, total_vm);					\
+	(r)->start_brk = LOAD(mm, start_brk);					\
+} while (0)
+
+/* get_mm_counter_sum(): count plus every CPU's part, clamped at 0 (per counter); c holds
+ * each counter's count and per-CPU pointer (MM_FIGURES). */
+static __u64 rss_pages(struct counter_sum *c)
 {
-	static const int which[3] = { MM_FILEPAGES, MM_ANONPAGES, MM_SHMEMPAGES };
-	struct counter_sum c = {};
 	__u64 rss = 0;
 	int k;
 
-	for (k = 0; k < 3; k++) {
-		c.counters[k] = BPF_CORE_READ(mm, rss_stat[which[k]].counters);
-		c.sum[k] = BPF_CORE_READ(mm, rss_stat[which[k]].count);
-	}
-	bpf_loop(cpu_offs, sum_cpu, &c, 0);
+	bpf_loop(cpu_offs, sum_cpu, c, 0);
 	for (k = 0; k < 3; k++)
-		if (c.sum[k] > 0)
-			rss += c.sum[k];
+		if (c->sum[k] > 0)
+			rss += c->sum[k];
 	return rss;
 }
 
@@ -146,8 +159,8 @@ int dump_tasks(struct bpf_iter__task *ctx)
 	struct task_struct *task = ctx->task;
 	struct signal_struct *sig;
 	struct thread_walk w = {};
+	struct counter_sum c = {};
 	struct task_rec r = {};
-	struct mm_struct *mm;
 
 	if (!task || !measure_offsets())
 		return 0;
@@ -164,22 +177,29 @@ int dump_tasks(struct bpf_iter__task *ctx)
 	w.majflt = sig->maj_flt;
 	w.tid = r.tgid;
 	if (sig->nr_threads == 1) {
-		/* The common case: no thread list to walk. */
+		/* The common case: no thread list to walk, and task->mm stays typed. */
+		struct mm_struct *mm = task->mm;
+
+		if (!mm)
+			return 0;	/* no address space: not a process with memory */
 		w.minflt += task->min_flt;
 		w.majflt += task->maj_flt;
-		w.mm = task->mm;
 		w.threads = 1;
+		MM_FIGURES(&c, &r, mm, PLAIN);
 	} else {
+		struct mm_struct *mm;
+
 		/* The leader's mm first: a zombie leader (pthread_exit()) has none, a live
 		 * thread has the process's. */
 		w.head = &sig->thread_head;
 		w.node = w.head;
 		w.mm = task->mm;
 		bpf_loop(MAX_THREADS, walk_thread, &w, 0);
+		mm = w.mm;	/* a number now (a local: CO-RE relocates mm's fields only) */
+		if (!mm)
+			return 0;	/* no address space left: not a process with memory */
+		MM_FIGURES(&c, &r, mm, BPF_CORE_READ);
 	}
-	mm = w.mm;
-	if (!mm)
-		return 0;	/* no address space left: not a process with memory */
 	r.io_tid = w.tid;
 	r.threads = w.threads;
 	r.ppid = task->real_parent->tgid;
@@ -188,10 +208,8 @@ int dump_tasks(struct bpf_iter__task *ctx)
 	r.start_ns = task->start_boottime;
 	r.minflt = w.minflt;
 	r.majflt = w.majflt;
-	r.rss = rss_pages(mm);
-	r.total_vm = BPF_CORE_READ(mm, total_vm);	/* mm went through w: a number now */
-	r.start_brk = BPF_CORE_READ(mm, start_brk);
-	r.cgroup_id = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
+	r.rss = rss_pages(&c);
+	r.cgroup_id = task->cgroups->dfl_cgrp->kn->id;
 	bpf_probe_read_kernel_str(&r.comm, sizeof(r.comm), task->comm);
 	bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
 	return 0;

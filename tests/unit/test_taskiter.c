@@ -4,9 +4,10 @@
  * each pass: for every process whose /proc/PID/stat and statm read the same before and
  * after the pass, the record equals them field for field -- faults summed over live and
  * exited threads, rss summed over the per-CPU counters, size, start time, parent, name,
- * state -- and the pass holds exactly the processes that have an address space.  Children
- * of the test make the hard cases: threads that faulted and exited, live threads faulting
- * on other CPUs, and a main thread that called pthread_exit() while another runs.
+ * state, heap start, cgroup id -- and the pass holds exactly the processes that have an
+ * address space.  Children of the test make the hard cases: threads that faulted and
+ * exited, live threads faulting on other CPUs, and a main thread that called
+ * pthread_exit() while another runs.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/types.h>
@@ -119,6 +121,30 @@ static bool same(const struct proc_counters *a, const struct proc_counters *b)
 	       a->state == b->state && !strcmp(a->comm, b->comm);
 }
 
+/* The cgroup2 id of pid as the kernel shows it: the inode of its cgroup's directory
+ * (kernfs node id), from /proc/PID/cgroup's "0::PATH"; 0 if unknown. */
+static uint64_t cgroup_ino(pid_t pid)
+{
+	char path[64], line[4096], dir[4200];
+	struct stat st;
+	FILE *f;
+	uint64_t ino = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s", line + 3);
+			if (!stat(dir, &st))
+				ino = st.st_ino;
+		}
+	fclose(f);
+	return ino;
+}
+
 /* One pass compared with /proc; returns how many of want[] were compared exactly. */
 static size_t compare_pass(const pid_t *want, size_t nwant)
 {
@@ -137,6 +163,7 @@ static size_t compare_pass(const pid_t *want, size_t nwant)
 	for (i = 0; i < n; i++) {
 		const struct task_rec *r = taskiter_find(recs, nrecs, pids[i]);
 		struct proc_counters after, got;
+		uint64_t brk, cg;
 		pid_t tid;
 
 		if (!before[i].start_time || procfs_read_counters(pids[i], &after) ||
@@ -178,6 +205,10 @@ static size_t compare_pass(const pid_t *want, size_t nwant)
 		assert_int_equal(got.ppid, after.ppid);
 		assert_int_equal(got.state, after.state);
 		assert_string_equal(got.comm, after.comm);
+		if (procfs_read_start_brk(r->io_tid, &brk) == 0)
+			assert_int_equal(r->start_brk, brk);
+		if ((cg = cgroup_ino(pids[i])))
+			assert_int_equal(r->cgroup_id, cg);
 		for (k = 0; k < nwant; k++)
 			hit += want[k] == pids[i];
 	}

@@ -36,19 +36,6 @@ struct anon_acct {
 	bool first_done;
 };
 
-/* Resident pages of the process's private anonymous mappings as the model has them (shared
- * anonymous mappings are shmem: the files' rows count them). */
-static uint64_t model_anon(const struct proc *p)
-{
-	const struct mapping *m;
-	uint64_t n = 0;
-
-	for (m = model_first(p); m; m = model_next(m))
-		if (m->kind == MK_ANON || m->kind == MK_HEAP || m->kind == MK_STACK)
-			n += model_count(p, PS_RESIDENT, mapping_start(m), mapping_end(m));
-	return n;
-}
-
 static int by_serial(const void *a, const void *b)
 {
 	const struct anon_ent *x = a, *y = b;
@@ -92,7 +79,8 @@ static struct anon_ent *collect(struct engine *e, const struct anon_acct *a, siz
 			else
 				*x = (struct anon_ent){ .serial = p->serial, .pid = p->pid };
 			x->ppid = p->ppid;
-			na = model_anon(p);
+			/* Shared anonymous mappings are shmem: the files' rows count them. */
+			na = model_anon_resident(p);
 			if (x->read_ns && !x->unreadable && x->model != na)
 				x->stale = true;
 			x->model = na;

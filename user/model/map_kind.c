@@ -40,3 +40,8 @@ enum map_kind map_kind_classify(const char *path, uint32_t perms, bool anon_shar
 		return MK_SHMEM;
 	return MK_FILE;
 }
+
+bool map_kind_private_anon(enum map_kind k)
+{
+	return k == MK_ANON || k == MK_HEAP || k == MK_STACK;
+}

@@ -26,6 +26,7 @@ static void drop_mappings(struct proc *p)
 		free_mapping(node_map(n));
 	}
 	p->mapped_pages = 0;
+	model_changed(p);
 }
 
 void model_clear_layout(struct proc *p)
@@ -55,12 +56,14 @@ static void insert_mapping(struct proc *p, struct mapping *m)
 {
 	itree_insert(&p->maps, &m->node);
 	p->mapped_pages += m->node.last - m->node.start + 1;
+	model_changed(p);
 }
 
 static void remove_mapping(struct proc *p, struct mapping *m)
 {
 	itree_remove(&p->maps, &m->node);
 	p->mapped_pages -= m->node.last - m->node.start + 1;
+	model_changed(p);
 }
 
 int model_copy_layout(struct proc *c, const struct proc *p)
@@ -222,6 +225,7 @@ static void clear_pages(struct proc *p, uint64_t start, uint64_t end)
 
 	for (i = 0; i < MODEL_NTRACKED; i++)
 		pageset_remove_range(p->set[model_tracked[i]], start, end);
+	model_changed(p);
 }
 
 /* What struct mapping's bit fields must hold. */
@@ -326,6 +330,7 @@ int model_remap(struct proc *p, uint64_t old, uint64_t old_len, uint64_t new, ui
 	model_unmap(p, new, new + new_len);
 	for (i = 0; i < MODEL_NTRACKED; i++)
 		pageset_move_range(p->set[model_tracked[i]], old, old + old_len, new);
+	model_changed(p);
 
 	while ((nd = itree_first_overlap(&p->maps, old, old + old_len - 1))) {
 		struct mapping *m = node_map(nd);
@@ -387,6 +392,7 @@ static int change_range(struct proc *p, uint64_t start, uint64_t end, bool set_p
 			m->perms = (m->perms & MP_SHARED) | (perms & ~MP_SHARED);
 		m->flags = (m->flags | set) & ~clear;
 	}
+	model_changed(p);
 	/* The kernel merges VMAs that became alike; merging frees nodes, so walk again from
 	 * each merged result. */
 	nd = itree_first_overlap(&p->maps, start, end - 1);
@@ -465,6 +471,7 @@ void model_set_state(struct proc *p, uint64_t start, uint64_t end, enum page_sta
 			pageset_remove_range(p->set[model_tracked[i]], start, end);
 	if (s != PS_NOT_RESIDENT)
 		pageset_add_range(p->set[s], start, end);
+	model_changed(p);
 }
 
 void model_set_page(struct proc *p, uint64_t page, enum page_state s)
@@ -478,6 +485,7 @@ void model_set_page(struct proc *p, uint64_t page, enum page_state s)
 			pageset_remove_range(p->set[model_tracked[i]], page, page + 1);
 	if (s != PS_NOT_RESIDENT)
 		pageset_add(p->set[s], page);
+	model_changed(p);
 }
 
 enum page_state model_page_state(const struct proc *p, uint64_t page)
@@ -497,14 +505,57 @@ uint64_t model_count(const struct proc *p, enum page_state s, uint64_t start, ui
 	return pageset_count_range(p->set[s], start, end);
 }
 
+/* The walk struct proc's figs stand for.  A cache, not a change of p: written under the
+ * lock the reader holds, hence the cast. */
+static const struct proc_figs *figs(const struct proc *p)
+{
+	struct proc_figs *f = (struct proc_figs *)&p->figs;
+	struct itree_node *n;
+	size_t i;
+
+	if (f->stamp == p->gen + 1)
+		return f;
+	f->layout_bytes = 0;
+	f->anon_resident = 0;
+	for (n = itree_min(&p->maps); n; n = itree_next(n)) {
+		const struct mapping *m = node_map(n);
+
+		f->layout_bytes += sizeof(*m) + (m->path ? strlen(m->path) + 1 : 0);
+		if (map_kind_private_anon(m->kind))
+			f->anon_resident += model_count(p, PS_RESIDENT, mapping_start(m),
+							mapping_end(m));
+	}
+	for (i = 0; i < MODEL_NTRACKED; i++)
+		f->layout_bytes += pageset_bytes(p->set[model_tracked[i]]);
+	f->stamp = p->gen + 1;
+	return f;
+}
+
+size_t model_layout_bytes(const struct proc *p)
+{
+	return figs(p)->layout_bytes;
+}
+
+uint64_t model_anon_resident(const struct proc *p)
+{
+	return figs(p)->anon_resident;
+}
+
 void model_totals(const struct proc *p, uint64_t counts[PS_COUNT])
 {
 	size_t i;
 
+	struct proc_figs *f = (struct proc_figs *)&p->figs;	/* a cache: as figs() */
+
+	if (f->counts_stamp != p->gen + 1) {
+		for (i = 0; i < MODEL_NTRACKED; i++)
+			f->counts[i] = pageset_count(p->set[model_tracked[i]]);
+		f->counts_stamp = p->gen + 1;
+	}
 	counts[PS_NOT_RESIDENT] = p->mapped_pages;
 	for (i = 0; i < MODEL_NTRACKED; i++) {
-		counts[model_tracked[i]] = pageset_count(p->set[model_tracked[i]]);
-		counts[PS_NOT_RESIDENT] -= counts[model_tracked[i]];
+		counts[model_tracked[i]] = f->counts[i];
+		counts[PS_NOT_RESIDENT] -= f->counts[i];
 	}
 }
 

@@ -105,6 +105,19 @@ struct proc {
 	uint64_t brk_start;		/* heap start (bytes), 0 if unknown */
 	struct heat heat;
 	struct share *share;		/* the last sharing pass (model/share.h), or NULL */
+	/* What a walk over the mappings adds up to, kept with the generation it was made at:
+	 * an idle process's refresh then walks no tree (5,000 processes: a quarter of the
+	 * refresh was these walks).  model.c bumps gen on every change to the mappings or
+	 * page sets; code changing p->set[] itself calls model_changed(). */
+	uint64_t gen;
+	struct proc_figs {
+		uint64_t stamp;		/* gen + 1 when made (0: never) */
+		size_t layout_bytes;	/* the mappings, their paths and the page sets */
+		uint64_t anon_resident;	/* resident pages of private anonymous mappings */
+		uint64_t counts_stamp;	/* the same for counts: no mapping walk for them */
+		uint64_t counts[3];	/* pages in each tracked state (model_totals) */
+	} figs;
+	struct proc_kinds *kinds;	/* model_kinds' cache, made when first asked, or NULL */
 
 	/* Counters for views: cumulative, and the rate over the last interval. */
 	uint64_t faults;
@@ -185,7 +198,7 @@ void model_set_page(struct proc *p, uint64_t page, enum page_state s);
 enum page_state model_page_state(const struct proc *p, uint64_t page);
 /* Pages of [start, end) in state s (s != PS_NOT_RESIDENT). */
 uint64_t model_count(const struct proc *p, enum page_state s, uint64_t start, uint64_t end);
-/* Totals over the process (mapped and each state), exact. */
+/* Totals over the process (mapped and each state), exact; from struct proc's figs. */
 void model_totals(const struct proc *p, uint64_t counts[PS_COUNT]);
 
 /* Replaces the states of [start, end) with a scan result: runs of present or swapped pages
@@ -208,6 +221,35 @@ int model_runs(const struct proc *p, uint64_t from, uint64_t to, model_run_fn fn
  * Only mapped ranges have runs: clip [from, to) to mappings of both. */
 int model_diff(const struct proc *a, const struct proc *b, uint64_t from, uint64_t to,
 	       model_run_fn fn, void *arg);
+
+/* The page sets of p changed behind the model's back (a decoder patching them): the
+ * cached figures are made again when next asked. */
+static inline void model_changed(struct proc *p)
+{
+	p->gen++;
+}
+/* Bytes of p's mappings (with their paths) and page sets; resident pages of its private
+ * anonymous mappings (map_kind_private_anon).  From struct proc's figs: a walk only when
+ * p changed since the last call.  The cache is written: call under the lock p is read
+ * under. */
+size_t model_layout_bytes(const struct proc *p);
+uint64_t model_anon_resident(const struct proc *p);
+
+/* Per kind of mapping: pages mapped (at [PS_NOT_RESIDENT]) and in each state; and the `cap`
+ * mappings with the most resident pages (none with 0), most first, of equal ones the lower
+ * address first.  Valid until p changes; NULL on ENOMEM.  Cached as the figs are: call
+ * under the lock p is read under. */
+struct model_top {
+	const struct mapping *m;
+	uint64_t resident;
+};
+struct proc_kinds {
+	uint64_t stamp;			/* p->gen + 1 when counted */
+	uint64_t pages[MK_COUNT][PS_COUNT];
+	uint32_t cap, ntop;
+	struct model_top top[];
+};
+const struct proc_kinds *model_kinds(const struct proc *p, uint32_t cap);
 
 /* --- heat --- */
 void heat_add(struct heat *h, uint64_t page, float amount, uint64_t now_ns);
@@ -236,5 +278,7 @@ const char *model_page_state_name(enum page_state s);
 /* "rw-p" as in /proc/PID/maps. */
 void mapping_perms_str(uint32_t perms, char out[5]);
 enum map_kind map_kind_classify(const char *path, uint32_t perms, bool anon_shared);
+/* Private anonymous memory: anonymous, heap, stack (shared anonymous is MK_SHMEM). */
+bool map_kind_private_anon(enum map_kind k);
 
 #endif

@@ -36,6 +36,7 @@ void proc_free(struct proc *p)
 		pageset_free(p->set[model_tracked[i]]);
 	heat_free(&p->heat);
 	share_free(p->share);
+	free(p->kinds);
 	free(p);
 }
 
@@ -46,6 +47,7 @@ void proc_reset(struct proc *p)
 	model_clear_layout(p);
 	for (i = 0; i < MODEL_NTRACKED; i++)
 		pageset_clear(p->set[model_tracked[i]]);
+	model_changed(p);
 	heat_free(&p->heat);
 	share_free(p->share);	/* a new address space shares nothing yet */
 	p->share = NULL;
@@ -75,6 +77,7 @@ struct proc *proc_clone(const struct proc *p, pid_t pid)
 			return NULL;
 		}
 	}
+	model_changed(c);
 	if (p->share && !(c->share = share_clone(p->share))) {
 		proc_free(c);
 		return NULL;
@@ -84,15 +87,8 @@ struct proc *proc_clone(const struct proc *p, pid_t pid)
 
 size_t proc_bytes(const struct proc *p)
 {
-	size_t bytes = sizeof(*p) + (size_t)p->heat.cap * sizeof(struct heat_entry), i;
-	struct itree_node *n;
+	size_t kinds = p->kinds ? sizeof(*p->kinds) + p->kinds->cap * sizeof(p->kinds->top[0]) : 0;
 
-	for (n = itree_min(&p->maps); n; n = itree_next(n)) {
-		const struct mapping *m = node_map(n);
-
-		bytes += sizeof(*m) + (m->path ? strlen(m->path) + 1 : 0);
-	}
-	for (i = 0; i < MODEL_NTRACKED; i++)
-		bytes += pageset_bytes(p->set[model_tracked[i]]);
-	return bytes + share_bytes(p->share);
+	return sizeof(*p) + (size_t)p->heat.cap * sizeof(struct heat_entry) +
+	       model_layout_bytes(p) + share_bytes(p->share) + kinds;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,11 +13,27 @@
 #include "stacks/stacks.h"
 #include "lib/array.h"
 
+/* A process's and a mapping's "pages"; no printf (a row per process per snapshot). */
 static void put_pages(struct buf *b, const uint64_t c[PS_COUNT], uint64_t mapped)
 {
-	json_buf_put(b, "{\"mapped\": %" PRIu64 ", \"resident\": %" PRIu64 ", \"swapped\": %" PRIu64
-	    ", \"untracked\": %" PRIu64 "}", mapped, c[PS_RESIDENT], c[PS_SWAPPED],
-	    c[PS_UNTRACKED]);
+	json_buf_lit(b, "{\"mapped\": ");
+	json_buf_u64(b, mapped);
+	json_buf_lit(b, ", \"resident\": ");
+	json_buf_u64(b, c[PS_RESIDENT]);
+	json_buf_lit(b, ", \"swapped\": ");
+	json_buf_u64(b, c[PS_SWAPPED]);
+	json_buf_lit(b, ", \"untracked\": ");
+	json_buf_u64(b, c[PS_UNTRACKED]);
+	json_buf_lit(b, "}");
+}
+
+/* "fault_rate" as %.1f prints it: an idle process's 0.0 without printf. */
+static void put_rate(struct buf *b, double rate)
+{
+	if (rate == 0 && !signbit(rate))
+		json_buf_lit(b, "0.0");
+	else
+		json_buf_put(b, "%.1f", rate);
 }
 
 struct runs_ctx {
@@ -290,13 +307,21 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 		if (!p->ready)
 			continue;
 		model_totals(p, c);
-		json_buf_put(&b, "%s{\"pid\": %d, \"ppid\": %d, \"comm\": ", any ? ", " : "", p->pid,
-		    p->ppid);
+		json_buf_lit(&b, any ? ", {\"pid\": " : "{\"pid\": ");
+		json_buf_i64(&b, p->pid);
+		json_buf_lit(&b, ", \"ppid\": ");
+		json_buf_i64(&b, p->ppid);
+		json_buf_lit(&b, ", \"comm\": ");
 		any = true;
 		json_buf_str(&b, p->comm);
-		json_buf_put(&b, ", \"state\": \"%s\", \"faults\": %" PRIu64 ", \"fault_rate\": %.1f, "
-		    "\"model_bytes\": %zu, \"pages\": ", p->exited ? "exited" : "running", p->faults,
-		    p->fault_rate, f->proc_bytes[i]);
+		json_buf_lit(&b, p->exited ? ", \"state\": \"exited\", \"faults\": " :
+					     ", \"state\": \"running\", \"faults\": ");
+		json_buf_u64(&b, p->faults);
+		json_buf_lit(&b, ", \"fault_rate\": ");
+		put_rate(&b, p->fault_rate);
+		json_buf_lit(&b, ", \"model_bytes\": ");
+		json_buf_u64(&b, f->proc_bytes[i]);
+		json_buf_lit(&b, ", \"pages\": ");
 		put_pages(&b, c, p->mapped_pages);
 		json_share_proc(&b, p);
 		if (o->maps) {
@@ -315,7 +340,7 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 			json_buf_put(&b, "]");
 			free(heat);
 		}
-		json_buf_put(&b, "}");
+		json_buf_lit(&b, "}");
 	}
 	json_buf_put(&b, "]");
 	if (f->files_text)

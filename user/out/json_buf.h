@@ -17,6 +17,11 @@ struct buf {
 void json_buf_put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A comm or a path is bytes: utf8_json_escape() makes it a valid JSON string whatever they are. */
 void json_buf_str(struct buf *b, const char *s);
+/* Without printf, for the lines with a row per process: a literal, a number as %" PRIu64
+ * and as %" PRId64 print it. */
+void json_buf_lit(struct buf *b, const char *s);
+void json_buf_u64(struct buf *b, uint64_t x);
+void json_buf_i64(struct buf *b, int64_t x);
 /* n numbers, comma-separated (and one comma first if comma): the web view's page runs are
  * millions of them, too many for a printf each. */
 void json_buf_u64s(struct buf *b, bool comma, const uint64_t *v, size_t n);

@@ -9,30 +9,9 @@
 #include "model/share_figs.h"
 #include "out/metrics.h"
 
-/* Keeps p->top the o->top largest resident mappings, largest first (names not copied yet). */
-static void top_insert(struct metrics_proc *mp, uint32_t cap, const struct mapping *m,
-		       uint64_t resident)
-{
-	size_t i;
-
-	if (!cap || !resident)
-		return;
-	if (mp->ntop == cap && mp->top[cap - 1].resident >= resident)
-		return;
-	i = mp->ntop < cap ? mp->ntop++ : cap - 1;
-	for (; i > 0 && mp->top[i - 1].resident < resident; i--)
-		mp->top[i] = mp->top[i - 1];
-	mp->top[i] = (struct metrics_map){
-		.start = mapping_start(m) << PAGE_SHIFT_4K,
-		.resident = resident,
-		.kind = m->kind,
-		.name = (char *)m->path,	/* borrowed (never written): strdup once the process is done */
-	};
-}
-
 static int collect_proc(const struct proc *p, uint32_t top, struct metrics_proc *mp)
 {
-	const struct mapping *m;
+	const struct proc_kinds *k;
 	size_t i;
 
 	mp->pid = p->pid;
@@ -49,23 +28,23 @@ static int collect_proc(const struct proc *p, uint32_t top, struct metrics_proc 
 		mp->pss = f.pss;
 		mp->shared = f.shared;
 	}
-	if (top && !(mp->top = calloc(top, sizeof(*mp->top))))
+	/* Counted again only for a process that changed since the last scrape. */
+	k = model_kinds(p, top);
+	if (!k)
 		return -ENOMEM;
-	for (m = model_first(p); m; m = model_next(m)) {
-		uint64_t s = mapping_start(m), e = mapping_end(m), *k = mp->pages[m->kind];
-		uint64_t res = model_count(p, PS_RESIDENT, s, e);
+	memcpy(mp->pages, k->pages, sizeof(mp->pages));
+	if (k->ntop && !(mp->top = calloc(k->ntop, sizeof(*mp->top))))
+		return -ENOMEM;
+	for (i = 0; i < k->ntop; i++) {
+		const struct mapping *m = k->top[i].m;
 
-		k[PS_NOT_RESIDENT] += e - s;
-		k[PS_RESIDENT] += res;
-		k[PS_SWAPPED] += model_count(p, PS_SWAPPED, s, e);
-		k[PS_UNTRACKED] += model_count(p, PS_UNTRACKED, s, e);
-		top_insert(mp, top, m, res);
-	}
-	for (i = 0; i < mp->ntop; i++) {
-		const char *name = mp->top[i].name;
-
-		mp->top[i].name = NULL;
-		if (name && !(mp->top[i].name = strdup(name)))
+		mp->top[i] = (struct metrics_map){
+			.start = mapping_start(m) << PAGE_SHIFT_4K,
+			.resident = k->top[i].resident,
+			.kind = m->kind,
+		};
+		mp->ntop++;
+		if (m->path && !(mp->top[i].name = strdup(m->path)))
 			return -ENOMEM;
 	}
 	return 0;

@@ -114,6 +114,10 @@ struct out {
 	FILE *f;
 	enum metrics_format fmt;
 	bool labels;			/* the current sample has a '{' open */
+	/* Each process's labels as sample_start writes them, made once per scrape (a
+	 * process has ~25 samples); NULL: written each time. */
+	const struct metrics_proc *procs;
+	char **plabels;
 };
 
 static const char *suffix(const struct family *fam)
@@ -190,18 +194,55 @@ static void label(struct out *o, const char *name, const char *value)
 }
 
 /* Starts a sample: its name, and for a process the pid, comm and cgroup labels. */
-static void sample_start(struct out *o, enum fam_id id, const struct metrics_proc *p)
+static void proc_labels(struct out *o, const struct metrics_proc *p)
 {
 	char pid[16];
 
+	snprintf(pid, sizeof(pid), "%d", (int)p->pid);
+	label(o, "pid", pid);
+	label(o, "comm", p->comm);
+	label(o, "cgroup", p->cgroup);
+}
+
+static void sample_start(struct out *o, enum fam_id id, const struct metrics_proc *p)
+{
 	fprintf(o->f, "%s%s", families[id].name, suffix(&families[id]));
 	o->labels = false;
-	if (p) {
-		snprintf(pid, sizeof(pid), "%d", (int)p->pid);
-		label(o, "pid", pid);
-		label(o, "comm", p->comm);
-		label(o, "cgroup", p->cgroup);
+	if (p && o->plabels && o->plabels[p - o->procs]) {
+		fputs(o->plabels[p - o->procs], o->f);
+		o->labels = true;
+	} else if (p) {
+		proc_labels(o, p);
 	}
+}
+
+/* o->plabels for s's processes; without memory, sample_start writes them each time. */
+static void make_plabels(struct out *o, const struct metrics_snap *s)
+{
+	size_t i, len;
+
+	o->procs = s->procs;
+	o->plabels = calloc(s->nprocs ? s->nprocs : 1, sizeof(*o->plabels));
+	for (i = 0; o->plabels && i < s->nprocs; i++) {
+		struct out w = { .fmt = o->fmt };
+
+		w.f = open_memstream(&o->plabels[i], &len);
+		if (!w.f)
+			break;
+		proc_labels(&w, &s->procs[i]);
+		if (fclose(w.f) || !o->plabels[i]) {
+			free(o->plabels[i]);
+			o->plabels[i] = NULL;
+		}
+	}
+}
+
+static void free_plabels(struct out *o, size_t n)
+{
+	for (size_t i = 0; o->plabels && i < n; i++)
+		free(o->plabels[i]);
+	free(o->plabels);
+	o->plabels = NULL;
 }
 
 static void sample_end_u64(struct out *o, uint64_t v)
@@ -403,7 +444,9 @@ int metrics_format(const struct metrics_snap *s, enum metrics_format fmt, char *
 	if (!o.f)
 		return -errno;
 	health(&o, s);
+	make_plabels(&o, s);
 	per_process(&o, s);
+	free_plabels(&o, s->nprocs);
 	memory(&o, s);
 	if (fmt == METRICS_OPENMETRICS)
 		fputs("# EOF\n", o.f);

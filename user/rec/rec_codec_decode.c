@@ -309,6 +309,7 @@ static int decode_layout(struct rcur *c, struct dproc *d, int pid, struct dproc 
 				pageset_copy_range(p->set[tracked_states[k]],
 						   old->p->set[tracked_states[k]],
 						   mapping_start(m), mapping_end(m));
+		model_changed(p);
 	}
 	err = decode_run_block(c, p, false, state_budget, why, whylen);
 	if (err)
