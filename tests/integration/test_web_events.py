@@ -35,7 +35,7 @@ def read_event(r):
     """The next event of a stream as {field: value} (comments skipped)."""
     ev = {}
     while True:
-        line = r.fp.readline()
+        line = r.readline()           # chunks decoded
         assert line, "the stream ended"
         line = line.decode().rstrip("\n")
         if not line:
@@ -169,15 +169,21 @@ def test_stream_needs_the_token_off_loopback_and_stops_clean(workload):
         c2, r2 = open_stream(port, "", headers={"Cookie": f"mevitop_token={token}"})
         conns.append(c2)
         assert r2.status == 200 and read_event(r2)["event"] == "list"
-        # Both streams now wait (suspended) for the next snapshot that changes something.
+        deadline = time.monotonic() + GUARD_S
+        while True:             # both suspended, waiting for a snapshot that changes something
+            st = json.loads(get(port, f"/api/stats?token={token}")[1])["streams"]["open"]
+            if len(st) == 2 and all(s["waiting"] for s in st):
+                break
+            assert time.monotonic() < deadline, st
+            time.sleep(0.02)
         mv.terminate()
         assert mv.wait(timeout=GUARD_S) == 0
         for rr in (r, r2):      # each stream ends (or its connection closes)
             try:
-                while rr.fp.readline():
+                while rr.readline():
                     pass
-            except OSError:
-                pass
+            except (OSError, http.client.HTTPException):
+                pass                # closed mid-chunk: as good as ended
     finally:
         for c in conns:
             c.close()

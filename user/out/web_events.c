@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include "out/http_reply.h"
 #include "out/web_int.h"
 
@@ -128,6 +129,17 @@ static int next_event(struct web_stream *s)
 	return b->oom ? -ENOMEM : 0;
 }
 
+/* The client closed its end (a page that went elsewhere): libmicrohttpd does not look at a
+ * connection that only writes, so the stream would keep its place until its next write. */
+static bool peer_closed(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	char byte;
+
+	return ci && recv(ci->connect_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 /* libmicrohttpd asks for more of the body: the rest of the event being written, else the
  * next one, else the connection waits (suspended) for the next frame. */
 static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
@@ -159,6 +171,8 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *out, size_t max)
 		}
 		s->looked = ev->frames;
 		pthread_mutex_unlock(&ev->lock);
+		if (peer_closed(s->c))
+			return MHD_CONTENT_READER_END_WITH_ERROR;
 		if (next_event(s))
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 	}

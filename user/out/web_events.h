@@ -4,11 +4,12 @@
  * /api/list would give, pushed as server-sent events (text/event-stream) instead of
  * polled.  Each stream keeps its own `since`: after each new frame of the source (live:
  * each engine tick, told by engine_on_tick), it writes what changed since its last event
- * -- an event only if something did (a mapping, the layout, a figure), with an `id` of
+ -- an event only if something did (a mapping, the layout, a figure), with an `id` of
  * the epoch and generation, so a browser that reconnects (Last-Event-ID) is sent only
  * what it missed.  Nothing changed: nothing, and a comment line after WEB_HEARTBEAT_S of
- * silence (a vanished client is found by that write; libmicrohttpd's idle timeout does not
- * run while a stream is suspended).
+ * silence (a vanished host is found by that write; libmicrohttpd's idle timeout does not
+ * run while a stream is suspended).  A client that closed its end is found at the next
+ * frame, before any copy.
  *
  * With nothing to write, a stream's connection is suspended (libmicrohttpd's
  * MHD_suspend_connection: no polling, no busy loop) and each new frame resumes the
