@@ -200,7 +200,7 @@ def test_streams_bounded_page_polls_beyond_and_metrics_go_on(mevitop, quiet_targ
     try:
         for i in range(MAX_STREAMS):
             c, r = open_stream(port, f"?pid={wl.pid}" if i % 2 else "")
-            held.append(c)
+            held.append((c, r))     # a response let go of closes its socket
             assert r.status == 200
             assert read_event(r)["event"] in ("process", "list")
         for _ in range(3):
@@ -221,18 +221,20 @@ def test_streams_bounded_page_polls_beyond_and_metrics_go_on(mevitop, quiet_targ
             b.close()
         # A stream whose client went is found at its next write (a heartbeat at the
         # latest): its slot is free again.
-        held.pop().close()
+        for x in held.pop():
+            x.close()
         deadline = time.monotonic() + GUARD_S
         while len(stats(port)["streams"]["open"]) == MAX_STREAMS:
             assert time.monotonic() < deadline, "a closed stream kept its slot"
             time.sleep(0.05)
         c, r = open_stream(port, f"?pid={wl.pid}")
-        held.append(c)
+        held.append((c, r))
         assert r.status == 200
         t = time.monotonic()
         assert mv.snapshot_after(t)["processes"], "the snapshots stopped"
     finally:
-        for c in held:
+        for c, r in held:
+            r.close()
             c.close()
     assert mv.stop(sig=2) == 0
 
