@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* What the web view's files share (out/web.c, out/web_events.c): not for the rest. */
+/* What the web view's files share (out/web.c, out/web_answer.c, out/web_events.c): not for
+ * the rest. */
 #ifndef MEVITOP_OUT_WEB_INT_H
 #define MEVITOP_OUT_WEB_INT_H
 
-#include <pthread.h>
 #include <stdint.h>
 #include "out/web.h"
 #include "out/web_events.h"
