@@ -62,11 +62,13 @@ def model_has(mv, t, pid, want):
 
 
 def stream_caught_up(b, port, pid):
-    """Once the model has a change (a snapshot said so, so its tick has told the streams):
-    the page's stream has looked at that frame or a later one, its copy taken after the
-    change; everything it wrote has left it; and the page has had every event it sent.
-    The canvas then shows the model as of the change or later, exactly."""
-    frames = stats(port)["streams"]["frames"]
+    """Once the model has a change (a snapshot said so): the page's stream has looked at a
+    frame after that snapshot's, its copy taken after the change; everything it wrote has
+    left it; and the page has had every event it sent.  The canvas then shows the model as
+    of the change or later, exactly.  The streams hear of a frame after it is written, so
+    when the test has read the snapshot they may not have yet: the frame after the count
+    read now is after the snapshot's whichever it is."""
+    frames = stats(port)["streams"]["frames"] + 1
     deadline = time.monotonic() + GUARD_S
     while True:                 # /api/stats is answered on the thread the streams write on
         mine = [s for s in stats(port)["streams"]["open"] if s["pid"] == pid]

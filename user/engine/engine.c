@@ -824,8 +824,6 @@ void engine_tick(struct engine *e)
 	e->maps_reads_at_tick = e->st.maps_reads;
 	e->last_tick_ns = now;
 	table_unlock(e);
-	if (e->on_tick)
-		e->on_tick(e->on_tick_arg);
 }
 
 void engine_on_tick(struct engine *e, void (*fn)(void *arg), void *arg)

@@ -35,8 +35,8 @@ struct web_source {
 	double span_s;			/* a replay's length: frames from 0 to span_s */
 	int (*acquire)(void *ctx, double at, struct json_frame *f);
 	void (*release)(void *ctx, struct json_frame *f);
-	/* Has fn(arg) called after each new frame (live: at the end of each engine tick, in
-	 * the ticking thread; fn must not block), until called again with fn NULL.  NULL: no
+	/* Has fn(arg) called after each new frame (live: after each engine tick's frame, in
+	 * the driving thread; fn must not block), until called again with fn NULL.  NULL: no
 	 * frame comes by itself (a replay), so nothing is streamed. */
 	void (*watch)(void *ctx, void (*fn)(void *arg), void *arg);
 };

@@ -30,7 +30,8 @@ static void live_release(void *ctx, struct json_frame *f)
 	engine_unlock(ctx);
 }
 
-/* A new frame is a tick's end: the streams hear of it from the engine, nothing polls. */
+/* A new frame is a tick, its frame written: the streams hear of it from the engine's
+ * drive, nothing polls. */
 static void live_watch(void *ctx, void (*fn)(void *arg), void *arg)
 {
 	engine_on_tick(ctx, fn, arg);
