@@ -200,6 +200,14 @@ def test_streams_bounded_page_polls_beyond_and_metrics_go_on(mevitop, quiet_targ
     mv = mevitop(["-p", str(wl.pid), "-i", "200", "--listen", f"127.0.0.1:{port}"])
     held = []
     try:
+        for q in ("pid=abc", "pid=-1", "pid=99999999999", "pid="):
+            assert get(port, "/api/events?" + q)[0] == 400, q
+        assert get(port, "/api/events", method="POST")[0] == 405
+        c, r = open_stream(port, "?pid=999999999")     # no such process: said, then ended
+        assert r.status == 200 and read_event(r) == {"event": "gone",
+                                                     "data": '{"pid": 999999999}'}
+        assert r.read() == b""
+        c.close()
         for i in range(MAX_STREAMS):
             c, r = open_stream(port, f"?pid={wl.pid}" if i % 2 else "")
             held.append((c, r))     # a response let go of closes its socket

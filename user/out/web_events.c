@@ -94,7 +94,15 @@ static int next_event(struct web_stream *s)
 
 	json_buf_put(b, "event: %s\ndata: ", s->pid ? "process" : "list");
 	head = b->len;
-	err = web_answer(w, WEB_EVENTS, s->pid, s->since, 0, b, &sent);
+	if (w->ev.busy_frame == s->looked + 1) {
+		/* One wait for the lock a frame: the server's one thread answers /metrics too. */
+		w->cost[WEB_EVENTS].busy++;
+		err = -EBUSY;
+	} else {
+		err = web_answer(w, WEB_EVENTS, s->pid, s->since, 0, b, &sent);
+	}
+	if (err == -EBUSY)
+		w->ev.busy_frame = s->looked + 1;
 	now = web_mono_ns();
 	if (err == -ESRCH) {		/* the page goes back to polling, which says so */
 		b->len = 0;

@@ -40,6 +40,8 @@ struct web_events {
 	struct web_stream *open[WEB_MAX_STREAMS];
 	bool closing;			/* web_quiesce: end them, take no more */
 	bool watching;			/* the source calls web_events_frame */
+	uint64_t busy_frame;		/* the last frame an answer found the engine busy at
+					 * (+1, 0: none): the others skip it, not wait again */
 	uint64_t opened, refused, sent, heartbeats;
 };
 
