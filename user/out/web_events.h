@@ -28,7 +28,8 @@
 #include "out/json_buf.h"
 
 #define WEB_MAX_STREAMS 8
-#define WEB_HEARTBEAT_S 5		/* below HTTP_IDLE_TIMEOUT_S, as proxies' are */
+#define WEB_HEARTBEAT_S 5		/* of silence, then a comment line: a vanished host is
+					 * found, a proxy keeps the stream */
 
 struct web;
 struct web_stream;
