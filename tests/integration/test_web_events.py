@@ -4,7 +4,7 @@ A write reaches the canvas through the stream alone (no /api/process poll answer
 canvas equals pagemap read by the test after it; the stream needs the token off loopback
 and carries the same headers; mevitop stops at once with streams open (they are suspended
 connections); the number of streams is bounded, one more gets 503 and the page polls
-instead, and /metrics goes on."""
+instead, and /metrics goes on, through slowloris and a connection flood too."""
 import http.client
 import json
 import os
@@ -14,7 +14,8 @@ import time
 
 import harness
 from harness import GUARD_S, MEVITOP, PAGE, SAN_ENV, find_proc, model_pages
-from test_web import canvas, differ, free_port, get, open_heatmap, trace_target, truth_states
+from test_web import canvas, differ, free_port, get, open_heatmap, slowloris_and_flood, \
+    trace_target, truth_states
 from test_web import quiet_target  # noqa: F401  (a fixture)
 
 MAX_STREAMS = 8                            # WEB_MAX_STREAMS (out/web_events.h)
@@ -247,4 +248,31 @@ def test_streams_bounded_page_polls_beyond_and_metrics_go_on(mevitop, quiet_targ
             r.close()
             c.close()
     assert mv.stop(sig=2) == 0
+
+
+def test_streams_and_hostile_clients_leave_metrics_served(mevitop, quiet_target):
+    """Every stream open, then slowloris and a thousand connections at once: the snapshots
+    go on, /metrics is served again once they are gone, and the streams still carry a
+    write (their connections outlived the flood)."""
+    wl = quiet_target
+    port = free_port()
+    mv = mevitop(["-p", str(wl.pid), "-i", "200", "--listen", f"127.0.0.1:{port}"])
+    held = []
+    try:
+        for _ in range(MAX_STREAMS):
+            c, r = open_stream(port, f"?pid={wl.pid}")
+            held.append((c, r))
+            assert r.status == 200 and read_event(r)["event"] == "process"
+        slowloris_and_flood(mv, port)
+        t, _ = wl.do("touch a 2 30 3 w")
+        for _, r in held:                  # each stream brings the write
+            while True:
+                body = json.loads(read_event(r)["data"])
+                if body["monotonic"] > t and body["mappings"]:
+                    break
+    finally:
+        for c, r in held:
+            r.close()
+            c.close()
+    assert mv.stop(sig=15) == 0
 
