@@ -9,7 +9,8 @@ watched by `mevitop -p PID --json --listen`, viewed in Debian's headless Chromiu
   draw's time (the page's own performance.now());
 - what updates cost mevitop: its CPU (schedstat) over --seconds without a viewer and with
   the page open, pushed to (the stream, /api/events) and polling once a second (?poll=1),
-  interleaved --rounds times (--transport picks one of the two); and, from mevitop's own
+  interleaved --rounds times (--transport picks one of the two), and of that its server
+  thread's (libmicrohttpd's, where the answers run); and, from mevitop's own
   /api/stats, per answer (a poll, or a stream's look at a snapshot): how long it held the
   engine's lock (the engine stalls that long), the whole answer's time, and its bytes.
 Nothing here asserts a timing.
@@ -41,6 +42,23 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def server_cpu_s(pid):
+    """CPU time of pid's libmicrohttpd thread (schedstat), where every answer and stream
+    runs: the viewer's own cost, apart from the engine's, which varies from one window to
+    the next with its reconciliation rounds."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                if not f.read().startswith("MHD"):
+                    continue
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total / 1e9
 
 
 def api_stats(port):
@@ -131,6 +149,7 @@ def main():
         finally:
             b.close()
         cpu = {None: [], **{t: [] for t in transports}}
+        server = {None: [], **{t: [] for t in transports}}
         costs = {t: [] for t in transports}
         kinds = {"stream": ("events", "stream answers"), "poll": ("process", "polls")}
         for _ in range(a.rounds):
@@ -143,9 +162,10 @@ def main():
                     if b:
                         b.wait("window.mevitop && window.mevitop.ready && "
                                f"window.mevitop.transport === '{how}'", "the heatmap", 60)
-                    s0, c0 = api_stats(port), cpu_s(mv.pid)
+                    s0, c0, m0 = api_stats(port), cpu_s(mv.pid), server_cpu_s(mv.pid)
                     time.sleep(a.seconds)
                     cpu[how].append((cpu_s(mv.pid) - c0) / a.seconds * 100)
+                    server[how].append((server_cpu_s(mv.pid) - m0) / a.seconds * 100)
                     if b:
                         s1 = api_stats(port)
                         kind, what = kinds[how]
@@ -162,12 +182,14 @@ def main():
                         b.close()
         idle = statistics.mean(cpu[None])
         print(f"mevitop's CPU at 1 s: {idle:.2f}% of a core without a viewer "
-              f"(rounds {', '.join(f'{v:.2f}' for v in cpu[None])})")
+              f"(rounds {', '.join(f'{v:.2f}' for v in cpu[None])}; its server thread "
+              f"{statistics.mean(server[None]):.2f}%)")
         for how in transports:
             v = statistics.mean(cpu[how])
             print(f"  with the page {'pushed to (stream)' if how == 'stream' else 'polling once a second'}: "
                   f"{v:.2f}% (+{v - idle:.2f} points; rounds "
-                  f"{', '.join(f'{x:.2f}' for x in cpu[how])})")
+                  f"{', '.join(f'{x:.2f}' for x in cpu[how])}); its server thread "
+                  f"{statistics.mean(server[how]):.2f}%")
             for i, line in enumerate(costs[how]):
                 print(f"  quiet {how}, round {i + 1}: {line}")
     finally:
