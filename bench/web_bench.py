@@ -7,14 +7,16 @@ watched by `mevitop -p PID --json --listen`, viewed in Debian's headless Chromiu
   with data, over --loads fresh loads;
 - panning: a mouse drag across the canvas, the frames drawn per second during it and each
   draw's time (the page's own performance.now());
-- what updates cost mevitop: its CPU (schedstat) over --seconds with the page open (polling
-  once a second) and without it, interleaved --rounds times; and, from mevitop's own
-  /api/stats, per poll: how long it held the engine's lock (the engine stalls that long),
-  the whole answer's time, and its bytes.
+- what updates cost mevitop: its CPU (schedstat) over --seconds without a viewer and with
+  the page open, pushed to (the stream, /api/events) and polling once a second (?poll=1),
+  interleaved --rounds times (--transport picks one of the two), and of that its server
+  thread's (libmicrohttpd's, where the answers run); and, from mevitop's own
+  /api/stats, per answer (a poll, or a stream's look at a snapshot): how long it held the
+  engine's lock (the engine stalls that long), the whole answer's time, and its bytes.
 Nothing here asserts a timing.
 
   sudo python3 bench/web_bench.py [--maps 1000] [--pages 4096] [--seconds 20] [--rounds 2]
-                                  [--loads 3]
+                                  [--loads 3] [--transport both|stream|poll]
 """
 import argparse
 import json
@@ -42,21 +44,39 @@ def free_port():
         return s.getsockname()[1]
 
 
+def server_cpu_s(pid):
+    """CPU time of pid's libmicrohttpd thread (schedstat), where every answer and stream
+    runs: the viewer's own cost, apart from the engine's, which varies from one window to
+    the next with its reconciliation rounds."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                if not f.read().startswith("MHD"):
+                    continue
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total / 1e9
+
+
 def api_stats(port):
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/stats") as r:
-        return json.loads(r.read())["process"]
+        return json.loads(r.read())
 
 
-def poll_costs(before, after):
-    """Per /api/process answered between two /api/stats readings: the mean lock hold, the
-    mean answer time (ms) and bytes, and the largest hold and answer over the whole run."""
+def poll_costs(before, after, what="polls"):
+    """Per answer (/api/process, or a stream's) between two /api/stats readings of its kind:
+    the mean lock hold, the mean answer time (ms) and bytes, and the largest hold and answer
+    over the whole run."""
     n = after["answered"] - before["answered"]
     if n <= 0:
-        return "no polls answered"
+        return f"no {what} answered"
     held = (after["held_ns"] - before["held_ns"]) / n / 1e6
     total = (after["total_ns"] - before["total_ns"]) / n / 1e6
     size = (after["bytes"] - before["bytes"]) / n
-    return (f"{n} polls: lock held {held:.3f} ms, answer {total:.3f} ms, {size / 1024:.1f} KiB "
+    return (f"{n} {what}: lock held {held:.3f} ms, answer {total:.3f} ms, {size / 1024:.1f} KiB "
             f"each (largest since start: held {after['held_max_ns'] / 1e6:.3f} ms, answer "
             f"{after['total_max_ns'] / 1e6:.3f} ms; {after['busy'] - before['busy']} busy)")
 
@@ -68,7 +88,10 @@ def main():
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--loads", type=int, default=3)
+    ap.add_argument("--transport", choices=("both", "stream", "poll"), default="both",
+                    help="how the viewing page updates while its CPU is measured")
     a = ap.parse_args()
+    transports = ("stream", "poll") if a.transport == "both" else (a.transport,)
     target = subprocess.Popen([MANYMAPS, str(a.maps), str(a.pages)], stdout=subprocess.PIPE,
                               text=True)
     pid = int(target.stdout.readline().split()[1])
@@ -83,7 +106,7 @@ def main():
                 with urllib.request.urlopen(
                         f"http://127.0.0.1:{port}/api/process?pid={pid}") as r:
                     full = len(r.read())
-                first = api_stats(port)
+                first = api_stats(port)["process"]
                 break
             except OSError:
                 time.sleep(0.1)
@@ -125,30 +148,50 @@ def main():
                   f"(at most {1000 / max(p95, 0.001):.0f} fps)")
         finally:
             b.close()
-        with_view, without, polls = [], [], []
+        cpu = {None: [], **{t: [] for t in transports}}
+        server = {None: [], **{t: [] for t in transports}}
+        costs = {t: [] for t in transports}
+        kinds = {"stream": ("events", "stream answers"), "poll": ("process", "polls")}
         for _ in range(a.rounds):
-            for viewing in (False, True):
-                b = Browser(url, 1600, 1000) if viewing else None
+            for how in (None, *transports):
+                b = None
+                if how:
+                    b = Browser(url.replace("/#", "/?poll=1#") if how == "poll" else url,
+                                1600, 1000)
                 try:
                     if b:
-                        b.wait("window.mevitop && window.mevitop.ready", "the heatmap", 60)
-                    s0, c0 = api_stats(port), cpu_s(mv.pid)
+                        b.wait("window.mevitop && window.mevitop.ready && "
+                               f"window.mevitop.transport === '{how}'", "the heatmap", 60)
+                    s0, c0, m0 = api_stats(port), cpu_s(mv.pid), server_cpu_s(mv.pid)
                     time.sleep(a.seconds)
-                    pct = (cpu_s(mv.pid) - c0) / a.seconds * 100
+                    cpu[how].append((cpu_s(mv.pid) - c0) / a.seconds * 100)
+                    server[how].append((server_cpu_s(mv.pid) - m0) / a.seconds * 100)
                     if b:
-                        pct_sent = b.js("window.mevitop.frames")
-                        polls.append(poll_costs(s0, api_stats(port)))
+                        s1 = api_stats(port)
+                        kind, what = kinds[how]
+                        line = poll_costs(s0[kind], s1[kind], what)
+                        if how == "stream":
+                            st0, st1 = s0["streams"], s1["streams"]
+                            line += (f"; {st1['events'] - st0['events']} events sent of "
+                                     f"{st1['frames'] - st0['frames']} snapshots")
+                        else:
+                            line += f"; {b.js('window.mevitop.frames')} answers shown"
+                        costs[how].append(line)
                 finally:
                     if b:
                         b.close()
-                (with_view if viewing else without).append(pct)
-        print(f"mevitop's CPU at 1 s: {statistics.mean(without):.2f}% of a core without a viewer, "
-              f"{statistics.mean(with_view):.2f}% with the page polling once a second "
-              f"(+{statistics.mean(with_view) - statistics.mean(without):.2f} points; rounds "
-              f"{', '.join(f'{w:.2f}/{v:.2f}' for w, v in zip(without, with_view))}; "
-              f"{pct_sent} polls in the last round)")
-        for i, p in enumerate(polls):
-            print(f"quiet polls, round {i + 1}: {p}")
+        idle = statistics.mean(cpu[None])
+        print(f"mevitop's CPU at 1 s: {idle:.2f}% of a core without a viewer "
+              f"(rounds {', '.join(f'{v:.2f}' for v in cpu[None])}; its server thread "
+              f"{statistics.mean(server[None]):.2f}%)")
+        for how in transports:
+            v = statistics.mean(cpu[how])
+            print(f"  with the page {'pushed to (stream)' if how == 'stream' else 'polling once a second'}: "
+                  f"{v:.2f}% (+{v - idle:.2f} points; rounds "
+                  f"{', '.join(f'{x:.2f}' for x in cpu[how])}); its server thread "
+                  f"{statistics.mean(server[how]):.2f}%")
+            for i, line in enumerate(costs[how]):
+                print(f"  quiet {how}, round {i + 1}: {line}")
     finally:
         mv.terminate()
         mv.wait()

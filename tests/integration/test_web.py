@@ -1,6 +1,7 @@
 """The web view on --listen (issue 27), in Debian's headless Chromium driven by the test
 (tests/integration/cdp.py): the canvas read back pixel by pixel against pagemap read by the
-test, the hover line, only what changed sent on each poll, the list sorted by each column,
+test, the hover line, only what changed sent on each poll (?poll=1: the stream the page uses
+live is test_web_events.py's), the list sorted by each column,
 the tree and the filter, a replay's slider against `replay --json --at T`, the token off
 loopback, and hostile clients that must not stop the other views.  Screenshots of the page
 (for the README's tour) are written to $MEVITOP_BUILD/screenshots/."""
@@ -97,8 +98,9 @@ def test_canvas_equals_pagemap_and_updates_send_what_changed(mevitop, quiet_targ
     wl = quiet_target
     port = free_port()
     mv = mevitop(["-p", str(wl.pid), "-i", "200", "--listen", f"127.0.0.1:{port}"])
-    b = open_heatmap(port, wl.pid)
+    b = open_heatmap(port, wl.pid, "?poll=1")   # polling (the stream: test_web_events.py)
     try:
+        assert b.js("window.mevitop.transport") == "poll"
         want = truth_states(wl.pid)
         assert list(want.values()).count("swapped") >= 20, "nothing went to swap"
         drawn = canvas(b)
@@ -121,6 +123,21 @@ def test_canvas_equals_pagemap_and_updates_send_what_changed(mevitop, quiet_targ
         b.close()
 
 
+def trace_target(mevitop, workload):
+    """A 64-page region, its first half populated, watched in trace mode: the madvise calls
+    are applied as they come, and no rescan of the mode's own adds heat for a populated page
+    (sample mode's does), so after one page dropped and another populated nothing but the
+    page sets says the mapping changed, and a test fails if the answer looks at anything
+    less.  (workload, mevitop, port)"""
+    wl = workload()
+    wl.do("map b 64")
+    wl.do("advise b 0 32 populate_write")
+    port = free_port()
+    mv = mevitop(["-p", str(wl.pid), "-i", "200", "--mode", "trace", "--listen",
+                  f"127.0.0.1:{port}"])
+    return wl, mv, port
+
+
 def test_a_change_that_keeps_every_count_reaches_the_canvas(mevitop, workload):
     """One resident page dropped (MADV_DONTNEED) and one never-touched page populated in the
     same mapping: its resident, swapped and untracked counts do not change, and nothing
@@ -129,16 +146,8 @@ def test_a_change_that_keeps_every_count_reaches_the_canvas(mevitop, workload):
     this test fails), so the second poll answered after the model has the change (the first
     may have copied the model just before) must draw it: the bound is 2 polls, asserted
     without retrying."""
-    wl = workload()
-    wl.do("map b 64")
-    wl.do("advise b 0 32 populate_write")
-    port = free_port()
-    # trace: the madvise calls are applied as they come, and no rescan of the mode's own
-    # adds heat for the populated page (sample mode's does): nothing but the page sets says
-    # the mapping changed, so the test fails if the answer looks at anything less.
-    mv = mevitop(["-p", str(wl.pid), "-i", "200", "--mode", "trace", "--listen",
-                  f"127.0.0.1:{port}"])
-    b = open_heatmap(port, wl.pid)
+    wl, mv, port = trace_target(mevitop, workload)
+    b = open_heatmap(port, wl.pid, "?poll=1")
     try:
         before = truth_states(wl.pid)
         drawn = canvas(b)
@@ -298,6 +307,15 @@ def test_hostile_clients_do_not_stop_the_other_views(mevitop, workload):
         assert 400 <= st < 500
     except (http.client.HTTPException, OSError):
         pass
+    slowloris_and_flood(mv, port)
+    t = time.monotonic()
+    assert mv.snapshot_after(t)["processes"], "the snapshots stopped"
+    assert mv.proc.poll() is None
+
+
+def slowloris_and_flood(mv, port):
+    """40 connections holding half a request each and a thousand connecting at once: the
+    snapshots go on meanwhile, and once they are gone /api/list and /metrics are served."""
     slow = []
     for _ in range(40):                    # slowloris: half a request each, held open
         s = socket.create_connection(("127.0.0.1", port))
@@ -324,9 +342,6 @@ def test_hostile_clients_do_not_stop_the_other_views(mevitop, workload):
             pass
         assert time.monotonic() < deadline, "the endpoint did not come back"
         time.sleep(0.05)
-    t = time.monotonic()
-    assert mv.snapshot_after(t)["processes"], "the snapshots stopped"
-    assert mv.proc.poll() is None
 
 
 def urlquote(u):
@@ -363,8 +378,11 @@ def test_replay_slider_equals_replay_json(workload, tmp_path):
         err = harness.Reader(srv.stderr, "replay")
         while "web view on" not in err.get(what="the replay's URL"):
             pass
+        # A replay's frames come when the slider asks (at=T): no stream, the page polls.
+        assert get(port, f"/api/events?pid={wl.pid}")[0] == 404
         b = open_heatmap(port, wl.pid, f"?at={late}")
         try:
+            assert b.js("window.mevitop.transport") == "poll"
             for at in (late, early):
                 b.js(f"document.getElementById('slider').value = {at}; "
                      "document.getElementById('slider').oninput()")

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <signal.h>
 #include "engine/drive.h"
+#include "engine/engine_int.h"
 #include "lib/log.h"
 
 static volatile sig_atomic_t stop_signal;
@@ -44,7 +45,8 @@ static void report_exit(void *ctx, const struct proc *p)
 		log_note("process %d (%s) exited", p->pid, p->comm);
 }
 
-/* One tick: rates, reconciliation, exits, then the caller's frame. */
+/* One tick: rates, reconciliation, exits, then the caller's frame, then engine_on_tick's
+ * reader (after the frame: a --json line of a big process holds the lock a while). */
 static int tick(struct engine *e, const struct drive_opts *o,
 		int (*frame)(void *, struct engine *, uint64_t))
 {
@@ -57,6 +59,8 @@ static int tick(struct engine *e, const struct drive_opts *o,
 	if (frame)
 		err = frame(o->ctx, e, mono);
 	engine_unlock(e);
+	if (e->on_tick)
+		e->on_tick(e->on_tick_arg);
 	return err;
 }
 

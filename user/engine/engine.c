@@ -826,6 +826,12 @@ void engine_tick(struct engine *e)
 	table_unlock(e);
 }
 
+void engine_on_tick(struct engine *e, void (*fn)(void *arg), void *arg)
+{
+	e->on_tick = fn;
+	e->on_tick_arg = arg;
+}
+
 void engine_set_hooks(struct engine *e, const struct engine_hooks *h)
 {
 	e->hooks = *h;

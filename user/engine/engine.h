@@ -178,6 +178,11 @@ struct engine_hooks {
 #define FIRST_TOUCHES_MAX	(1u << 20)	/* 24 MiB between two frames */
 void engine_set_hooks(struct engine *e, const struct engine_hooks *h);
 const struct engine_hooks *engine_hooks(struct engine *e);
+/* Apart from the hooks (a mode's): fn(arg) after each tick of engine_drive, its frame
+ * written and the lock released, in the driving thread, so a reader waiting for a new
+ * snapshot (the web view's streams) hears of it without polling.  fn must not block.  Set
+ * before the engine is driven and cleared (NULL) after. */
+void engine_on_tick(struct engine *e, void (*fn)(void *arg), void *arg);
 /* For hooks: scan [start, end) (pages, clipped to mappings) of p at the end of this batch. */
 void engine_queue_scan(struct engine *e, struct proc *p, uint64_t start, uint64_t end);
 

@@ -178,6 +178,8 @@ struct engine {
 	struct proc *retry[RETRY_MAX];	/* processes with faults still in flight */
 	size_t nretry;
 	struct engine_hooks hooks;
+	void (*on_tick)(void *arg);	/* engine_on_tick: called by drive.c */
+	void *on_tick_arg;
 	atomic_int waiting;		/* readers waiting in engine_lock(_timed) */
 	bool heat_scan;			/* scans record newly resident pages as heat */
 	uint64_t locked_at;		/* when the engine thread took the lock */

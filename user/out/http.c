@@ -149,7 +149,8 @@ int http_start(struct engine *e, const struct listen_addr *addr,
 		       char *why, size_t whylen)
 {
 	struct metrics_http *h = calloc(1, sizeof(*h));
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
+			 MHD_ALLOW_SUSPEND_RESUME;	/* the web view's streams wait */
 	sigset_t old;
 	int fd = -1, err;
 
@@ -191,6 +192,7 @@ void http_stop(struct metrics_http *h)
 {
 	if (!h)
 		return;
+	web_quiesce(h->web);		/* else the stop waits for a suspended stream */
 	MHD_stop_daemon(h->d);		/* joins its thread and closes the socket */
 	metrics_snap_free(&h->last);
 	free(h);

@@ -14,6 +14,12 @@ enum MHD_Result http_reply(struct MHD_Connection *c, unsigned status, const char
 enum MHD_Result http_reply_header(struct MHD_Connection *c, unsigned status, const char *type,
 				  char *body, size_t len, bool must_free, bool gzipped,
 				  const char *name, const char *value);
+/* A body of unknown length from read(cls, ...) (libmicrohttpd's content reader, asked for
+ * up to block bytes at a time); done(cls) when the reply is over, or at once if it cannot
+ * be made. */
+enum MHD_Result http_reply_stream(struct MHD_Connection *c, const char *type, size_t block,
+				  MHD_ContentReaderCallback read, void *cls,
+				  MHD_ContentReaderFreeCallback done);
 /* A short plain-text answer from a string that outlives the reply. */
 enum MHD_Result http_reply_text(struct MHD_Connection *c, unsigned status, const char *msg);
 

@@ -9,46 +9,8 @@
 #include <time.h>
 #include "out/http_reply.h"
 #include "out/json_buf.h"
-#include "out/web.h"
 #include "out/web_assets.h"
-#include "out/web_json.h"
-
-/* What answering the API has cost, per kind of request (/api/stats shows it): how long the
- * source (the engine's lock, live) was held, and the whole answer's time. */
-struct web_cost {
-	uint64_t n, busy;		/* answered; refused with 503 */
-	uint64_t held_ns, held_max_ns;	/* the source held: the engine stalled for as long */
-	uint64_t total_ns, total_max_ns;	/* from acquiring to the body built */
-	uint64_t bytes;
-};
-
-struct web {
-	struct web_source src;
-	char token[WEB_TOKEN_LEN + 1];	/* empty: none needed (loopback) */
-	struct web_deltas deltas;	/* MHD answers on one thread: no lock */
-	struct web_cost cost[2];	/* [0] /api/list, [1] /api/process */
-};
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-static void cost_add(struct web_cost *c, uint64_t t0, uint64_t t_release, uint64_t t_done,
-		     size_t bytes)
-{
-	uint64_t held = t_release - t0, total = t_done - t0;
-
-	c->n++;
-	c->held_ns += held;
-	c->total_ns += total;
-	c->held_max_ns = held > c->held_max_ns ? held : c->held_max_ns;
-	c->total_max_ns = total > c->total_max_ns ? total : c->total_max_ns;
-	c->bytes += bytes;
-}
+#include "out/web_int.h"
 
 int web_token(char out[WEB_TOKEN_LEN + 1])
 {
@@ -73,14 +35,25 @@ int web_new(const struct web_source *src, const char *token, struct web **out)
 		snprintf(w->token, sizeof(w->token), "%s", token);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	w->deltas.epoch = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	if (web_events_init(w)) {
+		free(w);
+		return -ENOMEM;
+	}
 	*out = w;
 	return 0;
+}
+
+void web_quiesce(struct web *w)
+{
+	if (w)
+		web_events_quiesce(w);
 }
 
 void web_free(struct web *w)
 {
 	if (!w)
 		return;
+	web_events_fini(w);
 	web_deltas_free(&w->deltas);
 	free(w);
 }
@@ -165,21 +138,23 @@ static void put_cost(struct buf *b, const char *name, const struct web_cost *c)
 
 static enum MHD_Result api_stats(struct web *w, struct MHD_Connection *c)
 {
+	static const char *const names[WEB_KINDS] = { "list", "process", "events" };
 	struct buf b = { 0 };
 
 	json_buf_put(&b, "{");
-	put_cost(&b, "list", &w->cost[0]);
-	json_buf_put(&b, ", ");
-	put_cost(&b, "process", &w->cost[1]);
+	for (int k = 0; k < WEB_KINDS; k++) {
+		put_cost(&b, names[k], &w->cost[k]);
+		json_buf_put(&b, ", ");
+	}
+	web_events_stats(w, &b);
 	json_buf_put(&b, "}");
 	return json_reply(c, &b);
 }
 
 static enum MHD_Result api_frame(struct web *w, struct MHD_Connection *c, bool process)
 {
-	uint64_t pid = 0, since, t0, t_release;
-	struct web_snap snap = { 0 };
-	struct json_frame f;
+	uint64_t pid = 0, since;
+	struct web_sent sent;
 	struct buf b = { 0 };
 	double at;
 	int err;
@@ -188,30 +163,28 @@ static enum MHD_Result api_frame(struct web *w, struct MHD_Connection *c, bool p
 	    (process && (!arg_u64(c, "pid", 0, INT32_MAX, &pid) || !pid)))
 		return http_reply_text(c, MHD_HTTP_BAD_REQUEST,
 				       "bad query: pid=N (a positive number), since=G, at=SECONDS\n");
-	err = w->src.acquire(w->src.ctx, at, &f);
-	t0 = mono_ns();
-	if (err == -EBUSY) {
-		w->cost[process].busy++;
-		return http_reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "engine busy, try again\n");
-	}
-	if (err)
-		return http_reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "no frame to serve\n");
-	/* Held only for the copy: the answer is written after the engine has its lock back. */
-	err = process ? web_snap_process(&f, (pid_t)pid, &snap) : web_snap_list(&f, &snap);
-	w->src.release(w->src.ctx, &f);
-	t_release = mono_ns();
-	if (!err)
-		err = process ? web_json_process(&w->deltas, &snap, since, &b)
-			      : web_json_list(&snap, &b);
-	web_snap_free(&snap);
-	cost_add(&w->cost[process], t0, t_release, mono_ns(), b.len);
-	if (err == -ESRCH) {
+	err = web_answer(w, process ? WEB_PROCESS : WEB_LIST, (pid_t)pid, since, at, &b, &sent);
+	if (err == -EBUSY || err == -EIO || err == -ESRCH)
 		free(b.p);
+	if (err == -EBUSY)
+		return http_reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "engine busy, try again\n");
+	if (err == -EIO)
+		return http_reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "no frame to serve\n");
+	if (err == -ESRCH)
 		return http_reply_text(c, MHD_HTTP_NOT_FOUND, "no such process in the model\n");
-	}
 	if (err)
 		b.oom = true;
 	return json_reply(c, &b);
+}
+
+static enum MHD_Result api_events(struct web *w, struct MHD_Connection *c)
+{
+	uint64_t pid;
+
+	if (!arg_u64(c, "pid", 0, INT32_MAX, &pid))
+		return http_reply_text(c, MHD_HTTP_BAD_REQUEST,
+				       "bad query: pid=N (a positive number) or none (the list)\n");
+	return web_events_open(w, c, (pid_t)pid);
 }
 
 bool web_handle(struct web *w, struct MHD_Connection *c, const char *url,
@@ -246,6 +219,8 @@ bool web_handle(struct web *w, struct MHD_Connection *c, const char *url,
 		*ret = api_frame(w, c, false);
 	else if (!strcmp(url, "/api/process"))
 		*ret = api_frame(w, c, true);
+	else if (!strcmp(url, "/api/events"))
+		*ret = api_events(w, c);
 	else
 		*ret = http_reply_text(c, MHD_HTTP_NOT_FOUND, "not found\n");
 	return true;

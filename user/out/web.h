@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The web view on --listen (doc/web.md): `/` and its assets (out/web/, built into the
- * binary), and a read-only JSON API the page polls once a second:
+ * binary), and a read-only JSON API the page reads (pushed to it, live; polled, replaying):
  *
  *   GET /api/list                 the process list (the --json snapshot without mappings)
  *   GET /api/process?pid=N&since=G
  *                                 one process's mappings and page runs, only those that
  *                                 changed after generation G (0 or absent: all of them)
+ *   GET /api/events[?pid=N]       live: the same answers pushed as server-sent events,
+ *                                 one after each snapshot in which something changed
+ *                                 (out/web_events.h)
  *   GET /api/info                 live or replay, and a replay's time span
  *   GET /api/stats                what the answers have cost: the source's hold (the engine
  *                                 lock, live) and the whole answer's time
@@ -32,6 +35,10 @@ struct web_source {
 	double span_s;			/* a replay's length: frames from 0 to span_s */
 	int (*acquire)(void *ctx, double at, struct json_frame *f);
 	void (*release)(void *ctx, struct json_frame *f);
+	/* Has fn(arg) called after each new frame (live: after each engine tick's frame, in
+	 * the driving thread; fn must not block), until called again with fn NULL.  NULL: no
+	 * frame comes by itself (a replay), so nothing is streamed. */
+	void (*watch)(void *ctx, void (*fn)(void *arg), void *arg);
 };
 
 #define WEB_TOKEN_LEN 32		/* hex digits: 128 random bits */
@@ -44,6 +51,9 @@ void web_free(struct web *w);
 /* Answers url if it is the web view's; false: not ours (the caller says 404). */
 bool web_handle(struct web *w, struct MHD_Connection *c, const char *url,
 		enum MHD_Result *ret);
+/* Ends the open streams (each is resumed and ends at once): before the server stops, which
+ * would otherwise wait for a suspended connection forever.  Later ones are refused. */
+void web_quiesce(struct web *w);
 
 /* A fresh random token (WEB_TOKEN_LEN hex digits and a NUL); 0 or -errno. */
 int web_token(char out[WEB_TOKEN_LEN + 1]);

@@ -39,9 +39,23 @@ static void put_head(struct buf *b, const struct web_snap *s)
 	    s->mono_ns / 1e9, s->mode);
 }
 
-int web_json_list(const struct web_snap *s, struct buf *b)
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 {
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < n; i++)		/* FNV-1a */
+		h = (h ^ c[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+#define HASH_SEED 0xcbf29ce484222325ULL
+
+int web_json_list(const struct web_snap *s, struct buf *b, struct web_sent *out)
+{
+	size_t head;
+
 	put_head(b, s);
+	head = b->len;
 	json_buf_put(b, ", \"processes\": [");
 	for (size_t i = 0; i < s->n; i++) {
 		const struct web_row *r = &s->rows[i];
@@ -57,7 +71,11 @@ int web_json_list(const struct web_snap *s, struct buf *b)
 		json_buf_put(b, ", \"mappings\": %zu}", r->maps);
 	}
 	json_buf_put(b, "]}");
-	return b->oom ? -ENOMEM : 0;
+	if (b->oom)
+		return -ENOMEM;
+	/* The rows' text is the list's shape: the time before it is not. */
+	*out = (struct web_sent){ .shape = hash_bytes(HASH_SEED, b->p + head, b->len - head) };
+	return 0;
 }
 
 struct runs_ctx {
@@ -201,17 +219,6 @@ static void put_mapping(struct buf *b, const struct proc *p, const struct mappin
 	json_buf_put(b, "}");
 }
 
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *c = p;
-
-	for (size_t i = 0; i < n; i++)		/* FNV-1a */
-		h = (h ^ c[i]) * 0x100000001b3ULL;
-	return h;
-}
-
-#define HASH_SEED 0xcbf29ce484222325ULL
-
 /* What of a mapping's text the page sets do not decide: its bounds, attributes, path and
  * warm blocks' levels (the page states are compared by changed_maps). */
 static uint64_t fingerprint(const struct mapping *m, const struct warm_set *ws)
@@ -323,31 +330,31 @@ static struct web_mark *mark_find(struct web_seen *s, uint64_t start)
 }
 
 /* Writes the mappings whose marks say they changed after since, then every start. */
-static void put_changed(struct buf *b, const struct proc *p, const struct mapping *const *ms,
-			const struct web_mark *next, size_t n, uint64_t since,
-			const struct warm_set *ws)
+static size_t put_changed(struct buf *b, const struct proc *p, const struct mapping *const *ms,
+			  const struct web_mark *next, size_t n, uint64_t since,
+			  const struct warm_set *ws)
 {
-	bool first = true;
+	size_t sent = 0;
 
 	json_buf_put(b, ", \"mappings\": [");
 	for (size_t i = 0; i < n; i++) {
 		if (next[i].gen <= since)
 			continue;
-		json_buf_put(b, first ? "" : ", ");
+		json_buf_put(b, sent++ ? ", " : "");
 		put_mapping(b, p, ms[i], ws);
-		first = false;
 	}
 	json_buf_put(b, "], \"layout\": [");
 	for (size_t i = 0; i < n; i++)
 		json_buf_put(b, "%s%" PRIu64, i ? "," : "", next[i].start);
 	json_buf_put(b, "]");
+	return sent;
 }
 
 /* The mappings of p that changed after generation since, and every mapping's start (the
- * page drops the ones that are gone).  On success p becomes the entry's base (the next
- * poll's comparison) and *taken says so; the marks are rebuilt. */
+ * page drops the ones that are gone; out->shape takes them in).  On success p becomes the
+ * entry's base (the next poll's comparison) and *taken says so; the marks are rebuilt. */
 static void put_mappings(struct web_deltas *d, struct proc *p, uint64_t since,
-			 uint64_t now_ns, struct buf *b, bool *taken)
+			 uint64_t now_ns, struct buf *b, struct web_sent *out, bool *taken)
 {
 	struct web_seen *s = seen_for(d, p);
 	size_t n = model_count_maps(p), i = 0;
@@ -371,7 +378,9 @@ static void put_mappings(struct web_deltas *d, struct proc *p, uint64_t since,
 
 		next[i] = (struct web_mark){ mapping_start(ms[i]), same ? old->gen : d->gen, fp };
 	}
-	put_changed(b, p, ms, next, n, since, &ws);
+	out->maps = put_changed(b, p, ms, next, n, since, &ws);
+	for (i = 0; i < n; i++)
+		out->shape = hash_bytes(out->shape, &next[i].start, sizeof(next[i].start));
 	if (b->oom)
 		goto oom;
 	free(s->m);
@@ -395,14 +404,16 @@ oom:
 }
 
 int web_json_process(struct web_deltas *d, struct web_snap *snap, uint64_t since,
-		     struct buf *b)
+		     struct buf *b, struct web_sent *out)
 {
 	struct proc *p = snap->p;
 	uint64_t c[PS_COUNT];
 	struct share_figs sf;
 	bool taken = false;
+	size_t head;
 
 	put_head(b, snap);
+	head = b->len;
 	json_buf_put(b, ", \"epoch\": %" PRIu64 ", \"pid\": %d, \"ppid\": %d, \"comm\": ",
 		     d->epoch, p->pid, p->ppid);
 	json_buf_str(b, p->comm);
@@ -415,7 +426,10 @@ int web_json_process(struct web_deltas *d, struct web_snap *snap, uint64_t since
 		json_buf_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %.1f", sf.uss >> PAGE_SHIFT_4K,
 			     (double)sf.pss / (1 << PAGE_SHIFT_4K));
 	}
-	put_mappings(d, p, since, snap->mono_ns, b, &taken);
+	/* The figures before the mappings, then the layout, are the shape (not the time). */
+	*out = (struct web_sent){ .shape = hash_bytes(HASH_SEED, b->p ? b->p + head : "",
+						      b->oom ? 0 : b->len - head) };
+	put_mappings(d, p, since, snap->mono_ns, b, out, &taken);
 	if (taken)
 		snap->p = NULL;
 	json_buf_put(b, ", \"gen\": %" PRIu64 ", \"since\": %" PRIu64 "}", d->gen, since);

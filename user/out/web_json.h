@@ -32,11 +32,18 @@ struct web_deltas {
 	struct web_seen procs[WEB_SEEN_PROCS];
 };
 
-int web_json_list(const struct web_snap *s, struct buf *b);
+/* What an answer held, for a stream to tell "nothing new" (out/web_events.c). */
+struct web_sent {
+	size_t maps;			/* mappings written (a process) */
+	uint64_t shape;			/* a hash of the rest but the time and the generation:
+					 * equal shapes and no mapping, nothing changed */
+};
+
+int web_json_list(const struct web_snap *s, struct buf *b, struct web_sent *out);
 /* s from web_snap_process; its copy is kept (s->p becomes NULL) as what the next answer
  * for that process compares with.  0 or -ENOMEM. */
 int web_json_process(struct web_deltas *d, struct web_snap *s, uint64_t since,
-		     struct buf *b);
+		     struct buf *b, struct web_sent *out);
 void web_deltas_free(struct web_deltas *d);
 
 #endif

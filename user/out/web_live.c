@@ -30,7 +30,15 @@ static void live_release(void *ctx, struct json_frame *f)
 	engine_unlock(ctx);
 }
 
+/* A new frame is a tick, its frame written: the streams hear of it from the engine's
+ * drive, nothing polls. */
+static void live_watch(void *ctx, void (*fn)(void *arg), void *arg)
+{
+	engine_on_tick(ctx, fn, arg);
+}
+
 void web_live_source(struct engine *e, struct web_source *out)
 {
-	*out = (struct web_source){ .ctx = e, .acquire = live_acquire, .release = live_release };
+	*out = (struct web_source){ .ctx = e, .acquire = live_acquire, .release = live_release,
+				    .watch = live_watch };
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 // mevitop's web view (doc/web.md): the process list and one process's heatmap, drawn on a
-// canvas from /api/process's page runs, polled once a second for what changed.  Plain
-// JavaScript, no framework, nothing fetched but from mevitop itself.
+// canvas from /api/process's page runs.  Live, what changed comes as server-sent events
+// (/api/events, one after each snapshot that changed something); a replay, or a page whose
+// stream failed, polls once a second instead.  Plain JavaScript, no framework, nothing
+// fetched but from mevitop itself.
 'use strict';
 
 const POLL_MS = 1000;
@@ -10,16 +12,21 @@ const BUSY_RETRY_MS = 100;
 const $ = (id) => document.getElementById(id);
 const query = new URLSearchParams(location.search);
 const TOKEN = query.get('token');
+const FORCE_POLL = query.get('poll') === '1';	// ?poll=1: never the stream (tests, bench)
 let info = { replay: false, span: 0 };
 let at = 0;				// a replay's time, seconds from its start
 
-function api(path, params) {
+function apiUrl(path, params) {
 	const q = new URLSearchParams(params || {});
 	if (TOKEN)
 		q.set('token', TOKEN);
 	if (info.replay)
 		q.set('at', at.toFixed(6));
-	return fetch(path + '?' + q).then((r) => {
+	return path + '?' + q;
+}
+
+function api(path, params) {
+	return fetch(apiUrl(path, params)).then((r) => {
 		if (!r.ok)
 			throw Object.assign(new Error(`${path}: ${r.status} ${r.statusText}`),
 				{ status: r.status });
@@ -121,14 +128,16 @@ function renderList() {
 	window.mevitop.listOrder = rows.map(([p]) => p.pid);
 }
 
-function pollList() {
-	return api('/api/list').then((r) => {
-		list.procs = r.processes;
-		renderList();
-		status(`${r.mode} mode, ${new Date(r.time * 1000).toLocaleTimeString()}`);
-		window.mevitop.listFrames++;
-	});
+const showTime = (r) => status(`${r.mode} mode, ${new Date(r.time * 1000).toLocaleTimeString()}`);
+
+function showList(r) {
+	list.procs = r.processes;
+	renderList();
+	showTime(r);
+	window.mevitop.listFrames++;
 }
+
+const pollList = () => api('/api/list').then(showList);
 
 // ---- the heatmap ----------------------------------------------------------------------
 
@@ -160,7 +169,7 @@ function pollProcess() {
 		t.answered = t.answered || performance.now();
 		if (pid === view.pid)
 			showProcess(r);
-		status(`${r.mode} mode, ${new Date(r.time * 1000).toLocaleTimeString()}`);
+		showTime(r);
 	});
 }
 
@@ -250,6 +259,66 @@ function legend() {
 // ---- the page -------------------------------------------------------------------------
 
 let timer = 0;
+let stream = null;			// the EventSource while the page is pushed to
+let streamFailed = false;		// refused or broken on this view: poll
+
+function setTransport(how) {
+	window.mevitop.transport = how;
+	document.body.dataset.transport = how;
+}
+
+function closeStream() {
+	if (stream)
+		stream.close();
+	stream = null;
+}
+
+// Live: the server pushes what changed after each snapshot (/api/events), each event what
+// a poll would have brought.  false: poll instead (a replay, ?poll=1, no EventSource, or
+// the stream was refused: 503 past the server's bound, or broke).
+function openStream() {
+	if (info.replay || FORCE_POLL || !window.EventSource || streamFailed)
+		return false;
+	const pid = view.pid, mv = window.mevitop;
+	const es = new EventSource(apiUrl('/api/events', pid ? { pid } : {}));
+	stream = es;
+	mv.times.asked = mv.times.asked || performance.now();
+	const each = (show) => (e) => {
+		if (stream !== es)
+			return;
+		const r = JSON.parse(e.data);
+		mv.times.answered = mv.times.answered || performance.now();
+		mv.streamEvents++;
+		setTransport('stream');
+		show(r);
+		showTime(r);
+	};
+	es.addEventListener('list', each(showList));
+	es.addEventListener('process', each((r) => {
+		showProcess(r);
+		if (view.full) {	// a gap the stream cannot fill: start it over
+			closeStream();
+			openStream();
+		}
+	}));
+	es.addEventListener('gone', () => {	// the process went: the poll says so
+		closeStream();
+		streamFailed = true;
+		poll();
+	});
+	es.onerror = () => {
+		if (stream !== es)
+			return;
+		if (es.readyState === EventSource.CLOSED) {	// refused: poll instead
+			closeStream();
+			streamFailed = true;
+			poll();
+		} else {					// the browser reconnects by itself
+			status('stream lost, reconnecting', true);
+		}
+	};
+	return true;
+}
 
 function route() {
 	window.mevitop.times.route = window.mevitop.times.route || performance.now();
@@ -265,11 +334,17 @@ function route() {
 	} else {
 		view.pid = 0;
 	}
-	poll();
+	closeStream();
+	streamFailed = false;
+	if (!openStream())
+		poll();
 }
 
 function poll() {
 	clearTimeout(timer);
+	if (stream)		// a poll scheduled before the stream opened
+		return;
+	setTransport('poll');
 	let again = POLL_MS;
 	(view.pid ? pollProcess() : pollList())
 		.catch((err) => {
@@ -283,7 +358,7 @@ function poll() {
 // What the tests read (tests/integration/test_web.py): where a page is drawn, what the
 // canvas holds there, and the state the data says.
 window.mevitop = {
-	ready: false, frames: 0, listFrames: 0, draws: 0, firstDraw: 0, times: {}, drawMs: [], lastSent: 0, listOrder: [],
+	ready: false, frames: 0, listFrames: 0, streamEvents: 0, transport: '', draws: 0, firstDraw: 0, times: {}, drawMs: [], lastSent: 0, listOrder: [],
 	// Where page addr is drawn: its cell's top-left canvas pixel, and the cell's size.
 	pixelOf(addr) {
 		const c = cellOfPage(Math.floor(addr / PAGE)), cp = cellPx();

@@ -1,0 +1,278 @@
+"""The web view's push channel (issue 27, item 1): /api/events, server-sent events after each
+snapshot that changed something, in Debian's headless Chromium (tests/integration/cdp.py).
+A write reaches the canvas through the stream alone (no /api/process poll answered), and the
+canvas equals pagemap read by the test after it; the stream needs the token off loopback
+and carries the same headers; mevitop stops at once with streams open (they are suspended
+connections); the number of streams is bounded, one more gets 503 and the page polls
+instead, and /metrics goes on, through slowloris and a connection flood too."""
+import http.client
+import json
+import os
+import re
+import subprocess
+import time
+
+import harness
+from harness import GUARD_S, MEVITOP, PAGE, SAN_ENV, find_proc, model_pages
+from test_web import canvas, differ, free_port, get, open_heatmap, slowloris_and_flood, \
+    trace_target, truth_states
+from test_web import quiet_target  # noqa: F401  (a fixture)
+
+MAX_STREAMS = 8                            # WEB_MAX_STREAMS (out/web_events.h)
+
+
+def stats(port):
+    return json.loads(get(port, "/api/stats")[1])
+
+
+def open_stream(port, query, headers=None):
+    """An /api/events stream: the connection and its response, headers read."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=GUARD_S)
+    c.request("GET", "/api/events" + query, headers=headers or {})
+    return c, c.getresponse()
+
+
+def read_event(r):
+    """The next event of a stream as {field: value} (comments skipped)."""
+    ev = {}
+    while True:
+        line = r.readline()           # chunks decoded
+        assert line, "the stream ended"
+        line = line.decode().rstrip("\n")
+        if not line:
+            if ev:
+                return ev
+            continue
+        if line.startswith(":"):
+            continue
+        k, _, v = line.partition(": ")
+        ev[k] = v
+
+
+def model_has(mv, t, pid, want):
+    """The first snapshot after t in which the model's pages include want ({page: state,
+    None: not resident})."""
+    deadline = time.monotonic() + GUARD_S
+    snap = mv.snapshot_after(t)
+    while True:
+        pages = model_pages(find_proc(snap, pid))
+        if all(pages.get(pg) == st for pg, st in want.items()):
+            return snap
+        assert time.monotonic() < deadline, "the model never saw the change"
+        snap = mv.snapshot()
+
+
+def stream_caught_up(b, port, pid):
+    """Once the model has a change (a snapshot said so): the page's stream has looked at a
+    frame after that snapshot's, its copy taken after the change; everything it wrote has
+    left it; and the page has had every event it sent.  The canvas then shows the model as
+    of the change or later, exactly.  The streams hear of a frame after it is written, so
+    when the test has read the snapshot they may not have yet: the frame after the count
+    read now is after the snapshot's whichever it is."""
+    frames = stats(port)["streams"]["frames"] + 1
+    deadline = time.monotonic() + GUARD_S
+    while True:                 # /api/stats is answered on the thread the streams write on
+        mine = [s for s in stats(port)["streams"]["open"] if s["pid"] == pid]
+        assert len(mine) == 1, mine
+        if mine[0]["looked"] >= frames and mine[0]["unsent"] == 0:
+            break
+        assert time.monotonic() < deadline, f"the stream did not look again: {mine}"
+        time.sleep(0.02)
+    b.wait(f"window.mevitop.streamEvents === {mine[0]['events']}", "the stream's events")
+
+
+def test_a_write_reaches_the_canvas_through_the_stream(mevitop, quiet_target):
+    wl = quiet_target
+    port = free_port()
+    mv = mevitop(["-p", str(wl.pid), "-i", "200", "--listen", f"127.0.0.1:{port}"])
+    b = open_heatmap(port, wl.pid)
+    try:
+        assert b.js("window.mevitop.transport") == "stream"
+        assert b.js("document.body.dataset.transport") == "stream"
+        stream_caught_up(b, port, wl.pid)
+        want = truth_states(wl.pid)
+        drawn = canvas(b)
+        assert drawn == want, differ(drawn, want)
+        events = b.js("window.mevitop.streamEvents")
+
+        base = wl.region("a") // PAGE
+        t, _ = wl.do("touch a 1 40 3 w")       # pages 1, 4, ... 40 of region a
+        written = {base + k: "resident" for k in range(1, 41, 3)}
+        assert any(want[pg] != "resident" for pg in written), "nothing new to draw"
+        model_has(mv, t, wl.pid, written)
+        stream_caught_up(b, port, wl.pid)
+        assert b.js("window.mevitop.streamEvents") > events, "no event carried the write"
+        b.js("window.mevitop.draw()")
+        want = truth_states(wl.pid)
+        drawn = canvas(b)
+        assert drawn == want, differ(drawn, want)
+        st = stats(port)
+        assert st["process"]["answered"] == 0, "the page polled"
+        assert st["events"]["answered"] >= st["streams"]["events"] >= 2, st
+        assert b.js("window.mevitop.transport") == "stream"
+    finally:
+        b.close()
+
+
+def test_a_change_that_keeps_every_count_reaches_the_canvas_through_the_stream(mevitop,
+                                                                                 workload):
+    """As test_web's poll test: one page dropped and another populated, counts and heat
+    unchanged (trace mode), so only the page sets say the mapping changed; the stream's
+    event carries it."""
+    wl, mv, port = trace_target(mevitop, workload)
+    b = open_heatmap(port, wl.pid)
+    try:
+        assert b.js("window.mevitop.transport") == "stream"
+        stream_caught_up(b, port, wl.pid)
+        base = wl.region("b") // PAGE
+        gone, new = base + 5, base + 40
+        wl.do("advise b 5 1 dontneed")
+        t, _ = wl.do("advise b 40 1 populate_write")
+        model_has(mv, t, wl.pid, {gone: None, new: "resident"})
+        stream_caught_up(b, port, wl.pid)
+        b.js("window.mevitop.draw()")
+        want = truth_states(wl.pid)
+        assert want[gone] == "not resident" and want[new] == "resident"
+        drawn = canvas(b)
+        assert drawn == want, differ(drawn, want)
+        assert stats(port)["process"]["answered"] == 0, "the page polled"
+    finally:
+        b.close()
+
+
+def test_stream_needs_the_token_off_loopback_and_stops_clean(workload):
+    wl = workload()
+    port = free_port()
+    mv = subprocess.Popen([MEVITOP, "--json", "-i", "200", "-p", str(wl.pid), "--listen",
+                           f"0.0.0.0:{port}"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, env=dict(os.environ, **SAN_ENV))
+    conns = []
+    try:
+        err = harness.Reader(mv.stderr, "stderr")
+        token = None
+        while not token:
+            m = re.search(r"\?token=([0-9a-f]{32})", err.get(what="the web view's URL"))
+            token = m and m.group(1)
+        assert get(port, f"/api/events?pid={wl.pid}")[0] == 403
+        assert get(port, "/api/events")[0] == 403
+        assert get(port, f"/api/events?pid={wl.pid}&token=" + "0" * 32)[0] == 403
+        c, r = open_stream(port, f"?pid={wl.pid}&token={token}")
+        conns.append(c)
+        assert r.status == 200
+        assert r.getheader("Content-Type") == "text/event-stream"
+        for name, value in (("X-Frame-Options", "DENY"), ("X-Content-Type-Options", "nosniff"),
+                            ("Cache-Control", "no-store")):
+            assert r.getheader(name) == value, name
+        assert r.getheader("Content-Security-Policy").startswith("default-src 'self'")
+        ev = read_event(r)
+        assert ev["event"] == "process", ev
+        body = json.loads(ev["data"])
+        assert body["pid"] == wl.pid and body["mappings"], body
+        assert ev["id"] == f"{body['epoch']}-{body['gen']}", ev
+        c2, r2 = open_stream(port, "", headers={"Cookie": f"mevitop_token={token}"})
+        conns.append(c2)
+        assert r2.status == 200 and read_event(r2)["event"] == "list"
+        deadline = time.monotonic() + GUARD_S
+        while True:             # both suspended, waiting for a snapshot that changes something
+            st = json.loads(get(port, f"/api/stats?token={token}")[1])["streams"]["open"]
+            if len(st) == 2 and all(s["waiting"] for s in st):
+                break
+            assert time.monotonic() < deadline, st
+            time.sleep(0.02)
+        mv.terminate()
+        assert mv.wait(timeout=GUARD_S) == 0
+        for rr in (r, r2):      # each stream ends (or its connection closes)
+            try:
+                while rr.readline():
+                    pass
+            except (OSError, http.client.HTTPException):
+                pass                # closed mid-chunk: as good as ended
+    finally:
+        for c in conns:
+            c.close()
+        if mv.poll() is None:
+            mv.kill()
+            mv.wait()
+
+
+def test_streams_bounded_page_polls_beyond_and_metrics_go_on(mevitop, quiet_target):
+    wl = quiet_target
+    port = free_port()
+    mv = mevitop(["-p", str(wl.pid), "-i", "200", "--listen", f"127.0.0.1:{port}"])
+    held = []
+    try:
+        for q in ("pid=abc", "pid=-1", "pid=99999999999", "pid="):
+            assert get(port, "/api/events?" + q)[0] == 400, q
+        assert get(port, "/api/events", method="POST")[0] == 405
+        c, r = open_stream(port, "?pid=999999999")     # no such process: said, then ended
+        assert r.status == 200 and read_event(r) == {"event": "gone",
+                                                     "data": '{"pid": 999999999}'}
+        assert r.read() == b""
+        c.close()
+        for i in range(MAX_STREAMS):
+            c, r = open_stream(port, f"?pid={wl.pid}" if i % 2 else "")
+            held.append((c, r))     # a response let go of closes its socket
+            assert r.status == 200
+            assert read_event(r)["event"] in ("process", "list")
+        for _ in range(3):
+            st, body = get(port, f"/api/events?pid={wl.pid}")
+            assert st == 503, (st, body)
+        assert get(port, "/metrics")[0] == 200
+        assert get(port, "/api/list")[0] == 200
+        st = stats(port)["streams"]
+        assert len(st["open"]) == MAX_STREAMS and st["refused"] == 3, st
+        # A page opened now is refused a stream and polls; it draws the same.
+        b = open_heatmap(port, wl.pid)
+        try:
+            assert b.js("window.mevitop.transport") == "poll"
+            want = truth_states(wl.pid)
+            drawn = canvas(b)
+            assert drawn == want, differ(drawn, want)
+        finally:
+            b.close()
+        # A stream whose client went is found at its next write (a heartbeat at the
+        # latest): its slot is free again.
+        for x in held.pop():
+            x.close()
+        deadline = time.monotonic() + GUARD_S
+        while len(stats(port)["streams"]["open"]) == MAX_STREAMS:
+            assert time.monotonic() < deadline, "a closed stream kept its slot"
+            time.sleep(0.05)
+        c, r = open_stream(port, f"?pid={wl.pid}")
+        held.append((c, r))
+        assert r.status == 200
+        t = time.monotonic()
+        assert mv.snapshot_after(t)["processes"], "the snapshots stopped"
+    finally:
+        for c, r in held:
+            r.close()
+            c.close()
+    assert mv.stop(sig=2) == 0
+
+
+def test_streams_and_hostile_clients_leave_metrics_served(mevitop, quiet_target):
+    """Every stream open, then slowloris and a thousand connections at once: the snapshots
+    go on, /metrics is served again once they are gone, and the streams still carry a
+    write (their connections outlived the flood)."""
+    wl = quiet_target
+    port = free_port()
+    mv = mevitop(["-p", str(wl.pid), "-i", "200", "--listen", f"127.0.0.1:{port}"])
+    held = []
+    try:
+        for _ in range(MAX_STREAMS):
+            c, r = open_stream(port, f"?pid={wl.pid}")
+            held.append((c, r))
+            assert r.status == 200 and read_event(r)["event"] == "process"
+        slowloris_and_flood(mv, port)
+        t, _ = wl.do("touch a 2 30 3 w")
+        for _, r in held:                  # each stream brings the write
+            while True:
+                body = json.loads(read_event(r)["data"])
+                if body["monotonic"] > t and body["mappings"]:
+                    break
+    finally:
+        for c, r in held:
+            r.close()
+            c.close()
+    assert mv.stop(sig=15) == 0
+

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: GPL-2.0
+/* One API answer, polled or streamed (out/web_int.h): the copy under the source, the JSON
+ * after it, and what that cost. */
+#include <errno.h>
+#include <time.h>
+#include "out/web_int.h"
+
+uint64_t web_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void cost_add(struct web_cost *c, uint64_t t0, uint64_t t_release, uint64_t t_done,
+		     size_t bytes)
+{
+	uint64_t held = t_release - t0, total = t_done - t0;
+
+	c->n++;
+	c->held_ns += held;
+	c->total_ns += total;
+	c->held_max_ns = held > c->held_max_ns ? held : c->held_max_ns;
+	c->total_max_ns = total > c->total_max_ns ? total : c->total_max_ns;
+	c->bytes += bytes;
+}
+
+int web_answer(struct web *w, enum web_kind kind, pid_t pid, uint64_t since, double at,
+	       struct buf *b, struct web_sent *sent)
+{
+	struct web_snap snap = { 0 };
+	uint64_t t0, t_release;
+	struct json_frame f;
+	int err;
+
+	err = w->src.acquire(w->src.ctx, at, &f);
+	t0 = web_mono_ns();
+	if (err == -EBUSY)
+		w->cost[kind].busy++;
+	if (err)
+		return err == -EBUSY ? err : -EIO;
+	/* Held only for the copy: the answer is written after the engine has its lock back. */
+	err = pid ? web_snap_process(&f, pid, &snap) : web_snap_list(&f, &snap);
+	w->src.release(w->src.ctx, &f);
+	t_release = web_mono_ns();
+	if (!err)
+		err = pid ? web_json_process(&w->deltas, &snap, since, b, sent)
+			  : web_json_list(&snap, b, sent);
+	web_snap_free(&snap);
+	cost_add(&w->cost[kind], t0, t_release, web_mono_ns(), b->len);
+	return err;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What the web view's files share (out/web.c, out/web_answer.c, out/web_events.c): not for
+ * the rest. */
+#ifndef MEVITOP_OUT_WEB_INT_H
+#define MEVITOP_OUT_WEB_INT_H
+
+#include <stdint.h>
+#include "out/web.h"
+#include "out/web_events.h"
+#include "out/web_json.h"
+
+/* What answering has cost, per kind of answer (/api/stats shows it): how long the source
+ * (the engine's lock, live) was held, and the whole answer's time. */
+struct web_cost {
+	uint64_t n, busy;		/* answered; refused with 503 (or skipped: a stream) */
+	uint64_t held_ns, held_max_ns;	/* the source held: the engine stalled for as long */
+	uint64_t total_ns, total_max_ns;	/* from acquiring to the body built */
+	uint64_t bytes;
+};
+
+enum web_kind { WEB_LIST, WEB_PROCESS, WEB_EVENTS, WEB_KINDS };
+
+struct web {
+	struct web_source src;
+	char token[WEB_TOKEN_LEN + 1];	/* empty: none needed (loopback) */
+	struct web_deltas deltas;	/* MHD answers on one thread: no lock */
+	struct web_cost cost[WEB_KINDS];
+	struct web_events ev;		/* the open streams */
+};
+
+/* The answer for pid (0: the list) after generation since, at `at` (a replay), written to
+ * b, its cost counted as kind's.  0, -EBUSY (the engine held its lock), -ESRCH (no such
+ * process), -ENOMEM or -EIO (no frame). */
+int web_answer(struct web *w, enum web_kind kind, pid_t pid, uint64_t since, double at,
+	       struct buf *b, struct web_sent *sent);
+uint64_t web_mono_ns(void);
+
+#endif
