@@ -1,7 +1,7 @@
 """The web view in Debian's other browser (issue 27: "works in Debian's chromium and
 firefox-esr"): the same page in a headless firefox-esr, driven through WebDriver BiDi
 (tests/integration/bidi.py).  The canvas read back page by page equals pagemap read by the
-test, a write reaches the canvas live, and the list sorts; the rest of the page's behaviour
+test, a write reaches the canvas live through the event stream, and the list sorts; the rest of the page's behaviour
 is tested in Chromium (test_web.py), whose page is the same file."""
 import json
 
@@ -45,6 +45,9 @@ def test_firefox_canvas_equals_pagemap_and_follows_a_write(firefox, mevitop, wor
     want = truth_states(wl.pid)
     drawn = canvas(b)
     assert drawn == want, differ(drawn, want)
+    assert b.js("window.mevitop.transport") == "stream"   # EventSource, as in Chromium
+    stats = json.loads(get(port, "/api/stats")[1])
+    assert stats["events"]["answered"] >= 1, stats
     assert not b.errors, b.errors
 
 
