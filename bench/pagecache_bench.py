@@ -3,7 +3,8 @@
 one invocation (blocks without and with mevitop alternate; medians), and times to a complete
 answer.  Not tests: nothing asserts a timing.  The machine may be shared: say so with figures.
 
-  pagecache_bench.py [--quick] [--only NAME[,NAME]] [--mevitop-args "..."]
+  pagecache_bench.py [--quick] [--only NAME[,NAME]] [--blocks N] [--mib N]
+                     [--mevitop-args "..."]
   names: churn, cold, warm, scale, tools
 
 churn: write 64 MiB to a new ext4 file with write(2) (1 MiB writes), unlink; repeat.
@@ -102,11 +103,19 @@ def interleaved(name, run_block, blocks, mv_args):
     return r
 
 
+def blocks(quick):
+    return ARGS.blocks or (3 if quick else 6)
+
+
+def big_mib(quick):
+    return ARGS.mib or (256 if quick else 1024)
+
+
 def bench_churn(d, quick, mv_args):
     chunk = os.urandom(MIB)
     rounds = 5 if quick else 20
     return interleaved("churn (64 MiB write+unlink)", lambda: sum(
-        churn_round(d, chunk) for _ in range(rounds)), 3 if quick else 6, mv_args)
+        churn_round(d, chunk) for _ in range(rounds)), blocks(quick), mv_args)
 
 
 def make_big(d, mib):
@@ -120,17 +129,19 @@ def make_big(d, mib):
 
 
 def bench_cold(d, quick, mv_args):
-    path = make_big(d, 256 if quick else 1024)
-    return interleaved("cold read (1 GiB, buffered)", lambda: read_all(path, True),
-                       3 if quick else 6, mv_args)
+    mib = big_mib(quick)
+    path = make_big(d, mib)
+    return interleaved(f"cold read ({mib} MiB, buffered)", lambda: read_all(path, True),
+                       blocks(quick), mv_args)
 
 
 def bench_warm(d, quick, mv_args):
-    path = make_big(d, 256 if quick else 1024)
+    mib = big_mib(quick)
+    path = make_big(d, mib)
     read_all(path, False)
-    return interleaved("warm reread (1 GiB)", lambda: sum(read_all(path, False)
-                                                          for _ in range(3)),
-                       3 if quick else 6, mv_args)
+    return interleaved(f"warm reread ({mib} MiB)", lambda: sum(read_all(path, False)
+                                                               for _ in range(3)),
+                       blocks(quick), mv_args)
 
 
 def make_files(d, n, size=100):
@@ -221,6 +232,7 @@ def bench_tools(d, quick, mv_args):
           flush=True)
 
 
+ARGS = None
 BENCHES = {"churn": bench_churn, "cold": bench_cold, "warm": bench_warm,
            "scale": bench_scale, "tools": bench_tools}
 
@@ -229,8 +241,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default=",".join(BENCHES))
+    ap.add_argument("--blocks", type=int, default=0,
+                    help="interleaved pairs for churn, cold and warm (default 6, --quick 3)")
+    ap.add_argument("--mib", type=int, default=0,
+                    help="the cold and warm file's size (default 1024, --quick 256)")
     ap.add_argument("--mevitop-args", default="")
-    a = ap.parse_args()
+    global ARGS
+    a = ARGS = ap.parse_args()
     if os.geteuid():
         sys.exit("needs root (mevitop loads BPF programs)")
     print(f"pagecache_bench: {os.uname().release}, {os.cpu_count()} CPUs, loadavg "

@@ -49,21 +49,21 @@ static void name_from_proc(struct files *fs, struct fc_file *f, const char *path
 		return;
 	if (f->dev == fs->shm_dev && !strncmp(p, "/memfd:", 7)) {
 		fcache_file_set_name(f, p + 1, FC_NAME_PROC, NULL);
-		f->kind = FC_MEMFD;
+		files_set_kind(fs, f, FC_MEMFD);
 		return;
 	}
 	if (f->dev == fs->shm_dev && !strncmp(p, "/SYSV", 5))
 		return;		/* /proc/sysvipc/shm names it better */
 	if (f->dev == fs->shm_dev && !strcmp(p, "/dev/zero")) {
 		fcache_file_set_name(f, "[anon shmem]", FC_NAME_PROC, NULL);
-		f->kind = FC_ANON_SHMEM;
+		files_set_kind(fs, f, FC_ANON_SHMEM);
 		return;
 	}
 	fcache_file_set_name(f, p, FC_NAME_PROC, NULL);
 	if (deleted) {
 		f->flags |= FF_DELETED;
 		if (f->kind == FC_REGULAR || f->kind == FC_TMPFS)
-			f->kind = FC_DELETED;
+			files_set_kind(fs, f, FC_DELETED);
 	}
 }
 
@@ -185,7 +185,7 @@ static int on_sysv(void *ctx, const struct sysv_seg *s)
 		return 0;
 	snprintf(name, sizeof(name), "SYSV key=0x%08x shmid=%d", (unsigned)s->key, s->shmid);
 	fcache_file_set_name(f, name, FC_NAME_SYSV, NULL);
-	f->kind = FC_SYSV;
+	files_set_kind(fs, f, FC_SYSV);
 	return 0;
 }
 
@@ -288,10 +288,8 @@ static void set_stat(struct files *fs, struct fc_file *f, const struct cstat *c)
 	}
 	if (f->pages.cached != c->cached)
 		files_set_cached(fs, f, c->cached);
-	f->pages.dirty = c->dirty;
-	f->pages.writeback = c->writeback;
-	f->pages.evicted = c->evicted;
-	f->pages.recently_evicted = c->recently_evicted;
+	files_set_counts(fs, f, &(struct fc_pages){ .dirty = c->dirty, .writeback = c->writeback,
+			 .evicted = c->evicted, .recently_evicted = c->recently_evicted });
 	f->have_stat = true;
 	f->flags |= FF_STAT;
 }
@@ -601,7 +599,7 @@ void files_update_rows(struct engine *e, bool first)
 	if (first || !fs->top || fs->ticks % TOP_EVERY == 0) {
 		size_t k = fs->top ? fs->top : fcache_count(fs->fc);
 		struct fc_file **v = malloc((k ? k : 1) * sizeof(*v));
-		size_t n = v ? fcache_top_cached(fs->fc, v, k) : 0;
+		size_t n = v ? files_top_get(fs, v, k) : 0;
 
 		for (i = 0; i < n; i++)
 			if (first || !(v[i]->flags & (FF_CHANGED | FF_QUEUED)))
