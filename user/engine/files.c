@@ -145,8 +145,11 @@ static int on_rec(void *ctx, const struct fc_rec *r)
 	f->size = r->size;
 	if (f->pages.cached != r->nrpages || !f->seen_gen)
 		files_set_cached(fs, f, r->nrpages);
-	if (!r->nlink && f->sb_magic != BDEVFS_MAGIC_ && dev != fs->shm_dev)
+	if (!r->nlink && f->sb_magic != BDEVFS_MAGIC_ && dev != fs->shm_dev &&
+	    !(f->flags & FF_DELETED)) {
 		f->flags |= FF_DELETED;
+		fs->map_inputs++;	/* a mapping may name it now */
+	}
 	files_set_kind(fs, f, kind_of(fs, f));
 	if (f->kind == FC_BLOCK && f->name_src == FC_NAME_NONE)
 		fcache_file_set_name(f, NULL, FC_NAME_NONE, "a block device's own cache: "

@@ -80,6 +80,9 @@ struct files {
 	bool kinfo_added;		/* rows added to it since it was last sorted */
 	struct cgids *cgids;		/* memcg ids to paths, NULL: no cgroup2 mount */
 	struct fc_totals tot;		/* every row, kept by the setters (files_keys.c) */
+	uint64_t map_inputs;		/* rows made, or newly named only by a mapping (deleted,
+					 * no handle): mapped_by's inputs beside the processes */
+	uint64_t mapped_sig[6];		/* those inputs at the last mapped_by */
 	struct ftop largest;
 	uint64_t taken_pages;		/* adds + dels the deltas gave, since the start */
 	uint64_t lost_base;		/* events - taken_pages after the last full re-walk */

@@ -87,6 +87,7 @@ struct fc_file *files_row(struct files *fs, uint64_t dev, uint64_t ino)
 
 	if (f && fcache_count(fs->fc) > had) {
 		fs->tot.files++;	/* new, with no pages: nothing else to count */
+		fs->map_inputs++;
 		files_top_consider(fs, f);
 	}
 	/* Queued once, when new (a reused number is reset to new by on_rec). */

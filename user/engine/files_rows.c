@@ -83,6 +83,22 @@ static int cmp_pair(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+/* mapped_by's answer changes only with the processes' layouts (each change is a maps read
+ * or an applied event), the processes (a new one has a new serial, a lost exit is retired)
+ * or the rows: on an idle box it need not walk every mapping of every process each tick. */
+static bool mappers_moved(struct engine *e)
+{
+	struct files *fs = e->files;
+	uint64_t sig[6] = { e->st.maps_reads, e->st.events, e->serials, e->st.retired,
+			    e->nprocs, fs->map_inputs };
+
+	_Static_assert(sizeof(sig) == sizeof(fs->mapped_sig), "mapped_sig holds sig");
+	if (!memcmp(sig, fs->mapped_sig, sizeof(sig)))
+		return false;
+	memcpy(fs->mapped_sig, sig, sizeof(sig));
+	return true;
+}
+
 static void mapped_by(struct engine *e, bool create)
 {
 	struct files *fs = e->files;
@@ -175,6 +191,15 @@ static int on_fd(void *ctx, pid_t pid, uint64_t dev, uint64_t ino, const char *t
 	return 0;
 }
 
+/* proc_names: only rows a process can name now (the same test as on_fd's). */
+static bool wants_name(void *ctx, uint64_t dev, uint64_t ino)
+{
+	struct fd_ctx *c = ctx;
+	const struct fc_file *f = fcache_find(c->e->files->fc, dev, ino);
+
+	return f && (f->name_src == FC_NAME_NONE || (f->flags & FF_DELETED));
+}
+
 static int on_sysv(void *ctx, const struct sysv_seg *s)
 {
 	struct files *fs = ctx;
@@ -202,7 +227,7 @@ static void proc_names(struct engine *e, bool first)
 	fcache_proc_sysv(on_sysv, fs);
 	fs->last_proc_scan_ns = now;
 	fs->st.proc_scans++;
-	fcache_proc_fds(getpid(), on_fd, &c);
+	fcache_proc_fds(getpid(), wants_name, on_fd, &c);
 	fs->needs_proc.n = 0;
 }
 
@@ -212,7 +237,7 @@ void files_proc_rows(struct engine *e)
 	struct fd_ctx c = { e, true };
 
 	fs->st.proc_scans++;
-	fcache_proc_fds(getpid(), on_fd, &c);
+	fcache_proc_fds(getpid(), NULL, on_fd, &c);	/* every fd: rows are made here */
 	mapped_by(e, true);
 }
 
@@ -350,6 +375,7 @@ static int row_fd(struct files *fs, struct fc_file *f, bool *opened)
 		log_debug("no handle for %s (ino %lu gen %08x): %s", f->name,
 			  (unsigned long)f->ino, f->generation, strerror(-fd));
 		f->flags |= FF_NO_HANDLE;
+		fs->map_inputs++;	/* a mapping may name it now */
 		if (f->name_src == FC_NAME_NONE)
 			fcache_file_set_name(f, NULL, FC_NAME_NONE, why);
 		return -1;
@@ -583,7 +609,7 @@ void files_update_rows(struct engine *e, bool first)
 	uint64_t t0 = engine_now_ns();
 	size_t i;
 
-	if (fs->bpf)
+	if (fs->bpf && mappers_moved(e))
 		mapped_by(e, false);
 	fs->st.mapped_ns = engine_now_ns() - t0;
 	files_kinfo(fs, first);

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include "kernel/fcache_proc.h"
 
-static int pid_fds(pid_t pid, fcproc_fd_fn fn, void *ctx)
+static int pid_fds(pid_t pid, fcproc_want_fn want, fcproc_fd_fn fn, void *ctx)
 {
 	char dir[64], link[384], target[4096];
 	struct dirent *d;
@@ -31,7 +31,8 @@ static int pid_fds(pid_t pid, fcproc_fd_fn fn, void *ctx)
 		snprintf(link, sizeof(link), "%s/%s", dir, d->d_name);
 		/* stat follows the magic link to the file itself: dev and ino as the page cache
 		 * knows them, deleted or not. */
-		if (stat(link, &st) || !S_ISREG(st.st_mode))
+		if (stat(link, &st) || !S_ISREG(st.st_mode) ||
+		    (want && !want(ctx, st.st_dev, st.st_ino)))
 			continue;
 		k = readlink(link, target, sizeof(target) - 1);
 		if (k < 0)
@@ -43,7 +44,7 @@ static int pid_fds(pid_t pid, fcproc_fd_fn fn, void *ctx)
 	return err;
 }
 
-int fcache_proc_fds(pid_t self, fcproc_fd_fn fn, void *ctx)
+int fcache_proc_fds(pid_t self, fcproc_want_fn want, fcproc_fd_fn fn, void *ctx)
 {
 	struct dirent *d;
 	DIR *dp = opendir("/proc");
@@ -57,7 +58,7 @@ int fcache_proc_fds(pid_t self, fcproc_fd_fn fn, void *ctx)
 
 		if (*end || pid <= 0 || pid == self)
 			continue;
-		err = pid_fds((pid_t)pid, fn, ctx);
+		err = pid_fds((pid_t)pid, want, fn, ctx);
 	}
 	closedir(dp);
 	return err;
