@@ -21,6 +21,7 @@
 #define FF_MEMCG_MISS1	(1u << 9)	/* its memcg id had no path yet (a cgroup made since the */
 #define FF_MEMCG_MISS2	(1u << 10)	/* last walk of the tree): asked again, twice at most */
 #define FF_TOP		(1u << 11)	/* in files.largest.v (files_top.c) */
+#define FF_MAPPED	(1u << 12)	/* mapped by a process at this mapped_by (files_rows.c) */
 
 /*
  * Rows by key, not pointer: a row may be removed between two uses of a list, and a key

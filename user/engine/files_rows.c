@@ -105,17 +105,13 @@ static void mapped_by(struct engine *e, bool create)
 	struct pair *v = NULL;
 	size_t n = 0, cap = 0, i, j;
 	pid_t *pids = NULL;
+	struct fkeys old;
 
-	for (i = 0; i < fs->mapped.n; i++) {
-		struct fc_file *f = fcache_find(fs->fc, fs->mapped.v[i].dev, fs->mapped.v[i].ino);
-
-		if (f)
-			fcache_file_set_mapped_by(f, NULL, 0);
-	}
-	fs->mapped.n = 0;
 	for (i = 0; i < NBUCKETS; i++) {
 		for (struct proc *p = e->buckets[i]; p; p = p->hnext) {
 			const struct mapping *m;
+			uint64_t last_dev = 0, last_ino = 0;
+			struct fc_file *last = NULL;
 
 			if (p->exited || !p->ready)
 				continue;
@@ -125,8 +121,15 @@ static void mapped_by(struct engine *e, bool create)
 
 				if (!m->ino || (m->kind != MK_FILE && m->kind != MK_SHMEM))
 					continue;
-				f = create ? files_row(fs, dev, m->ino) :
-					     fcache_find(fs->fc, dev, m->ino);
+				/* A library's mappings come in a row: one look-up for them. */
+				if (m->ino == last_ino && dev == last_dev)
+					f = last;
+				else
+					f = create ? files_row(fs, dev, m->ino) :
+						     fcache_find(fs->fc, dev, m->ino);
+				last = f;
+				last_dev = dev;
+				last_ino = m->ino;
 				if (!f)
 					continue;
 				if (create && !f->have_stat)
@@ -151,15 +154,31 @@ static void mapped_by(struct engine *e, bool create)
 	pids = malloc((n ? n : 1) * sizeof(*pids));
 	if (!pids)
 		goto out;
+	/* Each row's pids, set only where they differ (most do not, tick to tick); then the
+	 * rows no process maps any more lose theirs. */
+	old = fs->mapped;
+	fs->mapped = (struct fkeys){ 0 };
 	for (i = 0; i < n; i = j) {
+		struct fc_file *f = v[i].f;
 		size_t k = 0;
 
-		for (j = i; j < n && v[j].f == v[i].f; j++)
+		for (j = i; j < n && v[j].f == f; j++)
 			if (!k || pids[k - 1] != v[j].pid)
 				pids[k++] = v[j].pid;
-		fcache_file_set_mapped_by(v[i].f, pids, k);
-		files_keys_add(&fs->mapped, v[i].f);
+		if (f->nmapped_by != k || memcmp(f->mapped_by, pids, k * sizeof(*pids)))
+			fcache_file_set_mapped_by(f, pids, k);
+		f->flags |= FF_MAPPED;
+		files_keys_add(&fs->mapped, f);
 	}
+	for (i = 0; i < old.n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, old.v[i].dev, old.v[i].ino);
+
+		if (f && !(f->flags & FF_MAPPED))
+			fcache_file_set_mapped_by(f, NULL, 0);
+	}
+	for (i = 0; i < n; i++)
+		v[i].f->flags &= ~FF_MAPPED;
+	files_keys_free(&old);
 out:
 	free(pids);
 	free(v);
