@@ -200,7 +200,7 @@ static int on_fd(void *ctx, pid_t pid, uint64_t dev, uint64_t ino, const char *t
 
 	(void)pid;
 	(void)link;
-	if (f && (f->name_src == FC_NAME_NONE || (f->flags & FF_DELETED)))
+	if (target && f && (f->name_src == FC_NAME_NONE || (f->flags & FF_DELETED)))
 		name_from_proc(fs, f, target);
 	if (f && c->create) {
 		f->seen_gen = fs->gen;
@@ -210,13 +210,16 @@ static int on_fd(void *ctx, pid_t pid, uint64_t dev, uint64_t ino, const char *t
 	return 0;
 }
 
-/* proc_names: only rows a process can name now (the same test as on_fd's). */
-static bool wants_name(void *ctx, uint64_t dev, uint64_t ino)
+/* The link is read only for a row on_fd may name with it (new, unnamed or deleted); proc_names
+ * wants nothing else, the fallback every row (it makes them and marks them seen). */
+static enum fcproc_want wants(void *ctx, uint64_t dev, uint64_t ino)
 {
 	struct fd_ctx *c = ctx;
 	const struct fc_file *f = fcache_find(c->e->files->fc, dev, ino);
 
-	return f && (f->name_src == FC_NAME_NONE || (f->flags & FF_DELETED));
+	if (!f || f->name_src == FC_NAME_NONE || (f->flags & FF_DELETED))
+		return f || c->create ? FCPROC_LINK : FCPROC_SKIP;
+	return c->create ? FCPROC_KEY : FCPROC_SKIP;
 }
 
 static int on_sysv(void *ctx, const struct sysv_seg *s)
@@ -246,7 +249,7 @@ static void proc_names(struct engine *e, bool first)
 	fcache_proc_sysv(on_sysv, fs);
 	fs->last_proc_scan_ns = now;
 	fs->st.proc_scans++;
-	fcache_proc_fds(getpid(), wants_name, on_fd, &c);
+	fcache_proc_fds(getpid(), wants, on_fd, &c);
 	fs->needs_proc.n = 0;
 }
 
@@ -256,7 +259,7 @@ void files_proc_rows(struct engine *e)
 	struct fd_ctx c = { e, true };
 
 	fs->st.proc_scans++;
-	fcache_proc_fds(getpid(), NULL, on_fd, &c);	/* every fd: rows are made here */
+	fcache_proc_fds(getpid(), wants, on_fd, &c);
 	mapped_by(e, true);
 }
 

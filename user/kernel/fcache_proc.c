@@ -24,6 +24,7 @@ static int pid_fds(pid_t pid, fcproc_want_fn want, fcproc_fd_fn fn, void *ctx)
 		return 0;	/* gone, or a kernel thread: nothing held */
 	while (!err && (d = readdir(dp))) {
 		struct stat st;
+		enum fcproc_want w;
 		ssize_t k;
 
 		if (d->d_name[0] == '.')
@@ -31,14 +32,18 @@ static int pid_fds(pid_t pid, fcproc_want_fn want, fcproc_fd_fn fn, void *ctx)
 		snprintf(link, sizeof(link), "%s/%s", dir, d->d_name);
 		/* stat follows the magic link to the file itself: dev and ino as the page cache
 		 * knows them, deleted or not. */
-		if (stat(link, &st) || !S_ISREG(st.st_mode) ||
-		    (want && !want(ctx, st.st_dev, st.st_ino)))
+		if (stat(link, &st) || !S_ISREG(st.st_mode))
 			continue;
-		k = readlink(link, target, sizeof(target) - 1);
-		if (k < 0)
+		w = want ? want(ctx, st.st_dev, st.st_ino) : FCPROC_LINK;
+		if (w == FCPROC_SKIP)
 			continue;
-		target[k] = 0;
-		err = fn(ctx, pid, st.st_dev, st.st_ino, target, link);
+		if (w == FCPROC_LINK) {
+			k = readlink(link, target, sizeof(target) - 1);
+			if (k < 0)
+				continue;
+			target[k] = 0;
+		}
+		err = fn(ctx, pid, st.st_dev, st.st_ino, w == FCPROC_LINK ? target : NULL, link);
 	}
 	closedir(dp);
 	return err;
