@@ -206,6 +206,8 @@ test_seccomp_guard_LINK := exact kernel model lib
 test_seccomp_guard_LIBS := -lroaring -lm -lpthread
 test_fcache_LINK   := out kernel model lib
 test_fcache_LIBS   := -lroaring -lm
+test_files_top_LINK := engine model lib
+test_files_top_LIBS := -lroaring -lm
 
 folder_archives = $(addsuffix .a,$(addprefix $(BUILD)/folders/,$(or $($(1)_LINK),top $(ALL_FOLDERS))))
 test_libs = $(if $($(1)_LINK),$($(1)_LIBS),$(LIBS))

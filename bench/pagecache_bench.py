@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The page cache side's benchmarks (doc/pagecache.md).  Ratios from runs interleaved in this
-one invocation (blocks without and with mevitop alternate; medians), and times to a complete
-answer.  Not tests: nothing asserts a timing.  The machine may be shared: say so with figures.
+one invocation (blocks without and with mevitop alternate; medians; a block with mevitop
+starts --settle snapshots after its first, so the start's own work is not timed), and times
+to a complete answer.  Not tests: nothing asserts a timing.  The machine may be shared: say so with figures.
 
-  pagecache_bench.py [--quick] [--only NAME[,NAME]] [--mevitop-args "..."]
+  pagecache_bench.py [--quick] [--only NAME[,NAME]] [--blocks N] [--mib N] [--settle N]
+                     [--no-files-arm] [--mevitop-args "..."]
   names: churn, cold, warm, scale, tools
 
 churn: write 64 MiB to a new ext4 file with write(2) (1 MiB writes), unlink; repeat.
@@ -86,27 +88,55 @@ def read_all(path, dontneed):
     return dt
 
 
+def settle(mv, snapshots):
+    """Waits for snapshots more after the first: the start's own work (names, the first
+    Pss_Anon reads) is over, so a block measures the steady state."""
+    deadline = time.monotonic() + 120
+    while len(mv.lines) < 1 + snapshots and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def interleaved(name, run_block, blocks, mv_args):
-    """Alternate blocks without and with mevitop; the ratio of the medians of block times."""
-    off, on = [], []
+    """Alternate blocks without and with mevitop (and with --no-files, --no-files-arm); the
+    ratio of the medians of block times, and mevitop's CPU during its blocks."""
+    arms = [("with", [])] + ([("with --no-files", ["--no-files"])] if ARGS.no_files_arm else [])
+    off, on, cpu = [], {a: [] for a, _ in arms}, {a: [] for a, _ in arms}
     for b in range(blocks):
         off.append(run_block())
-        mv = Mevitop(mv_args)
-        try:
-            on.append(run_block())
-        finally:
-            mv.stop()
-    r = statistics.median(on) / statistics.median(off)
+        for arm, extra in arms:
+            mv = Mevitop([*mv_args, *extra])
+            try:
+                settle(mv, ARGS.settle)
+                c0, t0 = mv.cpu_s(), time.monotonic()
+                on[arm].append(run_block())
+                cpu[arm].append((mv.cpu_s() - c0) / (time.monotonic() - t0) * 100)
+            finally:
+                mv.stop()
+    r = statistics.median(on["with"]) / statistics.median(off)
     print(f"{name}: {r:.3f}x  (median block without {statistics.median(off):.3f}s, with "
-          f"{statistics.median(on):.3f}s; {blocks} interleaved pairs)", flush=True)
+          f"{statistics.median(on['with']):.3f}s; {blocks} interleaved pairs, "
+          f"{ARGS.settle} snapshots after the first; mevitop's CPU in its blocks "
+          f"{statistics.median(cpu['with']):.0f}% of a core)", flush=True)
+    for arm, _ in arms[1:]:
+        print(f"  {arm}: {statistics.median(on[arm]) / statistics.median(off):.3f}x (median "
+              f"{statistics.median(on[arm]):.3f}s, mevitop's CPU "
+              f"{statistics.median(cpu[arm]):.0f}% of a core)", flush=True)
     return r
+
+
+def blocks(quick):
+    return ARGS.blocks or (3 if quick else 6)
+
+
+def big_mib(quick):
+    return ARGS.mib or (256 if quick else 1024)
 
 
 def bench_churn(d, quick, mv_args):
     chunk = os.urandom(MIB)
     rounds = 5 if quick else 20
     return interleaved("churn (64 MiB write+unlink)", lambda: sum(
-        churn_round(d, chunk) for _ in range(rounds)), 3 if quick else 6, mv_args)
+        churn_round(d, chunk) for _ in range(rounds)), blocks(quick), mv_args)
 
 
 def make_big(d, mib):
@@ -120,17 +150,19 @@ def make_big(d, mib):
 
 
 def bench_cold(d, quick, mv_args):
-    path = make_big(d, 256 if quick else 1024)
-    return interleaved("cold read (1 GiB, buffered)", lambda: read_all(path, True),
-                       3 if quick else 6, mv_args)
+    mib = big_mib(quick)
+    path = make_big(d, mib)
+    return interleaved(f"cold read ({mib} MiB, buffered)", lambda: read_all(path, True),
+                       blocks(quick), mv_args)
 
 
 def bench_warm(d, quick, mv_args):
-    path = make_big(d, 256 if quick else 1024)
+    mib = big_mib(quick)
+    path = make_big(d, mib)
     read_all(path, False)
-    return interleaved("warm reread (1 GiB)", lambda: sum(read_all(path, False)
-                                                          for _ in range(3)),
-                       3 if quick else 6, mv_args)
+    return interleaved(f"warm reread ({mib} MiB)", lambda: sum(read_all(path, False)
+                                                               for _ in range(3)),
+                       blocks(quick), mv_args)
 
 
 def make_files(d, n, size=100):
@@ -221,6 +253,7 @@ def bench_tools(d, quick, mv_args):
           flush=True)
 
 
+ARGS = None
 BENCHES = {"churn": bench_churn, "cold": bench_cold, "warm": bench_warm,
            "scale": bench_scale, "tools": bench_tools}
 
@@ -229,8 +262,19 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default=",".join(BENCHES))
+    ap.add_argument("--blocks", type=int, default=0,
+                    help="interleaved pairs for churn, cold and warm (default 6, --quick 3)")
+    ap.add_argument("--mib", type=int, default=0,
+                    help="the cold and warm file's size (default 1024, --quick 256)")
+    ap.add_argument("--settle", type=int, default=2,
+                    help="snapshots to wait for after mevitop's first before a block is timed "
+                    "(0: time the start too)")
+    ap.add_argument("--no-files-arm", action="store_true",
+                    help="churn, cold, warm: also blocks with mevitop --no-files (the page "
+                    "cache side's share)")
     ap.add_argument("--mevitop-args", default="")
-    a = ap.parse_args()
+    global ARGS
+    a = ARGS = ap.parse_args()
     if os.geteuid():
         sys.exit("needs root (mevitop loads BPF programs)")
     print(f"pagecache_bench: {os.uname().release}, {os.cpu_count()} CPUs, loadavg "

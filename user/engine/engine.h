@@ -202,6 +202,13 @@ uint64_t engine_now_ns(void);
  * under the engine lock; valid until it is released. */
 const struct mem_summary *engine_memory(struct engine *e);
 struct fcache *engine_fcache(struct engine *e);
+/* The table's totals, its k largest rows (fcache_top_cached's answer) and its watched rows
+ * (--file's, then those a view asked pages for), kept as rows change: no pass over the table
+ * (engine/files_top.c).  Under the engine lock; nothing (0) when files are off. */
+void engine_files_totals(struct engine *e, struct fc_totals *out);
+size_t engine_files_top(struct engine *e, struct fc_file **out, size_t k);
+int engine_files_each_watched(struct engine *e, int (*fn)(struct fc_file *f, void *arg),
+			      void *arg);
 /* How the file table is made (JSON "stats.files"), NULL when files are off. */
 struct files_stats {
 	const char *source;		/* "bpf-walk" or "proc" */

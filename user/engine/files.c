@@ -80,7 +80,7 @@ static void summary_refresh(struct engine *e)
 	 * moved between the reads. */
 	e->mem.accounted_anon = mem_anon_refresh(e, &e->mem.anon_pending,
 						  &e->mem.anon_unreadable);
-	e->mem.accounted_files = (e->files ? e->files->cached_total : 0) * PAGE_SIZE_4K;
+	e->mem.accounted_files = (e->files ? e->files->tot.pages.cached : 0) * PAGE_SIZE_4K;
 	e->mem.accounted = e->mem.accounted_anon + e->mem.accounted_files;
 }
 
@@ -145,9 +145,12 @@ static int on_rec(void *ctx, const struct fc_rec *r)
 	f->size = r->size;
 	if (f->pages.cached != r->nrpages || !f->seen_gen)
 		files_set_cached(fs, f, r->nrpages);
-	if (!r->nlink && f->sb_magic != BDEVFS_MAGIC_ && dev != fs->shm_dev)
+	if (!r->nlink && f->sb_magic != BDEVFS_MAGIC_ && dev != fs->shm_dev &&
+	    !(f->flags & FF_DELETED)) {
 		f->flags |= FF_DELETED;
-	f->kind = kind_of(fs, f);
+		fs->map_inputs++;	/* a mapping may name it now */
+	}
+	files_set_kind(fs, f, kind_of(fs, f));
 	if (f->kind == FC_BLOCK && f->name_src == FC_NAME_NONE)
 		fcache_file_set_name(f, NULL, FC_NAME_NONE, "a block device's own cache: "
 				 "/proc/meminfo Buffers (metadata, raw device reads)");
@@ -173,7 +176,7 @@ static void on_delta(void *ctx, const struct fc_key *k, const struct fc_delta *d
 		f->kaddr = d->inode;
 	f->seen_gen = fs->gen;
 	if (!f->sb_magic)
-		f->kind = S_ISREG(d->mode) ? FC_REGULAR : FC_OTHER;
+		files_set_kind(fs, f, S_ISREG(d->mode) ? FC_REGULAR : FC_OTHER);
 }
 
 /* Rows of shmem superblocks the last re-walk saw and this one did not have no pages left
@@ -230,7 +233,7 @@ static void finish(struct files *fs, double dt)
 		if (rate(f, dt))
 			files_keys_add(&rated, f);
 		if (!f->pages.cached && !f->watched)
-			fcache_remove(fs->fc, f);
+			files_remove(fs, f);
 	}
 	fs->touched.n = 0;
 	files_keys_free(&fs->rated);
@@ -381,6 +384,7 @@ void engine_files_fini(struct engine *e)
 
 		for (size_t i = 0; i < sizeof(l) / sizeof(l[0]); i++)
 			files_keys_free(l[i]);
+		files_top_free(e->files);
 		fcache_bpf_close(e->files->bpf);
 		fcache_name_free(e->files->names);
 		cgroup_ids_free(e->files->cgids);

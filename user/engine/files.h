@@ -20,6 +20,8 @@
 #define FF_KINFO	(1u << 8)	/* in files.kinfo: the kernel names it first (cheaper) */
 #define FF_MEMCG_MISS1	(1u << 9)	/* its memcg id had no path yet (a cgroup made since the */
 #define FF_MEMCG_MISS2	(1u << 10)	/* last walk of the tree): asked again, twice at most */
+#define FF_TOP		(1u << 11)	/* in files.largest.v (files_top.c) */
+#define FF_MAPPED	(1u << 12)	/* mapped by a process at this mapped_by (files_rows.c) */
 
 /*
  * Rows by key, not pointer: a row may be removed between two uses of a list, and a key
@@ -33,6 +35,22 @@ struct fkey {
 struct fkeys {
 	struct fkey *v;
 	size_t n, cap;
+};
+
+/*
+ * The largest rows by cached pages, kept between ticks (files_top.c) so that a refresh and
+ * each JSON snapshot or scrape asking for the top k costs what changed, not a pass over the
+ * table.  Invariant: every row of the table not in v sorts after bound (fcache_sorted's
+ * order: cached descending, then dev, ino), unless complete, when v holds every row.  So the
+ * rows of v sorting up to bound, sorted, are the table's first rows.
+ */
+struct ftop {
+	struct fc_file **v;		/* candidates, FF_TOP set; sorted if sorted */
+	size_t n, cap;
+	size_t size;			/* rows kept at a build or trim: twice the largest k */
+	struct { uint64_t cached, dev, ino; } bound;
+	bool built, complete, sorted;
+	uint64_t builds;		/* passes over the table (a test counts them) */
 };
 
 struct fcbpf;
@@ -62,7 +80,11 @@ struct files {
 	struct fkeys kinfo;		/* rows to ask the kernel about (files_kinfo.c) */
 	bool kinfo_added;		/* rows added to it since it was last sorted */
 	struct cgids *cgids;		/* memcg ids to paths, NULL: no cgroup2 mount */
-	uint64_t cached_total;		/* pages, every row */
+	struct fc_totals tot;		/* every row, kept by the setters (files_keys.c) */
+	uint64_t map_inputs;		/* rows made, or newly named only by a mapping (deleted,
+					 * no handle): mapped_by's inputs beside the processes */
+	uint64_t mapped_sig[6];		/* those inputs at the last mapped_by */
+	struct ftop largest;
 	uint64_t taken_pages;		/* adds + dels the deltas gave, since the start */
 	uint64_t lost_base;		/* events - taken_pages after the last full re-walk */
 	uint64_t ticks;
@@ -72,8 +94,23 @@ int files_keys_add(struct fkeys *k, const struct fc_file *f);
 void files_keys_free(struct fkeys *k);
 /* The row of (dev, ino), created (and queued for a name) if new; NULL on ENOMEM. */
 struct fc_file *files_row(struct files *fs, uint64_t dev, uint64_t ino);
-/* Its cached count, keeping the total; marks it changed this tick. */
+/*
+ * The setters of what the totals count (tot: files, pages, by_kind) and the top's order
+ * depends on: every change of a row's pages or kind, and its removal, goes through them.
+ */
+/* Its cached count; marks it changed this tick. */
 void files_set_cached(struct files *fs, struct fc_file *f, uint64_t pages);
+/* dirty, writeback, evicted and recently_evicted of p (cached is files_set_cached's). */
+void files_set_counts(struct files *fs, struct fc_file *f, const struct fc_pages *p);
+void files_set_kind(struct files *fs, struct fc_file *f, enum fc_kind kind);
+void files_remove(struct files *fs, struct fc_file *f);
+
+/* files_top.c: a row's cached count changed, or it is new (the setters call it). */
+void files_top_consider(struct files *fs, struct fc_file *f);
+void files_top_drop(struct files *fs, struct fc_file *f);
+/* The k largest rows into out[0..k), as fcache_top_cached gives them; returns how many. */
+size_t files_top_get(struct files *fs, struct fc_file **out, size_t k);
+void files_top_free(struct files *fs);
 void files_touch(struct files *fs, struct fc_file *f);
 
 int files_watch_paths(struct engine *e, char *why, size_t whylen);

@@ -56,24 +56,24 @@ static bool join(const struct fc_info *o, char *out, size_t len, bool *rooted)
 }
 
 /* The internal shm mount: what the pseudo file's name says it is. */
-static void shm_name(struct fc_file *f, const char *name)
+static void shm_name(struct files *fs, struct fc_file *f, const char *name)
 {
 	unsigned key;
 
 	if (!strncmp(name, "memfd:", 6)) {
 		fcache_file_set_name(f, name, FC_NAME_KERNEL, NULL);
-		f->kind = FC_MEMFD;
+		files_set_kind(fs, f, FC_MEMFD);
 	} else if (sscanf(name, "SYSV%8x", &key) == 1) {
 		char buf[64];
 
 		snprintf(buf, sizeof(buf), "SYSV key=0x%08x shmid=%llu", key,
 			 (unsigned long long)f->ino);
 		fcache_file_set_name(f, buf, FC_NAME_SYSV, NULL);
-		f->kind = FC_SYSV;
+		files_set_kind(fs, f, FC_SYSV);
 	} else if (!strcmp(name, "dev/zero")) {
 		fcache_file_set_name(f, "[anon shmem]", FC_NAME_KERNEL,
 				 "a shared anonymous mapping (MAP_SHARED|MAP_ANONYMOUS)");
-		f->kind = FC_ANON_SHMEM;
+		files_set_kind(fs, f, FC_ANON_SHMEM);
 	} else {
 		fcache_file_set_name(f, name, FC_NAME_KERNEL, "a file of the kernel's internal shm "
 				 "mount");
@@ -165,7 +165,7 @@ static void apply(struct files *fs, struct fc_file *f, const struct fc_info *o, 
 		return;
 	}
 	if (f->dev == fs->shm_dev && !rooted)
-		shm_name(f, name);
+		shm_name(fs, f, name);
 	else if (rooted)
 		fs_name(fs, f, name, reloaded);
 	else

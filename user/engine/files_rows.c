@@ -49,21 +49,21 @@ static void name_from_proc(struct files *fs, struct fc_file *f, const char *path
 		return;
 	if (f->dev == fs->shm_dev && !strncmp(p, "/memfd:", 7)) {
 		fcache_file_set_name(f, p + 1, FC_NAME_PROC, NULL);
-		f->kind = FC_MEMFD;
+		files_set_kind(fs, f, FC_MEMFD);
 		return;
 	}
 	if (f->dev == fs->shm_dev && !strncmp(p, "/SYSV", 5))
 		return;		/* /proc/sysvipc/shm names it better */
 	if (f->dev == fs->shm_dev && !strcmp(p, "/dev/zero")) {
 		fcache_file_set_name(f, "[anon shmem]", FC_NAME_PROC, NULL);
-		f->kind = FC_ANON_SHMEM;
+		files_set_kind(fs, f, FC_ANON_SHMEM);
 		return;
 	}
 	fcache_file_set_name(f, p, FC_NAME_PROC, NULL);
 	if (deleted) {
 		f->flags |= FF_DELETED;
 		if (f->kind == FC_REGULAR || f->kind == FC_TMPFS)
-			f->kind = FC_DELETED;
+			files_set_kind(fs, f, FC_DELETED);
 	}
 }
 
@@ -83,23 +83,35 @@ static int cmp_pair(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+/* mapped_by's answer changes only with the processes' layouts (each change is a maps read
+ * or an applied event), the processes (a new one has a new serial, a lost exit is retired)
+ * or the rows: on an idle box it need not walk every mapping of every process each tick. */
+static bool mappers_moved(struct engine *e)
+{
+	struct files *fs = e->files;
+	uint64_t sig[6] = { e->st.maps_reads, e->st.events, e->serials, e->st.retired,
+			    e->nprocs, fs->map_inputs };
+
+	_Static_assert(sizeof(sig) == sizeof(fs->mapped_sig), "mapped_sig holds sig");
+	if (!memcmp(sig, fs->mapped_sig, sizeof(sig)))
+		return false;
+	memcpy(fs->mapped_sig, sig, sizeof(sig));
+	return true;
+}
+
 static void mapped_by(struct engine *e, bool create)
 {
 	struct files *fs = e->files;
 	struct pair *v = NULL;
 	size_t n = 0, cap = 0, i, j;
 	pid_t *pids = NULL;
+	struct fkeys old;
 
-	for (i = 0; i < fs->mapped.n; i++) {
-		struct fc_file *f = fcache_find(fs->fc, fs->mapped.v[i].dev, fs->mapped.v[i].ino);
-
-		if (f)
-			fcache_file_set_mapped_by(f, NULL, 0);
-	}
-	fs->mapped.n = 0;
 	for (i = 0; i < NBUCKETS; i++) {
 		for (struct proc *p = e->buckets[i]; p; p = p->hnext) {
 			const struct mapping *m;
+			uint64_t last_dev = 0, last_ino = 0;
+			struct fc_file *last = NULL;
 
 			if (p->exited || !p->ready)
 				continue;
@@ -109,8 +121,15 @@ static void mapped_by(struct engine *e, bool create)
 
 				if (!m->ino || (m->kind != MK_FILE && m->kind != MK_SHMEM))
 					continue;
-				f = create ? files_row(fs, dev, m->ino) :
-					     fcache_find(fs->fc, dev, m->ino);
+				/* A library's mappings come in a row: one look-up for them. */
+				if (m->ino == last_ino && dev == last_dev)
+					f = last;
+				else
+					f = create ? files_row(fs, dev, m->ino) :
+						     fcache_find(fs->fc, dev, m->ino);
+				last = f;
+				last_dev = dev;
+				last_ino = m->ino;
 				if (!f)
 					continue;
 				if (create && !f->have_stat)
@@ -135,15 +154,31 @@ static void mapped_by(struct engine *e, bool create)
 	pids = malloc((n ? n : 1) * sizeof(*pids));
 	if (!pids)
 		goto out;
+	/* Each row's pids, set only where they differ (most do not, tick to tick); then the
+	 * rows no process maps any more lose theirs. */
+	old = fs->mapped;
+	fs->mapped = (struct fkeys){ 0 };
 	for (i = 0; i < n; i = j) {
+		struct fc_file *f = v[i].f;
 		size_t k = 0;
 
-		for (j = i; j < n && v[j].f == v[i].f; j++)
+		for (j = i; j < n && v[j].f == f; j++)
 			if (!k || pids[k - 1] != v[j].pid)
 				pids[k++] = v[j].pid;
-		fcache_file_set_mapped_by(v[i].f, pids, k);
-		files_keys_add(&fs->mapped, v[i].f);
+		if (f->nmapped_by != k || memcmp(f->mapped_by, pids, k * sizeof(*pids)))
+			fcache_file_set_mapped_by(f, pids, k);
+		f->flags |= FF_MAPPED;
+		files_keys_add(&fs->mapped, f);
 	}
+	for (i = 0; i < old.n; i++) {
+		struct fc_file *f = fcache_find(fs->fc, old.v[i].dev, old.v[i].ino);
+
+		if (f && !(f->flags & FF_MAPPED))
+			fcache_file_set_mapped_by(f, NULL, 0);
+	}
+	for (i = 0; i < n; i++)
+		v[i].f->flags &= ~FF_MAPPED;
+	files_keys_free(&old);
 out:
 	free(pids);
 	free(v);
@@ -165,7 +200,7 @@ static int on_fd(void *ctx, pid_t pid, uint64_t dev, uint64_t ino, const char *t
 
 	(void)pid;
 	(void)link;
-	if (f && (f->name_src == FC_NAME_NONE || (f->flags & FF_DELETED)))
+	if (target && f && (f->name_src == FC_NAME_NONE || (f->flags & FF_DELETED)))
 		name_from_proc(fs, f, target);
 	if (f && c->create) {
 		f->seen_gen = fs->gen;
@@ -173,6 +208,18 @@ static int on_fd(void *ctx, pid_t pid, uint64_t dev, uint64_t ino, const char *t
 			files_touch(fs, f);	/* new: count it now */
 	}
 	return 0;
+}
+
+/* The link is read only for a row on_fd may name with it (new, unnamed or deleted); proc_names
+ * wants nothing else, the fallback every row (it makes them and marks them seen). */
+static enum fcproc_want wants(void *ctx, uint64_t dev, uint64_t ino)
+{
+	struct fd_ctx *c = ctx;
+	const struct fc_file *f = fcache_find(c->e->files->fc, dev, ino);
+
+	if (!f || f->name_src == FC_NAME_NONE || (f->flags & FF_DELETED))
+		return f || c->create ? FCPROC_LINK : FCPROC_SKIP;
+	return c->create ? FCPROC_KEY : FCPROC_SKIP;
 }
 
 static int on_sysv(void *ctx, const struct sysv_seg *s)
@@ -185,7 +232,7 @@ static int on_sysv(void *ctx, const struct sysv_seg *s)
 		return 0;
 	snprintf(name, sizeof(name), "SYSV key=0x%08x shmid=%d", (unsigned)s->key, s->shmid);
 	fcache_file_set_name(f, name, FC_NAME_SYSV, NULL);
-	f->kind = FC_SYSV;
+	files_set_kind(fs, f, FC_SYSV);
 	return 0;
 }
 
@@ -202,7 +249,7 @@ static void proc_names(struct engine *e, bool first)
 	fcache_proc_sysv(on_sysv, fs);
 	fs->last_proc_scan_ns = now;
 	fs->st.proc_scans++;
-	fcache_proc_fds(getpid(), on_fd, &c);
+	fcache_proc_fds(getpid(), wants, on_fd, &c);
 	fs->needs_proc.n = 0;
 }
 
@@ -212,7 +259,7 @@ void files_proc_rows(struct engine *e)
 	struct fd_ctx c = { e, true };
 
 	fs->st.proc_scans++;
-	fcache_proc_fds(getpid(), on_fd, &c);
+	fcache_proc_fds(getpid(), wants, on_fd, &c);
 	mapped_by(e, true);
 }
 
@@ -288,10 +335,8 @@ static void set_stat(struct files *fs, struct fc_file *f, const struct cstat *c)
 	}
 	if (f->pages.cached != c->cached)
 		files_set_cached(fs, f, c->cached);
-	f->pages.dirty = c->dirty;
-	f->pages.writeback = c->writeback;
-	f->pages.evicted = c->evicted;
-	f->pages.recently_evicted = c->recently_evicted;
+	files_set_counts(fs, f, &(struct fc_pages){ .dirty = c->dirty, .writeback = c->writeback,
+			 .evicted = c->evicted, .recently_evicted = c->recently_evicted });
 	f->have_stat = true;
 	f->flags |= FF_STAT;
 }
@@ -352,6 +397,7 @@ static int row_fd(struct files *fs, struct fc_file *f, bool *opened)
 		log_debug("no handle for %s (ino %lu gen %08x): %s", f->name,
 			  (unsigned long)f->ino, f->generation, strerror(-fd));
 		f->flags |= FF_NO_HANDLE;
+		fs->map_inputs++;	/* a mapping may name it now */
 		if (f->name_src == FC_NAME_NONE)
 			fcache_file_set_name(f, NULL, FC_NAME_NONE, why);
 		return -1;
@@ -585,7 +631,7 @@ void files_update_rows(struct engine *e, bool first)
 	uint64_t t0 = engine_now_ns();
 	size_t i;
 
-	if (fs->bpf)
+	if (fs->bpf && mappers_moved(e))
 		mapped_by(e, false);
 	fs->st.mapped_ns = engine_now_ns() - t0;
 	files_kinfo(fs, first);
@@ -601,7 +647,7 @@ void files_update_rows(struct engine *e, bool first)
 	if (first || !fs->top || fs->ticks % TOP_EVERY == 0) {
 		size_t k = fs->top ? fs->top : fcache_count(fs->fc);
 		struct fc_file **v = malloc((k ? k : 1) * sizeof(*v));
-		size_t n = v ? fcache_top_cached(fs->fc, v, k) : 0;
+		size_t n = v ? files_top_get(fs, v, k) : 0;
 
 		for (i = 0; i < n; i++)
 			if (first || !(v[i]->flags & (FF_CHANGED | FF_QUEUED)))

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include "kernel/fcache_proc.h"
 
-static int pid_fds(pid_t pid, fcproc_fd_fn fn, void *ctx)
+static int pid_fds(pid_t pid, fcproc_want_fn want, fcproc_fd_fn fn, void *ctx)
 {
 	char dir[64], link[384], target[4096];
 	struct dirent *d;
@@ -24,6 +24,7 @@ static int pid_fds(pid_t pid, fcproc_fd_fn fn, void *ctx)
 		return 0;	/* gone, or a kernel thread: nothing held */
 	while (!err && (d = readdir(dp))) {
 		struct stat st;
+		enum fcproc_want w;
 		ssize_t k;
 
 		if (d->d_name[0] == '.')
@@ -33,17 +34,22 @@ static int pid_fds(pid_t pid, fcproc_fd_fn fn, void *ctx)
 		 * knows them, deleted or not. */
 		if (stat(link, &st) || !S_ISREG(st.st_mode))
 			continue;
-		k = readlink(link, target, sizeof(target) - 1);
-		if (k < 0)
+		w = want ? want(ctx, st.st_dev, st.st_ino) : FCPROC_LINK;
+		if (w == FCPROC_SKIP)
 			continue;
-		target[k] = 0;
-		err = fn(ctx, pid, st.st_dev, st.st_ino, target, link);
+		if (w == FCPROC_LINK) {
+			k = readlink(link, target, sizeof(target) - 1);
+			if (k < 0)
+				continue;
+			target[k] = 0;
+		}
+		err = fn(ctx, pid, st.st_dev, st.st_ino, w == FCPROC_LINK ? target : NULL, link);
 	}
 	closedir(dp);
 	return err;
 }
 
-int fcache_proc_fds(pid_t self, fcproc_fd_fn fn, void *ctx)
+int fcache_proc_fds(pid_t self, fcproc_want_fn want, fcproc_fd_fn fn, void *ctx)
 {
 	struct dirent *d;
 	DIR *dp = opendir("/proc");
@@ -57,7 +63,7 @@ int fcache_proc_fds(pid_t self, fcproc_fd_fn fn, void *ctx)
 
 		if (*end || pid <= 0 || pid == self)
 			continue;
-		err = pid_fds((pid_t)pid, fn, ctx);
+		err = pid_fds((pid_t)pid, want, fn, ctx);
 	}
 	closedir(dp);
 	return err;

@@ -11,10 +11,18 @@
 #include <sys/types.h>
 
 /* fn(ctx, pid, dev, ino, target of the link, the link "/proc/PID/fd/N"); a non-zero return
- * stops the walk.  Only regular files (memfds, tmpfs and deleted files included). */
+ * stops the walk.  Only regular files (memfds, tmpfs and deleted files included).  want
+ * (NULL: FCPROC_LINK for every fd) says what fn needs of each file before the link is read:
+ * the readlink (d_path) costs as much as the stat that finds dev and ino. */
 typedef int (*fcproc_fd_fn)(void *ctx, pid_t pid, uint64_t dev, uint64_t ino,
 			    const char *target, const char *link);
-int fcache_proc_fds(pid_t self, fcproc_fd_fn fn, void *ctx);
+enum fcproc_want {
+	FCPROC_SKIP,		/* not fn's */
+	FCPROC_KEY,		/* fn with target NULL: dev and ino are enough */
+	FCPROC_LINK,		/* fn with the link's target */
+};
+typedef enum fcproc_want (*fcproc_want_fn)(void *ctx, uint64_t dev, uint64_t ino);
+int fcache_proc_fds(pid_t self, fcproc_want_fn want, fcproc_fd_fn fn, void *ctx);
 
 struct sysv_seg {
 	int32_t key;

@@ -173,7 +173,7 @@ int json_files_text(struct engine *e, uint32_t top, bool whole_system, char **ou
 		v = fcache_sorted(t, FC_SORT_CACHED, &n);
 	} else {
 		v = malloc(top * sizeof(*v));
-		n = v ? fcache_top_cached(t, v, top) : 0;
+		n = v ? engine_files_top(e, v, top) : 0;
 		if (!v)
 			b.oom = true;
 	}
@@ -183,7 +183,7 @@ int json_files_text(struct engine *e, uint32_t top, bool whole_system, char **ou
 	if (!whole_system || top) {
 		struct watched_ctx w = { &b, v, n, &k, &listed };
 
-		fcache_each(t, put_watched_beyond, &w);
+		engine_files_each_watched(e, put_watched_beyond, &w);
 		if (whole_system)
 			free(v);
 	}
@@ -191,7 +191,7 @@ int json_files_text(struct engine *e, uint32_t top, bool whole_system, char **ou
 	if (whole_system) {
 		struct fc_totals tot;
 
-		fcache_totals(t, &tot);
+		engine_files_totals(e, &tot);
 		omitted = tot.files - k;
 		om.cached = tot.pages.cached - listed.cached;
 		om.dirty = tot.pages.dirty - listed.dirty;

@@ -69,7 +69,7 @@ static int collect_files(struct engine *e, const struct metrics_opts *o, struct 
 		free(v);
 		return -ENOMEM;
 	}
-	n = fcache_top_cached(t, v, o->files);
+	n = engine_files_top(e, v, o->files);
 	for (i = 0; i < n; i++) {
 		struct metrics_file *mf = &s->top_files[i];
 
