@@ -11,6 +11,8 @@ import time
 
 import websocket
 
+from cdp import PageWaiter
+
 FIREFOX = shutil.which("firefox-esr")
 START_S = 60
 
@@ -44,7 +46,7 @@ def plain(v):
     return val
 
 
-class Browser:
+class Browser(PageWaiter):
     def __init__(self, url, width=1280, height=800):
         self.dir = tempfile.mkdtemp(prefix="mevitop-bidi-")
         with open(os.path.join(self.dir, "user.js"), "w") as f:
@@ -109,17 +111,6 @@ class Browser:
                       serializationOptions={"maxObjectDepth": 8})
         assert r.get("type") == "success", f"{expr}: {r.get('exceptionDetails')}"
         return plain(r["result"])
-
-    def wait(self, expr, what, timeout=30):
-        """Until a JavaScript expression is truthy (the page's own readiness flags)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            v = self.js(expr)
-            if v:
-                return v
-            assert time.monotonic() < deadline, \
-                f"timed out waiting for {what}; the page's errors: {self.errors}"
-            time.sleep(0.02)
 
     def close(self):
         if self.ws:

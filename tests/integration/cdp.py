@@ -16,7 +16,23 @@ CHROMIUM = shutil.which("chromium")
 START_S = 30
 
 
-class Browser:
+class PageWaiter:
+    """What both browsers' drivers share: waiting on the page's own readiness flags, through
+    the driver's js() and the errors it collects."""
+
+    def wait(self, expr, what, timeout=30):
+        """Until a JavaScript expression is truthy (the page's own readiness flags)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            v = self.js(expr)
+            if v:
+                return v
+            assert time.monotonic() < deadline, \
+                f"timed out waiting for {what}; the page's errors: {self.errors}"
+            time.sleep(0.02)
+
+
+class Browser(PageWaiter):
     def __init__(self, url, width=1280, height=800):
         self.dir = tempfile.mkdtemp(prefix="mevitop-cdp-")
         self.proc = subprocess.Popen(
@@ -72,17 +88,6 @@ class Browser:
         r = self.call("Runtime.evaluate", expression=expr, returnByValue=True, awaitPromise=True)
         assert "exceptionDetails" not in r, f"{expr}: {r['exceptionDetails']}"
         return r["result"].get("value")
-
-    def wait(self, expr, what, timeout=30):
-        """Until a JavaScript expression is truthy (the page's own readiness flags)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            v = self.js(expr)
-            if v:
-                return v
-            assert time.monotonic() < deadline, \
-                f"timed out waiting for {what}; the page's errors: {self.errors}"
-            time.sleep(0.02)
 
     def mouse(self, kind, x, y, **extra):
         self.call("Input.dispatchMouseEvent", type=kind, x=x, y=y, **extra)
