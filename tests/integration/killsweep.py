@@ -4,7 +4,7 @@ default suite) and tests/stress/exact_kill.py (`make stress`, >= 200 kills per t
 
 The target is tests/workloads/kill_target: its main thread - the one exact mode injects
 into - checks its own rbx, r12-r15, ymm8 and ymm9 in a loop (or around a blocking read),
-so borrowed registers or a lost AVX state show up as "error corrupt" and exit 4.  mevitop
+(kill_target amx: and AMX tile data in tmm0), so borrowed registers or a lost AVX state show up as "error corrupt" and exit 4.  mevitop
 is killed by a timer it arms at its first PTRACE_SEIZE (MEVITOP_TEST_KILL_US), so the
 delay is exact and the death can land on any instruction.  After each kill the test waits for the kernel to detach the target (every thread's TracerPid
 back to 0), then compares /proc/PID/maps (all but the one scratch page), the fd table,
@@ -25,6 +25,19 @@ import time
 import harness
 
 GUARD_S = harness.GUARD_S
+
+
+def _cpu_flags():
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    return set()
+
+
+# kill_target amx: a main thread holding AMX tile data, whose signal frame is the full
+# XSAVE size (~11 KiB).  Only a CPU with AMX can run it; the sweeps add it there.
+HAS_AMX = "amx_tile" in _cpu_flags()
 
 
 def _status(path):

@@ -19,6 +19,8 @@ KINDS = {
     "stopped": ("spin", 1, True),
     "fork-exec": ("fork", 1, False),
 }
+if killsweep.HAS_AMX:   # the full-size (tile data) signal frame, on a CPU that has it
+    KINDS["amx-tiles"] = ("amx", 1, False)
 
 
 @pytest.mark.parametrize("kind", list(KINDS))

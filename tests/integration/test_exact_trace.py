@@ -263,9 +263,12 @@ def paused_kill(pid, stage, variant="fast"):
             return f.read().strip()
 
 
+# amx: a main thread holding AMX tile data, whose rt_sigreturn frame must carry the whole
+# ~11 KiB XSAVE image (a frame cut to the default size comes back with tmm0 zeroed)
+@pytest.mark.parametrize("mode", ["spin"] + (["amx"] if killsweep.HAS_AMX else []))
 @pytest.mark.parametrize("stage", STAGES)
-def test_kill9_inside_each_call(stage):
-    target = killsweep.Target("spin", 1)
+def test_kill9_inside_each_call(stage, mode):
+    target = killsweep.Target(mode, 1)
     try:
         with open(f"/proc/{target.pid}/maps") as f:
             raw = f.read()

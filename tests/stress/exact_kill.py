@@ -43,6 +43,8 @@ KINDS = [
     ("filter fails userfaultfd (ERRNO)", ("spin", 1, False), (),
      ("errno=userfaultfd", WITNESS)),
 ]
+if killsweep.HAS_AMX:
+    KINDS.append(("AMX tile data in use (full-size signal frame)", ("amx", 1, False), (), ()))
 
 
 def main():

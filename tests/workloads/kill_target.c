@@ -7,11 +7,14 @@
  *   kill_target block [-t N]	the main thread sits in read(0) with those registers set
  *				and checks them when the read returns
  *   kill_target fork  [-t N]	the main thread spins and forks + execs /bin/true in a loop
+ *   kill_target amx   [-t N]	as spin, and the main thread holds AMX tile data in tmm0
+ *				(checked each round): its signal frame is the full XSAVE
+ *				size, the case a killed attach's frame must restore whole
  *
  * -t N adds N threads that spin checking their own registers too.  Prints "ready PID";
  * then each line on stdin ("status") is answered "done MONO_NS rounds=R" (R: check loops
  * the main thread completed), "exit" exits 0.  A register found changed prints
- * "error corrupt THREAD" and exits 4.  Needs AVX2.
+ * "error corrupt THREAD" and exits 4.  Needs AVX2 (amx: AMX-TILE; exits 2 without it).
  */
 #include "workload.h"
 
@@ -19,6 +22,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -152,6 +156,52 @@ static void *reporter(void *arg)
 	return NULL;
 }
 
+/*
+ * AMX: tile data is a dynamic (XFD-armed) XSAVE feature.  A process must ask for it
+ * (arch_prctl ARCH_REQ_XCOMP_PERM); the thread's first tile instruction then traps, the
+ * kernel gives it a full-size fpstate and its signal frames carry tile data: the one case
+ * where exact mode's rt_sigreturn frame for a killed attach is ~11 KiB.  tmm0 is loaded
+ * once with a pattern and stored back each round: a restore that dropped tile state would
+ * bring it back zeroed (XSTATE_BV clear means the init state, all zero).
+ */
+#define ARCH_REQ_XCOMP_PERM	0x1023
+#define XFEATURE_XTILEDATA	18
+#define TILE_ROWS		16
+#define TILE_COLSB		64
+
+struct tilecfg {
+	uint8_t palette, start_row, reserved[14];
+	uint16_t colsb[16];
+	uint8_t rows[16];
+} __attribute__((packed, aligned(64)));
+
+static uint8_t tile_want[TILE_ROWS * TILE_COLSB] __attribute__((aligned(64)));
+
+static void amx_load(void)
+{
+	static struct tilecfg cfg = { .palette = 1 };
+
+	if (syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA))
+		wl_die("arch_prctl(ARCH_REQ_XCOMP_PERM, XTILEDATA) failed");
+	for (size_t i = 0; i < sizeof(tile_want); i++)
+		tile_want[i] = (uint8_t)(i * 13 + 5);
+	cfg.colsb[0] = TILE_COLSB;
+	cfg.rows[0] = TILE_ROWS;
+	__asm__ volatile("ldtilecfg %0" : : "m"(cfg));
+	__asm__ volatile("tileloadd (%0,%1,1), %%tmm0"
+			 : : "r"(tile_want), "r"((long)TILE_COLSB) : "memory");
+}
+
+static void amx_check(void)
+{
+	uint8_t got[sizeof(tile_want)] __attribute__((aligned(64)));
+
+	__asm__ volatile("tilestored %%tmm0, (%0,%1,1)"
+			 : : "r"(got), "r"((long)TILE_COLSB) : "memory");
+	if (memcmp(got, tile_want, sizeof(got)))
+		corrupt("main-tmm0");
+}
+
 static void fork_true(void)
 {
 	pid_t pid = fork();
@@ -180,8 +230,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kill_target: needs AVX2\n");
 		return 2;
 	}
+	if (!strcmp(mode, "amx") && !__builtin_cpu_supports("amx-tile")) {
+		fprintf(stderr, "kill_target: amx needs AMX-TILE\n");
+		return 2;
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	fill(&e, 1000);
+	if (!strcmp(mode, "amx"))
+		amx_load();
 	for (int i = 0; i < nthreads; i++)
 		if (pthread_create(&th, NULL, spinner, (void *)(uintptr_t)(i + 1)))
 			wl_die("failed to create thread");
@@ -220,6 +276,8 @@ int main(int argc, char **argv)
 	for (;;) {
 		if (spin_check(&e, 200000))
 			corrupt("main");
+		if (!strcmp(mode, "amx"))
+			amx_check();
 		atomic_fetch_add(&rounds, 1);
 		if (!strcmp(mode, "fork"))
 			fork_true();
