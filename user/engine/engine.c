@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "lib/array.h"
 #include "engine/engine_int.h"
+#include "engine/start_ahead.h"
 #include "lib/log.h"
 #include "stacks/stacks.h"
 #include "kernel/kbtf.h"
@@ -398,6 +399,8 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 			snprintf(why, whylen, "failed to list /proc: %s", strerror(-err));
 			return err;
 		}
+		if (!filter_active(e->o.filter))
+			start_ahead_begin(e, pids, n);
 		for (i = 0; i < n; i++) {
 			if (pids[i] == getpid() || engine_find(e, pids[i]))
 				continue;
@@ -436,6 +439,7 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		}
 	}
 	err = engine_files_start(e, why, whylen);
+	start_ahead_end(e);
 	start_loaded();
 	if (err)
 		return err;
@@ -922,6 +926,7 @@ void engine_free(struct engine *e)
 {
 	if (!e)
 		return;
+	start_ahead_end(e);
 	tracer_close(e->tracer);
 	table_fini(e);
 	stacks_free(e->stacks);

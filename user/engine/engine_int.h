@@ -208,6 +208,7 @@ struct engine {
 	struct files *files;		/* how they are read (files.h), NULL: files off */
 	struct anon_acct *anon;		/* the summary's anonymous pages, once (mem_anon.h) */
 	struct sharing *sharing;	/* share.c's state, NULL: --sharing off */
+	struct start_ahead *ahead;	/* the start's other thread (start_ahead.h), or NULL */
 };
 
 /* share.c: USS, PSS and map-count classes (model/share.h), a pass per process within a

@@ -28,6 +28,7 @@
 #include "kernel/fcache_proc.h"
 #include "engine/files.h"
 #include "engine/mem_anon.h"
+#include "engine/start_ahead.h"
 #include "lib/log.h"
 #include "kernel/meminfo.h"
 
@@ -325,7 +326,7 @@ int engine_files_start(struct engine *e, char *why, size_t whylen)
 	if (e->f.fcache_walk && e->f.filemap_tp) {
 		char bwhy[256] = "";
 
-		err = fcache_bpf_open(true, &fs->bpf, bwhy, sizeof(bwhy));
+		err = start_ahead_fcache(e, &fs->bpf, bwhy, sizeof(bwhy));
 		if (err) {
 			log_note("the page cache walk is unavailable (%s): files from /proc only",
 				 bwhy);

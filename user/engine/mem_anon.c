@@ -11,6 +11,7 @@
 #include <string.h>
 #include "engine/engine_int.h"
 #include "engine/mem_anon.h"
+#include "engine/start_ahead.h"
 #include "kernel/rollup.h"
 
 #define ANON_BUDGET_FIRST_NS	300000000ull	/* the first snapshot: every process, normally */
@@ -135,7 +136,7 @@ static int by_want(const void *a, const void *b)
 }
 
 /* Reads entries wanting it until the budget is spent. */
-static void read_some(struct anon_ent *v, size_t n, uint64_t budget)
+static void read_some(struct engine *e, struct anon_ent *v, size_t n, uint64_t budget)
 {
 	uint64_t start = engine_now_ns(), now = start;
 	struct anon_ent **order = malloc(n * sizeof(*order));
@@ -151,13 +152,16 @@ static void read_some(struct anon_ent *v, size_t n, uint64_t budget)
 	for (i = 0; i < k && now - start < budget; i++) {
 		struct anon_ent *x = order[i];
 		struct rollup r;
+		bool ahead;
 
 		/* Unreadable: the model's count stands in, retried only when old. */
-		x->unreadable = rollup_read(x->pid, &r) != 0;
+		x->unreadable = start_ahead_rollup(e, x->pid, &r, &ahead) != 0;
 		x->pss = x->unreadable ? x->model * PAGE_SIZE_4K : r.pss_anon;
 		x->model_read = x->model;
 		x->read_ns = now;
-		x->stale = false;
+		/* Read at start before the model's scan: if its anonymous pages moved in
+		 * between, it is read again at the next refresh. */
+		x->stale = ahead && !x->unreadable && r.anon != x->model * PAGE_SIZE_4K;
 		now = engine_now_ns();
 	}
 	free(order);
@@ -189,7 +193,7 @@ uint64_t mem_anon_refresh(struct engine *e, uint64_t *pending, uint64_t *unreada
 	}
 	v = collect(e, a, &n);
 	parents_stale(v, n);
-	read_some(v, n, a->first_done ? ANON_BUDGET_NS : ANON_BUDGET_FIRST_NS);
+	read_some(e, v, n, a->first_done ? ANON_BUDGET_NS : ANON_BUDGET_FIRST_NS);
 	a->first_done = true;
 	*pending = *unreadable = 0;
 	for (i = 0; i < n; i++) {

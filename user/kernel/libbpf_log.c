@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* libbpf's print callback feeds mevitop's logger (user/lib/log.h). */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,9 +16,12 @@ void libbpf_log_quiet(bool quiet)
 }
 
 /* libbpf's messages (verifier logs included) only with -v: mevitop says what failed in its
- * own words, and a probe that may legitimately fail must not flood the terminal. */
+ * own words, and a probe that may legitimately fail must not flood the terminal.  The one
+ * buffer is locked: the page cache's programs load on the start's other thread
+ * (engine/start_ahead.c) while the main thread may use libbpf too. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static char text[65536];
 	size_t n;
 
@@ -27,12 +31,14 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		return 0;
 	if (level != LIBBPF_DEBUG && log_verbosity < 1)
 		return 0;
+	pthread_mutex_lock(&lock);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	n = strlen(text);
 	while (n && text[n - 1] == '\n')
 		text[--n] = 0;
 	/* libbpf starts its lines with "libbpf: " already. */
 	log_msg(level == LIBBPF_DEBUG ? LOG_DEBUG : LOG_INFO, text);
+	pthread_mutex_unlock(&lock);
 	return 0;
 }
 

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The first snapshot's work that needs no process model (the page cache's BPF programs,
+ * every process's smaps_rollup), done by a thread while the initial scans run
+ * (start_ahead.c says why).
+ */
+#ifndef MEVITOP_START_AHEAD_H
+#define MEVITOP_START_AHEAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "kernel/rollup.h"
+
+struct engine;
+struct fcbpf;
+
+/* Starts the thread for the listed pids (no thread: the calls below work inline). */
+void start_ahead_begin(struct engine *e, const pid_t *pids, size_t n);
+/* fcache_bpf_open(true, ...), or what the thread's call gave. */
+int start_ahead_fcache(struct engine *e, struct fcbpf **bpf, char *why, size_t whylen);
+/* rollup_read(pid, r), or what the thread read for pid (then *ahead is set: it was read
+ * before the scans' count the caller compares it with). */
+int start_ahead_rollup(struct engine *e, pid_t pid, struct rollup *r, bool *ahead);
+/* The start is over: joins the thread and frees what it kept (idempotent). */
+void start_ahead_end(struct engine *e);
+
+#endif
