@@ -4,7 +4,9 @@ threads' schedstat over --seconds, with `--json -i 1000` to /dev/null, interleav
 run against the /proc path (`--disable task_iter`) and against `top -b -d 1`; with the
 processes the machine has, and with --extra sleeping processes this script forks and
 kills.  Also: seconds to the first complete snapshot and VmHWM of each mevitop, and
-`mevitop serve` scraped every second.  Nothing here asserts a timing.
+`mevitop serve` scraped every second, side by side with Debian's node_exporter
+(prometheus-node-exporter, default collectors, `make bench` installs it) scraped the same
+way, in each scenario.  Nothing here asserts a timing.
 
   idle_cost.py [--seconds 20] [--rounds 2] [--extra 5000] [--no-serve] [--baseline BIN]
 """
@@ -20,6 +22,7 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEVITOP = os.environ.get("MEVITOP_BIN", os.path.join(ROOT, "build", "mevitop"))
 SLEEPERS = os.path.join(ROOT, "build", "bench", "sleepers")
+NODE_EXPORTER = "/usr/bin/prometheus-node-exporter"
 
 
 def cpu_s(pid):
@@ -136,19 +139,24 @@ def run_scenario(name, args, results):
     for _ in range(args.rounds):
         for k, cmd in monitors.items():       # interleaved: one of each per round
             got[k].append(measure(cmd, args.seconds))
-    if not args.no_serve and name == "base":
-        serves = [("mevitop serve, scraped 1/s", MEVITOP, []),
-                  ("mevitop serve --disable task_iter, scraped 1/s", MEVITOP,
-                   ["--disable", "task_iter"])]
+    if not args.no_serve:
+        serves = [("mevitop serve, scraped 1/s", lambda port: serve_cmd(MEVITOP, [], port)),
+                  ("mevitop serve --disable task_iter, scraped 1/s",
+                   lambda port: serve_cmd(MEVITOP, ["--disable", "task_iter"], port))]
         if args.baseline:
-            serves.append(("baseline serve, scraped 1/s", args.baseline, []))
-        for k, _, _ in serves:
+            serves.append(("baseline serve, scraped 1/s",
+                           lambda port: serve_cmd(args.baseline, [], port)))
+        if os.path.exists(NODE_EXPORTER):
+            serves.append(("node_exporter, scraped 1/s", lambda port: [
+                NODE_EXPORTER, f"--web.listen-address=127.0.0.1:{port}"]))
+        else:
+            print(f"  ({NODE_EXPORTER} not installed: `make bench` installs it)")
+        for k, _ in serves:
             got[k] = []
         for _ in range(args.rounds):
-            for k, binary, extra in serves:
+            for k, cmd in serves:
                 port = free_port()
-                got[k].append(measure_serve(serve_cmd(binary, extra, port), port,
-                                            args.seconds))
+                got[k].append(measure_serve(cmd(port), port, args.seconds))
     procs = user_processes()
     print(f"\n{name}: {procs} processes with memory, load average {loadavg()}, "
           f"{args.rounds} rounds of {args.seconds} s each, interleaved")
@@ -161,7 +169,7 @@ def run_scenario(name, args, results):
         if firsts:
             line += f", first snapshot {statistics.median(firsts):.3f} s"
         line += f", VmHWM {max(x[2] for x in runs):.1f} MiB"
-        if k != "mevitop" and base > 0:
+        if k != "mevitop" and base > 0 and not k.startswith("node_exporter"):
             line += f"; {cpu / base:.1f}x mevitop's"
         print(line)
         results[f"{name}: {k}"] = runs
