@@ -15,8 +15,14 @@
  *
  * Budget: at most share_budget_pages entries a tick; a pass that does not fit resumes at
  * the next tick where it stopped, and the process's figures change only when a pass is
- * complete.  A process is read again after share_period_ms if its faults moved, after ten
- * times that otherwise, and at the next tick after a fork or exec.  Nothing runs in the
+ * complete.  A process is read again after share_period_ms if its faults moved, and at
+ * the next tick after a fork or exec.  Otherwise its figures move only when another
+ * process maps or unmaps one of its pages: a quiet process is read again after ten
+ * periods only if the world moved meanwhile (world_tick: a process came, went, or changed
+ * its resident file pages -- or its anonymous ones, for processes whose anonymous pages
+ * may be shared), and after SHARE_IDLE_FACTOR periods whatever happened (what the model
+ * cannot see: processes mevitop does not watch, the kernel's reclaim).  An idle box of
+ * forked sleepers is then read once a minute, not every ten seconds.  Nothing runs in the
  * kernel for it: the cost is mevitop's own CPU (stats.sharing says how much).
  */
 #include <errno.h>
@@ -33,6 +39,7 @@
 #define SHARE_BUDGET_DEFAULT	(256ULL * 1024)	/* entries a tick: 1 GiB, ~3 ms */
 #define SHARE_PERIOD_DEFAULT	1000ULL		/* ms */
 #define SHARE_QUIET_FACTOR	10
+#define SHARE_IDLE_FACTOR	60		/* periods: nothing seen moving, read anyway */
 #define ENTRY_CHUNK		4096		/* pagemap entries a read */
 #define SHARE_NS_PER_ENTRY	80ULL		/* a tick's passes stop after budget x this
 						 * (the default: 21 ms), lookups included */
@@ -57,6 +64,8 @@ struct kcache_ent {
 	uint64_t flags;
 };
 
+enum { WORLD_FILE, WORLD_ANON };
+
 #define KCACHE_BITS	17		/* 128 Ki entries, 3 MiB */
 #define KCACHE_PROBES	8
 
@@ -77,6 +86,12 @@ struct sharing {
 	uint64_t ent[ENTRY_CHUNK];
 	size_t cursor;			/* round robin over engine_procs */
 	uint64_t ksm_sharing;		/* /sys/kernel/mm/ksm/pages_sharing at the last tick */
+	/* Epochs of what can move map counts of pages others map: [WORLD_FILE] file, shmem
+	 * and vdso pages (a process came or went, or its file-backed resident pages moved),
+	 * [WORLD_ANON] anonymous ones (the same, of processes whose anonymous memory may be
+	 * shared).  Bumped once a tick at most (world_tick). */
+	uint64_t world[2];
+	bool world_seen;		/* every process is watched: the epochs see every mover */
 	/* engine_share_who's last answer, good for the rest of its tick. */
 	pid_t who_pid;
 	uint64_t who_page;
@@ -117,6 +132,9 @@ int engine_share_init(struct engine *e, char *why, size_t whylen)
 		e->o.share_budget_pages = SHARE_BUDGET_DEFAULT;
 	if (!e->o.share_period_ms)
 		e->o.share_period_ms = SHARE_PERIOD_DEFAULT;
+	/* With -p or a filter, processes not watched map pages too: quiet ones are read
+	 * after SHARE_QUIET_FACTOR periods, as if the world had moved. */
+	sh->world_seen = !e->o.npids && !e->o.filter;
 	e->sharing = sh;
 	return 0;
 }
@@ -503,6 +521,7 @@ static void build_finish(struct engine *e, struct proc *p, struct share_build *b
 	p->share->at_ns = b->start_ns;
 	s->share_done_ns = b->start_ns;
 	s->share_faults = b->faults;
+	memcpy(s->share_world, b->world, sizeof(s->share_world));
 	if (b->anon && !b->anon_shared && !b->forked) {
 		s->share_anon = false;	/* verified: nothing anonymous is shared */
 		e->sharing->st.anon_verified++;
@@ -538,6 +557,13 @@ static void mark_kin(struct engine *e, struct proc **procs, size_t n)
 	}
 }
 
+/* Did something that can move p's map counts happen since its last pass began? */
+static bool world_moved(const struct sharing *sh, const struct pstate *s)
+{
+	return !sh->world_seen || sh->world[WORLD_FILE] != s->share_world[WORLD_FILE] ||
+	       (s->share_anon && sh->world[WORLD_ANON] != s->share_world[WORLD_ANON]);
+}
+
 static bool due(const struct engine *e, const struct proc *p, uint64_t now)
 {
 	const struct pstate *s = ps(p);
@@ -545,9 +571,53 @@ static bool due(const struct engine *e, const struct proc *p, uint64_t now)
 
 	if (s->sbuild || s->share_due || !s->share_done_ns)
 		return true;
-	if (age >= period * SHARE_QUIET_FACTOR)
+	if (age >= period * SHARE_IDLE_FACTOR)
+		return true;
+	if (age >= period * SHARE_QUIET_FACTOR && world_moved(e->sharing, s))
 		return true;
 	return age >= period && (moved(p) || s->share_kin);
+}
+
+/* Bumps the world epochs (struct sharing) for what moved since the last tick: a process
+ * new or gone moves both (a fork or an exit maps or unmaps pages of others, an exec
+ * unmaps its parent's copies), one whose resident file-backed pages changed the file
+ * epoch, one whose anonymous memory may be shared and faulted or changed its anonymous
+ * pages the anonymous epoch.  model_totals and model_anon_resident are cached figures: an
+ * idle process costs two compares. */
+static void world_tick(struct engine *e, struct proc **procs, size_t n)
+{
+	struct sharing *sh = e->sharing;
+	bool moved_[2] = { false, false };
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct proc *p = procs[i];
+		struct share_sig *g = &ps(p)->share_sig, now = { .seen = true };
+		uint64_t counts[PS_COUNT];
+
+		if (g->gone)
+			continue;
+		if (p->exited) {
+			g->gone = moved_[WORLD_FILE] = moved_[WORLD_ANON] = true;
+			continue;
+		}
+		if (!p->ready)
+			continue;
+		model_totals(p, counts);
+		now.faults = p->faults;
+		now.anon = model_anon_resident(p);
+		now.file = counts[PS_RESIDENT] - now.anon;
+		if (!g->seen) {
+			moved_[WORLD_FILE] = moved_[WORLD_ANON] = true;
+		} else {
+			moved_[WORLD_FILE] |= now.file != g->file;
+			moved_[WORLD_ANON] |= ps(p)->share_anon && (now.anon != g->anon ||
+								    now.faults != g->faults);
+		}
+		*g = now;
+	}
+	for (i = 0; i < 2; i++)
+		sh->world[i] += moved_[i];
 }
 
 /* KSM merged pages somewhere since the last tick: processes with merged pages have
@@ -583,6 +653,7 @@ static int start_build(struct engine *e, struct proc *p, uint64_t now)
 	s->sbuild->start_ns = now;
 	s->sbuild->s->thp_known = e->use_scan;	/* pread's entries say nothing of PMDs */
 	s->sbuild->faults = p->faults;
+	memcpy(s->sbuild->world, e->sharing->world, sizeof(s->sbuild->world));
 	s->sbuild->anon = s->share_anon;
 	s->share_due = s->share_kin = false;
 	return 0;
@@ -600,6 +671,7 @@ void engine_share_tick(struct engine *e, struct proc **procs, size_t n)
 		sh->gen = 1;	/* 0 marks an empty cache slot */
 	ksm_check(e, procs, n);
 	mark_kin(e, procs, n);
+	world_tick(e, procs, n);
 	budget = e->o.share_budget_pages / (e->scale ? e->scale : 1);
 	read0 = sh->tick_read0 = sh->st.pages_read;
 	sh->tick_ns_max = budget * SHARE_NS_PER_ENTRY;
