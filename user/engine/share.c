@@ -587,7 +587,7 @@ static bool due(const struct engine *e, const struct proc *p, uint64_t now)
 static void world_tick(struct engine *e, struct proc **procs, size_t n)
 {
 	struct sharing *sh = e->sharing;
-	bool moved_[2] = { false, false };
+	bool bump[2] = { false, false };
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -598,7 +598,7 @@ static void world_tick(struct engine *e, struct proc **procs, size_t n)
 		if (g->gone)
 			continue;
 		if (p->exited) {
-			g->gone = moved_[WORLD_FILE] = moved_[WORLD_ANON] = true;
+			g->gone = bump[WORLD_FILE] = bump[WORLD_ANON] = true;
 			continue;
 		}
 		if (!p->ready)
@@ -608,16 +608,16 @@ static void world_tick(struct engine *e, struct proc **procs, size_t n)
 		now.anon = model_anon_resident(p);
 		now.file = counts[PS_RESIDENT] - now.anon;
 		if (!g->seen) {
-			moved_[WORLD_FILE] = moved_[WORLD_ANON] = true;
+			bump[WORLD_FILE] = bump[WORLD_ANON] = true;
 		} else {
-			moved_[WORLD_FILE] |= now.file != g->file;
-			moved_[WORLD_ANON] |= ps(p)->share_anon && (now.anon != g->anon ||
+			bump[WORLD_FILE] |= now.file != g->file;
+			bump[WORLD_ANON] |= ps(p)->share_anon && (now.anon != g->anon ||
 								    now.faults != g->faults);
 		}
 		*g = now;
 	}
 	for (i = 0; i < 2; i++)
-		sh->world[i] += moved_[i];
+		sh->world[i] += bump[i];
 }
 
 /* KSM merged pages somewhere since the last tick: processes with merged pages have
