@@ -18,11 +18,12 @@
  * complete.  A process is read again after share_period_ms if its faults moved, and at
  * the next tick after a fork or exec.  Otherwise its figures move only when another
  * process maps or unmaps one of its pages: a quiet process is read again after ten
- * periods only if the world moved meanwhile (world_tick: a process came, went, or changed
- * its resident file pages -- or its anonymous ones, for processes whose anonymous pages
- * may be shared), and after SHARE_IDLE_FACTOR periods whatever happened (what the model
- * cannot see: processes mevitop does not watch, the kernel's reclaim).  An idle box of
- * forked sleepers is then read once a minute, not every ten seconds.  Nothing runs in the
+ * periods only if the processes that moved meanwhile (world_tick: came, went, or changed
+ * their resident file pages -- or anonymous ones, for processes whose anonymous pages may
+ * be shared) can have moved its figures by more than the drift allowed (sens_shared), and after
+ * SHARE_IDLE_FACTOR periods whatever happened (what the model cannot see: processes
+ * mevitop does not watch, the kernel's reclaim).  An idle box of forked sleepers is then
+ * read once a minute, not every ten seconds.  Nothing runs in the
  * kernel for it: the cost is mevitop's own CPU (stats.sharing says how much).
  */
 #include <errno.h>
@@ -66,6 +67,29 @@ struct kcache_ent {
 
 enum { WORLD_FILE, WORLD_ANON };
 
+/*
+ * How much one process mapping or unmapping a page can move this process's figures, in
+ * PSS units (bytes << SHARE_PSS_SHIFT), summed over its pages at a pass (share_build's
+ * sens): a page mapped by c >= 3 moves its PSS by at most a page over c(c - 1) (one
+ * unmap), one mapped by 2 may become private (its USS a page), and a private file page
+ * may become shared (a page).  A private anonymous page no other process can map (a fork
+ * of this one, KSM: passes at once).  A quiet process whose figures the processes that
+ * moved since its pass can have moved by less than the drift allowed (SHARE_DRIFT_*) is not read again before
+ * SHARE_IDLE_FACTOR periods: 300 forks of one program, each page mapped by 300, and
+ * libc's pages by every process on the box, stay put when a shell comes and goes.
+ */
+#define SENS_PRIVATE	(PAGE_SIZE_4K << SHARE_PSS_SHIFT)
+
+static uint64_t sens_shared(uint64_t c)
+{
+	return c == 2 ? SENS_PRIVATE : SENS_PRIVATE / (c * (c - 1));
+}
+
+/* The drift allowed: a page's bytes, or 1/256 of the PSS if more (test_sharing's forked
+ * pairs, redis and postgres share pages by 2-8, so each mover passes them again). */
+#define SHARE_DRIFT_PAGES	1
+#define SHARE_DRIFT_SHIFT	8
+
 #define KCACHE_BITS	17		/* 128 Ki entries, 3 MiB */
 #define KCACHE_PROBES	8
 
@@ -86,10 +110,10 @@ struct sharing {
 	uint64_t ent[ENTRY_CHUNK];
 	size_t cursor;			/* round robin over engine_procs */
 	uint64_t ksm_sharing;		/* /sys/kernel/mm/ksm/pages_sharing at the last tick */
-	/* Epochs of what can move map counts of pages others map: [WORLD_FILE] file, shmem
-	 * and vdso pages (a process came or went, or its file-backed resident pages moved),
-	 * [WORLD_ANON] anonymous ones (the same, of processes whose anonymous memory may be
-	 * shared).  Bumped once a tick at most (world_tick). */
+	/* Processes that moved, counted since the start, by what their moves can change the
+	 * map counts of: [WORLD_FILE] file, shmem and vdso pages (a process came or went, or
+	 * its file-backed resident pages moved), [WORLD_ANON] anonymous ones (the same, of
+	 * processes whose anonymous memory may be shared).  world_tick counts them. */
 	uint64_t world[2];
 	bool world_seen;		/* every process is watched: the epochs see every mover */
 	/* engine_share_who's last answer, good for the rest of its tick. */
@@ -235,6 +259,8 @@ static int read_entries(struct engine *e, struct share_build *b, int fd, uint64_
 		if ((ent & KPM_EXCLUSIVE) && i >= trust_from) {
 			sp->uss++;
 			sp->pss += PAGE_SIZE_4K << SHARE_PSS_SHIFT;
+			if (!anon)
+				b->sens[WORLD_FILE] += SENS_PRIVATE;
 		} else if ((err = pend_add(sh, kpm_pfn(ent), start + i, span, anon))) {
 			return err;
 		}
@@ -255,10 +281,13 @@ static void account(struct share_build *b, const struct share_pend *pd, uint64_t
 	if (c <= 1) {
 		sp->uss++;
 		sp->pss += PAGE_SIZE_4K << SHARE_PSS_SHIFT;
+		if (!pd->anon)
+			b->sens[WORLD_FILE] += SENS_PRIVATE;
 		return;
 	}
 	sp->shared++;
 	sp->pss += (PAGE_SIZE_4K << SHARE_PSS_SHIFT) / c;
+	b->sens[pd->anon ? WORLD_ANON : WORLD_FILE] += sens_shared(c);
 	share_mark(b->s, pd->page, c);
 	if (pd->anon)
 		b->anon_shared = true;	/* private file mappings are read anyway */
@@ -513,6 +542,7 @@ static int build_step(struct engine *e, struct proc *p, struct share_build *b,
 static void build_finish(struct engine *e, struct proc *p, struct share_build *b)
 {
 	struct pstate *s = ps(p);
+	size_t i;
 
 	share_finish(b->s);
 	share_free(p->share);
@@ -522,6 +552,10 @@ static void build_finish(struct engine *e, struct proc *p, struct share_build *b
 	s->share_done_ns = b->start_ns;
 	s->share_faults = b->faults;
 	memcpy(s->share_world, b->world, sizeof(s->share_world));
+	memcpy(s->share_sens, b->sens, sizeof(s->share_sens));
+	s->share_pss = 0;
+	for (i = 0; i < p->share->n; i++)
+		s->share_pss += p->share->spans[i].pss;	/* what was read: the part that moves */
 	if (b->anon && !b->anon_shared && !b->forked) {
 		s->share_anon = false;	/* verified: nothing anonymous is shared */
 		e->sharing->st.anon_verified++;
@@ -557,11 +591,22 @@ static void mark_kin(struct engine *e, struct proc **procs, size_t n)
 	}
 }
 
-/* Did something that can move p's map counts happen since its last pass began? */
+/* Can the processes that moved since p's last pass began have moved its figures by more
+ * than the drift allowed (sens above)? */
 static bool world_moved(const struct sharing *sh, const struct pstate *s)
 {
-	return !sh->world_seen || sh->world[WORLD_FILE] != s->share_world[WORLD_FILE] ||
-	       (s->share_anon && sh->world[WORLD_ANON] != s->share_world[WORLD_ANON]);
+	unsigned __int128 drift = 0, allowed = s->share_pss >> SHARE_DRIFT_SHIFT;
+	int i;
+
+	if (!sh->world_seen)
+		return true;
+	for (i = 0; i < 2; i++)
+		if (i == WORLD_FILE || s->share_anon)
+			drift += (unsigned __int128)(sh->world[i] - s->share_world[i]) *
+				 s->share_sens[i];
+	if (allowed < SHARE_DRIFT_PAGES * SENS_PRIVATE)
+		allowed = SHARE_DRIFT_PAGES * SENS_PRIVATE;
+	return drift > allowed;
 }
 
 static bool due(const struct engine *e, const struct proc *p, uint64_t now)
@@ -578,16 +623,16 @@ static bool due(const struct engine *e, const struct proc *p, uint64_t now)
 	return age >= period && (moved(p) || s->share_kin);
 }
 
-/* Bumps the world epochs (struct sharing) for what moved since the last tick: a process
- * new or gone moves both (a fork or an exit maps or unmaps pages of others, an exec
- * unmaps its parent's copies), one whose resident file-backed pages changed the file
- * epoch, one whose anonymous memory may be shared and faulted or changed its anonymous
- * pages the anonymous epoch.  model_totals and model_anon_resident are cached figures: an
+/* Counts the processes that moved since the last tick (struct sharing's world): a process
+ * new or gone counts in both (a fork or an exit maps or unmaps pages of others, an exec
+ * unmaps its parent's copies), one whose resident file-backed pages changed in the file
+ * count, one whose anonymous memory may be shared and faulted or changed its anonymous
+ * pages in the anonymous count.  model_totals and model_anon_resident are cached figures: an
  * idle process costs two compares. */
 static void world_tick(struct engine *e, struct proc **procs, size_t n)
 {
 	struct sharing *sh = e->sharing;
-	bool bump[2] = { false, false };
+	uint64_t bump[2] = { 0, 0 };
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -598,7 +643,9 @@ static void world_tick(struct engine *e, struct proc **procs, size_t n)
 		if (g->gone)
 			continue;
 		if (p->exited) {
-			g->gone = bump[WORLD_FILE] = bump[WORLD_ANON] = true;
+			g->gone = true;
+			bump[WORLD_FILE]++;
+			bump[WORLD_ANON]++;
 			continue;
 		}
 		if (!p->ready)
@@ -608,10 +655,11 @@ static void world_tick(struct engine *e, struct proc **procs, size_t n)
 		now.anon = model_anon_resident(p);
 		now.file = counts[PS_RESIDENT] - now.anon;
 		if (!g->seen) {
-			bump[WORLD_FILE] = bump[WORLD_ANON] = true;
+			bump[WORLD_FILE]++;
+			bump[WORLD_ANON]++;
 		} else {
-			bump[WORLD_FILE] |= now.file != g->file;
-			bump[WORLD_ANON] |= ps(p)->share_anon && (now.anon != g->anon ||
+			bump[WORLD_FILE] += now.file != g->file;
+			bump[WORLD_ANON] += ps(p)->share_anon && (now.anon != g->anon ||
 								    now.faults != g->faults);
 		}
 		*g = now;
