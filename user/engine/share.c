@@ -52,7 +52,8 @@ struct share_pend {
 	uint64_t pfn;
 	uint64_t page;
 	uint32_t span;		/* index in the build's spans */
-	uint32_t anon;		/* an anonymous mapping's page */
+	uint16_t anon;		/* an anonymous mapping's page */
+	uint16_t file;		/* a page cache (or shmem) page: KPM_FILE */
 };
 
 /* A PFN's count and flags as looked up this tick: the pages of libc (and of a forked
@@ -71,9 +72,10 @@ enum { WORLD_FILE, WORLD_ANON };
  * How much one process mapping or unmapping a page can move this process's figures, in
  * PSS units (bytes << SHARE_PSS_SHIFT), summed over its pages at a pass (share_build's
  * sens): a page mapped by c >= 3 moves its PSS by at most a page over c(c - 1) (one
- * unmap), one mapped by 2 may become private (its USS a page), and a private file page
- * may become shared (a page).  A private anonymous page no other process can map (a fork
- * of this one, KSM: passes at once).  A quiet process whose figures the processes that
+ * unmap), one mapped by 2 may become private (its USS a page), and a private page cache
+ * or shmem page (pagemap's KPM_FILE) may become shared (a page).  A private anonymous
+ * page -- in a private file mapping too, a written copy -- no other process can map (a
+ * fork of this one, KSM: passes at once).  A quiet process whose figures the processes that
  * moved since its pass can have moved by less than the drift allowed (SHARE_DRIFT_*) is not read again before
  * SHARE_IDLE_FACTOR periods: 300 forks of one program, each page mapped by 300, and
  * libc's pages by every process on the box, stay put when a shell comes and goes.
@@ -207,11 +209,12 @@ static bool readable(const struct mapping *m, bool anon)
 	return m->kind == MK_FILE || m->kind == MK_SHMEM || m->kind == MK_VDSO;
 }
 
-static int pend_add(struct sharing *sh, uint64_t pfn, uint64_t page, uint32_t span, bool anon)
+static int pend_add(struct sharing *sh, uint64_t ent, uint64_t page, uint32_t span, bool anon)
 {
 	if (array_reserve(sh->pend, sh->npend, sh->cappend, 1024))
 		return -ENOMEM;
-	sh->pend[sh->npend++] = (struct share_pend){ pfn, page, span, anon };
+	sh->pend[sh->npend++] = (struct share_pend){ kpm_pfn(ent), page, span, anon,
+						     !!(ent & KPM_FILE) };
 	return 0;
 }
 
@@ -259,9 +262,9 @@ static int read_entries(struct engine *e, struct share_build *b, int fd, uint64_
 		if ((ent & KPM_EXCLUSIVE) && i >= trust_from) {
 			sp->uss++;
 			sp->pss += PAGE_SIZE_4K << SHARE_PSS_SHIFT;
-			if (!anon)
+			if (ent & KPM_FILE)
 				b->sens[WORLD_FILE] += SENS_PRIVATE;
-		} else if ((err = pend_add(sh, kpm_pfn(ent), start + i, span, anon))) {
+		} else if ((err = pend_add(sh, ent, start + i, span, anon))) {
 			return err;
 		}
 	}
@@ -281,13 +284,13 @@ static void account(struct share_build *b, const struct share_pend *pd, uint64_t
 	if (c <= 1) {
 		sp->uss++;
 		sp->pss += PAGE_SIZE_4K << SHARE_PSS_SHIFT;
-		if (!pd->anon)
+		if (pd->file)
 			b->sens[WORLD_FILE] += SENS_PRIVATE;
 		return;
 	}
 	sp->shared++;
 	sp->pss += (PAGE_SIZE_4K << SHARE_PSS_SHIFT) / c;
-	b->sens[pd->anon ? WORLD_ANON : WORLD_FILE] += sens_shared(c);
+	b->sens[pd->file ? WORLD_FILE : WORLD_ANON] += sens_shared(c);
 	share_mark(b->s, pd->page, c);
 	if (pd->anon)
 		b->anon_shared = true;	/* private file mappings are read anyway */
