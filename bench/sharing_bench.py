@@ -99,6 +99,14 @@ def vmas(pid):
         return 0
 
 
+def comm(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
+
+
 def rollups(pids):
     """{pid: (Pss, Private_Clean + Private_Dirty)} from smaps_rollup, read now."""
     out = {}
@@ -128,11 +136,15 @@ def bench_smem(rounds):
         rows.append((len(both), pss_ok, uss_ok, sm_wall, sm_cpu, mv_wall, mv_cpu, st, ro_ok))
         bad = [(p, mv[p], sm[p], ro[p]) for p in both
                if not within(mv[p][0], ro[p][0])][:3]
+        off = [(p, comm(p), mv[p], sm[p]) for p in both
+               if not (within(mv[p][0], sm[p][0], slack=1024 * vmas(p)) and
+                       within(mv[p][1], sm[p][1]))]
         print(f"  round: {len(both)} processes in all three; PSS and USS within 1% of "
               f"smaps_rollup: {ro_ok}; of smem (PSS within 1% or 1 KiB a mapping): {pss_ok}, "
               f"USS: {uss_ok}; smem {sm_wall:.2f} s wall {sm_cpu:.2f} s CPU; mevitop {mv_wall:.2f} "
               f"s wall {mv_cpu:.2f} s CPU, of which sharing passes {st['total_ms'] / 1e3:.2f} s "
-              f"(stats.sharing {st}); first differing (pid, mevitop, smem, rollup): {bad}")
+              f"(stats.sharing {st}); first differing (pid, mevitop, smem, rollup): {bad}; "
+              f"differing from smem (pid, comm, mevitop (pss, uss), smem): {off}")
     med = lambda k: statistics.median(r[k] for r in rows)  # noqa: E731
     print(f"smem vs mevitop --sharing (median of {rounds}): {med(0):.0f} processes, PSS "
           f"agree {med(1):.0f}, USS agree {med(2):.0f}; whole-system answer: smem "

@@ -123,6 +123,13 @@ struct pstate {
 	bool share_kin;			/* its parent or a child faulted (share.c) */
 	uint64_t share_done_ns;		/* when the last complete pass began, 0: none */
 	uint64_t share_faults;		/* p->faults then */
+	uint64_t share_world[2];	/* the sharing world's movers then (share.c) */
+	uint64_t share_sens[2];		/* how far each mover can move its figures, and */
+	uint64_t share_pss;		/* the PSS of what the pass read (bytes << 12) */
+	struct share_sig {		/* what share.c saw of it at the last tick */
+		uint64_t faults, file, anon;	/* resident pages, file-backed and anonymous */
+		bool seen, gone;
+	} share_sig;
 };
 
 /* A sharing pass of one process, carried over ticks while the budget runs out. */
@@ -130,6 +137,8 @@ struct share_build {
 	struct share *s;		/* being filled; replaces proc.share when complete */
 	uint64_t cursor;		/* the next page to read */
 	uint64_t start_ns, faults;	/* when it began, p->faults then */
+	uint64_t world[2];		/* the sharing world's movers then (share.c) */
+	uint64_t sens[2];		/* share.c's sensitivity, summed over the pages read */
 	bool anon;			/* it reads anonymous mappings */
 	bool anon_shared;		/* it found an anonymous page mapped more than once */
 	bool forked;			/* a fork since it began: anon stays "may be shared" */

@@ -15,8 +15,15 @@
  *
  * Budget: at most share_budget_pages entries a tick; a pass that does not fit resumes at
  * the next tick where it stopped, and the process's figures change only when a pass is
- * complete.  A process is read again after share_period_ms if its faults moved, after ten
- * times that otherwise, and at the next tick after a fork or exec.  Nothing runs in the
+ * complete.  A process is read again after share_period_ms if its faults moved, and at
+ * the next tick after a fork or exec.  Otherwise its figures move only when another
+ * process maps or unmaps one of its pages: a quiet process is read again after ten
+ * periods only if the processes that moved meanwhile (world_tick: came, went, or changed
+ * their resident file pages -- or anonymous ones, for processes whose anonymous pages may
+ * be shared) can have moved its figures by more than the drift allowed (sens_shared), and after
+ * SHARE_IDLE_FACTOR periods whatever happened (what the model cannot see: processes
+ * mevitop does not watch, the kernel's reclaim).  An idle box of forked sleepers is then
+ * read once a minute, not every ten seconds.  Nothing runs in the
  * kernel for it: the cost is mevitop's own CPU (stats.sharing says how much).
  */
 #include <errno.h>
@@ -33,6 +40,7 @@
 #define SHARE_BUDGET_DEFAULT	(256ULL * 1024)	/* entries a tick: 1 GiB, ~3 ms */
 #define SHARE_PERIOD_DEFAULT	1000ULL		/* ms */
 #define SHARE_QUIET_FACTOR	10
+#define SHARE_IDLE_FACTOR	60		/* periods: nothing seen moving, read anyway */
 #define ENTRY_CHUNK		4096		/* pagemap entries a read */
 #define SHARE_NS_PER_ENTRY	80ULL		/* a tick's passes stop after budget x this
 						 * (the default: 21 ms), lookups included */
@@ -44,7 +52,8 @@ struct share_pend {
 	uint64_t pfn;
 	uint64_t page;
 	uint32_t span;		/* index in the build's spans */
-	uint32_t anon;		/* an anonymous mapping's page */
+	uint16_t anon;		/* an anonymous mapping's page */
+	uint16_t file;		/* a page cache (or shmem) page: KPM_FILE */
 };
 
 /* A PFN's count and flags as looked up this tick: the pages of libc (and of a forked
@@ -56,6 +65,32 @@ struct kcache_ent {
 	uint32_t count;
 	uint64_t flags;
 };
+
+enum { WORLD_FILE, WORLD_ANON };
+
+/*
+ * How much one process mapping or unmapping a page can move this process's figures, in
+ * PSS units (bytes << SHARE_PSS_SHIFT), summed over its pages at a pass (share_build's
+ * sens): a page mapped by c >= 3 moves its PSS by at most a page over c(c - 1) (one
+ * unmap), one mapped by 2 may become private (its USS a page), and a private page cache
+ * or shmem page (pagemap's KPM_FILE) may become shared (a page).  A private anonymous
+ * page -- in a private file mapping too, a written copy -- no other process can map (a
+ * fork of this one, KSM: passes at once).  A quiet process whose figures the processes that
+ * moved since its pass can have moved by less than the drift allowed (SHARE_DRIFT_*) is not read again before
+ * SHARE_IDLE_FACTOR periods: 300 forks of one program, each page mapped by 300, and
+ * libc's pages by every process on the box, stay put when a shell comes and goes.
+ */
+#define SENS_PRIVATE	(PAGE_SIZE_4K << SHARE_PSS_SHIFT)
+
+static uint64_t sens_shared(uint64_t c)
+{
+	return c == 2 ? SENS_PRIVATE : SENS_PRIVATE / (c * (c - 1));
+}
+
+/* The drift allowed: a page's bytes, or 1/256 of the PSS if more (test_sharing's forked
+ * pairs, redis and postgres share pages by 2-8, so each mover passes them again). */
+#define SHARE_DRIFT_PAGES	1
+#define SHARE_DRIFT_SHIFT	8
 
 #define KCACHE_BITS	17		/* 128 Ki entries, 3 MiB */
 #define KCACHE_PROBES	8
@@ -77,6 +112,12 @@ struct sharing {
 	uint64_t ent[ENTRY_CHUNK];
 	size_t cursor;			/* round robin over engine_procs */
 	uint64_t ksm_sharing;		/* /sys/kernel/mm/ksm/pages_sharing at the last tick */
+	/* Processes that moved, counted since the start, by what their moves can change the
+	 * map counts of: [WORLD_FILE] file, shmem and vdso pages (a process came or went, or
+	 * its file-backed resident pages moved), [WORLD_ANON] anonymous ones (the same, of
+	 * processes whose anonymous memory may be shared).  world_tick counts them. */
+	uint64_t world[2];
+	bool world_seen;		/* every process is watched: the epochs see every mover */
 	/* engine_share_who's last answer, good for the rest of its tick. */
 	pid_t who_pid;
 	uint64_t who_page;
@@ -117,6 +158,9 @@ int engine_share_init(struct engine *e, char *why, size_t whylen)
 		e->o.share_budget_pages = SHARE_BUDGET_DEFAULT;
 	if (!e->o.share_period_ms)
 		e->o.share_period_ms = SHARE_PERIOD_DEFAULT;
+	/* With -p or a filter, processes not watched map pages too: quiet ones are read
+	 * after SHARE_QUIET_FACTOR periods, as if the world had moved. */
+	sh->world_seen = !e->o.npids && !e->o.filter;
 	e->sharing = sh;
 	return 0;
 }
@@ -165,11 +209,12 @@ static bool readable(const struct mapping *m, bool anon)
 	return m->kind == MK_FILE || m->kind == MK_SHMEM || m->kind == MK_VDSO;
 }
 
-static int pend_add(struct sharing *sh, uint64_t pfn, uint64_t page, uint32_t span, bool anon)
+static int pend_add(struct sharing *sh, uint64_t ent, uint64_t page, uint32_t span, bool anon)
 {
 	if (array_reserve(sh->pend, sh->npend, sh->cappend, 1024))
 		return -ENOMEM;
-	sh->pend[sh->npend++] = (struct share_pend){ pfn, page, span, anon };
+	sh->pend[sh->npend++] = (struct share_pend){ kpm_pfn(ent), page, span, anon,
+						     !!(ent & KPM_FILE) };
 	return 0;
 }
 
@@ -217,7 +262,9 @@ static int read_entries(struct engine *e, struct share_build *b, int fd, uint64_
 		if ((ent & KPM_EXCLUSIVE) && i >= trust_from) {
 			sp->uss++;
 			sp->pss += PAGE_SIZE_4K << SHARE_PSS_SHIFT;
-		} else if ((err = pend_add(sh, kpm_pfn(ent), start + i, span, anon))) {
+			if (ent & KPM_FILE)
+				b->sens[WORLD_FILE] += SENS_PRIVATE;
+		} else if ((err = pend_add(sh, ent, start + i, span, anon))) {
 			return err;
 		}
 	}
@@ -237,10 +284,13 @@ static void account(struct share_build *b, const struct share_pend *pd, uint64_t
 	if (c <= 1) {
 		sp->uss++;
 		sp->pss += PAGE_SIZE_4K << SHARE_PSS_SHIFT;
+		if (pd->file)
+			b->sens[WORLD_FILE] += SENS_PRIVATE;
 		return;
 	}
 	sp->shared++;
 	sp->pss += (PAGE_SIZE_4K << SHARE_PSS_SHIFT) / c;
+	b->sens[pd->file ? WORLD_FILE : WORLD_ANON] += sens_shared(c);
 	share_mark(b->s, pd->page, c);
 	if (pd->anon)
 		b->anon_shared = true;	/* private file mappings are read anyway */
@@ -495,6 +545,7 @@ static int build_step(struct engine *e, struct proc *p, struct share_build *b,
 static void build_finish(struct engine *e, struct proc *p, struct share_build *b)
 {
 	struct pstate *s = ps(p);
+	size_t i;
 
 	share_finish(b->s);
 	share_free(p->share);
@@ -503,6 +554,11 @@ static void build_finish(struct engine *e, struct proc *p, struct share_build *b
 	p->share->at_ns = b->start_ns;
 	s->share_done_ns = b->start_ns;
 	s->share_faults = b->faults;
+	memcpy(s->share_world, b->world, sizeof(s->share_world));
+	memcpy(s->share_sens, b->sens, sizeof(s->share_sens));
+	s->share_pss = 0;
+	for (i = 0; i < p->share->n; i++)
+		s->share_pss += p->share->spans[i].pss;	/* what was read: the part that moves */
 	if (b->anon && !b->anon_shared && !b->forked) {
 		s->share_anon = false;	/* verified: nothing anonymous is shared */
 		e->sharing->st.anon_verified++;
@@ -538,6 +594,24 @@ static void mark_kin(struct engine *e, struct proc **procs, size_t n)
 	}
 }
 
+/* Can the processes that moved since p's last pass began have moved its figures by more
+ * than the drift allowed (sens above)? */
+static bool world_moved(const struct sharing *sh, const struct pstate *s)
+{
+	unsigned __int128 drift = 0, allowed = s->share_pss >> SHARE_DRIFT_SHIFT;
+	int i;
+
+	if (!sh->world_seen)
+		return true;
+	for (i = 0; i < 2; i++)
+		if (i == WORLD_FILE || s->share_anon)
+			drift += (unsigned __int128)(sh->world[i] - s->share_world[i]) *
+				 s->share_sens[i];
+	if (allowed < SHARE_DRIFT_PAGES * SENS_PRIVATE)
+		allowed = SHARE_DRIFT_PAGES * SENS_PRIVATE;
+	return drift > allowed;
+}
+
 static bool due(const struct engine *e, const struct proc *p, uint64_t now)
 {
 	const struct pstate *s = ps(p);
@@ -545,9 +619,56 @@ static bool due(const struct engine *e, const struct proc *p, uint64_t now)
 
 	if (s->sbuild || s->share_due || !s->share_done_ns)
 		return true;
-	if (age >= period * SHARE_QUIET_FACTOR)
+	if (age >= period * SHARE_IDLE_FACTOR)
+		return true;
+	if (age >= period * SHARE_QUIET_FACTOR && world_moved(e->sharing, s))
 		return true;
 	return age >= period && (moved(p) || s->share_kin);
+}
+
+/* Counts the processes that moved since the last tick (struct sharing's world): a process
+ * new or gone counts in both (a fork or an exit maps or unmaps pages of others, an exec
+ * unmaps its parent's copies), one whose resident file-backed pages changed in the file
+ * count, one whose anonymous memory may be shared and faulted or changed its anonymous
+ * pages in the anonymous count.  model_totals and model_anon_resident are cached figures: an
+ * idle process costs two compares. */
+static void world_tick(struct engine *e, struct proc **procs, size_t n)
+{
+	struct sharing *sh = e->sharing;
+	uint64_t bump[2] = { 0, 0 };
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct proc *p = procs[i];
+		struct share_sig *g = &ps(p)->share_sig, now = { .seen = true };
+		uint64_t counts[PS_COUNT];
+
+		if (g->gone)
+			continue;
+		if (p->exited) {
+			g->gone = true;
+			bump[WORLD_FILE]++;
+			bump[WORLD_ANON]++;
+			continue;
+		}
+		if (!p->ready)
+			continue;
+		model_totals(p, counts);
+		now.faults = p->faults;
+		now.anon = model_anon_resident(p);
+		now.file = counts[PS_RESIDENT] - now.anon;
+		if (!g->seen) {
+			bump[WORLD_FILE]++;
+			bump[WORLD_ANON]++;
+		} else {
+			bump[WORLD_FILE] += now.file != g->file;
+			bump[WORLD_ANON] += ps(p)->share_anon && (now.anon != g->anon ||
+								    now.faults != g->faults);
+		}
+		*g = now;
+	}
+	for (i = 0; i < 2; i++)
+		sh->world[i] += bump[i];
 }
 
 /* KSM merged pages somewhere since the last tick: processes with merged pages have
@@ -583,6 +704,7 @@ static int start_build(struct engine *e, struct proc *p, uint64_t now)
 	s->sbuild->start_ns = now;
 	s->sbuild->s->thp_known = e->use_scan;	/* pread's entries say nothing of PMDs */
 	s->sbuild->faults = p->faults;
+	memcpy(s->sbuild->world, e->sharing->world, sizeof(s->sbuild->world));
 	s->sbuild->anon = s->share_anon;
 	s->share_due = s->share_kin = false;
 	return 0;
@@ -600,6 +722,7 @@ void engine_share_tick(struct engine *e, struct proc **procs, size_t n)
 		sh->gen = 1;	/* 0 marks an empty cache slot */
 	ksm_check(e, procs, n);
 	mark_kin(e, procs, n);
+	world_tick(e, procs, n);
 	budget = e->o.share_budget_pages / (e->scale ? e->scale : 1);
 	read0 = sh->tick_read0 = sh->st.pages_read;
 	sh->tick_ns_max = budget * SHARE_NS_PER_ENTRY;

@@ -59,6 +59,9 @@ struct share {
 	 * (thp_known false without it). */
 	uint64_t thp;
 	bool thp_known;
+	/* share_totals' last answer (bytes: uss, pss, shared, ksm) and the owner's gen + 1
+	 * then (0: none): a snapshot of 300 idle processes walks no mappings for it. */
+	uint64_t totals[4], totals_stamp;
 	uint64_t at_ns;			/* CLOCK_MONOTONIC when the pass began */
 	uint64_t pages_read;		/* PFNs the pass read */
 };

@@ -91,10 +91,20 @@ void share_mapping(const struct proc *p, const struct mapping *m, struct share_f
 
 void share_totals(const struct proc *p, struct share_figs *out)
 {
+	struct share *s = p->share;	/* its cache is written: under the lock p is read under */
 	const struct mapping *m;
 
 	memset(out, 0, sizeof(*out));
-	for (m = model_first(p); m; m = model_next(m)) {
+	if (s && s->totals_stamp == p->gen + 1) {
+		out->uss = s->totals[0];
+		out->pss = s->totals[1];
+		out->shared = s->totals[2];
+		out->ksm = s->totals[3];
+		m = NULL;	/* cached: no walk */
+	} else {
+		m = model_first(p);
+	}
+	for (; m; m = model_next(m)) {
 		struct share_figs f;
 
 		share_mapping(p, m, &f);
@@ -102,6 +112,13 @@ void share_totals(const struct proc *p, struct share_figs *out)
 		out->pss += f.pss;
 		out->shared += f.shared;
 		out->ksm += f.ksm;
+	}
+	if (s && s->totals_stamp != p->gen + 1) {
+		s->totals[0] = out->uss;
+		s->totals[1] = out->pss;
+		s->totals[2] = out->shared;
+		s->totals[3] = out->ksm;
+		s->totals_stamp = p->gen + 1;
 	}
 	if (p->share && p->share->thp_known) {
 		out->thp = p->share->thp * PAGE_SIZE_4K;
