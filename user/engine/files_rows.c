@@ -511,6 +511,26 @@ static void exact_keys(struct files *fs, const struct fkeys *l)
 	}
 }
 
+/* Rows the walk saw with a dirty, writeback or towrite mark on their page cache (the
+ * marks cachestat counts): counted now, within budget_ns, the rest at the next ticks.  A
+ * row without marks has no dirty or writeback page, so its zeros are exact already: the
+ * first snapshot's dirty and writeback are exact for every row, not only the listed. */
+static void exact_tagged(struct files *fs, uint64_t budget_ns)
+{
+	uint64_t t0 = engine_now_ns();
+	size_t i, k = 0;
+
+	for (i = 0; i < fs->tagged.n && engine_now_ns() - t0 < budget_ns; i++) {
+		struct fc_file *f = fcache_find(fs->fc, fs->tagged.v[i].dev, fs->tagged.v[i].ino);
+
+		if (f)
+			exact(fs, f);
+	}
+	for (; i < fs->tagged.n; i++)
+		fs->tagged.v[k++] = fs->tagged.v[i];
+	fs->tagged.n = k;
+}
+
 /* --- --file --- */
 
 int files_watch_paths(struct engine *e, char *why, size_t whylen)
@@ -654,6 +674,7 @@ void files_update_rows(struct engine *e, bool first)
 				exact(fs, v[i]);
 		free(v);
 	}
+	exact_tagged(fs, first ? FIRST_BUDGET_NS : TICK_BUDGET_NS);
 	for (i = 0; i < fs->watched.n; i++) {
 		struct fc_file *f = fcache_find(fs->fc, fs->watched.v[i].dev, fs->watched.v[i].ino);
 
