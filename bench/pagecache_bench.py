@@ -203,6 +203,7 @@ def make_files(d, n, size=100):
 
 COUNTERS = ("full_walks", "rewalks", "cachestats", "opens", "proc_scans", "tree_walks", "kinfo")
 TIMES = ("refresh_ms", "walk_ms", "mapped_ms", "proc_ms")
+PROC_COUNTERS = ("events", "maps_reads", "scans", "layout_changes", "retired")
 
 
 def peak_cause(mv, marks, per_s):
@@ -216,13 +217,38 @@ def peak_cause(mv, marks, per_s):
     moved = {k: b.get(k, 0) - a.get(k, 0) for k in COUNTERS if b.get(k, 0) != a.get(k, 0)}
     times = {k: max(x["files_stats"].get(k, 0) for x in snaps[1:]) for k in TIMES}
     procs = len(snaps[-1].get("processes", []))
+    pa, pb = snaps[0]["stats"], snaps[-1]["stats"]
+    pmoved = {k: pb.get(k, 0) - pa.get(k, 0) for k in PROC_COUNTERS
+              if pb.get(k, 0) != pa.get(k, 0)}
     return (f"second {i} ({per_s[i]:.1f}%): files side moved {moved or 'nothing'}, its "
-            f"longest times {times}, {procs} processes")
+            f"longest times {times}; process side moved {pmoved or 'nothing'}, "
+            f"{procs} processes")
+
+
+def evict_wave(mv, paths):
+    """Half the files evicted at once (what reclaim does to a box of small cached files):
+    what mevitop's next two refreshes do and cost."""
+    n0, c0 = len(mv.lines), mv.cpu_s()
+    a = mv.lines[-1]
+    t0 = time.monotonic()
+    for p in paths[::2]:
+        fd = os.open(p, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+    while len(mv.lines) < n0 + 3 and time.monotonic() - t0 < 30:
+        time.sleep(0.05)
+    cpu = (mv.cpu_s() - c0) / (time.monotonic() - t0) * 100
+    b = mv.lines[-1]
+    moved = {k: b["files_stats"].get(k, 0) - a["files_stats"].get(k, 0) for k in COUNTERS}
+    worst = max(x["files_stats"]["refresh_ms"] for x in mv.lines[n0:])
+    print(f"  eviction of {len(paths[::2])} files: mevitop {cpu:.1f}% of a core over the "
+          f"{time.monotonic() - t0:.1f} s to 3 snapshots, files side {moved}, longest refresh "
+          f"{worst:.1f} ms", flush=True)
 
 
 def bench_scale(d, quick, mv_args):
     n = 20000 if quick else 100000
-    make_files(os.path.join(d, "scale"), n)
+    paths = make_files(os.path.join(d, "scale"), n)
     # Written back before mevitop starts: the idle seconds are not the flusher's writeback
     # of 100,000 new files (nor the start's cachestat of every file with dirty pages).
     os.sync()
@@ -257,6 +283,8 @@ def bench_scale(d, quick, mv_args):
                       f"{st.get('kinfo', 0)} rows in {st.get('kinfo_ms', 0):.0f} ms)",
                       flush=True)
             print(f"  memory: VmHWM {vm_hwm(mv.proc.pid)} KiB", flush=True)
+            if label == "files":
+                evict_wave(mv, paths)
         finally:
             mv.stop()
 
