@@ -54,7 +54,7 @@ struct {
 } fc_deltas SEC(".maps");
 
 static __always_inline int emit(__u32 kind, __u32 dev, __u64 ino, __u64 nrpages, __u64 size,
-				__u32 gen, __u16 mode, __u16 nlink, __u64 inode)
+				__u32 gen, __u16 mode, __u16 nlink, __u64 inode, __u32 xa_flags)
 {
 	__u32 i = st.nrec;
 	struct fc_rec *r;
@@ -71,6 +71,8 @@ static __always_inline int emit(__u32 kind, __u32 dev, __u64 ino, __u64 nrpages,
 	r->mode = mode;
 	r->nlink = nlink;
 	r->inode = inode;
+	r->xa_flags = xa_flags;
+	r->pad = 0;
 	st.nrec = i + 1;
 	return 0;
 }
@@ -129,7 +131,7 @@ static int step(__u32 i, void *ctx)
 			return 0;
 		}
 		if (emit(FCR_SB, BPF_CORE_READ(sb, s_dev), BPF_CORE_READ(sb, s_magic), 0, 0, 0,
-			 0, 0, (__u64)sb))
+			 0, 0, (__u64)sb, 0))
 			return 1;
 		st.sbs++;
 		st.cur_node = (__u64)BPF_CORE_READ(sb, s_inodes.next);
@@ -149,7 +151,7 @@ static int step(__u32 i, void *ctx)
 		if (emit(FCR_INODE, BPF_CORE_READ(sb, s_dev), BPF_CORE_READ(inode, i_ino), nrpages,
 			 BPF_CORE_READ(inode, i_size), BPF_CORE_READ(inode, i_generation),
 			 BPF_CORE_READ(inode, i_mode), nlink > 0xffff ? 0xffff : nlink,
-			 (__u64)inode))
+			 (__u64)inode, BPF_CORE_READ(inode, i_data.i_pages.xa_flags)))
 			return 1;
 		st.inodes++;
 	}
@@ -157,7 +159,7 @@ static int step(__u32 i, void *ctx)
 	if (!next || next == node) {
 		/* Unlinked from the list while we stood on it (list_del_init). */
 		st.cuts++;
-		if (emit(FCR_CUT, BPF_CORE_READ(sb, s_dev), st.steps, 0, 0, 0, 0, 0, (__u64)sb))
+		if (emit(FCR_CUT, BPF_CORE_READ(sb, s_dev), st.steps, 0, 0, 0, 0, 0, (__u64)sb, 0))
 			return 1;
 		advance_sb();
 		return 0;

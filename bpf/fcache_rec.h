@@ -12,7 +12,7 @@
 #define FC_WALK_ALL	0	/* every superblock */
 #define FC_WALK_SHMEM	1	/* only tmpfs/shmem superblocks (their adds fire no event) */
 
-#define FC_RECS_PER_CALL 1023	/* records one firing writes at most (48 KiB; 0x3ff) */
+#define FC_RECS_PER_CALL 1023	/* records one firing writes at most (56 KiB; 0x3ff) */
 #define FC_STEPS_PER_CALL 16384	/* list nodes one firing visits at most (a few ms) */
 
 struct fc_rec {
@@ -25,6 +25,10 @@ struct fc_rec {
 	__u16 mode;		/* i_mode */
 	__u16 nlink;		/* i_nlink, saturated at 0xffff */
 	__u64 inode;		/* its address: tells a recycled (dev, ino) apart */
+	__u32 xa_flags;		/* i_data.i_pages.xa_flags: the xarray's own flags in the low
+				 * bits, above them a bit per mark some entry carries (dirty,
+				 * writeback, towrite: what cachestat counts) */
+	__u32 pad;
 };
 
 /* Where the walk is (the program's globals; the reader resets it and reads the counters). */

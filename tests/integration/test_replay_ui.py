@@ -1,13 +1,15 @@
 """The interactive replay (`mevitop replay FILE`) in tmux: the same view on a recording, with a
 time cursor.  The workload's resident set grows in phases while it is recorded; moving the
 cursor (, . { } and playback) moves the timeline and changes the list and the heatmap to
-what was resident at that frame."""
+what was resident at that frame, and the header to that frame's memory summary."""
+import os
 import re
 
 from harness import PAGE
 from test_record import Recorder, replay, wait_until
 from test_docs import key_table
 from test_ui import help_shows, screen  # noqa: F401  (the fixture)
+from test_ui_files import fmt_pages
 
 
 def cursor(s):
@@ -133,5 +135,72 @@ def test_replay_ui_diff_layer(workload, screen, tmp_path):  # noqa: F811
     sc.keys("d")
     sc.wait_for("layer residency")
     assert region_rows(sc.escapes(), label) == plain
+    sc.keys("q")
+    assert sc.wait_exit()[0] == 0, sc.stderr()
+
+
+def header_figures(s):
+    """The memory summary of the list view's header (ui_memsum.c): the figures as drawn."""
+    head = "\n".join(s.split("\n")[:6])
+    got = {}
+    m = re.search(r"used (\S+)/(\S+)\s+avail (\S+)\s+swap (\S+)", head)
+    assert m, head
+    got["used"], got["total"], got["avail"], got["swap"] = m.groups()
+    for name in ("anon", "shmem", "cache", "kernel", "free", "accounted"):
+        m = re.search(rf"(?<![a-z]){name} (\S+)", head)
+        assert m, (name, head)
+        got[name] = m.group(1)
+    return got
+
+
+def drawn(mem):
+    """What ui_memsum.c draws for a "memory" object (its segments add up to total)."""
+    def b(v):
+        return fmt_pages((v + PAGE - 1) // PAGE)
+    left = mem["total"]
+    seg = {}
+    for name, v in (("anon", mem["anon"]), ("shmem", mem["shmem"]),
+                    ("cache", max(mem["file"] - mem["shmem"], 0)), ("kernel", mem["kernel"]),
+                    ("free", mem["free"])):
+        seg[name] = min(v, left)
+        left -= seg[name]
+    swap = f"{b(mem['swap_used'])}/{b(mem['swap_total'])}" if mem["swap_total"] else "none"
+    return {"used": b(mem["total"] - seg["free"]), "total": b(mem["total"]),
+            "avail": b(mem["available"]), "swap": swap, "accounted": b(mem["accounted"]),
+            **{k: b(v) for k, v in seg.items()}}
+
+
+def test_replay_ui_memory_summary(screen, tmp_path):  # noqa: F811
+    """A whole-system recording: the list view's header shows the memory summary of the frame
+    under the cursor, the figures of `replay --json --at T`'s "memory"; 256 MiB put in
+    /dev/shm between the first frame and the last moves the cursor's shmem with it."""
+    path = str(tmp_path / "rec")
+    shm = f"/dev/shm/mevitop-replay-{os.getpid()}"
+    rec = Recorder(path, ["-i", "200"])
+    try:
+        wait_until(rec.frames, "the first frame")
+        with open(shm, "wb") as f:
+            f.write(b"\1" * (256 << 20))
+        base = replay(path, "--at", "0")[0]["memory"]["shmem"]
+        wait_until(lambda: any(f["memory"]["shmem"] >= base + (256 << 20)
+                               for f in replay(path)), "a frame with the shmem file")
+    finally:
+        assert rec.stop()[0] == 0
+        os.unlink(shm)
+    frames = replay(path)
+    n = len(frames)
+    t0 = frames[0]["monotonic"]
+    sc = screen()
+    sc.start(["replay", path])
+    s = sc.wait_for(f"f1/{n}")
+    first = replay(path, "--at", "0")[0]
+    assert first["monotonic"] == t0
+    assert header_figures(s) == drawn(first["memory"]), s
+    sc.keys("}")
+    s = sc.wait_for(f"f{n}/{n}")
+    last = replay(path, "--at", f"{frames[-1]['monotonic'] - t0 + 1e-4:.6f}")[0]
+    assert last["monotonic"] == frames[-1]["monotonic"]
+    assert header_figures(s) == drawn(last["memory"]), s
+    assert last["memory"]["shmem"] >= first["memory"]["shmem"] + (256 << 20)
     sc.keys("q")
     assert sc.wait_exit()[0] == 0, sc.stderr()

@@ -34,6 +34,11 @@
 
 #define TMPFS_MAGIC_	0x01021994
 #define BDEVFS_MAGIC_	0x62646576
+/* xa_flags bits that are the xarray's own (lock type, TRACK_FREE, ZERO_BUSY, ALLOC_WRAPPED,
+ * ACCOUNT); the marks sit above every gfp bit (XA_FLAGS_MARK: 1 << __GFP_BITS_SHIFT << mark),
+ * so any bit above these is a mark.  Taking every higher bit for one errs only towards a
+ * cachestat too many, never a dirty count missed. */
+#define XA_OWN_FLAGS	0x3fu
 
 const struct mem_summary *engine_memory(struct engine *e)
 {
@@ -139,6 +144,8 @@ static int on_rec(void *ctx, const struct fc_rec *r)
 				f->win_dels += f->pages.cached - r->nrpages;
 		}
 	}
+	if (r->xa_flags & ~XA_OWN_FLAGS)
+		files_keys_add(&fs->tagged, f);	/* dirty or writeback pages: counted now */
 	f->kaddr = r->inode;
 	f->sb_magic = fs->cur_magic;
 	f->generation = r->gen;
@@ -381,7 +388,7 @@ void engine_files_fini(struct engine *e)
 		struct fkeys *l[] = { &e->files->touched, &e->files->rated, &e->files->shm_prev,
 				      &e->files->shm_now, &e->files->mapped, &e->files->unnamed,
 				      &e->files->needs_proc, &e->files->watched,
-				      &e->files->kinfo };
+				      &e->files->kinfo, &e->files->tagged };
 
 		for (size_t i = 0; i < sizeof(l) / sizeof(l[0]); i++)
 			files_keys_free(l[i]);

@@ -78,6 +78,7 @@ struct files {
 	struct fkeys needs_proc;	/* rows only a process can name (memfd, deleted) */
 	struct fkeys watched;		/* --file's rows */
 	struct fkeys kinfo;		/* rows to ask the kernel about (files_kinfo.c) */
+	struct fkeys tagged;		/* rows a walk saw with a dirty/writeback mark: cachestat */
 	bool kinfo_added;		/* rows added to it since it was last sorted */
 	struct cgids *cgids;		/* memcg ids to paths, NULL: no cgroup2 mount */
 	struct fc_totals tot;		/* every row, kept by the setters (files_keys.c) */

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Cgroup ids to paths (cgroup_ids.h). */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 #include "lib/array.h"
 #include "kernel/cgroup_ids.h"
+#include "kernel/dirwalk.h"
 
 #define CG_LIMIT	100000		/* directories one walk visits at most */
 #define CG_REWALK_NS	200000000ull
@@ -25,7 +25,6 @@ struct cgids {
 	struct cg *v;
 	size_t n, cap;
 	uint64_t walked_ns;
-	size_t left;
 };
 
 /* The memory controller's hierarchy: a v1 "cgroup" mount with the memory option where
@@ -78,37 +77,10 @@ static int add(struct cgids *c, uint64_t id, const char *rel)
 	return 0;
 }
 
-/* Directories below path (rel: the part below the mount), one filesystem. */
-static int walk(struct cgids *c, int dfd, char *rel, size_t len, size_t cap)
+/* Each cgroup below the mount: its directory's inode number is its id. */
+static int on_dir(void *ctx, const char *rel, const struct stat *st)
 {
-	DIR *d = fdopendir(dfd);
-	struct dirent *de;
-	int err = 0;
-
-	if (!d) {
-		close(dfd);
-		return 0;
-	}
-	while (!err && c->left && (de = readdir(d))) {
-		size_t n = strlen(de->d_name);
-		struct stat st;
-		int sub;
-
-		if (de->d_type != DT_DIR || de->d_name[0] == '.' || len + 1 + n + 1 > cap)
-			continue;
-		c->left--;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW))
-			continue;
-		rel[len] = '/';
-		memcpy(rel + len + 1, de->d_name, n + 1);
-		err = add(c, st.st_ino, rel);
-		sub = err ? -1 : openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (sub >= 0)
-			err = walk(c, sub, rel, len + 1 + n, cap);
-		rel[len] = 0;
-	}
-	closedir(d);
-	return err;
+	return add(ctx, st->st_ino, rel);
 }
 
 static int by_id(const void *a, const void *b)
@@ -120,6 +92,7 @@ static int by_id(const void *a, const void *b)
 
 static int rewalk(struct cgids *c)
 {
+	struct dirwalk w = { .left = CG_LIMIT, .dirs_only = true, .fn = on_dir, .ctx = c };
 	char rel[4096] = "";
 	struct stat st;
 	int fd, err;
@@ -128,12 +101,13 @@ static int rewalk(struct cgids *c)
 	fd = open(c->mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) == 0 && (err = add(c, st.st_ino, "")) != 0) {
+	err = fstat(fd, &st) ? -errno : add(c, st.st_ino, "");
+	if (err) {
 		close(fd);
 		return err;
 	}
-	c->left = CG_LIMIT;
-	err = walk(c, fd, rel, 0, sizeof(rel));
+	w.dev = st.st_dev;
+	err = dirwalk_tree(&w, fd, rel, 0, sizeof(rel));
 	qsort(c->v, c->n, sizeof(*c->v), by_id);
 	return err;
 }

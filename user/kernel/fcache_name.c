@@ -2,7 +2,6 @@
 /* Inodes opened by handle (fcache_name.h). */
 #include <errno.h>
 #include <stdbool.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "lib/array.h"
+#include "kernel/dirwalk.h"
 #include "kernel/fcache_name.h"
 
 struct mnt {
@@ -255,55 +255,23 @@ done:
 }
 
 struct tree {
-	uint64_t dev;
-	size_t left;
 	fcname_tree_fn fn;
 	void *ctx;
 };
 
-/* Depth first, on one filesystem (a mount below is another dev: skipped), no symlinks. */
-static int walk_dir(struct tree *t, int dfd, char *path, size_t len, size_t cap)
+static int on_entry(void *ctx, const char *path, const struct stat *st)
 {
-	DIR *d = fdopendir(dfd);
-	struct dirent *de;
-	int err = 0;
+	struct tree *t = ctx;
 
-	if (!d) {
-		close(dfd);
-		return 0;
-	}
-	while (!err && t->left && (de = readdir(d))) {
-		struct stat st;
-		size_t n = strlen(de->d_name);
-
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		t->left--;
-		if (len + 1 + n + 1 > cap ||
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || st.st_dev != t->dev)
-			continue;
-		path[len] = '/';
-		memcpy(path + len + 1, de->d_name, n + 1);
-		if (S_ISREG(st.st_mode)) {
-			err = t->fn(t->ctx, st.st_ino, path);
-		} else if (S_ISDIR(st.st_mode)) {
-			int sub = openat(dirfd(d), de->d_name,
-					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-
-			if (sub >= 0)
-				err = walk_dir(t, sub, path, len + 1 + n, cap);
-		}
-		path[len] = 0;
-	}
-	closedir(d);
-	return err;
+	return S_ISREG(st->st_mode) ? t->fn(t->ctx, st->st_ino, path) : 0;
 }
 
 int fcache_name_walk_tree(struct fcname *n, uint64_t dev, size_t limit, fcname_tree_fn fn,
 		     void *ctx)
 {
 	struct mnt *m = find(n, dev);
-	struct tree t = { dev, limit, fn, ctx };
+	struct tree t = { fn, ctx };
+	struct dirwalk w = { .dev = dev, .left = limit, .fn = on_entry, .ctx = &t };
 	char path[4096];
 	size_t len;
 	int fd;
@@ -319,5 +287,5 @@ int fcache_name_walk_tree(struct fcname *n, uint64_t dev, size_t limit, fcname_t
 	fd = open(m->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	return walk_dir(&t, fd, path, len, sizeof(path));
+	return dirwalk_tree(&w, fd, path, len, sizeof(path));
 }

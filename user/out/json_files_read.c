@@ -100,6 +100,8 @@ static void memory(const char *text, struct files_brief *b)
 		{ "file", offsetof(struct mem_summary, file) },
 		{ "shmem", offsetof(struct mem_summary, shmem) },
 		{ "kernel", offsetof(struct mem_summary, kernel) },
+		{ "swap_total", offsetof(struct mem_summary, swap_total) },
+		{ "swap_used", offsetof(struct mem_summary, swap_used) },
 		{ "accounted", offsetof(struct mem_summary, accounted) },
 	};
 

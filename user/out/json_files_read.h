@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* The page cache members of a snapshot read back from their text (a recording's page cache
- * section, json_files.h): the memory summary and the largest files, for `mevitop report`. */
+ * section, json_files.h): the memory summary and the largest files, for `mevitop report` and replay's header. */
 #ifndef MEVITOP_JSON_FILES_READ_H
 #define MEVITOP_JSON_FILES_READ_H
 
@@ -14,7 +14,7 @@
 struct files_brief {
 	bool have_mem;			/* every field of mem below was there */
 	struct mem_summary mem;		/* total, free, available, anon, file, shmem, kernel,
-					 * accounted */
+					 * swap_total, swap_used, accounted */
 	size_t n;
 	struct {
 		char path[256];

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "out/json.h"
+#include "out/json_files_read.h"
 #include "lib/log.h"
 #include "rec/rec_reader.h"
 #include "rec/subcmd.h"
@@ -207,6 +208,16 @@ static int print_folded(struct rec_reader *r, const struct replay_opts *o, size_
 		log_err("failed to write the folded stacks: %s", strerror(-err));
 		return 1;
 	}
+	return 0;
+}
+
+int replay_frame_memory(const struct json_frame *f, struct mem_summary *out)
+{
+	struct files_brief b;
+
+	if (json_files_brief(f->files_text, &b) || !b.have_mem)
+		return -ENOENT;
+	*out = b.mem;
 	return 0;
 }
 

@@ -4,6 +4,11 @@
 #define MEVITOP_REC_REPLAY_H
 
 struct rec_reader;
+struct json_frame;
+struct mem_summary;
+
+/* The memory summary a frame of a whole-system recording carries: 0, or -ENOENT (none). */
+int replay_frame_memory(const struct json_frame *f, struct mem_summary *out);
 
 /* argv[0] is "replay".  Without --json the recording goes to `interactive` (the UI layer's,
  * passed in by main so this layer stays free of curses).  Returns the exit status: 0, 1

@@ -6,7 +6,8 @@
  * The table changes once per refresh (its generation says when), so the Files view copies
  * it only then, not every frame: with 100,000 cached files a copy is a few megabytes and a
  * few milliseconds under the lock, once per interval; the frames in between draw from the
- * copy.  Replay has no engine, and recordings do not carry the table: nothing to copy.
+ * copy.  Replay has no engine, and recordings do not carry the table: nothing to copy (the
+ * memory summary comes from the frame, ui_replay.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "engine/engine.h"
 #include "model/fcache.h"
 #include "ui/ui_fcache.h"
+#include "ui/ui_replay.h"
 
 static struct fcache *table(struct ui *ui)
 {
@@ -27,10 +29,9 @@ void ui_fcache_memory(struct ui *ui, struct uf_mem *out)
 	const struct mem_summary *m;
 
 	memset(out, 0, sizeof(*out));
-	if (!ui->e)
-		return;
-	m = engine_memory(ui->e);
-	if (!m || !m->ts_ns)
+	/* Replay: the summary the frame under the cursor carries (whole-system recordings). */
+	m = ui->e ? engine_memory(ui->e) : ui->replay ? ui_replay_memory(ui->replay) : NULL;
+	if (!m || (ui->e && !m->ts_ns))
 		return;
 	*out = (struct uf_mem){
 		.valid = true, .total = m->total, .free = m->free, .available = m->available,

@@ -5,7 +5,9 @@
 #include <string.h>
 #include "engine/engine.h"
 #include "lib/log.h"
+#include "model/fcache.h"
 #include "model/model.h"
+#include "rec/replay.h"
 #include "ui/ui_replay.h"
 #include "ui/ui_state.h"
 
@@ -15,6 +17,8 @@ struct ui_replay {
 	struct rec_reader *r;
 	size_t at;			/* frame under the cursor */
 	struct json_frame frame;
+	struct mem_summary mem;		/* the frame's, when have_mem */
+	bool have_mem;
 	bool playing;
 	unsigned speed;			/* 1, 10, 100 */
 	uint64_t play_t0_ns;		/* wall clock when playing started ... */
@@ -48,9 +52,16 @@ static int load(struct ui_replay *rp, size_t i, char *why, size_t whylen)
 	uint32_t flags;
 	int err = rec_load(rp->r, i, &rp->frame, &flags, why, whylen);
 
-	if (!err)
+	if (!err) {
 		rp->at = i;
+		rp->have_mem = !replay_frame_memory(&rp->frame, &rp->mem);
+	}
 	return err;
+}
+
+const struct mem_summary *ui_replay_memory(const struct ui_replay *rp)
+{
+	return rp->have_mem ? &rp->mem : NULL;
 }
 
 struct ui_replay *ui_replay_new(struct rec_reader *r, char *why, size_t whylen)

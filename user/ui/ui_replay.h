@@ -24,6 +24,8 @@ struct ui_replay *ui_replay_new(struct rec_reader *r, char *why, size_t whylen);
 void ui_replay_free(struct ui_replay *rp);
 /* The frame under the cursor. */
 const struct json_frame *ui_replay_frame(const struct ui_replay *rp);
+/* The memory summary the frame under the cursor carries, or NULL (a recording of -p). */
+const struct mem_summary *ui_replay_memory(const struct ui_replay *rp);
 /* Moves the cursor while playing; true if it moved. */
 bool ui_replay_tick(struct ui_replay *rp, uint64_t now_ns);
 /* Moves the cursor to the frame current at `seconds` from the start (a bad number: a
