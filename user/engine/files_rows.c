@@ -136,6 +136,14 @@ static const struct proc_fmaps *file_maps(struct proc *p)
 	}
 	if (!l)		/* no file mapped: an empty list, so it is not walked again */
 		l = calloc(1, sizeof(*l));
+	else if (l->n < l->cap) {	/* kept per process: no spare room (5,000 of them) */
+		struct proc_fmaps *nl = realloc(l, sizeof(*l) + l->n * sizeof(l->v[0]));
+
+		if (nl) {
+			l = nl;
+			l->cap = l->n;
+		}
+	}
 	if (l)
 		l->stamp = p->gen + 1;
 	p->fmaps = l;
