@@ -13,7 +13,6 @@
 #include <unistd.h>
 #include "lib/array.h"
 #include "engine/engine_int.h"
-#include "engine/mem_anon.h"
 #include "lib/log.h"
 #include "stacks/stacks.h"
 #include "kernel/kbtf.h"
@@ -436,7 +435,6 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 			}
 		}
 	}
-	mem_anon_start(e);	/* the first Pss_Anon reads overlap the files' first walk */
 	err = engine_files_start(e, why, whylen);
 	start_loaded();
 	if (err)

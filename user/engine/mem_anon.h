@@ -18,12 +18,6 @@ struct anon_acct;
  * smaps_rollup cannot be read, counts its model's resident anonymous pages); *pending:
  * processes not read yet; *unreadable: those that could not be. */
 uint64_t mem_anon_refresh(struct engine *e, uint64_t *pending, uint64_t *unreadable);
-/* Starts the first refresh's reads on helper threads, for the processes the model has now,
- * so they overlap the work before the first mem_anon_refresh() (the files' first walk);
- * nothing if there are few, or after the first refresh.  The helpers touch only their own
- * entries, never the model; a process whose count moves before that refresh is read again. */
-void mem_anon_start(struct engine *e);
-/* Also waits for reads mem_anon_start() left running. */
 void mem_anon_free(struct anon_acct *a);
 
 #endif
