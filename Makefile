@@ -73,7 +73,8 @@ DEB_PKGS   := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config mak
               libncurses-dev libroaring-dev libcmocka-dev python3 python3-pytest tmux \
               procps util-linux mount libmicrohttpd-dev prometheus libzstd-dev libdw-dev
 # What only the benchmarks run beside mevitop (a real server and its load tool, the
-# in-kernel floor, perf's page-fault sampling): installed by `make bench`, not `make test`.
+# in-kernel floor, perf's page-fault sampling, node_exporter as idle_cost.py's yardstick):
+# installed by `make bench`, not `make test`.
 BENCH_PKGS := redis-server redis-tools bpftrace linux-perf vmtouch smem prometheus-node-exporter
 # What only the tests run (the UI tests drive real headless browsers, Chromium and Firefox
 # ESR: ~190 MB to download; the exact-mode tests watch Debian's memcached as its own user; the

@@ -3,12 +3,13 @@
 threads' schedstat over --seconds, with `--json -i 1000` to /dev/null, interleaved in one
 run against the /proc path (`--disable task_iter`) and against `top -b -d 1`; with the
 processes the machine has, and with --extra sleeping processes this script forks and
-kills.  Also: seconds to the first complete snapshot and VmHWM of each mevitop, and
-`mevitop serve` scraped every second, side by side with Debian's node_exporter
-(prometheus-node-exporter, default collectors, `make bench` installs it) scraped the same
-way, in each scenario.  Nothing here asserts a timing.
+kills.  Also: seconds to the first complete snapshot and VmHWM of each mevitop, and, in
+each scenario, `mevitop serve` scraped every second beside node_exporter (Debian's
+prometheus-node-exporter, default collectors, on a free port) scraped the same way.
+Nothing here asserts a timing.
 
   idle_cost.py [--seconds 20] [--rounds 2] [--extra 5000] [--no-serve] [--baseline BIN]
+               [--node-exporter BIN | --no-node-exporter]
 """
 import argparse
 import os
@@ -22,7 +23,7 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEVITOP = os.environ.get("MEVITOP_BIN", os.path.join(ROOT, "build", "mevitop"))
 SLEEPERS = os.path.join(ROOT, "build", "bench", "sleepers")
-NODE_EXPORTER = "/usr/bin/prometheus-node-exporter"
+NODE_EXPORTER = "/usr/bin/prometheus-node-exporter"    # `make bench` installs it
 
 
 def cpu_s(pid):
@@ -139,18 +140,17 @@ def run_scenario(name, args, results):
     for _ in range(args.rounds):
         for k, cmd in monitors.items():       # interleaved: one of each per round
             got[k].append(measure(cmd, args.seconds))
-    if not args.no_serve:
+    if not args.no_serve:     # every scenario: the exporter's cost grows with processes
         serves = [("mevitop serve, scraped 1/s", lambda port: serve_cmd(MEVITOP, [], port)),
                   ("mevitop serve --disable task_iter, scraped 1/s",
                    lambda port: serve_cmd(MEVITOP, ["--disable", "task_iter"], port))]
         if args.baseline:
             serves.append(("baseline serve, scraped 1/s",
                            lambda port: serve_cmd(args.baseline, [], port)))
-        if os.path.exists(NODE_EXPORTER):
-            serves.append(("node_exporter, scraped 1/s", lambda port: [
-                NODE_EXPORTER, f"--web.listen-address=127.0.0.1:{port}"]))
-        else:
-            print(f"  ({NODE_EXPORTER} not installed: `make bench` installs it)")
+        if args.node_exporter:
+            serves.append(("node_exporter, scraped 1/s",
+                           lambda port: [args.node_exporter,
+                                         f"--web.listen-address=127.0.0.1:{port}"]))
         for k, _ in serves:
             got[k] = []
         for _ in range(args.rounds):
@@ -169,7 +169,7 @@ def run_scenario(name, args, results):
         if firsts:
             line += f", first snapshot {statistics.median(firsts):.3f} s"
         line += f", VmHWM {max(x[2] for x in runs):.1f} MiB"
-        if k != "mevitop" and base > 0 and not k.startswith("node_exporter"):
+        if k != "mevitop" and base > 0:
             line += f"; {cpu / base:.1f}x mevitop's"
         print(line)
         results[f"{name}: {k}"] = runs
@@ -201,7 +201,15 @@ def main():
     ap.add_argument("--extra", type=int, default=5000)
     ap.add_argument("--no-serve", action="store_true")
     ap.add_argument("--baseline", help="another mevitop binary, measured in the same rounds")
+    ap.add_argument("--node-exporter", default=NODE_EXPORTER,
+                    help=f"node_exporter binary measured beside serve (default {NODE_EXPORTER})")
+    ap.add_argument("--no-node-exporter", action="store_true")
     args = ap.parse_args()
+    if args.no_node_exporter:
+        args.node_exporter = None
+    elif not os.access(args.node_exporter, os.X_OK):
+        sys.exit(f"{args.node_exporter} missing: `make bench` installs "
+                 "prometheus-node-exporter, or pass --no-node-exporter")
     results = {}
     run_scenario("base", args, results)
     if args.extra:

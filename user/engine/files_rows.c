@@ -99,6 +99,57 @@ static bool mappers_moved(struct engine *e)
 	return true;
 }
 
+/* p's mapped files, from its mappings only when they changed since the last list (an idle
+ * process: no tree walk).  NULL if out of memory. */
+static const struct proc_fmaps *file_maps(struct proc *p)
+{
+	struct proc_fmaps *l = p->fmaps;
+	const struct mapping *m;
+
+	if (l && l->stamp == p->gen + 1)
+		return l;
+	if (l)
+		l->n = 0;
+	for (m = model_first(p); m; m = model_next(m)) {
+		uint64_t dev = makedev(m->dev_major, m->dev_minor);
+
+		if (!m->ino || (m->kind != MK_FILE && m->kind != MK_SHMEM))
+			continue;
+		/* A library's mappings come in a row: one entry for them. */
+		if (l && l->n && l->v[l->n - 1].ino == m->ino && l->v[l->n - 1].dev == dev)
+			continue;
+		if (!l || l->n == l->cap) {
+			uint32_t cap = l && l->cap ? l->cap * 2 : 8;
+			struct proc_fmaps *nl = realloc(l, sizeof(*l) + cap * sizeof(l->v[0]));
+
+			if (!nl) {
+				free(l);
+				p->fmaps = NULL;
+				return NULL;
+			}
+			if (!l)
+				nl->n = 0;
+			l = nl;
+			l->cap = cap;
+		}
+		l->v[l->n++] = (struct proc_fmap){ .dev = dev, .ino = m->ino, .path = m->path };
+	}
+	if (!l)		/* no file mapped: an empty list, so it is not walked again */
+		l = calloc(1, sizeof(*l));
+	else if (l->n < l->cap) {	/* kept per process: no spare room (5,000 of them) */
+		struct proc_fmaps *nl = realloc(l, sizeof(*l) + l->n * sizeof(l->v[0]));
+
+		if (nl) {
+			l = nl;
+			l->cap = l->n;
+		}
+	}
+	if (l)
+		l->stamp = p->gen + 1;
+	p->fmaps = l;
+	return l;
+}
+
 static void mapped_by(struct engine *e, bool create)
 {
 	struct files *fs = e->files;
@@ -109,27 +160,18 @@ static void mapped_by(struct engine *e, bool create)
 
 	for (i = 0; i < NBUCKETS; i++) {
 		for (struct proc *p = e->buckets[i]; p; p = p->hnext) {
-			const struct mapping *m;
-			uint64_t last_dev = 0, last_ino = 0;
-			struct fc_file *last = NULL;
+			const struct proc_fmaps *l;
 
 			if (p->exited || !p->ready)
 				continue;
-			for (m = model_first(p); m; m = model_next(m)) {
-				uint64_t dev = makedev(m->dev_major, m->dev_minor);
-				struct fc_file *f;
+			l = file_maps(p);
+			if (!l)
+				goto out;
+			for (uint32_t k = 0; k < l->n; k++) {
+				const struct proc_fmap *m = &l->v[k];
+				struct fc_file *f = create ? files_row(fs, m->dev, m->ino) :
+							     fcache_find(fs->fc, m->dev, m->ino);
 
-				if (!m->ino || (m->kind != MK_FILE && m->kind != MK_SHMEM))
-					continue;
-				/* A library's mappings come in a row: one look-up for them. */
-				if (m->ino == last_ino && dev == last_dev)
-					f = last;
-				else
-					f = create ? files_row(fs, dev, m->ino) :
-						     fcache_find(fs->fc, dev, m->ino);
-				last = f;
-				last_dev = dev;
-				last_ino = m->ino;
 				if (!f)
 					continue;
 				if (create && !f->have_stat)
@@ -140,8 +182,6 @@ static void mapped_by(struct engine *e, bool create)
 				    (f->dev == fs->shm_dev || !fs->bpf ||
 				     (f->flags & (FF_DELETED | FF_NO_HANDLE))))
 					name_from_proc(fs, f, m->path);
-				if (n && v[n - 1].f == f && v[n - 1].pid == p->pid)
-					continue;	/* its next mapping of the same file */
 				if (array_reserve(v, n, cap, 256))
 					goto out;
 				v[n].f = f;

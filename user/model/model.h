@@ -118,6 +118,7 @@ struct proc {
 		uint64_t counts[3];	/* pages in each tracked state (model_totals) */
 	} figs;
 	struct proc_kinds *kinds;	/* model_kinds' cache, made when first asked, or NULL */
+	struct proc_fmaps *fmaps;	/* the files side's list of its mapped files, or NULL */
 
 	/* Counters for views: cumulative, and the rate over the last interval. */
 	uint64_t faults;
@@ -250,6 +251,20 @@ struct proc_kinds {
 	struct model_top top[];
 };
 const struct proc_kinds *model_kinds(const struct proc *p, uint32_t cap);
+
+/* The files a process maps (regular and shmem), one entry per run of mappings of one file,
+ * in address order: kept with the generation it was made at, so the files side's mapped_by
+ * walks only the mappings of processes that changed.  path: the first mapping's (strpool),
+ * valid while the mappings are, which stamp == gen + 1 guarantees. */
+struct proc_fmap {
+	uint64_t dev, ino;
+	const char *path;
+};
+struct proc_fmaps {
+	uint64_t stamp;			/* p->gen + 1 when made */
+	uint32_t n, cap;
+	struct proc_fmap v[];
+};
 
 /* --- heat --- */
 void heat_add(struct heat *h, uint64_t page, float amount, uint64_t now_ns);

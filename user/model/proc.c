@@ -37,6 +37,7 @@ void proc_free(struct proc *p)
 	heat_free(&p->heat);
 	share_free(p->share);
 	free(p->kinds);
+	free(p->fmaps);
 	free(p);
 }
 
@@ -88,7 +89,8 @@ struct proc *proc_clone(const struct proc *p, pid_t pid)
 size_t proc_bytes(const struct proc *p)
 {
 	size_t kinds = p->kinds ? sizeof(*p->kinds) + p->kinds->cap * sizeof(p->kinds->top[0]) : 0;
+	size_t fmaps = p->fmaps ? sizeof(*p->fmaps) + p->fmaps->cap * sizeof(p->fmaps->v[0]) : 0;
 
 	return sizeof(*p) + (size_t)p->heat.cap * sizeof(struct heat_entry) +
-	       model_layout_bytes(p) + share_bytes(p->share) + kinds;
+	       model_layout_bytes(p) + share_bytes(p->share) + kinds + fmaps;
 }
