@@ -1,8 +1,8 @@
 """Ghosts (issue 22, item 3): a listed process whose exit record was lost is retired within
 2 refreshes, in sample, chunk and trace mode, with the task iterator's pass and with it
-forced off (/proc read per process).  The load: a 4 KiB ring buffer and short processes
-(fork + exec of /bin/true) at up to 2,000 a second; its children are all reaped before the
-workload answers, so any process mevitop lists as running with the workload as its parent
+forced off (/proc read per process).  The loss is made certain, not hoped for from a busy
+box: mevitop is stopped while a flood fills its 4 KiB ring and then children it listed die.
+Every child is reaped before the workload answers, so any process mevitop lists as running with the workload as its parent
 is a ghost for sure -- no race with the rest of the machine."""
 import os
 import signal
@@ -11,7 +11,7 @@ import pytest
 
 from harness import Workload, assert_matches
 
-LOAD_MS = int(os.environ.get("MEVITOP_GHOST_LOAD_MS", "3000"))
+LOAD_MS = int(os.environ.get("MEVITOP_GHOST_LOAD_MS", "1000"))
 SOURCES = {"task_iter": (), "proc": ("task_iter",)}
 
 
@@ -21,20 +21,60 @@ def ghosts(snap, parent):
             if p["state"] == "running" and p["ppid"] == parent]
 
 
+def stop_all(pid):
+    """SIGSTOP, then wait (readiness, not time) until every thread of pid is stopped: from
+    then on nothing drains its ring buffer."""
+    os.kill(pid, signal.SIGSTOP)
+    for _ in range(100000):
+        states = []
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+            except FileNotFoundError:
+                pass
+        if states and all(s in "Tt" for s in states):
+            return
+        os.sched_yield()
+    raise AssertionError(f"mevitop {pid} did not stop: {states}")
+
+
+HELD = 20
+
+
 @pytest.mark.parametrize("source", list(SOURCES))
 @pytest.mark.parametrize("mode", ["sample", "chunk", "trace"])
 def test_lost_exits_leave_no_ghost(mevitop, workload, mode, source):
-    """The load while mevitop watches; two refreshes after it stopped, no child of the
-    workload is listed as running."""
+    """Exit records lost for sure: the workload holds 20 children (exec'd /bin/sleep) until
+    mevitop lists them all; mevitop is stopped (SIGSTOP, every thread seen stopped), a flood
+    of 300 fork+exec fills its 4 KiB ring, then the 20 are killed and reaped -- their exit
+    records find the ring full.  After SIGCONT, by the second refresh after the release, none
+    of them is listed as running; then a steady load of short processes while mevitop
+    drains, and again no child of the workload is left listed."""
     wl = workload("forkexec")
     mv = mevitop(["-i", "200", "--mode", mode, "--ringbuf-size", "4096"], SOURCES[source])
-    t, (started,) = wl.do(f"load 2000 {LOAD_MS}")
+    t, (held,) = wl.do(f"hold {HELD}")
+    assert int(held) == HELD
     mv.snapshot_after(t)
-    snap = mv.snapshot()            # the second refresh after the load stopped
+    snap = mv.snapshot()
+    assert len(ghosts(snap, wl.pid)) == HELD, ghosts(snap, wl.pid)   # all listed, running
+    stop_all(mv.proc.pid)
+    try:
+        _, (flooded,) = wl.do("flood 300")
+        t, _ = wl.do("release")
+    finally:
+        os.kill(mv.proc.pid, signal.SIGCONT)
+    assert int(flooded) == 300
+    mv.snapshot_after(t)
+    snap = mv.snapshot()            # the second refresh after the release
     st = snap["stats"]
-    assert int(started) > 0
-    assert st["lost_by_kind"]["exit"] > 0, st     # the load did lose exit records
+    assert st["lost_by_kind"]["exit"] > 0, st     # the held children's exits were lost
     assert ghosts(snap, wl.pid) == [], st
+    t, (started,) = wl.do(f"load 2000 {LOAD_MS}")
+    assert int(started) > 0
+    mv.snapshot_after(t)
+    snap = mv.snapshot()
+    assert ghosts(snap, wl.pid) == [], snap["stats"]
     assert wl.pid in {p["pid"] for p in snap["processes"] if p["state"] == "running"}
 
 
