@@ -407,3 +407,20 @@ def memory_cgroup(name, limit_bytes):
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.01)
+
+
+def wait_all_threads_stopped(pid):
+    """Readiness, not time: every thread of a SIGSTOPped pid seen stopped."""
+    deadline = time.monotonic() + GUARD_S
+    while True:
+        states = []
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+            except FileNotFoundError:
+                pass            # a thread that ended
+        if states and all(s in "tT" for s in states):
+            return
+        assert time.monotonic() < deadline, f"process {pid} did not stop: {states}"
+        time.sleep(0.01)

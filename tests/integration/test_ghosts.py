@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from harness import Workload, assert_matches
+from harness import Workload, assert_matches, wait_all_threads_stopped
 
 LOAD_MS = int(os.environ.get("MEVITOP_GHOST_LOAD_MS", "1000"))
 SOURCES = {"task_iter": (), "proc": ("task_iter",)}
@@ -19,24 +19,6 @@ def ghosts(snap, parent):
     """Processes listed as running whose parent is `parent`, which has no child left."""
     return [(p["pid"], p["comm"]) for p in snap["processes"]
             if p["state"] == "running" and p["ppid"] == parent]
-
-
-def stop_all(pid):
-    """SIGSTOP, then wait (readiness, not time) until every thread of pid is stopped: from
-    then on nothing drains its ring buffer."""
-    os.kill(pid, signal.SIGSTOP)
-    for _ in range(100000):
-        states = []
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                    states.append(f.read().rsplit(")", 1)[1].split()[0])
-            except FileNotFoundError:
-                pass
-        if states and all(s in "Tt" for s in states):
-            return
-        os.sched_yield()
-    raise AssertionError(f"mevitop {pid} did not stop: {states}")
 
 
 HELD = 20
@@ -58,7 +40,8 @@ def test_lost_exits_leave_no_ghost(mevitop, workload, mode, source):
     mv.snapshot_after(t)
     snap = mv.snapshot()
     assert len(ghosts(snap, wl.pid)) == HELD, ghosts(snap, wl.pid)   # all listed, running
-    stop_all(mv.proc.pid)
+    os.kill(mv.proc.pid, signal.SIGSTOP)
+    wait_all_threads_stopped(mv.proc.pid)    # from now nothing drains its ring
     try:
         _, (flooded,) = wl.do("flood 300")
         t, _ = wl.do("release")

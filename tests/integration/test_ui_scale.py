@@ -456,22 +456,6 @@ def renderers(browser):
     return [p for p, a in argv.items() if b"--type=renderer" in a and under(p)]
 
 
-def wait_all_threads_stopped(pid):
-    deadline = time.monotonic() + harness.GUARD_S
-    while True:
-        states = []
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                    states.append(f.read().rsplit(")", 1)[1].split()[0])
-            except FileNotFoundError:
-                pass            # a thread that ended
-        if states and all(s in "tT" for s in states):
-            return
-        assert time.monotonic() < deadline, f"process {pid} did not stop: {states}"
-        time.sleep(0.01)
-
-
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (make deps)")
 def test_chromium_renderer_first_screen(screen, tmp_path):
     """The target of issue 16: a headless Chromium renderer (hundreds of mappings, V8's
@@ -507,7 +491,7 @@ def test_chromium_renderer_first_screen(screen, tmp_path):
         os.kill(pid, signal.SIGSTOP)
         # The signal is asynchronous: a thread may still map until it is stopped, so the
         # maps are read once every thread is.
-        wait_all_threads_stopped(pid)
+        harness.wait_all_threads_stopped(pid)
         maps = {(b, e, p) for b, e, p, _ in read_maps(pid)}
         scr.wait(lambda s: f" maps {len(maps)} " in s, "mevitop's layout of the stopped renderer")
         scr.keys("Space")
