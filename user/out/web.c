@@ -55,6 +55,7 @@ void web_free(struct web *w)
 		return;
 	web_events_fini(w);
 	web_deltas_free(&w->deltas);
+	web_files_free(&w->files);
 	free(w);
 }
 
@@ -138,7 +139,8 @@ static void put_cost(struct buf *b, const char *name, const struct web_cost *c)
 
 static enum MHD_Result api_stats(struct web *w, struct MHD_Connection *c)
 {
-	static const char *const names[WEB_KINDS] = { "list", "process", "events" };
+	static const char *const names[WEB_KINDS] = { "list", "process", "events", "files",
+							"file" };
 	struct buf b = { 0 };
 
 	json_buf_put(&b, "{");
@@ -175,6 +177,50 @@ static enum MHD_Result api_frame(struct web *w, struct MHD_Connection *c, bool p
 	if (err)
 		b.oom = true;
 	return json_reply(c, &b);
+}
+
+/* An answer's error as its reply: 503 busy, 500 no frame or no memory. */
+static enum MHD_Result answer_reply(struct MHD_Connection *c, int err, struct buf *b)
+{
+	if (err == -EBUSY || err == -EIO)
+		free(b->p);
+	if (err == -EBUSY)
+		return http_reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "engine busy, try again\n");
+	if (err == -EIO)
+		return http_reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "no frame to serve\n");
+	if (err)
+		b->oom = true;
+	return json_reply(c, b);
+}
+
+static enum MHD_Result api_files(struct web *w, struct MHD_Connection *c)
+{
+	const char *sort = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "sort");
+	const char *filter = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "filter");
+	uint64_t desc, limit;
+	struct buf b = { 0 };
+	double at;
+
+	if (!arg_seconds(c, &at) || !arg_u64(c, "desc", 1, 1, &desc) ||
+	    !arg_u64(c, "limit", WEB_FILES_LIMIT, 1000000, &limit) ||
+	    (filter && strlen(filter) > 4096))
+		return http_reply_text(c, MHD_HTTP_BAD_REQUEST, "bad query: sort=KEY, desc=0|1, "
+				       "filter=TEXT, limit=N, at=SECONDS\n");
+	return answer_reply(c, web_answer_files(w, sort, desc, filter, limit, at, &b), &b);
+}
+
+static enum MHD_Result api_file(struct web *w, struct MHD_Connection *c)
+{
+	uint64_t dev, ino;
+	struct buf b = { 0 };
+	double at;
+
+	if (!arg_seconds(c, &at) || !arg_u64(c, "dev", UINT64_MAX, UINT64_MAX - 1, &dev) ||
+	    !arg_u64(c, "ino", UINT64_MAX, UINT64_MAX - 1, &ino) || dev == UINT64_MAX ||
+	    ino == UINT64_MAX)
+		return http_reply_text(c, MHD_HTTP_BAD_REQUEST,
+				       "bad query: dev=N&ino=N (as stat(2) gives them)\n");
+	return answer_reply(c, web_answer_file(w, dev, ino, at, &b), &b);
 }
 
 static enum MHD_Result api_events(struct web *w, struct MHD_Connection *c)
@@ -219,6 +265,10 @@ bool web_handle(struct web *w, struct MHD_Connection *c, const char *url,
 		*ret = api_frame(w, c, false);
 	else if (!strcmp(url, "/api/process"))
 		*ret = api_frame(w, c, true);
+	else if (!strcmp(url, "/api/files"))
+		*ret = api_files(w, c);
+	else if (!strcmp(url, "/api/file"))
+		*ret = api_file(w, c);
 	else if (!strcmp(url, "/api/events"))
 		*ret = api_events(w, c);
 	else

@@ -10,6 +10,9 @@
  *   GET /api/events[?pid=N]       live: the same answers pushed as server-sent events,
  *                                 one after each snapshot in which something changed
  *                                 (out/web_events.h)
+ *   GET /api/files, /api/file?dev=D&ino=I
+ *                                 the page cache's files and one file's pages
+ *                                 (out/web_files.h)
  *   GET /api/info                 live or replay, and a replay's time span
  *   GET /api/stats                what the answers have cost: the source's hold (the engine
  *                                 lock, live) and the whole answer's time
@@ -39,6 +42,9 @@ struct web_source {
 	 * the driving thread; fn must not block), until called again with fn NULL.  NULL: no
 	 * frame comes by itself (a replay), so nothing is streamed. */
 	void (*watch)(void *ctx, void (*fn)(void *arg), void *arg);
+	/* While acquired: the page cache's table (model/fcache.h), or NULL (none: --no-files,
+	 * a replay, whose recordings carry no page sets of files).  NULL: always none. */
+	struct fcache *(*fcache)(void *ctx);
 };
 
 #define WEB_TOKEN_LEN 32		/* hex digits: 128 random bits */

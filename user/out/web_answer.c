@@ -51,3 +51,56 @@ int web_answer(struct web *w, enum web_kind kind, pid_t pid, uint64_t since, dou
 	cost_add(&w->cost[kind], t0, t_release, web_mono_ns(), b->len);
 	return err;
 }
+
+/* The source's page cache, or NULL (none, or a source without one). */
+static struct fcache *source_fcache(struct web *w)
+{
+	return w->src.fcache ? w->src.fcache(w->src.ctx) : NULL;
+}
+
+int web_answer_files(struct web *w, const char *sort, bool desc, const char *filter,
+		     size_t limit, double at, struct buf *b)
+{
+	uint64_t t0, t_release;
+	struct json_frame f;
+	struct fcache *t;
+	int err;
+
+	err = w->src.acquire(w->src.ctx, at, &f);
+	t0 = web_mono_ns();
+	if (err == -EBUSY)
+		w->cost[WEB_FILES].busy++;
+	if (err)
+		return err == -EBUSY ? err : -EIO;
+	t = source_fcache(w);
+	err = web_files_list_update(&w->files, t);
+	w->src.release(w->src.ctx, &f);
+	t_release = web_mono_ns();
+	if (!err)
+		web_files_list_json(&w->files, t != NULL, sort, desc, filter, limit, b);
+	cost_add(&w->cost[WEB_FILES], t0, t_release, web_mono_ns(), b->len);
+	return err ? err : b->oom ? -ENOMEM : 0;
+}
+
+int web_answer_file(struct web *w, uint64_t dev, uint64_t ino, double at, struct buf *b)
+{
+	struct web_fsnap s;
+	uint64_t t0, t_release;
+	struct json_frame f;
+	int err;
+
+	err = w->src.acquire(w->src.ctx, at, &f);
+	t0 = web_mono_ns();
+	if (err == -EBUSY)
+		w->cost[WEB_FILE].busy++;
+	if (err)
+		return err == -EBUSY ? err : -EIO;
+	err = web_files_snap(source_fcache(w), &f, dev, ino, &s);
+	w->src.release(w->src.ctx, &f);
+	t_release = web_mono_ns();
+	if (!err)
+		web_files_file_json(&w->files, &s, b);
+	web_files_snap_free(&s);
+	cost_add(&w->cost[WEB_FILE], t0, t_release, web_mono_ns(), b->len);
+	return err ? err : b->oom ? -ENOMEM : 0;
+}

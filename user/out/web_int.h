@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "out/web.h"
 #include "out/web_events.h"
+#include "out/web_files.h"
 #include "out/web_json.h"
 
 /* What answering has cost, per kind of answer (/api/stats shows it): how long the source
@@ -18,7 +19,7 @@ struct web_cost {
 	uint64_t bytes;
 };
 
-enum web_kind { WEB_LIST, WEB_PROCESS, WEB_EVENTS, WEB_KINDS };
+enum web_kind { WEB_LIST, WEB_PROCESS, WEB_EVENTS, WEB_FILES, WEB_FILE, WEB_KINDS };
 
 struct web {
 	struct web_source src;
@@ -26,6 +27,7 @@ struct web {
 	struct web_deltas deltas;	/* MHD answers on one thread: no lock */
 	struct web_cost cost[WEB_KINDS];
 	struct web_events ev;		/* the open streams */
+	struct web_files files;		/* the page cache's copy, shared by the viewers */
 };
 
 /* The answer for pid (0: the list) after generation since, at `at` (a replay), written to
@@ -33,6 +35,11 @@ struct web {
  * process), -ENOMEM or -EIO (no frame). */
 int web_answer(struct web *w, enum web_kind kind, pid_t pid, uint64_t since, double at,
 	       struct buf *b, struct web_sent *sent);
+/* /api/files and /api/file (out/web_files.h): the same, for the page cache.  0, -EBUSY,
+ * -EIO (no frame) or -ENOMEM. */
+int web_answer_files(struct web *w, const char *sort, bool desc, const char *filter,
+		     size_t limit, double at, struct buf *b);
+int web_answer_file(struct web *w, uint64_t dev, uint64_t ino, double at, struct buf *b);
 uint64_t web_mono_ns(void);
 
 #endif

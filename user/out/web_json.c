@@ -106,7 +106,7 @@ struct warm {
 /* Where each heat colour starts, in decayed faults a block (the page's legend says so). */
 static const float heat_levels[WEB_HEAT_LEVELS] = { 0.05f, 0.5f, 2.0f, 8.0f };
 
-static int heat_level(float v)
+int web_json_heat_level(float v)
 {
 	int l = 0;
 
@@ -136,7 +136,7 @@ static int warm_collect(const struct proc *p, uint64_t now_ns, struct warm_set *
 
 		if (!h->block)
 			continue;
-		level = heat_level(heat_entry_value(h, now_ns));	/* the block's heat */
+		level = web_json_heat_level(heat_entry_value(h, now_ns));	/* the block's heat */
 		if (!level)
 			continue;
 		if (array_reserve(ws->w, ws->n, ws->cap, 256))

@@ -39,6 +39,10 @@ struct web_sent {
 					 * equal shapes and no mapping, nothing changed */
 };
 
+/* Which heat colour (0: none, 1..WEB_HEAT_LEVELS) a block's decayed value is: the page's
+ * legend, a process's faults and a file's adds or evictions alike. */
+int web_json_heat_level(float v);
+
 int web_json_list(const struct web_snap *s, struct buf *b, struct web_sent *out);
 /* s from web_snap_process; its copy is kept (s->p becomes NULL) as what the next answer
  * for that process compares with.  0 or -ENOMEM. */

@@ -37,8 +37,13 @@ static void live_watch(void *ctx, void (*fn)(void *arg), void *arg)
 	engine_on_tick(ctx, fn, arg);
 }
 
+static struct fcache *live_fcache(void *ctx)
+{
+	return engine_fcache(ctx);
+}
+
 void web_live_source(struct engine *e, struct web_source *out)
 {
 	*out = (struct web_source){ .ctx = e, .acquire = live_acquire, .release = live_release,
-				    .watch = live_watch };
+				    .watch = live_watch, .fcache = live_fcache };
 }

@@ -121,7 +121,7 @@ function renderList() {
 	}
 	$('procs').replaceChild(body, $('procs').tBodies[0]);
 	$('count').textContent = `${rows.length} of ${list.procs.length} processes`;
-	for (const th of document.querySelectorAll('th'))
+	for (const th of document.querySelectorAll('#procs th'))
 		th.className = (th.dataset.key === list.key ? 'sorted ' : '') +
 			(th.dataset.key === 'comm' ? '' : 'num');
 
@@ -139,6 +139,72 @@ function showList(r) {
 
 const pollList = () => api('/api/list').then(showList);
 
+// ---- the files list (the terminal's Files view) ----------------------------------------
+
+const files = { key: 'cached', desc: true, gen: 0 };
+const FILE_TEXT = ['kind', 'name'];	// the columns that are not numbers (the last two)
+
+// The server sorts and filters (a machine caches 100,000 files; the page gets the first
+// thousand of the order asked for), so each column's order is the whole table's.
+function pollFiles() {
+	return api('/api/files', { sort: files.key, desc: files.desc ? 1 : 0,
+		filter: $('ffilter').value }).then(showFiles);
+}
+
+function showFiles(r) {
+	const body = document.createElement('tbody');
+	for (const f of r.rows) {
+		const tr = document.createElement('tr');
+		tr.dataset.file = `${f.dev}:${f.ino}`;
+		const cells = [bytes(f.cached), bytes(f.dirty), bytes(f.writeback), bytes(f.evicted),
+			f.adds.toFixed(0), f.evicts.toFixed(0), bytes(f.size / PAGE), f.mapped, f.kind,
+			f.name];
+		cells.forEach((v, i) => {
+			const td = document.createElement('td');
+			td.textContent = v;
+			if (i < cells.length - FILE_TEXT.length)
+				td.className = 'num';
+			tr.appendChild(td);
+		});
+		tr.onclick = () => { location.hash = `file=${f.dev}:${f.ino}`; };
+		body.appendChild(tr);
+	}
+	$('files').replaceChild(body, $('files').tBodies[0]);
+	$('fcount').textContent = r.have ? `${r.rows.length} of ${r.matched} files shown (${r.files} cached)`
+		: info.replay ? 'a recording carries no page cache files' : 'the page cache is not watched (--no-files)';
+	for (const th of document.querySelectorAll('#files th'))
+		th.className = (th.dataset.key === files.key ? 'sorted ' : '') +
+			(FILE_TEXT.includes(th.dataset.key) ? '' : 'num');
+	const mv = window.mevitop;
+	mv.fileRows = r.rows;
+	mv.filesFrames++;
+}
+
+// ---- one file's heatmap ---------------------------------------------------------------
+
+function pollFile() {
+	const f = view.fileKeyOf;
+	return api('/api/file', { dev: f[0], ino: f[1] }).then((r) => {
+		if (view.fileKeyOf !== f)
+			return;
+		if (!r.found || !r.have_sets) {	// the engine keeps its sets from the next refresh
+			$('title').textContent = r.found ? `file ${r.name}: waiting for its pages (the next refresh)`
+				: 'this file has no pages in the page cache (or the engine does not watch it)';
+			if (!r.found)
+				applyFile(Object.assign(r, { runs: [], heat: [], size: 0, name: '' }));
+			return;
+		}
+		applyFile(r);
+		$('title').textContent = `file ${r.name}: ${bytes(r.size / PAGE)}, ${bytes(r.cached)} cached ` +
+			`(${r.size ? Math.round(100 * r.cached * PAGE / r.size) : 0}%), ${bytes(r.dirty)} dirty, ` +
+			`${bytes(r.writeback)} writeback, adds ${r.adds.toFixed(0)}/s, evictions ` +
+			`${r.evicts.toFixed(0)}/s, mapped by ${r.mapped} (${r.kind})`;
+		const mv = window.mevitop;
+		mv.frames++;
+		mv.ready = true;
+	});
+}
+
 // ---- the heatmap ----------------------------------------------------------------------
 
 function showHover(x, y) {
@@ -152,6 +218,7 @@ function showProcess(r) {
 	applyProcess(r);
 	// The sharing layer needs --sharing (a process a pass has read has uss and pss).
 	$('share-layer').disabled = !('uss' in r);
+	$('share-layer').hidden = false;
 	$('share-layer').textContent = 'uss' in r ? 'sharing' : 'sharing (needs --sharing)';
 	$('title').textContent = `pid ${r.pid} ${r.comm}: ${bytes(r.resident)} resident, ` +
 		`${bytes(r.swapped)} swapped, ${bytes(r.mapped)} mapped, ${r.layout.length} mappings` +
@@ -214,7 +281,7 @@ function wireHeatmap() {
 	$('z1').onclick = () => setZoom(0);
 	$('layer').onchange = () => { view.dirty = true; legend(); };
 	window.addEventListener('keydown', (e) => {
-		if (!view.pid || e.target.tagName === 'INPUT')
+		if (!view.on || e.target.tagName === 'INPUT')
 			return;
 		const page = visibleRows();
 		const moves = { ArrowDown: 1, ArrowUp: -1, PageDown: page, PageUp: -page,
@@ -228,14 +295,14 @@ function wireHeatmap() {
 		} else if (e.key === '-') {
 			setZoom(view.zoom - 1);
 		} else if (e.key === 'Escape' || e.key === 'q') {
-			location.hash = '';
+			location.hash = view.file ? 'files' : '';
 		}
 	});
 	// The bar above can wrap when the title changes: follow the canvas' own size, so one
 	// canvas pixel stays one CSS pixel (and the mouse's offsets are the canvas' pixels).
-	new ResizeObserver(() => { if (view.pid) resize(); }).observe(canvas);
+	new ResizeObserver(() => { if (view.on) resize(); }).observe(canvas);
 	const frame = () => {
-		if (view.pid && view.dirty)
+		if (view.on && view.dirty)
 			draw();
 		requestAnimationFrame(frame);
 	};
@@ -248,6 +315,13 @@ function swatch(rgb, text) {
 
 function legend() {
 	const layer = $('layer').value;
+	if (view.fileKeyOf) {
+		$('legend').innerHTML = layer === 'heat'
+			? HEAT_LEVELS.map((l, i) => swatch(HEAT_RGB[i], `≥${l}`)).join('') +
+				' adds/block, ' + swatch(EVICT_RGB, 'evictions') + ' (decaying)'
+			: FILE_STATE.map((s, i) => swatch(FILE_RGB[i], s)).join('');
+		return;
+	}
 	$('legend').innerHTML = layer === 'heat'
 		? HEAT_LEVELS.map((l, i) => swatch(HEAT_RGB[i], `≥${l}`)).join('') + ' faults/block (decaying)'
 		: layer === 'share'
@@ -277,8 +351,9 @@ function closeStream() {
 // a poll would have brought.  false: poll instead (a replay, ?poll=1, no EventSource, or
 // the stream was refused: 503 past the server's bound, or broke).
 function openStream() {
-	if (info.replay || FORCE_POLL || !window.EventSource || streamFailed)
-		return false;
+	if (info.replay || FORCE_POLL || !window.EventSource || streamFailed || view.fileKeyOf ||
+	    view.filesList)
+		return false;	// the page cache's answers are polled (one a refresh at most)
 	const pid = view.pid, mv = window.mevitop;
 	const es = new EventSource(apiUrl('/api/events', pid ? { pid } : {}));
 	stream = es;
@@ -323,17 +398,29 @@ function openStream() {
 function route() {
 	window.mevitop.times.route = window.mevitop.times.route || performance.now();
 	const m = /^#pid=(\d+)$/.exec(location.hash);
+	const fm = /^#file=(\d+):(\d+)$/.exec(location.hash);
 	clearTimeout(timer);
-	$('list').hidden = !!m;
-	$('heat').hidden = !m;
-	if (m) {
-		Object.assign(view, { pid: +m[1], epoch: 0, gen: 0, maps: new Map(), order: [],
+	view.filesList = location.hash === '#files';
+	view.on = !!(m || fm);
+	$('list').hidden = view.on || view.filesList;
+	$('filelist').hidden = !view.filesList;
+	$('heat').hidden = !view.on;
+	$('back').textContent = fm ? '\u2190 files' : '\u2190 processes';
+	$('share-layer').hidden = !!fm;
+	if ($('layer').value === 'share' && fm)
+		$('layer').value = 'res';
+	if (view.on) {
+		Object.assign(view, { pid: m ? +m[1] : 0, file: null, fileKey: '',
+			fileKeyOf: fm ? [fm[1], fm[2]] : null, epoch: 0, gen: 0, maps: new Map(), order: [],
 			first: [], cells: 0, rows: 0, fitted: false, top: 0, cache: null, cacheKey: "" });
 		window.mevitop.ready = false;
 		resize();
 	} else {
 		view.pid = 0;
+		view.file = null;
+		view.fileKeyOf = null;
 	}
+	legend();
 	closeStream();
 	streamFailed = false;
 	if (!openStream())
@@ -346,7 +433,8 @@ function poll() {
 		return;
 	setTransport('poll');
 	let again = POLL_MS;
-	(view.pid ? pollProcess() : pollList())
+	(view.fileKeyOf ? pollFile() : view.pid ? pollProcess() : view.filesList ? pollFiles()
+		: pollList())
 		.catch((err) => {
 			status(String(err.message || err), true);
 			if (err.status === 503)	// the engine held its lock: ask again soon
@@ -358,7 +446,7 @@ function poll() {
 // What the tests read (tests/integration/test_web.py): where a page is drawn, what the
 // canvas holds there, and the state the data says.
 window.mevitop = {
-	ready: false, frames: 0, listFrames: 0, streamEvents: 0, transport: '', draws: 0, firstDraw: 0, times: {}, drawMs: [], lastSent: 0, listOrder: [],
+	ready: false, frames: 0, listFrames: 0, filesFrames: 0, fileRows: [], streamEvents: 0, transport: '', draws: 0, firstDraw: 0, times: {}, drawMs: [], lastSent: 0, listOrder: [],
 	// Where page addr is drawn: its cell's top-left canvas pixel, and the cell's size.
 	pixelOf(addr) {
 		const c = cellOfPage(Math.floor(addr / PAGE)), cp = cellPx();
@@ -375,8 +463,10 @@ window.mevitop = {
 		if (view.dirty)		// a resize since the last frame clears the canvas
 			draw();
 		const share = $('layer').value === 'share';
-		const palette = share ? [STATE_RGB[0], STATE_RGB[1], ...HEAT_RGB.slice(1)] : STATE_RGB;
-		const names = share ? ['not resident', 'private', '2', '3-8', '9+'] : STATE;
+		const palette = share ? [STATE_RGB[0], STATE_RGB[1], ...HEAT_RGB.slice(1)]
+			: view.file ? FILE_RGB : STATE_RGB;
+		const names = share ? ['not resident', 'private', '2', '3-8', '9+']
+			: view.file ? FILE_STATE : STATE;
 		const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
 		for (let mi = 0; mi < view.order.length; mi++) {
 			const m = view.maps.get(view.order[mi]);
@@ -393,6 +483,7 @@ window.mevitop = {
 		return out;
 	},
 	hoverText: () => $('hover').textContent,
+	filesDesc: () => files.desc,
 	setZoom: (z) => { setZoom(z); draw(); },
 	scrollTo(addr) {
 		const p = this.pixelOf(addr);
@@ -407,7 +498,15 @@ window.mevitop = {
 };
 
 function init() {
-	for (const th of document.querySelectorAll('th'))
+	for (const th of document.querySelectorAll('#files th'))
+		th.onclick = () => {
+			files.desc = files.key === th.dataset.key ? !files.desc
+				: !FILE_TEXT.includes(th.dataset.key);
+			files.key = th.dataset.key;
+			poll();
+		};
+	$('ffilter').oninput = () => poll();
+	for (const th of document.querySelectorAll('#procs th'))
 		th.onclick = () => {
 			list.desc = list.key === th.dataset.key ? !list.desc : th.dataset.key !== 'comm' &&
 				th.dataset.key !== 'pid' && th.dataset.key !== 'ppid';
@@ -416,7 +515,7 @@ function init() {
 		};
 	$('filter').oninput = renderList;
 	$('tree').onchange = renderList;
-	$('back').onclick = (e) => { e.preventDefault(); location.hash = ''; };
+	$('back').onclick = (e) => { e.preventDefault(); location.hash = view.file || view.fileKeyOf ? 'files' : ''; };
 	$('slider').oninput = () => {
 		at = +$('slider').value;
 		$('at').textContent = at.toFixed(1) + ' s';

@@ -16,6 +16,11 @@ const HEAT_RGB = [[90, 20, 20], [200, 30, 30], [230, 160, 0], [255, 240, 60]];
 const HEAT_COOL = [[48, 48, 48], [20, 80, 30]];	// heat layer: cold, not / resident
 const HEAT_LEVELS = [0.05, 0.5, 2, 8];	// a block's decayed faults: where each colour starts
 					// (the server sends the level: out/web_json.c heat_levels)
+// A file's pages (the terminal's file heatmap, user/ui/ui_fileheat.c): cached green as a
+// resident page, dirty orange, under writeback red; the heat layer's evictions blue.
+const FILE_STATE = ['not cached', 'cached', 'dirty', 'writeback'];
+const FILE_RGB = [STATE_RGB[0], STATE_RGB[1], [255, 175, 0], [255, 0, 0]];
+const EVICT_RGB = [0, 175, 255];
 const HEAT_BLOCK = 16;			// pages per heat block (model.h HEAT_BLOCK_SHIFT)
 const PAGE = 4096;
 const CACHE_MAX_PX = 16 << 20;		// the offscreen picture's largest area (64 MiB)
@@ -25,11 +30,13 @@ const CACHE_MAX_H = 30000;		// and height (canvases stop a little beyond)
 const px32 = (c) => (255 << 24 | c[2] << 16 | c[1] << 8 | c[0]) >>> 0;
 const STATE_PX = STATE_RGB.map(px32), MIXED_PX = px32(MIXED_RGB), BG_PX = px32(BG_RGB);
 const HEAT_PX = HEAT_RGB.map(px32), COOL_PX = HEAT_COOL.map(px32);
+const FILE_PX = FILE_RGB.map(px32), EVICT_PX = px32(EVICT_RGB);
 const RES_SHADES = [0, 1, 2, 3, 4].map((k) => px32([0, 1, 2].map((i) =>
 	Math.round(STATE_RGB[0][i] + (STATE_RGB[1][i] - STATE_RGB[0][i]) * k / 4))));
 
 const view = {
-	pid: 0, epoch: 0, gen: 0, full: true,
+	on: false,			// a heatmap is shown: a process's (pid) or a file's
+	pid: 0, file: null, epoch: 0, gen: 0, full: true,
 	maps: new Map(), order: [],	// mappings by start page, and the address order
 	first: [],			// per mapping in order: its first cell
 	cells: 0, rows: 0, cols: 1,
@@ -159,14 +166,36 @@ function sharePx(res, cls, k) {
 	return best ? HEAT_PX[best] : STATE_PX[1];
 }
 
+// A file's cell of n pages (c cached only, d dirty, w writeback): the terminal's rules,
+// writeback over dirty over the cached shade; heat: evictions blue where they are the
+// hotter, else the adds' heat colour.
+function filePx(m, off, c, d, w, n, heat) {
+	if (heat) {
+		const add = heatOf(m, off), ev = evictOf(m, off);
+		return ev > add ? EVICT_PX : heatPx(add, c + d + w > 0);
+	}
+	return w ? FILE_PX[3] : d ? FILE_PX[2] : countsPx(c, 0, 0, n);
+}
+
+// The evictions' level of the block holding off (m.evict: [block offset, level] pairs).
+function evictOf(m, off) {
+	if (!m.evictMap) {
+		m.evictMap = new Map();
+		for (let i = 0; i < m.evict.length; i += 2)
+			m.evictMap.set(m.evict[i], m.evict[i + 1]);
+	}
+	return m.evictMap.get(Math.floor(off / HEAT_BLOCK) * HEAT_BLOCK) || 0;
+}
+
 function mappingCells(m, c0, c1, ppc, layer, out) {
 	const pages = m.end - m.start, a = c0 * ppc, b = Math.min(pages, c1 * ppc);
 	const runs = m.runs, n = c1 - c0, heat = layer === 'heat';
+	const file = !!view.file, palette = file ? FILE_PX : STATE_PX;
 	if (ppc === 1 && layer === 'res') {	// a page a cell: fill runs, the rest not resident
-		out.fill(STATE_PX[0], 0, n);
+		out.fill(palette[0], 0, n);
 		for (let i = runsIndex(runs, a); i < runs.length / 3 && runs[i * 3] < b; i++) {
 			const s = Math.max(a, runs[i * 3]), e = Math.min(b, runs[i * 3] + runs[i * 3 + 1]);
-			out.fill(STATE_PX[runs[i * 3 + 2]], s - a, e - a);
+			out.fill(palette[runs[i * 3 + 2]], s - a, e - a);
 		}
 		return;
 	}
@@ -187,6 +216,11 @@ function mappingCells(m, c0, c1, ppc, layer, out) {
 	}
 	for (let k = 0; k < n; k++) {
 		const cells = Math.min(ppc, pages - (c0 + k) * ppc);
+		if (file) {
+			out[k] = filePx(m, (c0 + k) * ppc, acc[k * 3], acc[k * 3 + 1], acc[k * 3 + 2],
+				cells, heat);
+			continue;
+		}
 		out[k] = heat ? heatPx(heatOf(m, (c0 + k) * ppc), acc[k * 3] > 0)
 			: cls ? sharePx(acc[k * 3], cls, k)
 				: countsPx(acc[k * 3], acc[k * 3 + 1], acc[k * 3 + 2], cells);
@@ -291,9 +325,38 @@ function cellOfPage(page) {
 	return mi < 0 ? -1 : view.first[mi] + Math.floor((page - view.order[mi]) / pagesPerCell());
 }
 
+// A file's cell as the terminal's file heatmap's cursor line says it.
+function describeFile(cell) {
+	const { m, a, b } = cell, f = view.file;
+	const acc = [0, 0, 0];
+	for (let i = runsIndex(m.runs, a); i < m.runs.length / 3 && m.runs[i * 3] < b; i++) {
+		const s = Math.max(a, m.runs[i * 3]), e = Math.min(b, m.runs[i * 3] + m.runs[i * 3 + 1]);
+		if (e > s)
+			acc[m.runs[i * 3 + 2] - 1] += e - s;
+	}
+	let t;
+	if (b - a === 1) {
+		const st = acc[2] ? 3 : acc[1] ? 2 : acc[0] ? 1 : 0;
+		t = `page ${a}: ${FILE_STATE[st]}`;
+	} else {
+		const c = acc[0] + acc[1] + acc[2];
+		t = `pages ${a}-${b - 1}: ${c} cached, ${acc[1]} dirty, ${acc[2]} writeback, ` +
+			`${b - a - c} not cached`;
+	}
+	const add = heatOf(m, a), ev = evictOf(m, a);
+	if (add || ev)
+		t += ` \u00b7 heat: adds ${add ? '\u2265' + HEAT_LEVELS[add - 1] : '0'}, evictions ` +
+			`${ev ? '\u2265' + HEAT_LEVELS[ev - 1] : '0'} pages a block (decaying)`;
+	if (f.mapped_by.length)
+		t += ' \u00b7 mapped by ' + f.mapped_by.map((p) => `${p.pid} ${p.comm}`).join(', ');
+	return t + ' \u00b7 ' + f.name;
+}
+
 // The cursor line's text for a cell, as the terminal's says it.
 function describe(cell) {
 	const { m, a, b } = cell;
+	if (view.file)
+		return describeFile(cell);
 	const where = `${'0x' + ((m.start + a) * PAGE).toString(16)} ${m.perms} ${m.path || `[${m.kind}]`}`;
 	const acc = [0, 0, 0];
 	const runs = m.runs;
@@ -336,6 +399,37 @@ function setZoom(z, y) {
 		clampTop();
 	}
 	view.dirty = true;
+}
+
+// A file's answer: its pages are one mapping of the picture, from page 0 to its size.
+function applyFile(r) {
+	const runs = r.runs, heat = [], evict = [];
+	let end = Math.ceil(r.size / PAGE);
+	for (let i = 0, at = 0; i < runs.length; i += 3) {
+		at += runs[i];
+		runs[i] = at;
+		at += runs[i + 1];
+		end = Math.max(end, at);	// pages past the size can be cached a moment
+	}
+	for (let i = 0; i < r.heat.length; i += 3) {
+		if (r.heat[i + 1])
+			heat.push(r.heat[i], r.heat[i + 1]);
+		if (r.heat[i + 2])
+			evict.push(r.heat[i], r.heat[i + 2]);
+	}
+	const key = JSON.stringify([end, runs, r.heat]);
+	view.file = r;
+	if (key !== view.fileKey) {
+		view.fileKey = key;
+		view.maps = new Map([[0, { start: 0, end: Math.max(end, 1), runs, heat, evict,
+			perms: '', path: r.name, kind: 'file', tracker: '' }]]);
+		view.order = [0];
+		view.version++;
+		if (!view.fitted)
+			fit();
+		else
+			layout();
+	}
 }
 
 // A poll's answer: changed mappings replace theirs, the layout drops the gone ones.
