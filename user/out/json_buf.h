@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* A growing text buffer for JSON lines (json.c, json_files.c): a snapshot reaches its
- * output in one write. */
+/* A growing text buffer for JSON lines (json.c, json_files.c) and the metrics text
+ * (metrics_format.c): a snapshot reaches its output in one write. */
 #ifndef MEVITOP_JSON_BUF_H
 #define MEVITOP_JSON_BUF_H
 
