@@ -204,9 +204,12 @@ def test_file_large_folios(mevitop, workload, disable, datafile):
 def test_madv_pageout_file(mevitop, workload, disable, datafile):
     path = datafile(128)
 
+    # The model is compared with pagemap page for page (check()); this only makes sure the
+    # pageout happened.  MADV_PAGEOUT is best effort: a folio someone else holds locked or
+    # isolated at that moment stays (CI saw 1 of 64 once), so most, not all, must go.
     def states(wl, entry):
         st = region_states(entry, wl.region("f"), 128)
-        assert st[:64] == ["not_resident"] * 64 and "resident" in st[64:]
+        assert st[:64].count("not_resident") >= 56 and "resident" in st[64:], st
     run(mevitop, workload, disable,
         [f"map f 128 sharedfile={path}", "touch f 0 128 1 r", "advise f 0 64 pageout"], states)
 
