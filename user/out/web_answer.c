@@ -26,6 +26,19 @@ static void cost_add(struct web_cost *c, uint64_t t0, uint64_t t_release, uint64
 	c->bytes += bytes;
 }
 
+/* The source's frame for one answer of `kind`, and when it was taken (*t0); a busy source
+ * is counted and answered -EBUSY, any other failure -EIO. */
+static int acquire(struct web *w, enum web_kind kind, double at, struct json_frame *f,
+		   uint64_t *t0)
+{
+	int err = w->src.acquire(w->src.ctx, at, f);
+
+	*t0 = web_mono_ns();
+	if (err == -EBUSY)
+		w->cost[kind].busy++;
+	return !err ? 0 : err == -EBUSY ? err : -EIO;
+}
+
 int web_answer(struct web *w, enum web_kind kind, pid_t pid, uint64_t since, double at,
 	       struct buf *b, struct web_sent *sent)
 {
@@ -34,12 +47,9 @@ int web_answer(struct web *w, enum web_kind kind, pid_t pid, uint64_t since, dou
 	struct json_frame f;
 	int err;
 
-	err = w->src.acquire(w->src.ctx, at, &f);
-	t0 = web_mono_ns();
-	if (err == -EBUSY)
-		w->cost[kind].busy++;
+	err = acquire(w, kind, at, &f, &t0);
 	if (err)
-		return err == -EBUSY ? err : -EIO;
+		return err;
 	/* Held only for the copy: the answer is written after the engine has its lock back. */
 	err = pid ? web_snap_process(&f, pid, &snap) : web_snap_list(&f, &snap);
 	w->src.release(w->src.ctx, &f);
@@ -66,12 +76,9 @@ int web_answer_files(struct web *w, const char *sort, bool desc, const char *fil
 	struct fcache *t;
 	int err;
 
-	err = w->src.acquire(w->src.ctx, at, &f);
-	t0 = web_mono_ns();
-	if (err == -EBUSY)
-		w->cost[WEB_FILES].busy++;
+	err = acquire(w, WEB_FILES, at, &f, &t0);
 	if (err)
-		return err == -EBUSY ? err : -EIO;
+		return err;
 	t = source_fcache(w);
 	err = web_files_list_update(&w->files, t);
 	w->src.release(w->src.ctx, &f);
@@ -89,12 +96,9 @@ int web_answer_file(struct web *w, uint64_t dev, uint64_t ino, double at, struct
 	struct json_frame f;
 	int err;
 
-	err = w->src.acquire(w->src.ctx, at, &f);
-	t0 = web_mono_ns();
-	if (err == -EBUSY)
-		w->cost[WEB_FILE].busy++;
+	err = acquire(w, WEB_FILE, at, &f, &t0);
 	if (err)
-		return err == -EBUSY ? err : -EIO;
+		return err;
 	err = web_files_snap(source_fcache(w), &f, dev, ino, &s);
 	w->src.release(w->src.ctx, &f);
 	t_release = web_mono_ns();
