@@ -68,6 +68,35 @@ void heat_add(struct heat *h, uint64_t page, float amount, uint64_t now_ns)
 	e->stamp_ns = now_ns;
 }
 
+/* Pages [s, e) into h, per block. */
+static void heat_add_pages(struct heat *h, uint64_t s, uint64_t e, uint64_t now_ns)
+{
+	while (s < e) {
+		uint64_t b = ((s >> HEAT_BLOCK_SHIFT) + 1) << HEAT_BLOCK_SHIFT, t = b < e ? b : e;
+
+		heat_add(h, s, (float)(t - s), now_ns);
+		s = t;
+	}
+}
+
+/* One walk over a's runs, b's inside each. */
+void heat_add_diff(struct heat *h, const struct pageset *a, const struct pageset *b,
+		   uint64_t now_ns)
+{
+	uint64_t from = 0, rs, re, bs, be;
+
+	while (pageset_next_run(a, from, UINT64_MAX, &rs, &re)) {
+		uint64_t at = rs;
+
+		while (pageset_next_run(b, at, re, &bs, &be)) {
+			heat_add_pages(h, at, bs, now_ns);
+			at = be;
+		}
+		heat_add_pages(h, at, re, now_ns);
+		from = re;
+	}
+}
+
 float heat_range(const struct heat *h, uint64_t start, uint64_t end, uint64_t now_ns)
 {
 	uint64_t b0 = start >> HEAT_BLOCK_SHIFT, b1 = (end - 1) >> HEAT_BLOCK_SHIFT, b;

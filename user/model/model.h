@@ -268,6 +268,11 @@ struct proc_fmaps {
 
 /* --- heat --- */
 void heat_add(struct heat *h, uint64_t page, float amount, uint64_t now_ns);
+/* Every page of a that is not in b, a page each into its block: a file's adds (a = now,
+ * b = before) or evictions (the other way round), for the terminal's and the web's file
+ * heatmaps. */
+void heat_add_diff(struct heat *h, const struct pageset *a, const struct pageset *b,
+		   uint64_t now_ns);
 /* Sum of decayed heat over the blocks overlapping [start, end). */
 float heat_range(const struct heat *h, uint64_t start, uint64_t end, uint64_t now_ns);
 void heat_prune(struct heat *h, uint64_t now_ns);

@@ -216,35 +216,6 @@ int web_files_snap(struct fcache *t, const struct json_frame *fr, uint64_t dev, 
 	return out->cached && out->dirty && out->wb ? 0 : -ENOMEM;
 }
 
-/* Files [s, e) into h per heat block, a page each. */
-static void heat_run(struct heat *h, uint64_t s, uint64_t e, uint64_t now)
-{
-	while (s < e) {
-		uint64_t b = ((s >> HEAT_BLOCK_SHIFT) + 1) << HEAT_BLOCK_SHIFT, t = b < e ? b : e;
-
-		heat_add(h, s, (float)(t - s), now);
-		s = t;
-	}
-}
-
-/* The pages of a not in b, into h (ui_fileheat.c's rule: one walk over a's runs). */
-static void heat_diff(struct heat *h, const struct pageset *a, const struct pageset *b,
-		      uint64_t now)
-{
-	uint64_t from = 0, rs, re, bs, be;
-
-	while (pageset_next_run(a, from, UINT64_MAX, &rs, &re)) {
-		uint64_t at = rs;
-
-		while (pageset_next_run(b, at, re, &bs, &be)) {
-			heat_run(h, at, bs, now);
-			at = be;
-		}
-		heat_run(h, at, re, now);
-		from = re;
-	}
-}
-
 static void seen_reset(struct web_fseen *s)
 {
 	pageset_free(s->prev);
@@ -279,8 +250,8 @@ static void heat_update(struct web_fseen *h, struct web_fsnap *s)
 	if (h->gen == s->gen)
 		return;
 	if (h->prev) {
-		heat_diff(&h->adds, s->cached, h->prev, s->mono_ns);
-		heat_diff(&h->evicts, h->prev, s->cached, s->mono_ns);
+		heat_add_diff(&h->adds, s->cached, h->prev, s->mono_ns);
+		heat_add_diff(&h->evicts, h->prev, s->cached, s->mono_ns);
 		heat_prune(&h->adds, s->mono_ns);
 		heat_prune(&h->evicts, s->mono_ns);
 	}

@@ -119,36 +119,6 @@ int fileheat_show_path(struct ui *ui, const char *path, enum ui_view back)
 
 /* --- under the lock --- */
 
-/* Files [s, e) into h, per block, amount = pages. */
-static void heat_add_run(struct heat *h, uint64_t s, uint64_t e, uint64_t now)
-{
-	while (s < e) {
-		uint64_t b = ((s >> HEAT_BLOCK_SHIFT) + 1) << HEAT_BLOCK_SHIFT;
-		uint64_t t = b < e ? b : e;
-
-		heat_add(h, s, (float)(t - s), now);
-		s = t;
-	}
-}
-
-/* The members of a that are not in b, into h: one walk over a's runs, b's inside each. */
-static void heat_diff(struct heat *h, const struct pageset *a, const struct pageset *b,
-		      uint64_t now)
-{
-	uint64_t from = 0, rs, re, bs, be;
-
-	while (pageset_next_run(a, from, UINT64_MAX, &rs, &re)) {
-		uint64_t at = rs;
-
-		while (pageset_next_run(b, at, re, &bs, &be)) {
-			heat_add_run(h, at, bs, now);
-			at = be;
-		}
-		heat_add_run(h, at, re, now);
-		from = re;
-	}
-}
-
 /* "812 cat (resident), 900 cp (not resident)": the watched processes mapping page. */
 static void who_maps(struct ui *ui, struct fileheat *m, uint64_t page)
 {
@@ -194,8 +164,8 @@ void fileheat_update(struct ui *ui)
 	if (!m->wanted)
 		m->wanted = !ui_fcache_want_pages(ui, m->dev, m->ino, true);
 	if (ui_fcache_pages_update(ui, &m->pg, &old) && old && m->pg.cached_set) {
-		heat_diff(&m->adds, m->pg.cached_set, old, now);
-		heat_diff(&m->evicts, old, m->pg.cached_set, now);
+		heat_add_diff(&m->adds, m->pg.cached_set, old, now);
+		heat_add_diff(&m->evicts, old, m->pg.cached_set, now);
 		heat_prune(&m->adds, now);
 		heat_prune(&m->evicts, now);
 	}
