@@ -288,18 +288,25 @@ def test_hostile_clients_do_not_stop_the_other_views(mevitop, workload):
     alphabet = "abcz09%&=?/#.-_~+;:[]{}\"'<>\\ \t\x01\x7f\u00e9"
     for _ in range(300):
         path = rng.choice(["/api/process", "/api/list", "/api/info", "/", "/app.js", "/x",
-                           "/api/", "/../etc/passwd", "/api/process/"])
+                           "/api/", "/../etc/passwd", "/api/process/", "/api/files",
+                           "/api/file"])
         q = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
         url = urlquote(path + ("?" + q if rng.random() < 0.8 else ""))
         q2 = rng.choice(["pid=%d" % wl.pid, "pid=0", "pid=-1", "pid=99999999999", "pid=",
                          "since=abc", "at=-5", "at=1e999", "pid=%d&since=18446744073709551616"
                          % wl.pid])
-        for u in (url, "/api/process?" + q2):
+        q3 = rng.choice(["dev=1", "dev=1&ino=", "dev=-1&ino=2", "dev=18446744073709551615&ino=1",
+                         "dev=2049&ino=99999999999999999999", "sort=%s" % q, "limit=0",
+                         "limit=99999999", "desc=2", "filter=" + "a" * 5000])
+        for u in (url, "/api/process?" + q2, urlquote("/api/file?" + q3),
+                  urlquote("/api/files?" + q3)):
             try:
                 st, _ = get(port, u)
             except (http.client.HTTPException, OSError):
                 continue                   # a request http.client itself refuses
             assert st in (200, 400, 404, 414), (u, st)
+    assert get(port, "/api/file?dev=1")[0] == 400              # no ino
+    assert get(port, "/api/files?filter=" + "a" * 5000)[0] == 400  # over 4,096 bytes
     for method in ("POST", "PUT", "DELETE", "PATCH"):
         assert get(port, "/api/list", method=method)[0] == 405
     try:                                   # 64 KiB of headers: refused, never a crash
