@@ -61,7 +61,7 @@ static char *format(const struct metrics_snap *s, enum metrics_format f)
 	size_t len;
 	char *text;
 
-	assert_int_equal(metrics_format(s, f, &text, &len), 0);
+	assert_int_equal(metrics_format(s, f, NULL, &text, &len), 0);
 	assert_int_equal(strlen(text), len);
 	return text;
 }
@@ -240,6 +240,85 @@ static void test_escaping_random(void **state)
 		check_exposition(t, i % 2 ? METRICS_OPENMETRICS : METRICS_TEXT);
 		free(t);
 	}
+}
+
+/*
+ * The memo's lines are the lines written afresh: a seeded run of scrapes of a few
+ * processes, each changed (a count, faults, comm, cgroup, a mapping's name, --sharing's
+ * figures), added or dropped at random between scrapes, both formats in turn, each answer
+ * compared byte for byte with one made without the memo.
+ */
+static void test_memo_random(void **state)
+{
+	static const char *names[] = { "/lib/a.so", "/bin/x", "", NULL, "[heap]" };
+	static const char *cgroups[] = { "/", "/system.slice/b.service", "/user.slice" };
+	enum { NP = 6 };
+	struct metrics_proc procs[NP], use[NP];
+	struct metrics_map maps[NP][3];
+	struct metrics_memo *memo = metrics_memo_new();
+	struct metrics_snap s;
+	int i, k, nonempty = 0;
+
+	assert_non_null(memo);
+	rng_seed("test_metrics memo");
+	make_snap(&s, &procs[0], "p0");
+	for (i = 0; i < NP; i++) {
+		struct metrics_proc tmp;
+		struct metrics_snap ts;
+
+		make_snap(&ts, &tmp, "p");
+		procs[i] = tmp;
+		procs[i].pid = 100 + i * 7;
+		procs[i].top = maps[i];
+		procs[i].ntop = 0;
+		snprintf(procs[i].comm, sizeof(procs[i].comm), "p%d", i);
+	}
+	for (i = 0; i < 2000; i++) {
+		struct metrics_proc *p = &procs[rng_under(NP)];
+		enum metrics_format f = i % 2 ? METRICS_OPENMETRICS : METRICS_TEXT;
+		char *a, *b;
+		size_t la, lb, n = 0;
+
+		switch (rng_under(8)) {
+		case 0: p->pages[rng_under(MK_COUNT)][rng_under(PS_COUNT)] = rng_under(3); break;
+		case 1: p->faults += rng_under(2); break;
+		case 2: p->comm[0] = (char)('a' + rng_under(3)); break;
+		case 3: p->cgroup = (char *)cgroups[rng_under(3)]; break;
+		case 4:
+			p->ntop = rng_under(4);
+			for (k = 0; k < (int)p->ntop; k++)
+				p->top[k] = (struct metrics_map){ .start = rng_under(3) << 12,
+					.resident = rng_under(3), .kind = rng_under(MK_COUNT),
+					.name = (char *)names[rng_under(5)] };
+			break;
+		case 6:		/* only a name: the key must hold names too */
+			if (p->ntop)
+				p->top[rng_under(p->ntop)].name = (char *)names[rng_under(5)];
+			break;
+		case 5:
+			p->sharing = rng_under(2);
+			p->uss = rng_under(3);
+			p->pss = rng_under(3);
+			break;
+		default: break;		/* nothing changed: the memo's lines are used */
+		}
+		/* A random subset of the processes, in pid order, as a scrape lists them. */
+		for (k = 0; k < NP; k++)
+			if (rng_under(8))
+				use[n++] = procs[k];
+		s.procs = use;
+		s.nprocs = s.running = n;
+		assert_int_equal(metrics_format(&s, f, NULL, &a, &la), 0);
+		assert_int_equal(metrics_format(&s, f, memo, &b, &lb), 0);
+		if (la != lb || memcmp(a, b, la))
+			fail_msg("scrape %d differs with the memo:\n%s\n---\n%s", i, a, b);
+		nonempty += n > 0;
+		free(a);
+		free(b);
+	}
+	metrics_memo_free(memo);
+	print_message("2000 scrapes, %d with processes, the same with and without the memo\n",
+		      nonempty);
 }
 
 /* ---- Accept negotiation ---- */
@@ -455,6 +534,7 @@ int main(void)
 		cmocka_unit_test(test_openmetrics_format),
 		cmocka_unit_test(test_escaping),
 		cmocka_unit_test(test_escaping_random),
+		cmocka_unit_test(test_memo_random),
 		cmocka_unit_test(test_negotiate),
 		cmocka_unit_test(test_negotiate_random),
 		cmocka_unit_test(test_accepts_gzip),

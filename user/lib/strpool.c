@@ -111,6 +111,16 @@ const char *strpool_get(const char *s)
 	return e ? e->s : NULL;
 }
 
+const char *strpool_ref(const char *s)
+{
+	if (!s)
+		return NULL;
+	pthread_mutex_lock(&pool.lock);
+	of(s)->refs++;
+	pthread_mutex_unlock(&pool.lock);
+	return s;
+}
+
 void strpool_put(const char *s)
 {
 	struct pooled *e;

@@ -10,6 +10,8 @@
 
 /* The pool's copy of s, one more reference to it; NULL when out of memory. */
 const char *strpool_get(const char *s);
+/* One more reference to a string strpool_get() returned (no look-up); NULL is ignored. */
+const char *strpool_ref(const char *s);
 /* One reference fewer to a string strpool_get() returned (NULL is ignored); the last frees
  * it. */
 void strpool_put(const char *s);

@@ -25,6 +25,7 @@ struct metrics_http {
 	struct metrics_opts opts;
 	struct metrics_snap last;	/* the copy served when the engine is busy */
 	bool have_last;
+	struct metrics_memo *memo;	/* the last scrape's lines (NULL: none kept) */
 };
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -78,7 +79,7 @@ static enum MHD_Result scrape(struct metrics_http *h, struct MHD_Connection *c)
 	if (err)
 		return http_reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	h->last.age_seconds = (engine_now_ns() - h->last.taken_ns) / 1e9;
-	if (metrics_format(&h->last, fmt, &text, &len))
+	if (metrics_format(&h->last, fmt, h->memo, &text, &len))
 		return http_reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	if (gz) {
 		err = gzip_compress(text, len, &ztext, &zlen);
@@ -159,11 +160,13 @@ int http_start(struct engine *e, const struct listen_addr *addr,
 		return -ENOMEM;
 	h->e = e;
 	h->web = web;
+	h->memo = metrics_memo_new();	/* without it, every line is written each scrape */
 	if (o)
 		h->opts = *o;
 	err = bind_socket(addr, &fd);
 	if (err) {
 		snprintf(why, whylen, "failed to listen on %s: %s", addr->text, strerror(-err));
+		metrics_memo_free(h->memo);
 		free(h);
 		return err;
 	}
@@ -181,6 +184,7 @@ int http_start(struct engine *e, const struct listen_addr *addr,
 	if (!h->d) {
 		snprintf(why, whylen, "failed to start the metrics endpoint on %s", addr->text);
 		close(fd);
+		metrics_memo_free(h->memo);
 		free(h);
 		return -EIO;
 	}
@@ -195,5 +199,6 @@ void http_stop(struct metrics_http *h)
 	web_quiesce(h->web);		/* else the stop waits for a suspended stream */
 	MHD_stop_daemon(h->d);		/* joins its thread and closes the socket */
 	metrics_snap_free(&h->last);
+	metrics_memo_free(h->memo);
 	free(h);
 }

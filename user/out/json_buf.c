@@ -58,14 +58,14 @@ void json_buf_str(struct buf *b, const char *s)
 	b->p[b->len] = '\0';
 }
 
-void json_buf_lit(struct buf *b, const char *s)
+/* n bytes of s, and a NUL after them (the text stays a C string). */
+void json_buf_mem(struct buf *b, const char *s, size_t n)
 {
-	size_t n = strlen(s);
-
 	if (!reserve(b, n))
 		return;
-	memcpy(b->p + b->len, s, n + 1);
+	memcpy(b->p + b->len, s, n);
 	b->len += n;
+	b->p[b->len] = '\0';
 }
 
 /* x in decimal at b's end; room for 20 digits was reserved. */

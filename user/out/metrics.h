@@ -37,20 +37,25 @@ struct metrics_map {
 	uint64_t start;			/* bytes */
 	uint64_t resident;		/* pages */
 	enum map_kind kind;
-	char *name;			/* path, [heap], [stack], or NULL (anonymous) */
+	const char *name;		/* path, [heap], [stack], or NULL (anonymous): a
+					 * reference of lib/strpool.h's (the model's path) */
 };
 
 struct metrics_proc {
 	pid_t pid;
 	char comm[16];
-	char *cgroup;			/* "/system.slice/x.service"; "" when unknown */
+	const char *cgroup;		/* "/system.slice/x.service"; "" when unknown; owned
+					 * by the scrape's memo of paths, valid until the next
+					 * metrics_finish() */
 	uint64_t serial;		/* struct proc's: a reused pid is another process */
 	uint64_t cgroup_id;		/* the engine's pass's, 0 unknown (engine_proc_cgroup) */
 	uint64_t faults;
 	bool sharing;			/* a --sharing pass has read it: uss, pss, shared */
 	uint64_t uss, pss, shared;	/* bytes */
 	uint64_t pages[MK_COUNT][PS_COUNT];	/* [kind][PS_NOT_RESIDENT] holds mapped */
-	struct metrics_map *top;	/* the largest resident mappings, largest first */
+	uint64_t resident;		/* pages, all kinds: --metrics-procs keeps the largest */
+	struct metrics_map *top;	/* the largest resident mappings, largest first
+					 * (in metrics_snap.maps) */
 	size_t ntop;
 };
 
@@ -78,6 +83,8 @@ struct metrics_snap {
 	uint64_t exact_touches;		/* first touches seen so far */
 	struct metrics_proc *procs;
 	size_t nprocs;
+	struct metrics_map *maps;	/* every process's top, one block */
+	size_t nmaps;
 	struct mem_summary mem;		/* the machine's memory (bytes) */
 	bool have_files;		/* the file table is kept (not --no-files) */
 	uint64_t files;			/* files with cached pages */
@@ -105,8 +112,14 @@ const char *metrics_content_type(enum metrics_format f);
 /* Does an Accept-Encoding header take gzip (and not with q=0)? */
 bool metrics_accepts_gzip(const char *accept_encoding);
 
-/* The exposition text, malloc'ed.  0 or -ENOMEM. */
-int metrics_format(const struct metrics_snap *s, enum metrics_format f, char **out,
-		   size_t *len);
+/* Each process's lines of the last scrape, kept while what they show is the same (a
+ * steady process costs a copy, not ~25 samples written).  One per scraping thread. */
+struct metrics_memo;
+struct metrics_memo *metrics_memo_new(void);
+void metrics_memo_free(struct metrics_memo *m);
+
+/* The exposition text, malloc'ed; memo may be NULL (every line written).  0 or -ENOMEM. */
+int metrics_format(const struct metrics_snap *s, enum metrics_format f,
+		   struct metrics_memo *memo, char **out, size_t *len);
 
 #endif

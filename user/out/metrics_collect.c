@@ -6,10 +6,13 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/sysmacros.h>
+#include "lib/strpool.h"
 #include "model/share_figs.h"
 #include "out/metrics.h"
 
-static int collect_proc(const struct proc *p, uint32_t top, struct metrics_proc *mp)
+/* p's figures into mp; its top mappings go at *maps, which moves past them. */
+static int collect_proc(const struct proc *p, uint32_t top, struct metrics_proc *mp,
+			struct metrics_map **maps)
 {
 	const struct proc_kinds *k;
 	size_t i;
@@ -33,20 +36,23 @@ static int collect_proc(const struct proc *p, uint32_t top, struct metrics_proc 
 	if (!k)
 		return -ENOMEM;
 	memcpy(mp->pages, k->pages, sizeof(mp->pages));
-	if (k->ntop && !(mp->top = calloc(k->ntop, sizeof(*mp->top))))
-		return -ENOMEM;
-	for (i = 0; i < k->ntop; i++) {
+	for (i = 0; i < MK_COUNT; i++)
+		mp->resident += k->pages[i][PS_RESIDENT];
+	mp->top = *maps;
+	for (i = 0; i < k->ntop && i < top; i++) {
 		const struct mapping *m = k->top[i].m;
 
+		/* The path is the model's pooled copy: a reference, not a strdup (a scrape
+		 * names a few thousand mappings). */
 		mp->top[i] = (struct metrics_map){
 			.start = mapping_start(m) << PAGE_SHIFT_4K,
 			.resident = k->top[i].resident,
 			.kind = m->kind,
+			.name = strpool_ref(m->path),
 		};
 		mp->ntop++;
-		if (m->path && !(mp->top[i].name = strdup(m->path)))
-			return -ENOMEM;
 	}
+	*maps += mp->ntop;
 	return 0;
 }
 
@@ -91,6 +97,7 @@ static int collect_files(struct engine *e, const struct metrics_opts *o, struct 
 
 int metrics_collect(struct engine *e, const struct metrics_opts *o, struct metrics_snap *s)
 {
+	struct metrics_map *maps;
 	struct proc **procs;
 	size_t n, i;
 	int err;
@@ -112,34 +119,28 @@ int metrics_collect(struct engine *e, const struct metrics_opts *o, struct metri
 	if (err)
 		return err;
 	s->procs = calloc(n ? n : 1, sizeof(*s->procs));
-	if (!s->procs)
+	s->maps = calloc(n && o->top ? n * o->top : 1, sizeof(*s->maps));
+	if (!s->procs || !s->maps)
 		return -ENOMEM;
+	maps = s->maps;
 	for (i = 0; i < n; i++) {
 		/* An exited process leaves the output at once: its series end with it. */
 		if (!procs[i]->ready || procs[i]->exited)
 			continue;
 		s->procs[s->nprocs].cgroup_id = engine_proc_cgroup(e, procs[i]);
-		err = collect_proc(procs[i], o->top, &s->procs[s->nprocs++]);
+		err = collect_proc(procs[i], o->top, &s->procs[s->nprocs++], &maps);
 		if (err)
 			return err;
 	}
+	s->nmaps = maps - s->maps;
 	s->running = s->nprocs;
 	return 0;
 }
 
-static uint64_t proc_resident(const struct metrics_proc *p)
-{
-	uint64_t sum = 0;
-	int k;
-
-	for (k = 0; k < MK_COUNT; k++)
-		sum += p->pages[k][PS_RESIDENT];
-	return sum;
-}
-
 static int by_resident_desc(const void *a, const void *b)
 {
-	uint64_t x = proc_resident(a), y = proc_resident(b);
+	uint64_t x = ((const struct metrics_proc *)a)->resident;
+	uint64_t y = ((const struct metrics_proc *)b)->resident;
 
 	return x < y ? 1 : x > y ? -1 : 0;
 }
@@ -149,16 +150,6 @@ static int by_pid(const void *a, const void *b)
 	const struct metrics_proc *x = a, *y = b;
 
 	return (x->pid > y->pid) - (x->pid < y->pid);
-}
-
-static void free_proc(struct metrics_proc *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->ntop; i++)
-		free(p->top[i].name);
-	free(p->top);
-	free(p->cgroup);
 }
 
 /* The unified (v2) hierarchy's path, "0::/PATH"; without one, the first v1 hierarchy's. */
@@ -204,7 +195,7 @@ struct cgroup_memo {
 static struct cgroup_memo *memo;
 static size_t nmemo;
 
-static const struct cgroup_memo *memo_find(const struct metrics_proc *p)
+static struct cgroup_memo *memo_find(const struct metrics_proc *p)
 {
 	size_t lo = 0, hi = nmemo;
 
@@ -222,40 +213,48 @@ static const struct cgroup_memo *memo_find(const struct metrics_proc *p)
 	return NULL;
 }
 
-/* Fills every process's cgroup path (s->procs sorted by pid) and remembers them. */
+/*
+ * Fills every process's cgroup path (s->procs sorted by pid) and remembers them.  The memo
+ * owns the strings: a path still right moves to the new memo (no copy), and the snapshot
+ * borrows them until the next call (the last snapshot is freed right after it).
+ */
 static void cgroup_paths(struct metrics_snap *s)
 {
 	struct cgroup_memo *next = calloc(s->nprocs ? s->nprocs : 1, sizeof(*next));
 	size_t i;
 
+	if (!next) {		/* out of memory: the old memo stays, the rest is unknown */
+		for (i = 0; i < s->nprocs; i++) {
+			const struct cgroup_memo *m = memo_find(&s->procs[i]);
+
+			s->procs[i].cgroup = m && m->path ? m->path : "";
+		}
+		return;
+	}
 	for (i = 0; i < s->nprocs; i++) {
 		struct metrics_proc *p = &s->procs[i];
-		const struct cgroup_memo *m = memo_find(p);
+		struct cgroup_memo *m = memo_find(p);
+		char *path = m ? m->path : read_cgroup(p->pid);
 
-		p->cgroup = m ? strdup(m->path) : read_cgroup(p->pid);
-		if (next)
-			next[i] = (struct cgroup_memo){ p->pid, p->serial, p->cgroup_id,
-							p->cgroup ? strdup(p->cgroup) : NULL };
+		if (m)
+			m->path = NULL;		/* moved */
+		/* Without a path (out of memory) the id never matches: read again. */
+		next[i] = (struct cgroup_memo){ p->pid, p->serial, path ? p->cgroup_id : 0, path };
+		p->cgroup = path ? path : "";
 	}
 	for (i = 0; i < nmemo; i++)
 		free(memo[i].path);
 	free(memo);
 	memo = next;
-	nmemo = next ? s->nprocs : 0;
-	for (i = 0; next && i < nmemo; i++)
-		if (!memo[i].path)
-			memo[i].cgroup_id = 0;	/* never matches: read again */
+	nmemo = s->nprocs;
 }
 
 void metrics_finish(struct metrics_snap *s, const struct metrics_opts *o)
 {
 	struct rusage ru;
-	size_t i;
 
 	if (s->nprocs > o->procs) {
 		qsort(s->procs, s->nprocs, sizeof(*s->procs), by_resident_desc);
-		for (i = o->procs; i < s->nprocs; i++)
-			free_proc(&s->procs[i]);
 		s->omitted = s->nprocs - o->procs;
 		s->nprocs = o->procs;
 		qsort(s->procs, s->nprocs, sizeof(*s->procs), by_pid);
@@ -275,10 +274,12 @@ void metrics_snap_free(struct metrics_snap *s)
 	free(s->top_files);
 	s->top_files = NULL;
 	s->ntop_files = 0;
-	if (!s->procs)
-		return;
-	for (i = 0; i < s->nprocs; i++)
-		free_proc(&s->procs[i]);
+	/* The tops of processes trimmed by --metrics-procs are in maps too. */
+	for (i = 0; s->maps && i < s->nmaps; i++)
+		strpool_put(s->maps[i].name);
+	free(s->maps);
+	s->maps = NULL;
+	s->nmaps = 0;
 	free(s->procs);
 	s->procs = NULL;
 	s->nprocs = 0;

@@ -118,10 +118,10 @@ struct out {
 	struct buf b;
 	enum metrics_format fmt;
 	bool labels;			/* the current sample has a '{' open */
-	/* Each process's labels as sample_start writes them, made once per scrape (a
-	 * process has ~25 samples); NULL: written each time. */
-	const struct metrics_proc *procs;
-	char **plabels;
+	/* The current process's labels as sample_start writes them, made once per process
+	 * (a process has ~25 samples); NULL: written each time. */
+	const char *plab;
+	size_t plab_len;
 };
 
 static const char *suffix(const struct family *fam)
@@ -140,7 +140,7 @@ static void put_help(struct out *o, const char *s)
 		else if (*s == '"' && o->fmt == METRICS_OPENMETRICS)
 			json_buf_lit(&o->b, "\\\"");
 		else
-			json_buf_lit(&o->b, (char[2]){ *s, '\0' });
+			json_buf_mem(&o->b, s, 1);
 	}
 }
 
@@ -163,27 +163,28 @@ static void family_header(struct out *o, enum fam_id id)
 			fam->type == FT_COUNTER ? "counter" : "gauge");
 }
 
-/* The n bytes of one character at s, as a string. */
-static const char *utf8_char(char c[8], const unsigned char *s, size_t n)
-{
-	memcpy(c, s, n);
-	c[n] = '\0';
-	return c;
-}
-
 /*
  * A label value: backslash, double quote and newline escaped (the only escapes either
  * format defines).  Both formats require UTF-8 and a comm or a path is just bytes (a comm
- * is cut at 15 bytes, maybe inside a character): invalid bytes become U+FFFD.
+ * is cut at 15 bytes, maybe inside a character): invalid bytes become U+FFFD.  A run of
+ * bytes that need nothing goes in one copy (paths and cgroups are most of the text).
  */
 static void put_value(struct out *o, const char *v)
 {
 	const unsigned char *s = (const unsigned char *)(v ? v : "");
-	char c[8];
 
 	while (*s) {
-		size_t n = utf8_len(s);
+		size_t run = 0, n;
 
+		while (s[run] && s[run] < 0x80 && s[run] != '\\' && s[run] != '"' &&
+		       s[run] != '\n')
+			run++;
+		if (run) {
+			json_buf_mem(&o->b, (const char *)s, run);
+			s += run;
+			continue;
+		}
+		n = utf8_len(s);
 		if (*s == '\\')
 			json_buf_lit(&o->b, "\\\\");
 		else if (*s == '"')
@@ -193,7 +194,7 @@ static void put_value(struct out *o, const char *v)
 		else if (!n)
 			json_buf_lit(&o->b, "\xef\xbf\xbd");
 		else
-			json_buf_lit(&o->b, utf8_char(c, s, n));
+			json_buf_mem(&o->b, (const char *)s, n);
 		s += n ? n : 1;
 	}
 }
@@ -224,39 +225,12 @@ static void sample_start(struct out *o, enum fam_id id, const struct metrics_pro
 	json_buf_lit(&o->b, families[id].name);
 	json_buf_lit(&o->b, suffix(&families[id]));
 	o->labels = false;
-	if (p && o->plabels && o->plabels[p - o->procs]) {
-		json_buf_lit(&o->b, o->plabels[p - o->procs]);
+	if (p && o->plab) {
+		json_buf_mem(&o->b, o->plab, o->plab_len);
 		o->labels = true;
 	} else if (p) {
 		proc_labels(o, p);
 	}
-}
-
-/* o->plabels for s's processes; without memory, sample_start writes them each time. */
-static void make_plabels(struct out *o, const struct metrics_snap *s)
-{
-	size_t i;
-
-	o->procs = s->procs;
-	o->plabels = calloc(s->nprocs ? s->nprocs : 1, sizeof(*o->plabels));
-	for (i = 0; o->plabels && i < s->nprocs; i++) {
-		struct out w = { .fmt = o->fmt };
-
-		proc_labels(&w, &s->procs[i]);
-		if (w.b.oom || !w.b.p) {
-			free(w.b.p);
-			continue;	/* written each time instead */
-		}
-		o->plabels[i] = w.b.p;
-	}
-}
-
-static void free_plabels(struct out *o, size_t n)
-{
-	for (size_t i = 0; o->plabels && i < n; i++)
-		free(o->plabels[i]);
-	free(o->plabels);
-	o->plabels = NULL;
 }
 
 static void sample_end_u64(struct out *o, uint64_t v)
@@ -327,68 +301,65 @@ static void health(struct out *o, const struct metrics_snap *s)
 		scalar_u64(o, F_X_TOUCHES, s->exact_touches);
 }
 
-/* One family per page state, one sample per (process, kind it has mapped). */
-static void per_kind(struct out *o, const struct metrics_snap *s, enum fam_id id,
-		     enum page_state st)
+/*
+ * The per-process families.  Each process's lines are made once and kept while what they
+ * show stays the same (struct metrics_memo): on an idle box nearly every process is the
+ * same from one scrape to the next, and a scrape then copies its lines instead of writing
+ * ~25 samples a process again.  The lines are the same in both formats (only metadata
+ * lines differ), so one memo serves both.
+ */
+enum chunk {
+	C_RESIDENT, C_SWAPPED, C_MAPPED, C_UNTRACKED,	/* by kind: chunk_state's slot */
+	C_FAULTS, C_MAPPING,
+	C_USS, C_PSS, C_SHARED,				/* --sharing's */
+	C_COUNT,
+};
+
+static const enum fam_id chunk_fam[C_COUNT] = {
+	F_P_RESIDENT, F_P_SWAPPED, F_P_MAPPED, F_P_UNTRACKED, F_P_FAULTS, F_M_RESIDENT,
+	F_P_USS, F_P_PSS, F_P_SHARED,
+};
+
+/* The page-state slot each by-kind family shows (PS_NOT_RESIDENT's holds mapped). */
+static const enum page_state chunk_state[C_FAULTS] = {
+	PS_RESIDENT, PS_SWAPPED, PS_NOT_RESIDENT, PS_UNTRACKED,
+};
+
+struct proc_text {
+	pid_t pid;
+	char *key;			/* what the lines were made from (proc_key) */
+	size_t keylen;
+	char *text;			/* every chunk's lines, one after another */
+	size_t off[C_COUNT + 1];	/* chunk c is text[off[c], off[c + 1]) */
+};
+
+struct metrics_memo {
+	struct proc_text *v;		/* the last scrape's processes, by pid */
+	size_t n;
+};
+
+/* One process's samples of one family. */
+static void chunk(struct out *o, const struct metrics_proc *p, enum chunk c)
 {
-	size_t i;
+	size_t j;
 	int k;
 
-	family_header(o, id);
-	for (i = 0; i < s->nprocs; i++) {
-		const struct metrics_proc *p = &s->procs[i];
-
+	switch (c) {
+	case C_RESIDENT: case C_SWAPPED: case C_MAPPED: case C_UNTRACKED:
+		/* One sample per kind the process has mapped. */
 		for (k = 0; k < MK_COUNT; k++) {
 			if (!p->pages[k][PS_NOT_RESIDENT])
 				continue;
-			sample_start(o, id, p);
+			sample_start(o, chunk_fam[c], p);
 			label(o, "kind", map_kind_name(k));
-			sample_end_u64(o, p->pages[k][st] * PAGE_SIZE_4K);
+			sample_end_u64(o, p->pages[k][chunk_state[c]] * PAGE_SIZE_4K);
 		}
-	}
-}
-
-/* --sharing's figures, for the processes a pass has read (no family without one). */
-static void sharing(struct out *o, const struct metrics_snap *s)
-{
-	static const enum fam_id ids[] = { F_P_USS, F_P_PSS, F_P_SHARED };
-	size_t i, k;
-
-	for (i = 0; i < s->nprocs && !s->procs[i].sharing; i++)
-		;
-	if (i == s->nprocs)
-		return;
-	for (k = 0; k < sizeof(ids) / sizeof(ids[0]); k++) {
-		family_header(o, ids[k]);
-		for (i = 0; i < s->nprocs; i++) {
-			const struct metrics_proc *p = &s->procs[i];
-
-			if (!p->sharing)
-				continue;
-			sample_start(o, ids[k], p);
-			sample_end_u64(o, ids[k] == F_P_USS ? p->uss :
-					  ids[k] == F_P_PSS ? p->pss : p->shared);
-		}
-	}
-}
-
-static void per_process(struct out *o, const struct metrics_snap *s)
-{
-	size_t i, j;
-
-	per_kind(o, s, F_P_RESIDENT, PS_RESIDENT);
-	per_kind(o, s, F_P_SWAPPED, PS_SWAPPED);
-	per_kind(o, s, F_P_MAPPED, PS_NOT_RESIDENT);	/* that slot holds mapped */
-	per_kind(o, s, F_P_UNTRACKED, PS_UNTRACKED);
-	family_header(o, F_P_FAULTS);
-	for (i = 0; i < s->nprocs; i++) {
-		sample_start(o, F_P_FAULTS, &s->procs[i]);
-		sample_end_u64(o, s->procs[i].faults);
-	}
-	family_header(o, F_M_RESIDENT);
-	for (i = 0; i < s->nprocs; i++) {
-		const struct metrics_proc *p = &s->procs[i];
-
+		break;
+	case C_FAULTS:
+		sample_start(o, F_P_FAULTS, p);
+		sample_end_u64(o, p->faults);
+		break;
+	case C_MAPPING:
 		for (j = 0; j < p->ntop; j++) {
 			const struct metrics_map *m = &p->top[j];
 			char start[24];
@@ -400,8 +371,149 @@ static void per_process(struct out *o, const struct metrics_snap *s)
 			label(o, "start", start);
 			sample_end_u64(o, m->resident * PAGE_SIZE_4K);
 		}
+		break;
+	default:	/* --sharing's, for the processes a pass has read */
+		if (!p->sharing)
+			break;
+		sample_start(o, chunk_fam[c], p);
+		sample_end_u64(o, c == C_USS ? p->uss : c == C_PSS ? p->pss : p->shared);
+		break;
 	}
-	sharing(o, s);
+}
+
+static void key_str(struct buf *k, const char *s)
+{
+	json_buf_mem(k, s ? "\1" : "\0", 1);	/* NULL and "" render differently */
+	if (s)
+		json_buf_mem(k, s, strlen(s) + 1);
+}
+
+/* Everything chunk() reads of p, as bytes: equal keys make equal lines. */
+static void proc_key(const struct metrics_proc *p, struct buf *k)
+{
+	size_t j;
+
+	k->len = 0;
+	json_buf_mem(k, (const char *)&p->pid, sizeof(p->pid));
+	json_buf_mem(k, p->comm, sizeof(p->comm));
+	json_buf_mem(k, (const char *)&p->faults, sizeof(p->faults));
+	json_buf_mem(k, (const char *)&p->sharing, sizeof(p->sharing));
+	json_buf_mem(k, (const char *)&p->uss, sizeof(p->uss));
+	json_buf_mem(k, (const char *)&p->pss, sizeof(p->pss));
+	json_buf_mem(k, (const char *)&p->shared, sizeof(p->shared));
+	json_buf_mem(k, (const char *)p->pages, sizeof(p->pages));
+	key_str(k, p->cgroup);
+	json_buf_mem(k, (const char *)&p->ntop, sizeof(p->ntop));
+	for (j = 0; j < p->ntop; j++) {
+		const struct metrics_map *m = &p->top[j];
+
+		json_buf_mem(k, (const char *)&m->start, sizeof(m->start));
+		json_buf_mem(k, (const char *)&m->resident, sizeof(m->resident));
+		json_buf_mem(k, (const char *)&m->kind, sizeof(m->kind));
+		key_str(k, m->name);
+	}
+}
+
+/* p's lines, every chunk, into t (t->key from key).  0 or -ENOMEM. */
+static int render(const struct metrics_proc *p, enum metrics_format fmt,
+		  const struct buf *key, struct proc_text *t)
+{
+	struct out lab = { .fmt = fmt }, w = { .fmt = fmt };
+	int c;
+
+	proc_labels(&lab, p);
+	if (!lab.b.oom && lab.b.p) {
+		w.plab = lab.b.p;
+		w.plab_len = lab.b.len;
+	}
+	for (c = 0; c < C_COUNT; c++) {
+		t->off[c] = w.b.len;
+		chunk(&w, p, c);
+	}
+	t->off[C_COUNT] = w.b.len;
+	free(lab.b.p);
+	t->pid = p->pid;
+	t->text = w.b.p;
+	t->keylen = key->len;
+	t->key = key->len ? malloc(key->len) : NULL;
+	if (t->key)
+		memcpy(t->key, key->p, key->len);
+	return w.b.oom || !t->key ? -ENOMEM : 0;
+}
+
+static void texts_free(struct proc_text *v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++) {
+		free(v[i].key);
+		free(v[i].text);
+	}
+	free(v);
+}
+
+struct metrics_memo *metrics_memo_new(void)
+{
+	return calloc(1, sizeof(struct metrics_memo));
+}
+
+void metrics_memo_free(struct metrics_memo *m)
+{
+	if (!m)
+		return;
+	texts_free(m->v, m->n);
+	free(m);
+}
+
+/* A process of the last scrape, by pid, whose lines came from the same key: taken out of m. */
+static bool memo_take(struct metrics_memo *m, size_t *j, const struct buf *key, pid_t pid,
+		      struct proc_text *t)
+{
+	if (!m)
+		return false;
+	while (*j < m->n && m->v[*j].pid < pid)
+		(*j)++;
+	if (*j == m->n || m->v[*j].pid != pid || !m->v[*j].text || m->v[*j].keylen != key->len ||
+	    memcmp(m->v[*j].key, key->p, key->len))
+		return false;
+	*t = m->v[*j];
+	m->v[*j] = (struct proc_text){ .pid = pid };
+	return true;
+}
+
+static int per_process(struct out *o, const struct metrics_snap *s, struct metrics_memo *memo)
+{
+	struct proc_text *t = calloc(s->nprocs ? s->nprocs : 1, sizeof(*t));
+	struct buf key = { 0 };
+	bool sharing = false;
+	size_t i, j = 0;
+	int c, err = 0;
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < s->nprocs && !err; i++) {
+		const struct metrics_proc *p = &s->procs[i];
+
+		sharing |= p->sharing;
+		proc_key(p, &key);
+		if (key.oom)
+			err = -ENOMEM;
+		else if (!memo_take(memo, &j, &key, p->pid, &t[i]))
+			err = render(p, o->fmt, &key, &t[i]);
+	}
+	/* No --sharing family without a process a pass has read. */
+	for (c = 0; c < (sharing ? C_COUNT : C_USS) && !err; c++) {
+		family_header(o, chunk_fam[c]);
+		for (i = 0; i < s->nprocs; i++)
+			json_buf_mem(&o->b, t[i].text + t[i].off[c], t[i].off[c + 1] - t[i].off[c]);
+	}
+	free(key.p);
+	if (memo && !err) {
+		texts_free(memo->v, memo->n);
+		memo->v = t;
+		memo->n = s->nprocs;
+	} else {
+		texts_free(t, s->nprocs);
+	}
+	return err;
 }
 
 /* The memory summary and the largest cached files (doc/pagecache.md). */
@@ -448,21 +560,20 @@ static void memory(struct out *o, const struct metrics_snap *s)
 	}
 }
 
-int metrics_format(const struct metrics_snap *s, enum metrics_format fmt, char **text,
-		   size_t *len)
+int metrics_format(const struct metrics_snap *s, enum metrics_format fmt,
+		   struct metrics_memo *memo, char **text, size_t *len)
 {
 	struct out o = { .fmt = fmt };
+	int err;
 
 	*text = NULL;
 	*len = 0;
 	health(&o, s);
-	make_plabels(&o, s);
-	per_process(&o, s);
-	free_plabels(&o, s->nprocs);
+	err = per_process(&o, s, memo);
 	memory(&o, s);
 	if (fmt == METRICS_OPENMETRICS)
 		json_buf_lit(&o.b, "# EOF\n");
-	if (o.b.oom || !o.b.p) {
+	if (err || o.b.oom || !o.b.p) {
 		free(o.b.p);
 		return -ENOMEM;
 	}
