@@ -184,28 +184,34 @@ def test_forked_pair(mevitop, workload, tmp_path):
                 assert abs(got - e[name]) <= 0.01 * e[name], (name, got, e[name])
 
 
-def test_ksm(mevitop, workload):
+def ksm_merge(wants):
+    """Runs ksmd until each pid has its count of merged pages, then restores its setting."""
     if not os.path.exists(KSM_RUN):
         pytest.fail("no KSM on this kernel (/sys/kernel/mm/ksm)")
     with open(KSM_RUN) as f:
         before = f.read().strip()
-    wl = workload("share_wl")
-    _, words = wl.do("ksm k 256")
-    addr = int(words[0], 16)
-    mv = mevitop(["-p", str(wl.pid), "-i", "100", "--sharing", "--maps"])
     try:
         with open(KSM_RUN, "w") as f:
             f.write("1")
         deadline = time.monotonic() + harness.GUARD_S
-        while True:
-            with open(f"/proc/{wl.pid}/ksm_merging_pages") as f:
-                if int(f.read()) == 256:
-                    break
-            assert time.monotonic() < deadline, "ksmd did not merge the pages"
-            time.sleep(0.05)  # ksmd's own pace; a failure guard bounds it
+        for pid, pages in wants.items():
+            while True:
+                with open(f"/proc/{pid}/ksm_merging_pages") as f:
+                    if int(f.read()) == pages:
+                        break
+                assert time.monotonic() < deadline, "ksmd did not merge the pages"
+                time.sleep(0.05)  # ksmd's own pace; a failure guard bounds it
     finally:
         with open(KSM_RUN, "w") as f:
             f.write(before)
+
+
+def test_ksm(mevitop, workload):
+    wl = workload("share_wl")
+    _, words = wl.do("ksm k 256")
+    addr = int(words[0], 16)
+    mv = mevitop(["-p", str(wl.pid), "-i", "100", "--sharing", "--maps"])
+    ksm_merge({wl.pid: 256})
     t = time.monotonic()
     snap, (entry,) = shared_snapshot(mv, (wl.pid,), t)
     check_exact(entry, [addr], "ksm")
@@ -213,6 +219,32 @@ def test_ksm(mevitop, workload):
     m = mapping_at(entry, addr)
     assert m["uss"] == 0 and m["shared"] == 256 * PAGE, m
     assert entry["ksm"] >= 256 * PAGE
+
+
+def test_ksm_who(screen, workload):
+    """Two unrelated processes whose identical pages KSM merged, at other addresses: the
+    cursor line on one's page names the other, as their pagemaps' PFNs say."""
+    from test_ui import zoom_to_one_page
+    a_wl, b_wl = workload("share_wl"), workload("share_wl")
+    a = int(a_wl.do("ksm k 64")[1][0], 16)
+    b_wl.do("anon pad 16")  # b's region at another address than a's
+    b = int(b_wl.do("ksm k 64")[1][0], 16)
+    ksm_merge({a_wl.pid: 64, b_wl.pid: 64})
+    assert a != b and pfn_at(a_wl.pid, a + 5 * PAGE) == pfn_at(b_wl.pid, b + 7 * PAGE) \
+        is not None
+    scr = screen()
+    scr.start(["-p", f"{a_wl.pid},{b_wl.pid}", "-i", "100", "--sharing", "--layout", "labels"])
+    scr.wait_for(f"pid {a_wl.pid} share_wl")
+    scr.keys("s")
+    scr.wait_for("layer sharing")
+    zoom_to_one_page(scr)
+    scr.keys("g")
+    scr.type(f"{a + 5 * PAGE:x}")
+    scr.keys("Enter")
+    # Mapped by at least 2: the KSM page may hold more mappers (ksmd merges any 0x5a page).
+    pat = rf"cursor {a + 5 * PAGE:#x}: resident, mapped by (\d+) \(also pid {b_wl.pid} share_wl\)"
+    scr.wait(lambda s: re.search(pat, s), "the cursor line naming the KSM page's other mapper")
+    scr.keys("F10")
 
 
 def test_disabled_fails_clearly():

@@ -765,16 +765,22 @@ void engine_share_tick(struct engine *e, struct proc **procs, size_t n)
  * - an anonymous page, or a private file mapping's written copy: the same address, in
  *   each process whose anonymous memory may be shared (share_anon: a fork keeps
  *   addresses, so parent, children and their children map a copy-on-write page there).
- * KSM's merged pages may lie at any address in any process: those it does not find.  One
- * pagemap pread a place, at most SHARE_WHO_READS of them (~1 us each): a box of 300
+ * - a KSM page (kpageflags): KSM merges pages at any address of any process, so it is
+ *   looked for in the ranges where another process's last pass found KSM pages (its
+ *   spans with ksm), ENTRY_CHUNK entries a pread, at most SHARE_WHO_KSM_ENTRIES of them
+ *   (2 MiB of pagemap, ~1 ms) a lookup.
+ * One pagemap pread a place, at most SHARE_WHO_READS of them (~1 us each): a box of 300
  * forks of one program is one cursor move's quarter of a millisecond.
  */
 #define SHARE_WHO_READS	256
+#define SHARE_WHO_KSM_ENTRIES	(1u << 18)
 
 struct who_ctx {
 	struct engine *e;
 	uint64_t pfn;
 	uint32_t reads;
+	uint32_t ksm_entries;		/* read looking for a KSM page */
+	bool ksm;			/* the page is KSM's */
 	struct share_who *out;
 };
 
@@ -834,6 +840,41 @@ static bool shares_page(struct who_ctx *c, struct proc *q, const struct mapping 
 	return false;
 }
 
+/* Does q map the KSM page c->pfn in a range its last pass found KSM pages in? */
+static bool maps_ksm_page(struct who_ctx *c, struct proc *q)
+{
+	struct sharing *sh = c->e->sharing;
+	struct pstate *s = ps(q);
+	size_t i, k;
+
+	if (!c->ksm || !q->share)
+		return false;
+	for (i = 0; i < q->share->n; i++) {
+		const struct share_span *sp = &q->share->spans[i];
+		uint64_t a;
+
+		if (!sp->ksm)
+			continue;
+		for (a = sp->start; a < sp->end; a += ENTRY_CHUNK) {
+			size_t n = sp->end - a < ENTRY_CHUNK ? sp->end - a : ENTRY_CHUNK;
+
+			if (c->ksm_entries + n > SHARE_WHO_KSM_ENTRIES) {
+				c->out->cut = true;
+				return false;
+			}
+			c->ksm_entries += n;
+			if (s->pagemap_fd < 0)
+				s->pagemap_fd = c->e->src->open_pages(c->e->src_ctx, io(q));
+			if (s->pagemap_fd < 0 || kpage_read_entries(s->pagemap_fd, a, n, sh->ent))
+				return false;
+			for (k = 0; k < n; k++)
+				if (kpm_present(sh->ent[k]) && kpm_pfn(sh->ent[k]) == c->pfn)
+					return true;
+		}
+	}
+	return false;
+}
+
 /* One more process found: out->pids keeps the lowest, ascending; comm is pids[0]'s. */
 static void who_add(struct share_who *out, const struct proc *q)
 {
@@ -877,11 +918,18 @@ int engine_share_who(struct engine *e, pid_t pid, uint64_t page, struct share_wh
 		return err;
 	out->known = kpm_present(ent) && share_counted(m);
 	c.pfn = kpm_pfn(ent);
+	if (out->known && !(m->perms & MP_SHARED)) {	/* KSM merges private pages */
+		uint64_t f;
+
+		c.ksm = !kpage_lookup(&sh->k, KPAGE_FLAGS, &c.pfn, 1, &f) &&
+			(f & (1ULL << KPF_KSM_BIT));
+	}
 	/* The pid table's chains (engine_procs is the engine's caller's): found in hash
 	 * order, the lowest pids kept. */
 	for (i = 0; out->known && i < NBUCKETS && !out->cut; i++)
 		for (q = e->buckets[i]; q && !out->cut; q = q->hnext)
-			if (q != p && !q->exited && q->ready && shares_page(&c, q, m, page))
+			if (q != p && !q->exited && q->ready &&
+			    (shares_page(&c, q, m, page) || maps_ksm_page(&c, q)))
 				who_add(out, q);
 	sh->who = *out;
 	sh->who_pid = pid;
