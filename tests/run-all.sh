@@ -37,6 +37,13 @@ r = ET.parse(sys.argv[1]).getroot()
 s = r if r.tag == "testsuite" else r.find("testsuite")
 t, f, e, sk = (int(s.get(k, 0)) for k in ("tests", "failures", "errors", "skipped"))
 print(t - f - e - sk, f + e, sk)
+# Where the suite's time goes (it has a ~10 minute budget): the slowest files, on stderr.
+by = {}
+for c in r.iter("testcase"):
+    k = c.get("classname", "").rsplit(".", 1)[-1]
+    by[k] = by.get(k, 0.0) + float(c.get("time", 0))
+top = sorted(by.items(), key=lambda kv: -kv[1])[:12]
+print("slowest files: " + ", ".join(f"{k} {v:.0f}s" for k, v in top), file=sys.stderr)
 PYEOF
 )
 rm -f "$junit"
