@@ -31,12 +31,12 @@ static void add_private(const struct proc *p, uint64_t start, uint64_t end,
 }
 
 /* A span's part [a, b): whole, or pro rata when the mapping cuts it (it moved or shrank
- * since the pass). */
-static void add_span(const struct share_span *sp, uint64_t a, uint64_t b,
-		     struct share_figs *out)
+ * since the pass), never more private and shared pages than the model has resident in
+ * [a, b) (a span's pages need not be spread evenly: the part may hold none of them). */
+static void add_span(const struct proc *p, const struct share_span *sp, uint64_t a,
+		     uint64_t b, struct share_figs *out)
 {
-	uint64_t len = sp->end - sp->start, part = b - a;
-	unsigned __int128 pss = sp->pss;
+	uint64_t len = sp->end - sp->start, part = b - a, uss, shared, ksm, res, pss;
 
 	if (part == len) {
 		out->uss += sp->uss * PAGE_SIZE_4K;
@@ -45,10 +45,23 @@ static void add_span(const struct share_span *sp, uint64_t a, uint64_t b,
 		out->pss += sp->pss >> SHARE_PSS_SHIFT;
 		return;
 	}
-	out->uss += sp->uss * part / len * PAGE_SIZE_4K;
-	out->shared += sp->shared * part / len * PAGE_SIZE_4K;
-	out->ksm += sp->ksm * part / len * PAGE_SIZE_4K;
-	out->pss += (uint64_t)(pss * part / len) >> SHARE_PSS_SHIFT;
+	uss = sp->uss * part / len;
+	shared = sp->shared * part / len;
+	ksm = sp->ksm * part / len;
+	pss = (uint64_t)((unsigned __int128)sp->pss * part / len);
+	res = model_count(p, PS_RESIDENT, a, b);
+	if (uss + shared > res) {
+		uint64_t all = uss + shared;
+
+		pss = (uint64_t)((unsigned __int128)pss * res / all);
+		uss = uss * res / all;
+		shared = res - uss;
+		ksm = ksm < shared ? ksm : shared;
+	}
+	out->uss += uss * PAGE_SIZE_4K;
+	out->shared += shared * PAGE_SIZE_4K;
+	out->ksm += ksm * PAGE_SIZE_4K;
+	out->pss += pss >> SHARE_PSS_SHIFT;
 }
 
 void share_range(const struct proc *p, uint64_t start, uint64_t end, struct share_figs *out)
@@ -68,7 +81,7 @@ void share_range(const struct proc *p, uint64_t start, uint64_t end, struct shar
 		uint64_t b = sp->end < end ? sp->end : end;
 
 		add_private(p, at, a, out);	/* the gap before it */
-		add_span(sp, a, b, out);
+		add_span(p, sp, a, b, out);
 		at = b;
 	}
 	add_private(p, at, end, out);
