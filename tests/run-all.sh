@@ -21,6 +21,9 @@ for t in "$SANBUILD"/tests/test_*; do
 		echo "PASS $name"
 		passed=$((passed + 1))
 	else
+		# The seed and the failed assertion first: a sanitizer's leak report after a
+		# failed assertion would push them out of the tail.
+		echo "$out" | grep -E 'MEVITOP_TEST_SEED|\[  ERROR|\[   LINE|\[  FAILED' | head -20
 		echo "$out" | tail -40
 		echo "FAIL $name"
 		failed=$((failed + 1))
