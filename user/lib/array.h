@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Makes room for `need` elements in v (capacity cap), doubling cap (from `first`, > 0)
  * until they fit.  0 on success; -ENOMEM (out of memory, or a size no array can have)
@@ -45,5 +46,20 @@
 		(v) = nv_;							\
 	nv_ ? 0 : -ENOMEM;							\
 })
+
+/* Appends s and its NUL to a blob of names (*len bytes used of *cap), giving its offset:
+ * tables that are copied whole keep their strings in one block.  0 or -ENOMEM. */
+static inline int array_add_str(char **v, size_t *len, size_t *cap, const char *s,
+				size_t *off)
+{
+	size_t n = strlen(s) + 1;
+
+	if (array_reserve_n(*v, *len + n, *cap, 4096))
+		return -ENOMEM;
+	memcpy(*v + *len, s, n);
+	*off = *len;
+	*len += n;
+	return 0;
+}
 
 #endif

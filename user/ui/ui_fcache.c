@@ -40,28 +40,6 @@ void ui_fcache_memory(struct ui *ui, struct uf_mem *out)
 	};
 }
 
-static int add_name(struct uf_snap *s, const char *name, size_t *off)
-{
-	size_t len = strlen(name) + 1;
-
-	if (s->names_len + len > s->names_cap) {
-		size_t cap = s->names_cap ? s->names_cap : 4096;
-		char *p;
-
-		while (cap < s->names_len + len)
-			cap *= 2;
-		p = realloc(s->names, cap);
-		if (!p)
-			return -ENOMEM;
-		s->names = p;
-		s->names_cap = cap;
-	}
-	memcpy(s->names + s->names_len, name, len);
-	*off = s->names_len;
-	s->names_len += len;
-	return 0;
-}
-
 static int add_pids(struct uf_snap *s, const pid_t *pids, size_t n)
 {
 	if (!n)
@@ -89,7 +67,8 @@ static int copy_row(struct fc_file *f, void *arg)
 		.adds = f->adds_per_sec, .evicts = f->evictions_per_sec,
 		.pid0 = s->npids, .npids = f->nmapped_by, .watched = f->watched,
 	};
-	if (add_name(s, f->name, &u->name) || add_pids(s, f->mapped_by, f->nmapped_by))
+	if (array_add_str(&s->names, &s->names_len, &s->names_cap, f->name, &u->name) ||
+	    add_pids(s, f->mapped_by, f->nmapped_by))
 		return -ENOMEM;
 	s->n++;
 	return 0;
