@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+#include "engine/engine.h"
 #include "out/http_reply.h"
 #include "out/json_buf.h"
 #include "out/web_assets.h"
@@ -223,6 +224,36 @@ static enum MHD_Result api_file(struct web *w, struct MHD_Connection *c)
 	return answer_reply(c, web_answer_file(w, dev, ino, at, &b), &b);
 }
 
+static enum MHD_Result api_who(struct web *w, struct MHD_Connection *c)
+{
+	uint64_t pid, page, count;
+	struct share_who who;
+	struct buf b = { 0 };
+	int err;
+
+	if (!arg_u64(c, "pid", 0, INT32_MAX, &pid) || !pid ||
+	    !arg_u64(c, "page", UINT64_MAX, UINT64_MAX >> 12, &page) || page == UINT64_MAX)
+		return http_reply_text(c, MHD_HTTP_BAD_REQUEST,
+				       "bad query: pid=N&page=P (a page number)\n");
+	err = w->src.share_who ? w->src.share_who(w->src.ctx, (pid_t)pid, page, &who, &count)
+			     : -ENOENT;
+	if (err == -EBUSY)
+		return http_reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "engine busy, try again\n");
+	if (err)
+		return http_reply_text(c, MHD_HTTP_NOT_FOUND,
+				       "no such page of a watched process, or no --sharing\n");
+	json_buf_put(&b, "{\"pid\": %d, \"page\": %" PRIu64 ", \"known\": %s, \"cut\": %s, "
+		     "\"count\": %" PRIu64 ", \"n\": %u, \"pids\": [", (int)pid, page,
+		     who.known ? "true" : "false", who.cut ? "true" : "false", count, who.n);
+	for (uint32_t i = 0; i < who.n && i < SHARE_WHO_MAX; i++)
+		json_buf_put(&b, "%s%d", i ? ", " : "", (int)who.pids[i]);
+	json_buf_put(&b, "], \"comm\": ");
+	who.comm[sizeof(who.comm) - 1] = 0;
+	json_buf_str(&b, who.n ? who.comm : "");
+	json_buf_put(&b, "}");
+	return json_reply(c, &b);
+}
+
 static enum MHD_Result api_events(struct web *w, struct MHD_Connection *c)
 {
 	uint64_t pid;
@@ -269,6 +300,8 @@ bool web_handle(struct web *w, struct MHD_Connection *c, const char *url,
 		*ret = api_files(w, c);
 	else if (!strcmp(url, "/api/file"))
 		*ret = api_file(w, c);
+	else if (!strcmp(url, "/api/who"))
+		*ret = api_who(w, c);
 	else if (!strcmp(url, "/api/events"))
 		*ret = api_events(w, c);
 	else

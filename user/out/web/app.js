@@ -207,11 +207,37 @@ function pollFile() {
 
 // ---- the heatmap ----------------------------------------------------------------------
 
+// --sharing, live: the hovered shared page's other watched mappers, which the server reads
+// when asked (/api/who), as the terminal's cursor line has the engine read them.  One
+// question a page and a version of the data; the hover is written again when it answers.
+const who = { key: '', answer: null, cell: null };
+
+function whoFor(cell) {
+	const { m, a, b } = cell, page = m.start + a;
+	if (view.file || info.replay || b - a !== 1 || !shareClassOf(m, a))
+		return null;
+	const key = `${view.pid}:${page}:${view.version}`;
+	if (who.key !== key) {
+		who.key = key;
+		who.answer = null;
+		api('/api/who', { pid: view.pid, page }).then((r) => {
+			if (who.key !== key)
+				return;
+			who.answer = r;
+			window.mevitop.whoAnswers++;
+			if (who.cell && who.cell.m === m && who.cell.a === a)
+				$('hover').textContent = describe(who.cell, r);
+		}).catch(() => {});	// gone, or the engine busy: the hover without it
+	}
+	return who.answer;
+}
+
 function showHover(x, y) {
 	const canvas = $('map'), rect = canvas.getBoundingClientRect();
 	const cell = cellAt(Math.floor(x * canvas.width / rect.width),
 		Math.floor(y * canvas.height / rect.height));
-	$('hover').textContent = cell ? describe(cell) : '\u00a0';
+	who.cell = cell;
+	$('hover').textContent = cell ? describe(cell, whoFor(cell)) : '\u00a0';
 }
 
 function showProcess(r) {
@@ -446,7 +472,7 @@ function poll() {
 // What the tests read (tests/integration/test_web.py): where a page is drawn, what the
 // canvas holds there, and the state the data says.
 window.mevitop = {
-	ready: false, frames: 0, listFrames: 0, filesFrames: 0, fileRows: [], streamEvents: 0, transport: '', draws: 0, firstDraw: 0, times: {}, drawMs: [], lastSent: 0, listOrder: [],
+	ready: false, frames: 0, listFrames: 0, filesFrames: 0, fileRows: [], streamEvents: 0, transport: '', draws: 0, firstDraw: 0, times: {}, drawMs: [], lastSent: 0, listOrder: [], whoAnswers: 0,
 	// Where page addr is drawn: its cell's top-left canvas pixel, and the cell's size.
 	pixelOf(addr) {
 		const c = cellOfPage(Math.floor(addr / PAGE)), cp = cellPx();

@@ -352,8 +352,30 @@ function describeFile(cell) {
 	return t + ' \u00b7 ' + f.name;
 }
 
-// The cursor line's text for a cell, as the terminal's says it.
-function describe(cell) {
+// Which other watched processes map a shared page (/api/who's answer), as the terminal's
+// cursor line names them (user/ui/ui_heatmap_draw.c readout_who).
+function whoText(w) {
+	const cut = w.cut ? ' +?' : '';
+	if (!w.n)
+		return w.cut ? ' (no other watched process found)' : ' (no other watched process)';
+	if (w.n === 1)
+		return ` (also pid ${w.pids[0]} ${w.comm}${cut})`;
+	return ` (also pids ${w.pids.join(' ')}${w.n > w.pids.length ? ' +' + (w.n - w.pids.length)
+		: ''}${cut})`;
+}
+
+// The sharing class of page off of m (1 by 2, 2 by 3-8, 3 by 9+), 0: private or unknown.
+function shareClassOf(m, off) {
+	const sh = m.share || [];
+	for (let i = 0; i < sh.length; i += 3)
+		if (off >= sh[i] && off < sh[i] + sh[i + 1])
+			return sh[i + 2];
+	return 0;
+}
+
+// The cursor line's text for a cell, as the terminal's says it; who: /api/who's answer
+// for a shared page, once it has come.
+function describe(cell, who) {
 	const { m, a, b } = cell;
 	if (view.file)
 		return describeFile(cell);
@@ -374,8 +396,9 @@ function describe(cell) {
 				Math.max(a, m.share[i]));
 		const by = ['', 'by 2', 'by 3-8', 'by 9+'];
 		const shared = cls[1] + cls[2] + cls[3];
-		hs += b - a === 1 ? (shared ? `, mapped ${by[cls.findIndex((x, i) => i && x)]}`
-			: ', mapped once')
+		hs += b - a === 1 ? (shared ? (who && who.count >= 2 ? `, mapped by ${who.count}`
+			: `, mapped ${by[cls.findIndex((x, i) => i && x)]}`) +
+			(who && who.known ? whoText(who) : '') : ', mapped once (private)')
 			: `, ${acc[0] - shared} private, ${cls[1]} by 2, ${cls[2]} by 3-8, ${cls[3]} by 9+`;
 	}
 	const tail = `${hs}  (${m.kind}, ${m.tracker})`;
