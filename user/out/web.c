@@ -141,7 +141,7 @@ static void put_cost(struct buf *b, const char *name, const struct web_cost *c)
 static enum MHD_Result api_stats(struct web *w, struct MHD_Connection *c)
 {
 	static const char *const names[WEB_KINDS] = { "list", "process", "events", "files",
-							"file" };
+							"file", "touch" };
 	struct buf b = { 0 };
 
 	json_buf_put(&b, "{");
@@ -254,6 +254,26 @@ static enum MHD_Result api_who(struct web *w, struct MHD_Connection *c)
 	return json_reply(c, &b);
 }
 
+static enum MHD_Result api_touch(struct web *w, struct MHD_Connection *c)
+{
+	struct buf b = { 0 };
+	uint64_t pid;
+	double at;
+	int err;
+
+	if (!arg_seconds(c, &at) || !arg_u64(c, "pid", 0, INT32_MAX, &pid) || !pid)
+		return http_reply_text(c, MHD_HTTP_BAD_REQUEST,
+				       "bad query: pid=N (a positive number), at=SECONDS\n");
+	err = web_answer_touch(w, (pid_t)pid, at, &b);
+	if (err == -ENOENT || err == -ESRCH) {
+		free(b.p);
+		return http_reply_text(c, MHD_HTTP_NOT_FOUND, err == -ENOENT ?
+				       "no first-touch stacks: start mevitop with --stacks\n" :
+				       "no such process in the model\n");
+	}
+	return answer_reply(c, err, &b);
+}
+
 static enum MHD_Result api_events(struct web *w, struct MHD_Connection *c)
 {
 	uint64_t pid;
@@ -302,6 +322,8 @@ bool web_handle(struct web *w, struct MHD_Connection *c, const char *url,
 		*ret = api_file(w, c);
 	else if (!strcmp(url, "/api/who"))
 		*ret = api_who(w, c);
+	else if (!strcmp(url, "/api/touch"))
+		*ret = api_touch(w, c);
 	else if (!strcmp(url, "/api/events"))
 		*ret = api_events(w, c);
 	else

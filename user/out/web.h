@@ -15,6 +15,8 @@
  *                                 (out/web_files.h)
  *   GET /api/who?pid=N&page=P     --sharing: which other watched processes map the
  *                                 physical page pid's page P maps (the hover)
+ *   GET /api/touch?pid=N          --stacks: who first touched pid's pages (the "who
+ *                                 touched" layer and its hover: out/web_touch.h)
  *   GET /api/info                 live or replay, and a replay's time span
  *   GET /api/stats                what the answers have cost: the source's hold (the engine
  *                                 lock, live) and the whole answer's time

@@ -22,6 +22,7 @@ static int live_acquire(void *ctx, double at, struct json_frame *f)
 	/* The engine's own processes, valid while its lock is held: nothing is copied. */
 	f->procs = engine_procs(e, &f->n);
 	f->nprocs = f->n;
+	f->stacks = engine_stacks(e);	/* --stacks: the first touches, or NULL */
 	return 0;
 }
 
