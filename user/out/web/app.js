@@ -277,8 +277,14 @@ function pollTouch() {
 		window.mevitop.touchFrames++;
 	}).catch((err) => {
 		touch.got = performance.now();
-		if (err.status === 404 && pid === view.pid)
+		if (err.status === 404 && pid === view.pid) {
 			touch.none = true;
+			if ($('layer').value === 'touch') {	// a process without: back to residency
+				$('layer').value = 'res';
+				view.dirty = true;
+				legend();
+			}
+		}
 	}).finally(() => { touch.busy = false; });
 }
 
