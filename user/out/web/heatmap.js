@@ -223,8 +223,10 @@ function touchStackPx(k) {
 // tie), unattributed pages counting as one more "stack".
 function touchCells(m, c0, n, ppc, out) {
 	const pages = m.end - m.start, runs = m.runs, t = view.touch ? view.touch.touches : [];
+	const by = new Map();		// the cell's resident pages by stack (-1: none known)
 	for (let k = 0; k < n; k++) {
-		const a = (c0 + k) * ppc, b = Math.min(pages, a + ppc), by = new Map();
+		const a = (c0 + k) * ppc, b = Math.min(pages, a + ppc);
+		by.clear();
 		for (let i = runsIndex(runs, a); i < runs.length / 3 && runs[i * 3] < b; i++) {
 			if (runs[i * 3 + 2] !== 1)
 				continue;
