@@ -534,6 +534,7 @@ def test_who_touched_layer_names_the_first_toucher(mevitop, workload):
         stacks = b.js("window.mevitop.view.touch.stacks")
         drawn = b.js("window.mevitop.canvasPages()")
         truth = pagemap_truth(w.pid)
+        ks = {}
         for r, addr in addrs.items():
             k = next(i for i, s in enumerate(stacks) if s["frames"].startswith(CHAIN[r][0] + "+0x"))
             assert k < 8, stacks                # a colour of its own
@@ -546,6 +547,16 @@ def test_who_touched_layer_names_the_first_toucher(mevitop, workload):
             assert list(want.values()).count(f"stack {k}") == PAGES[r]
             assert stacks[k]["pages"] == PAGES[r] == first_touch[r]["pages"]
             assert (stacks[k]["tid"], stacks[k]["unwind"]) == (first_touch[r]["tid"], "fp")
+            ks[r] = k
+        b.js("window.mevitop.setZoom(-1)")   # 2 pages a pixel: a cell takes its pages' stack
+        for r, addr in addrs.items():
+            b.js(f"window.mevitop.scrollTo({addr})")
+            mine, dark = b.js(f"TOUCH_RGB[{ks[r]}]"), b.js("STATE_RGB[0]")
+            for off, want in ((0, mine), (PAGES[r] - 2, mine), (PAGES[r], dark)):
+                p = b.js(f"window.mevitop.pixelOf({addr + off * PAGE})")
+                got = b.js(f"Array.from(document.getElementById('map').getContext('2d')"
+                           f".getImageData({p['x']}, {p['y']}, 1, 1).data.slice(0, 3))")
+                assert got == want, (r, off, got, want)
         top = b.js("document.getElementById('map').getBoundingClientRect().top")
         b.js("window.mevitop.setZoom(2)")
         for r, addr in addrs.items():

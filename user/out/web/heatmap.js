@@ -199,54 +199,88 @@ function evictOf(m, off) {
 // it, as the engine finds it (stacks_touch_at); its index in the flat array, or -1.
 function touchAt(page) {
 	const t = view.touch.touches, cp = view.touch.chunk_pages;
-	const chunk = page - page % cp;
+	for (let i = touchFrom(page - page % cp); i < t.length / 5 && t[i * 5] <= page; i++)
+		if (page < t[i * 5] + t[i * 5 + 1])
+			return i * 5;
+	return -1;
+}
+
+// The index (in fives) of /api/touch's first touch from page on.
+function touchFrom(page) {
+	const t = view.touch.touches;
 	let lo = 0, hi = t.length / 5;
-	while (lo < hi) {		// the first touch from the chunk's start on
+	while (lo < hi) {
 		const mid = (lo + hi) >> 1;
-		if (t[mid * 5] < chunk)
+		if (t[mid * 5] < page)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (let i = lo; i < t.length / 5 && t[i * 5] <= page; i++)
-		if (page < t[i * 5] + t[i * 5 + 1])
-			return i * 5;
-	return -1;
+	return lo;
 }
 
 function touchStackPx(k) {
 	return k < 0 ? TOUCH_NONE_PX : k < TOUCH_PX.length ? TOUCH_PX[k] : TOUCH_OTHER_PX;
 }
 
+// The resident pages of m in [a, b) (offsets) by first toucher, in order: fn(p, end, key)
+// for each piece, key the stack's place in /api/touch's stacks or -1 (none known).
+function touchPieces(m, a, b, fn) {
+	const runs = m.runs, t = view.touch ? view.touch.touches : [];
+	for (let i = runsIndex(runs, a); i < runs.length / 3 && runs[i * 3] < b; i++) {
+		if (runs[i * 3 + 2] !== 1)
+			continue;
+		const e = Math.min(b, runs[i * 3] + runs[i * 3 + 1]);
+		for (let p = Math.max(a, runs[i * 3]); p < e;) {
+			const ti = view.touch ? touchAt(m.start + p) : -1;
+			const next = ti < 0 && view.touch ? touchFrom(m.start + p + 1) : t.length / 5;
+			// to the touch's end, or (none known) to the next touch's start
+			const end = ti >= 0 ? Math.min(e, t[ti] + t[ti + 1] - m.start)
+				: next < t.length / 5 ? Math.min(e, t[next * 5] - m.start) : e;
+			fn(p, end, ti < 0 ? -1 : t[ti + 2]);
+			p = end;
+		}
+	}
+}
+
 // The "who touched" layer's cells [c0, c0 + n) of m: not resident dark, else the stack that
 // first touched most of the cell's resident pages (the one with more pages in all on a
 // tie), unattributed pages counting as one more "stack".
 function touchCells(m, c0, n, ppc, out) {
-	const pages = m.end - m.start, runs = m.runs, t = view.touch ? view.touch.touches : [];
-	const by = new Map();		// the cell's resident pages by stack (-1: none known)
-	for (let k = 0; k < n; k++) {
-		const a = (c0 + k) * ppc, b = Math.min(pages, a + ppc);
-		by.clear();
-		for (let i = runsIndex(runs, a); i < runs.length / 3 && runs[i * 3] < b; i++) {
-			if (runs[i * 3 + 2] !== 1)
-				continue;
-			const e = Math.min(b, runs[i * 3] + runs[i * 3 + 1]);
-			for (let p = Math.max(a, runs[i * 3]); p < e;) {	// resident pages
-				const ti = view.touch ? touchAt(m.start + p) : -1;
-				const end = ti < 0 ? p + 1 : Math.min(e, t[ti] + t[ti + 1] - m.start);
-				const key = ti < 0 ? -1 : t[ti + 2];
-				by.set(key, (by.get(key) || 0) + end - p);
-				p = end;
-			}
-		}
+	const pages = m.end - m.start;
+	out.fill(STATE_PX[0], 0, n);
+	if (ppc === 1) {		// a page a cell: each piece its colour
+		touchPieces(m, c0, Math.min(pages, c0 + n), (p, end, key) =>
+			out.fill(touchStackPx(key), p - c0, end - c0));
+		return;
+	}
+	const by = new Map();		// the cell's resident pages by stack
+	let cell = -1;
+	const settle = () => {		// the cell's colour once its pieces are in
 		let best = null, most = 0;
 		for (const [key, c] of by)
 			if (c > most || (c === most && key >= 0 && (best < 0 || key < best))) {
 				best = key;
 				most = c;
 			}
-		out[k] = best === null ? STATE_PX[0] : touchStackPx(best);
-	}
+		if (best !== null)
+			out[cell - c0] = touchStackPx(best);
+		by.clear();
+	};
+	touchPieces(m, c0 * ppc, Math.min(pages, (c0 + n) * ppc), (p, end, key) => {
+		for (; p < end;) {
+			const k = Math.floor(p / ppc), e = Math.min(end, (k + 1) * ppc);
+			if (k !== cell) {
+				if (cell >= 0)
+					settle();
+				cell = k;
+			}
+			by.set(key, (by.get(key) || 0) + e - p);
+			p = e;
+		}
+	});
+	if (cell >= 0)
+		settle();
 }
 
 function mappingCells(m, c0, c1, ppc, layer, out) {
