@@ -13,6 +13,7 @@ import random
 import re
 import signal
 import socket
+import struct
 import subprocess
 import time
 
@@ -289,7 +290,7 @@ def test_hostile_clients_do_not_stop_the_other_views(mevitop, workload):
     for _ in range(300):
         path = rng.choice(["/api/process", "/api/list", "/api/info", "/", "/app.js", "/x",
                            "/api/", "/../etc/passwd", "/api/process/", "/api/files",
-                           "/api/file"])
+                           "/api/file", "/api/who", "/api/touch"])
         q = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
         url = urlquote(path + ("?" + q if rng.random() < 0.8 else ""))
         q2 = rng.choice(["pid=%d" % wl.pid, "pid=0", "pid=-1", "pid=99999999999", "pid=",
@@ -298,14 +299,28 @@ def test_hostile_clients_do_not_stop_the_other_views(mevitop, workload):
         q3 = rng.choice(["dev=1", "dev=1&ino=", "dev=-1&ino=2", "dev=18446744073709551615&ino=1",
                          "dev=2049&ino=99999999999999999999", "sort=%s" % q, "limit=0",
                          "limit=99999999", "desc=2", "filter=" + "a" * 5000])
+        q4 = rng.choice(["pid=%d" % wl.pid, "page=1", "pid=%d&page=" % wl.pid,
+                         "pid=0&page=1", "pid=-1&page=1", "pid=99999999999&page=1",
+                         "pid=%d&page=-1" % wl.pid, "pid=%d&page=4503599627370496" % wl.pid,
+                         "pid=%d&page=18446744073709551615" % wl.pid,
+                         "pid=%d&page=%s" % (wl.pid, q)])
         for u in (url, "/api/process?" + q2, urlquote("/api/file?" + q3),
-                  urlquote("/api/files?" + q3)):
+                  urlquote("/api/files?" + q3), urlquote("/api/who?" + q4),
+                  "/api/touch?" + q2):
             try:
                 st, _ = get(port, u)
             except (http.client.HTTPException, OSError):
                 continue                   # a request http.client itself refuses
             assert st in (200, 400, 404, 414), (u, st)
     assert get(port, "/api/file?dev=1")[0] == 400              # no ino
+    assert get(port, f"/api/who?pid={wl.pid}")[0] == 400        # no page
+    assert get(port, f"/api/who?pid={wl.pid}&page=x1")[0] == 400
+    assert get(port, "/api/who?pid=4194304&page=1")[0] == 404   # no such process
+    stack = [int(s, 16) for s, *_ in (ln.split("-") for ln in open(f"/proc/{wl.pid}/maps")
+                                      if ln.rstrip().endswith("[stack]"))][0] // PAGE
+    assert get(port, f"/api/who?pid={wl.pid}&page={stack}")[0] == 404  # no --sharing
+    assert get(port, f"/api/touch?pid={wl.pid}")[0] == 404     # no --stacks
+    assert get(port, "/api/touch?pid=0")[0] == 400
     assert get(port, "/api/files?filter=" + "a" * 5000)[0] == 400  # over 4,096 bytes
     for method in ("POST", "PUT", "DELETE", "PATCH"):
         assert get(port, "/api/list", method=method)[0] == 405
@@ -387,6 +402,8 @@ def test_replay_slider_equals_replay_json(workload, tmp_path):
             pass
         # A replay's frames come when the slider asks (at=T): no stream, the page polls.
         assert get(port, f"/api/events?pid={wl.pid}")[0] == 404
+        assert get(port, f"/api/who?pid={wl.pid}&page=1")[0] == 404   # live only
+        assert get(port, f"/api/touch?pid={wl.pid}")[0] == 404   # recorded without --stacks
         b = open_heatmap(port, wl.pid, f"?at={late}")
         try:
             assert b.js("window.mevitop.transport") == "poll"
@@ -418,10 +435,22 @@ def test_replay_slider_equals_replay_json(workload, tmp_path):
         assert srv.wait(timeout=GUARD_S) == 0
 
 
+def pfn_of(pid, page):
+    """The PFN pid's page (a page number) maps now, read by the test, or None."""
+    fd = os.open(f"/proc/{pid}/pagemap", os.O_RDONLY)
+    try:
+        (v,) = struct.unpack("<Q", os.pread(fd, 8, page * 8))
+    finally:
+        os.close(fd)
+    return v & ((1 << 55) - 1) if v >> 63 & 1 else None
+
+
 def test_sharing_layer_equals_kpagecount(mevitop, workload):
     """--sharing: after a fork and the child's write to part of a region, the child's
     sharing layer on the canvas gives each page the class the test reads from its PFN's
-    map count (kpagecount): private where the child wrote, by 2 where it did not."""
+    map count (kpagecount): private where the child wrote, by 2 where it did not; the
+    hover of a shared page names the count and the other process mapping the same PFN
+    (/api/who, as the terminal's cursor line does), of a written one "private"."""
     from test_sharing import by_class, kernel_truth, shared_snapshot
     wl = workload("share_wl")
     _, words = wl.do("anon a 512")
@@ -450,11 +479,95 @@ def test_sharing_layer_equals_kpagecount(mevitop, workload):
         assert list(want.values()).count("private") == 128
         assert list(want.values()).count("2") == 384
         top = b.js("document.getElementById('map').getBoundingClientRect().top")
-        for k, says in ((0, "mapped once"), (200, "mapped by 2")):
+        comm = open(f"/proc/{wl.pid}/comm").read().strip()
+        for k in (0, 200):
+            pg = base // PAGE + k
+            mine = pfn_of(child, pg)
+            sharers = [p for p in (wl.pid,) if pfn_of(p, pg) == mine]  # the PFN's others
+            asked = b.js("window.mevitop.whoAnswers")
             b.js("window.mevitop.setZoom(2)")
             p = b.js(f"window.mevitop.pixelOf({base + k * PAGE})")
             b.mouse("mouseMoved", p["x"] + p["size"] / 2, top + p["y"] + p["size"] / 2)
-            assert says in b.js("window.mevitop.hoverText()"), b.js("window.mevitop.hoverText()")
+            if pg not in counts:           # written by the child: private, nothing asked
+                assert not sharers
+                text = b.js("window.mevitop.hoverText()")
+                assert ", mapped once (private)  (" in text, text
+                assert b.js("window.mevitop.whoAnswers") == asked
+                who = json.loads(get(port, f"/api/who?pid={child}&page={pg}")[1])
+                assert (who["count"], who["n"], who["pids"]) == (1, 0, []), who
+                continue
+            assert sharers == [wl.pid] and counts[pg] == 2, (sharers, counts[pg])
+            b.wait(f"window.mevitop.whoAnswers > {asked}", "the hover's /api/who answer")
+            text = b.js("window.mevitop.hoverText()")
+            assert f", mapped by {counts[pg]} (also pid {wl.pid} {comm})  (" in text, text
+            who = json.loads(get(port, f"/api/who?pid={child}&page={pg}")[1])
+            assert (who["known"], who["count"], who["n"], who["pids"], who["comm"]) == \
+                (True, counts[pg], len(sharers), sharers, comm), who
         assert "USS" in b.js("document.getElementById('title').textContent")
+    finally:
+        b.close()
+
+
+def test_who_touched_layer_names_the_first_toucher(mevitop, workload):
+    """--stacks (trace mode): the "who touched" layer colours each resident page of a region
+    by the stack that first touched it, the function the workload's own code says
+    (tests/workloads/wl_stacks.c: touch_X writes region X), residency from pagemap; the
+    hover names its thread and caller chain as the terminal's cursor line does, and each
+    stack's pages are the JSON snapshot's first_touch pages for that mapping."""
+    from test_stacks import CHAIN, LIB, PAGES, attributed, touch_regions
+    w = workload("wl_stacks_fp", [LIB])
+    port = free_port()
+    mv = mevitop(["--mode", "trace", "--stacks", "-p", str(w.pid), "-i", "100", "--listen",
+                  f"127.0.0.1:{port}"])
+    addrs, snap = touch_regions(w, mv, ("a", "b"))
+    entry = find_proc(snap, w.pid)
+    first_touch = {r: attributed(entry, addr, w.pid, r)   # the terminal's data, in full
+                   for r, addr in addrs.items()}
+    b = open_heatmap(port, w.pid)
+    try:
+        b.wait("window.mevitop.view.touch && ['touch_a', 'touch_b'].every((f) => "
+               "window.mevitop.view.touch.stacks.some((s) => s.frames.startsWith(f + '+0x')))",
+               "both regions' stacks")
+        b.js("document.getElementById('layer').value = 'touch'; "
+             "document.getElementById('layer').onchange(); window.mevitop.draw()")
+        assert not b.js("document.getElementById('touch-layer').disabled")
+        stacks = b.js("window.mevitop.view.touch.stacks")
+        drawn = b.js("window.mevitop.canvasPages()")
+        truth = pagemap_truth(w.pid)
+        ks = {}
+        for r, addr in addrs.items():
+            k = next(i for i, s in enumerate(stacks) if s["frames"].startswith(CHAIN[r][0] + "+0x"))
+            assert k < 8, stacks                # a colour of its own
+            first = addr // PAGE
+            want = {pg: f"stack {k}" if truth.get(pg) == "resident" else "not resident"
+                    for pg in range(first, first + 512)}
+            got = {pg: drawn.get(str(pg)) for pg in want}
+            assert got == want, [(hex(pg * PAGE), got[pg], want[pg]) for pg in want
+                                 if got[pg] != want[pg]][:10]
+            assert list(want.values()).count(f"stack {k}") == PAGES[r]
+            assert stacks[k]["pages"] == PAGES[r] == first_touch[r]["pages"]
+            assert (stacks[k]["tid"], stacks[k]["unwind"]) == (first_touch[r]["tid"], "fp")
+            ks[r] = k
+        b.js("window.mevitop.setZoom(-1)")   # 2 pages a pixel: a cell takes its pages' stack
+        for r, addr in addrs.items():
+            b.js(f"window.mevitop.scrollTo({addr})")
+            mine, dark = b.js(f"TOUCH_RGB[{ks[r]}]"), b.js("STATE_RGB[0]")
+            for off, want in ((0, mine), (PAGES[r] - 2, mine), (PAGES[r], dark)):
+                p = b.js(f"window.mevitop.pixelOf({addr + off * PAGE})")
+                got = b.js(f"Array.from(document.getElementById('map').getContext('2d')"
+                           f".getImageData({p['x']}, {p['y']}, 1, 1).data.slice(0, 3))")
+                assert got == want, (r, off, got, want)
+        top = b.js("document.getElementById('map').getBoundingClientRect().top")
+        b.js("window.mevitop.setZoom(2)")
+        for r, addr in addrs.items():
+            b.js(f"window.mevitop.scrollTo({addr})")
+            p = b.js(f"window.mevitop.pixelOf({addr + 3 * PAGE})")
+            b.mouse("mouseMoved", p["x"] + p["size"] / 2, top + p["y"] + p["size"] / 2)
+            text = b.js("window.mevitop.hoverText()")
+            assert "page 4 of " in text and ": resident" in text, text
+            tail = text.split(" \u00b7 first touch: ", 1)[1]
+            assert tail.startswith(f"tid {w.pid}, ") and " s ago, " in tail, text
+            names = [f.split("+0x")[0] for f in tail.split(" s ago, ", 1)[1].split(" \u2190 ")]
+            assert names[:4] == CHAIN[r], text
     finally:
         b.close()

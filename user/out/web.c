@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+#include "engine/engine.h"
 #include "out/http_reply.h"
 #include "out/json_buf.h"
 #include "out/web_assets.h"
@@ -140,7 +141,7 @@ static void put_cost(struct buf *b, const char *name, const struct web_cost *c)
 static enum MHD_Result api_stats(struct web *w, struct MHD_Connection *c)
 {
 	static const char *const names[WEB_KINDS] = { "list", "process", "events", "files",
-							"file" };
+							"file", "touch" };
 	struct buf b = { 0 };
 
 	json_buf_put(&b, "{");
@@ -223,6 +224,56 @@ static enum MHD_Result api_file(struct web *w, struct MHD_Connection *c)
 	return answer_reply(c, web_answer_file(w, dev, ino, at, &b), &b);
 }
 
+static enum MHD_Result api_who(struct web *w, struct MHD_Connection *c)
+{
+	uint64_t pid, page, count;
+	struct share_who who;
+	struct buf b = { 0 };
+	int err;
+
+	if (!arg_u64(c, "pid", 0, INT32_MAX, &pid) || !pid ||
+	    !arg_u64(c, "page", UINT64_MAX, UINT64_MAX >> 12, &page) || page == UINT64_MAX)
+		return http_reply_text(c, MHD_HTTP_BAD_REQUEST,
+				       "bad query: pid=N&page=P (a page number)\n");
+	err = w->src.share_who ? w->src.share_who(w->src.ctx, (pid_t)pid, page, &who, &count)
+			     : -ENOENT;
+	if (err == -EBUSY)
+		return http_reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "engine busy, try again\n");
+	if (err)
+		return http_reply_text(c, MHD_HTTP_NOT_FOUND,
+				       "no such page of a watched process, or no --sharing\n");
+	json_buf_put(&b, "{\"pid\": %d, \"page\": %" PRIu64 ", \"known\": %s, \"cut\": %s, "
+		     "\"count\": %" PRIu64 ", \"n\": %u, \"pids\": [", (int)pid, page,
+		     who.known ? "true" : "false", who.cut ? "true" : "false", count, who.n);
+	for (uint32_t i = 0; i < who.n && i < SHARE_WHO_MAX; i++)
+		json_buf_put(&b, "%s%d", i ? ", " : "", (int)who.pids[i]);
+	json_buf_put(&b, "], \"comm\": ");
+	who.comm[sizeof(who.comm) - 1] = 0;
+	json_buf_str(&b, who.n ? who.comm : "");
+	json_buf_put(&b, "}");
+	return json_reply(c, &b);
+}
+
+static enum MHD_Result api_touch(struct web *w, struct MHD_Connection *c)
+{
+	struct buf b = { 0 };
+	uint64_t pid;
+	double at;
+	int err;
+
+	if (!arg_seconds(c, &at) || !arg_u64(c, "pid", 0, INT32_MAX, &pid) || !pid)
+		return http_reply_text(c, MHD_HTTP_BAD_REQUEST,
+				       "bad query: pid=N (a positive number), at=SECONDS\n");
+	err = web_answer_touch(w, (pid_t)pid, at, &b);
+	if (err == -ENOENT || err == -ESRCH) {
+		free(b.p);
+		return http_reply_text(c, MHD_HTTP_NOT_FOUND, err == -ENOENT ?
+				       "no first-touch stacks: start mevitop with --stacks\n" :
+				       "no such process in the model\n");
+	}
+	return answer_reply(c, err, &b);
+}
+
 static enum MHD_Result api_events(struct web *w, struct MHD_Connection *c)
 {
 	uint64_t pid;
@@ -269,6 +320,10 @@ bool web_handle(struct web *w, struct MHD_Connection *c, const char *url,
 		*ret = api_files(w, c);
 	else if (!strcmp(url, "/api/file"))
 		*ret = api_file(w, c);
+	else if (!strcmp(url, "/api/who"))
+		*ret = api_who(w, c);
+	else if (!strcmp(url, "/api/touch"))
+		*ret = api_touch(w, c);
 	else if (!strcmp(url, "/api/events"))
 		*ret = api_events(w, c);
 	else

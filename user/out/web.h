@@ -13,6 +13,10 @@
  *   GET /api/files, /api/file?dev=D&ino=I
  *                                 the page cache's files and one file's pages
  *                                 (out/web_files.h)
+ *   GET /api/who?pid=N&page=P     --sharing: which other watched processes map the
+ *                                 physical page pid's page P maps (the hover)
+ *   GET /api/touch?pid=N          --stacks: who first touched pid's pages (the "who
+ *                                 touched" layer and its hover: out/web_touch.h)
  *   GET /api/info                 live or replay, and a replay's time span
  *   GET /api/stats                what the answers have cost: the source's hold (the engine
  *                                 lock, live) and the whole answer's time
@@ -28,6 +32,8 @@
 #include <stdbool.h>
 #include <microhttpd.h>
 #include "out/json.h"
+
+struct share_who;			/* engine/engine.h */
 
 /* A frame to serve: acquire fills f (the frame current at `at` seconds for a replay; the
  * live model, locked, for the engine), release gives it back; in between, the answer only
@@ -45,6 +51,12 @@ struct web_source {
 	/* While acquired: the page cache's table (model/fcache.h), or NULL (none: --no-files,
 	 * a replay, whose recordings carry no page sets of files).  NULL: always none. */
 	struct fcache *(*fcache)(void *ctx);
+	/* --sharing, the hover of a shared page: engine_share_who's answer (engine.h) and the
+	 * page's map count as the last pass read it (share_page_count: 0 when not kept), the
+	 * source not acquired (it takes the lock itself).  0, -EBUSY, -ENOENT (no such
+	 * process or page, or --sharing off).  NULL: never (a replay). */
+	int (*share_who)(void *ctx, pid_t pid, uint64_t page, struct share_who *out,
+			 uint64_t *count);
 };
 
 #define WEB_TOKEN_LEN 32		/* hex digits: 128 random bits */

@@ -89,22 +89,92 @@ int web_answer_files(struct web *w, const char *sort, bool desc, const char *fil
 	return err ? err : b->oom ? -ENOMEM : 0;
 }
 
-int web_answer_file(struct web *w, uint64_t dev, uint64_t ino, double at, struct buf *b)
+/* An answer copied under the source and written after it: snap fills the copy from the
+ * held frame (0 or -errno), json writes it without the source, drop frees it. */
+struct answer_ops {
+	int (*snap)(struct web *w, const struct json_frame *f, void *copy);
+	void (*json)(struct web *w, void *copy, struct buf *b);
+	void (*drop)(void *copy);
+};
+
+static int answer_copied(struct web *w, enum web_kind kind, double at,
+			 const struct answer_ops *ops, void *copy, struct buf *b)
 {
-	struct web_fsnap s;
 	uint64_t t0, t_release;
 	struct json_frame f;
 	int err;
 
-	err = acquire(w, WEB_FILE, at, &f, &t0);
+	err = acquire(w, kind, at, &f, &t0);
 	if (err)
 		return err;
-	err = web_files_snap(source_fcache(w), &f, dev, ino, &s);
+	err = ops->snap(w, &f, copy);
 	w->src.release(w->src.ctx, &f);
 	t_release = web_mono_ns();
 	if (!err)
-		web_files_file_json(&w->files, &s, b);
-	web_files_snap_free(&s);
-	cost_add(&w->cost[WEB_FILE], t0, t_release, web_mono_ns(), b->len);
+		ops->json(w, copy, b);
+	ops->drop(copy);
+	cost_add(&w->cost[kind], t0, t_release, web_mono_ns(), b->len);
 	return err ? err : b->oom ? -ENOMEM : 0;
+}
+
+struct file_copy {
+	uint64_t dev, ino;
+	struct web_fsnap s;
+};
+
+static int file_snap(struct web *w, const struct json_frame *f, void *copy)
+{
+	struct file_copy *c = copy;
+
+	return web_files_snap(source_fcache(w), f, c->dev, c->ino, &c->s);
+}
+
+static void file_json(struct web *w, void *copy, struct buf *b)
+{
+	web_files_file_json(&w->files, &((struct file_copy *)copy)->s, b);
+}
+
+static void file_drop(void *copy)
+{
+	web_files_snap_free(&((struct file_copy *)copy)->s);
+}
+
+int web_answer_file(struct web *w, uint64_t dev, uint64_t ino, double at, struct buf *b)
+{
+	static const struct answer_ops ops = { file_snap, file_json, file_drop };
+	struct file_copy c = { .dev = dev, .ino = ino };
+
+	return answer_copied(w, WEB_FILE, at, &ops, &c, b);
+}
+
+struct touch_copy {
+	pid_t pid;
+	struct web_tsnap s;
+};
+
+static int touch_snap(struct web *w, const struct json_frame *f, void *copy)
+{
+	struct touch_copy *c = copy;
+
+	(void)w;
+	return web_touch_snap(f, c->pid, &c->s);
+}
+
+static void touch_json(struct web *w, void *copy, struct buf *b)
+{
+	(void)w;
+	web_touch_json(&((struct touch_copy *)copy)->s, b);
+}
+
+static void touch_drop(void *copy)
+{
+	web_touch_snap_free(&((struct touch_copy *)copy)->s);
+}
+
+int web_answer_touch(struct web *w, pid_t pid, double at, struct buf *b)
+{
+	static const struct answer_ops ops = { touch_snap, touch_json, touch_drop };
+	struct touch_copy c = { .pid = pid };
+
+	return answer_copied(w, WEB_TOUCH, at, &ops, &c, b);
 }

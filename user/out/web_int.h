@@ -9,6 +9,7 @@
 #include "out/web_events.h"
 #include "out/web_files.h"
 #include "out/web_json.h"
+#include "out/web_touch.h"
 
 /* What answering has cost, per kind of answer (/api/stats shows it): how long the source
  * (the engine's lock, live) was held, and the whole answer's time. */
@@ -19,7 +20,7 @@ struct web_cost {
 	uint64_t bytes;
 };
 
-enum web_kind { WEB_LIST, WEB_PROCESS, WEB_EVENTS, WEB_FILES, WEB_FILE, WEB_KINDS };
+enum web_kind { WEB_LIST, WEB_PROCESS, WEB_EVENTS, WEB_FILES, WEB_FILE, WEB_TOUCH, WEB_KINDS };
 
 struct web {
 	struct web_source src;
@@ -40,6 +41,9 @@ int web_answer(struct web *w, enum web_kind kind, pid_t pid, uint64_t since, dou
 int web_answer_files(struct web *w, const char *sort, bool desc, const char *filter,
 		     size_t limit, double at, struct buf *b);
 int web_answer_file(struct web *w, uint64_t dev, uint64_t ino, double at, struct buf *b);
+/* /api/touch (out/web_touch.h): pid's first-touch stacks.  0, -EBUSY, -EIO, -ENOENT (no
+ * --stacks), -ESRCH or -ENOMEM. */
+int web_answer_touch(struct web *w, pid_t pid, double at, struct buf *b);
 uint64_t web_mono_ns(void);
 
 #endif

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 #include <time.h>
+#include "model/share.h"
 #include "out/http.h"
 #include "out/web_live.h"
 
@@ -21,6 +22,7 @@ static int live_acquire(void *ctx, double at, struct json_frame *f)
 	/* The engine's own processes, valid while its lock is held: nothing is copied. */
 	f->procs = engine_procs(e, &f->n);
 	f->nprocs = f->n;
+	f->stacks = engine_stacks(e);	/* --stacks: the first touches, or NULL */
 	return 0;
 }
 
@@ -42,8 +44,27 @@ static struct fcache *live_fcache(void *ctx)
 	return engine_fcache(ctx);
 }
 
+/* The engine reads the pagemap entries of its other processes here: under its lock, as
+ * the terminal's cursor line asks (engine_share_who keeps the answer for the tick). */
+static int live_share_who(void *ctx, pid_t pid, uint64_t page, struct share_who *out,
+			  uint64_t *count)
+{
+	struct engine *e = ctx;
+	struct proc *p;
+	int err;
+
+	if (engine_lock_timed(e, HTTP_LOCK_WAIT_MS))
+		return -EBUSY;
+	err = engine_share_who(e, pid, page, out);
+	p = err ? NULL : engine_find(e, pid);
+	*count = p && p->share ? share_page_count(p->share, page) : 0;
+	engine_unlock(e);
+	return err;
+}
+
 void web_live_source(struct engine *e, struct web_source *out)
 {
 	*out = (struct web_source){ .ctx = e, .acquire = live_acquire, .release = live_release,
-				    .watch = live_watch, .fcache = live_fcache };
+				    .watch = live_watch, .fcache = live_fcache,
+				    .share_who = live_share_who };
 }

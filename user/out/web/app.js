@@ -207,15 +207,90 @@ function pollFile() {
 
 // ---- the heatmap ----------------------------------------------------------------------
 
+// --sharing, live: the hovered shared page's other watched mappers, which the server reads
+// when asked (/api/who), as the terminal's cursor line has the engine read them.  One
+// question a page and a version of the data; the hover is written again when it answers.
+const who = { key: '', answer: null, cell: null };
+
+function whoFor(cell) {
+	const { m, a, b } = cell, page = m.start + a;
+	if (view.file || info.replay || b - a !== 1 || !shareClassOf(m, a))
+		return null;
+	const key = `${view.pid}:${page}:${view.version}`;
+	if (who.key !== key) {
+		who.key = key;
+		who.answer = null;
+		api('/api/who', { pid: view.pid, page }).then((r) => {
+			if (who.key !== key)
+				return;
+			who.answer = r;
+			window.mevitop.whoAnswers++;
+			if (who.cell && who.cell.m === m && who.cell.a === a)
+				$('hover').textContent = describe(who.cell, r);
+		}).catch(() => {});	// gone, or the engine busy: the hover without it
+	}
+	return who.answer;
+}
+
 function showHover(x, y) {
 	const canvas = $('map'), rect = canvas.getBoundingClientRect();
 	const cell = cellAt(Math.floor(x * canvas.width / rect.width),
 		Math.floor(y * canvas.height / rect.height));
-	$('hover').textContent = cell ? describe(cell) : '\u00a0';
+	who.cell = cell;
+	$('hover').textContent = cell ? describe(cell, whoFor(cell)) : '\u00a0';
+}
+
+// --stacks: who first touched the process's pages (/api/touch), for the "who touched"
+// layer and the hover; asked again when the data changed and every 2 s (a stack can come
+// a tick after its pages), one question at a time; 404 (no --stacks): not again.
+const touch = { pid: -1, version: -1, got: 0, busy: false, none: false };
+const TOUCH_EVERY_MS = 2000;
+
+function setTouchLayer(ok) {
+	$('touch-layer').disabled = !ok;
+	$('touch-layer').textContent = ok ? 'who touched' : 'who touched (needs --stacks)';
+}
+
+function pollTouch() {
+	if (!view.on || view.file || view.fileKeyOf || touch.busy)
+		return;
+	if (touch.pid !== view.pid) {
+		Object.assign(touch, { pid: view.pid, version: -1, got: 0, none: false });
+		view.touch = null;
+		view.touchKey = '';
+		setTouchLayer(false);
+	}
+	if (touch.none || (touch.version === view.version &&
+		performance.now() - touch.got < TOUCH_EVERY_MS))
+		return;
+	const pid = view.pid;
+	touch.busy = true;
+	api('/api/touch', { pid }).then((r) => {
+		if (pid !== view.pid)
+			return;
+		applyTouch(r);
+		touch.version = view.version;
+		touch.got = performance.now();
+		setTouchLayer(true);
+		if ($('layer').value === 'touch')
+			legend();
+		window.mevitop.touchFrames++;
+	}).catch((err) => {
+		touch.got = performance.now();
+		if (err.status === 404 && pid === view.pid) {
+			touch.none = true;
+			if ($('layer').value === 'touch') {	// a process without: back to residency
+				$('layer').value = 'res';
+				view.dirty = true;
+				legend();
+			}
+		}
+	}).finally(() => { touch.busy = false; });
 }
 
 function showProcess(r) {
 	applyProcess(r);
+	pollTouch();
 	// The sharing layer needs --sharing (a process a pass has read has uss and pss).
 	$('share-layer').disabled = !('uss' in r);
 	$('share-layer').hidden = false;
@@ -302,6 +377,7 @@ function wireHeatmap() {
 	// canvas pixel stays one CSS pixel (and the mouse's offsets are the canvas' pixels).
 	new ResizeObserver(() => { if (view.on) resize(); }).observe(canvas);
 	const frame = () => {
+		pollTouch();
 		if (view.on && view.dirty)
 			draw();
 		requestAnimationFrame(frame);
@@ -327,7 +403,19 @@ function legend() {
 		: layer === 'share'
 			? swatch(STATE_RGB[0], 'not resident') + swatch(STATE_RGB[1], 'private') +
 				['by 2', 'by 3-8', 'by 9+'].map((t, i) => swatch(HEAT_RGB[i + 1], t)).join('')
+			: layer === 'touch' ? touchLegend()
 			: STATE.map((s, i) => swatch(STATE_RGB[i], s)).join('') + swatch(MIXED_RGB, 'mixed');
+}
+
+// The "who touched" layer's key: each colour's stack (its innermost function) and its
+// resident pages, as the terminal's 'w' pane lists them; the rest alike, unattributed.
+function touchLegend() {
+	const st = view.touch ? view.touch.stacks : [];
+	const esc = (t) => t.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+	return swatch(STATE_RGB[0], 'not resident') + swatch(TOUCH_NONE, 'no stack') +
+		st.slice(0, TOUCH_RGB.length).map((s, i) => swatch(TOUCH_RGB[i],
+			esc(`${s.frames.split(' \u2190 ')[0]} (${bytes(s.pages)})`))).join('') +
+		(st.length > TOUCH_RGB.length ? swatch(TOUCH_OTHER, `${st.length - TOUCH_RGB.length} more`) : '');
 }
 
 // ---- the page -------------------------------------------------------------------------
@@ -407,7 +495,8 @@ function route() {
 	$('heat').hidden = !view.on;
 	$('back').textContent = fm ? '\u2190 files' : '\u2190 processes';
 	$('share-layer').hidden = !!fm;
-	if ($('layer').value === 'share' && fm)
+	$('touch-layer').hidden = !!fm;
+	if (($('layer').value === 'share' || $('layer').value === 'touch') && fm)
 		$('layer').value = 'res';
 	if (view.on) {
 		Object.assign(view, { pid: m ? +m[1] : 0, file: null, fileKey: '',
@@ -446,7 +535,7 @@ function poll() {
 // What the tests read (tests/integration/test_web.py): where a page is drawn, what the
 // canvas holds there, and the state the data says.
 window.mevitop = {
-	ready: false, frames: 0, listFrames: 0, filesFrames: 0, fileRows: [], streamEvents: 0, transport: '', draws: 0, firstDraw: 0, times: {}, drawMs: [], lastSent: 0, listOrder: [],
+	ready: false, frames: 0, listFrames: 0, filesFrames: 0, fileRows: [], streamEvents: 0, transport: '', draws: 0, firstDraw: 0, times: {}, drawMs: [], lastSent: 0, listOrder: [], whoAnswers: 0, touchFrames: 0,
 	// Where page addr is drawn: its cell's top-left canvas pixel, and the cell's size.
 	pixelOf(addr) {
 		const c = cellOfPage(Math.floor(addr / PAGE)), cp = cellPx();
@@ -462,11 +551,13 @@ window.mevitop = {
 		const canvas = $('map'), cp = cellPx(), out = {};
 		if (view.dirty)		// a resize since the last frame clears the canvas
 			draw();
-		const share = $('layer').value === 'share';
+		const share = $('layer').value === 'share', touched = $('layer').value === 'touch';
 		const palette = share ? [STATE_RGB[0], STATE_RGB[1], ...HEAT_RGB.slice(1)]
-			: view.file ? FILE_RGB : STATE_RGB;
+			: touched ? [STATE_RGB[0], TOUCH_NONE, TOUCH_OTHER, ...TOUCH_RGB]
+				: view.file ? FILE_RGB : STATE_RGB;
 		const names = share ? ['not resident', 'private', '2', '3-8', '9+']
-			: view.file ? FILE_STATE : STATE;
+			: touched ? ['not resident', 'no stack', 'other', ...TOUCH_RGB.map((_, i) => 'stack ' + i)]
+				: view.file ? FILE_STATE : STATE;
 		const d = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
 		for (let mi = 0; mi < view.order.length; mi++) {
 			const m = view.maps.get(view.order[mi]);

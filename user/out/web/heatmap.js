@@ -21,6 +21,11 @@ const HEAT_LEVELS = [0.05, 0.5, 2, 8];	// a block's decayed faults: where each c
 const FILE_STATE = ['not cached', 'cached', 'dirty', 'writeback'];
 const FILE_RGB = [STATE_RGB[0], STATE_RGB[1], [255, 175, 0], [255, 0, 0]];
 const EVICT_RGB = [0, 175, 255];
+// The "who touched" layer (--stacks): resident pages in their first toucher's colour, the
+// stacks with most resident pages first; the rest alike; resident but unattributed grey.
+const TOUCH_RGB = [[230, 25, 75], [0, 130, 200], [245, 130, 48], [145, 30, 180],
+	[70, 240, 240], [240, 50, 230], [250, 190, 212], [170, 110, 40]];
+const TOUCH_OTHER = [255, 255, 255], TOUCH_NONE = [128, 128, 128];
 const HEAT_BLOCK = 16;			// pages per heat block (model.h HEAT_BLOCK_SHIFT)
 const PAGE = 4096;
 const CACHE_MAX_PX = 16 << 20;		// the offscreen picture's largest area (64 MiB)
@@ -31,6 +36,8 @@ const px32 = (c) => (255 << 24 | c[2] << 16 | c[1] << 8 | c[0]) >>> 0;
 const STATE_PX = STATE_RGB.map(px32), MIXED_PX = px32(MIXED_RGB), BG_PX = px32(BG_RGB);
 const HEAT_PX = HEAT_RGB.map(px32), COOL_PX = HEAT_COOL.map(px32);
 const FILE_PX = FILE_RGB.map(px32), EVICT_PX = px32(EVICT_RGB);
+const TOUCH_PX = TOUCH_RGB.map(px32), TOUCH_OTHER_PX = px32(TOUCH_OTHER);
+const TOUCH_NONE_PX = px32(TOUCH_NONE);
 const RES_SHADES = [0, 1, 2, 3, 4].map((k) => px32([0, 1, 2].map((i) =>
 	Math.round(STATE_RGB[0][i] + (STATE_RGB[1][i] - STATE_RGB[0][i]) * k / 4))));
 
@@ -44,6 +51,7 @@ const view = {
 	fitted: false, dirty: true,
 	cache: null, cacheKey: '',	// the offscreen picture and what it shows
 	version: 0,			// one more each time the data changes
+	touch: null,			// --stacks: /api/touch's answer (applyTouch), or null
 };
 
 const cellPx = () => view.zoom >= 0 ? 1 << view.zoom : 1;
@@ -187,10 +195,102 @@ function evictOf(m, off) {
 	return m.evictMap.get(Math.floor(off / HEAT_BLOCK) * HEAT_BLOCK) || 0;
 }
 
+// /api/touch's touch holding page (a page number): the first of its chunk's that holds
+// it, as the engine finds it (stacks_touch_at); its index in the flat array, or -1.
+function touchAt(page) {
+	const t = view.touch.touches, cp = view.touch.chunk_pages;
+	for (let i = touchFrom(page - page % cp); i < t.length / 5 && t[i * 5] <= page; i++)
+		if (page < t[i * 5] + t[i * 5 + 1])
+			return i * 5;
+	return -1;
+}
+
+// The index (in fives) of /api/touch's first touch from page on.
+function touchFrom(page) {
+	const t = view.touch.touches;
+	let lo = 0, hi = t.length / 5;
+	while (lo < hi) {
+		const mid = (lo + hi) >> 1;
+		if (t[mid * 5] < page)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+function touchStackPx(k) {
+	return k < 0 ? TOUCH_NONE_PX : k < TOUCH_PX.length ? TOUCH_PX[k] : TOUCH_OTHER_PX;
+}
+
+// The resident pages of m in [a, b) (offsets) by first toucher, in order: fn(p, end, key)
+// for each piece, key the stack's place in /api/touch's stacks or -1 (none known).
+function touchPieces(m, a, b, fn) {
+	const runs = m.runs, t = view.touch ? view.touch.touches : [];
+	for (let i = runsIndex(runs, a); i < runs.length / 3 && runs[i * 3] < b; i++) {
+		if (runs[i * 3 + 2] !== 1)
+			continue;
+		const e = Math.min(b, runs[i * 3] + runs[i * 3 + 1]);
+		for (let p = Math.max(a, runs[i * 3]); p < e;) {
+			const ti = view.touch ? touchAt(m.start + p) : -1;
+			const next = ti < 0 && view.touch ? touchFrom(m.start + p + 1) : t.length / 5;
+			// to the touch's end, or (none known) to the next touch's start
+			const end = ti >= 0 ? Math.min(e, t[ti] + t[ti + 1] - m.start)
+				: next < t.length / 5 ? Math.min(e, t[next * 5] - m.start) : e;
+			fn(p, end, ti < 0 ? -1 : t[ti + 2]);
+			p = end;
+		}
+	}
+}
+
+// The "who touched" layer's cells [c0, c0 + n) of m: not resident dark, else the stack that
+// first touched most of the cell's resident pages (the one with more pages in all on a
+// tie), unattributed pages counting as one more "stack".
+function touchCells(m, c0, n, ppc, out) {
+	const pages = m.end - m.start;
+	out.fill(STATE_PX[0], 0, n);
+	if (ppc === 1) {		// a page a cell: each piece its colour
+		touchPieces(m, c0, Math.min(pages, c0 + n), (p, end, key) =>
+			out.fill(touchStackPx(key), p - c0, end - c0));
+		return;
+	}
+	const by = new Map();		// the cell's resident pages by stack
+	let cell = -1;
+	const settle = () => {		// the cell's colour once its pieces are in
+		let best = null, most = 0;
+		for (const [key, c] of by)
+			if (c > most || (c === most && key >= 0 && (best < 0 || key < best))) {
+				best = key;
+				most = c;
+			}
+		if (best !== null)
+			out[cell - c0] = touchStackPx(best);
+		by.clear();
+	};
+	touchPieces(m, c0 * ppc, Math.min(pages, (c0 + n) * ppc), (p, end, key) => {
+		for (; p < end;) {
+			const k = Math.floor(p / ppc), e = Math.min(end, (k + 1) * ppc);
+			if (k !== cell) {
+				if (cell >= 0)
+					settle();
+				cell = k;
+			}
+			by.set(key, (by.get(key) || 0) + e - p);
+			p = e;
+		}
+	});
+	if (cell >= 0)
+		settle();
+}
+
 function mappingCells(m, c0, c1, ppc, layer, out) {
 	const pages = m.end - m.start, a = c0 * ppc, b = Math.min(pages, c1 * ppc);
 	const runs = m.runs, n = c1 - c0, heat = layer === 'heat';
 	const file = !!view.file, palette = file ? FILE_PX : STATE_PX;
+	if (layer === 'touch' && !file) {
+		touchCells(m, c0, n, ppc, out);
+		return;
+	}
 	if (ppc === 1 && layer === 'res') {	// a page a cell: fill runs, the rest not resident
 		out.fill(palette[0], 0, n);
 		for (let i = runsIndex(runs, a); i < runs.length / 3 && runs[i * 3] < b; i++) {
@@ -352,8 +452,49 @@ function describeFile(cell) {
 	return t + ' \u00b7 ' + f.name;
 }
 
-// The cursor line's text for a cell, as the terminal's says it.
-function describe(cell) {
+// Which other watched processes map a shared page (/api/who's answer), as the terminal's
+// cursor line names them (user/ui/ui_heatmap_draw.c readout_who).
+function whoText(w) {
+	const cut = w.cut ? ' +?' : '';
+	if (!w.n)
+		return w.cut ? ' (no other watched process found)' : ' (no other watched process)';
+	if (w.n === 1)
+		return ` (also pid ${w.pids[0]} ${w.comm}${cut})`;
+	return ` (also pids ${w.pids.join(' ')}${w.n > w.pids.length ? ' +' + (w.n - w.pids.length)
+		: ''}${cut})`;
+}
+
+// The sharing class of page off of m (1 by 2, 2 by 3-8, 3 by 9+), 0: private or unknown.
+function shareClassOf(m, off) {
+	const sh = m.share || [];
+	for (let i = 0; i < sh.length; i += 3)
+		if (off >= sh[i] && off < sh[i] + sh[i + 1])
+			return sh[i + 2];
+	return 0;
+}
+
+// The first touch at flat index ti of /api/touch's answer, as the terminal's cursor line
+// says it (user/ui/ui_heatmap.c fill_stacks), its age going on from the answer's.
+function touchText(ti) {
+	const r = view.touch, t = r.touches;
+	const ago = (t[ti + 4] + performance.now() - r.got) / 1000;
+	return `first touch: tid ${t[ti + 3]}, ${ago.toFixed(1)} s ago, ${r.stacks[t[ti + 2]].frames}`;
+}
+
+// --stacks' answer (/api/touch): kept for the layer and the hover.
+function applyTouch(r) {
+	r.got = performance.now();
+	const key = JSON.stringify([r.stacks.map((s) => s.frames), r.touches.filter((x, i) => i % 5 !== 4)]);
+	view.touch = r;
+	if (key !== view.touchKey) {	// only another picture redraws it
+		view.touchKey = key;
+		view.version++;
+	}
+}
+
+// The cursor line's text for a cell, as the terminal's says it; who: /api/who's answer
+// for a shared page, once it has come.
+function describe(cell, who) {
 	const { m, a, b } = cell;
 	if (view.file)
 		return describeFile(cell);
@@ -374,11 +515,15 @@ function describe(cell) {
 				Math.max(a, m.share[i]));
 		const by = ['', 'by 2', 'by 3-8', 'by 9+'];
 		const shared = cls[1] + cls[2] + cls[3];
-		hs += b - a === 1 ? (shared ? `, mapped ${by[cls.findIndex((x, i) => i && x)]}`
-			: ', mapped once')
+		hs += b - a === 1 ? (shared ? (who && who.count >= 2 ? `, mapped by ${who.count}`
+			: `, mapped ${by[cls.findIndex((x, i) => i && x)]}`) +
+			(who && who.known ? whoText(who) : '') : ', mapped once (private)')
 			: `, ${acc[0] - shared} private, ${cls[1]} by 2, ${cls[2]} by 3-8, ${cls[3]} by 9+`;
 	}
-	const tail = `${hs}  (${m.kind}, ${m.tracker})`;
+	let tail = `${hs}  (${m.kind}, ${m.tracker})`;
+	const ti = view.touch ? touchAt(m.start + a) : -1;
+	if (ti >= 0)			// --stacks: who first touched it, last as the terminal's
+		tail += ' \u00b7 ' + touchText(ti);
 	if (b - a === 1) {
 		const st = acc[0] ? 1 : acc[1] ? 2 : acc[2] ? 3 : 0;
 		return `${where}  page ${a + 1} of ${m.end - m.start}: ${STATE[st]}${tail}`;
