@@ -11,27 +11,6 @@
 
 /* --- the list --- */
 
-static int add_name(struct web_flist *l, const char *name, size_t *off)
-{
-	size_t len = strlen(name) + 1;
-
-	if (l->names_len + len > l->names_cap) {
-		size_t cap = l->names_cap ? l->names_cap : 4096;
-		char *p;
-
-		while (cap < l->names_len + len)
-			cap *= 2;
-		if (!(p = realloc(l->names, cap)))
-			return -ENOMEM;
-		l->names = p;
-		l->names_cap = cap;
-	}
-	memcpy(l->names + l->names_len, name, len);
-	*off = l->names_len;
-	l->names_len += len;
-	return 0;
-}
-
 static void row_of(const struct fc_file *f, struct web_frow *r)
 {
 	*r = (struct web_frow){
@@ -49,7 +28,8 @@ static int copy_row(struct fc_file *f, void *arg)
 	if (l->n == l->cap && array_reserve(l->v, l->n, l->cap, 1024))
 		return -ENOMEM;
 	row_of(f, &l->v[l->n]);
-	if (add_name(l, f->name, &l->v[l->n].name))
+	if (array_add_str(&l->names, &l->names_len, &l->names_cap, f->name,
+			  &l->v[l->n].name))
 		return -ENOMEM;
 	l->n++;
 	return 0;
