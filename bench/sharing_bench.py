@@ -126,14 +126,22 @@ def bench_smem(rounds):
     processes come and go, libraries' map counts move between two answers."""
     rows = []
     for _ in range(rounds):
+        ro0 = rollups(int(d) for d in os.listdir("/proc") if d.isdigit())
         mv, mv_wall, mv_cpu, st = mevitop_answer()
         ro = rollups(mv)
         sm, sm_wall, sm_cpu = smem_answer()
+        ro2 = rollups(mv)
         both = sorted(set(sm) & set(mv) & set(ro))
+        # Quiet: its own smaps_rollup the same before mevitop started and after smem ended
+        # (a process whose figures moved between the two answers cannot be compared).
+        quiet = [p for p in both if p in ro0 and p in ro2 and ro0[p] == ro2[p]]
+        q_pss = sum(within(mv[p][0], sm[p][0], slack=1024 * vmas(p)) for p in quiet)
+        q_uss = sum(within(mv[p][1], sm[p][1]) for p in quiet)
         pss_ok = sum(within(mv[p][0], sm[p][0], slack=1024 * vmas(p)) for p in both)
         uss_ok = sum(within(mv[p][1], sm[p][1]) for p in both)
         ro_ok = sum(within(mv[p][0], ro[p][0]) and within(mv[p][1], ro[p][1]) for p in both)
-        rows.append((len(both), pss_ok, uss_ok, sm_wall, sm_cpu, mv_wall, mv_cpu, st, ro_ok))
+        rows.append((len(both), pss_ok, uss_ok, sm_wall, sm_cpu, mv_wall, mv_cpu, st, ro_ok,
+                     len(quiet), q_pss, q_uss))
         bad = [(p, mv[p], sm[p], ro[p]) for p in both
                if not within(mv[p][0], ro[p][0])][:3]
         off = [(p, comm(p), mv[p], sm[p]) for p in both
@@ -141,13 +149,15 @@ def bench_smem(rounds):
                        within(mv[p][1], sm[p][1]))]
         print(f"  round: {len(both)} processes in all three; PSS and USS within 1% of "
               f"smaps_rollup: {ro_ok}; of smem (PSS within 1% or 1 KiB a mapping): {pss_ok}, "
-              f"USS: {uss_ok}; smem {sm_wall:.2f} s wall {sm_cpu:.2f} s CPU; mevitop {mv_wall:.2f} "
+              f"USS: {uss_ok}; of the {len(quiet)} quiet ones (their rollup the same before "
+              f"and after both answers) PSS {q_pss}, USS {q_uss}; smem {sm_wall:.2f} s wall {sm_cpu:.2f} s CPU; mevitop {mv_wall:.2f} "
               f"s wall {mv_cpu:.2f} s CPU, of which sharing passes {st['total_ms'] / 1e3:.2f} s "
               f"(stats.sharing {st}); first differing (pid, mevitop, smem, rollup): {bad}; "
               f"differing from smem (pid, comm, mevitop (pss, uss), smem): {off}")
     med = lambda k: statistics.median(r[k] for r in rows)  # noqa: E731
     print(f"smem vs mevitop --sharing (median of {rounds}): {med(0):.0f} processes, PSS "
-          f"agree {med(1):.0f}, USS agree {med(2):.0f}; whole-system answer: smem "
+          f"agree {med(1):.0f}, USS agree {med(2):.0f}; of {med(9):.0f} quiet processes PSS "
+          f"agree {med(10):.0f}, USS {med(11):.0f}; whole-system answer: smem "
           f"{med(3):.2f} s wall / {med(4):.2f} s CPU, mevitop {med(5):.2f} s wall / "
           f"{med(6):.2f} s CPU of which sharing {statistics.median(r[7]['total_ms'] for r in rows) / 1e3:.2f} s "
           f"(load {loadavg()})")
