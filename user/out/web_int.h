@@ -18,6 +18,8 @@ struct web_cost {
 	uint64_t held_ns, held_max_ns;	/* the source held: the engine stalled for as long */
 	uint64_t total_ns, total_max_ns;	/* from acquiring to the body built */
 	uint64_t bytes;
+	uint64_t copies;		/* answers that copied the frame; the others of the
+					 * same frame shared that copy (out/web_snap.h) */
 };
 
 enum web_kind { WEB_LIST, WEB_PROCESS, WEB_EVENTS, WEB_FILES, WEB_FILE, WEB_TOUCH, WEB_KINDS };
@@ -25,7 +27,12 @@ enum web_kind { WEB_LIST, WEB_PROCESS, WEB_EVENTS, WEB_FILES, WEB_FILE, WEB_TOUC
 struct web {
 	struct web_source src;
 	char token[WEB_TOKEN_LEN + 1];	/* empty: none needed (loopback) */
-	struct web_deltas deltas;	/* MHD answers on one thread: no lock */
+	/* libmicrohttpd runs every answer, polled or streamed, on its one thread (out/http.c:
+	 * MHD_USE_INTERNAL_POLLING_THREAD, no thread per connection), so what the answers
+	 * keep between them needs no lock: */
+	struct web_deltas deltas;	/* each viewed process's last copy (its base) */
+	struct web_snap list;		/* the last list answer's rows, shared by the other
+					 * answers of its frame (list.key) */
 	struct web_cost cost[WEB_KINDS];
 	struct web_events ev;		/* the open streams */
 	struct web_files files;		/* the page cache's copy, shared by the viewers */

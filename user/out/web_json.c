@@ -292,6 +292,7 @@ static void seen_reset(struct web_seen *s)
 	s->m = NULL;
 	s->base = NULL;
 	s->n = 0;
+	s->key = 0;
 }
 
 /* The cache entry for p (the least recently used one is reused for a process not seen). */
@@ -363,13 +364,16 @@ static void put_mappings(struct web_deltas *d, struct proc *p, uint64_t since,
 	bool *dirty = calloc(n + 1, sizeof(*dirty));
 	struct warm_set ws = { 0 };
 
+	/* This frame's copy, taken by an answer before: no page differs from the base. */
+	bool reuse = p == s->base;
+
 	d->gen++;
 	s->used = d->gen;
 	if (!ms || !next || !dirty || warm_collect(p, now_ns, &ws))
 		goto oom;
 	for (const struct mapping *m = model_first(p); m && i < n; m = model_next(m))
 		ms[i++] = m;
-	if (changed_maps(s->base, p, ms, n, dirty))
+	if (!reuse && changed_maps(s->base, p, ms, n, dirty))
 		goto oom;
 	for (i = 0; i < n; i++) {
 		const struct web_mark *old = mark_find(s, mapping_start(ms[i]));
@@ -384,7 +388,8 @@ static void put_mappings(struct web_deltas *d, struct proc *p, uint64_t since,
 	if (b->oom)
 		goto oom;
 	free(s->m);
-	proc_free(s->base);
+	if (!reuse)
+		proc_free(s->base);
 	s->m = next;
 	s->n = n;
 	s->base = p;
@@ -430,10 +435,36 @@ int web_json_process(struct web_deltas *d, struct web_snap *snap, uint64_t since
 	*out = (struct web_sent){ .shape = hash_bytes(HASH_SEED, b->p ? b->p + head : "",
 						      b->oom ? 0 : b->len - head) };
 	put_mappings(d, p, since, snap->mono_ns, b, out, &taken);
+	if (taken && !snap->shared) {
+		struct web_seen *s = seen_for(d, p);
+
+		s->key = snap->key;
+		s->wall = snap->wall;
+		s->mono_ns = snap->mono_ns;
+		memcpy(s->mode, snap->mode, sizeof(s->mode));
+	}
 	if (taken)
 		snap->p = NULL;
 	json_buf_put(b, ", \"gen\": %" PRIu64 ", \"since\": %" PRIu64 "}", d->gen, since);
 	return b->oom ? -ENOMEM : 0;
+}
+
+bool web_deltas_share(struct web_deltas *d, const struct proc *p, uint64_t key,
+		      struct web_snap *snap)
+{
+	for (size_t i = 0; i < WEB_SEEN_PROCS; i++) {
+		struct web_seen *s = &d->procs[i];
+
+		if (s->used && s->base && s->pid == p->pid && s->serial == p->serial &&
+		    s->key == key) {
+			*snap = (struct web_snap){ .key = key, .wall = s->wall,
+						   .mono_ns = s->mono_ns, .p = s->base,
+						   .shared = true };
+			memcpy(snap->mode, s->mode, sizeof(snap->mode));
+			return true;
+		}
+	}
+	return false;
 }
 
 void web_deltas_free(struct web_deltas *d)

@@ -3,6 +3,7 @@
 #ifndef MEVITOP_OUT_WEB_JSON_H
 #define MEVITOP_OUT_WEB_JSON_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "out/json_buf.h"
 #include "out/web_snap.h"
@@ -23,6 +24,10 @@ struct web_seen {
 	struct web_mark *m;		/* by start */
 	size_t n;
 	struct proc *base;		/* the copy the marks are of: the next answer's xor */
+	uint64_t key;			/* the frame base was copied from (web_snap_key), */
+	double wall;			/* and its times: the answers of that frame share */
+	uint64_t mono_ns;		/* base instead of copying again (out/web_snap.h) */
+	char mode[24];
 };
 
 /* What each recently viewed process's mappings looked like, for "only what changed". */
@@ -48,6 +53,10 @@ int web_json_list(const struct web_snap *s, struct buf *b, struct web_sent *out)
  * for that process compares with.  0 or -ENOMEM. */
 int web_json_process(struct web_deltas *d, struct web_snap *s, uint64_t since,
 		     struct buf *b, struct web_sent *out);
+/* The answers of one frame share a copy: if p's base was copied from frame key, s becomes
+ * that copy (shared, not s's to free) and true; else false and s is untouched. */
+bool web_deltas_share(struct web_deltas *d, const struct proc *p, uint64_t key,
+		      struct web_snap *s);
 void web_deltas_free(struct web_deltas *d);
 
 #endif
