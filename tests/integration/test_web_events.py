@@ -13,6 +13,7 @@ import subprocess
 import time
 
 import harness
+from cdp import Browser
 from harness import GUARD_S, MEVITOP, PAGE, SAN_ENV, find_proc, model_pages
 from test_web import canvas, differ, free_port, get, open_heatmap, slowloris_and_flood, \
     trace_target, truth_states
@@ -329,3 +330,84 @@ def test_streams_and_hostile_clients_leave_metrics_served(mevitop, quiet_target)
             c.close()
     assert mv.stop(sig=15) == 0
 
+
+
+def page_list(b):
+    """The page's list as its last event left it: (its monotonic time, its rows)."""
+    return b.js("[window.mevitop.listTime, window.mevitop.listRows()]")
+
+
+def page_equals_list(b, port, seen):
+    """After the page's next list event: its rows equal /api/list's, asked in the same
+    frame (the two share the frame's copy: their times are equal).  seen: the page's
+    events so far; returns the count after the one compared, or None (the frame had
+    ticked before /api/list was asked: nothing to compare)."""
+    b.wait(f"window.mevitop.listFrames > {seen}", "the page's next list event", GUARD_S)
+    n = b.js("window.mevitop.listFrames")
+    t, rows = page_list(b)
+    answer = json.loads(get(port, "/api/list")[1])
+    if answer["monotonic"] != t:
+        return n, None
+    assert rows == answer["processes"], (rows, answer["processes"])
+    return n, rows
+
+
+def test_list_stream_sends_what_changed_and_the_page_keeps_the_list(mevitop, workload):
+    """The list's stream sends the whole list first, then each frame's rows new or changed
+    and the pids gone; the page's list, diffs applied, equals /api/list of the same frame
+    after each event, through processes started (a shell's sleeps, forktree members), changed
+    and gone; and an event of a list where a few rows change is a small part of the whole."""
+    from test_ui_tree import Tree
+    ft = Tree()
+    sh = None
+    try:
+        members = [ft.spawn(ft.root, f"ftm{i}", 8) for i in range(24)]
+        # Churn: a shell whose sleeps start and exit, its own row changing as it forks.
+        sh = subprocess.Popen(["sh", "-c", "while :; do sleep 0.15; done"])
+        port = free_port()
+        mevitop(["-p", f"{ft.root},{sh.pid}", "-i", "200", "--listen", f"127.0.0.1:{port}"])
+        c, r = open_stream(port, "")
+        b = Browser(f"http://127.0.0.1:{port}/")
+        try:
+            first = read_event(r)
+            assert first["event"] == "list", first
+            whole = len(first["data"])
+            b.wait("window.mevitop && window.mevitop.listFrames > 0", "the list's first frame")
+            assert b.js("window.mevitop.transport") == "stream"
+            seen, compared, pids = 0, 0, set()
+            born = ft.spawn(ft.root, "ftnew", 8)
+            ft.quit(members[0])
+            deadline = time.monotonic() + GUARD_S
+            while compared < 6 or born not in pids or members[0] in pids:
+                assert time.monotonic() < deadline, (compared, born, members[0], pids)
+                seen, rows = page_equals_list(b, port, seen)
+                if rows is not None:
+                    compared += 1
+                    pids = {p["pid"] for p in rows}
+            # Diffs did it: rows changed and gone among them, and none the page could not
+            # apply (it would have started the stream over).
+            assert b.js("window.mevitop.listDiffs") >= 3
+            assert b.js("window.mevitop.listResyncs") == 0
+            assert b.js("window.mevitop.listGone") >= 1
+            assert b.js("window.mevitop.listChanged") >= 1
+            # The polls of a frame the streams had copied shared their copy.
+            st = stats(port)["list"]
+            assert st["answered"] >= compared and st["copies"] <= st["answered"] - compared, st
+            # The raw stream meanwhile: diffs only, each a small part of the whole.
+            diffs = []
+            while len(diffs) < 5:
+                ev = read_event(r)
+                assert ev["event"] == "listdiff", ev["event"]
+                diffs.append(len(ev["data"]))
+            ratio = sum(diffs) / len(diffs) / whole
+            print(f"whole list {whole} bytes, diffs {diffs}: {ratio:.3f} of it")
+            assert ratio < 0.3, (whole, diffs)
+        finally:
+            b.close()
+            r.close()
+            c.close()
+    finally:
+        if sh:
+            sh.kill()
+            sh.wait()
+        ft.close()

@@ -94,6 +94,24 @@ int web_answer(struct web *w, enum web_kind kind, pid_t pid, uint64_t since, dou
 	return err;
 }
 
+int web_answer_list_event(struct web *w, struct web_rows *was, struct buf *b)
+{
+	uint64_t t0, t_release;
+	struct json_frame f;
+	int err;
+
+	err = acquire(w, WEB_EVENTS, 0, &f, &t0);
+	if (err)
+		return err;
+	err = list_rows(w, WEB_EVENTS, &f);
+	w->src.release(w->src.ctx, &f);
+	t_release = web_mono_ns();
+	if (!err)
+		err = web_json_list_event(&w->list, was, b);
+	cost_add(&w->cost[WEB_EVENTS], t0, t_release, web_mono_ns(), b->len);
+	return err;
+}
+
 /* The source's page cache, or NULL (none, or a source without one). */
 static struct fcache *source_fcache(struct web *w)
 {

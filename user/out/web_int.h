@@ -43,6 +43,9 @@ struct web {
  * process), -ENOMEM or -EIO (no frame). */
 int web_answer(struct web *w, enum web_kind kind, pid_t pid, uint64_t since, double at,
 	       struct buf *b, struct web_sent *sent);
+/* A list stream's next event, written whole to b (out/web_json.h's web_json_list_event),
+ * or nothing.  0, -EBUSY, -EIO or -ENOMEM. */
+int web_answer_list_event(struct web *w, struct web_rows *was, struct buf *b);
 /* /api/files and /api/file (out/web_files.h): the same, for the page cache.  0, -EBUSY,
  * -EIO (no frame) or -ENOMEM. */
 int web_answer_files(struct web *w, const char *sort, bool desc, const char *filter,
