@@ -4,7 +4,9 @@ A write reaches the canvas through the stream alone (no /api/process poll answer
 canvas equals pagemap read by the test after it; the stream needs the token off loopback
 and carries the same headers; mevitop stops at once with streams open (they are suspended
 connections); the number of streams is bounded, one more gets 503 and the page polls
-instead, and /metrics goes on, through slowloris and a connection flood too."""
+instead, and /metrics goes on, through slowloris and a connection flood too.  Two pages on
+one process: one copy a snapshot.  The list's stream: the whole list, then what changed, and
+the page's list equal to /api/list of the same frame after each event."""
 import http.client
 import json
 import os
@@ -18,6 +20,7 @@ from harness import GUARD_S, MEVITOP, PAGE, SAN_ENV, find_proc, model_pages
 from test_web import canvas, differ, free_port, get, open_heatmap, slowloris_and_flood, \
     trace_target, truth_states
 from test_web import quiet_target  # noqa: F401  (a fixture)
+from test_ui_tree import Tree
 
 MAX_STREAMS = 8                            # WEB_MAX_STREAMS (out/web_events.h)
 
@@ -357,7 +360,6 @@ def test_list_stream_sends_what_changed_and_the_page_keeps_the_list(mevitop, wor
     and the pids gone; the page's list, diffs applied, equals /api/list of the same frame
     after each event, through processes started (a shell's sleeps, forktree members), changed
     and gone; and an event of a list where a few rows change is a small part of the whole."""
-    from test_ui_tree import Tree
     ft = Tree()
     sh = None
     try:
