@@ -12,11 +12,13 @@ watched by `mevitop -p PID --json --listen`, viewed in Debian's headless Chromiu
   interleaved --rounds times (--transport picks one of the two), and of that its server
   thread's (libmicrohttpd's, where the answers run); and, from mevitop's own
   /api/stats, per answer (a poll, or a stream's look at a snapshot): how long it held the
-  engine's lock (the engine stalls that long), the whole answer's time, and its bytes.
+  engine's lock (the engine stalls that long), the whole answer's time, its bytes, and how
+  many answers copied the process (--viewers pages open at once: the answers of one
+  snapshot share one copy; a build before that has no count, "?").
 Nothing here asserts a timing.
 
   sudo python3 bench/web_bench.py [--maps 1000] [--pages 4096] [--seconds 20] [--rounds 2]
-                                  [--loads 3] [--transport both|stream|poll]
+                                  [--loads 3] [--transport both|stream|poll] [--viewers 1]
 """
 import argparse
 import json
@@ -76,9 +78,11 @@ def poll_costs(before, after, what="polls"):
     held = (after["held_ns"] - before["held_ns"]) / n / 1e6
     total = (after["total_ns"] - before["total_ns"]) / n / 1e6
     size = (after["bytes"] - before["bytes"]) / n
+    copies = after["copies"] - before["copies"] if "copies" in after else "?"
     return (f"{n} {what}: lock held {held:.3f} ms, answer {total:.3f} ms, {size / 1024:.1f} KiB "
-            f"each (largest since start: held {after['held_max_ns'] / 1e6:.3f} ms, answer "
-            f"{after['total_max_ns'] / 1e6:.3f} ms; {after['busy'] - before['busy']} busy)")
+            f"each, {copies} copies (largest since start: held {after['held_max_ns'] / 1e6:.3f} "
+            f"ms, answer {after['total_max_ns'] / 1e6:.3f} ms; "
+            f"{after['busy'] - before['busy']} busy)")
 
 
 def main():
@@ -90,6 +94,8 @@ def main():
     ap.add_argument("--loads", type=int, default=3)
     ap.add_argument("--transport", choices=("both", "stream", "poll"), default="both",
                     help="how the viewing page updates while its CPU is measured")
+    ap.add_argument("--viewers", type=int, default=1,
+                    help="pages open on the process at once while its CPU is measured")
     a = ap.parse_args()
     transports = ("stream", "poll") if a.transport == "both" else (a.transport,)
     target = subprocess.Popen([MANYMAPS, str(a.maps), str(a.pages)], stdout=subprocess.PIPE,
@@ -154,14 +160,15 @@ def main():
         kinds = {"stream": ("events", "stream answers"), "poll": ("process", "polls")}
         for _ in range(a.rounds):
             for how in (None, *transports):
-                b = None
-                if how:
-                    b = Browser(url.replace("/#", "/?poll=1#") if how == "poll" else url,
-                                1600, 1000)
+                pages = []
                 try:
-                    if b:
-                        b.wait("window.mevitop && window.mevitop.ready && "
-                               f"window.mevitop.transport === '{how}'", "the heatmap", 60)
+                    for _ in range(a.viewers if how else 0):
+                        pages.append(Browser(url.replace("/#", "/?poll=1#") if how == "poll"
+                                             else url, 1600, 1000))
+                        pages[-1].wait("window.mevitop && window.mevitop.ready && "
+                                       f"window.mevitop.transport === '{how}'", "the heatmap",
+                                       60)
+                    b = pages[0] if pages else None
                     s0, c0, m0 = api_stats(port), cpu_s(mv.pid), server_cpu_s(mv.pid)
                     time.sleep(a.seconds)
                     cpu[how].append((cpu_s(mv.pid) - c0) / a.seconds * 100)
@@ -178,15 +185,15 @@ def main():
                             line += f"; {b.js('window.mevitop.frames')} answers shown"
                         costs[how].append(line)
                 finally:
-                    if b:
-                        b.close()
+                    for p in pages:
+                        p.close()
         idle = statistics.mean(cpu[None])
         print(f"mevitop's CPU at 1 s: {idle:.2f}% of a core without a viewer "
               f"(rounds {', '.join(f'{v:.2f}' for v in cpu[None])}; its server thread "
               f"{statistics.mean(server[None]):.2f}%)")
         for how in transports:
             v = statistics.mean(cpu[how])
-            print(f"  with the page {'pushed to (stream)' if how == 'stream' else 'polling once a second'}: "
+            print(f"  with {a.viewers} page(s) {'pushed to (stream)' if how == 'stream' else 'polling once a second'}: "
                   f"{v:.2f}% (+{v - idle:.2f} points; rounds "
                   f"{', '.join(f'{x:.2f}' for x in cpu[how])}); its server thread "
                   f"{statistics.mean(server[how]):.2f}%")

@@ -4,7 +4,9 @@ A write reaches the canvas through the stream alone (no /api/process poll answer
 canvas equals pagemap read by the test after it; the stream needs the token off loopback
 and carries the same headers; mevitop stops at once with streams open (they are suspended
 connections); the number of streams is bounded, one more gets 503 and the page polls
-instead, and /metrics goes on, through slowloris and a connection flood too."""
+instead, and /metrics goes on, through slowloris and a connection flood too.  Two pages on
+one process: one copy a snapshot.  The list's stream: the whole list, then what changed, and
+the page's list equal to /api/list of the same frame after each event."""
 import http.client
 import json
 import os
@@ -13,10 +15,12 @@ import subprocess
 import time
 
 import harness
+from cdp import Browser
 from harness import GUARD_S, MEVITOP, PAGE, SAN_ENV, find_proc, model_pages
 from test_web import canvas, differ, free_port, get, open_heatmap, slowloris_and_flood, \
     trace_target, truth_states
 from test_web import quiet_target  # noqa: F401  (a fixture)
+from test_ui_tree import Tree
 
 MAX_STREAMS = 8                            # WEB_MAX_STREAMS (out/web_events.h)
 
@@ -73,45 +77,98 @@ def stream_caught_up(b, port, pid):
     deadline = time.monotonic() + GUARD_S
     while True:                 # /api/stats is answered on the thread the streams write on
         mine = [s for s in stats(port)["streams"]["open"] if s["pid"] == pid]
-        assert len(mine) == 1, mine
-        if mine[0]["looked"] >= frames and mine[0]["unsent"] == 0:
+        assert mine, "no stream"
+        if all(s["looked"] >= frames and s["unsent"] == 0 for s in mine):
             break
         assert time.monotonic() < deadline, f"the stream did not look again: {mine}"
         time.sleep(0.02)
-    b.wait(f"window.mevitop.streamEvents === {mine[0]['events']}", "the stream's events")
+    # Several pages on pid: the page's is one of them (they look at the same frames).
+    b.wait(f"{[s['events'] for s in mine]}.includes(window.mevitop.streamEvents)",
+           "the stream's events")
 
 
-def test_a_write_reaches_the_canvas_through_the_stream(mevitop, quiet_target):
+def streams_settled(port, n):
+    """/api/stats once each of the n open streams has answered the latest frame and waits
+    for the next: every answer of that frame is counted in it."""
+    deadline = time.monotonic() + GUARD_S
+    while True:
+        st = stats(port)
+        ss = st["streams"]
+        if len(ss["open"]) == n and all(s["waiting"] and s["looked"] == ss["frames"]
+                                        for s in ss["open"]):
+            return st
+        assert time.monotonic() < deadline, f"the streams did not settle: {ss}"
+        time.sleep(0.01)
+
+
+def same_frame_polls(port, pid):
+    """Two /api/process answers in a row of one frame (their times equal: no tick between
+    them) and how many copies of the process they made."""
+    for _ in range(20):
+        c0 = stats(port)["process"]["copies"]
+        a = json.loads(get(port, f"/api/process?pid={pid}")[1])
+        b = json.loads(get(port, f"/api/process?pid={pid}")[1])
+        if a["monotonic"] == b["monotonic"]:
+            return a, b, stats(port)["process"]["copies"] - c0
+    raise AssertionError("no two polls of one frame")
+
+
+def test_a_write_reaches_two_viewers_through_the_stream_from_one_copy(mevitop, quiet_target):
+    """Two pages on one process: each frame is copied once whichever of their streams
+    (or a poll) answers first, the others share the copy, and each canvas equals pagemap."""
     wl = quiet_target
     port = free_port()
     mv = mevitop(["-p", str(wl.pid), "-i", "200", "--listen", f"127.0.0.1:{port}"])
     b = open_heatmap(port, wl.pid)
+    b2 = None
     try:
-        assert b.js("window.mevitop.transport") == "stream"
-        assert b.js("document.body.dataset.transport") == "stream"
-        stream_caught_up(b, port, wl.pid)
+        b2 = open_heatmap(port, wl.pid)
+        for x in (b, b2):
+            assert x.js("window.mevitop.transport") == "stream"
+            assert x.js("document.body.dataset.transport") == "stream"
+            stream_caught_up(x, port, wl.pid)
         want = truth_states(wl.pid)
-        drawn = canvas(b)
-        assert drawn == want, differ(drawn, want)
+        for x in (b, b2):
+            drawn = canvas(x)
+            assert drawn == want, differ(drawn, want)
         events = b.js("window.mevitop.streamEvents")
+
+        # Both streams look at every frame: one copy a frame, not one a stream.
+        s0 = streams_settled(port, 2)
+        while stats(port)["streams"]["frames"] < s0["streams"]["frames"] + 5:
+            time.sleep(0.05)
+        s1 = streams_settled(port, 2)
+        looks = s1["events"]["answered"] - s0["events"]["answered"]
+        copies = s1["events"]["copies"] - s0["events"]["copies"]
+        assert looks >= 2 * 5 and 1 <= copies <= looks // 2 + 1, (looks, copies)
 
         base = wl.region("a") // PAGE
         t, _ = wl.do("touch a 1 40 3 w")       # pages 1, 4, ... 40 of region a
         written = {base + k: "resident" for k in range(1, 41, 3)}
         assert any(want[pg] != "resident" for pg in written), "nothing new to draw"
         model_has(mv, t, wl.pid, written)
-        stream_caught_up(b, port, wl.pid)
-        assert b.js("window.mevitop.streamEvents") > events, "no event carried the write"
-        b.js("window.mevitop.draw()")
         want = truth_states(wl.pid)
-        drawn = canvas(b)
-        assert drawn == want, differ(drawn, want)
+        for x in (b, b2):
+            stream_caught_up(x, port, wl.pid)
+            x.js("window.mevitop.draw()")
+            drawn = canvas(x)
+            assert drawn == want, differ(drawn, want)
+        assert b.js("window.mevitop.streamEvents") > events, "no event carried the write"
         st = stats(port)
         assert st["process"]["answered"] == 0, "the page polled"
         assert st["events"]["answered"] >= st["streams"]["events"] >= 2, st
         assert b.js("window.mevitop.transport") == "stream"
+
+        # Polls of one frame share its copy too, and answer the same.
+        p1, p2, made = same_frame_polls(port, wl.pid)
+        assert made <= 1, made
+        for k in ("gen", "since"):
+            del p1[k], p2[k]
+        assert p1 == p2
     finally:
         b.close()
+        if b2:
+            b2.close()
 
 
 def test_a_change_that_keeps_every_count_reaches_the_canvas_through_the_stream(mevitop,
@@ -276,3 +333,83 @@ def test_streams_and_hostile_clients_leave_metrics_served(mevitop, quiet_target)
             c.close()
     assert mv.stop(sig=15) == 0
 
+
+
+def page_list(b):
+    """The page's list as its last event left it: (its monotonic time, its rows)."""
+    return b.js("[window.mevitop.listTime, window.mevitop.listRows()]")
+
+
+def page_equals_list(b, port, seen):
+    """After the page's next list event: its rows equal /api/list's, asked in the same
+    frame (the two share the frame's copy: their times are equal).  seen: the page's
+    events so far; returns the count after the one compared, or None (the frame had
+    ticked before /api/list was asked: nothing to compare)."""
+    b.wait(f"window.mevitop.listFrames > {seen}", "the page's next list event", GUARD_S)
+    n = b.js("window.mevitop.listFrames")
+    t, rows = page_list(b)
+    answer = json.loads(get(port, "/api/list")[1])
+    if answer["monotonic"] != t:
+        return n, None
+    assert rows == answer["processes"], (rows, answer["processes"])
+    return n, rows
+
+
+def test_list_stream_sends_what_changed_and_the_page_keeps_the_list(mevitop, workload):
+    """The list's stream sends the whole list first, then each frame's rows new or changed
+    and the pids gone; the page's list, diffs applied, equals /api/list of the same frame
+    after each event, through processes started (a shell's sleeps, forktree members), changed
+    and gone; and an event of a list where a few rows change is a small part of the whole."""
+    ft = Tree()
+    sh = None
+    try:
+        members = [ft.spawn(ft.root, f"ftm{i}", 8) for i in range(24)]
+        # Churn: a shell whose sleeps start and exit, its own row changing as it forks.
+        sh = subprocess.Popen(["sh", "-c", "while :; do sleep 0.15; done"])
+        port = free_port()
+        mevitop(["-p", f"{ft.root},{sh.pid}", "-i", "200", "--listen", f"127.0.0.1:{port}"])
+        c, r = open_stream(port, "")
+        b = Browser(f"http://127.0.0.1:{port}/")
+        try:
+            first = read_event(r)
+            assert first["event"] == "list", first
+            whole = len(first["data"])
+            b.wait("window.mevitop && window.mevitop.listFrames > 0", "the list's first frame")
+            assert b.js("window.mevitop.transport") == "stream"
+            seen, compared, pids = 0, 0, set()
+            born = ft.spawn(ft.root, "ftnew", 8)
+            ft.quit(members[0])
+            deadline = time.monotonic() + GUARD_S
+            while compared < 6 or born not in pids or members[0] in pids:
+                assert time.monotonic() < deadline, (compared, born, members[0], pids)
+                seen, rows = page_equals_list(b, port, seen)
+                if rows is not None:
+                    compared += 1
+                    pids = {p["pid"] for p in rows}
+            # Diffs did it: rows changed and gone among them, and none the page could not
+            # apply (it would have started the stream over).
+            assert b.js("window.mevitop.listDiffs") >= 3
+            assert b.js("window.mevitop.listResyncs") == 0
+            assert b.js("window.mevitop.listGone") >= 1
+            assert b.js("window.mevitop.listChanged") >= 1
+            # The polls of a frame the streams had copied shared their copy.
+            st = stats(port)["list"]
+            assert st["answered"] >= compared and st["copies"] <= st["answered"] - compared, st
+            # The raw stream meanwhile: diffs only, each a small part of the whole.
+            diffs = []
+            while len(diffs) < 5:
+                ev = read_event(r)
+                assert ev["event"] == "listdiff", ev["event"]
+                diffs.append(len(ev["data"]))
+            ratio = sum(diffs) / len(diffs) / whole
+            print(f"whole list {whole} bytes, diffs {diffs}: {ratio:.3f} of it")
+            assert ratio < 0.3, (whole, diffs)
+        finally:
+            b.close()
+            r.close()
+            c.close()
+    finally:
+        if sh:
+            sh.kill()
+            sh.wait()
+        ft.close()

@@ -526,6 +526,11 @@ static int cmp_proc(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
+uint64_t engine_ticks(const struct engine *e)
+{
+	return e->ticks;
+}
+
 struct proc **engine_procs(struct engine *e, size_t *n)
 {
 	size_t i, k = 0;
@@ -827,6 +832,7 @@ void engine_tick(struct engine *e)
 	e->events_at_tick = e->st.events;
 	e->maps_reads_at_tick = e->st.maps_reads;
 	e->last_tick_ns = now;
+	e->ticks++;
 	table_unlock(e);
 }
 

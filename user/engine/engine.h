@@ -122,6 +122,9 @@ void engine_lock(struct engine *e);
 int engine_lock_timed(struct engine *e, int timeout_ms);
 void engine_unlock(struct engine *e);
 
+/* Ticks so far (under the lock): tells one tick's model from the next, so readers that
+ * share a copy per tick (the web view's answers) know when to take a new one. */
+uint64_t engine_ticks(const struct engine *e);
 /* Processes sorted by pid; the array is the engine's, valid until the next step/tick. */
 struct proc **engine_procs(struct engine *e, size_t *n);
 struct proc *engine_find(struct engine *e, pid_t pid);

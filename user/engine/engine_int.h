@@ -175,6 +175,7 @@ struct engine {
 	size_t naliases, capaliases;
 	struct engine_stats st;
 	uint64_t last_tick_ns, events_at_tick, maps_reads_at_tick;
+	uint64_t ticks;			/* engine_tick calls: engine_ticks */
 	uint64_t now_ns;		/* of the batch being applied */
 	bool use_scan;			/* PAGEMAP_SCAN, else pread */
 	bool use_procmap;		/* PROCMAP_QUERY, else the text of /proc/PID/maps */

@@ -16,6 +16,9 @@ struct stacks;
 
 struct json_frame {
 	uint64_t mono_ns;		/* CLOCK_MONOTONIC when the drain before it started */
+	uint64_t tick;			/* live: engine_ticks() when read, telling one tick's
+					 * model from the next; 0 in a recorded frame (its
+					 * mono_ns tells it) */
 	double wall;
 	const char *mode;		/* engine_mode_name() */
 	uint64_t interval_ms;		/* as printed: scaled by --max-cpu */

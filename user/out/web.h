@@ -9,7 +9,7 @@
  *                                 changed after generation G (0 or absent: all of them)
  *   GET /api/events[?pid=N]       live: the same answers pushed as server-sent events,
  *                                 one after each snapshot in which something changed
- *                                 (out/web_events.h)
+ *                                 (out/web_events.h); the list's as what changed
  *   GET /api/files, /api/file?dev=D&ino=I
  *                                 the page cache's files and one file's pages
  *                                 (out/web_files.h)

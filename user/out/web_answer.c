@@ -39,6 +39,37 @@ static int acquire(struct web *w, enum web_kind kind, double at, struct json_fra
 	return !err ? 0 : err == -EBUSY ? err : -EIO;
 }
 
+/* The list's rows of frame f: this frame's shared copy (w->list), taken now by the first
+ * answer of the frame.  0 or -ENOMEM (no rows kept). */
+static int list_rows(struct web *w, enum web_kind kind, const struct json_frame *f)
+{
+	int err;
+
+	if (w->list.key == web_snap_key(f))
+		return 0;
+	web_snap_free(&w->list);
+	w->cost[kind].copies++;
+	err = web_snap_list(f, &w->list);
+	if (err)
+		web_snap_free(&w->list);
+	return err;
+}
+
+/* Process pid of frame f into snap: the frame's shared copy, else a new one (which the
+ * JSON then keeps as the process's base, for the frame's other answers).  0, -ESRCH or
+ * -ENOMEM. */
+static int process_copy(struct web *w, enum web_kind kind, const struct json_frame *f,
+			pid_t pid, struct web_snap *snap)
+{
+	const struct proc *p = web_snap_find(f, pid);
+
+	if (p && web_deltas_share(&w->deltas, p, web_snap_key(f), snap))
+		return 0;
+	if (p)
+		w->cost[kind].copies++;
+	return web_snap_process(f, pid, snap);
+}
+
 int web_answer(struct web *w, enum web_kind kind, pid_t pid, uint64_t since, double at,
 	       struct buf *b, struct web_sent *sent)
 {
@@ -50,15 +81,34 @@ int web_answer(struct web *w, enum web_kind kind, pid_t pid, uint64_t since, dou
 	err = acquire(w, kind, at, &f, &t0);
 	if (err)
 		return err;
-	/* Held only for the copy: the answer is written after the engine has its lock back. */
-	err = pid ? web_snap_process(&f, pid, &snap) : web_snap_list(&f, &snap);
+	/* Held only for the copy (none when the frame's is there): the answer is written
+	 * after the engine has its lock back. */
+	err = pid ? process_copy(w, kind, &f, pid, &snap) : list_rows(w, kind, &f);
 	w->src.release(w->src.ctx, &f);
 	t_release = web_mono_ns();
 	if (!err)
 		err = pid ? web_json_process(&w->deltas, &snap, since, b, sent)
-			  : web_json_list(&snap, b, sent);
+			  : web_json_list(&w->list, b, sent);
 	web_snap_free(&snap);
 	cost_add(&w->cost[kind], t0, t_release, web_mono_ns(), b->len);
+	return err;
+}
+
+int web_answer_list_event(struct web *w, struct web_rows *was, struct buf *b)
+{
+	uint64_t t0, t_release;
+	struct json_frame f;
+	int err;
+
+	err = acquire(w, WEB_EVENTS, 0, &f, &t0);
+	if (err)
+		return err;
+	err = list_rows(w, WEB_EVENTS, &f);
+	w->src.release(w->src.ctx, &f);
+	t_release = web_mono_ns();
+	if (!err)
+		err = web_json_list_event(&w->list, was, b);
+	cost_add(&w->cost[WEB_EVENTS], t0, t_release, web_mono_ns(), b->len);
 	return err;
 }
 

@@ -18,6 +18,7 @@ struct web_stream {
 	pid_t pid;			/* 0: the list */
 	uint64_t since;			/* the generation its last answer was up to */
 	uint64_t shape;			/* of its last event (web_sent) */
+	struct web_rows rows;		/* the list: the rows its events have sent */
 	bool sent_one;
 	bool gone;			/* the process went: its last event is written */
 	bool waiting;			/* suspended until the next frame (ev.lock) */
@@ -92,12 +93,15 @@ static int next_event(struct web_stream *s)
 	size_t head;
 	int err;
 
-	json_buf_put(b, "event: %s\ndata: ", s->pid ? "process" : "list");
+	if (s->pid)	/* the list writes its own: "list" whole or "listdiff" */
+		json_buf_put(b, "event: process\ndata: ");
 	head = b->len;
 	if (w->ev.busy_frame == s->looked + 1) {
 		/* One wait for the lock a frame: the server's one thread answers /metrics too. */
 		w->cost[WEB_EVENTS].busy++;
 		err = -EBUSY;
+	} else if (!s->pid) {
+		err = web_answer_list_event(w, &s->rows, b);
 	} else {
 		err = web_answer(w, WEB_EVENTS, s->pid, s->since, 0, b, &sent);
 	}
@@ -112,16 +116,16 @@ static int next_event(struct web_stream *s)
 		b->len = 0;		/* the next frame tries again */
 	} else if (err) {
 		return -ENOMEM;
+	} else if (!s->pid) {
+		s->sent_one = true;	/* the event, if any, is written whole */
 	} else if (sent.maps || sent.shape != s->shape || !s->sent_one) {
-		s->since = s->pid ? w->deltas.gen : 0;
+		s->since = w->deltas.gen;
 		s->shape = sent.shape;
 		s->sent_one = true;
-		json_buf_put(b, "\n");
-		if (s->pid)	/* a browser reconnecting sends it back: only what it missed */
-			json_buf_put(b, "id: %" PRIu64 "-%" PRIu64 "\n", w->deltas.epoch, s->since);
-		json_buf_put(b, "\n");
+		/* A browser reconnecting sends the id back: only what it missed. */
+		json_buf_put(b, "\nid: %" PRIu64 "-%" PRIu64 "\n\n", w->deltas.epoch, s->since);
 	} else {
-		s->since = s->pid ? w->deltas.gen : 0;
+		s->since = w->deltas.gen;
 		b->len = 0;
 	}
 	if (b->len > head || s->gone) {
@@ -201,6 +205,7 @@ static void stream_done(void *cls)
 			ev->open[i] = NULL;
 	pthread_mutex_unlock(&ev->lock);
 	free(s->out.p);
+	web_rows_free(&s->rows);
 	free(s);
 }
 

@@ -9,7 +9,9 @@
  * what it missed.  Nothing changed: nothing, and a comment line after WEB_HEARTBEAT_S of
  * silence (a vanished host is found by that write; libmicrohttpd's idle timeout does not
  * run while a stream is suspended).  A client that closed its end is found at the next
- * frame, before any copy.
+ * frame, before any copy.  The list's stream sends the whole list first, then only the
+ * rows that changed and the pids gone ("listdiff", out/web_json.h's web_json_list_event;
+ * doc/web.md has the format), each stream keeping the rows it last sent.
  *
  * With nothing to write, a stream's connection is suspended (libmicrohttpd's
  * MHD_suspend_connection: no polling, no busy loop) and each new frame resumes the

@@ -18,6 +18,8 @@ struct web_cost {
 	uint64_t held_ns, held_max_ns;	/* the source held: the engine stalled for as long */
 	uint64_t total_ns, total_max_ns;	/* from acquiring to the body built */
 	uint64_t bytes;
+	uint64_t copies;		/* answers that copied the frame; the others of the
+					 * same frame shared that copy (out/web_snap.h) */
 };
 
 enum web_kind { WEB_LIST, WEB_PROCESS, WEB_EVENTS, WEB_FILES, WEB_FILE, WEB_TOUCH, WEB_KINDS };
@@ -25,7 +27,12 @@ enum web_kind { WEB_LIST, WEB_PROCESS, WEB_EVENTS, WEB_FILES, WEB_FILE, WEB_TOUC
 struct web {
 	struct web_source src;
 	char token[WEB_TOKEN_LEN + 1];	/* empty: none needed (loopback) */
-	struct web_deltas deltas;	/* MHD answers on one thread: no lock */
+	/* libmicrohttpd runs every answer, polled or streamed, on its one thread (out/http.c:
+	 * MHD_USE_INTERNAL_POLLING_THREAD, no thread per connection), so what the answers
+	 * keep between them needs no lock: */
+	struct web_deltas deltas;	/* each viewed process's last copy (its base) */
+	struct web_snap list;		/* the last list answer's rows, shared by the other
+					 * answers of its frame (list.key) */
 	struct web_cost cost[WEB_KINDS];
 	struct web_events ev;		/* the open streams */
 	struct web_files files;		/* the page cache's copy, shared by the viewers */
@@ -36,6 +43,9 @@ struct web {
  * process), -ENOMEM or -EIO (no frame). */
 int web_answer(struct web *w, enum web_kind kind, pid_t pid, uint64_t since, double at,
 	       struct buf *b, struct web_sent *sent);
+/* A list stream's next event, written whole to b (out/web_json.h's web_json_list_event),
+ * or nothing.  0, -EBUSY, -EIO or -ENOMEM. */
+int web_answer_list_event(struct web *w, struct web_rows *was, struct buf *b);
 /* /api/files and /api/file (out/web_files.h): the same, for the page cache.  0, -EBUSY,
  * -EIO (no frame) or -ENOMEM. */
 int web_answer_files(struct web *w, const char *sort, bool desc, const char *filter,

@@ -50,32 +50,124 @@ static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 
 #define HASH_SEED 0xcbf29ce484222325ULL
 
+static void put_row(struct buf *b, const struct web_row *r, bool comma)
+{
+	json_buf_put(b, "%s{\"pid\": %d, \"ppid\": %d, \"comm\": ", comma ? ", " : "", r->pid,
+	    r->ppid);
+	json_buf_str(b, r->comm);
+	json_buf_put(b, ", \"state\": \"%s\", \"faults\": %" PRIu64 ", \"fault_rate\": %.1f, ",
+	    r->exited ? "exited" : "running", r->faults, r->fault_rate);
+	put_pages(b, r->mapped, r->counts);
+	if (r->share)
+		json_buf_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %.1f", r->uss, r->pss);
+	json_buf_put(b, ", \"mappings\": %zu}", r->maps);
+}
+
+static void put_rows(struct buf *b, const struct web_snap *s)
+{
+	json_buf_put(b, ", \"processes\": [");
+	for (size_t i = 0; i < s->n; i++)
+		put_row(b, &s->rows[i], i);
+	json_buf_put(b, "]}");
+}
+
 int web_json_list(const struct web_snap *s, struct buf *b, struct web_sent *out)
 {
 	size_t head;
 
 	put_head(b, s);
 	head = b->len;
-	json_buf_put(b, ", \"processes\": [");
-	for (size_t i = 0; i < s->n; i++) {
-		const struct web_row *r = &s->rows[i];
-
-		json_buf_put(b, "%s{\"pid\": %d, \"ppid\": %d, \"comm\": ", i ? ", " : "", r->pid,
-		    r->ppid);
-		json_buf_str(b, r->comm);
-		json_buf_put(b, ", \"state\": \"%s\", \"faults\": %" PRIu64 ", \"fault_rate\": %.1f, ",
-		    r->exited ? "exited" : "running", r->faults, r->fault_rate);
-		put_pages(b, r->mapped, r->counts);
-		if (r->share)
-			json_buf_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %.1f", r->uss, r->pss);
-		json_buf_put(b, ", \"mappings\": %zu}", r->maps);
-	}
-	json_buf_put(b, "]}");
+	put_rows(b, s);
 	if (b->oom)
 		return -ENOMEM;
 	/* The rows' text is the list's shape: the time before it is not. */
 	*out = (struct web_sent){ .shape = hash_bytes(HASH_SEED, b->p + head, b->len - head) };
 	return 0;
+}
+
+/* Every figure a row's text is written from, compared exactly (a rate that changes below
+ * what is printed makes a row sent again unchanged, never a change missed). */
+static bool row_same(const struct web_row *a, const struct web_row *b)
+{
+	return a->pid == b->pid && a->ppid == b->ppid && !memcmp(a->comm, b->comm, sizeof(a->comm)) &&
+	       a->exited == b->exited && a->share == b->share && a->faults == b->faults &&
+	       a->fault_rate == b->fault_rate && a->mapped == b->mapped &&
+	       !memcmp(a->counts, b->counts, sizeof(a->counts)) && a->uss == b->uss &&
+	       a->pss == b->pss && a->maps == b->maps;
+}
+
+/* Walks s's rows and was's (both in pid order), counting the rows of s new or not the
+ * same (*changed) and the pids of was not in s (*removed); writes the first to cb and the
+ * second to rb, either NULL (counted only). */
+static void rows_diff(const struct web_snap *s, const struct web_rows *was, struct buf *cb,
+		      struct buf *rb, size_t *changed, size_t *removed)
+{
+	size_t i = 0, j = 0;
+
+	*changed = *removed = 0;
+	while (i < s->n || j < was->n) {
+		const struct web_row *r = i < s->n ? &s->rows[i] : NULL;
+		const struct web_row *o = j < was->n ? &was->r[j] : NULL;
+
+		if (o && (!r || o->pid < r->pid)) {		/* gone */
+			if (rb)
+				json_buf_put(rb, "%s%d", *removed ? "," : "", o->pid);
+			(*removed)++;
+			j++;
+			continue;
+		}
+		if (!o || r->pid < o->pid || !row_same(r, o)) {	/* new, or changed */
+			if (cb)
+				put_row(cb, r, *changed);
+			(*changed)++;
+		}
+		if (o && o->pid == r->pid)
+			j++;
+		i++;
+	}
+}
+
+int web_json_list_event(const struct web_snap *s, struct web_rows *was, struct buf *b)
+{
+	uint64_t seq = was->seq + 1;
+	size_t changed, removed;
+
+	rows_diff(s, was, NULL, NULL, &changed, &removed);
+	if (was->seq && !changed && !removed)
+		return 0;
+	if (!was->seq || changed + removed > s->n / 2) {
+		json_buf_put(b, "event: list\ndata: ");
+		put_head(b, s);
+		json_buf_put(b, ", \"seq\": %" PRIu64, seq);
+		put_rows(b, s);
+	} else {
+		json_buf_put(b, "event: listdiff\ndata: ");
+		put_head(b, s);
+		json_buf_put(b, ", \"seq\": %" PRIu64 ", \"base\": %" PRIu64 ", \"rows\": %zu, "
+			     "\"changed\": [", seq, was->seq, s->n);
+		rows_diff(s, was, b, NULL, &changed, &removed);
+		json_buf_put(b, "], \"removed\": [");
+		rows_diff(s, was, NULL, b, &changed, &removed);
+		json_buf_put(b, "]}");
+	}
+	json_buf_put(b, "\n\n");
+	if (!b->oom && array_reserve_n(was->r, s->n, was->cap, 64))
+		b->oom = true;
+	if (b->oom) {
+		web_rows_free(was);	/* the next event is the whole list */
+		return -ENOMEM;
+	}
+	if (s->n)
+		memcpy(was->r, s->rows, s->n * sizeof(*s->rows));
+	was->n = s->n;
+	was->seq = seq;
+	return 0;
+}
+
+void web_rows_free(struct web_rows *r)
+{
+	free(r->r);
+	memset(r, 0, sizeof(*r));
 }
 
 struct runs_ctx {
@@ -292,6 +384,7 @@ static void seen_reset(struct web_seen *s)
 	s->m = NULL;
 	s->base = NULL;
 	s->n = 0;
+	s->key = 0;
 }
 
 /* The cache entry for p (the least recently used one is reused for a process not seen). */
@@ -363,13 +456,16 @@ static void put_mappings(struct web_deltas *d, struct proc *p, uint64_t since,
 	bool *dirty = calloc(n + 1, sizeof(*dirty));
 	struct warm_set ws = { 0 };
 
+	/* This frame's copy, taken by an answer before: no page differs from the base. */
+	bool reuse = p == s->base;
+
 	d->gen++;
 	s->used = d->gen;
 	if (!ms || !next || !dirty || warm_collect(p, now_ns, &ws))
 		goto oom;
 	for (const struct mapping *m = model_first(p); m && i < n; m = model_next(m))
 		ms[i++] = m;
-	if (changed_maps(s->base, p, ms, n, dirty))
+	if (!reuse && changed_maps(s->base, p, ms, n, dirty))
 		goto oom;
 	for (i = 0; i < n; i++) {
 		const struct web_mark *old = mark_find(s, mapping_start(ms[i]));
@@ -384,7 +480,8 @@ static void put_mappings(struct web_deltas *d, struct proc *p, uint64_t since,
 	if (b->oom)
 		goto oom;
 	free(s->m);
-	proc_free(s->base);
+	if (!reuse)
+		proc_free(s->base);
 	s->m = next;
 	s->n = n;
 	s->base = p;
@@ -430,10 +527,36 @@ int web_json_process(struct web_deltas *d, struct web_snap *snap, uint64_t since
 	*out = (struct web_sent){ .shape = hash_bytes(HASH_SEED, b->p ? b->p + head : "",
 						      b->oom ? 0 : b->len - head) };
 	put_mappings(d, p, since, snap->mono_ns, b, out, &taken);
+	if (taken && !snap->shared) {
+		struct web_seen *s = seen_for(d, p);
+
+		s->key = snap->key;
+		s->wall = snap->wall;
+		s->mono_ns = snap->mono_ns;
+		memcpy(s->mode, snap->mode, sizeof(s->mode));
+	}
 	if (taken)
 		snap->p = NULL;
 	json_buf_put(b, ", \"gen\": %" PRIu64 ", \"since\": %" PRIu64 "}", d->gen, since);
 	return b->oom ? -ENOMEM : 0;
+}
+
+bool web_deltas_share(struct web_deltas *d, const struct proc *p, uint64_t key,
+		      struct web_snap *snap)
+{
+	for (size_t i = 0; i < WEB_SEEN_PROCS; i++) {
+		struct web_seen *s = &d->procs[i];
+
+		if (s->used && s->base && s->pid == p->pid && s->serial == p->serial &&
+		    s->key == key) {
+			*snap = (struct web_snap){ .key = key, .wall = s->wall,
+						   .mono_ns = s->mono_ns, .p = s->base,
+						   .shared = true };
+			memcpy(snap->mode, s->mode, sizeof(snap->mode));
+			return true;
+		}
+	}
+	return false;
 }
 
 void web_deltas_free(struct web_deltas *d)

@@ -17,6 +17,7 @@ static int live_acquire(void *ctx, double at, struct json_frame *f)
 	memset(f, 0, sizeof(*f));
 	clock_gettime(CLOCK_REALTIME, &ts);
 	f->mono_ns = engine_now_ns();
+	f->tick = engine_ticks(e);	/* the answers of one tick share their copies */
 	f->wall = ts.tv_sec + ts.tv_nsec / 1e9;
 	f->mode = engine_mode_name(engine_mode(e));
 	/* The engine's own processes, valid while its lock is held: nothing is copied. */

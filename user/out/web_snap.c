@@ -7,9 +7,23 @@
 #include "model/share_figs.h"
 #include "out/web_snap.h"
 
+uint64_t web_snap_key(const struct json_frame *f)
+{
+	return f->tick ? f->tick : f->mono_ns | 1ULL << 63;
+}
+
+const struct proc *web_snap_find(const struct json_frame *f, pid_t pid)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->procs[i]->pid == pid && f->procs[i]->ready)
+			return f->procs[i];
+	return NULL;
+}
+
 static void snap_head(const struct json_frame *f, struct web_snap *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->key = web_snap_key(f);
 	s->wall = f->wall;
 	s->mono_ns = f->mono_ns;
 	snprintf(s->mode, sizeof(s->mode), "%s", f->mode ? f->mode : "");
@@ -45,13 +59,10 @@ int web_snap_list(const struct json_frame *f, struct web_snap *s)
 
 int web_snap_process(const struct json_frame *f, pid_t pid, struct web_snap *s)
 {
-	const struct proc *p = NULL;
+	const struct proc *p = web_snap_find(f, pid);
 	struct proc *c;
 
 	snap_head(f, s);
-	for (size_t i = 0; i < f->n && !p; i++)
-		if (f->procs[i]->pid == pid && f->procs[i]->ready)
-			p = f->procs[i];
 	if (!p)
 		return -ESRCH;
 	/* proc_clone copies what a fork would keep; what the answer also shows is set here. */
@@ -72,6 +83,7 @@ int web_snap_process(const struct json_frame *f, pid_t pid, struct web_snap *s)
 void web_snap_free(struct web_snap *s)
 {
 	free(s->rows);
-	proc_free(s->p);
+	if (!s->shared)
+		proc_free(s->p);
 	memset(s, 0, sizeof(*s));
 }

@@ -6,6 +6,12 @@
  * milliseconds).  A process is copied whole (proc_clone: its mappings and page sets, which
  * are compressed containers, a memcpy each), so the answer and the next poll's comparison
  * with it (out/web_json.c) are exact.
+ *
+ * One copy a frame, however many viewers: the answers of one frame (live: one engine tick;
+ * a replay: one recorded frame) share it.  The first list answer of a frame copies the
+ * rows and the others reuse them (struct web's list); the first answer for a process
+ * copies it and keeps it as that process's base (out/web_json.h), which the later answers
+ * of the frame reuse, holding the source only to find that the frame is the same.
  */
 #ifndef MEVITOP_OUT_WEB_SNAP_H
 #define MEVITOP_OUT_WEB_SNAP_H
@@ -32,13 +38,21 @@ struct web_row {
 };
 
 struct web_snap {
+	uint64_t key;			/* the frame it is of (web_snap_key) */
 	double wall;
 	uint64_t mono_ns;
 	char mode[24];
 	struct web_row *rows;		/* web_snap_list: the ready processes */
 	size_t n;
 	struct proc *p;			/* web_snap_process: a private copy, or NULL */
+	bool shared;			/* p is a process's base, not this snap's to free */
 };
+
+/* Which frame f is, telling one frame's model from another's: live, the engine's tick
+ * count; a recorded frame, its own monotonic time.  Never 0. */
+uint64_t web_snap_key(const struct json_frame *f);
+/* The ready process pid of f, or NULL. */
+const struct proc *web_snap_find(const struct json_frame *f, pid_t pid);
 
 /* 0 or -ENOMEM. */
 int web_snap_list(const struct json_frame *f, struct web_snap *s);

@@ -132,9 +132,36 @@ const showTime = (r) => status(`${r.mode} mode, ${new Date(r.time * 1000).toLoca
 
 function showList(r) {
 	list.procs = r.processes;
+	list.seq = r.seq;	// a stream's whole list: its diffs follow from it (a poll: none)
+	listShown(r);
+}
+
+function listShown(r) {
 	renderList();
 	showTime(r);
 	window.mevitop.listFrames++;
+	window.mevitop.listTime = r.monotonic;
+}
+
+// A list stream's diff (doc/web.md): the rows new or changed whole, the pids gone, from
+// the event seq `base`.  false: it is not from what the page has (start the stream over).
+function applyListDiff(r) {
+	if (list.seq === undefined || r.base !== list.seq)
+		return false;
+	const byPid = new Map(list.procs.map((p) => [p.pid, p]));
+	const mv = window.mevitop;
+	for (const pid of r.removed)
+		mv.listGone += byPid.delete(pid);
+	for (const p of r.changed) {
+		mv.listChanged += byPid.has(p.pid);
+		byPid.set(p.pid, p);
+	}
+	list.procs = [...byPid.values()].sort((a, b) => a.pid - b.pid);
+	list.seq = r.seq;
+	if (list.procs.length !== r.rows)
+		return false;
+	listShown(r);
+	return true;
 }
 
 const pollList = () => api('/api/list').then(showList);
@@ -457,6 +484,15 @@ function openStream() {
 		showTime(r);
 	};
 	es.addEventListener('list', each(showList));
+	es.addEventListener('listdiff', each((r) => {
+		window.mevitop.listDiffs++;
+		if (!applyListDiff(r)) {	// the stream's first event is the whole list
+			window.mevitop.listResyncs++;
+			list.seq = undefined;
+			closeStream();
+			openStream();
+		}
+	}));
 	es.addEventListener('process', each((r) => {
 		showProcess(r);
 		if (view.full) {	// a gap the stream cannot fill: start it over
@@ -535,7 +571,8 @@ function poll() {
 // What the tests read (tests/integration/test_web.py): where a page is drawn, what the
 // canvas holds there, and the state the data says.
 window.mevitop = {
-	ready: false, frames: 0, listFrames: 0, filesFrames: 0, fileRows: [], streamEvents: 0, transport: '', draws: 0, firstDraw: 0, times: {}, drawMs: [], lastSent: 0, listOrder: [], whoAnswers: 0, touchFrames: 0,
+	ready: false, frames: 0, listFrames: 0, listDiffs: 0, listResyncs: 0, listGone: 0, listChanged: 0, listTime: 0,
+	listRows: () => list.procs, filesFrames: 0, fileRows: [], streamEvents: 0, transport: '', draws: 0, firstDraw: 0, times: {}, drawMs: [], lastSent: 0, listOrder: [], whoAnswers: 0, touchFrames: 0,
 	// Where page addr is drawn: its cell's top-left canvas pixel, and the cell's size.
 	pixelOf(addr) {
 		const c = cellOfPage(Math.floor(addr / PAGE)), cp = cellPx();
