@@ -7,6 +7,7 @@ reaches the canvas live, and the list sorts by each column.  Writes web-files.pn
 web-fileheat.png to $MEVITOP_BUILD/screenshots/."""
 import os
 import time
+import urllib.request
 
 import pytest
 
@@ -54,9 +55,22 @@ def canvas_after(b, mv, path):
 
 def open_file(b, st):
     b.js(f"location.hash = 'file={st.st_dev}:{st.st_ino}'")
-    b.wait("window.mevitop.ready && window.mevitop.view.file && "
-           "window.mevitop.view.file.have_sets && window.mevitop.draws > 0",
-           "the file heatmap's first frame with the file's pages")
+    try:
+        b.wait("window.mevitop.ready && window.mevitop.view.file && "
+               "window.mevitop.view.file.have_sets && window.mevitop.draws > 0",
+               "the file heatmap's first frame with the file's pages")
+    except AssertionError as e:
+        # What the page and the server say then (a failure seen under load, not yet
+        # understood: this is what tells it apart).
+        origin = b.js("location.origin")
+        with urllib.request.urlopen(f"{origin}/api/file?dev={st.st_dev}&ino={st.st_ino}",
+                                    timeout=10) as r:
+            answer = r.read(2000).decode(errors="replace")
+        state = b.js("JSON.stringify({title: document.getElementById('title').textContent, "
+                     "hash: location.hash, transport: window.mevitop.transport, "
+                     "frames: window.mevitop.frames, draws: window.mevitop.draws, "
+                     "ready: window.mevitop.ready})")
+        raise AssertionError(f"{e}; page {state}; /api/file now: {answer}") from None
     b.js("window.mevitop.setZoom(2)")     # 4 px a page: every cell a page
 
 
