@@ -108,6 +108,17 @@ static enum fc_kind kind_of(struct files *fs, const struct fc_file *f)
 	return FC_REGULAR;
 }
 
+/* Did the last walk cut dev's superblock short? */
+static bool was_cut(const struct files *fs, uint64_t dev)
+{
+	if (fs->cut_all)
+		return true;
+	for (size_t i = 0; i < fs->ncut; i++)
+		if (fs->cut_devs[i] == dev)
+			return true;
+	return false;
+}
+
 static int on_rec(void *ctx, const struct fc_rec *r)
 {
 	struct files *fs = ctx;
@@ -120,6 +131,10 @@ static int on_rec(void *ctx, const struct fc_rec *r)
 	}
 	if (r->kind == FCR_CUT) {
 		fs->st.walk_cuts++;
+		if (!was_cut(fs, dev) && fs->ncut < FILES_CUT_DEVS)
+			fs->cut_devs[fs->ncut++] = dev;
+		else if (!was_cut(fs, dev))
+			fs->cut_all = true;
 		return 0;
 	}
 	f = files_row(fs, dev, r->ino);
@@ -197,10 +212,14 @@ static void drop_unseen_shmem(struct files *fs)
 	for (i = 0; i < fs->shm_prev.n; i++) {
 		struct fc_file *f = fcache_find(fs->fc, fs->shm_prev.v[i].dev, fs->shm_prev.v[i].ino);
 
-		if (f && f->sb_magic == TMPFS_MAGIC_ && f->seen_gen != fs->gen && f->pages.cached) {
-			f->win_dels += f->pages.cached;
-			files_set_cached(fs, f, 0);
+		if (!f || f->sb_magic != TMPFS_MAGIC_ || f->seen_gen == fs->gen || !f->pages.cached)
+			continue;
+		if (was_cut(fs, f->dev)) {
+			files_keys_add(&fs->shm_now, f);	/* unseen, not gone: next walk */
+			continue;
 		}
+		f->win_dels += f->pages.cached;
+		files_set_cached(fs, f, 0);
 	}
 	tmp = fs->shm_prev;
 	fs->shm_prev = fs->shm_now;
@@ -253,7 +272,7 @@ static int empty_unseen(struct fc_file *f, void *arg)
 {
 	struct files *fs = arg;
 
-	if (f->seen_gen != fs->gen && f->pages.cached && !f->watched) {
+	if (f->seen_gen != fs->gen && f->pages.cached && !f->watched && !was_cut(fs, f->dev)) {
 		f->win_dels += f->pages.cached;
 		files_set_cached(fs, f, 0);
 	}
@@ -268,6 +287,8 @@ static int walk(struct engine *e, int mode)
 
 	fs->walk_shmem_only = mode == FC_WALK_SHMEM;
 	fs->cur_magic = 0;
+	fs->ncut = 0;
+	fs->cut_all = false;
 	err = fcache_bpf_walk(fs->bpf, mode, on_rec, fs, &ws);
 	fs->st.walk_ns = ws.ns;
 	fs->st.walk_steps = ws.steps;
@@ -275,6 +296,12 @@ static int walk(struct engine *e, int mode)
 		fs->st.full_walks++;
 		fs->st.full_walk_ns = ws.ns;
 		fs->st.full_walk_steps = ws.steps;
+		/* A file cached before the start (or whose counts the delta table dropped) and
+		 * not touched since is found only by a walk: walk again while they are cut. */
+		if (fs->ncut || fs->cut_all)
+			fs->rewalks_due = fs->rewalks_due ? fs->rewalks_due - 1 : FILES_REWALKS;
+		else
+			fs->rewalks_due = 0;
 	}
 	return err;
 }
@@ -300,7 +327,7 @@ void engine_files_refresh(struct engine *e)
 		fcache_bpf_events(fs->bpf, &events);	/* before the take: it holds all of these */
 		fcache_bpf_take(fs->bpf, on_delta, fs);
 		lost = events > fs->taken_pages + fs->lost_base;
-		if (walk(e, lost ? FC_WALK_ALL : FC_WALK_SHMEM))
+		if (walk(e, lost || fs->rewalks_due ? FC_WALK_ALL : FC_WALK_SHMEM))
 			fs->st.walk_errors++;
 		if (lost) {
 			/* More inodes changed than the delta table holds: the walk is the truth,

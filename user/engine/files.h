@@ -56,6 +56,9 @@ struct ftop {
 struct fcbpf;
 struct fcname;
 
+#define FILES_CUT_DEVS 8
+#define FILES_REWALKS 3		/* full walks after one with cuts, at most, one a tick */
+
 struct files {
 	struct fcache *fc;
 	struct fcbpf *bpf;		/* NULL: the /proc fallback */
@@ -89,6 +92,12 @@ struct files {
 	uint64_t taken_pages;		/* adds + dels the deltas gave, since the start */
 	uint64_t lost_base;		/* events - taken_pages after the last full re-walk */
 	uint64_t ticks;
+	/* Superblocks the last walk cut short (an inode under its cursor left the list):
+	 * their rows it did not see may still hold pages, so none is emptied for that. */
+	uint64_t cut_devs[FILES_CUT_DEVS];
+	size_t ncut;
+	bool cut_all;			/* more than FILES_CUT_DEVS: treat every one as cut */
+	uint32_t rewalks_due;		/* full walks still to make after a cut one */
 };
 
 int files_keys_add(struct fkeys *k, const struct fc_file *f);
