@@ -568,6 +568,27 @@ static void test_nanosleep_restart_block(void **state)
 	assert_int_equal(finish_target(&t), 0);
 }
 
+/* The target's state, signals and wait channel, on stdout (for a failure's message). */
+static void dump_task(pid_t pid)
+{
+	static const char *const files[] = { "status", "wchan", "stack" };
+	char path[64], line[256];
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, files[i]);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (i || !strncmp(line, "State", 5) || !strncmp(line, "Sig", 3) ||
+			    !strncmp(line, "ShdPnd", 6) || !strncmp(line, "TracerPid", 9))
+				printf("%s: %s%s", files[i], line, strchr(line, '\n') ? "" : "\n");
+		fclose(f);
+	}
+}
+
 /* A signal that arrives while we hold the target is delivered after release with the
  * kernel's own semantics: the read() without SA_RESTART fails with EINTR, the handler
  * ran, and the next read() works. */
@@ -584,7 +605,13 @@ static void test_signal_while_held(void **state)
 	assert_int_equal(kill(t.pid, SIGUSR1), 0);
 	assert_int_equal(remote(in, SYS_getpid, 0, 0, 0, 0, 0, 0), t.pid);
 	assert_int_equal(inj_release(in), 0);
-	assert_true(wait_readable(t.rep_r, GUARD_MS));
+	if (!wait_readable(t.rep_r, GUARD_MS)) {
+		/* Seen once (a fresh-machine run on a loaded box), not reproduced: what the
+		 * target was doing tells a lost signal from a starved one. */
+		dump_task(t.pid);
+		fail_msg("no report from the target %d within %d ms of the release", (int)t.pid,
+			 GUARD_MS);
+	}
 	assert_int_equal(read(t.rep_r, &rep, sizeof(rep)), (ssize_t)sizeof(rep));
 	assert_int_equal(rep.n, -1);
 	assert_int_equal(rep.err, EINTR);
