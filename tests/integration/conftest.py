@@ -21,6 +21,39 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(skip)
 
 
+DAMON_KDAMONDS = "/sys/kernel/mm/damon/admin/kdamonds"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def damon_paused():
+    """This machine runs a DAMON physical-address scheme that pages out memory it finds
+    unaccessed for a minute (kdamond, `pageout` action): it sampled regions of gigabytes and
+    evicted pages a test had just read or written, between the test's read of pagemap or
+    mincore and mevitop's.  Like any reclaim, mevitop follows that (a rescan heals it, counted
+    as drift), but a test comparing exact page sets, or asserting that nothing needed
+    healing, is then comparing against a moving truth.  So every running kdamond is turned
+    off for the session and turned on again after it, as the KSM tests restore ksm's run."""
+    paused = []
+    if harness.is_root() and os.path.isdir(DAMON_KDAMONDS):
+        for k in sorted(os.listdir(DAMON_KDAMONDS)):
+            state = os.path.join(DAMON_KDAMONDS, k, "state")
+            try:
+                with open(state) as f:
+                    if f.read().strip() != "on":
+                        continue
+                with open(state, "w") as f:
+                    f.write("off")
+                paused.append(state)
+            except OSError:
+                continue
+    if paused:
+        print(f"\ntests: DAMON paused for the session ({', '.join(paused)}), restored after")
+    yield
+    for state in paused:
+        with open(state, "w") as f:
+            f.write("on")
+
+
 @pytest.fixture
 def workload():
     made = []
