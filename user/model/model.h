@@ -129,9 +129,9 @@ struct proc {
 
 	/* Lifecycle. */
 	bool exited;
-	uint64_t exited_ns;		/* CLOCK_MONOTONIC when the exit was seen */
 	bool ready;			/* initial scan done */
 	bool reported_exit;
+	uint64_t exited_ns;		/* CLOCK_MONOTONIC when the exit was seen */
 	/* Which process this is, beyond its pid: numbered by the table that adds it (the
 	 * engine's: 1, 2, ...), kept by copies, 0 if unknown (a replay).  A view remembering a
 	 * process by pid tells a new process given that pid apart by it. */
