@@ -90,8 +90,8 @@ struct fault_check {
 
 #define FAULT_CHECK_TRIES 200	/* ~2 s of batches; then the rss check takes over */
 
-/* Ordered so that no field leaves a hole (280 bytes, was 320 with 48 of padding): one is
- * kept per process, 5,000 on a big host. */
+/* One per process, 5,000 on a big host: ordered without holes to speak of, the sharing
+ * state apart (192 bytes, was 320). */
 struct pstate {
 	int pagemap_fd;
 	pid_t io_pid;			/* whose /proc entries to read: the pid, or a live thread
@@ -117,21 +117,25 @@ struct pstate {
 	bool locked_future;		/* mlockall(MCL_FUTURE) */
 	bool scan_failed;		/* a scan failed (not for a vanished process): rescan
 					 * it whole at the next tick */
-	/* Sharing (share.c, --sharing). */
-	bool share_anon;		/* anonymous pages may be shared (history unknown, a
-					 * fork, KSM): read their PFNs too */
-	bool share_due;			/* a fork or an exec: pass again at the next tick */
-	bool share_kin;			/* its parent or a child faulted (share.c) */
-	struct share_build *sbuild;	/* a sharing pass in progress, or NULL */
-	uint64_t share_done_ns;		/* when the last complete pass began, 0: none */
-	uint64_t share_faults;		/* p->faults then */
-	uint64_t share_world[2];	/* the sharing world's movers then (share.c) */
-	uint64_t share_sens[2];		/* how far each mover can move its figures, and */
-	uint64_t share_pss;		/* the PSS of what the pass read (bytes << 12) */
+	struct pshare *sharing;		/* --sharing's state (share.c), NULL without it */
+};
+
+/* A process's sharing state (share.c, --sharing): allocated only in sessions that pass. */
+struct pshare {
+	struct share_build *build;	/* a sharing pass in progress, or NULL */
+	uint64_t done_ns;		/* when the last complete pass began, 0: none */
+	uint64_t faults;		/* p->faults then */
+	uint64_t world[2];		/* the sharing world's movers then (share.c) */
+	uint64_t sens[2];		/* how far each mover can move its figures, and */
+	uint64_t pss;			/* the PSS of what the pass read (bytes << 12) */
 	struct share_sig {		/* what share.c saw of it at the last tick */
 		uint64_t faults, file, anon;	/* resident pages, file-backed and anonymous */
 		bool seen, gone;
-	} share_sig;
+	} sig;
+	bool anon;			/* anonymous pages may be shared (history unknown, a
+					 * fork, KSM): read their PFNs too */
+	bool due;			/* a fork or an exec: pass again at the next tick */
+	bool kin;			/* its parent or a child faulted (share.c) */
 };
 
 /* A sharing pass of one process, carried over ticks while the budget runs out. */
@@ -251,10 +255,14 @@ static inline struct pstate *ps(const struct proc *p)
 /* Forgets p's sharing pass in progress (the process is gone, or has a new mm). */
 static inline void share_build_drop(struct pstate *s)
 {
-	if (s->sbuild)
-		share_free(s->sbuild->s);
-	free(s->sbuild);
-	s->sbuild = NULL;
+	struct pshare *sh = s->sharing;
+
+	if (!sh)
+		return;
+	if (sh->build)
+		share_free(sh->build->s);
+	free(sh->build);
+	sh->build = NULL;
 }
 
 /* Whose /proc entries to read: the pid, or a live thread once the main thread exited. */
@@ -286,7 +294,7 @@ void table_yield(struct engine *e);
 int table_choose_io(struct engine *e, struct proc *p);
 void table_close_pages(struct engine *e, struct proc *p);
 /* Gives p its engine state (frees p and returns NULL when that fails). */
-struct proc *table_attach_pstate(struct proc *p);
+struct proc *table_attach_pstate(struct engine *e, struct proc *p);
 void table_add(struct engine *e, struct proc *p);
 struct proc *table_new_proc(struct engine *e, pid_t pid, bool target);
 void table_del(struct engine *e, struct proc *p);
