@@ -159,7 +159,8 @@ static void choose_ring(const struct engine *e, struct tracer_opts *to)
 		to->wakeup_bytes = 64;
 }
 
-/* Every BPF object of the start is loaded: the one BTF parse goes (kbtf.h).  The
+/* Every BPF object of the start is loaded: the one BTF parse goes (kbtf.h; a whole-system
+ * start's start_ahead thread let it go already, after its own load).  The
  * start-up's garbage (that parse, libbpf's ELF copies, the scans' run buffers) lies
  * between the model's allocations, where free() leaves it resident: malloc_trim hands
  * those pages back once. */

@@ -428,7 +428,7 @@ static void apply_fork(struct engine *e, const struct ev_proc *ev)
 	 * and is rescanned at the end of the batch: file mappings' PTEs are not copied at
 	 * fork, and MADV_DONTFORK/WIPEONFORK ranges differ. */
 	c = !(parent->pending & PEND_RELOAD) ? proc_clone(parent, ev->tgid) : proc_new(ev->tgid);
-	if (!c || !table_attach_pstate(c))
+	if (!c || !table_attach_pstate(e, c))
 		return;
 	memcpy(c->comm, ev->comm, sizeof(c->comm));
 	c->comm[sizeof(c->comm) - 1] = 0;
@@ -440,10 +440,12 @@ static void apply_fork(struct engine *e, const struct ev_proc *ev)
 	 * parent's figures are not the child's (its file pages are not even mapped yet). */
 	share_free(c->share);
 	c->share = NULL;
-	ps(c)->share_due = true;
-	ps(parent)->share_anon = ps(parent)->share_due = true;
-	if (ps(parent)->sbuild)
-		ps(parent)->sbuild->forked = true;
+	if (ps(c)->sharing && ps(parent)->sharing) {
+		ps(c)->sharing->due = true;
+		ps(parent)->sharing->anon = ps(parent)->sharing->due = true;
+		if (ps(parent)->sharing->build)
+			ps(parent)->sharing->build->forked = true;
+	}
 }
 
 static void apply_exec(struct engine *e, const struct ev_proc *ev)
@@ -487,8 +489,10 @@ static void apply_exec(struct engine *e, const struct ev_proc *ev)
 	ps(p)->locked_future = false;
 	/* A new mm shares no anonymous page until it forks (or KSM merges one). */
 	share_build_drop(ps(p));
-	ps(p)->share_anon = false;
-	ps(p)->share_due = true;
+	if (ps(p)->sharing) {
+		ps(p)->sharing->anon = false;
+		ps(p)->sharing->due = true;
+	}
 	HOOK(e, exec, p);
 	memcpy(p->comm, ev->comm, sizeof(p->comm));
 	p->comm[sizeof(p->comm) - 1] = 0;

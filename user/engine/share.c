@@ -552,15 +552,15 @@ static void build_finish(struct engine *e, struct proc *p, struct share_build *b
 	p->share = b->s;
 	b->s = NULL;
 	p->share->at_ns = b->start_ns;
-	s->share_done_ns = b->start_ns;
-	s->share_faults = b->faults;
-	memcpy(s->share_world, b->world, sizeof(s->share_world));
-	memcpy(s->share_sens, b->sens, sizeof(s->share_sens));
-	s->share_pss = 0;
+	s->sharing->done_ns = b->start_ns;
+	s->sharing->faults = b->faults;
+	memcpy(s->sharing->world, b->world, sizeof(s->sharing->world));
+	memcpy(s->sharing->sens, b->sens, sizeof(s->sharing->sens));
+	s->sharing->pss = 0;
 	for (i = 0; i < p->share->n; i++)
-		s->share_pss += p->share->spans[i].pss;	/* what was read: the part that moves */
+		s->sharing->pss += p->share->spans[i].pss;	/* what was read: the part that moves */
 	if (b->anon && !b->anon_shared && !b->forked) {
-		s->share_anon = false;	/* verified: nothing anonymous is shared */
+		s->sharing->anon = false;	/* verified: nothing anonymous is shared */
 		e->sharing->st.anon_verified++;
 	}
 	e->sharing->st.passes++;
@@ -569,7 +569,7 @@ static void build_finish(struct engine *e, struct proc *p, struct share_build *b
 
 static bool moved(const struct proc *p)
 {
-	return p->faults != ps(p)->share_faults;
+	return p->faults != ps(p)->sharing->faults;
 }
 
 /* A forked pair shares its anonymous pages until one of them writes: when a process
@@ -582,15 +582,15 @@ static void mark_kin(struct engine *e, struct proc **procs, size_t n)
 	for (i = 0; i < n; i++) {
 		struct proc *p = procs[i], *parent;
 
-		if (p->exited || !ps(p)->share_anon || !p->ppid)
+		if (p->exited || !ps(p)->sharing->anon || !p->ppid)
 			continue;
 		parent = engine_find(e, p->ppid);
-		if (!parent || parent->exited || !ps(parent)->share_anon)
+		if (!parent || parent->exited || !ps(parent)->sharing->anon)
 			continue;
 		if (moved(p))
-			ps(parent)->share_kin = true;
+			ps(parent)->sharing->kin = true;
 		if (moved(parent))
-			ps(p)->share_kin = true;
+			ps(p)->sharing->kin = true;
 	}
 }
 
@@ -598,15 +598,15 @@ static void mark_kin(struct engine *e, struct proc **procs, size_t n)
  * than the drift allowed (sens above)? */
 static bool world_moved(const struct sharing *sh, const struct pstate *s)
 {
-	unsigned __int128 drift = 0, allowed = s->share_pss >> SHARE_DRIFT_SHIFT;
+	unsigned __int128 drift = 0, allowed = s->sharing->pss >> SHARE_DRIFT_SHIFT;
 	int i;
 
 	if (!sh->world_seen)
 		return true;
 	for (i = 0; i < 2; i++)
-		if (i == WORLD_FILE || s->share_anon)
-			drift += (unsigned __int128)(sh->world[i] - s->share_world[i]) *
-				 s->share_sens[i];
+		if (i == WORLD_FILE || s->sharing->anon)
+			drift += (unsigned __int128)(sh->world[i] - s->sharing->world[i]) *
+				 s->sharing->sens[i];
 	if (allowed < SHARE_DRIFT_PAGES * SENS_PRIVATE)
 		allowed = SHARE_DRIFT_PAGES * SENS_PRIVATE;
 	return drift > allowed;
@@ -615,15 +615,15 @@ static bool world_moved(const struct sharing *sh, const struct pstate *s)
 static bool due(const struct engine *e, const struct proc *p, uint64_t now)
 {
 	const struct pstate *s = ps(p);
-	uint64_t period = e->o.share_period_ms * 1000000ULL, age = now - s->share_done_ns;
+	uint64_t period = e->o.share_period_ms * 1000000ULL, age = now - s->sharing->done_ns;
 
-	if (s->sbuild || s->share_due || !s->share_done_ns)
+	if (s->sharing->build || s->sharing->due || !s->sharing->done_ns)
 		return true;
 	if (age >= period * SHARE_IDLE_FACTOR)
 		return true;
 	if (age >= period * SHARE_QUIET_FACTOR && world_moved(e->sharing, s))
 		return true;
-	return age >= period && (moved(p) || s->share_kin);
+	return age >= period && (moved(p) || s->sharing->kin);
 }
 
 /* Counts the processes that moved since the last tick (struct sharing's world): a process
@@ -640,7 +640,7 @@ static void world_tick(struct engine *e, struct proc **procs, size_t n)
 
 	for (i = 0; i < n; i++) {
 		struct proc *p = procs[i];
-		struct share_sig *g = &ps(p)->share_sig, now = { .seen = true };
+		struct share_sig *g = &ps(p)->sharing->sig, now = { .seen = true };
 		uint64_t counts[PS_COUNT];
 
 		if (g->gone)
@@ -662,7 +662,7 @@ static void world_tick(struct engine *e, struct proc **procs, size_t n)
 			bump[WORLD_ANON]++;
 		} else {
 			bump[WORLD_FILE] += now.file != g->file;
-			bump[WORLD_ANON] += ps(p)->share_anon && (now.anon != g->anon ||
+			bump[WORLD_ANON] += ps(p)->sharing->anon && (now.anon != g->anon ||
 								    now.faults != g->faults);
 		}
 		*g = now;
@@ -686,9 +686,9 @@ static void ksm_check(struct engine *e, struct proc **procs, size_t n)
 		struct pstate *s = ps(procs[i]);
 		uint64_t merged = 0;
 
-		if (!procs[i]->exited && !s->share_anon &&
+		if (!procs[i]->exited && !s->sharing->anon &&
 		    !kpage_ksm_merging(io(procs[i]), &merged) && merged)
-			s->share_anon = s->share_due = true;
+			s->sharing->anon = s->sharing->due = true;
 	}
 }
 
@@ -696,17 +696,17 @@ static int start_build(struct engine *e, struct proc *p, uint64_t now)
 {
 	struct pstate *s = ps(p);
 
-	s->sbuild = calloc(1, sizeof(*s->sbuild));
-	if (!s->sbuild || !(s->sbuild->s = share_new())) {
+	s->sharing->build = calloc(1, sizeof(*s->sharing->build));
+	if (!s->sharing->build || !(s->sharing->build->s = share_new())) {
 		share_build_drop(s);
 		return -ENOMEM;
 	}
-	s->sbuild->start_ns = now;
-	s->sbuild->s->thp_known = e->use_scan;	/* pread's entries say nothing of PMDs */
-	s->sbuild->faults = p->faults;
-	memcpy(s->sbuild->world, e->sharing->world, sizeof(s->sbuild->world));
-	s->sbuild->anon = s->share_anon;
-	s->share_due = s->share_kin = false;
+	s->sharing->build->start_ns = now;
+	s->sharing->build->s->thp_known = e->use_scan;	/* pread's entries say nothing of PMDs */
+	s->sharing->build->faults = p->faults;
+	memcpy(s->sharing->build->world, e->sharing->world, sizeof(s->sharing->build->world));
+	s->sharing->build->anon = s->sharing->anon;
+	s->sharing->due = s->sharing->kin = false;
 	return 0;
 }
 
@@ -736,16 +736,16 @@ void engine_share_tick(struct engine *e, struct proc **procs, size_t n)
 
 		if (p->exited || !p->ready || (p->pending & PEND_RELOAD) || !due(e, p, now))
 			continue;
-		if (!s->sbuild && start_build(e, p, now))
+		if (!s->sharing->build && start_build(e, p, now))
 			break;
-		r = build_step(e, p, s->sbuild, &budget);
+		r = build_step(e, p, s->sharing->build, &budget);
 		if (r == 1) {
-			build_finish(e, p, s->sbuild);
+			build_finish(e, p, s->sharing->build);
 		} else if (r < 0) {
 			if (r != -ESRCH)
 				log_debug("sharing pass of %d failed: %s", p->pid, strerror(-r));
 			share_build_drop(s);	/* again from the start at its next turn */
-			s->share_done_ns = now;
+			s->sharing->done_ns = now;
 		} else {
 			break;	/* out of budget: this process first at the next tick */
 		}
@@ -818,7 +818,7 @@ static bool shares_page(struct who_ctx *c, struct proc *q, const struct mapping 
 
 	if (is_anon(m) || (m->kind == MK_FILE && !(m->perms & MP_SHARED))) {
 		qm = model_find(q, page);
-		if (ps(q)->share_anon && qm && (is_anon(qm) || (qm->kind == MK_FILE &&
+		if (ps(q)->sharing->anon && qm && (is_anon(qm) || (qm->kind == MK_FILE &&
 		    !(qm->perms & MP_SHARED)))) {
 			if (maps_pfn(c, q, page))
 				return true;

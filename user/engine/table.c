@@ -70,16 +70,21 @@ void table_close_pages(struct engine *e, struct proc *p)
 	s->pagemap_fd = -1;
 }
 
-struct proc *table_attach_pstate(struct proc *p)
+struct proc *table_attach_pstate(struct engine *e, struct proc *p)
 {
 	struct pstate *s = calloc(1, sizeof(*s));
 
+	if (s && e->o.sharing && !(s->sharing = calloc(1, sizeof(*s->sharing)))) {
+		free(s);
+		s = NULL;
+	}
 	if (!s) {
 		proc_free(p);
 		return NULL;
 	}
 	s->pagemap_fd = -1;
-	s->share_anon = true;	/* its history is unknown: the first sharing pass checks */
+	if (s->sharing)
+		s->sharing->anon = true;	/* its history is unknown: the first pass checks */
 	p->engine = s;
 	return p;
 }
@@ -104,6 +109,7 @@ static void pstate_free(struct engine *e, struct pstate *s)
 	free(s->scan);
 	free(s->checks);
 	share_build_drop(s);
+	free(s->sharing);
 	free(s);
 }
 
@@ -179,7 +185,7 @@ struct proc *table_new_proc(struct engine *e, pid_t pid, bool target)
 {
 	struct proc *p = proc_new(pid);
 
-	if (!p || !table_attach_pstate(p))
+	if (!p || !table_attach_pstate(e, p))
 		return NULL;
 	ps(p)->target = target;
 	table_add(e, p);

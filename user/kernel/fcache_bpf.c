@@ -14,6 +14,17 @@
 #include "fcache.skel.h"
 
 #define TAKE_BATCH 4096
+/*
+ * The walk's ring: fcache_bpf_walk() drains it after every firing, and a firing writes one
+ * record of at most FC_RECS_PER_CALL records (56 KiB), so it never holds more than one.
+ * 128 KiB, not the 1 MiB the BPF side declares: libbpf maps a ring's data twice, and the
+ * reader's position goes round all of it, so the 1 MiB ring was 2 MiB of mevitop's RSS
+ * (issue 24: memory at 5,000 processes).  A record that finds no room is written again
+ * after the drain (st.full), never lost.
+ */
+#define WALK_RING_BYTES (128u << 10)
+_Static_assert(FC_RECS_PER_CALL * sizeof(struct fc_rec) + 8 <= WALK_RING_BYTES / 2,
+	       "the walk's ring holds a firing's record twice over");
 
 struct walk_ctx {
 	fcbpf_rec_fn fn;
@@ -95,6 +106,7 @@ int fcache_bpf_open(bool tracepoints, struct fcbpf **out, char *why, size_t whyl
 			 strerror(-err));
 		goto fail;
 	}
+	bpf_map__set_max_entries(b->skel->maps.fc_out, WALK_RING_BYTES);
 	if (!tracepoints) {
 		bpf_program__set_autoload(b->skel->progs.fc_add, false);
 		bpf_program__set_autoload(b->skel->progs.fc_del, false);

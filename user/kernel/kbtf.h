@@ -14,7 +14,8 @@
 
 /* From now on, the kernel's BTF is parsed at most once, and kept. */
 void kbtf_hold(void);
-/* Frees the kept parse (start-up is over); later loads parse again, each their own. */
+/* Frees the kept parse (the start's last BPF object is loaded); later loads parse again,
+ * each their own.  Idempotent; any thread. */
 void kbtf_release(void);
 
 #endif

@@ -49,11 +49,11 @@ int procfs_exe_is_32bit(pid_t pid);
 /* Counters of /proc/PID/stat: faults (exact, summed over threads), size and the parent;
  * resident pages from /proc/PID/statm (procfs_read_rss). */
 struct proc_counters {
-	pid_t ppid;
 	uint64_t minflt, majflt;
 	uint64_t vsize;		/* bytes */
 	uint64_t rss;		/* pages, exact: from /proc/PID/statm */
 	uint64_t start_time;	/* clock ticks after boot: tells a reused pid */
+	pid_t ppid;
 	char state;		/* R, S, D, Z, ... (of the main thread) */
 	char comm[16];		/* of the thread read: prctl(PR_SET_NAME) renames it */
 };

@@ -15,9 +15,31 @@
 
 enum { ITREE_RED = 0, ITREE_BLACK = 1 };
 
+/* The parent's address and the colour share a word (itree.h): nodes are pointer-aligned,
+ * so bit 0 of the address is free. */
+static inline struct itree_node *node_parent(const struct itree_node *n)
+{
+	return (struct itree_node *)(n->parent_color & ~(uintptr_t)1);
+}
+
+static inline int node_color(const struct itree_node *n)
+{
+	return (int)(n->parent_color & 1);
+}
+
+static inline void node_set_parent(struct itree_node *n, struct itree_node *p)
+{
+	n->parent_color = (uintptr_t)p | (n->parent_color & 1);
+}
+
+static inline void node_set_color(struct itree_node *n, int color)
+{
+	n->parent_color = (n->parent_color & ~(uintptr_t)1) | (uintptr_t)color;
+}
+
 static inline bool node_is_red(const struct itree_node *n)
 {
-	return n && n->balance_or_color == ITREE_RED;
+	return n && node_color(n) == ITREE_RED;
 }
 
 static inline bool node_is_black(const struct itree_node *n)
@@ -45,7 +67,7 @@ static uint64_t node_compute_last(const struct itree_node *n)
 /* Recompute subtree_last from n up to the root (after a splice). */
 static void node_propagate(struct itree_node *n)
 {
-	for (; n; n = n->parent)
+	for (; n; n = node_parent(n))
 		n->subtree_last = node_compute_last(n);
 }
 
@@ -53,7 +75,7 @@ static void node_propagate(struct itree_node *n)
 static void node_replace_child(struct itree *t, struct itree_node *old,
 			       struct itree_node *new)
 {
-	struct itree_node *p = old->parent;
+	struct itree_node *p = node_parent(old);
 
 	if (!p)
 		t->root = new;
@@ -62,7 +84,7 @@ static void node_replace_child(struct itree *t, struct itree_node *old,
 	else
 		p->right = new;
 	if (new)
-		new->parent = p;
+		node_set_parent(new, p);
 }
 
 /*
@@ -81,10 +103,10 @@ static void node_rotate_left(struct itree *t, struct itree_node *x)
 
 	x->right = y->left;
 	if (y->left)
-		y->left->parent = x;
+		node_set_parent(y->left, x);
 	node_replace_child(t, x, y);
 	y->left = x;
-	x->parent = y;
+	node_set_parent(x, y);
 	y->subtree_last = x->subtree_last;
 	x->subtree_last = node_compute_last(x);
 }
@@ -95,10 +117,10 @@ static void node_rotate_right(struct itree *t, struct itree_node *x)
 
 	x->left = y->right;
 	if (y->right)
-		y->right->parent = x;
+		node_set_parent(y->right, x);
 	node_replace_child(t, x, y);
 	y->right = x;
-	x->parent = y;
+	node_set_parent(x, y);
 	y->subtree_last = x->subtree_last;
 	x->subtree_last = node_compute_last(x);
 }
@@ -113,45 +135,45 @@ static void insert_fixup(struct itree *t, struct itree_node *n)
 {
 	struct itree_node *p, *g, *u;
 
-	while ((p = n->parent) && node_is_red(p)) {
-		g = p->parent;	/* exists: a red node is never the root */
+	while ((p = node_parent(n)) && node_is_red(p)) {
+		g = node_parent(p);	/* exists: a red node is never the root */
 		if (p == g->left) {
 			u = g->right;
 			if (node_is_red(u)) {
-				p->balance_or_color = ITREE_BLACK;
-				u->balance_or_color = ITREE_BLACK;
-				g->balance_or_color = ITREE_RED;
+				node_set_color(p, ITREE_BLACK);
+				node_set_color(u, ITREE_BLACK);
+				node_set_color(g, ITREE_RED);
 				n = g;
 				continue;
 			}
 			if (n == p->right) {
 				node_rotate_left(t, p);
 				n = p;
-				p = n->parent;
+				p = node_parent(n);
 			}
-			p->balance_or_color = ITREE_BLACK;
-			g->balance_or_color = ITREE_RED;
+			node_set_color(p, ITREE_BLACK);
+			node_set_color(g, ITREE_RED);
 			node_rotate_right(t, g);
 		} else {
 			u = g->left;
 			if (node_is_red(u)) {
-				p->balance_or_color = ITREE_BLACK;
-				u->balance_or_color = ITREE_BLACK;
-				g->balance_or_color = ITREE_RED;
+				node_set_color(p, ITREE_BLACK);
+				node_set_color(u, ITREE_BLACK);
+				node_set_color(g, ITREE_RED);
 				n = g;
 				continue;
 			}
 			if (n == p->left) {
 				node_rotate_right(t, p);
 				n = p;
-				p = n->parent;
+				p = node_parent(n);
 			}
-			p->balance_or_color = ITREE_BLACK;
-			g->balance_or_color = ITREE_RED;
+			node_set_color(p, ITREE_BLACK);
+			node_set_color(g, ITREE_RED);
 			node_rotate_left(t, g);
 		}
 	}
-	t->root->balance_or_color = ITREE_BLACK;
+	node_set_color(t->root, ITREE_BLACK);
 }
 
 void itree_insert(struct itree *t, struct itree_node *n)
@@ -169,10 +191,9 @@ void itree_insert(struct itree *t, struct itree_node *n)
 			parent->subtree_last = n->last;
 		link = n->start < parent->start ? &parent->left : &parent->right;
 	}
-	n->parent = parent;
+	n->parent_color = (uintptr_t)parent | ITREE_RED;
 	n->left = n->right = NULL;
 	n->subtree_last = n->last;
-	n->balance_or_color = ITREE_RED;
 	*link = n;
 	t->count++;
 	insert_fixup(t, n);
@@ -196,57 +217,57 @@ static void remove_fixup(struct itree *t, struct itree_node *x,
 		if (x == parent->left) {
 			w = parent->right;
 			if (node_is_red(w)) {
-				w->balance_or_color = ITREE_BLACK;
-				parent->balance_or_color = ITREE_RED;
+				node_set_color(w, ITREE_BLACK);
+				node_set_color(parent, ITREE_RED);
 				node_rotate_left(t, parent);
 				w = parent->right;
 			}
 			if (node_is_black(w->left) && node_is_black(w->right)) {
-				w->balance_or_color = ITREE_RED;
+				node_set_color(w, ITREE_RED);
 				x = parent;
-				parent = x->parent;
+				parent = node_parent(x);
 				continue;
 			}
 			if (node_is_black(w->right)) {
-				w->left->balance_or_color = ITREE_BLACK;
-				w->balance_or_color = ITREE_RED;
+				node_set_color(w->left, ITREE_BLACK);
+				node_set_color(w, ITREE_RED);
 				node_rotate_right(t, w);
 				w = parent->right;
 			}
-			w->balance_or_color = parent->balance_or_color;
-			parent->balance_or_color = ITREE_BLACK;
-			w->right->balance_or_color = ITREE_BLACK;
+			node_set_color(w, node_color(parent));
+			node_set_color(parent, ITREE_BLACK);
+			node_set_color(w->right, ITREE_BLACK);
 			node_rotate_left(t, parent);
 			x = t->root;
 		} else {
 			w = parent->left;
 			if (node_is_red(w)) {
-				w->balance_or_color = ITREE_BLACK;
-				parent->balance_or_color = ITREE_RED;
+				node_set_color(w, ITREE_BLACK);
+				node_set_color(parent, ITREE_RED);
 				node_rotate_right(t, parent);
 				w = parent->left;
 			}
 			if (node_is_black(w->left) && node_is_black(w->right)) {
-				w->balance_or_color = ITREE_RED;
+				node_set_color(w, ITREE_RED);
 				x = parent;
-				parent = x->parent;
+				parent = node_parent(x);
 				continue;
 			}
 			if (node_is_black(w->left)) {
-				w->right->balance_or_color = ITREE_BLACK;
-				w->balance_or_color = ITREE_RED;
+				node_set_color(w->right, ITREE_BLACK);
+				node_set_color(w, ITREE_RED);
 				node_rotate_left(t, w);
 				w = parent->left;
 			}
-			w->balance_or_color = parent->balance_or_color;
-			parent->balance_or_color = ITREE_BLACK;
-			w->left->balance_or_color = ITREE_BLACK;
+			node_set_color(w, node_color(parent));
+			node_set_color(parent, ITREE_BLACK);
+			node_set_color(w->left, ITREE_BLACK);
 			node_rotate_right(t, parent);
 			x = t->root;
 		}
 	}
 	if (x)
-		x->balance_or_color = ITREE_BLACK;
+		node_set_color(x, ITREE_BLACK);
 }
 
 void itree_remove(struct itree *t, struct itree_node *n)
@@ -257,8 +278,8 @@ void itree_remove(struct itree *t, struct itree_node *n)
 	if (!n->left || !n->right) {
 		/* At most one child: it simply moves up into n's place. */
 		child = n->left ? n->left : n->right;
-		parent = n->parent;
-		removed_color = n->balance_or_color;
+		parent = node_parent(n);
+		removed_color = node_color(n);
 		node_replace_child(t, n, child);
 	} else {
 		/*
@@ -269,20 +290,20 @@ void itree_remove(struct itree *t, struct itree_node *n)
 		y = n->right;
 		while (y->left)
 			y = y->left;
-		removed_color = y->balance_or_color;
+		removed_color = node_color(y);
 		child = y->right;
-		if (y->parent == n) {
+		if (node_parent(y) == n) {
 			parent = y;
 		} else {
-			parent = y->parent;
+			parent = node_parent(y);
 			node_replace_child(t, y, child);
 			y->right = n->right;
-			y->right->parent = y;
+			node_set_parent(y->right, y);
 		}
 		node_replace_child(t, n, y);
 		y->left = n->left;
-		y->left->parent = y;
-		y->balance_or_color = n->balance_or_color;
+		node_set_parent(y->left, y);
+		node_set_color(y, node_color(n));
 	}
 	t->count--;
 	/* parent is the lowest node whose subtree changed; y is above it. */
@@ -323,7 +344,7 @@ struct itree_node *itree_next(const struct itree_node *n)
 			n = n->left;
 		return (struct itree_node *)n;
 	}
-	while ((p = n->parent) && n == p->right)
+	while ((p = node_parent(n)) && n == p->right)
 		n = p;
 	return (struct itree_node *)p;
 }
@@ -338,7 +359,7 @@ struct itree_node *itree_prev(const struct itree_node *n)
 			n = n->right;
 		return (struct itree_node *)n;
 	}
-	while ((p = n->parent) && n == p->left)
+	while ((p = node_parent(n)) && n == p->left)
 		n = p;
 	return (struct itree_node *)p;
 }
@@ -392,7 +413,7 @@ struct itree_node *itree_next_overlap(const struct itree_node *n,
 		/* Otherwise climb until we arrive from a left child. */
 		do {
 			prev = n;
-			n = n->parent;
+			n = node_parent(n);
 			if (!n)
 				return NULL;
 		} while (prev == n->right);
@@ -451,11 +472,8 @@ static int verify_subtree(const struct itree_node *n,
 		*count = 0;
 		return 0;
 	}
-	if (n->parent != parent || n->start > n->last ||
+	if (node_parent(n) != parent || n->start > n->last ||
 	    n->start < lo || n->start > hi)
-		return -EINVAL;
-	if (n->balance_or_color != ITREE_RED &&
-	    n->balance_or_color != ITREE_BLACK)
 		return -EINVAL;
 	if (node_is_red(n) && (node_is_red(n->left) || node_is_red(n->right)))
 		return -EINVAL;

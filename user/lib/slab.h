@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Fixed-size objects carved from 64 KiB blocks, without malloc's 8-byte header and 16-byte
- * rounding per object: the model's ~185,000 mappings at 5,000 processes are 88 bytes each,
+ * rounding per object: the model's ~140,000 mappings at 5,000 processes are 80 bytes each,
  * 96 through malloc (issue 24).  Freed objects are reused, blocks are kept.  Thread-safe.
  * Under AddressSanitizer each object is its own malloc, so use-after-free is still caught.
  */
