@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <malloc.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -46,19 +45,6 @@ static void raise_limits(void)
 		r.rlim_cur = r.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &r);
 	}
-}
-
-/*
- * malloc's mmap threshold stays at its 128 KiB.  By default glibc raises it to the size of
- * any mapped block freed, here the kernel's BTF parse (5.5 MiB at start), after which every
- * buffer up to that size (the first snapshot's JSON, the task pass, arrays remade each
- * refresh) comes from the brk heap, where a freed one leaves a hole that stays resident
- * between the model's allocations.  Fixed, they are mapped and unmapped whole: at 5,000
- * processes ~1 MiB less RSS (issue 24).
- */
-static void tune_malloc(void)
-{
-	mallopt(M_MMAP_THRESHOLD, 128 << 10);
 }
 
 /* Checks each -p PID before anything is loaded; threads are replaced by their process. */
@@ -407,7 +393,6 @@ int main(int argc, char **argv)
 	libbpf_log_setup();
 	f.disabled = c.disable;
 	raise_limits();
-	tune_malloc();
 
 	if (c.probe) {
 		err = kfeatures_probe(&f, why, sizeof(why));
