@@ -465,9 +465,10 @@ def test_churn_keeps_series_bounded(mevitop, tmp_path):
     forks0 = value(first, "mevitop_events_total", kind="fork")
     t0 = time.monotonic()
     # Two forkers named `comm` (children inherit the name), each child exiting at once:
-    # 3,000 processes, as fast as this machine forks them (~1,000/s when it is idle).
+    # 1,000 processes, as fast as this machine forks them (~1,000/s when it is idle; 3,000
+    # took 17 s of the suite's budget under the sanitizer build and showed nothing more).
     forker = ("import ctypes, os, sys; ctypes.CDLL(None).prctl(15, sys.argv[1].encode())\n"
-              "for _ in range(1500):\n"
+              "for _ in range(500):\n"
               "    pid = os.fork()\n"
               "    if pid == 0:\n"
               "        os._exit(0)\n"
@@ -486,7 +487,7 @@ def test_churn_keeps_series_bounded(mevitop, tmp_path):
     rate = forks / (t_end - t0)
     print(f"churn: {forks:.0f} forks in {t_end - t0:.1f} s ({rate:.0f}/s), "
           f"{len(scrapes)} scrapes")
-    assert forks >= 3000
+    assert forks >= 1000
     for text in scrapes + [last]:
         pids = {lab["pid"] for _n, lab, _v in parse(text) if "pid" in lab}
         running = value(text, "mevitop_processes")
