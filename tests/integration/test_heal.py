@@ -29,7 +29,7 @@ def watch(mevitop, procs, tmp_path, mode, source="task_iter"):  # noqa: F811
         return start(procs, "attach" if mode == "exact" else "run", "fast", tmp_path)
     wl = harness.Workload()
     procs.append(wl)
-    mv = mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--mode", mode],
+    mv = mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--no-files", "--mode", mode],
                  SOURCES[source])
     return wl, mv
 
@@ -140,7 +140,8 @@ def test_lost_exit_records_retired(mevitop, mode, source):
          'done; kill $pids; wait; echo stopped; read end'],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
-        mv = mevitop(["-p", str(shell.pid), "-i", "50", "--no-reconcile", "--mode", mode,
+        mv = mevitop(["-p", str(shell.pid), "-i", "50", "--no-reconcile", "--no-files",
+                      "--mode", mode,
                       "--ringbuf-size", "4096"], SOURCES[source])
         shell.stdin.write("start\n")
         shell.stdin.flush()
@@ -192,7 +193,8 @@ def test_main_thread_exited_process_is_watched(mevitop, workload, mode, source):
     before = workload()
     before.do("map a 64")
     _, (tid,) = before.do("leaderexit")
-    mv = mevitop(["-p", str(before.pid), "-i", "50", "--no-reconcile", "--mode", mode],
+    mv = mevitop(["-p", str(before.pid), "-i", "50", "--no-reconcile", "--no-files",
+                  "--mode", mode],
                  SOURCES[source])
     t, _ = before.do("touch a 0 64 1 w")
     snap = exact_through(mv, before.pid, int(tid), t)
@@ -200,7 +202,8 @@ def test_main_thread_exited_process_is_watched(mevitop, workload, mode, source):
 
     during = workload()
     during.do("map a 64")
-    mv = mevitop(["-p", str(during.pid), "-i", "50", "--no-reconcile", "--mode", mode],
+    mv = mevitop(["-p", str(during.pid), "-i", "50", "--no-reconcile", "--no-files",
+                  "--mode", mode],
                  SOURCES[source])
     _, (tid,) = during.do("leaderexit")
     t, _ = during.do("touch a 0 64 1 w")
@@ -214,7 +217,8 @@ def test_scan_buffer_allocation_failure_never_a_wrong_page(mevitop, workload):
     exact within 3 refreshes with no periodic reconcile."""
     wl = workload()
     wl.do("map a 16384")
-    mv = mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--mode", "sample"],
+    mv = mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--no-files",
+                  "--mode", "sample"],
                  env_extra={"MEVITOP_TEST_FAIL_ALLOC": "scan-runs"})
     mv.snapshot()
     t, _ = wl.do("touch a 0 16384 2 w")     # every other page: 8,192 runs in one pass
