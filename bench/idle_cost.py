@@ -38,6 +38,22 @@ def cpu_s(pid):
     return total / 1e9
 
 
+def server_cpu_s(pid):
+    """CPU time of pid's libmicrohttpd thread (schedstat), where every answer, scrape and
+    stream runs: serving's own cost, apart from the engine's refreshes."""
+    total = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                if not f.read().startswith("MHD"):
+                    continue
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            pass
+    return total / 1e9
+
+
 def hwm_mib(pid):
     with open(f"/proc/{pid}/status") as f:
         for line in f:

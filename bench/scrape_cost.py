@@ -21,6 +21,8 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEVITOP = os.environ.get("MEVITOP_BIN", os.path.join(ROOT, "build", "mevitop"))
 SLEEPERS = os.path.join(ROOT, "build", "bench", "sleepers")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from idle_cost import server_cpu_s  # noqa: E402  (the HTTP thread's CPU, schedstat)
 OPENMETRICS = "application/openmetrics-text; version=1.0.0"
 
 
@@ -28,21 +30,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def thread_cpu_s(pid, comm):
-    """CPU seconds of pid's threads named comm (schedstat: nanoseconds)."""
-    total = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                if f.read().strip() != comm:
-                    continue
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except OSError:
-            pass
-    return total / 1e9
 
 
 def scrape(url, accept):
@@ -69,10 +56,10 @@ def measure(binary, scrapes, accept):
                 time.sleep(0.05)
         for _ in range(3):      # the memo and the cgroup paths are made by the first ones
             scrape(url, accept)
-        c0 = thread_cpu_s(p.pid, "MHD-single")
+        c0 = server_cpu_s(p.pid)
         for _ in range(scrapes):
             size = scrape(url, accept)
-        return (thread_cpu_s(p.pid, "MHD-single") - c0) / scrapes * 1e3, size
+        return (server_cpu_s(p.pid) - c0) / scrapes * 1e3, size
     finally:
         p.terminate()
         p.wait(timeout=30)

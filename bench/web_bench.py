@@ -34,7 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cdp import Browser  # noqa: E402  (the tests' DevTools driver)
-from idle_cost import cpu_s  # noqa: E402  (a process's CPU from its threads' schedstat)
+from idle_cost import cpu_s, server_cpu_s  # noqa: E402  (CPU from threads' schedstat)
 
 MEVITOP = os.environ.get("MEVITOP_BIN", os.path.join(ROOT, "build", "mevitop"))
 MANYMAPS = os.path.join(ROOT, "build", "bench", "manymaps")
@@ -44,23 +44,6 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def server_cpu_s(pid):
-    """CPU time of pid's libmicrohttpd thread (schedstat), where every answer and stream
-    runs: the viewer's own cost, apart from the engine's, which varies from one window to
-    the next with its reconciliation rounds."""
-    total = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                if not f.read().startswith("MHD"):
-                    continue
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                total += int(f.read().split()[0])
-        except OSError:
-            pass
-    return total / 1e9
 
 
 def api_stats(port):
