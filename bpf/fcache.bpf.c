@@ -38,6 +38,10 @@ char LICENSE[] SEC("license") = "GPL";
 /* Set by the reader before each pass. */
 __u32 walk_mode;
 __u32 walk_tgid;
+/* Testing only (MEVITOP_TEST_WALK_CUT, user/kernel/fcache_bpf.c): cut every superblock after
+ * this many inodes with pages, as if the next one left the list under the cursor.  A real
+ * cut needs an inode evicted between two firings, which no test can time. */
+__u32 test_cut_after;
 struct fc_walk_state st, st_saved;
 struct fc_rec recs[FC_RECS_PER_CALL];
 
@@ -85,6 +89,7 @@ static __always_inline void advance_sb(void)
 	int k;
 
 	st.cur_node = 0;
+	st.sb_inodes = 0;
 	for (k = 0; k < 2; k++) {
 		struct list_head *next = BPF_CORE_READ(sb, s_list.next);
 		struct super_block *nsb;
@@ -154,9 +159,10 @@ static int step(__u32 i, void *ctx)
 			 (__u64)inode, BPF_CORE_READ(inode, i_data.i_pages.xa_flags)))
 			return 1;
 		st.inodes++;
+		st.sb_inodes++;
 	}
 	next = BPF_CORE_READ(node, next);
-	if (!next || next == node) {
+	if (!next || next == node || (test_cut_after && st.sb_inodes >= test_cut_after)) {
 		/* Unlinked from the list while we stood on it (list_del_init). */
 		st.cuts++;
 		if (emit(FCR_CUT, BPF_CORE_READ(sb, s_dev), st.steps, 0, 0, 0, 0, 0, (__u64)sb, 0))

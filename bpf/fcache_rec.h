@@ -36,6 +36,7 @@ struct fc_walk_state {
 	__u64 first_sb, cur_sb, cur_node;
 	__u32 done, nrec;
 	__u64 steps, inodes, sbs, cuts, full;
+	__u64 sb_inodes;	/* inodes with pages listed in the current superblock */
 };
 
 /* fc_info: what the kernel knows of inodes the walk found, asked for by address, up to

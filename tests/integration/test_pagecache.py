@@ -67,8 +67,8 @@ def runs_equal(snap, path, want):
     return r if r and "runs" in r and set(runs_pages(r["runs"])) == want else None
 
 
-def whole_system(mevitop, *args):
-    return mevitop(["-i", "200", "--files-top", "0", *args])
+def whole_system(mevitop, *args, **kw):
+    return mevitop(["-i", "200", "--files-top", "0", *args], **kw)
 
 
 def test_memory_summary(mevitop):
@@ -394,6 +394,88 @@ def test_shmem_kinds(mevitop, tmpdir_ext4):
             if os.path.exists(p):
                 os.unlink(p)
         subprocess.run(["umount", mnt], check=False)
+
+
+def cut_env(after, first, count):
+    """Walks first .. first+count-1 cut every superblock after `after` inodes with pages
+    (user/kernel/fcache_bpf.c's test switch): what an inode leaving the list under the walk's
+    cursor does, which no test can time."""
+    return {"MEVITOP_TEST_WALK_CUT": f"{after},{first},{count}"}
+
+
+def test_cut_start_walk_is_walked_again(mevitop, tmpdir_ext4):
+    """The start walk is cut short: the file it skipped (cached before the start, closed,
+    never touched again, so no tracepoint or process will ever name it) is listed with its
+    exact pages by the next full walk, a refresh later."""
+    old, new = (os.path.join(tmpdir_ext4, n) for n in ("old.dat", "new.dat"))
+    write_file(old, 9)
+    write_file(new, 2)   # newer: ahead of old on the superblock's inode list
+    mv = whole_system(mevitop, env_extra=cut_env(1, 1, 1))
+    assert mv.first["files_stats"]["walk_cuts"] > 0, mv.first["files_stats"]
+    assert row(mv.first, old) is None, "the start walk was not cut before the old file"
+    for _ in range(2):       # the re-walk is the next refresh's walk
+        r = row(mv.snapshot(), old)
+        if r:
+            break
+    assert r is not None, "the file a cut walk skipped was never walked again"
+    assert r["pages"]["cached"] == len(mincore(old)) == 9
+
+
+def test_cut_walks_keep_rows(mevitop, tmpdir_ext4):
+    """Every refresh re-walks tmpfs (its adds fire no tracepoint) and takes an unseen row for
+    gone; a cut walk must not: files behind the cut keep their pages."""
+    mnt = os.path.join(tmpdir_ext4, "tmpfs")
+    os.mkdir(mnt)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "mevitop-test", mnt], check=True)
+    try:
+        old, new = (os.path.join(mnt, n) for n in ("old.dat", "new.dat"))
+        write_file(old, 11, sync=False)
+        write_file(new, 3, sync=False)
+        mv = whole_system(mevitop, env_extra=cut_env(1, 2, 3))
+        assert row(mv.first, old)["pages"]["cached"] == 11
+        cuts = []
+        for _ in range(4):   # walks 2-4 are cut; the fourth snapshot's is whole again
+            snap = mv.snapshot()
+            cuts.append(snap["files_stats"]["walk_cuts"])
+            r = row(snap, old)
+            assert r and r["pages"]["cached"] == len(mincore(old)) == 11, (r, cuts)
+        assert cuts[0] > 0, "no walk was cut"
+    finally:
+        subprocess.run(["umount", mnt], check=False)
+
+
+def test_lost_deltas_and_a_cut_rewalk(mevitop, tmpdir_ext4):
+    """More files change in a refresh than the delta table holds (16 here): the loss is
+    counted and a full walk is the truth, so a file evicted meanwhile leaves the list and 200
+    new ones get their exact counts.  Those re-walks are cut short: a file behind the cut keeps
+    its pages in every snapshot, and the first whole walk after the cut ones heals the rest."""
+    old, gone = (os.path.join(tmpdir_ext4, n) for n in ("old.dat", "gone.dat"))
+    write_file(old, 9)
+    write_file(gone, 5)
+    env = dict(cut_env(1, 2, 3), MEVITOP_TEST_FC_DELTAS="16")
+    env["MEVITOP_TEST_WALK_CUT"] += ",full"
+    mv = whole_system(mevitop, env_extra=env)
+    assert row(mv.first, gone)["pages"]["cached"] == 5
+    drop(gone)      # first: the LRU table drops the oldest entries, this one's among them
+    new = [os.path.join(tmpdir_ext4, f"n{i}.dat") for i in range(200)]
+    for i, path in enumerate(new):
+        write_file(path, 1 + i % 3, sync=False)
+    want = {dev_ino(p): len(mincore(p)) for p in new}
+    for _ in range(12):
+        snap = mv.snapshot()
+        r = row(snap, old)
+        assert r and r["pages"]["cached"] == 9, ("the file behind the cut", r,
+                                                 snap["files_stats"])
+        rows = file_rows(snap)
+        if (snap["files_stats"]["rewalks"] and row(snap, gone) is None and
+                all(rows.get(k, {}).get("pages", {}).get("cached") == n
+                    for k, n in want.items())):
+            break
+    else:
+        assert False, ("not healed", snap["files_stats"], row(snap, gone),
+                       sum(rows.get(k, {}).get("pages", {}).get("cached") == n
+                           for k, n in want.items()))
+    assert snap["files_stats"]["walk_cuts"] > 0
 
 
 def test_many_small_files(mevitop, tmpdir_ext4):

@@ -327,14 +327,20 @@ void engine_files_refresh(struct engine *e)
 		fcache_bpf_events(fs->bpf, &events);	/* before the take: it holds all of these */
 		fcache_bpf_take(fs->bpf, on_delta, fs);
 		lost = events > fs->taken_pages + fs->lost_base;
-		if (walk(e, lost || fs->rewalks_due ? FC_WALK_ALL : FC_WALK_SHMEM))
-			fs->st.walk_errors++;
 		if (lost) {
-			/* More inodes changed than the delta table holds: the walk is the truth,
-			 * rows it did not see have no pages left. */
 			fs->st.rewalks++;
 			fs->lost_base = events - fs->taken_pages;
+			fs->heal_due = true;
+		}
+		if (walk(e, fs->heal_due || fs->rewalks_due ? FC_WALK_ALL : FC_WALK_SHMEM)) {
+			fs->st.walk_errors++;
+		} else if (fs->heal_due) {
+			/* More inodes changed than the delta table holds: the walk is the truth,
+			 * rows it did not see have no pages left.  Rows of a superblock it cut
+			 * are left for the next full walk, and that one heals them (a row
+			 * evicted meanwhile stayed listed otherwise, test_pagecache). */
 			fcache_each(fs->fc, empty_unseen, fs);
+			fs->heal_due = fs->ncut || fs->cut_all;
 		}
 		drop_unseen_shmem(fs);
 	} else {

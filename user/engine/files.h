@@ -98,6 +98,8 @@ struct files {
 	size_t ncut;
 	bool cut_all;			/* more than FILES_CUT_DEVS: treat every one as cut */
 	uint32_t rewalks_due;		/* full walks still to make after a cut one */
+	bool heal_due;			/* deltas were lost and no whole full walk has
+					 * emptied the rows it did not see since */
 };
 
 int files_keys_add(struct fkeys *k, const struct fc_file *f);

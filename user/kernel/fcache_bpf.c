@@ -42,6 +42,9 @@ struct fcbpf {
 	int ncpus;
 	struct fc_key *keys;		/* TAKE_BATCH */
 	struct fc_delta *vals;		/* TAKE_BATCH * ncpus */
+	unsigned int walks, full_walks;	/* walks made so far, and full ones of them */
+	unsigned int cut_after, cut_first, cut_count;	/* MEVITOP_TEST_WALK_CUT */
+	bool cut_full;			/* ... counting full walks only */
 };
 
 uint64_t fcache_bpf_dev(uint32_t kdev)
@@ -81,6 +84,46 @@ void fcache_bpf_close(struct fcbpf *b)
 	free(b);
 }
 
+/*
+ * Testing only (doc/testing.md), so the tests see what a cut walk and a lost delta leave:
+ * MEVITOP_TEST_WALK_CUT=K,FIRST,COUNT[,full] cuts every superblock after K inodes with pages
+ * in walks FIRST .. FIRST+COUNT-1, counted from 1 (with ",full", full walks only: the shmem
+ * walks are left whole); MEVITOP_TEST_FC_DELTAS=N makes the delta table N inodes.  Anything
+ * malformed leaves them off.
+ */
+static void test_switches(struct fcbpf *b, bool tracepoints)
+{
+	const char *env = getenv("MEVITOP_TEST_WALK_CUT");
+	char full[8] = "";
+	unsigned int n;
+
+	if (env) {
+		int got = sscanf(env, "%u,%u,%u,%7s", &b->cut_after, &b->cut_first, &b->cut_count,
+				 full);
+
+		b->cut_full = got == 4 && !strcmp(full, "full");
+		if (got < 3 || (got == 4 && !b->cut_full))
+			b->cut_after = 0;
+	}
+	env = getenv("MEVITOP_TEST_FC_DELTAS");
+	if (tracepoints && env && sscanf(env, "%u", &n) == 1 && n)
+		bpf_map__set_max_entries(b->skel->maps.fc_deltas, n);
+}
+
+/* MEVITOP_TEST_WALK_CUT's K for the walk starting now, or 0. */
+static unsigned int test_cut_after(struct fcbpf *b, int mode)
+{
+	unsigned int nth;
+
+	b->walks++;
+	b->full_walks += mode == FC_WALK_ALL;
+	nth = b->cut_full ? b->full_walks : b->walks;
+	if (nth < b->cut_first || nth - b->cut_first >= b->cut_count ||
+	    (b->cut_full && mode != FC_WALK_ALL))
+		return 0;
+	return b->cut_after;
+}
+
 int fcache_bpf_open(bool tracepoints, struct fcbpf **out, char *why, size_t whylen)
 {
 	struct fcbpf *b = calloc(1, sizeof(*b));
@@ -112,6 +155,7 @@ int fcache_bpf_open(bool tracepoints, struct fcbpf **out, char *why, size_t whyl
 		bpf_program__set_autoload(b->skel->progs.fc_del, false);
 		bpf_map__set_max_entries(b->skel->maps.fc_deltas, 1);
 	}
+	test_switches(b, tracepoints);
 	err = fcache_bpf__load(b->skel);
 	if (err) {
 		snprintf(why, whylen, "failed to load the page cache BPF programs: %s (run with "
@@ -167,6 +211,7 @@ int fcache_bpf_walk(struct fcbpf *b, int mode, fcbpf_rec_fn fn, void *ctx,
 	memset(&b->skel->bss->st, 0, sizeof(b->skel->bss->st));
 	memset(st, 0, sizeof(*st));
 	b->skel->bss->walk_mode = mode;
+	b->skel->bss->test_cut_after = test_cut_after(b, mode);
 	/* The tracepoint fires on every rename; keeping the name changes nothing else. */
 	if (prctl(PR_GET_NAME, comm) < 0)
 		return -errno;
