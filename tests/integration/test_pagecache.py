@@ -518,10 +518,20 @@ def test_fallback_lists_mapped_files(mevitop, tmpdir_ext4):
     assert r and set(runs_pages(r["runs"])) == mincore(path)
 
 
-@pytest.mark.parametrize("kind", ["missing", "directory", "fifo", "socket"])
+# root reads any file: without CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH it cannot read one
+# that is nobody's with mode 000 (the hooks and /proc need neither).
+NO_DAC = ["setpriv", "--bounding-set=-dac_override,-dac_read_search",
+          "--inh-caps=-dac_override,-dac_read_search"]
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory", "fifo", "socket", "unreadable"])
 def test_bad_file(kind, tmpdir_ext4):
     path = os.path.join(tmpdir_ext4, kind)
-    if kind == "directory":
+    if kind == "unreadable":
+        write_file(path, 2)
+        os.chown(path, 65534, 65534)
+        os.chmod(path, 0)
+    elif kind == "directory":
         os.mkdir(path)
     elif kind == "fifo":
         os.mkfifo(path)
@@ -530,8 +540,15 @@ def test_bad_file(kind, tmpdir_ext4):
         s = socket.socket(socket.AF_UNIX)
         s.bind(path)
     want = {"missing": "No such file or directory", "directory": "it is a directory",
-            "fifo": "it is a FIFO", "socket": "No such device or address"}[kind]
-    rc, out, err = run_mevitop(["--json", "-n", "1", "--file", path])
+            "fifo": "it is a FIFO", "socket": "No such device or address",
+            "unreadable": "Permission denied"}[kind]
+    cmd = ["--json", "-n", "1", "--file", path]
+    if kind == "unreadable":
+        p = subprocess.run([*NO_DAC, harness.MEVITOP, *cmd], capture_output=True, text=True,
+                           timeout=30, env=dict(os.environ, **harness.SAN_ENV))
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    else:
+        rc, out, err = run_mevitop(cmd)
     assert rc == 1 and out == ""
     msg = json_error(err)
     assert msg.startswith(f"failed to watch {path}: ") and want in msg, msg
