@@ -628,6 +628,17 @@ def test_sharing_layer_equals_kpagecount(mevitop, workload):
         assert "USS" in b.js("document.getElementById('title').textContent")
     finally:
         b.close()
+    # /api/who's answers are counted as the others are, the engine's reads as its hold.
+    def stats():
+        return json.loads(get(port, "/api/stats")[1])["who"]
+    was = stats()
+    bodies = [get(port, f"/api/who?pid={child}&page={base // PAGE + k}")[1] for k in (0, 200)]
+    now = stats()
+    assert (now["answered"] - was["answered"], now["busy"] - was["busy"],
+            now["bytes"] - was["bytes"]) == (2, 0, sum(map(len, bodies))), (was, now)
+    held = now["held_ns"] - was["held_ns"]
+    assert 0 < held <= now["total_ns"] - was["total_ns"] and now["held_max_ns"] >= held / 2, \
+        (was, now)
 
 
 def test_who_touched_layer_names_the_first_toucher(mevitop, workload):
