@@ -5,7 +5,7 @@ live is test_web_events.py's), the list sorted by each column,
 the tree and the filter, a replay's slider against `replay --json --at T` (its "who touched"
 layer too, recorded with --stacks), the token off
 loopback, and hostile clients that must not stop the other views.  Screenshots of the page
-(for the README's tour) are written to $MEVITOP_BUILD/screenshots/."""
+(for the README) are written to $MEVITOP_BUILD/screenshots/."""
 import http.client
 import json
 import math
@@ -702,5 +702,13 @@ def test_who_touched_layer_names_the_first_toucher(mevitop, workload):
             assert tail.startswith(f"tid {w.pid}, ") and " s ago, " in tail, text
             names = [f.split("+0x")[0] for f in tail.split(" s ago, ", 1)[1].split(" \u2190 ")]
             assert names[:4] == CHAIN[r], text
+        low = min(addrs.values())          # the README's: both regions, one hovered
+        b.js("window.mevitop.setZoom(4)")
+        b.js(f"window.mevitop.scrollTo({low})")
+        p = b.js(f"window.mevitop.pixelOf({low + 3 * PAGE})")
+        b.mouse("mouseMoved", p["x"] + p["size"] / 2, top + p["y"] + p["size"] / 2)
+        assert " \u00b7 first touch: " in b.js("window.mevitop.hoverText()")
+        os.makedirs(SHOTS, exist_ok=True)
+        b.screenshot(os.path.join(SHOTS, "web-touch.png"))
     finally:
         b.close()
