@@ -9,8 +9,11 @@ watched by `mevitop -p PID --json --listen`, viewed in Debian's headless Chromiu
   draw's time (the page's own performance.now());
 - what updates cost mevitop: its CPU (schedstat) over --seconds without a viewer and with
   the page open, pushed to (the stream, /api/events) and polling once a second (?poll=1),
-  interleaved --rounds times (--transport picks one of the two), and of that its server
-  thread's (libmicrohttpd's, where the answers run); and, from mevitop's own
+  interleaved --rounds times (--transport picks one of the two; "sse" is the stream read by
+  this script instead of a browser: what a viewer on another machine costs, the browser's
+  own CPU apart), and of that its server thread's (libmicrohttpd's, where the answers
+  run); --pin keeps mevitop on CPU 0 and the browser off it (on a 2-CPU box a browser on
+  the same machine preempts the engine, which then shows as mevitop's CPU); and, from mevitop's own
   /api/stats, per answer (a poll, or a stream's look at a snapshot): how long it held the
   engine's lock (the engine stalls that long), the whole answer's time, its bytes, and how
   many answers copied the process (--viewers pages open at once: the answers of one
@@ -18,7 +21,8 @@ watched by `mevitop -p PID --json --listen`, viewed in Debian's headless Chromiu
 Nothing here asserts a timing.
 
   sudo python3 bench/web_bench.py [--maps 1000] [--pages 4096] [--seconds 20] [--rounds 2]
-                                  [--loads 3] [--transport both|stream|poll] [--viewers 1]
+                                  [--loads 3] [--transport both|all|stream|poll|sse]
+                                  [--viewers 1] [--pin]
 """
 import argparse
 import json
@@ -27,6 +31,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
@@ -49,6 +54,34 @@ def free_port():
 def api_stats(port):
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/stats") as r:
         return json.loads(r.read())
+
+
+class SseReader:
+    """/api/events read by a thread of this script, no browser: the stream's cost to
+    mevitop alone.  ready once the first event (the whole process) is read."""
+
+    def __init__(self, port, pid):
+        self.ready = threading.Event()
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.sendall(f"GET /api/events?pid={pid} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        threading.Thread(target=self.read, daemon=True).start()
+
+    def read(self):
+        got = b""
+        try:
+            while chunk := self.sock.recv(1 << 16):
+                if not self.ready.is_set():
+                    got += chunk
+                    if b"\nid: " in got:  # the first event's end
+                        self.ready.set()
+        except OSError:
+            pass
+
+    def wait(self, *_):
+        assert self.ready.wait(60), "the stream's first event"
+
+    def close(self):
+        self.sock.close()
 
 
 def poll_costs(before, after, what="polls"):
@@ -75,19 +108,29 @@ def main():
     ap.add_argument("--seconds", type=float, default=20)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--loads", type=int, default=3)
-    ap.add_argument("--transport", choices=("both", "stream", "poll"), default="both",
-                    help="how the viewing page updates while its CPU is measured")
+    ap.add_argument("--transport", choices=("both", "all", "stream", "poll", "sse"),
+                    default="both", help="how the viewing page updates while its CPU is "
+                    "measured (both: stream and poll; all: and sse)")
     ap.add_argument("--viewers", type=int, default=1,
                     help="pages open on the process at once while its CPU is measured")
+    ap.add_argument("--pin", action="store_true",
+                    help="mevitop on CPU 0, the browsers on the other CPUs")
     a = ap.parse_args()
-    transports = ("stream", "poll") if a.transport == "both" else (a.transport,)
+    transports = {"both": ("stream", "poll"), "all": ("stream", "poll", "sse")}.get(
+        a.transport, (a.transport,))
+    cpus = sorted(os.sched_getaffinity(0))
+    if a.pin and len(cpus) < 2:
+        sys.exit("--pin needs two CPUs")
+    pin0 = (lambda: os.sched_setaffinity(0, {cpus[0]})) if a.pin else None
     target = subprocess.Popen([MANYMAPS, str(a.maps), str(a.pages)], stdout=subprocess.PIPE,
-                              text=True)
+                              text=True, preexec_fn=pin0)
     pid = int(target.stdout.readline().split()[1])
     port = free_port()
     # Snapshots to /dev/null: a pipe nobody reads would hold the engine (and its lock) up.
     mv = subprocess.Popen([MEVITOP, "--json", "-p", str(pid), "--listen", f"127.0.0.1:{port}"],
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=pin0)
+    if a.pin:                           # this script and the browsers it starts: the others
+        os.sched_setaffinity(0, set(cpus[1:]))
     try:
         url = f"http://127.0.0.1:{port}/#pid={pid}"
         while True:                     # ready: the process is in the model
@@ -140,12 +183,17 @@ def main():
         cpu = {None: [], **{t: [] for t in transports}}
         server = {None: [], **{t: [] for t in transports}}
         costs = {t: [] for t in transports}
-        kinds = {"stream": ("events", "stream answers"), "poll": ("process", "polls")}
+        kinds = {"stream": ("events", "stream answers"), "poll": ("process", "polls"),
+                 "sse": ("events", "stream answers")}
         for _ in range(a.rounds):
             for how in (None, *transports):
                 pages = []
                 try:
                     for _ in range(a.viewers if how else 0):
+                        if how == "sse":
+                            pages.append(SseReader(port, pid))
+                            pages[-1].wait()
+                            continue
                         pages.append(Browser(url.replace("/#", "/?poll=1#") if how == "poll"
                                              else url, 1600, 1000))
                         pages[-1].wait("window.mevitop && window.mevitop.ready && "
@@ -160,24 +208,29 @@ def main():
                         s1 = api_stats(port)
                         kind, what = kinds[how]
                         line = poll_costs(s0[kind], s1[kind], what)
-                        if how == "stream":
+                        if how in ("stream", "sse"):
                             st0, st1 = s0["streams"], s1["streams"]
                             line += (f"; {st1['events'] - st0['events']} events sent of "
                                      f"{st1['frames'] - st0['frames']} snapshots")
-                        else:
+                        if how == "poll":
                             line += f"; {b.js('window.mevitop.frames')} answers shown"
                         costs[how].append(line)
                 finally:
                     for p in pages:
                         p.close()
-        idle = statistics.mean(cpu[None])
-        print(f"mevitop's CPU at 1 s: {idle:.2f}% of a core without a viewer "
+        # Medians too: a round that holds one of the engine's periodic full rescans is an
+        # outlier of +15 points, whichever mode it falls in.
+        idle, idle_med = statistics.mean(cpu[None]), statistics.median(cpu[None])
+        print(f"mevitop's CPU at 1 s{' (pinned)' if a.pin else ''}: {idle:.2f}% of a core "
+              f"without a viewer, median {idle_med:.2f} "
               f"(rounds {', '.join(f'{v:.2f}' for v in cpu[None])}; its server thread "
               f"{statistics.mean(server[None]):.2f}%)")
         for how in transports:
-            v = statistics.mean(cpu[how])
-            print(f"  with {a.viewers} page(s) {'pushed to (stream)' if how == 'stream' else 'polling once a second'}: "
-                  f"{v:.2f}% (+{v - idle:.2f} points; rounds "
+            v, med = statistics.mean(cpu[how]), statistics.median(cpu[how])
+            said = {"stream": "page(s) pushed to (stream)", "poll": "page(s) polling once a second",
+                    "sse": "stream(s) read without a browser (sse)"}[how]
+            print(f"  with {a.viewers} {said}{' (pinned)' if a.pin else ''}: "
+                  f"{v:.2f}% (+{v - idle:.2f} points; median +{med - idle_med:.2f}; rounds "
                   f"{', '.join(f'{x:.2f}' for x in cpu[how])}); its server thread "
                   f"{statistics.mean(server[how]):.2f}%")
             for i, line in enumerate(costs[how]):

@@ -2,9 +2,10 @@
 (tests/integration/cdp.py): the canvas read back pixel by pixel against pagemap read by the
 test, the hover line, only what changed sent on each poll (?poll=1: the stream the page uses
 live is test_web_events.py's), the list sorted by each column,
-the tree and the filter, a replay's slider against `replay --json --at T`, the token off
+the tree and the filter, a replay's slider against `replay --json --at T` (its "who touched"
+layer too, recorded with --stacks), the token off
 loopback, and hostile clients that must not stop the other views.  Screenshots of the page
-(for the README's tour) are written to $MEVITOP_BUILD/screenshots/."""
+(for the README) are written to $MEVITOP_BUILD/screenshots/."""
 import http.client
 import json
 import math
@@ -371,35 +372,83 @@ def urlquote(u):
     return "".join(c if 0x21 <= ord(c) < 0x7f else "%%%02X" % (ord(c) & 0xff) for c in u)
 
 
+class Recording:
+    """`mevitop record -o path args` printing each frame's live JSON line as it writes it
+    (MEVITOP_TEST_RECORD_JSON), so a test waits for the frame it needs, never a time."""
+
+    def __init__(self, path, args):
+        self.path = path
+        self.proc = subprocess.Popen([MEVITOP, "record", "-o", path, *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=dict(os.environ, MEVITOP_TEST_RECORD_JSON="1",
+                                              **SAN_ENV))
+        self.out = harness.Reader(self.proc.stdout, "recorder")
+        self.first = json.loads(self.out.get(what="the first frame"))
+
+    def frame(self, ok, what):
+        """The next frame for which ok(frame) holds."""
+        while True:
+            f = json.loads(self.out.get(what=what))
+            if ok(f):
+                return f
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        assert self.proc.wait(timeout=GUARD_S) == 0, self.proc.stderr.read()
+
+
+def replay_json(path, *args):
+    return subprocess.run([MEVITOP, "replay", path, "--json", "--maps", *args],
+                          capture_output=True, text=True, check=True,
+                          env=dict(os.environ, **SAN_ENV)).stdout
+
+
+class ReplayServer:
+    """`mevitop replay path --listen` on a free port, once it printed its URL."""
+
+    def __init__(self, path):
+        self.port = free_port()
+        self.proc = subprocess.Popen([MEVITOP, "replay", path, "--listen",
+                                      f"127.0.0.1:{self.port}"],
+                                     stderr=subprocess.PIPE, env=dict(os.environ, **SAN_ENV))
+        err = harness.Reader(self.proc.stderr, "replay")
+        while "web view on" not in err.get(what="the replay's URL"):
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.send_signal(signal.SIGINT)
+        assert self.proc.wait(timeout=GUARD_S) == 0
+
+
+def slide_to(b, at, what="frames"):
+    """The replay page's slider moved to `at` seconds; returns once the page has drawn the
+    frame there (and, what="touchFrames", its first touches too)."""
+    seen = b.js(f"window.mevitop.{what}")
+    b.js(f"document.getElementById('slider').value = {at}; "
+         "document.getElementById('slider').oninput()")
+    b.wait(f"window.mevitop.{what} > {seen}", f"the {what} at {at} s")
+
+
 def test_replay_slider_equals_replay_json(workload, tmp_path):
     wl = workload()
     wl.do("map a 256")
     wl.do("touch a 0 64 1 w")
     path = str(tmp_path / "rec")
-    rec = subprocess.Popen([MEVITOP, "record", "-o", path, "-p", str(wl.pid), "-i", "100"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           env=dict(os.environ, MEVITOP_TEST_RECORD_JSON="1", **SAN_ENV))
+    rec = Recording(path, ["-p", str(wl.pid), "-i", "100"])
     try:
-        out = harness.Reader(rec.stdout, "recorder")
-        json.loads(out.get(what="the first frame"))
         t, _ = wl.do("touch a 100 100 1 w")
-        while json.loads(out.get(what="a frame after the touch"))["monotonic"] <= t:
-            pass
+        rec.frame(lambda f: f["monotonic"] > t, "a frame after the touch")
     finally:
-        rec.send_signal(signal.SIGTERM)
-        assert rec.wait(timeout=GUARD_S) == 0, rec.stderr.read()
-    frames = [json.loads(ln) for ln in subprocess.run(
-        [MEVITOP, "replay", path, "--json", "--maps"], capture_output=True, text=True,
-        check=True, env=dict(os.environ, **SAN_ENV)).stdout.splitlines()]
+        rec.stop()
+    frames = [json.loads(ln) for ln in replay_json(path).splitlines()]
     t0 = frames[0]["monotonic"]
     early, late = 0.0, math.ceil((frames[-1]["monotonic"] - t0) * 1000) / 1000
-    port = free_port()
-    srv = subprocess.Popen([MEVITOP, "replay", path, "--listen", f"127.0.0.1:{port}"],
-                           stderr=subprocess.PIPE, env=dict(os.environ, **SAN_ENV))
-    try:
-        err = harness.Reader(srv.stderr, "replay")
-        while "web view on" not in err.get(what="the replay's URL"):
-            pass
+    with ReplayServer(path) as srv:
+        port = srv.port
         # A replay's frames come when the slider asks (at=T): no stream, the page polls.
         assert get(port, f"/api/events?pid={wl.pid}")[0] == 404
         assert get(port, f"/api/who?pid={wl.pid}&page=1")[0] == 404   # live only
@@ -408,15 +457,9 @@ def test_replay_slider_equals_replay_json(workload, tmp_path):
         try:
             assert b.js("window.mevitop.transport") == "poll"
             for at in (late, early):
-                b.js(f"document.getElementById('slider').value = {at}; "
-                     "document.getElementById('slider').oninput()")
-                frames_seen = b.js("window.mevitop.frames")
-                b.wait(f"window.mevitop.frames > {frames_seen}", f"the frame at {at} s")
+                slide_to(b, at)
                 b.js("window.mevitop.setZoom(0)")
-                one = subprocess.run([MEVITOP, "replay", path, "--json", "--maps", "--at",
-                                      str(at)], capture_output=True, text=True, check=True,
-                                     env=dict(os.environ, **SAN_ENV)).stdout
-                entry = find_proc(json.loads(one), wl.pid)
+                entry = find_proc(json.loads(replay_json(path, "--at", str(at))), wl.pid)
                 runs = model_pages(entry)
                 want = {}
                 for m in entry["mappings"]:
@@ -430,9 +473,88 @@ def test_replay_slider_equals_replay_json(workload, tmp_path):
             assert sum(want[pg] == "resident" for pg in region) == 64   # the early frame
         finally:
             b.close()
+
+
+def test_replay_who_touched_equals_replay_json(workload, tmp_path):
+    """record --stacks (trace mode), then the replay's page: at a slider time after region
+    a's touch and before b's, and at one after both, /api/touch?at=T answers and the "who
+    touched" layer colours each region's pages by the stack `replay --json --at T` gives
+    its mapping (first_touch: the same frames, thread and pages), resident where pagemap
+    said so when the test read it at record time, right after each touch."""
+    from test_stacks import CHAIN, LIB, PAGES
+    w = workload("wl_stacks_fp", [LIB])
+    path = str(tmp_path / "rec")
+    rec = Recording(path, ["--mode", "trace", "--stacks", "-p", str(w.pid), "-i", "100"])
+    addrs, truths, ats = {}, {}, {}
+    try:
+        for r in ("a", "b"):
+            _, extra = w.do(f"touch {r} {PAGES[r]}")
+            addrs[r] = int(extra[0], 16)
+            truths[r] = pagemap_truth(w.pid)   # the workload waits: this is the frame's
+
+            def attributed(f, r=r):            # the touch's stack has come (not a tick late)
+                e = find_proc(f, w.pid)
+                m = e and next((m for m in e.get("mappings", []) if int(m["start"], 16) <=
+                                addrs[r] < int(m["end"], 16)), None)
+                return m and [ft["pages"] for ft in m.get("first_touch", [])] == [PAGES[r]]
+            f = rec.frame(attributed, f"a frame with region {r}'s first touch")
+            # 50 us after the frame (both print microseconds), long before the next one.
+            ats[r] = round(f["monotonic"] - rec.first["monotonic"], 6) + 0.00005
     finally:
-        srv.send_signal(signal.SIGINT)
-        assert srv.wait(timeout=GUARD_S) == 0
+        rec.stop()
+    with ReplayServer(path) as srv:
+        b = open_heatmap(srv.port, w.pid, f"?at={ats['a']:.6f}")
+        try:
+            b.wait("window.mevitop.touchFrames > 0 && "
+                   "!document.getElementById('touch-layer').disabled", "the first touches")
+            b.js("document.getElementById('layer').value = 'touch'; "
+                 "document.getElementById('layer').onchange()")
+            for last in ("b", "a"):        # the later time first: the slider goes back
+                at = f"{ats[last]:.6f}"
+                slide_to(b, at, "touchFrames")
+                b.js("window.mevitop.draw()")
+                touched = ("a", "b")[:("a", "b").index(last) + 1]
+                entry = find_proc(json.loads(replay_json(path, "--at", at)), w.pid)
+                st, body = get(srv.port, f"/api/touch?pid={w.pid}&at={at}")
+                assert st == 200, body
+                stacks = json.loads(body)["stacks"]
+                assert stacks == b.js("window.mevitop.view.touch.stacks")
+                # Every stack of the process (its start-up's too), with the resident pages
+                # of what it first touched, summed over the mappings as replay says them.
+                want_pages = {}
+                for m in entry["mappings"]:
+                    for ft in m.get("first_touch", []):
+                        key = " \u2190 ".join(fr["name"] for fr in ft["frames"])
+                        want_pages[key] = want_pages.get(key, 0) + ft["pages"]
+                assert {s["frames"]: s["pages"] for s in stacks} == want_pages
+                drawn = b.js("window.mevitop.canvasPages()")
+                for r, addr in addrs.items():
+                    first = addr // PAGE
+                    m = next(m for m in entry["mappings"]
+                             if int(m["start"], 16) <= addr < int(m["end"], 16))
+                    truth = truths[last]
+                    if r not in touched:
+                        assert "first_touch" not in m or not m["first_touch"], m
+                        want = {pg: "not resident" for pg in range(first, first + 512)}
+                    else:
+                        (ft,) = m["first_touch"]
+                        names = [fr.get("function") for fr in ft["frames"]]
+                        assert names[:4] == CHAIN[r], names
+                        k = next(i for i, s in enumerate(stacks)
+                                 if s["frames"].startswith(CHAIN[r][0] + "+0x"))
+                        assert k < 8, stacks        # a colour of its own
+                        assert (stacks[k]["pages"], stacks[k]["tid"], stacks[k]["unwind"]) \
+                            == (ft["pages"], ft["tid"], ft["unwind"]) == \
+                            (PAGES[r], w.pid, "fp")
+                        want = {pg: f"stack {k}" if truth.get(pg) == "resident" else
+                                "not resident" for pg in range(first, first + 512)}
+                    got = {pg: drawn.get(str(pg)) for pg in want}
+                    assert got == want, (at, r, [(hex(pg * PAGE), got[pg], want[pg])
+                                                 for pg in want if got[pg] != want[pg]][:10])
+                    assert sum(truth.get(pg) == "resident" for pg in want) == \
+                        (PAGES[r] if r in touched else 0)
+        finally:
+            b.close()
 
 
 def pfn_of(pid, page):
@@ -506,6 +628,17 @@ def test_sharing_layer_equals_kpagecount(mevitop, workload):
         assert "USS" in b.js("document.getElementById('title').textContent")
     finally:
         b.close()
+    # /api/who's answers are counted as the others are, the engine's reads as its hold.
+    def stats():
+        return json.loads(get(port, "/api/stats")[1])["who"]
+    was = stats()
+    bodies = [get(port, f"/api/who?pid={child}&page={base // PAGE + k}")[1] for k in (0, 200)]
+    now = stats()
+    assert (now["answered"] - was["answered"], now["busy"] - was["busy"],
+            now["bytes"] - was["bytes"]) == (2, 0, sum(map(len, bodies))), (was, now)
+    held = now["held_ns"] - was["held_ns"]
+    assert 0 < held <= now["total_ns"] - was["total_ns"] and now["held_max_ns"] >= held / 2, \
+        (was, now)
 
 
 def test_who_touched_layer_names_the_first_toucher(mevitop, workload):
@@ -569,5 +702,13 @@ def test_who_touched_layer_names_the_first_toucher(mevitop, workload):
             assert tail.startswith(f"tid {w.pid}, ") and " s ago, " in tail, text
             names = [f.split("+0x")[0] for f in tail.split(" s ago, ", 1)[1].split(" \u2190 ")]
             assert names[:4] == CHAIN[r], text
+        low = min(addrs.values())          # the README's: both regions, one hovered
+        b.js("window.mevitop.setZoom(4)")
+        b.js(f"window.mevitop.scrollTo({low})")
+        p = b.js(f"window.mevitop.pixelOf({low + 3 * PAGE})")
+        b.mouse("mouseMoved", p["x"] + p["size"] / 2, top + p["y"] + p["size"] / 2)
+        assert " \u00b7 first touch: " in b.js("window.mevitop.hoverText()")
+        os.makedirs(SHOTS, exist_ok=True)
+        b.screenshot(os.path.join(SHOTS, "web-touch.png"))
     finally:
         b.close()

@@ -395,12 +395,30 @@ def test_list_stream_sends_what_changed_and_the_page_keeps_the_list(mevitop, wor
             # The polls of a frame the streams had copied shared their copy.
             st = stats(port)["list"]
             assert st["answered"] >= compared and st["copies"] <= st["answered"] - compared, st
-            # The raw stream meanwhile: diffs only, each a small part of the whole.
-            diffs = []
+            assert b.js("window.mevitop.listUpdated") >= 1
+            # The raw stream meanwhile: diffs only, each a small part of the whole; a row
+            # it had already sent comes as the fields that changed, and only those.
+            diffs, fields = [], []
+            mine = {p["pid"]: p for p in json.loads(first["data"])["processes"]}
             while len(diffs) < 5:
                 ev = read_event(r)
                 assert ev["event"] == "listdiff", ev["event"]
+                d = json.loads(ev["data"])
+                for pid in d["removed"]:
+                    del mine[pid]
+                for row in d["changed"]:
+                    mine[row["pid"]] = row
+                for u in d["updated"]:
+                    was = mine[u["pid"]]
+                    assert len(u) > 1 and all(was[k] != v for k, v in u.items() if k != "pid"), \
+                        (was, u)
+                    was.update(u)
+                    fields.append(len(u) - 1)
+                assert len(mine) == d["rows"], d
                 diffs.append(len(ev["data"]))
+            whole_row = len(next(iter(mine.values())))
+            print(f"fields sent of a row updated: {fields} of {whole_row}")
+            assert min(fields) < whole_row - 1, fields
             ratio = sum(diffs) / len(diffs) / whole
             print(f"whole list {whole} bytes, diffs {diffs}: {ratio:.3f} of it")
             assert ratio < 0.3, (whole, diffs)

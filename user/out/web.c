@@ -7,7 +7,6 @@
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
-#include "engine/engine.h"
 #include "out/http_reply.h"
 #include "out/json_buf.h"
 #include "out/web_assets.h"
@@ -143,7 +142,7 @@ static void put_cost(struct buf *b, const char *name, const struct web_cost *c)
 static enum MHD_Result api_stats(struct web *w, struct MHD_Connection *c)
 {
 	static const char *const names[WEB_KINDS] = { "list", "process", "events", "files",
-							"file", "touch" };
+							"file", "touch", "who" };
 	struct buf b = { 0 };
 
 	json_buf_put(&b, "{");
@@ -228,8 +227,7 @@ static enum MHD_Result api_file(struct web *w, struct MHD_Connection *c)
 
 static enum MHD_Result api_who(struct web *w, struct MHD_Connection *c)
 {
-	uint64_t pid, page, count;
-	struct share_who who;
+	uint64_t pid, page;
 	struct buf b = { 0 };
 	int err;
 
@@ -237,23 +235,13 @@ static enum MHD_Result api_who(struct web *w, struct MHD_Connection *c)
 	    !arg_u64(c, "page", UINT64_MAX, UINT64_MAX >> 12, &page) || page == UINT64_MAX)
 		return http_reply_text(c, MHD_HTTP_BAD_REQUEST,
 				       "bad query: pid=N&page=P (a page number)\n");
-	err = w->src.share_who ? w->src.share_who(w->src.ctx, (pid_t)pid, page, &who, &count)
-			     : -ENOENT;
-	if (err == -EBUSY)
-		return http_reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "engine busy, try again\n");
-	if (err)
+	err = web_answer_who(w, (pid_t)pid, page, &b);
+	if (err == -ENOENT) {
+		free(b.p);
 		return http_reply_text(c, MHD_HTTP_NOT_FOUND,
 				       "no such page of a watched process, or no --sharing\n");
-	json_buf_put(&b, "{\"pid\": %d, \"page\": %" PRIu64 ", \"known\": %s, \"cut\": %s, "
-		     "\"count\": %" PRIu64 ", \"n\": %u, \"pids\": [", (int)pid, page,
-		     who.known ? "true" : "false", who.cut ? "true" : "false", count, who.n);
-	for (uint32_t i = 0; i < who.n && i < SHARE_WHO_MAX; i++)
-		json_buf_put(&b, "%s%d", i ? ", " : "", (int)who.pids[i]);
-	json_buf_put(&b, "], \"comm\": ");
-	who.comm[sizeof(who.comm) - 1] = 0;
-	json_buf_str(&b, who.n ? who.comm : "");
-	json_buf_put(&b, "}");
-	return json_reply(c, &b);
+	}
+	return answer_reply(c, err, &b);
 }
 
 static enum MHD_Result api_touch(struct web *w, struct MHD_Connection *c)

@@ -18,8 +18,8 @@
  *   GET /api/touch?pid=N          --stacks: who first touched pid's pages (the "who
  *                                 touched" layer and its hover: out/web_touch.h)
  *   GET /api/info                 live or replay, and a replay's time span
- *   GET /api/stats                what the answers have cost: the source's hold (the engine
- *                                 lock, live) and the whole answer's time
+ *   GET /api/stats                what each kind of answer has cost: the source's hold (the
+ *                                 engine lock, live) and the whole answer's time
  *   any of them with &at=T        a replay's frame current at T seconds
  *
  * Where the frames come from is a web_source: the live engine (out/web_live.c) or a
@@ -52,9 +52,9 @@ struct web_source {
 	 * a replay, whose recordings carry no page sets of files).  NULL: always none. */
 	struct fcache *(*fcache)(void *ctx);
 	/* --sharing, the hover of a shared page: engine_share_who's answer (engine.h) and the
-	 * page's map count as the last pass read it (share_page_count: 0 when not kept), the
-	 * source not acquired (it takes the lock itself).  0, -EBUSY, -ENOENT (no such
-	 * process or page, or --sharing off).  NULL: never (a replay). */
+	 * page's map count as the last pass read it (share_page_count: 0 when not kept), while
+	 * acquired (the reads are the engine's, under its lock, counted as the answer's hold).
+	 * 0 or -ENOENT (no such process or page, or --sharing off).  NULL: never (a replay). */
 	int (*share_who)(void *ctx, pid_t pid, uint64_t page, struct share_who *out,
 			 uint64_t *count);
 };

@@ -2,7 +2,9 @@
 /* One API answer, polled or streamed (out/web_int.h): the copy under the source, the JSON
  * after it, and what that cost. */
 #include <errno.h>
+#include <inttypes.h>
 #include <time.h>
+#include "engine/engine.h"
 #include "out/web_int.h"
 
 uint64_t web_mono_ns(void)
@@ -227,4 +229,50 @@ int web_answer_touch(struct web *w, pid_t pid, double at, struct buf *b)
 	struct touch_copy c = { .pid = pid };
 
 	return answer_copied(w, WEB_TOUCH, at, &ops, &c, b);
+}
+
+struct who_copy {
+	pid_t pid;
+	uint64_t page, count;
+	struct share_who who;
+};
+
+static int who_snap(struct web *w, const struct json_frame *f, void *copy)
+{
+	struct who_copy *c = copy;
+
+	(void)f;
+	return w->src.share_who(w->src.ctx, c->pid, c->page, &c->who, &c->count);
+}
+
+static void who_json(struct web *w, void *copy, struct buf *b)
+{
+	struct who_copy *c = copy;
+
+	(void)w;
+	json_buf_put(b, "{\"pid\": %d, \"page\": %" PRIu64 ", \"known\": %s, \"cut\": %s, "
+		     "\"count\": %" PRIu64 ", \"n\": %u, \"pids\": [", (int)c->pid, c->page,
+		     c->who.known ? "true" : "false", c->who.cut ? "true" : "false", c->count,
+		     c->who.n);
+	for (uint32_t i = 0; i < c->who.n && i < SHARE_WHO_MAX; i++)
+		json_buf_put(b, "%s%d", i ? ", " : "", (int)c->who.pids[i]);
+	json_buf_put(b, "], \"comm\": ");
+	c->who.comm[sizeof(c->who.comm) - 1] = 0;
+	json_buf_str(b, c->who.n ? c->who.comm : "");
+	json_buf_put(b, "}");
+}
+
+static void who_drop(void *copy)
+{
+	(void)copy;		/* all in place */
+}
+
+int web_answer_who(struct web *w, pid_t pid, uint64_t page, struct buf *b)
+{
+	static const struct answer_ops ops = { who_snap, who_json, who_drop };
+	struct who_copy c = { .pid = pid, .page = page };
+
+	if (!w->src.share_who)
+		return -ENOENT;		/* a replay: not a frame to load for nothing */
+	return answer_copied(w, WEB_WHO, 0, &ops, &c, b);
 }

@@ -22,7 +22,8 @@ struct web_cost {
 					 * same frame shared that copy (out/web_snap.h) */
 };
 
-enum web_kind { WEB_LIST, WEB_PROCESS, WEB_EVENTS, WEB_FILES, WEB_FILE, WEB_TOUCH, WEB_KINDS };
+enum web_kind { WEB_LIST, WEB_PROCESS, WEB_EVENTS, WEB_FILES, WEB_FILE, WEB_TOUCH, WEB_WHO,
+		WEB_KINDS };
 
 struct web {
 	struct web_source src;
@@ -54,6 +55,9 @@ int web_answer_file(struct web *w, uint64_t dev, uint64_t ino, double at, struct
 /* /api/touch (out/web_touch.h): pid's first-touch stacks.  0, -EBUSY, -EIO, -ENOENT (no
  * --stacks), -ESRCH or -ENOMEM. */
 int web_answer_touch(struct web *w, pid_t pid, double at, struct buf *b);
+/* /api/who (out/web.h): who else maps pid's page.  0, -EBUSY, -EIO, -ENOENT (no such page
+ * or process, or no --sharing: the source's share_who) or -ENOMEM. */
+int web_answer_who(struct web *w, pid_t pid, uint64_t page, struct buf *b);
 uint64_t web_mono_ns(void);
 
 #endif

@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "lib/array.h"
@@ -50,17 +51,70 @@ static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 
 #define HASH_SEED 0xcbf29ce484222325ULL
 
+#define TENTHS "%.1f"		/* a rate's and a PSS's text */
+
+/* Do a and b print differently?  The page has what was printed; a change below the digit
+ * is not sent, and the rows kept for the next diff (web_rows) print as the page's do. */
+static bool tenths_differ(double a, double b)
+{
+	char x[32], y[32];
+
+	snprintf(x, sizeof(x), TENTHS, a);
+	snprintf(y, sizeof(y), TENTHS, b);
+	return strcmp(x, y) != 0;
+}
+
+/*
+ * Row r's text, or with o (the same pid's row as the page has it) only the fields whose
+ * text differs from o's; b NULL: only looked at.  Whether a field
+ * differs (always, without o).  A row whose share flag differs from o's is sent whole
+ * (rows_diff): its uss and pss are there or not.
+ */
+static bool put_fields(struct buf *b, const struct web_row *r, const struct web_row *o)
+{
+	bool any = false;
+
+#define FIELD(differs, ...)						\
+	do {								\
+		if (!o || (differs)) {					\
+			any = true;					\
+			if (b)						\
+				json_buf_put(b, __VA_ARGS__);		\
+		}							\
+	} while (0)
+	if (b)
+		json_buf_put(b, "{\"pid\": %d", r->pid);
+	FIELD(r->ppid != o->ppid, ", \"ppid\": %d", r->ppid);
+	FIELD(memcmp(r->comm, o->comm, sizeof(r->comm)), ", \"comm\": ");
+	if (b && (!o || memcmp(r->comm, o->comm, sizeof(r->comm))))
+		json_buf_str(b, r->comm);
+	FIELD(r->exited != o->exited, ", \"state\": \"%s\"", r->exited ? "exited" : "running");
+	FIELD(r->faults != o->faults, ", \"faults\": %" PRIu64, r->faults);
+	FIELD(tenths_differ(r->fault_rate, o->fault_rate), ", \"fault_rate\": " TENTHS,
+	      r->fault_rate);
+	FIELD(r->mapped != o->mapped, ", \"mapped\": %" PRIu64, r->mapped);
+	FIELD(r->counts[PS_RESIDENT] != o->counts[PS_RESIDENT], ", \"resident\": %" PRIu64,
+	      r->counts[PS_RESIDENT]);
+	FIELD(r->counts[PS_SWAPPED] != o->counts[PS_SWAPPED], ", \"swapped\": %" PRIu64,
+	      r->counts[PS_SWAPPED]);
+	FIELD(r->counts[PS_UNTRACKED] != o->counts[PS_UNTRACKED], ", \"untracked\": %" PRIu64,
+	      r->counts[PS_UNTRACKED]);
+	if (r->share) {
+		FIELD(r->uss != o->uss, ", \"uss\": %" PRIu64, r->uss);
+		FIELD(tenths_differ(r->pss, o->pss), ", \"pss\": " TENTHS, r->pss);
+	}
+	FIELD(r->maps != o->maps, ", \"mappings\": %zu", r->maps);
+#undef FIELD
+	if (b)
+		json_buf_put(b, "}");
+	return any;
+}
+
 static void put_row(struct buf *b, const struct web_row *r, bool comma)
 {
-	json_buf_put(b, "%s{\"pid\": %d, \"ppid\": %d, \"comm\": ", comma ? ", " : "", r->pid,
-	    r->ppid);
-	json_buf_str(b, r->comm);
-	json_buf_put(b, ", \"state\": \"%s\", \"faults\": %" PRIu64 ", \"fault_rate\": %.1f, ",
-	    r->exited ? "exited" : "running", r->faults, r->fault_rate);
-	put_pages(b, r->mapped, r->counts);
-	if (r->share)
-		json_buf_put(b, ", \"uss\": %" PRIu64 ", \"pss\": %.1f", r->uss, r->pss);
-	json_buf_put(b, ", \"mappings\": %zu}", r->maps);
+	if (comma)
+		json_buf_put(b, ", ");
+	put_fields(b, r, NULL);
 }
 
 static void put_rows(struct buf *b, const struct web_snap *s)
@@ -85,41 +139,41 @@ int web_json_list(const struct web_snap *s, struct buf *b, struct web_sent *out)
 	return 0;
 }
 
-/* Every figure a row's text is written from, compared exactly (a rate that changes below
- * what is printed makes a row sent again unchanged, never a change missed). */
-static bool row_same(const struct web_row *a, const struct web_row *b)
-{
-	return a->pid == b->pid && a->ppid == b->ppid && !memcmp(a->comm, b->comm, sizeof(a->comm)) &&
-	       a->exited == b->exited && a->share == b->share && a->faults == b->faults &&
-	       a->fault_rate == b->fault_rate && a->mapped == b->mapped &&
-	       !memcmp(a->counts, b->counts, sizeof(a->counts)) && a->uss == b->uss &&
-	       a->pss == b->pss && a->maps == b->maps;
-}
+/* What rows_diff counts or writes: the rows of s new since was or sent whole (a share
+ * flag changed), the rows whose fields changed (only those fields), the pids gone. */
+struct rows_out {
+	struct buf *whole, *fields, *gone;	/* each NULL: counted only */
+	size_t n_whole, n_fields, n_gone;
+};
 
-/* Walks s's rows and was's (both in pid order), counting the rows of s new or not the
- * same (*changed) and the pids of was not in s (*removed); writes the first to cb and the
- * second to rb, either NULL (counted only). */
-static void rows_diff(const struct web_snap *s, const struct web_rows *was, struct buf *cb,
-		      struct buf *rb, size_t *changed, size_t *removed)
+/* Walks s's rows and was's, both in pid order. */
+static void rows_diff(const struct web_snap *s, const struct web_rows *was, struct rows_out *d)
 {
 	size_t i = 0, j = 0;
 
-	*changed = *removed = 0;
+	d->n_whole = d->n_fields = d->n_gone = 0;
 	while (i < s->n || j < was->n) {
 		const struct web_row *r = i < s->n ? &s->rows[i] : NULL;
 		const struct web_row *o = j < was->n ? &was->r[j] : NULL;
 
 		if (o && (!r || o->pid < r->pid)) {		/* gone */
-			if (rb)
-				json_buf_put(rb, "%s%d", *removed ? "," : "", o->pid);
-			(*removed)++;
+			if (d->gone)
+				json_buf_put(d->gone, "%s%d", d->n_gone ? "," : "", o->pid);
+			d->n_gone++;
 			j++;
 			continue;
 		}
-		if (!o || r->pid < o->pid || !row_same(r, o)) {	/* new, or changed */
-			if (cb)
-				put_row(cb, r, *changed);
-			(*changed)++;
+		if (!o || r->pid < o->pid || r->share != o->share) {	/* new, or whole */
+			if (d->whole)
+				put_row(d->whole, r, d->n_whole);
+			d->n_whole++;
+		} else if (put_fields(NULL, r, o)) {			/* changed */
+			if (d->fields) {
+				if (d->n_fields)
+					json_buf_put(d->fields, ", ");
+				put_fields(d->fields, r, o);
+			}
+			d->n_fields++;
 		}
 		if (o && o->pid == r->pid)
 			j++;
@@ -130,12 +184,14 @@ static void rows_diff(const struct web_snap *s, const struct web_rows *was, stru
 int web_json_list_event(const struct web_snap *s, struct web_rows *was, struct buf *b)
 {
 	uint64_t seq = was->seq + 1;
-	size_t changed, removed;
+	struct rows_out d = { 0 };
+	size_t changed;
 
-	rows_diff(s, was, NULL, NULL, &changed, &removed);
-	if (was->seq && !changed && !removed)
+	rows_diff(s, was, &d);
+	changed = d.n_whole + d.n_fields;
+	if (was->seq && !changed && !d.n_gone)
 		return 0;
-	if (!was->seq || changed + removed > s->n / 2) {
+	if (!was->seq || changed + d.n_gone > s->n / 2) {
 		json_buf_put(b, "event: list\ndata: ");
 		put_head(b, s);
 		json_buf_put(b, ", \"seq\": %" PRIu64, seq);
@@ -145,9 +201,11 @@ int web_json_list_event(const struct web_snap *s, struct web_rows *was, struct b
 		put_head(b, s);
 		json_buf_put(b, ", \"seq\": %" PRIu64 ", \"base\": %" PRIu64 ", \"rows\": %zu, "
 			     "\"changed\": [", seq, was->seq, s->n);
-		rows_diff(s, was, b, NULL, &changed, &removed);
+		rows_diff(s, was, &(struct rows_out){ .whole = b });
+		json_buf_put(b, "], \"updated\": [");
+		rows_diff(s, was, &(struct rows_out){ .fields = b });
 		json_buf_put(b, "], \"removed\": [");
-		rows_diff(s, was, NULL, b, &changed, &removed);
+		rows_diff(s, was, &(struct rows_out){ .gone = b });
 		json_buf_put(b, "]}");
 	}
 	json_buf_put(b, "\n\n");

@@ -45,8 +45,9 @@ static struct fcache *live_fcache(void *ctx)
 	return engine_fcache(ctx);
 }
 
-/* The engine reads the pagemap entries of its other processes here: under its lock, as
- * the terminal's cursor line asks (engine_share_who keeps the answer for the tick). */
+/* The engine reads the pagemap entries of its other processes here: under its lock (the
+ * answer acquired it), as the terminal's cursor line asks (engine_share_who keeps the
+ * answer for the tick). */
 static int live_share_who(void *ctx, pid_t pid, uint64_t page, struct share_who *out,
 			  uint64_t *count)
 {
@@ -54,12 +55,9 @@ static int live_share_who(void *ctx, pid_t pid, uint64_t page, struct share_who 
 	struct proc *p;
 	int err;
 
-	if (engine_lock_timed(e, HTTP_LOCK_WAIT_MS))
-		return -EBUSY;
 	err = engine_share_who(e, pid, page, out);
 	p = err ? NULL : engine_find(e, pid);
 	*count = p && p->share ? share_page_count(p->share, page) : 0;
-	engine_unlock(e);
 	return err;
 }
 

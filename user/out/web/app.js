@@ -143,8 +143,8 @@ function listShown(r) {
 	window.mevitop.listTime = r.monotonic;
 }
 
-// A list stream's diff (doc/web.md): the rows new or changed whole, the pids gone, from
-// the event seq `base`.  false: it is not from what the page has (start the stream over).
+// A list stream's diff (doc/web.md): the rows new or sent whole, the changed fields of the
+// others, the pids gone, from the event seq `base`.  false: it is not from what the page has (start the stream over).
 function applyListDiff(r) {
 	if (list.seq === undefined || r.base !== list.seq)
 		return false;
@@ -155,6 +155,14 @@ function applyListDiff(r) {
 	for (const p of r.changed) {
 		mv.listChanged += byPid.has(p.pid);
 		byPid.set(p.pid, p);
+	}
+	for (const u of r.updated || []) {	// only the fields that changed
+		const p = byPid.get(u.pid);
+		if (!p)
+			return false;
+		mv.listChanged++;
+		mv.listUpdated++;
+		byPid.set(u.pid, Object.assign({}, p, u));
 	}
 	list.procs = [...byPid.values()].sort((a, b) => a.pid - b.pid);
 	list.seq = r.seq;
@@ -571,7 +579,7 @@ function poll() {
 // What the tests read (tests/integration/test_web.py): where a page is drawn, what the
 // canvas holds there, and the state the data says.
 window.mevitop = {
-	ready: false, frames: 0, listFrames: 0, listDiffs: 0, listResyncs: 0, listGone: 0, listChanged: 0, listTime: 0,
+	ready: false, frames: 0, listFrames: 0, listDiffs: 0, listResyncs: 0, listGone: 0, listChanged: 0, listUpdated: 0, listTime: 0,
 	listRows: () => list.procs, filesFrames: 0, fileRows: [], streamEvents: 0, transport: '', draws: 0, firstDraw: 0, times: {}, drawMs: [], lastSent: 0, listOrder: [], whoAnswers: 0, touchFrames: 0,
 	// Where page addr is drawn: its cell's top-left canvas pixel, and the cell's size.
 	pixelOf(addr) {
