@@ -9,10 +9,11 @@
  *
  * stacks are the process's first-touch stacks, most resident pages first (the pane's
  * order: pages now resident in the ranges each first touched, its earliest touch's thread
- * and age); touches are the ranges (pages) each stack first touched, in address order,
- * `stack` an index into stacks, each within one chunk_pages-aligned chunk (a page's touch
- * is the first of its chunk's that holds it, as stacks_touch_at finds it).  Ages are
- * milliseconds before the frame.  A run of touches one thread made with one stack within
+ * and age; one with none resident now is kept, "pages": 0, for its touches' hover, where
+ * the pane leaves it out); touches are the ranges (pages) each stack first touched, in
+ * address order, `stack` an index into stacks, each within one chunk_pages-aligned chunk
+ * (a page's touch is the first of its chunk's that holds it, as stacks_touch_at finds
+ * it).  Ages are milliseconds before the frame.  A run of touches one thread made with one stack within
  * 0.1 s (exact mode's per-page touches) is one entry within its chunk, its age the
  * earliest's; past WEB_TOUCH_MAX entries the rest is left out ("cut").
  */
