@@ -153,6 +153,7 @@ void engine_share_fini(struct engine *e)
 	free(sh->mflag);
 	free(sh->midx);
 	free(sh->cache);
+	free(sh->who_todo);
 	free(sh);
 	e->sharing = NULL;
 }

@@ -46,6 +46,8 @@ struct sharing {
 	uint64_t who_page;
 	uint32_t who_gen;		/* 0: none */
 	struct share_who who;
+	struct proc **who_todo;		/* its processes to search by PFN */
+	size_t nwho_todo, capwho_todo;
 };
 
 /* Anonymous memory: private to a process unless a fork or KSM shares it. */

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include "lib/array.h"
 #include "lib/page.h"
 #include "engine/engine_int.h"
 #include "engine/share_int.h"
@@ -20,22 +21,31 @@
  * - an anonymous page, or a private file mapping's written copy: the same address, in
  *   each process whose anonymous memory may be shared (share_anon: a fork keeps
  *   addresses, so parent, children and their children map a copy-on-write page there).
- * - a KSM page (kpageflags): KSM merges pages at any address of any process, so it is
- *   looked for in the ranges where another process's last pass found KSM pages (its
- *   spans with ksm), ENTRY_CHUNK entries a pread, at most SHARE_WHO_KSM_ENTRIES of them
- *   (2 MiB of pagemap, ~1 ms) a lookup.
+ * Then, while the page's map count (kpagecount, read now) says some mappers are still
+ * unaccounted for, an anonymous page (kpageflags) is looked for by PFN in the processes
+ * those reads did not find it in:
+ * - a KSM page (KSM merges pages at any address of any process): in the ranges where
+ *   another process's last pass found KSM pages (its spans with ksm);
+ * - any other anonymous page (mremap moves a copy-on-write page to another address in
+ *   the parent or the child): in the resident pages (the model's) of the private mappings
+ *   of each process whose anonymous memory may be shared;
+ * ENTRY_CHUNK entries a pread, at most SHARE_WHO_SCAN_ENTRIES of them (2 MiB of pagemap,
+ * ~1-3 ms) a lookup: past that the answer is cut (+?).
  * One pagemap pread a place, at most SHARE_WHO_READS of them (~1 us each): a box of 300
- * forks of one program is one cursor move's quarter of a millisecond.
+ * forks of one program is one cursor move's quarter of a millisecond, and once every
+ * mapper the count says is found, no search.
  */
 #define SHARE_WHO_READS	256
-#define SHARE_WHO_KSM_ENTRIES	(1u << 18)
+#define SHARE_WHO_SCAN_ENTRIES	(1u << 18)
 
 struct who_ctx {
 	struct engine *e;
 	uint64_t pfn;
 	uint32_t reads;
-	uint32_t ksm_entries;		/* read looking for a KSM page */
-	bool ksm;			/* the page is KSM's */
+	uint32_t scan_entries;		/* read searching by PFN */
+	uint64_t count;			/* its map count now (kpagecount), 0: unknown */
+	bool anon;			/* the page is anonymous (kpageflags) */
+	bool ksm;			/* ... and KSM's */
 	struct share_who *out;
 };
 
@@ -113,11 +123,11 @@ static bool maps_ksm_page(struct who_ctx *c, struct proc *q)
 		for (a = sp->start; a < sp->end; a += ENTRY_CHUNK) {
 			size_t n = sp->end - a < ENTRY_CHUNK ? sp->end - a : ENTRY_CHUNK;
 
-			if (c->ksm_entries + n > SHARE_WHO_KSM_ENTRIES) {
+			if (c->scan_entries + n > SHARE_WHO_SCAN_ENTRIES) {
 				c->out->cut = true;
 				return false;
 			}
-			c->ksm_entries += n;
+			c->scan_entries += n;
 			if (s->pagemap_fd < 0)
 				s->pagemap_fd = c->e->src->open_pages(c->e->src_ctx, io(q));
 			if (s->pagemap_fd < 0 || kpage_read_entries(s->pagemap_fd, a, n, sh->ent))
@@ -128,6 +138,59 @@ static bool maps_ksm_page(struct who_ctx *c, struct proc *q)
 		}
 	}
 	return false;
+}
+
+struct scan_ctx {
+	struct who_ctx *c;
+	int fd;
+	bool found, failed;
+};
+
+static int on_scan(uint64_t start, uint64_t end, enum page_state st, void *arg)
+{
+	struct scan_ctx *x = arg;
+	struct who_ctx *c = x->c;
+	uint64_t *ent = c->e->sharing->ent, a, n, k;
+
+	if (st != PS_RESIDENT)
+		return 0;
+	for (a = start; a < end; a += n) {
+		n = end - a < ENTRY_CHUNK ? end - a : ENTRY_CHUNK;
+		if (n > SHARE_WHO_SCAN_ENTRIES - c->scan_entries)
+			n = SHARE_WHO_SCAN_ENTRIES - c->scan_entries;
+		if (!n) {
+			c->out->cut = true;
+			return 1;
+		}
+		c->scan_entries += n;
+		if (kpage_read_entries(x->fd, a, n, ent)) {
+			x->failed = true;
+			return 1;
+		}
+		for (k = 0; k < n; k++)
+			if (kpm_present(ent[k]) && kpm_pfn(ent[k]) == c->pfn) {
+				x->found = true;
+				return 1;
+			}
+	}
+	return 0;
+}
+
+/* Does q map the anonymous page c->pfn anywhere in its private mappings? */
+static bool maps_anon_page(struct who_ctx *c, struct proc *q)
+{
+	struct pstate *s = ps(q);
+	struct scan_ctx x = { .c = c };
+	const struct mapping *qm;
+
+	if (s->pagemap_fd < 0)
+		s->pagemap_fd = c->e->src->open_pages(c->e->src_ctx, io(q));
+	x.fd = s->pagemap_fd;
+	for (qm = model_first(q); x.fd >= 0 && qm && !x.found && !x.failed && !c->out->cut;
+	     qm = model_next(qm))
+		if (is_anon(qm) || (qm->kind == MK_FILE && !(qm->perms & MP_SHARED)))
+			model_runs(q, mapping_start(qm), mapping_end(qm), on_scan, &x);
+	return x.found;
 }
 
 /* One more process found: out->pids keeps the lowest, ascending; comm is pids[0]'s. */
@@ -145,6 +208,21 @@ static void who_add(struct share_who *out, const struct proc *q)
 	out->pids[k] = q->pid;
 	if (!k)
 		memcpy(out->comm, q->comm, sizeof(out->comm));
+}
+
+/* Every mapper the page's count says is found (each process maps it once at least, p
+ * too): nobody else to look for. */
+static bool all_found(const struct who_ctx *c)
+{
+	return c->count && c->out->n + 1 >= c->count;
+}
+
+static int todo_add(struct sharing *sh, struct proc *q)
+{
+	if (array_reserve(sh->who_todo, sh->nwho_todo, sh->capwho_todo, 64))
+		return -ENOMEM;
+	sh->who_todo[sh->nwho_todo++] = q;
+	return 0;
 }
 
 int engine_share_who(struct engine *e, pid_t pid, uint64_t page, struct share_who *out)
@@ -173,19 +251,36 @@ int engine_share_who(struct engine *e, pid_t pid, uint64_t page, struct share_wh
 		return err;
 	out->known = kpm_present(ent) && share_counted(m);
 	c.pfn = kpm_pfn(ent);
-	if (out->known && !(m->perms & MP_SHARED)) {	/* KSM merges private pages */
+	if (out->known && kpage_lookup(&sh->k, KPAGE_COUNT, &c.pfn, 1, &c.count))
+		c.count = 0;
+	if (out->known && !(m->perms & MP_SHARED)) {	/* anonymous pages are private ones */
 		uint64_t f;
 
-		c.ksm = !kpage_lookup(&sh->k, KPAGE_FLAGS, &c.pfn, 1, &f) &&
-			(f & (1ULL << KPF_KSM_BIT));
+		if (!kpage_lookup(&sh->k, KPAGE_FLAGS, &c.pfn, 1, &f)) {
+			c.anon = f & (1ULL << KPF_ANON_BIT);
+			c.ksm = f & (1ULL << KPF_KSM_BIT);
+		}
 	}
 	/* The pid table's chains (engine_procs is the engine's caller's): found in hash
-	 * order, the lowest pids kept. */
-	for (i = 0; out->known && i < NBUCKETS && !out->cut; i++)
-		for (q = e->buckets[i]; q && !out->cut; q = q->hnext)
-			if (q != p && !q->exited && q->ready &&
-			    (shares_page(&c, q, m, page) || maps_ksm_page(&c, q)))
+	 * order, the lowest pids kept.  Where the others can map it first, then the search. */
+	sh->nwho_todo = 0;
+	for (i = 0; out->known && i < NBUCKETS && !out->cut && !all_found(&c); i++)
+		for (q = e->buckets[i]; q && !out->cut && !all_found(&c); q = q->hnext) {
+			if (q == p || q->exited || !q->ready)
+				continue;
+			if (shares_page(&c, q, m, page))
 				who_add(out, q);
+			else if (c.anon && (c.ksm || ps(q)->sharing->anon) && todo_add(sh, q))
+				out->cut = true;	/* ENOMEM: not searched */
+		}
+	for (i = 0; c.ksm && i < sh->nwho_todo && !out->cut && !all_found(&c); i++)
+		if (maps_ksm_page(&c, sh->who_todo[i])) {
+			who_add(out, sh->who_todo[i]);
+			sh->who_todo[i] = NULL;
+		}
+	for (i = 0; !c.ksm && i < sh->nwho_todo && !out->cut && !all_found(&c); i++)
+		if (sh->who_todo[i] && maps_anon_page(&c, sh->who_todo[i]))
+			who_add(out, sh->who_todo[i]);
 	sh->who = *out;
 	sh->who_pid = pid;
 	sh->who_page = page;
