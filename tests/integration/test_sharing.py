@@ -224,7 +224,6 @@ def test_ksm(mevitop, workload):
 def test_ksm_who(screen, workload):
     """Two unrelated processes whose identical pages KSM merged, at other addresses: the
     cursor line on one's page names the other, as their pagemaps' PFNs say."""
-    from test_ui import zoom_to_one_page
     a_wl, b_wl = workload("share_wl"), workload("share_wl")
     a = int(a_wl.do("ksm k 64")[1][0], 16)
     b_wl.do("anon pad 16")  # b's region at another address than a's
@@ -232,18 +231,55 @@ def test_ksm_who(screen, workload):
     ksm_merge({a_wl.pid: 64, b_wl.pid: 64})
     assert a != b and pfn_at(a_wl.pid, a + 5 * PAGE) == pfn_at(b_wl.pid, b + 7 * PAGE) \
         is not None
-    scr = screen()
-    scr.start(["-p", f"{a_wl.pid},{b_wl.pid}", "-i", "100", "--sharing", "--layout", "labels"])
-    scr.wait_for(f"pid {a_wl.pid} share_wl")
-    scr.keys("s")
-    scr.wait_for("layer sharing")
-    zoom_to_one_page(scr)
-    scr.keys("g")
-    scr.type(f"{a + 5 * PAGE:x}")
-    scr.keys("Enter")
+    scr = sharing_heatmap(screen, a_wl.pid, b_wl.pid)
+    cursor_line(scr, a + 5 * PAGE, "mapped by ")
     # Mapped by at least 2: the KSM page may hold more mappers (ksmd merges any 0x5a page).
     pat = rf"cursor {a + 5 * PAGE:#x}: resident, mapped by (\d+) \(also pid {b_wl.pid} share_wl\)"
     scr.wait(lambda s: re.search(pat, s), "the cursor line naming the KSM page's other mapper")
+    scr.keys("F10")
+
+
+def sharing_heatmap(screen, pid, other):
+    """tmux: mevitop -p pid,other --sharing, pid's heatmap in the sharing layer, one page a
+    cell."""
+    from test_ui import zoom_to_one_page
+    scr = screen()
+    scr.start(["-p", f"{pid},{other}", "-i", "100", "--sharing", "--layout", "labels"])
+    scr.wait_for(f"pid {pid} share_wl")
+    scr.keys("s")
+    scr.wait_for("layer sharing")
+    zoom_to_one_page(scr)
+    return scr
+
+
+def cursor_line(scr, addr, want):
+    """Moves the heatmap's cursor to addr (one page a cell) and waits for its line."""
+    scr.keys("g")
+    scr.type(f"{addr:x}")
+    scr.keys("Enter")
+    return scr.wait_for(f"cursor {addr:#x}: resident, {want}")
+
+
+def test_mremap_who(screen, workload):
+    """A forked child moves the parent's copy-on-write pages with mremap: each page is
+    mapped by both at other addresses (their pagemaps give the same PFN), and the cursor
+    line on either names the other."""
+    from test_ui import zoom_to_one_page
+    wl = workload("share_wl")
+    a = int(wl.do("anon a 64")[1][0], 16)
+    d = int(wl.do("anon d 64")[1][0], 16)
+    child = int(wl.do("fork")[1][0])
+    wl.do("cmremap a d")  # the child's a now at d, where the parent has d's own pages
+    pfn = pfn_at(wl.pid, a + 5 * PAGE)
+    assert pfn is not None and pfn_at(child, d + 5 * PAGE) == pfn
+    assert pfn_at(wl.pid, d + 5 * PAGE) not in (None, pfn) and pfn_at(child, a + 5 * PAGE) is None
+    scr = sharing_heatmap(screen, child, wl.pid)
+    cursor_line(scr, d + 5 * PAGE, f"mapped by 2 (also pid {wl.pid} share_wl)")
+    scr.keys("Tab")  # the layer stays on
+    scr.wait(lambda s: f"pid {wl.pid} share_wl" in s and "layer sharing" in s, "the parent")
+    zoom_to_one_page(scr)
+    cursor_line(scr, a + 5 * PAGE, f"mapped by 2 (also pid {child} share_wl)")
+    cursor_line(scr, d + 5 * PAGE, "mapped once (private)")
     scr.keys("F10")
 
 

@@ -13,6 +13,8 @@
  *   fork                    a child sharing everything; done says its pid
  *   cwrite NAME FROM N      the child writes pages [FROM, FROM+N) of NAME (copy-on-write)
  *   ctouch NAME             the child reads every page of NAME (maps shared pages)
+ *   cmremap NAME DST        the child moves NAME onto DST's address (mremap, FIXED): its
+ *                           pages, still the parent's too, at another address than his
  *   pwrite NAME FROM N      the parent writes them
  *   exit                    both exit
  */
@@ -117,17 +119,22 @@ static char *map_region(const char *kind, const char *path, long pages)
 /* The child: one command a line from the parent, "ok" after each. */
 static void child_loop(int in, int out)
 {
-	char line[256], name[32];
+	char line[256], name[32], dst[32];
 	FILE *f = fdopen(in, "r");
 	long from, n;
 
 	while (f && fgets(line, sizeof(line), f)) {
-		struct region *r;
+		struct region *r, *d;
 
 		if (sscanf(line, "cwrite %31s %ld %ld", name, &from, &n) == 3 && (r = find(name)))
 			write_pages(r->addr, from, n, 7);
 		else if (sscanf(line, "ctouch %31s", name) == 1 && (r = find(name)))
 			touch_pages(r->addr, r->pages);
+		else if (sscanf(line, "cmremap %31s %31s", name, dst) == 2 && (r = find(name)) &&
+			 (d = find(dst)) && r->pages <= d->pages &&
+			 mremap(r->addr, r->pages * PAGE, r->pages * PAGE,
+				MREMAP_MAYMOVE | MREMAP_FIXED, d->addr) == d->addr)
+			r->addr = d->addr;
 		else
 			_exit(0);
 		if (write(out, "ok\n", 3) != 3)
@@ -204,7 +211,8 @@ static void command(char *line)
 	} else if (sscanf(line, "pwrite %31s %ld %ld", name, &from, &n) == 3 && (r = find(name))) {
 		write_pages(r->addr, from, n, 3);
 		wl_done(NULL);
-	} else if (!strncmp(line, "cwrite ", 7) || !strncmp(line, "ctouch ", 7)) {
+	} else if (!strncmp(line, "cwrite ", 7) || !strncmp(line, "ctouch ", 7) ||
+		   !strncmp(line, "cmremap ", 8)) {
 		if (tell_child(line)) {
 			wl_fail("child");
 			return;

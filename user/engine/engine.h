@@ -242,7 +242,7 @@ struct share_stats {
 };
 const struct share_stats *engine_share_stats(struct engine *e);
 /* --sharing, the cursor line: which other watched processes map, now, the physical page
- * pid's page `page` maps (share.c says where it looks).  Under the engine lock; a few
+ * pid's page `page` maps (share_who.c says where it looks).  Under the engine lock; a few
  * pagemap reads at most, the answer kept for the rest of the tick. */
 #define SHARE_WHO_MAX	6		/* pids named */
 struct share_who {

@@ -34,6 +34,7 @@
 #include "lib/log.h"
 #include "lib/page.h"
 #include "engine/engine_int.h"
+#include "engine/share_int.h"
 #include "kernel/kpage.h"
 #include "model/share_figs.h"
 
@@ -41,7 +42,6 @@
 #define SHARE_PERIOD_DEFAULT	1000ULL		/* ms */
 #define SHARE_QUIET_FACTOR	10
 #define SHARE_IDLE_FACTOR	60		/* periods: nothing seen moving, read anyway */
-#define ENTRY_CHUNK		4096		/* pagemap entries a read */
 #define SHARE_NS_PER_ENTRY	80ULL		/* a tick's passes stop after budget x this
 						 * (the default: 21 ms), lookups included */
 #define SHARE_TICK_NS_MIN	2000000ULL	/* ... but never less than 2 ms */
@@ -94,36 +94,6 @@ static uint64_t sens_shared(uint64_t c)
 
 #define KCACHE_BITS	17		/* 128 Ki entries, 3 MiB */
 #define KCACHE_PROBES	8
-
-struct sharing {
-	struct kpage k;
-	struct share_stats st;
-	struct share_pend *pend;
-	size_t npend, cappend;
-	uint64_t *pfns, *counts, *flags, *fout;
-	size_t *fidx;			/* which misses' flags are read */
-	uint64_t *mpfn, *mcount, *mflag;	/* the cache's misses, distinct, ascending */
-	size_t *midx;			/* pend entry -> its miss, SIZE_MAX: cached */
-	size_t caplook;
-	struct kcache_ent *cache;	/* 1 << KCACHE_BITS entries */
-	uint32_t gen;			/* this tick's (cache entries of others are stale) */
-	uint64_t tick_t0, tick_read0;	/* when this tick began, pages_read then */
-	uint64_t tick_ns_max;		/* the tick's time budget */
-	uint64_t ent[ENTRY_CHUNK];
-	size_t cursor;			/* round robin over engine_procs */
-	uint64_t ksm_sharing;		/* /sys/kernel/mm/ksm/pages_sharing at the last tick */
-	/* Processes that moved, counted since the start, by what their moves can change the
-	 * map counts of: [WORLD_FILE] file, shmem and vdso pages (a process came or went, or
-	 * its file-backed resident pages moved), [WORLD_ANON] anonymous ones (the same, of
-	 * processes whose anonymous memory may be shared).  world_tick counts them. */
-	uint64_t world[2];
-	bool world_seen;		/* every process is watched: the epochs see every mover */
-	/* engine_share_who's last answer, good for the rest of its tick. */
-	pid_t who_pid;
-	uint64_t who_page;
-	uint32_t who_gen;		/* 0: none */
-	struct share_who who;
-};
 
 int engine_share_init(struct engine *e, char *why, size_t whylen)
 {
@@ -183,6 +153,7 @@ void engine_share_fini(struct engine *e)
 	free(sh->mflag);
 	free(sh->midx);
 	free(sh->cache);
+	free(sh->who_todo);
 	free(sh);
 	e->sharing = NULL;
 }
@@ -190,11 +161,6 @@ void engine_share_fini(struct engine *e)
 const struct share_stats *engine_share_stats(struct engine *e)
 {
 	return e->sharing ? &e->sharing->st : NULL;
-}
-
-static bool is_anon(const struct mapping *m)
-{
-	return m->kind == MK_ANON || m->kind == MK_HEAP || m->kind == MK_STACK;
 }
 
 /* Which mappings a pass reads: where a page can be mapped by another process too. */
@@ -754,186 +720,4 @@ void engine_share_tick(struct engine *e, struct proc **procs, size_t n)
 	sh->st.tick_pages = sh->st.pages_read - read0;
 	sh->st.tick_ns = engine_now_ns() - t0;
 	sh->st.total_ns += sh->st.tick_ns;
-}
-
-/*
- * The cursor line's sharers.  A PFN says nothing of who maps it (the kernel's rmap is not
- * exported), and the passes keep no PFNs, so this looks where another process can map the
- * same page and compares PFNs read now:
- * - a file or shmem page: the same file offset in each mapping of that file (dev, inode);
- * - the vdso: the same offset in each vdso;
- * - an anonymous page, or a private file mapping's written copy: the same address, in
- *   each process whose anonymous memory may be shared (share_anon: a fork keeps
- *   addresses, so parent, children and their children map a copy-on-write page there).
- * - a KSM page (kpageflags): KSM merges pages at any address of any process, so it is
- *   looked for in the ranges where another process's last pass found KSM pages (its
- *   spans with ksm), ENTRY_CHUNK entries a pread, at most SHARE_WHO_KSM_ENTRIES of them
- *   (2 MiB of pagemap, ~1 ms) a lookup.
- * One pagemap pread a place, at most SHARE_WHO_READS of them (~1 us each): a box of 300
- * forks of one program is one cursor move's quarter of a millisecond.
- */
-#define SHARE_WHO_READS	256
-#define SHARE_WHO_KSM_ENTRIES	(1u << 18)
-
-struct who_ctx {
-	struct engine *e;
-	uint64_t pfn;
-	uint32_t reads;
-	uint32_t ksm_entries;		/* read looking for a KSM page */
-	bool ksm;			/* the page is KSM's */
-	struct share_who *out;
-};
-
-/* Does q map c->pfn at page?  Counts the read; false once the budget is spent. */
-static bool maps_pfn(struct who_ctx *c, struct proc *q, uint64_t page)
-{
-	struct pstate *s = ps(q);
-	uint64_t ent;
-
-	if (c->reads >= SHARE_WHO_READS) {
-		c->out->cut = true;
-		return false;
-	}
-	c->reads++;
-	if (s->pagemap_fd < 0)
-		s->pagemap_fd = c->e->src->open_pages(c->e->src_ctx, io(q));
-	return s->pagemap_fd >= 0 && !kpage_read_entries(s->pagemap_fd, page, 1, &ent) &&
-	       kpm_present(ent) && kpm_pfn(ent) == c->pfn;
-}
-
-static bool same_object(const struct mapping *a, const struct mapping *b)
-{
-	if (a->kind == MK_VDSO)
-		return b->kind == MK_VDSO;
-	return (a->kind == MK_FILE || a->kind == MK_SHMEM) && a->ino && b->kind == a->kind &&
-	       b->ino == a->ino && b->dev_major == a->dev_major && b->dev_minor == a->dev_minor;
-}
-
-/* Does q map the page of m at page (p's) where it could? */
-static bool shares_page(struct who_ctx *c, struct proc *q, const struct mapping *m,
-			uint64_t page)
-{
-	uint64_t fo = m->offset / PAGE_SIZE_4K + (page - mapping_start(m)), read = UINT64_MAX;
-	const struct mapping *qm;
-
-	if (is_anon(m) || (m->kind == MK_FILE && !(m->perms & MP_SHARED))) {
-		qm = model_find(q, page);
-		if (ps(q)->sharing->anon && qm && (is_anon(qm) || (qm->kind == MK_FILE &&
-		    !(qm->perms & MP_SHARED)))) {
-			if (maps_pfn(c, q, page))
-				return true;
-			read = page;
-		}
-	}
-	if (is_anon(m))
-		return false;
-	for (qm = model_first(q); qm; qm = model_next(qm)) {
-		uint64_t qo = qm->offset / PAGE_SIZE_4K, len = mapping_end(qm) - mapping_start(qm);
-
-		if (m->kind == MK_VDSO)
-			qo = m->offset / PAGE_SIZE_4K;	/* no file: offsets from the start */
-		if (same_object(m, qm) && fo >= qo && fo < qo + len &&
-		    mapping_start(qm) + fo - qo != read &&
-		    maps_pfn(c, q, mapping_start(qm) + fo - qo))
-			return true;
-	}
-	return false;
-}
-
-/* Does q map the KSM page c->pfn in a range its last pass found KSM pages in? */
-static bool maps_ksm_page(struct who_ctx *c, struct proc *q)
-{
-	struct sharing *sh = c->e->sharing;
-	struct pstate *s = ps(q);
-	size_t i, k;
-
-	if (!c->ksm || !q->share)
-		return false;
-	for (i = 0; i < q->share->n; i++) {
-		const struct share_span *sp = &q->share->spans[i];
-		uint64_t a;
-
-		if (!sp->ksm)
-			continue;
-		for (a = sp->start; a < sp->end; a += ENTRY_CHUNK) {
-			size_t n = sp->end - a < ENTRY_CHUNK ? sp->end - a : ENTRY_CHUNK;
-
-			if (c->ksm_entries + n > SHARE_WHO_KSM_ENTRIES) {
-				c->out->cut = true;
-				return false;
-			}
-			c->ksm_entries += n;
-			if (s->pagemap_fd < 0)
-				s->pagemap_fd = c->e->src->open_pages(c->e->src_ctx, io(q));
-			if (s->pagemap_fd < 0 || kpage_read_entries(s->pagemap_fd, a, n, sh->ent))
-				return false;
-			for (k = 0; k < n; k++)
-				if (kpm_present(sh->ent[k]) && kpm_pfn(sh->ent[k]) == c->pfn)
-					return true;
-		}
-	}
-	return false;
-}
-
-/* One more process found: out->pids keeps the lowest, ascending; comm is pids[0]'s. */
-static void who_add(struct share_who *out, const struct proc *q)
-{
-	uint32_t k = out->n < SHARE_WHO_MAX ? out->n : SHARE_WHO_MAX;
-
-	out->n++;
-	if (k == SHARE_WHO_MAX && q->pid > out->pids[k - 1])
-		return;
-	if (k == SHARE_WHO_MAX)
-		k--;		/* the highest kept makes room */
-	for (; k && out->pids[k - 1] > q->pid; k--)
-		out->pids[k] = out->pids[k - 1];
-	out->pids[k] = q->pid;
-	if (!k)
-		memcpy(out->comm, q->comm, sizeof(out->comm));
-}
-
-int engine_share_who(struct engine *e, pid_t pid, uint64_t page, struct share_who *out)
-{
-	struct sharing *sh = e->sharing;
-	struct who_ctx c = { .e = e, .out = out };
-	struct proc *p = sh ? engine_find(e, pid) : NULL, *q;
-	const struct mapping *m = p ? model_find(p, page) : NULL;
-	uint64_t ent;
-	size_t i;
-	int err;
-
-	memset(out, 0, sizeof(*out));
-	if (!m || p->exited || !p->ready)
-		return -ENOENT;
-	if (sh->who_gen && sh->who_gen == sh->gen && sh->who_pid == pid && sh->who_page == page) {
-		*out = sh->who;
-		return 0;
-	}
-	if (ps(p)->pagemap_fd < 0)
-		ps(p)->pagemap_fd = e->src->open_pages(e->src_ctx, io(p));
-	if (ps(p)->pagemap_fd < 0)
-		return ps(p)->pagemap_fd;
-	err = kpage_read_entries(ps(p)->pagemap_fd, page, 1, &ent);
-	if (err)
-		return err;
-	out->known = kpm_present(ent) && share_counted(m);
-	c.pfn = kpm_pfn(ent);
-	if (out->known && !(m->perms & MP_SHARED)) {	/* KSM merges private pages */
-		uint64_t f;
-
-		c.ksm = !kpage_lookup(&sh->k, KPAGE_FLAGS, &c.pfn, 1, &f) &&
-			(f & (1ULL << KPF_KSM_BIT));
-	}
-	/* The pid table's chains (engine_procs is the engine's caller's): found in hash
-	 * order, the lowest pids kept. */
-	for (i = 0; out->known && i < NBUCKETS && !out->cut; i++)
-		for (q = e->buckets[i]; q && !out->cut; q = q->hnext)
-			if (q != p && !q->exited && q->ready &&
-			    (shares_page(&c, q, m, page) || maps_ksm_page(&c, q)))
-				who_add(out, q);
-	sh->who = *out;
-	sh->who_pid = pid;
-	sh->who_page = page;
-	sh->who_gen = sh->gen;
-	return 0;
 }
