@@ -26,6 +26,7 @@ struct tracer {
 	struct ring_buffer *rb;		/* only for its epoll fd (tracer_wait) */
 	unsigned long *ring_cons;	/* the events ring's consumer page (read-write) */
 	const unsigned long *ring_prod;	/* its producer page, then the data mapped twice */
+	const char *ring_data;		/* ring_prod's data, a page on */
 	size_t ring_size, ring_publish;	/* bytes; publish the position this often */
 	tracer_event_fn fn;
 	void *ctx;
@@ -234,6 +235,7 @@ static int map_ring(struct tracer *t)
 							       : RING_PUBLISH_BYTES;
 	t->ring_cons = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	t->ring_prod = mmap(NULL, pg + 2 * t->ring_size, PROT_READ, MAP_SHARED, fd, pg);
+	t->ring_data = (const char *)t->ring_prod + pg;
 	return t->ring_cons == MAP_FAILED || t->ring_prod == MAP_FAILED ? -errno : 0;
 }
 
@@ -437,7 +439,7 @@ int tracer_wait(struct tracer *t, int timeout_ms)
  * and that value returned.  Otherwise the number of records. */
 int tracer_consume(struct tracer *t)
 {
-	const char *data = (const char *)t->ring_prod + sysconf(_SC_PAGESIZE);
+	const char *data = t->ring_data;
 	unsigned long cons = __atomic_load_n(t->ring_cons, __ATOMIC_RELAXED), published = cons;
 	unsigned long prod;
 	int n = 0, err = 0;

@@ -66,8 +66,8 @@ static bool tenths_differ(double a, double b)
 
 /*
  * Row r's text, or with o (the same pid's row as the page has it) only the fields whose
- * text differs from o's; b NULL: only looked at.  Whether a field
- * differs (always, without o).  A row whose share flag differs from o's is sent whole
+ * text differs from o's; b NULL: only looked at.  Whether a field differs (always,
+ * without o).  A row whose share flag differs from o's is sent whole
  * (rows_diff): its uss and pss are there or not.
  */
 static bool put_fields(struct buf *b, const struct web_row *r, const struct web_row *o)

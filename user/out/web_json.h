@@ -60,8 +60,8 @@ int web_json_list(const struct web_snap *s, struct buf *b, struct web_sent *out)
 /* A list stream's next event (doc/web.md): nothing when no row differs from was's; the
  * whole list ("event: list") when was has none yet or more than half the rows differ;
  * else "event: listdiff": the rows new (or whose share flag changed) whole, of the others
- * the fields whose text changed, and the pids gone.  was then holds
- * s's rows.  0 or -ENOMEM (was is forgotten: the next event is the whole list). */
+ * the fields whose text changed, and the pids gone.  was then holds s's rows.  0 or
+ * -ENOMEM (was is forgotten: the next event is the whole list). */
 int web_json_list_event(const struct web_snap *s, struct web_rows *was, struct buf *b);
 void web_rows_free(struct web_rows *r);
 /* s from web_snap_process; its copy is kept (s->p becomes NULL) as what the next answer

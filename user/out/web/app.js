@@ -144,7 +144,8 @@ function listShown(r) {
 }
 
 // A list stream's diff (doc/web.md): the rows new or sent whole, the changed fields of the
-// others, the pids gone, from the event seq `base`.  false: it is not from what the page has (start the stream over).
+// others, the pids gone, from the event seq `base`.  false: it is not from what the page
+// has (start the stream over).
 function applyListDiff(r) {
 	if (list.seq === undefined || r.base !== list.seq)
 		return false;
