@@ -191,6 +191,7 @@ test_rules_LIBS    := -lroaring -lm -lpthread
 test_engine_lock_LINK := engine model lib
 test_engine_lock_LIBS := -lroaring -lm -lpthread
 test_procmap_LINK  := kernel lib
+test_kpage_self_LINK := kernel lib
 test_stacks_LINK   := stacks kernel model lib
 test_stacks_LIBS   := -ldw -lelf -lroaring -lm
 test_metrics_LINK  := out model lib

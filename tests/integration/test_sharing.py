@@ -7,7 +7,10 @@ step was done (the processes are quiet then):
 - each of the workload's mappings is page-exact against pagemap PFNs and /proc/kpagecount
   read by this test: uss, pss, shared (bytes) and the runs of pages by map count;
 - each process's uss and pss are smaps_rollup's Private_Clean+Private_Dirty and Pss
-  within 1% (libraries' map counts move as other processes come and go).
+  within 1% (libraries' map counts move as other processes come and go), with mevitop's
+  own mappings taken out of each page's map count as mevitop takes them out: smaps_rollup
+  read while mevitop runs counts the observer as a mapper of its libraries' pages
+  (observer_pfns below; test_observer_not_a_mapper checks the figures with and without).
 KSM, where ksmd can run: pages merged into one are shared by every mapping of it.
 """
 import json
@@ -40,9 +43,10 @@ def smaps_rollup(pid):
     return out
 
 
-def kernel_truth(pid, start, end):
+def kernel_truth(pid, start, end, mine=None):
     """Page by page from pagemap's PFNs and kpagecount/kpageflags: (uss, pss, shared) in
-    bytes and {page: map count} of the pages mapped more than once."""
+    bytes and {page: map count} of the pages mapped more than once.  mine: the observer's
+    {pfn: times mapped} (observer_pfns), taken out of each count."""
     n = (end - start) // PAGE
     fd = os.open(f"/proc/{pid}/pagemap", os.O_RDONLY)
     try:
@@ -63,6 +67,8 @@ def kernel_truth(pid, start, end):
             # it can, is what this checks.
             kc.seek(pfn * 8)
             c = struct.unpack("<Q", kc.read(8))[0]
+            if mine and pfn in mine:
+                c = max(c - mine[pfn], 1)
             if c <= 1:
                 uss += PAGE
                 pss += PAGE << SHIFT
@@ -103,11 +109,11 @@ def shared_snapshot(mv, pids, t):
         assert time.monotonic() < deadline, f"no sharing pass after {t}: {snap['stats']}"
 
 
-def check_exact(entry, addrs, what):
+def check_exact(entry, addrs, what, mine=None):
     for addr in addrs:
         m = mapping_at(entry, addr)
         s, e = int(m["start"], 16), int(m["end"], 16)
-        uss, pss, shared, counts = kernel_truth(entry["pid"], s, e)
+        uss, pss, shared, counts = kernel_truth(entry["pid"], s, e, mine)
         got = (m["uss"], m["pss"], m["shared"])
         assert got == (uss, pss, shared), \
             f"{what}: pid {entry['pid']} mapping {s:#x}-{e:#x} ({m['kind']}): mevitop " \
@@ -119,12 +125,64 @@ def check_exact(entry, addrs, what):
             f"{bad[0] * PAGE:#x}: mevitop {layer.get(bad[0])}, kernel {want.get(bad[0])}"
 
 
-def check_rollup(entry, what):
-    r = smaps_rollup(entry["pid"])
-    uss = r["Private_Clean"] + r["Private_Dirty"]
-    for name, got, want in (("pss", entry["pss"], r["Pss"]), ("uss", entry["uss"], uss)):
+def file_ranges(pid):
+    """The file and vdso mappings of pid: (start, end) in bytes."""
+    out = []
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            parts = line.split(maxsplit=5)
+            path = parts[5].strip() if len(parts) == 6 else ""
+            if path.startswith("/") or path == "[vdso]":
+                s, e = (int(x, 16) for x in parts[0].split("-"))
+                out.append((s, e))
+    return out
+
+
+def present_pfns(pid, start, end):
+    fd = os.open(f"/proc/{pid}/pagemap", os.O_RDONLY)
+    try:
+        data = os.pread(fd, (end - start) // PAGE * 8, start // PAGE * 8)
+    finally:
+        os.close(fd)
+    return [v & ((1 << 55) - 1) for (v,) in struct.iter_unpack("<Q", data) if v >> 63 & 1]
+
+
+def observer_pfns(pid):
+    """{pfn: times mapped} of the file and vdso pages the observer (mevitop) maps."""
+    out = {}
+    for s, e in file_ranges(pid):
+        for pfn in present_pfns(pid, s, e):
+            out[pfn] = out.get(pfn, 0) + 1
+    return out
+
+
+def rollup_without(pid, observer):
+    """smaps_rollup's (pss, uss) of pid, with the observer's mappings taken out of the map
+    count of each page it shares with pid (read from both pagemaps and kpagecount now)."""
+    r = smaps_rollup(pid)
+    pss, uss = r["Pss"], r["Private_Clean"] + r["Private_Dirty"]
+    mine = observer_pfns(observer)
+    with open("/proc/kpagecount", "rb") as kc:
+        for s, e in file_ranges(pid):
+            for pfn in present_pfns(pid, s, e):
+                if pfn not in mine:
+                    continue
+                kc.seek(pfn * 8)
+                c = struct.unpack("<Q", kc.read(8))[0]
+                d = max(c - mine[pfn], 1)
+                if d < c:
+                    pss += PAGE // d - PAGE // c
+                    uss += PAGE if d == 1 else 0
+    return pss, uss
+
+
+def check_rollup(entry, what, observer):
+    """observer: mevitop's pid."""
+    pss, uss = rollup_without(entry["pid"], observer)
+    for name, got, want in (("pss", entry["pss"], pss), ("uss", entry["uss"], uss)):
         assert abs(got - want) <= 0.01 * want, \
-            f"{what}: pid {entry['pid']} {name} {got} vs smaps_rollup {want}"
+            f"{what}: pid {entry['pid']} {name} {got} vs smaps_rollup {want} (mevitop's " \
+            f"own mappings out)"
 
 
 def rollup_thp(pid):
@@ -158,7 +216,7 @@ def test_forked_pair(mevitop, workload, tmp_path):
         snap, entries = shared_snapshot(mv, (wl.pid, child), t)
         for e in entries:
             check_exact(e, addrs, what)
-            check_rollup(e, what)
+            check_rollup(e, what, mv.proc.pid)
             assert e["thp"] == rollup_thp(e["pid"]), (what, e["pid"], e["thp"])
         parent, kid = entries
         assert parent["thp"] > 0, "no transparent huge page in the thp region"
@@ -215,10 +273,45 @@ def test_ksm(mevitop, workload):
     t = time.monotonic()
     snap, (entry,) = shared_snapshot(mv, (wl.pid,), t)
     check_exact(entry, [addr], "ksm")
-    check_rollup(entry, "ksm")
+    check_rollup(entry, "ksm", mv.proc.pid)
     m = mapping_at(entry, addr)
     assert m["uss"] == 0 and m["shared"] == 256 * PAGE, m
     assert entry["ksm"] >= 256 * PAGE
+
+
+def test_observer_not_a_mapper(mevitop, workload):
+    """mevitop maps its own binary and libraries: a page of them that only a watched
+    process and mevitop map is the process's own once mevitop is gone, so mevitop takes its
+    own mappings out of each count (as a later smaps_rollup, or smem, sees it).  The
+    workload reads mevitop's binary, mapped privately: the pages mevitop has mapped too
+    are the process's private pages in mevitop's figures, page-exact against both
+    pagemaps and kpagecount; with --disable observer they are "shared by 2"."""
+    binary = harness.MEVITOP
+    pages = os.path.getsize(binary) // PAGE
+    for disable in ((), ("observer",)):
+        wl = workload("share_wl")
+        addr = int(wl.do(f"ro bin {binary} {pages}")[1][0], 16)
+        mv = mevitop(["-p", str(wl.pid), "-i", "100", "--sharing", "--maps"],
+                     disable=disable)
+        t = time.monotonic()
+        _, (entry,) = shared_snapshot(mv, (wl.pid,), t)
+        mine = observer_pfns(mv.proc.pid)
+        both = [p for p in present_pfns(wl.pid, addr, addr + pages * PAGE) if p in mine]
+        assert len(both) > 16, f"mevitop maps only {len(both)} of its binary's pages"
+        m = mapping_at(entry, addr)
+        raw = kernel_truth(wl.pid, addr, addr + pages * PAGE)
+        out = kernel_truth(wl.pid, addr, addr + pages * PAGE, mine)
+        want = raw if disable else out
+        assert (m["uss"], m["pss"], m["shared"]) == want[:3], \
+            f"--disable {disable}: mevitop uss/pss/shared {m['uss'], m['pss'], m['shared']}" \
+            f", kernel {raw[:3]}, mevitop's own mappings out {out[:3]}"
+        # The pages only the two map: shared by 2 in the kernel's count, private here.
+        assert raw[0] + len(both) * PAGE >= out[0] > raw[0], (raw[:3], out[:3])
+        if not disable:
+            check_exact(entry, [addr], "observer", mine)
+            check_rollup(entry, "observer", mv.proc.pid)
+        mv.stop()
+        wl.close()
 
 
 def test_ksm_who(screen, workload):
@@ -508,7 +601,7 @@ def test_redis_bgsave_child_uss_grows(mevitop, tmp_path):
         _, (after,) = shared_snapshot(mv, (child,), t1)
         assert children(srv.pid) == [child], "the save ended before the check"
         assert after["uss"] > before["uss"] + (20 << 20), (before["uss"], after["uss"])
-        check_rollup(after, "redis's BGSAVE child")
+        check_rollup(after, "redis's BGSAVE child", mv.proc.pid)
     finally:
         try:
             kids = children(srv.pid)
@@ -575,7 +668,7 @@ def test_postgres_backends_pss(mevitop):
         _, entries = shared_snapshot(mv, pids, t)
         for e in entries:
             assert e["shared"] > 8 << 20, e  # shared_buffers the table went through
-            check_rollup(e, "postgres backend")
+            check_rollup(e, "postgres backend", mv.proc.pid)
     finally:
         for s in sleepers:
             s.kill()

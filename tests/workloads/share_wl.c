@@ -7,6 +7,8 @@
  *
  *   anon NAME PAGES         private anonymous, every page written; done says the address
  *   file NAME PATH PAGES    MAP_SHARED of PATH (made PAGES long), every page written
+ *   ro NAME PATH PAGES      MAP_PRIVATE, read-only, of an existing PATH's first PAGES pages,
+ *                           every page read (mevitop's own binary: pages it maps too)
  *   shm NAME PAGES          a SysV shm segment (removed at once: gone when both detach)
  *   thp NAME PAGES          2 MiB aligned, MADV_HUGEPAGE, written (PAGES a multiple of 512)
  *   ksm NAME PAGES          MADV_MERGEABLE, every page the same bytes (KSM may merge them)
@@ -101,6 +103,13 @@ static char *map_region(const char *kind, const char *path, long pages)
 			return NULL;
 		a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		close(fd);
+	} else if (!strcmp(kind, "ro")) {
+		int fd = open(path, O_RDONLY);
+
+		if (fd < 0)
+			return NULL;
+		a = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+		close(fd);
 	} else if (!strcmp(kind, "shm")) {
 		int id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600);
 
@@ -180,10 +189,11 @@ static void command(char *line)
 	struct region *r;
 
 	if (sscanf(line, "file %31s %199s %ld", name, path, &pages) == 3 ||
+	    sscanf(line, "ro %31s %199s %ld", name, path, &pages) == 3 ||
 	    (sscanf(line, "%15s %31s %ld", kind, name, &pages) == 3 &&
 	     strcmp(kind, "cwrite") && strcmp(kind, "pwrite"))) {
-		if (!strncmp(line, "file ", 5))
-			strcpy(kind, "file");
+		if (!strncmp(line, "file ", 5) || !strncmp(line, "ro ", 3))
+			sscanf(line, "%15s", kind);
 		if (nregions == MAX_REGIONS || !(r = &regions[nregions])) {
 			errno = ENOSPC;
 			wl_fail("map");
@@ -196,7 +206,9 @@ static void command(char *line)
 			wl_fail(kind);
 			return;
 		}
-		if (strcmp(kind, "ksm"))
+		if (!strcmp(kind, "ro"))
+			touch_pages(r->addr, pages);
+		else if (strcmp(kind, "ksm"))
 			write_pages(r->addr, 0, pages, 1);
 		nregions++;
 		snprintf(extra, sizeof(extra), "0x%lx", (unsigned long)r->addr);

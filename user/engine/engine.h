@@ -239,6 +239,9 @@ struct share_stats {
 	uint64_t tick_ns, tick_pages;	/* the last tick's time and entries */
 	uint64_t total_ns;		/* every tick's time */
 	uint64_t anon_verified;		/* processes found to share no anonymous page */
+	uint64_t self_pages;		/* PFNs mevitop maps itself, at the last read */
+	uint64_t self_entries;		/* its own pagemap entries read for them, in all */
+	uint64_t self_ns;		/* and the time those reads took, in all */
 };
 const struct share_stats *engine_share_stats(struct engine *e);
 /* --sharing, the cursor line: which other watched processes map, now, the physical page

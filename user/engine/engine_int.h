@@ -234,6 +234,9 @@ int engine_share_init(struct engine *e, char *why, size_t whylen);
 /* procs: engine_procs()'s, n of them. */
 void engine_share_tick(struct engine *e, struct proc **procs, size_t n);
 void engine_share_fini(struct engine *e);
+/* n looked-up map counts of pfns (ascending) less mevitop's own mappings of each. */
+void engine_share_discount_self(struct engine *e, const uint64_t *pfns, uint64_t *counts,
+				size_t n);
 
 /* files.c: the memory summary and the file table, refreshed at each tick. */
 int engine_files_init(struct engine *e);

@@ -131,6 +131,7 @@ int engine_share_init(struct engine *e, char *why, size_t whylen)
 	/* With -p or a filter, processes not watched map pages too: quiet ones are read
 	 * after SHARE_QUIET_FACTOR periods, as if the world had moved. */
 	sh->world_seen = !e->o.npids && !e->o.filter;
+	sh->self_off = e->f.disabled & DIS_OBSERVER;
 	e->sharing = sh;
 	return 0;
 }
@@ -142,6 +143,7 @@ void engine_share_fini(struct engine *e)
 	if (!sh)
 		return;
 	kpage_close(&sh->k);
+	kpage_self_free(&sh->self);
 	free(sh->pend);
 	free(sh->pfns);
 	free(sh->counts);
@@ -290,6 +292,34 @@ static struct kcache_ent *kcache_slot(struct sharing *sh, uint64_t pfn, bool *hi
 	return NULL;		/* full around here: not cached */
 }
 
+/* mevitop is a mapper too: its binary's and libraries' pages (libc, libtinfo, ...) that a
+ * watched process maps count one more while mevitop runs, and a page only the two of
+ * them touched would be "shared by 2" -- private, once mevitop is gone, to smaps_rollup
+ * and smem.  The observer takes itself out (kpage_self.c).  Read once a tick, at its
+ * first lookup: mevitop maps and unmaps too (libmicrohttpd when --listen starts). */
+void engine_share_discount_self(struct engine *e, const uint64_t *pfns, uint64_t *counts,
+				size_t n)
+{
+	struct sharing *sh = e->sharing;
+	int err;
+
+	if (sh->self_off || !n)
+		return;
+	if (sh->self_gen != sh->gen) {
+		uint64_t t0 = engine_now_ns();
+
+		sh->self_gen = sh->gen;
+		err = kpage_self_read(&sh->self);
+		sh->st.self_ns += engine_now_ns() - t0;
+		if (err)
+			log_debug("sharing: own pagemap unread, counts include mevitop: %s",
+				  strerror(-err));
+		sh->st.self_pages = sh->self.n;
+		sh->st.self_entries = sh->self.entries;
+	}
+	kpage_self_discount(&sh->self, pfns, counts, n);
+}
+
 /* Counts (and flags where needed: a count <= 1 may be the zero page, never counted or
  * rmapped; while KSM shares pages anywhere, which shared pages are KSM's) of the m
  * distinct PFNs the cache did not have, sh->mpfn[0..m) ascending. */
@@ -303,6 +333,8 @@ static int lookup_misses(struct engine *e, size_t m)
 	if (!m)
 		return 0;
 	err = kpage_lookup(&sh->k, KPAGE_COUNT, sh->mpfn, m, sh->mcount);
+	if (!err)
+		engine_share_discount_self(e, sh->mpfn, sh->mcount, m);
 	for (j = 0; !err && j < m; j++) {
 		sh->mflag[j] = 0;
 		if (sh->mcount[j] <= 1 || ksm) {

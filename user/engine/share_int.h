@@ -48,6 +48,11 @@ struct sharing {
 	struct share_who who;
 	struct proc **who_todo;		/* its processes to search by PFN */
 	size_t nwho_todo, capwho_todo;
+	/* mevitop's own file and vdso PFNs (kpage_self.c), read at the first lookup of a
+	 * tick (self_gen); self_off: --disable observer, counts as the kernel gives them. */
+	struct kpage_self self;
+	uint32_t self_gen;
+	bool self_off;
 };
 
 /* Anonymous memory: private to a process unless a fork or KSM shares it. */

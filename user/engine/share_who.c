@@ -253,6 +253,7 @@ int engine_share_who(struct engine *e, pid_t pid, uint64_t page, struct share_wh
 	c.pfn = kpm_pfn(ent);
 	if (out->known && kpage_lookup(&sh->k, KPAGE_COUNT, &c.pfn, 1, &c.count))
 		c.count = 0;
+	engine_share_discount_self(e, &c.pfn, &c.count, 1);
 	if (out->known && !(m->perms & MP_SHARED)) {	/* anonymous pages are private ones */
 		uint64_t f;
 

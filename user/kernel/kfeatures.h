@@ -32,6 +32,7 @@ enum feat_disable {
 	DIS_TASK_ITER = 1 << 16,	/* "task_iter": read /proc/PID/stat per process per refresh */
 	DIS_FCACHE_BPF = 1 << 17,	/* "fcache_bpf": files from /proc/PID/fd and maps only */
 	DIS_KPAGECOUNT = 1 << 18,	/* "kpagecount": no PFNs or map counts (--sharing off) */
+	DIS_OBSERVER = 1 << 19,		/* "observer": --sharing counts mevitop's own mappings */
 };
 
 enum hook {

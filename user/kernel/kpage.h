@@ -64,6 +64,22 @@ enum kpage_file { KPAGE_COUNT, KPAGE_FLAGS };
 int kpage_lookup(struct kpage *k, enum kpage_file which, const uint64_t *pfns, size_t n,
 		 uint64_t *out);
 
+/* The PFNs this process (mevitop, the observer) maps from files and the vdso, ascending,
+ * a PFN once per mapping of it (kpage_self.c says why).  kpage_self_read refills it; 0 or
+ * -errno (then it is empty).  kpage_self_discount is a looked-up map count less mevitop's
+ * own mappings of it, never below 1 for a page counted at all. */
+struct kpage_self {
+	uint64_t *pfns;
+	size_t n, cap;
+	uint64_t entries;	/* pagemap entries read, all refills: the cost */
+};
+int kpage_self_read(struct kpage_self *s);
+uint64_t kpage_self_count(const struct kpage_self *s, uint64_t pfn);
+/* counts[i] of pfns[i] (ascending, n of them) less this process's mappings of each. */
+void kpage_self_discount(const struct kpage_self *s, const uint64_t *pfns, uint64_t *counts,
+			 size_t n);
+void kpage_self_free(struct kpage_self *s);
+
 /* KSM: pages shared system-wide (/sys/kernel/mm/ksm/pages_sharing), and pid's merged
  * pages (/proc/PID/ksm_merging_pages, 5.19+).  0 or -errno. */
 int kpage_ksm_sharing(uint64_t *pages);

@@ -47,6 +47,19 @@
 	nv_ ? 0 : -ENOMEM;							\
 })
 
+/* The first index of v[0..n), ascending, whose element is not below key (n if none). */
+#define array_lower_bound(v, n, key) ({						\
+	size_t lo_ = 0, hi_ = (n);						\
+	while (lo_ < hi_) {							\
+		size_t mid_ = lo_ + (hi_ - lo_) / 2;				\
+		if ((v)[mid_] < (key))						\
+			lo_ = mid_ + 1;						\
+		else								\
+			hi_ = mid_;						\
+	}									\
+	lo_;									\
+})
+
 /* Appends s and its NUL to a blob of names (*len bytes used of *cap), giving its offset:
  * tables that are copied whole keep their strings in one block.  0 or -ENOMEM. */
 static inline int array_add_str(char **v, size_t *len, size_t *cap, const char *s,

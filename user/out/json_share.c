@@ -49,8 +49,9 @@ void json_share_stats(struct buf *b, bool comma, const struct share_stats *st)
 	json_buf_put(b, "%s\"sharing\": {\"passes\": %" PRIu64 ", \"pages_read\": %" PRIu64
 	    ", \"lookups\": %" PRIu64 ", \"cached\": %" PRIu64 ", \"preads\": %" PRIu64
 	    ", \"tick_ms\": %.3f, \"total_ms\": %.3f"
-	    ", \"tick_pages\": %" PRIu64 ", \"anon_verified\": %" PRIu64 "}", comma ? ", " : "",
-	    st->passes, st->pages_read, st->lookups, st->cached, st->preads, st->tick_ns / 1e6,
-	    st->total_ns / 1e6,
-	    st->tick_pages, st->anon_verified);
+	    ", \"tick_pages\": %" PRIu64 ", \"anon_verified\": %" PRIu64
+	    ", \"self_pages\": %" PRIu64 ", \"self_entries\": %" PRIu64 ", \"self_ms\": %.3f}",
+	    comma ? ", " : "", st->passes, st->pages_read, st->lookups, st->cached, st->preads,
+	    st->tick_ns / 1e6, st->total_ns / 1e6, st->tick_pages, st->anon_verified,
+	    st->self_pages, st->self_entries, st->self_ns / 1e6);
 }

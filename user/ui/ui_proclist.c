@@ -365,18 +365,8 @@ static size_t arrange_tree(struct proclist *l)
 /* The position in l->order of tree row k's nearest shown ancestor (k itself if shown). */
 static size_t shown_position(const struct proclist *l, size_t k)
 {
-	size_t lo = 0, hi = l->norder;
-
 	k = proctree_shown_ancestor(&l->pt, k);
-	while (lo < hi) {		/* trow is increasing */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (l->trow[mid] < k)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return array_lower_bound(l->trow, l->norder, k);	/* trow is increasing */
 }
 
 /* Filters, sorts and re-finds the selection. */
