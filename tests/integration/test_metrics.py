@@ -199,7 +199,11 @@ def test_prometheus_scrapes_exact_values(mevitop, quiet_workload, tmp_path):
         sel = f'pid="{wl.pid}"'
         got, labels = prom.sample_after(
             f'mevitop_mapping_resident_bytes{{{sel},start="{a:#x}"}}', t_sync)
-        assert got == truth_bytes(wl.pid, a, a + 2048 * PAGE) == 1500 * PAGE
+        # The kernel's mapping at a: the region, or more where it merged with an anonymous
+        # neighbour above it (flags alike: a malloc arena's) -- the CI saw 1502 pages.
+        (end,) = [e for s, e, _p, _path in harness.read_maps(wl.pid) if s == a]
+        assert truth_bytes(wl.pid, a, a + 2048 * PAGE) == 1500 * PAGE
+        assert got == truth_bytes(wl.pid, a, end)
         assert labels["comm"] == "wl" and labels["kind"] == "anon"
         assert labels["mapping"] == "[anon]" and labels["cgroup"] == cgroup_of(wl.pid)
         lo, hi = heap_range(wl.pid)
