@@ -48,13 +48,14 @@ static const struct {
 	{ "fcache_bpf", DIS_FCACHE_BPF },
 	{ "kpagecount", DIS_KPAGECOUNT },
 	{ "observer", DIS_OBSERVER },
+	{ "detach_child", DIS_DETACH_CHILD },
 };
 
 const char *kfeatures_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
 	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend, uffd_syscall, uffd_dev, "
-	       "task_iter, fcache_bpf, kpagecount, observer";
+	       "task_iter, fcache_bpf, kpagecount, observer, detach_child";
 }
 
 int kfeatures_parse_disable(const char *list, uint32_t *mask)

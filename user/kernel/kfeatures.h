@@ -33,6 +33,7 @@ enum feat_disable {
 	DIS_FCACHE_BPF = 1 << 17,	/* "fcache_bpf": files from /proc/PID/fd and maps only */
 	DIS_KPAGECOUNT = 1 << 18,	/* "kpagecount": no PFNs or map counts (--sharing off) */
 	DIS_OBSERVER = 1 << 19,		/* "observer": --sharing counts mevitop's own mappings */
+	DIS_DETACH_CHILD = 1 << 20,	/* "detach_child": perf events' last close at exit */
 };
 
 enum hook {

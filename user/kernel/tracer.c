@@ -18,6 +18,7 @@
 #include "syscalls.h"
 #include "kernel/procfs.h"
 #include "kernel/fault_sampler.h"
+#include "kernel/perf_release.h"
 #include "kernel/taskiter.h"
 #include "kernel/tracer.h"
 
@@ -41,6 +42,7 @@ struct tracer {
 	bool rss_hooked;		/* the rss_stat hook loads: t->rss is mapped */
 	struct bpf_link **links;
 	size_t nlinks;
+	bool release_in_child;		/* perf events' last close by a child (not disabled) */
 	struct fault_sampler *sampler;	/* sample mode's --stacks */
 	struct taskiter *tasks;		/* the per-refresh pass, or NULL */
 };
@@ -284,6 +286,7 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 		return -ENOMEM;
 	t->fn = fn;
 	t->ctx = ctx;
+	t->release_in_child = !(f->disabled & DIS_DETACH_CHILD);
 	t->ncpus = libbpf_num_possible_cpus();
 	t->percpu = calloc(t->ncpus > 0 ? t->ncpus : 1, sizeof(*t->percpu));
 	t->slots = calloc(t->ncpus > 0 ? t->ncpus : 1, sizeof(*t->slots));
@@ -349,17 +352,39 @@ static void *destroy_link(void *arg)
 	return NULL;
 }
 
+static bool perf_link(struct bpf_link *l)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	return !bpf_obj_get_info_by_fd(bpf_link__fd(l), &info, &len) &&
+	       info.type == BPF_LINK_TYPE_PERF_EVENT;
+}
+
 /*
- * Detaching a tracepoint waits for an RCU grace period (~75 ms here); one after the other,
- * the 28 per-syscall tracepoints made `q` take two seconds.  Detached from parallel threads,
- * the waits share grace periods.
+ * Detaching a program attached to a tracepoint through perf waits for RCU grace periods
+ * (~40 ms a link here); one after the other, the per-syscall tracepoints made `q` take a
+ * second or two.  Their last closes are left to a grandchild (perf_release.c) unless
+ * --disable detach_child; without it, or if that fails, they are detached from parallel
+ * threads, whose waits share grace periods (~0.55 s for trace mode's 14).
  */
-static void destroy_links(struct bpf_link **links, size_t n)
+static void destroy_links(struct bpf_link **links, size_t n, bool in_child)
 {
 	pthread_t tids[64];
 	bool started[64] = { false };
-	size_t i;
+	int keep[64], hold;
+	size_t i, nkeep = 0;
 
+	for (i = 0; in_child && i < n && i < 64; i++)
+		if (perf_link(links[i]))
+			keep[nkeep++] = bpf_link__fd(links[i]);
+	if (nkeep && !perf_release_begin(keep, nkeep, &hold)) {
+		for (i = 0; i < n; i++)
+			bpf_link__destroy(links[i]);	/* the perf links' closes: not the last */
+		perf_release_end(hold);
+		return;
+	}
 	for (i = 0; i < n && i < 64; i++)
 		started[i] = pthread_create(&tids[i], NULL, destroy_link, links[i]) == 0;
 	for (i = 0; i < n && i < 64; i++) {
@@ -381,7 +406,7 @@ void tracer_close(struct tracer *t)
 		munmap(t->ring_cons, sysconf(_SC_PAGESIZE));
 	if (t->ring_prod && t->ring_prod != MAP_FAILED)
 		munmap((void *)t->ring_prod, sysconf(_SC_PAGESIZE) + 2 * t->ring_size);
-	destroy_links(t->links, t->nlinks);
+	destroy_links(t->links, t->nlinks, t->release_in_child);
 	free(t->links);
 	free(t->percpu);
 	free(t->slots);
