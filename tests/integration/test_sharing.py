@@ -221,6 +221,32 @@ def test_ksm(mevitop, workload):
     assert entry["ksm"] >= 256 * PAGE
 
 
+def test_ksm_merge_seen(mevitop, workload):
+    """ksmd merges a quiet process's private pages as it drops as many merged pages of a
+    process gone (KSM counts those until ksmd runs again): pages_sharing ends where it
+    was, and the next pass still reads the merged pages, shared as the kernel says."""
+    gone = workload("share_wl")
+    gone.do("ksm k 64")
+    ksm_merge({gone.pid: 64})
+    gone.do("exit")
+    wl = workload("share_wl")
+    addr = int(wl.do("ksm k 64")[1][0], 16)
+    # -i 1000: a quiet process is read again 10 refreshes after its pass began.
+    mv = mevitop(["-p", str(wl.pid), "-i", "1000", "--sharing", "--maps"])
+    t = time.monotonic()
+    snap, (entry,) = shared_snapshot(mv, (wl.pid,), t)
+    assert snap["stats"]["sharing"]["anon_verified"] == 1  # its anonymous memory private
+    assert mapping_at(entry, addr)["uss"] == 64 * PAGE
+    with open("/sys/kernel/mm/ksm/pages_sharing") as f:
+        before = f.read()
+    ksm_merge({wl.pid: 64})
+    with open("/sys/kernel/mm/ksm/pages_sharing") as f:
+        assert f.read() == before, "pages_sharing moved: not the case this test is for"
+    snap, (entry,) = shared_snapshot(mv, (wl.pid,), time.monotonic())
+    check_exact(entry, [addr], "ksm merged, pages_sharing back where it was")
+    assert mapping_at(entry, addr)["shared"] == 64 * PAGE
+
+
 def test_ksm_who(screen, workload):
     """Two unrelated processes whose identical pages KSM merged, at other addresses: the
     cursor line on one's page names the other, as their pagemaps' PFNs say."""
