@@ -65,7 +65,7 @@ int kpage_lookup(struct kpage *k, enum kpage_file which, const uint64_t *pfns, s
 		 uint64_t *out);
 
 /* KSM: pages shared system-wide (/sys/kernel/mm/ksm/pages_sharing), ksmd's progress
- * (pages_scanned, full_scans before 6.8: it moves while ksmd runs), and pid's merged
+ * (pages_scanned, else full_scans: it moves while ksmd runs), and pid's merged
  * pages (/proc/PID/ksm_merging_pages, 5.19+).  0 or -errno. */
 int kpage_ksm_sharing(uint64_t *pages);
 int kpage_ksm_scanned(uint64_t *pages);
