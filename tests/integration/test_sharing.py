@@ -314,6 +314,32 @@ def test_observer_not_a_mapper(mevitop, workload):
         wl.close()
 
 
+def test_ksm_merge_seen(mevitop, workload):
+    """ksmd merges a quiet process's private pages as it drops as many merged pages of a
+    process gone (KSM counts those until ksmd runs again): pages_sharing ends where it
+    was, and the next pass still reads the merged pages, shared as the kernel says."""
+    gone = workload("share_wl")
+    gone.do("ksm k 64")
+    ksm_merge({gone.pid: 64})
+    gone.do("exit")
+    wl = workload("share_wl")
+    addr = int(wl.do("ksm k 64")[1][0], 16)
+    # -i 1000: a quiet process is read again 10 refreshes after its pass began.
+    mv = mevitop(["-p", str(wl.pid), "-i", "1000", "--sharing", "--maps"])
+    t = time.monotonic()
+    snap, (entry,) = shared_snapshot(mv, (wl.pid,), t)
+    assert snap["stats"]["sharing"]["anon_verified"] == 1  # its anonymous memory private
+    assert mapping_at(entry, addr)["uss"] == 64 * PAGE
+    with open("/sys/kernel/mm/ksm/pages_sharing") as f:
+        before = f.read()
+    ksm_merge({wl.pid: 64})
+    with open("/sys/kernel/mm/ksm/pages_sharing") as f:
+        assert f.read() == before, "pages_sharing moved: not the case this test is for"
+    snap, (entry,) = shared_snapshot(mv, (wl.pid,), time.monotonic())
+    check_exact(entry, [addr], "ksm merged, pages_sharing back where it was")
+    assert mapping_at(entry, addr)["shared"] == 64 * PAGE
+
+
 def test_ksm_who(screen, workload):
     """Two unrelated processes whose identical pages KSM merged, at other addresses: the
     cursor line on one's page names the other, as their pagemaps' PFNs say."""
@@ -332,12 +358,68 @@ def test_ksm_who(screen, workload):
     scr.keys("F10")
 
 
-def sharing_heatmap(screen, pid, other):
+def test_ksm_who_merged_since(screen, workload):
+    """KSM merges two processes' pages after b's last pass, and b is quiet since: the
+    cursor line on a's page still names b, as their pagemaps' PFNs say, although b's last
+    pass found no KSM page there.  b's own layer still calls its page private after the
+    answer: its pass predates the merge."""
+    a_wl, b_wl = workload("share_wl"), workload("share_wl")
+    for wl in (a_wl, b_wl):
+        # Each one's anonymous memory shared with a child (pad's pages): its passes read
+        # its anonymous pages, and the merge makes neither due (ksm_check marks only
+        # processes whose anonymous memory was private).
+        wl.do("anon pad 16")
+        wl.do("fork")
+    a = int(a_wl.do("ksm k 64")[1][0], 16)  # after the fork: each one's alone
+    b_wl.do("anon pad2 16")  # b's region at another address than a's
+    b = int(b_wl.do("ksm k 64")[1][0], 16)
+    # -i 1000: a quiet process is read again 10 refreshes after its pass began.
+    scr = sharing_heatmap(screen, a_wl.pid, b_wl.pid, "1000")
+    cursor_line(scr, a + 5 * PAGE, "mapped once (private)")  # a's pass, before the merge
+    show_heatmap(scr, b_wl.pid)
+    cursor_line(scr, b + 7 * PAGE, "mapped once (private)")  # b's, before the merge
+    ksm_merge({a_wl.pid: 64, b_wl.pid: 64})
+    pfn = pfn_at(a_wl.pid, a + 5 * PAGE)
+    assert a != b and pfn is not None and pfn_at(b_wl.pid, b + 7 * PAGE) == pfn
+    counts = kernel_truth(a_wl.pid, a + 5 * PAGE, a + 6 * PAGE)[3]
+    assert counts.get(a // PAGE + 5, 1) >= 2, counts
+    a_wl.do("pwrite pad 0 1")  # a faults: its next pass, after the merge, says shared
+    show_heatmap(scr, a_wl.pid)
+    # The first line with a's count is the search's answer (made in the same frame).
+    s = cursor_line(scr, a + 5 * PAGE, "mapped by ")
+    line = next(ln for ln in s.split("\n") if ln.startswith("cursor "))
+    pat = rf"cursor {a + 5 * PAGE:#x}: resident, mapped by (\d+) \(also pid {b_wl.pid} share_wl\)"
+    assert re.match(pat, line), line
+    show_heatmap(scr, b_wl.pid)
+    cursor_line(scr, b + 7 * PAGE, "mapped once (private)")  # b not read since the merge
+    scr.keys("F10")
+
+
+def show_heatmap(scr, pid):
+    """Tab to pid's heatmap (its header, the first line; the layer stays), one page a
+    cell."""
+    from test_ui import zoom_to_one_page
+
+    def shown(s):  # the header's pid, 0: none
+        m = re.search(r"pid (\d+) ", s.split("\n")[0])
+        return int(m.group(1)) if m else 0
+    was = shown(scr.wait(lambda s: "layer sharing" in s and shown(s), "a heatmap"))
+    for _ in range(4):
+        if was == pid:
+            zoom_to_one_page(scr)
+            return
+        scr.keys("Tab")
+        was = shown(scr.wait(lambda s, was=was: "layer sharing" in s and shown(s) != was,
+                             "the next heatmap"))
+    raise AssertionError(f"no heatmap of {pid} by Tab")
+
+
+def sharing_heatmap(screen, pid, other, interval="100"):
     """tmux: mevitop -p pid,other --sharing, pid's heatmap in the sharing layer, one page a
     cell."""
     from test_ui import zoom_to_one_page
     scr = screen()
-    scr.start(["-p", f"{pid},{other}", "-i", "100", "--sharing", "--layout", "labels"])
+    scr.start(["-p", f"{pid},{other}", "-i", interval, "--sharing", "--layout", "labels"])
     scr.wait_for(f"pid {pid} share_wl")
     scr.keys("s")
     scr.wait_for("layer sharing")

@@ -670,16 +670,23 @@ static void world_tick(struct engine *e, struct proc **procs, size_t n)
 }
 
 /* KSM merged pages somewhere since the last tick: processes with merged pages have
- * anonymous pages other processes map. */
+ * anonymous pages other processes map.  pages_sharing alone misses merges: ksmd drops an
+ * exited process's merged pages (counted until ksmd runs again) while it merges others,
+ * and the count can end where it was; a merge is made by a scan, so ksmd's progress
+ * counts too (while ksmd runs, each tick reads the private processes' merged pages). */
 static void ksm_check(struct engine *e, struct proc **procs, size_t n)
 {
 	struct sharing *sh = e->sharing;
-	uint64_t sharing;
+	uint64_t sharing, scanned = 0;
 	size_t i;
 
-	if (kpage_ksm_sharing(&sharing) || sharing == sh->ksm_sharing)
+	if (kpage_ksm_sharing(&sharing))
+		return;
+	kpage_ksm_scanned(&scanned);	/* unreadable: 0, pages_sharing alone */
+	if (sharing == sh->ksm_sharing && scanned == sh->ksm_scanned)
 		return;
 	sh->ksm_sharing = sharing;
+	sh->ksm_scanned = scanned;
 	for (i = 0; i < n && sharing; i++) {
 		struct pstate *s = ps(procs[i]);
 		uint64_t merged = 0;

@@ -35,6 +35,7 @@ struct sharing {
 	uint64_t ent[ENTRY_CHUNK];
 	size_t cursor;			/* round robin over engine_procs */
 	uint64_t ksm_sharing;		/* /sys/kernel/mm/ksm/pages_sharing at the last tick */
+	uint64_t ksm_scanned;		/* ... and ksmd's progress (kpage_ksm_scanned) */
 	/* Processes that moved, counted since the start, by what their moves can change the
 	 * map counts of: [WORLD_FILE] file, shmem and vdso pages (a process came or went, or
 	 * its file-backed resident pages moved), [WORLD_ANON] anonymous ones (the same, of

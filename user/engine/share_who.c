@@ -25,7 +25,8 @@
  * unaccounted for, an anonymous page (kpageflags) is looked for by PFN in the processes
  * those reads did not find it in:
  * - a KSM page (KSM merges pages at any address of any process): in the ranges where
- *   another process's last pass found KSM pages (its spans with ksm);
+ *   another process's last pass found KSM pages (its spans with ksm), then, merged since
+ *   that pass, as below in each process KSM merged pages of (ksm_merging_pages);
  * - any other anonymous page (mremap moves a copy-on-write page to another address in
  *   the parent or the child): in the resident pages (the model's) of the private mappings
  *   of each process whose anonymous memory may be shared;
@@ -193,6 +194,16 @@ static bool maps_anon_page(struct who_ctx *c, struct proc *q)
 	return x.found;
 }
 
+/* Can q map a KSM page?  Only if ksmd merged some of its pages (ksm_merging_pages, read
+ * now: one small read, where the search would read all its resident private memory);
+ * without the file (before 5.19): maybe. */
+static bool ksm_merged(const struct proc *q)
+{
+	uint64_t merged;
+
+	return kpage_ksm_merging(io(q), &merged) || merged;
+}
+
 /* One more process found: out->pids keeps the lowest, ascending; comm is pids[0]'s. */
 static void who_add(struct share_who *out, const struct proc *q)
 {
@@ -279,8 +290,12 @@ int engine_share_who(struct engine *e, pid_t pid, uint64_t page, struct share_wh
 			who_add(out, sh->who_todo[i]);
 			sh->who_todo[i] = NULL;
 		}
-	for (i = 0; !c.ksm && i < sh->nwho_todo && !out->cut && !all_found(&c); i++)
-		if (sh->who_todo[i] && maps_anon_page(&c, sh->who_todo[i]))
+	/* A KSM page too: ksmd may have merged it after q's last pass, where that pass found
+	 * no KSM page (q quiet since, not due: ksm_check marks only processes whose
+	 * anonymous memory was private). */
+	for (i = 0; i < sh->nwho_todo && !out->cut && !all_found(&c); i++)
+		if (sh->who_todo[i] && (!c.ksm || ksm_merged(sh->who_todo[i])) &&
+		    maps_anon_page(&c, sh->who_todo[i]))
 			who_add(out, sh->who_todo[i]);
 	sh->who = *out;
 	sh->who_pid = pid;

@@ -159,6 +159,13 @@ int kpage_ksm_sharing(uint64_t *pages)
 	return read_u64("/sys/kernel/mm/ksm/pages_sharing", pages);
 }
 
+int kpage_ksm_scanned(uint64_t *pages)
+{
+	if (!read_u64("/sys/kernel/mm/ksm/pages_scanned", pages))
+		return 0;
+	return read_u64("/sys/kernel/mm/ksm/full_scans", pages);	/* without it */
+}
+
 int kpage_ksm_merging(pid_t pid, uint64_t *pages)
 {
 	char path[64];

@@ -80,9 +80,11 @@ void kpage_self_discount(const struct kpage_self *s, const uint64_t *pfns, uint6
 			 size_t n);
 void kpage_self_free(struct kpage_self *s);
 
-/* KSM: pages shared system-wide (/sys/kernel/mm/ksm/pages_sharing), and pid's merged
+/* KSM: pages shared system-wide (/sys/kernel/mm/ksm/pages_sharing), ksmd's progress
+ * (pages_scanned, else full_scans: it moves while ksmd runs), and pid's merged
  * pages (/proc/PID/ksm_merging_pages, 5.19+).  0 or -errno. */
 int kpage_ksm_sharing(uint64_t *pages);
+int kpage_ksm_scanned(uint64_t *pages);
 int kpage_ksm_merging(pid_t pid, uint64_t *pages);
 
 #endif
