@@ -592,6 +592,7 @@ int web_json_process(struct web_deltas *d, struct web_snap *snap, uint64_t since
 		s->wall = snap->wall;
 		s->mono_ns = snap->mono_ns;
 		memcpy(s->mode, snap->mode, sizeof(s->mode));
+		s->shown = snap->shown;
 	}
 	if (taken)
 		snap->p = NULL;
@@ -612,6 +613,25 @@ bool web_deltas_share(struct web_deltas *d, const struct proc *p, uint64_t key,
 						   .shared = true };
 			memcpy(snap->mode, s->mode, sizeof(snap->mode));
 			return true;
+		}
+	}
+	return false;
+}
+
+bool web_deltas_unchanged(struct web_deltas *d, const struct proc *p,
+			  const struct proc_shown *now, const struct web_snap *head,
+			  struct web_snap *snap)
+{
+	for (size_t i = 0; i < WEB_SEEN_PROCS; i++) {
+		struct web_seen *s = &d->procs[i];
+
+		if (s->used && s->base && s->pid == p->pid && s->serial == p->serial &&
+		    model_shown_same(&s->shown, now)) {
+			s->key = head->key;
+			s->wall = head->wall;
+			s->mono_ns = head->mono_ns;
+			memcpy(s->mode, head->mode, sizeof(s->mode));
+			return web_deltas_share(d, p, head->key, snap);
 		}
 	}
 	return false;
