@@ -17,8 +17,8 @@ import time
 import harness
 from cdp import Browser
 from harness import GUARD_S, MEVITOP, PAGE, SAN_ENV, find_proc, model_pages
-from test_web import canvas, differ, free_port, get, open_heatmap, slowloris_and_flood, \
-    trace_target, truth_states
+from test_web import canvas, differ, free_port, get, open_heatmap, \
+    share_layer_equals_kpagecount, slowloris_and_flood, trace_target, truth_states
 from test_web import quiet_target  # noqa: F401  (a fixture)
 from test_ui_tree import Tree
 
@@ -213,6 +213,42 @@ def test_a_quiet_stream_copies_nothing_and_a_change_still_reaches_the_canvas(mev
             drawn = canvas(b)
             assert drawn == want, differ(drawn, want)
             assert stats(port)["events"]["copies"] > copied, "no copy of the change"
+        assert stats(port)["process"]["answered"] == 0, "the page polled"
+    finally:
+        b.close()
+
+
+def test_a_sharing_pass_alone_reaches_the_canvas_through_the_stream(mevitop, workload):
+    """--sharing, the parent of a forked pair streamed: the child's write to part of a
+    region makes those pages of the parent's private (kpagecount: mapped once) while
+    nothing of the parent itself changes, so only the next sharing pass of it says so; the
+    stream's look at a tick after that pass copies the parent again, and its sharing layer
+    on the canvas equals kpagecount page by page.  (Mutant: model_shown without the pass:
+    the canvas keeps "2" for the written pages.)"""
+    from test_sharing import shared_snapshot
+    wl = workload("share_wl")
+    _, words = wl.do("anon a 512")
+    base = int(words[0], 16)
+    _, words = wl.do("fork")
+    child = int(words[0])
+    port = free_port()
+    mv = mevitop(["-p", f"{wl.pid},{child}", "-i", "100", "--sharing", "--listen",
+                  f"127.0.0.1:{port}"])
+    shared_snapshot(mv, (wl.pid, child), 0)
+    b = open_heatmap(port, wl.pid)
+    try:
+        assert b.js("window.mevitop.transport") == "stream"
+        b.wait("!document.getElementById('share-layer').disabled", "the sharing layer")
+        b.js("document.getElementById('layer').value = 'share'; "
+             "document.getElementById('layer').onchange()")
+        for cmd, private in ((None, 0), ("cwrite a 0 128", 128)):
+            if cmd:
+                t, _ = wl.do(cmd)
+                shared_snapshot(mv, (wl.pid, child), t)
+            stream_caught_up(b, port, wl.pid)
+            b.js("window.mevitop.draw()")
+            want, _ = share_layer_equals_kpagecount(b, wl.pid, base, 512)
+            assert list(want.values()).count("private") == private
         assert stats(port)["process"]["answered"] == 0, "the page polled"
     finally:
         b.close()
