@@ -570,13 +570,30 @@ def pfn_of(pid, page):
     return v & ((1 << 55) - 1) if v >> 63 & 1 else None
 
 
+def share_layer_equals_kpagecount(b, pid, base, n):
+    """The sharing layer drawn for n pages from address base, asserted equal to each page's
+    class from its PFN's map count (kpagecount) read now by the test: {page: class}, and
+    {page: count} of those mapped more than once."""
+    from test_sharing import by_class, kernel_truth
+    drawn = b.js("window.mevitop.canvasPages()")
+    _, _, _, counts = kernel_truth(pid, base, base + n * PAGE)
+    truth = pagemap_truth(pid)
+    want = {pg: by_class(counts[pg]) if pg in counts else
+            "private" if truth.get(pg) == "resident" else "not resident"
+            for pg in range(base // PAGE, base // PAGE + n)}
+    got = {pg: drawn.get(str(pg)) for pg in want}
+    assert got == want, [(hex(pg * PAGE), got[pg], want[pg]) for pg in want
+                         if got[pg] != want[pg]][:10]
+    return want, counts
+
+
 def test_sharing_layer_equals_kpagecount(mevitop, workload):
     """--sharing: after a fork and the child's write to part of a region, the child's
     sharing layer on the canvas gives each page the class the test reads from its PFN's
     map count (kpagecount): private where the child wrote, by 2 where it did not; the
     hover of a shared page names the count and the other process mapping the same PFN
     (/api/who, as the terminal's cursor line does), of a written one "private"."""
-    from test_sharing import by_class, kernel_truth, shared_snapshot
+    from test_sharing import shared_snapshot
     wl = workload("share_wl")
     _, words = wl.do("anon a 512")
     base = int(words[0], 16)
@@ -592,15 +609,7 @@ def test_sharing_layer_equals_kpagecount(mevitop, workload):
         b.wait("!document.getElementById('share-layer').disabled", "the sharing layer")
         b.js("document.getElementById('layer').value = 'share'; "
              "document.getElementById('layer').onchange(); window.mevitop.draw()")
-        drawn = b.js("window.mevitop.canvasPages()")
-        _, _, _, counts = kernel_truth(child, base, base + 512 * PAGE)
-        truth = pagemap_truth(child)
-        want = {pg: by_class(counts[pg]) if pg in counts else
-                "private" if truth.get(pg) == "resident" else "not resident"
-                for pg in range(base // PAGE, base // PAGE + 512)}
-        got = {pg: drawn.get(str(pg)) for pg in want}
-        assert got == want, [(hex(pg * PAGE), got[pg], want[pg]) for pg in want
-                             if got[pg] != want[pg]][:10]
+        want, counts = share_layer_equals_kpagecount(b, child, base, 512)
         assert list(want.values()).count("private") == 128
         assert list(want.values()).count("2") == 384
         top = b.js("document.getElementById('map').getBoundingClientRect().top")

@@ -5,7 +5,7 @@ canvas equals pagemap read by the test after it; the stream needs the token off 
 and carries the same headers; mevitop stops at once with streams open (they are suspended
 connections); the number of streams is bounded, one more gets 503 and the page polls
 instead, and /metrics goes on, through slowloris and a connection flood too.  Two pages on
-one process: one copy a snapshot.  The list's stream: the whole list, then what changed, and
+one process: one copy a snapshot; a quiet process: no copy at all until it changes.  The list's stream: the whole list, then what changed, and
 the page's list equal to /api/list of the same frame after each event."""
 import http.client
 import json
@@ -17,8 +17,8 @@ import time
 import harness
 from cdp import Browser
 from harness import GUARD_S, MEVITOP, PAGE, SAN_ENV, find_proc, model_pages
-from test_web import canvas, differ, free_port, get, open_heatmap, slowloris_and_flood, \
-    trace_target, truth_states
+from test_web import canvas, differ, free_port, get, open_heatmap, \
+    share_layer_equals_kpagecount, slowloris_and_flood, trace_target, truth_states
 from test_web import quiet_target  # noqa: F401  (a fixture)
 from test_ui_tree import Tree
 
@@ -101,6 +101,16 @@ def streams_settled(port, n):
         time.sleep(0.01)
 
 
+def looks_over(port, n, frames):
+    """The open streams (n of them) over the next `frames` frames, settled at both ends:
+    their looks, the copies those made and the looks that found the process unchanged."""
+    s0 = streams_settled(port, n)
+    while stats(port)["streams"]["frames"] < s0["streams"]["frames"] + frames:
+        time.sleep(0.05)
+    s1 = streams_settled(port, n)
+    return tuple(s1["events"][k] - s0["events"][k] for k in ("answered", "copies", "unchanged"))
+
+
 def same_frame_polls(port, pid):
     """Two /api/process answers in a row of one frame (their times equal: no tick between
     them) and how many copies of the process they made."""
@@ -134,13 +144,9 @@ def test_a_write_reaches_two_viewers_through_the_stream_from_one_copy(mevitop, q
         events = b.js("window.mevitop.streamEvents")
 
         # Both streams look at every frame: one copy a frame, not one a stream.
-        s0 = streams_settled(port, 2)
-        while stats(port)["streams"]["frames"] < s0["streams"]["frames"] + 5:
-            time.sleep(0.05)
-        s1 = streams_settled(port, 2)
-        looks = s1["events"]["answered"] - s0["events"]["answered"]
-        copies = s1["events"]["copies"] - s0["events"]["copies"]
-        assert looks >= 2 * 5 and 1 <= copies <= looks // 2 + 1, (looks, copies)
+        looks, copies, same = looks_over(port, 2, 5)
+        # The first look at a frame copies, or finds the process unchanged (no copy).
+        assert looks >= 2 * 5 and 1 <= copies + same <= looks // 2 + 1, (looks, copies, same)
 
         base = wl.region("a") // PAGE
         t, _ = wl.do("touch a 1 40 3 w")       # pages 1, 4, ... 40 of region a
@@ -169,6 +175,83 @@ def test_a_write_reaches_two_viewers_through_the_stream_from_one_copy(mevitop, q
         b.close()
         if b2:
             b2.close()
+
+
+def test_a_quiet_stream_copies_nothing_and_a_change_still_reaches_the_canvas(mevitop,
+                                                                             workload):
+    """A page streaming a process that does nothing: its stream looks at every tick but
+    copies the process (under the engine's lock) only when it changed since the last copy
+    (model_shown), none for ticks on end, each look counted `unchanged`.  Then the change
+    that keeps every count and adds no heat (trace_target), which only the model's
+    generation says, and a write: after each, once the stream has looked at a frame after
+    the model had it, the canvas equals pagemap read by the test.  (Mutant: the key without
+    the model's generation: the canvas keeps the dropped page.)"""
+    wl, mv, port = trace_target(mevitop, workload)
+    b = open_heatmap(port, wl.pid)
+    try:
+        assert b.js("window.mevitop.transport") == "stream"
+        stream_caught_up(b, port, wl.pid)
+        looks, copies, same = looks_over(port, 1, 8)
+        # A reconciliation round (every 30 s) re-reads the layout, which moves the
+        # generation: one copy at most in the window, not one a tick.
+        assert looks >= 8 and copies <= 1 and copies + same == looks, (looks, copies, same)
+
+        base = wl.region("b") // PAGE
+        gone, new = base + 6, base + 41
+        for cmds, want_model in ((("advise b 6 1 dontneed", "advise b 41 1 populate_write"),
+                                  {gone: None, new: "resident"}),
+                                 (("touch b 44 8 1 w",),
+                                  {base + k: "resident" for k in range(44, 52)})):
+            copied = stats(port)["events"]["copies"]
+            for c in cmds:
+                t, _ = wl.do(c)
+            model_has(mv, t, wl.pid, want_model)
+            stream_caught_up(b, port, wl.pid)
+            b.js("window.mevitop.draw()")
+            want = truth_states(wl.pid)
+            assert all(want[pg] == (st or "not resident") for pg, st in want_model.items())
+            drawn = canvas(b)
+            assert drawn == want, differ(drawn, want)
+            assert stats(port)["events"]["copies"] > copied, "no copy of the change"
+        assert stats(port)["process"]["answered"] == 0, "the page polled"
+    finally:
+        b.close()
+
+
+def test_a_sharing_pass_alone_reaches_the_canvas_through_the_stream(mevitop, workload):
+    """--sharing, the parent of a forked pair streamed: the child's write to part of a
+    region makes those pages of the parent's private (kpagecount: mapped once) while
+    nothing of the parent itself changes, so only the next sharing pass of it says so; the
+    stream's look at a tick after that pass copies the parent again, and its sharing layer
+    on the canvas equals kpagecount page by page.  (Mutant: model_shown without the pass:
+    the canvas keeps "2" for the written pages.)"""
+    from test_sharing import shared_snapshot
+    wl = workload("share_wl")
+    _, words = wl.do("anon a 512")
+    base = int(words[0], 16)
+    _, words = wl.do("fork")
+    child = int(words[0])
+    port = free_port()
+    mv = mevitop(["-p", f"{wl.pid},{child}", "-i", "100", "--sharing", "--listen",
+                  f"127.0.0.1:{port}"])
+    shared_snapshot(mv, (wl.pid, child), 0)
+    b = open_heatmap(port, wl.pid)
+    try:
+        assert b.js("window.mevitop.transport") == "stream"
+        b.wait("!document.getElementById('share-layer').disabled", "the sharing layer")
+        b.js("document.getElementById('layer').value = 'share'; "
+             "document.getElementById('layer').onchange()")
+        for cmd, private in ((None, 0), ("cwrite a 0 128", 128)):
+            if cmd:
+                t, _ = wl.do(cmd)
+                shared_snapshot(mv, (wl.pid, child), t)
+            stream_caught_up(b, port, wl.pid)
+            b.js("window.mevitop.draw()")
+            want, _ = share_layer_equals_kpagecount(b, wl.pid, base, 512)
+            assert list(want.values()).count("private") == private
+        assert stats(port)["process"]["answered"] == 0, "the page polled"
+    finally:
+        b.close()
 
 
 def test_a_change_that_keeps_every_count_reaches_the_canvas_through_the_stream(mevitop,

@@ -5,7 +5,10 @@
  * mutations, through every mutator the model has.  The figures are asked for after each
  * operation, so a mutator that forgot to move the generation leaves a stale figure that the
  * walk catches.  The walk counts pages one at a time (model_page_state), not with the range
- * counts the cache uses.  MEVITOP_TEST_SEED replays a run.
+ * counts the cache uses.  The same mutations, and the heat's, keep model_shown's key
+ * honest: after each, a process whose key is unchanged shows what it showed (a digest of
+ * its mappings, page runs and heat), since a web stream copies nothing for such a key.
+ * MEVITOP_TEST_SEED replays a run.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -236,6 +239,93 @@ static void test_figs_follow_mutations(void **state)
 	proc_free(p);
 }
 
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	return (h ^ v) * 0x100000001b3ULL;
+}
+
+static int digest_run(uint64_t start, uint64_t end, enum page_state st, void *arg)
+{
+	uint64_t *h = arg;
+
+	*h = mix(mix(mix(*h, start), end), st);
+	return 0;
+}
+
+/* What a view shows of p, time apart: mappings, their page runs, the heat entries (summed
+ * one by one: the table's order is no part of it). */
+static uint64_t shown_digest(const struct proc *p)
+{
+	uint64_t h = 0xcbf29ce484222325ULL, heat = 0;
+	const struct mapping *m;
+
+	for (m = model_first(p); m; m = model_next(m)) {
+		h = mix(mix(mix(mix(h, mapping_start(m)), mapping_end(m)), m->perms), m->flags);
+		h = mix(mix(mix(h, m->offset), m->kind), m->path ? strlen(m->path) + 1 : 0);
+		for (const char *c = m->path; c && *c; c++)
+			h = mix(h, (unsigned char)*c);
+		model_runs(p, mapping_start(m), mapping_end(m), digest_run, &h);
+	}
+	for (uint32_t i = 0; i < p->heat.cap; i++) {
+		const struct heat_entry *e = &p->heat.slots[i];
+		uint32_t v;
+
+		memcpy(&v, &e->value, sizeof(v));
+		if (e->block)
+			heat += mix(mix(mix(1, e->block), v), e->stamp_ns);
+	}
+	return mix(h, heat);
+}
+
+static void heat_mutate(struct proc *p, int op, uint64_t *now)
+{
+	uint64_t s, e;
+
+	range(&s, &e);
+	*now += rng_under(3) * 500000000ULL;
+	if (op == 14)
+		heat_add(&p->heat, s, 1.0f + rng_under(4), *now);
+	else if (op == 15)
+		heat_prune(&p->heat, *now);
+	else
+		heat_set(&p->heat, s, (float)rng_under(8), *now);
+}
+
+static void test_shown_follows_mutations(void **state)
+{
+	struct proc *p = proc_new(42);
+	uint64_t now = 1000000000ULL;
+	int same = 0;
+
+	(void)state;
+	rng_seed("test_shown_follows_mutations");
+	assert_non_null(p);
+	for (int i = 0; i < OPS; i++) {
+		int op = (int)rng_under(17);
+		struct proc_shown k0, k1;
+		uint64_t d0;
+
+		if (op == 13)
+			continue;	/* a clone is another process: the web keys by pid first */
+		d0 = shown_digest(p);
+
+		model_shown(p, &k0);
+		if (op < 14)
+			mutate(&p, op);
+		else
+			heat_mutate(p, op, &now);
+		model_shown(p, &k1);
+		if (!model_shown_same(&k0, &k1))
+			continue;
+		same++;
+		if (shown_digest(p) != d0)
+			fail_msg("step %d (op %d): what the process shows changed, its key did not",
+				 i, op);
+	}
+	assert_true(same > 0);		/* some operations changed nothing, and said so */
+	proc_free(p);
+}
+
 /* The cache is not a second copy that can go stale by being read: an unchanged process
  * gives the same figures, and model_changed (a decoder patching page sets itself) makes
  * the next call walk again. */
@@ -262,6 +352,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_figs_follow_mutations),
 		cmocka_unit_test(test_model_changed),
+		cmocka_unit_test(test_shown_follows_mutations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

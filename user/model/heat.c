@@ -66,6 +66,7 @@ void heat_add(struct heat *h, uint64_t page, float amount, uint64_t now_ns)
 	}
 	e->value = decay(e->value, e->stamp_ns, now_ns) + amount;
 	e->stamp_ns = now_ns;
+	h->gen++;
 }
 
 /* Pages [s, e) into h, per block. */
@@ -131,6 +132,7 @@ void heat_prune(struct heat *h, uint64_t now_ns)
 	if (!old.used)
 		return;
 	memset(h, 0, sizeof(*h));
+	h->gen = old.gen + 1;	/* values restamped, some dropped */
 	for (i = 0; i < old.cap; i++) {
 		struct heat_entry *e = &old.slots[i];
 		float v;
@@ -169,12 +171,14 @@ int heat_set(struct heat *h, uint64_t page, float value, uint64_t now_ns)
 	}
 	e->value = value;
 	e->stamp_ns = now_ns;
+	h->gen++;
 	return 0;
 }
 
 int heat_copy(struct heat *dst, const struct heat *src)
 {
 	memset(dst, 0, sizeof(*dst));
+	dst->gen = src->gen;
 	if (!src->cap)
 		return 0;
 	dst->slots = malloc(src->cap * sizeof(*dst->slots));
@@ -188,8 +192,11 @@ int heat_copy(struct heat *dst, const struct heat *src)
 
 void heat_free(struct heat *h)
 {
+	uint64_t gen = h->gen;
+
 	free(h->slots);
 	memset(h, 0, sizeof(*h));
+	h->gen = gen + 1;	/* an exec's reset empties it: a change */
 }
 
 float heat_entry_value(const struct heat_entry *e, uint64_t now_ns)

@@ -94,6 +94,9 @@ struct heat_entry {
 struct heat {
 	struct heat_entry *slots;
 	uint32_t cap, used;
+	/* One more on each change of the table (heat.c's, which owns it; never reset): a view
+	 * that kept a copy tells from it alone that the heat is the same (model_shown). */
+	uint64_t gen;
 };
 
 struct proc {
@@ -291,6 +294,31 @@ float heat_entry_value(const struct heat_entry *e, uint64_t now_ns);
 int heat_set(struct heat *h, uint64_t page, float value, uint64_t now_ns);
 /* dst (empty) becomes a copy of src.  0 or -ENOMEM (dst stays empty). */
 int heat_copy(struct heat *dst, const struct heat *src);
+
+/* --- what a view shows --- */
+
+/*
+ * What a view of p shows can have changed only if this did: a web stream copies a process
+ * under the engine's lock only when the process's shown key differs from the one its last
+ * copy was taken with (out/web_answer.c), and a key equal by mistake is a stale page.  So
+ * it is made of what already changes on every write rather than of bumps the engine would
+ * have to add on each of its paths: the generations the model keeps itself (gen: every
+ * change of the mappings and page sets, scans, events and healing rescans alike, since
+ * they all go through model.c or call model_changed; heat.gen: heat.c's every change), the
+ * sharing pass the figures are of (one pass a process a tick: its start time names it),
+ * and the few fields the engine sets itself, by value.  The time is not in it: the heat a
+ * view shows decays without a write, so it is read again at each answer's time.
+ */
+struct proc_shown {
+	uint64_t gen, heat_gen;
+	uint64_t share_at_ns;		/* p->share's pass (its start) */
+	pid_t ppid;
+	bool share, exited;
+	char comm[16];
+};
+/* The key of what p shows now.  Under the lock p is read under. */
+void model_shown(const struct proc *p, struct proc_shown *out);
+bool model_shown_same(const struct proc_shown *a, const struct proc_shown *b);
 
 /* --- memory accounting --- */
 size_t proc_bytes(const struct proc *p);

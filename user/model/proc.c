@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* A process's model over its lifetime: new, reset (exec), clone (a frame's copy, a fork),
- * free, and its size.  Its mappings and page states are model.c's. */
+ * free, its size and the key of what a view shows of it.  Its mappings and page states are
+ * model.c's. */
 #include <stdlib.h>
 #include <string.h>
 #include "model/model.h"
@@ -93,4 +94,23 @@ size_t proc_bytes(const struct proc *p)
 
 	return sizeof(*p) + (size_t)p->heat.cap * sizeof(struct heat_entry) +
 	       model_layout_bytes(p) + share_bytes(p->share) + kinds + fmaps;
+}
+
+void model_shown(const struct proc *p, struct proc_shown *out)
+{
+	memset(out, 0, sizeof(*out));	/* padding too: compared field by field anyway */
+	out->gen = p->gen;
+	out->heat_gen = p->heat.gen;
+	out->share = p->share != NULL;
+	out->share_at_ns = p->share ? p->share->at_ns : 0;
+	out->ppid = p->ppid;
+	out->exited = p->exited;
+	memcpy(out->comm, p->comm, sizeof(out->comm));
+}
+
+bool model_shown_same(const struct proc_shown *a, const struct proc_shown *b)
+{
+	return a->gen == b->gen && a->heat_gen == b->heat_gen &&
+	       a->share == b->share && a->share_at_ns == b->share_at_ns && a->ppid == b->ppid &&
+	       a->exited == b->exited && !memcmp(a->comm, b->comm, sizeof(a->comm));
 }

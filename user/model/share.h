@@ -62,7 +62,9 @@ struct share {
 	/* share_totals' last answer (bytes: uss, pss, shared, ksm) and the owner's gen + 1
 	 * then (0: none): a snapshot of 300 idle processes walks no mappings for it. */
 	uint64_t totals[4], totals_stamp;
-	uint64_t at_ns;			/* CLOCK_MONOTONIC when the pass began */
+	/* CLOCK_MONOTONIC when the pass began: it names the figures a process shows
+	 * (model_shown), so whatever changes a process's share must move it. */
+	uint64_t at_ns;
 	uint64_t pages_read;		/* PFNs the pass read */
 };
 

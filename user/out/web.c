@@ -135,8 +135,9 @@ static void put_cost(struct buf *b, const char *name, const struct web_cost *c)
 	json_buf_put(b, "\"%s\": {\"answered\": %" PRIu64 ", \"busy\": %" PRIu64
 		     ", \"held_ns\": %" PRIu64 ", \"held_max_ns\": %" PRIu64 ", \"total_ns\": %"
 		     PRIu64 ", \"total_max_ns\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"copies\": %"
-		     PRIu64 "}", name, c->n, c->busy, c->held_ns, c->held_max_ns, c->total_ns,
-		     c->total_max_ns, c->bytes, c->copies);
+		     PRIu64 ", \"unchanged\": %" PRIu64 "}", name, c->n, c->busy, c->held_ns,
+		     c->held_max_ns, c->total_ns, c->total_max_ns, c->bytes, c->copies,
+		     c->unchanged);
 }
 
 static enum MHD_Result api_stats(struct web *w, struct MHD_Connection *c)

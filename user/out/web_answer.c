@@ -57,16 +57,27 @@ static int list_rows(struct web *w, enum web_kind kind, const struct json_frame 
 	return err;
 }
 
-/* Process pid of frame f into snap: the frame's shared copy, else a new one (which the
- * JSON then keeps as the process's base, for the frame's other answers).  0, -ESRCH or
- * -ENOMEM. */
+/* Process pid of frame f into snap: the frame's shared copy, else live the last copy if the
+ * process has not changed since, else a new one (which the JSON then keeps as the
+ * process's base, for the frame's other answers).  0, -ESRCH or -ENOMEM. */
 static int process_copy(struct web *w, enum web_kind kind, const struct json_frame *f,
 			pid_t pid, struct web_snap *snap)
 {
 	const struct proc *p = web_snap_find(f, pid);
+	struct web_snap head;
+	struct proc_shown now;
 
 	if (p && web_deltas_share(&w->deltas, p, web_snap_key(f), snap))
 		return 0;
+	/* A replay's frames are decoded afresh: their generations say nothing of each other. */
+	if (p && !w->src.replay) {
+		model_shown(p, &now);
+		web_snap_head(f, &head);
+		if (web_deltas_unchanged(&w->deltas, p, &now, &head, snap)) {
+			w->cost[kind].unchanged++;
+			return 0;
+		}
+	}
 	if (p)
 		w->cost[kind].copies++;
 	return web_snap_process(f, pid, snap);

@@ -20,6 +20,8 @@ struct web_cost {
 	uint64_t bytes;
 	uint64_t copies;		/* answers that copied the frame; the others of the
 					 * same frame shared that copy (out/web_snap.h) */
+	uint64_t unchanged;		/* answers of a later frame that found the process as
+					 * its last copy left it: no copy (out/web_snap.h) */
 };
 
 enum web_kind { WEB_LIST, WEB_PROCESS, WEB_EVENTS, WEB_FILES, WEB_FILE, WEB_TOUCH, WEB_WHO,

@@ -66,27 +66,29 @@ static bool tenths_differ(double a, double b)
 
 /*
  * Row r's text, or with o (the same pid's row as the page has it) only the fields whose
- * text differs from o's; b NULL: only looked at.  Whether a field differs (always,
- * without o).  A row whose share flag differs from o's is sent whole
- * (rows_diff): its uss and pss are there or not.
+ * text differs from o's, after ", " if comma; nothing at all when none differs (the pid
+ * is written with the first field that does, so a quiet row costs compares only).
+ * Whether anything was written (always, without o).  A row whose share flag differs from
+ * o's is sent whole (rows_diff): its uss and pss are there or not.
  */
-static bool put_fields(struct buf *b, const struct web_row *r, const struct web_row *o)
+static bool put_fields(struct buf *b, const struct web_row *r, const struct web_row *o,
+		       bool comma)
 {
 	bool any = false;
 
 #define FIELD(differs, ...)						\
 	do {								\
 		if (!o || (differs)) {					\
+			if (!any)					\
+				json_buf_put(b, "%s{\"pid\": %d",	\
+					     comma ? ", " : "", r->pid);	\
 			any = true;					\
-			if (b)						\
-				json_buf_put(b, __VA_ARGS__);		\
+			json_buf_put(b, __VA_ARGS__);			\
 		}							\
 	} while (0)
-	if (b)
-		json_buf_put(b, "{\"pid\": %d", r->pid);
 	FIELD(r->ppid != o->ppid, ", \"ppid\": %d", r->ppid);
 	FIELD(memcmp(r->comm, o->comm, sizeof(r->comm)), ", \"comm\": ");
-	if (b && (!o || memcmp(r->comm, o->comm, sizeof(r->comm))))
+	if (!o || memcmp(r->comm, o->comm, sizeof(r->comm)))
 		json_buf_str(b, r->comm);
 	FIELD(r->exited != o->exited, ", \"state\": \"%s\"", r->exited ? "exited" : "running");
 	FIELD(r->faults != o->faults, ", \"faults\": %" PRIu64, r->faults);
@@ -105,16 +107,14 @@ static bool put_fields(struct buf *b, const struct web_row *r, const struct web_
 	}
 	FIELD(r->maps != o->maps, ", \"mappings\": %zu", r->maps);
 #undef FIELD
-	if (b)
+	if (any)
 		json_buf_put(b, "}");
 	return any;
 }
 
 static void put_row(struct buf *b, const struct web_row *r, bool comma)
 {
-	if (comma)
-		json_buf_put(b, ", ");
-	put_fields(b, r, NULL);
+	put_fields(b, r, NULL, comma);
 }
 
 static void put_rows(struct buf *b, const struct web_snap *s)
@@ -139,46 +139,46 @@ int web_json_list(const struct web_snap *s, struct buf *b, struct web_sent *out)
 	return 0;
 }
 
-/* What rows_diff counts or writes: the rows of s new since was or sent whole (a share
- * flag changed), the rows whose fields changed (only those fields), the pids gone. */
+/* What rows_diff writes, each list comma-separated in its own buffer: the rows of s new
+ * since was or sent whole (a share flag changed), the fields that changed of the others
+ * (only those, a row each), the pids gone; and how many of each. */
 struct rows_out {
-	struct buf *whole, *fields, *gone;	/* each NULL: counted only */
+	struct buf whole, fields, gone;
 	size_t n_whole, n_fields, n_gone;
 };
 
-/* Walks s's rows and was's, both in pid order. */
+/* One walk over s's rows and was's, both in pid order, each row's fields compared and
+ * written at once. */
 static void rows_diff(const struct web_snap *s, const struct web_rows *was, struct rows_out *d)
 {
 	size_t i = 0, j = 0;
 
-	d->n_whole = d->n_fields = d->n_gone = 0;
 	while (i < s->n || j < was->n) {
 		const struct web_row *r = i < s->n ? &s->rows[i] : NULL;
 		const struct web_row *o = j < was->n ? &was->r[j] : NULL;
 
 		if (o && (!r || o->pid < r->pid)) {		/* gone */
-			if (d->gone)
-				json_buf_put(d->gone, "%s%d", d->n_gone ? "," : "", o->pid);
-			d->n_gone++;
+			json_buf_put(&d->gone, "%s%d", d->n_gone++ ? "," : "", o->pid);
 			j++;
 			continue;
 		}
 		if (!o || r->pid < o->pid || r->share != o->share) {	/* new, or whole */
-			if (d->whole)
-				put_row(d->whole, r, d->n_whole);
-			d->n_whole++;
-		} else if (put_fields(NULL, r, o)) {			/* changed */
-			if (d->fields) {
-				if (d->n_fields)
-					json_buf_put(d->fields, ", ");
-				put_fields(d->fields, r, o);
-			}
+			put_row(&d->whole, r, d->n_whole++);
+		} else if (put_fields(&d->fields, r, o, d->n_fields)) {	/* changed */
 			d->n_fields++;
 		}
 		if (o && o->pid == r->pid)
 			j++;
 		i++;
 	}
+}
+
+static void put_buf(struct buf *b, const struct buf *part)
+{
+	if (part->oom)
+		b->oom = true;
+	else if (part->len)
+		json_buf_mem(b, part->p, part->len);
 }
 
 int web_json_list_event(const struct web_snap *s, struct web_rows *was, struct buf *b)
@@ -190,22 +190,28 @@ int web_json_list_event(const struct web_snap *s, struct web_rows *was, struct b
 	rows_diff(s, was, &d);
 	changed = d.n_whole + d.n_fields;
 	if (was->seq && !changed && !d.n_gone)
-		return 0;
+		goto out;
 	if (!was->seq || changed + d.n_gone > s->n / 2) {
 		json_buf_put(b, "event: list\ndata: ");
 		put_head(b, s);
 		json_buf_put(b, ", \"seq\": %" PRIu64, seq);
-		put_rows(b, s);
+		if (d.n_whole == s->n && s->n) {	/* every row new: the walk wrote them */
+			json_buf_put(b, ", \"processes\": [");
+			put_buf(b, &d.whole);
+			json_buf_put(b, "]}");
+		} else {
+			put_rows(b, s);
+		}
 	} else {
 		json_buf_put(b, "event: listdiff\ndata: ");
 		put_head(b, s);
 		json_buf_put(b, ", \"seq\": %" PRIu64 ", \"base\": %" PRIu64 ", \"rows\": %zu, "
 			     "\"changed\": [", seq, was->seq, s->n);
-		rows_diff(s, was, &(struct rows_out){ .whole = b });
+		put_buf(b, &d.whole);
 		json_buf_put(b, "], \"updated\": [");
-		rows_diff(s, was, &(struct rows_out){ .fields = b });
+		put_buf(b, &d.fields);
 		json_buf_put(b, "], \"removed\": [");
-		rows_diff(s, was, &(struct rows_out){ .gone = b });
+		put_buf(b, &d.gone);
 		json_buf_put(b, "]}");
 	}
 	json_buf_put(b, "\n\n");
@@ -213,13 +219,17 @@ int web_json_list_event(const struct web_snap *s, struct web_rows *was, struct b
 		b->oom = true;
 	if (b->oom) {
 		web_rows_free(was);	/* the next event is the whole list */
-		return -ENOMEM;
+		goto out;
 	}
 	if (s->n)
 		memcpy(was->r, s->rows, s->n * sizeof(*s->rows));
 	was->n = s->n;
 	was->seq = seq;
-	return 0;
+out:
+	free(d.whole.p);
+	free(d.fields.p);
+	free(d.gone.p);
+	return b->oom ? -ENOMEM : 0;
 }
 
 void web_rows_free(struct web_rows *r)
@@ -592,6 +602,7 @@ int web_json_process(struct web_deltas *d, struct web_snap *snap, uint64_t since
 		s->wall = snap->wall;
 		s->mono_ns = snap->mono_ns;
 		memcpy(s->mode, snap->mode, sizeof(s->mode));
+		s->shown = snap->shown;
 	}
 	if (taken)
 		snap->p = NULL;
@@ -612,6 +623,25 @@ bool web_deltas_share(struct web_deltas *d, const struct proc *p, uint64_t key,
 						   .shared = true };
 			memcpy(snap->mode, s->mode, sizeof(snap->mode));
 			return true;
+		}
+	}
+	return false;
+}
+
+bool web_deltas_unchanged(struct web_deltas *d, const struct proc *p,
+			  const struct proc_shown *now, const struct web_snap *head,
+			  struct web_snap *snap)
+{
+	for (size_t i = 0; i < WEB_SEEN_PROCS; i++) {
+		struct web_seen *s = &d->procs[i];
+
+		if (s->used && s->base && s->pid == p->pid && s->serial == p->serial &&
+		    model_shown_same(&s->shown, now)) {
+			s->key = head->key;
+			s->wall = head->wall;
+			s->mono_ns = head->mono_ns;
+			memcpy(s->mode, head->mode, sizeof(s->mode));
+			return web_deltas_share(d, p, head->key, snap);
 		}
 	}
 	return false;

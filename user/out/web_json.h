@@ -28,6 +28,7 @@ struct web_seen {
 	double wall;			/* and its times: the answers of that frame share */
 	uint64_t mono_ns;		/* base instead of copying again (out/web_snap.h) */
 	char mode[24];
+	struct proc_shown shown;	/* what the process showed when base was copied */
 };
 
 /* What each recently viewed process's mappings looked like, for "only what changed". */
@@ -72,6 +73,12 @@ int web_json_process(struct web_deltas *d, struct web_snap *s, uint64_t since,
  * that copy (shared, not s's to free) and true; else false and s is untouched. */
 bool web_deltas_share(struct web_deltas *d, const struct proc *p, uint64_t key,
 		      struct web_snap *s);
+/* Live, a later frame: if p's base was copied when p showed what now says (model_shown),
+ * s becomes that copy as of the frame head is of (its key, times and mode, which the
+ * frame's other answers then share) and true; else false and s is untouched. */
+bool web_deltas_unchanged(struct web_deltas *d, const struct proc *p,
+			  const struct proc_shown *now, const struct web_snap *head,
+			  struct web_snap *s);
 void web_deltas_free(struct web_deltas *d);
 
 #endif

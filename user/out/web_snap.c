@@ -20,7 +20,7 @@ const struct proc *web_snap_find(const struct json_frame *f, pid_t pid)
 	return NULL;
 }
 
-static void snap_head(const struct json_frame *f, struct web_snap *s)
+void web_snap_head(const struct json_frame *f, struct web_snap *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->key = web_snap_key(f);
@@ -48,7 +48,7 @@ static void row_fill(const struct proc *p, struct web_row *r)
 
 int web_snap_list(const struct json_frame *f, struct web_snap *s)
 {
-	snap_head(f, s);
+	web_snap_head(f, s);
 	if (f->n && !(s->rows = calloc(f->n, sizeof(*s->rows))))
 		return -ENOMEM;
 	for (size_t i = 0; i < f->n; i++)
@@ -62,7 +62,7 @@ int web_snap_process(const struct json_frame *f, pid_t pid, struct web_snap *s)
 	const struct proc *p = web_snap_find(f, pid);
 	struct proc *c;
 
-	snap_head(f, s);
+	web_snap_head(f, s);
 	if (!p)
 		return -ESRCH;
 	/* proc_clone copies what a fork would keep; what the answer also shows is set here. */
@@ -77,6 +77,7 @@ int web_snap_process(const struct json_frame *f, pid_t pid, struct web_snap *s)
 	c->faults = p->faults;
 	c->fault_rate = p->fault_rate;
 	s->p = c;
+	model_shown(p, &s->shown);
 	return 0;
 }
 

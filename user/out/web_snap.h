@@ -12,6 +12,11 @@
  * rows and the others reuse them (struct web's list); the first answer for a process
  * copies it and keeps it as that process's base (out/web_json.h), which the later answers
  * of the frame reuse, holding the source only to find that the frame is the same.
+ *
+ * Live, a later frame's answer reuses that base too when the process has not changed since
+ * it was copied (model_shown's key, taken with the copy, equals the process's now): a quiet
+ * process streamed to a page is copied once, not once a tick.  The answer is still written
+ * at its own frame's time, so heat that decayed to another colour is sent.
  */
 #ifndef MEVITOP_OUT_WEB_SNAP_H
 #define MEVITOP_OUT_WEB_SNAP_H
@@ -46,6 +51,7 @@ struct web_snap {
 	size_t n;
 	struct proc *p;			/* web_snap_process: a private copy, or NULL */
 	bool shared;			/* p is a process's base, not this snap's to free */
+	struct proc_shown shown;	/* web_snap_process: what p's source showed then */
 };
 
 /* Which frame f is, telling one frame's model from another's: live, the engine's tick
@@ -54,6 +60,8 @@ uint64_t web_snap_key(const struct json_frame *f);
 /* The ready process pid of f, or NULL. */
 const struct proc *web_snap_find(const struct json_frame *f, pid_t pid);
 
+/* s empty but for f's key, times and mode. */
+void web_snap_head(const struct json_frame *f, struct web_snap *s);
 /* 0 or -ENOMEM. */
 int web_snap_list(const struct json_frame *f, struct web_snap *s);
 /* 0, -ESRCH (no ready process pid in f) or -ENOMEM. */
