@@ -359,22 +359,22 @@ def test_ksm_who(screen, workload):
 
 
 def test_ksm_who_merged_since(screen, workload):
-    """KSM merges two processes' pages after b's last pass, and b is quiet since: the
-    cursor line on a's page still names b, as their pagemaps' PFNs say, although b's last
-    pass found no KSM page there.  b's own layer still calls its page private after the
-    answer: its pass predates the merge."""
+    """KSM merges two quiet processes' pages after both passes, and both had shared
+    anonymous memory already (each forked): ksm_check sees their merged pages move and
+    reads both again at once, so each one's cursor line names the other, as their
+    pagemaps' PFNs say.  -i 2500: a quiet process is read again only 10 refreshes after
+    its pass began (25 s, past the guard), so nothing else can have read them."""
     a_wl, b_wl = workload("share_wl"), workload("share_wl")
     for wl in (a_wl, b_wl):
-        # Each one's anonymous memory shared with a child (pad's pages): its passes read
-        # its anonymous pages, and the merge makes neither due (ksm_check marks only
-        # processes whose anonymous memory was private).
+        # Each one's anonymous memory shared with a child (pad's pages): passes read its
+        # anonymous pages, and no pass found them private (the first merge would have
+        # made it due then).
         wl.do("anon pad 16")
         wl.do("fork")
     a = int(a_wl.do("ksm k 64")[1][0], 16)  # after the fork: each one's alone
     b_wl.do("anon pad2 16")  # b's region at another address than a's
     b = int(b_wl.do("ksm k 64")[1][0], 16)
-    # -i 1000: a quiet process is read again 10 refreshes after its pass began.
-    scr = sharing_heatmap(screen, a_wl.pid, b_wl.pid, "1000")
+    scr = sharing_heatmap(screen, a_wl.pid, b_wl.pid, "2500")
     cursor_line(scr, a + 5 * PAGE, "mapped once (private)")  # a's pass, before the merge
     show_heatmap(scr, b_wl.pid)
     cursor_line(scr, b + 7 * PAGE, "mapped once (private)")  # b's, before the merge
@@ -383,15 +383,14 @@ def test_ksm_who_merged_since(screen, workload):
     assert a != b and pfn is not None and pfn_at(b_wl.pid, b + 7 * PAGE) == pfn
     counts = kernel_truth(a_wl.pid, a + 5 * PAGE, a + 6 * PAGE)[3]
     assert counts.get(a // PAGE + 5, 1) >= 2, counts
-    a_wl.do("pwrite pad 0 1")  # a faults: its next pass, after the merge, says shared
-    show_heatmap(scr, a_wl.pid)
-    # The first line with a's count is the search's answer (made in the same frame).
-    s = cursor_line(scr, a + 5 * PAGE, "mapped by ")
-    line = next(ln for ln in s.split("\n") if ln.startswith("cursor "))
-    pat = rf"cursor {a + 5 * PAGE:#x}: resident, mapped by (\d+) \(also pid {b_wl.pid} share_wl\)"
-    assert re.match(pat, line), line
-    show_heatmap(scr, b_wl.pid)
-    cursor_line(scr, b + 7 * PAGE, "mapped once (private)")  # b not read since the merge
+    for pid, addr, other in ((a_wl.pid, a + 5 * PAGE, b_wl.pid),
+                             (b_wl.pid, b + 7 * PAGE, a_wl.pid)):
+        show_heatmap(scr, pid)
+        # The first line with the count is the search's answer (made in the same frame).
+        s = cursor_line(scr, addr, "mapped by ")
+        line = next(ln for ln in s.split("\n") if ln.startswith("cursor "))
+        pat = rf"cursor {addr:#x}: resident, mapped by (\d+) \(also pid {other} share_wl\)"
+        assert re.match(pat, line), line
     scr.keys("F10")
 
 

@@ -128,6 +128,7 @@ struct pshare {
 	uint64_t world[2];		/* the sharing world's movers then (share.c) */
 	uint64_t sens[2];		/* how far each mover can move its figures, and */
 	uint64_t pss;			/* the PSS of what the pass read (bytes << 12) */
+	uint64_t ksm_merged;		/* its ksm_merging_pages when ksm_check last read it */
 	struct share_sig {		/* what share.c saw of it at the last tick */
 		uint64_t faults, file, anon;	/* resident pages, file-backed and anonymous */
 		bool seen, gone;
