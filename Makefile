@@ -262,6 +262,12 @@ $(BUILD)/bench/%: bench/%.c $(wildcard bench/*.h)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -g -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $< -lpthread -lm
 
+# A reader of every smaps_rollup that maps no shared library (bench/rollups.c says why).
+$(BUILD)/bench/rollups: bench/rollups.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -static -o $@ $<
+
 # The task iterator against /proc per process (bench/pass_cost.c): it loads the skeleton,
 # so it links the kernel folder and libbpf, unlike the plain benchmarks.
 $(BUILD)/bench/pass_cost: bench/pass_cost.c $(BUILD)/folders/kernel.a $(BUILD)/folders/lib.a | $(SKEL)

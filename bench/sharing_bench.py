@@ -60,6 +60,20 @@ def smem_answer():
     return got, wall, cpu
 
 
+def static_answer():
+    """{pid: (pss, uss) bytes} from build/bench/rollups: smaps_rollup read by a static
+    binary, which maps no library (smem's python maps libc and libpython while it reads,
+    and is counted as a mapper of their pages: every process sharing them has a lower
+    PSS in smem's answer; mevitop takes itself out of the counts)."""
+    out = subprocess.run([os.path.join(run_bench.ROOT, "build", "bench", "rollups")],
+                         capture_output=True, text=True, check=True).stdout
+    got = {}
+    for line in out.splitlines():
+        pid, pss, uss = (int(x) for x in line.split())
+        got[pid] = (pss * 1024, uss * 1024)
+    return got
+
+
 def mevitop_answer(limit_s=300):
     """The first snapshot in which every process of the first one still running has been
     read (processes started since may still wait: a busy box starts them every tick):
@@ -129,6 +143,7 @@ def bench_smem(rounds):
         ro0 = rollups(int(d) for d in os.listdir("/proc") if d.isdigit())
         mv, mv_wall, mv_cpu, st = mevitop_answer()
         ro = rollups(mv)
+        st_ro = static_answer()
         sm, sm_wall, sm_cpu = smem_answer()
         ro2 = rollups(mv)
         both = sorted(set(sm) & set(mv) & set(ro))
@@ -137,11 +152,14 @@ def bench_smem(rounds):
         quiet = [p for p in both if p in ro0 and p in ro2 and ro0[p] == ro2[p]]
         q_pss = sum(within(mv[p][0], sm[p][0], slack=1024 * vmas(p)) for p in quiet)
         q_uss = sum(within(mv[p][1], sm[p][1]) for p in quiet)
+        sq = [p for p in quiet if p in st_ro]
+        s_pss = sum(within(mv[p][0], st_ro[p][0], slack=1024) for p in sq)
+        s_uss = sum(within(mv[p][1], st_ro[p][1]) for p in sq)
         pss_ok = sum(within(mv[p][0], sm[p][0], slack=1024 * vmas(p)) for p in both)
         uss_ok = sum(within(mv[p][1], sm[p][1]) for p in both)
         ro_ok = sum(within(mv[p][0], ro[p][0]) and within(mv[p][1], ro[p][1]) for p in both)
         rows.append((len(both), pss_ok, uss_ok, sm_wall, sm_cpu, mv_wall, mv_cpu, st, ro_ok,
-                     len(quiet), q_pss, q_uss))
+                     len(quiet), q_pss, q_uss, len(sq), s_pss, s_uss))
         bad = [(p, mv[p], sm[p], ro[p]) for p in both
                if not within(mv[p][0], ro[p][0])][:3]
         off = [(p, comm(p), mv[p], sm[p]) for p in both
@@ -150,14 +168,18 @@ def bench_smem(rounds):
         print(f"  round: {len(both)} processes in all three; PSS and USS within 1% of "
               f"smaps_rollup: {ro_ok}; of smem (PSS within 1% or 1 KiB a mapping): {pss_ok}, "
               f"USS: {uss_ok}; of the {len(quiet)} quiet ones (their rollup the same before "
-              f"and after both answers) PSS {q_pss}, USS {q_uss}; smem {sm_wall:.2f} s wall {sm_cpu:.2f} s CPU; mevitop {mv_wall:.2f} "
+              f"and after both answers) PSS {q_pss}, USS {q_uss}; against the static "
+              f"reader (no library mapped), of {len(sq)} quiet: PSS {s_pss}, USS {s_uss}; "
+              f"smem {sm_wall:.2f} s wall {sm_cpu:.2f} s CPU; mevitop {mv_wall:.2f} "
               f"s wall {mv_cpu:.2f} s CPU, of which sharing passes {st['total_ms'] / 1e3:.2f} s "
               f"(stats.sharing {st}); first differing (pid, mevitop, smem, rollup): {bad}; "
               f"differing from smem (pid, comm, mevitop (pss, uss), smem): {off}")
     med = lambda k: statistics.median(r[k] for r in rows)  # noqa: E731
     print(f"smem vs mevitop --sharing (median of {rounds}): {med(0):.0f} processes, PSS "
           f"agree {med(1):.0f}, USS agree {med(2):.0f}; of {med(9):.0f} quiet processes PSS "
-          f"agree {med(10):.0f}, USS {med(11):.0f}; whole-system answer: smem "
+          f"agree {med(10):.0f}, USS {med(11):.0f}; against smaps_rollup read by a static "
+          f"reader, of {med(12):.0f} quiet processes PSS agree {med(13):.0f}, USS "
+          f"{med(14):.0f}; whole-system answer: smem "
           f"{med(3):.2f} s wall / {med(4):.2f} s CPU, mevitop {med(5):.2f} s wall / "
           f"{med(6):.2f} s CPU of which sharing {statistics.median(r[7]['total_ms'] for r in rows) / 1e3:.2f} s "
           f"(load {loadavg()})")
