@@ -287,17 +287,21 @@ deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
+# The builds `make test` and `make run` start use every CPU (JOBS=1 for one at a time):
+# ./make.sh test builds three trees, ~100 s of the suite's budget one file at a time.
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+
 run: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) all
 	./mevitop $(ARGS)
 
 # The test binary set: the normal build (what users run), the sanitizer build (what the
 # tests drive), unit tests, workloads and benchmarks.
 test: deps
 	$(Q)$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_PKGS)"
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(MAKE) --no-print-directory SAN=1 $(BUILD)-san/mevitop test-bins
-	$(Q)$(MAKE) --no-print-directory workloads
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) all
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) SAN=1 $(BUILD)-san/mevitop test-bins
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) workloads
 	$(Q)tests/run-all.sh
 
 test-bins: $(UNIT_BINS)
