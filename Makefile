@@ -321,9 +321,9 @@ bench: deps
 STRESS_ENV := MEVITOP_BUILD=$(CURDIR)/$(BUILD) MEVITOP_BIN=$(CURDIR)/$(BUILD)-san/mevitop
 stress: deps
 	$(Q)$(MAKE) --no-print-directory deps DEB_PKGS="$(TEST_PKGS) $(STRESS_PKGS)"
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(MAKE) --no-print-directory SAN=1 $(BUILD)-san/mevitop test-bins
-	$(Q)$(MAKE) --no-print-directory workloads
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) all
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) SAN=1 $(BUILD)-san/mevitop test-bins
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) workloads
 	$(Q)MEVITOP_STRESS_ROUNDS=50 tests/run-all.sh -k stress_race
 	$(Q)$(STRESS_ENV) $(PYTHON) -m pytest -q -s -p no:cacheprovider tests/stress
 	$(Q)set -e; for t in $(filter-out tests/stress/test_%,$(wildcard tests/stress/*.py)); do \
