@@ -114,6 +114,7 @@ int perf_release_begin(const int *keep, size_t n, int *hold)
 		if (fork() != 0)
 			syscall(SYS_exit_group, 0);	/* the grandchild goes to init */
 		prctl(PR_SET_NAME, "mevitop-detach");
+		syscall(SYS_chdir, "/");	/* holds no directory of the caller's busy */
 		keep_only(keep, n, ready[1], wait_end[0]);
 		syscall(SYS_write, ready[1], "x", 1);
 		syscall(SYS_close, ready[1]);
