@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The first snapshot's work that needs no process model (the page cache's BPF programs,
- * every process's smaps_rollup), done by a thread while the initial scans run
- * (start_ahead.c says why).
+ * every process's smaps_rollup, the next layouts the scans will read), done by a thread
+ * while the initial scans run (start_ahead.c says why).
  */
 #ifndef MEVITOP_START_AHEAD_H
 #define MEVITOP_START_AHEAD_H
@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include "kernel/procfs.h"
 #include "kernel/rollup.h"
 
 struct engine;
@@ -22,6 +23,14 @@ int start_ahead_fcache(struct engine *e, struct fcbpf **bpf, char *why, size_t w
 /* rollup_read(pid, r), or what the thread read for pid (then *ahead is set: it was read
  * before the scans' count the caller compares it with). */
 int start_ahead_rollup(struct engine *e, pid_t pid, struct rollup *r, bool *ahead);
+/* During the initial scans: io's layout as the thread read it (true; *err is cb's non-zero
+ * return, or 0), or false: read it yourself (not read yet, or the thread's read failed). */
+bool start_ahead_layout(struct engine *e, pid_t io, maps_cb cb, void *arg, int *err);
+/* /proc/IO/pagemap as the thread opened it with that layout, or -1. */
+int start_ahead_pages(struct engine *e, pid_t io);
+/* The initial scans are over: the thread reads no more layouts, and the rollups it has
+ * not read are read here. */
+void start_ahead_scans_done(struct engine *e);
 /* The start is over: joins the thread and frees what it kept (idempotent). */
 void start_ahead_end(struct engine *e);
 
