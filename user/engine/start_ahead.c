@@ -17,8 +17,9 @@
  * of AHEAD_WINDOW, so what waits is a few KiB, not a copy of every layout), and the scans
  * replay what it read (start_ahead_layout(), start_ahead_pages()).  A process is read by
  * one of the two, whichever claims it first (slot states below).  When the window is full
- * the thread reads rollups meanwhile; the rollups it has not read when the scans end the
- * main thread reads from the other end.  A layout read ahead is read after the hooks were
+ * the thread reads rollups meanwhile, and after the scans it goes on with them while the
+ * main thread makes the page cache's rows (which need only its BPF programs: no join);
+ * the rollups it has not read by then the main thread reads from the other end.  A layout read ahead is read after the hooks were
  * attached, as the scan's own read would be: what changes after it is recorded the same way.
  *
  * Only the whole-system start uses it (a few -p processes have nothing to hide), and only
@@ -73,6 +74,11 @@ struct start_ahead {
 	pthread_t th;
 	bool joined;
 	bool bpf_wanted;
+	/* bpf, bpf_err and bpf_why are written: the page cache walk may start (it need not
+	 * wait for the rollups) */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool bpf_ready;
 	/* written by the thread, read after the join */
 	struct fcbpf *bpf;
 	int bpf_err;
@@ -157,10 +163,29 @@ static bool rollup_next(struct start_ahead *a, size_t *i)
 	return false;
 }
 
+/*
+ * The slot to read next: the free one farthest ahead of the scans within the window.  Read
+ * next to the scans' slot, the scans (faster with a layout read for them) caught up with
+ * the slot being read and waited at each one (~70 ms of sched_yield at 5,000 processes);
+ * from the window's far end there are READY slots between the two.  -1: none free now;
+ * *over: none is left below the scans either.
+ */
+static long next_slot(struct start_ahead *a, bool *over)
+{
+	long m = atomic_load_explicit(&a->main_at, memory_order_acquire);
+	long i = m > AHEAD_WINDOW ? m - AHEAD_WINDOW : 0;
+
+	for (; i < m; i++)
+		if (atomic_load_explicit(&a->lay[i].state, memory_order_relaxed) == SLOT_FREE)
+			return i;
+	*over = m <= AHEAD_WINDOW;
+	return -1;
+}
+
 static void *run(void *arg)
 {
 	struct start_ahead *a = arg;
-	long c = (long)a->nlay - 1;
+	bool over = !a->nlay;
 	size_t r = 0;
 
 	/* The BPF programs first: the page cache walk waits for them, the rollups only
@@ -171,16 +196,16 @@ static void *run(void *arg)
 	 * were listed): the kernel's BTF parse (~5.5 MiB at 6.18) goes now, not after the
 	 * scans, whose model would otherwise pile up on top of it (VmHWM). */
 	kbtf_release();
-	while (!atomic_load(&a->scans_done)) {
-		long m = atomic_load_explicit(&a->main_at, memory_order_acquire);
+	pthread_mutex_lock(&a->lock);
+	a->bpf_ready = true;
+	pthread_cond_signal(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	while (!over && !atomic_load(&a->scans_done)) {
+		long c = next_slot(a, &over);
 
-		if (c >= m)
-			c = m - 1;	/* the scans have passed it */
-		if (c < 0)
-			break;
-		if (c >= m - AHEAD_WINDOW)
-			read_ahead(&a->lay[c--]);
-		else if (!rollup_next(a, &r))
+		if (c >= 0)
+			read_ahead(&a->lay[c]);
+		else if (!over && !rollup_next(a, &r))
 			sched_yield();	/* the window is full and no rollup is left */
 	}
 	while (rollup_next(a, &r))
@@ -259,7 +284,11 @@ void start_ahead_begin(struct engine *e, const pid_t *pids, size_t n)
 	a->n = n;
 	qsort(a->v, a->n, sizeof(*a->v), by_pid);
 	lay_init(e, a, pids, n);
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->cond, NULL);
 	if (pthread_create(&a->th, NULL, run, a)) {
+		pthread_mutex_destroy(&a->lock);
+		pthread_cond_destroy(&a->cond);
 		lay_free(a);
 		free(a->v);
 		free(a);
@@ -329,36 +358,40 @@ void start_ahead_scans_done(struct engine *e)
 	if (!a || a->joined)
 		return;
 	atomic_store(&a->scans_done, true);
-	if (engine_quitting())
-		return;
-	/* The rollups the thread has not come to, from the top down. */
-	for (size_t i = a->n; i-- > 0;) {
-		struct ahead_rollup *x = &a->v[i];
-
-		if (atomic_exchange(&x->taken, true))
-			break;
-		x->err = rollup_read(x->pid, &x->r);
-	}
 }
 
-/* Waits for the thread (once); NULL when there is none. */
+/* Waits for the thread (once), having read the rollups it has not come to, from the top
+ * down (it reads them from the bottom up); NULL when there is none. */
 static struct start_ahead *joined(struct engine *e)
 {
 	struct start_ahead *a = e->ahead;
 
 	if (a && !a->joined) {
+		for (size_t i = a->n; i-- > 0 && !engine_quitting();) {
+			struct ahead_rollup *x = &a->v[i];
+
+			if (atomic_exchange(&x->taken, true))
+				break;
+			x->err = rollup_read(x->pid, &x->r);
+		}
 		pthread_join(a->th, NULL);	/* from here on the fields are this thread's */
 		a->joined = true;
 	}
 	return a;
 }
 
+/* The page cache's BPF programs, without waiting for the thread's rollups: the page cache
+ * rows are made while it reads them. */
 int start_ahead_fcache(struct engine *e, struct fcbpf **bpf, char *why, size_t whylen)
 {
-	struct start_ahead *a = joined(e);
+	struct start_ahead *a = e->ahead;
 
 	if (!a || !a->bpf_wanted)
 		return fcache_bpf_open(true, bpf, why, whylen);
+	pthread_mutex_lock(&a->lock);
+	while (!a->joined && !a->bpf_ready)
+		pthread_cond_wait(&a->cond, &a->lock);
+	pthread_mutex_unlock(&a->lock);
 	*bpf = a->bpf;
 	a->bpf = NULL;
 	a->bpf_wanted = false;	/* taken */
@@ -395,6 +428,8 @@ void start_ahead_end(struct engine *e)
 		log_info("start: %zu of %zu layouts were read ahead of the scans", a->replayed,
 			 a->nlay);
 	lay_free(a);
+	pthread_mutex_destroy(&a->lock);
+	pthread_cond_destroy(&a->cond);
 	free(a->v);
 	free(a);
 	e->ahead = NULL;

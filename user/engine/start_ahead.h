@@ -18,7 +18,7 @@ struct fcbpf;
 
 /* Starts the thread for the listed pids (no thread: the calls below work inline). */
 void start_ahead_begin(struct engine *e, const pid_t *pids, size_t n);
-/* fcache_bpf_open(true, ...), or what the thread's call gave. */
+/* fcache_bpf_open(true, ...), or what the thread's call gave (waits for that call only). */
 int start_ahead_fcache(struct engine *e, struct fcbpf **bpf, char *why, size_t whylen);
 /* rollup_read(pid, r), or what the thread read for pid (then *ahead is set: it was read
  * before the scans' count the caller compares it with). */
@@ -28,8 +28,7 @@ int start_ahead_rollup(struct engine *e, pid_t pid, struct rollup *r, bool *ahea
 bool start_ahead_layout(struct engine *e, pid_t io, maps_cb cb, void *arg, int *err);
 /* /proc/IO/pagemap as the thread opened it with that layout, or -1. */
 int start_ahead_pages(struct engine *e, pid_t io);
-/* The initial scans are over: the thread reads no more layouts, and the rollups it has
- * not read are read here. */
+/* The initial scans are over: the thread reads no more layouts (only rollups). */
 void start_ahead_scans_done(struct engine *e);
 /* The start is over: joins the thread and frees what it kept (idempotent). */
 void start_ahead_end(struct engine *e);
