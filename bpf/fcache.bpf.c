@@ -50,8 +50,13 @@ struct {
 	__uint(max_entries, 1 << 20);
 } fc_out SEC(".maps");
 
+/* Not preallocated: an LRU map is, and preallocating 65,536 per-CPU values is 65,536
+ * per-CPU allocations at load (~60 ms of the start's CPU with 2 CPUs here, issue 24).
+ * Allocated on an inode's first event after a take instead; when full, an update fails
+ * and its count is lost as an LRU's eviction lost it: fc_events tells (below). */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 65536);
 	__type(key, struct fc_key);
 	__type(value, struct fc_delta);
@@ -359,7 +364,7 @@ int BPF_PROG(fc_info, struct task_struct *task, const char *comm)
 }
 
 /* Pages added + deleted, every event, per CPU: the reader compares them with what it took
- * from fc_deltas, whose LRU drops entries when more inodes change in a refresh than it holds
+ * from fc_deltas, which loses counts when more inodes change in a refresh than it holds
  * (drop_caches, a big rm): a shortfall means lost counts, made good by a full walk. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

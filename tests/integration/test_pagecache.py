@@ -456,7 +456,7 @@ def test_lost_deltas_and_a_cut_rewalk(mevitop, tmpdir_ext4):
     env["MEVITOP_TEST_WALK_CUT"] += ",full"
     mv = whole_system(mevitop, env_extra=env)
     assert row(mv.first, gone)["pages"]["cached"] == 5
-    drop(gone)      # first: the LRU table drops the oldest entries, this one's among them
+    drop(gone)      # first: its count is in the table, the new files' do not all fit
     new = [os.path.join(tmpdir_ext4, f"n{i}.dat") for i in range(200)]
     for i, path in enumerate(new):
         write_file(path, 1 + i % 3, sync=False)

@@ -2,14 +2,16 @@
 load (the feature probe, the main skeleton and the page cache's each parsed it before), and
 counted independently: strace's opens of /sys/kernel/btf/vmlinux.  Sample mode maps a
 small ring buffer (only process records flow there), so the BPF maps' pages mevitop maps
-stay small: measured from its own /proc/PID/smaps."""
+stay small: measured from its own /proc/PID/smaps.  The layouts the start's second thread
+reads ahead of the initial scans (user/engine/start_ahead.c) give the same model as the
+scans' own reads: checked page for page against pagemap."""
 import json
 import os
 import subprocess
 
 import pytest
 
-from harness import MEVITOP, SAN_ENV
+from harness import MEVITOP, SAN_ENV, assert_matches, json_messages
 
 BTF = '"/sys/kernel/btf/vmlinux"'
 
@@ -63,3 +65,22 @@ def test_ring_buffer_by_mode(mode, most_kib, least_kib):
         p.terminate()
         p.wait(timeout=30)
     assert least_kib <= kib <= most_kib, kib
+
+
+def test_layouts_read_ahead(workload, mevitop):
+    """Processes there before a whole-system start are modelled page for page as pagemap
+    has them, whichever thread read their layout; with --no-files the second thread has no
+    BPF object to load first, so with 60 processes it reads some of them (-v says how many:
+    more than none, or this test would not test it)."""
+    wls = [workload() for _ in range(60)]
+    for i, wl in enumerate(wls):
+        pages = 8 * (i % 7 + 1)
+        wl.do(f"map a {pages}")
+        wl.do(f"touch a 0 {pages} {i % 3 + 1} w")
+    mv = mevitop(["-i", "60000", "--maps", "--no-files", "-v"])
+    for wl in wls:
+        assert_matches(mv.first, wl.pid, f"(workload {wl.pid})")
+    mv.stop()
+    said = [m["info"] for m in json_messages(mv.stderr_text()) if "read ahead" in m.get("info", "")]
+    assert len(said) == 1, mv.stderr_text()
+    assert int(said[0].split()[1]) > 0, said

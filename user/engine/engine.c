@@ -417,6 +417,7 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 	scan_flush_pending(e);
 	e->pass_reads = false;
 	table_unlock(e);
+	start_ahead_scans_done(e);
 	/* A stop signal during the initial scans cut them short: there is no first picture
 	 * to give, and a -p process left unscanned has not vanished. */
 	if (engine_quitting()) {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "engine/engine_int.h"
+#include "engine/start_ahead.h"
 #include "kernel/filter.h"
 #include "lib/log.h"
 #include "kernel/procmap.h"
@@ -89,7 +90,9 @@ static int k_read_layout(void *ctx, pid_t pid, maps_cb cb, void *arg)
 	int err;
 
 	if (e->use_procmap) {
-		err = procmap_read_maps(pid, cb, arg);
+		/* The initial scans: the start's thread may have read it (start_ahead.c). */
+		if (!e->pass_reads || !start_ahead_layout(e, pid, cb, arg, &err))
+			err = procmap_read_maps(pid, cb, arg);
 		if (err != -ENOTTY && err != -EINVAL && err != -EOPNOTSUPP)
 			return err;
 		log_info("PROCMAP_QUERY refused (%s): reading /proc/PID/maps text", strerror(-err));
@@ -162,7 +165,10 @@ static int k_read_rss(void *ctx, pid_t pid, uint64_t *rss)
 
 static int k_open_pages(void *ctx, pid_t pid)
 {
-	return pagemap_open(pid);
+	struct engine *e = ctx;
+	int fd = e->pass_reads ? start_ahead_pages(e, pid) : -1;
+
+	return fd >= 0 ? fd : pagemap_open(pid);
 }
 
 static int k_scan_pages(void *ctx, int fd, uint64_t start, uint64_t end, pagemap_run_cb cb,

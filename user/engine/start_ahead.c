@@ -10,40 +10,183 @@
  * a rollup only the pid.  So a thread started as soon as the pids are listed does both,
  * and the first tick takes what it made.
  *
+ * The scans were still the longer half (2026-12-04, 5,000 sleepers: ~350 ms against the
+ * thread's ~230 ms), and 60% of a scan is reading the layout (open /proc/PID/maps, one
+ * PROCMAP_QUERY a mapping) and opening /proc/PID/pagemap, which need no model either.
+ * So the thread also reads those for the next few processes the scans will reach (a window
+ * of AHEAD_WINDOW, so what waits is a few KiB, not a copy of every layout), and the scans
+ * replay what it read (start_ahead_layout(), start_ahead_pages()).  A process is read by
+ * one of the two, whichever claims it first (slot states below).  When the window is full
+ * the thread reads rollups meanwhile, and after the scans it goes on with them while the
+ * main thread makes the page cache's rows (which need only its BPF programs: no join);
+ * the rollups it has not read by then the main thread reads from the other end.  A layout read ahead is read after the hooks were
+ * attached, as the scan's own read would be: what changes after it is recorded the same way.
+ *
  * Only the whole-system start uses it (a few -p processes have nothing to hide), and only
  * once: what the thread read is the first snapshot's, later refreshes read their own.
  * Without a thread (pthread_create failed) everything happens as before, inline.
  */
 #include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "engine/engine_int.h"
 #include "engine/start_ahead.h"
 #include "kernel/fcache_bpf.h"
 #include "kernel/kbtf.h"
+#include "kernel/pagemap.h"
+#include "kernel/procmap.h"
+#include "lib/log.h"
+
+#define AHEAD_WINDOW	16	/* layouts read ahead of the scans, at most */
+
+enum { SLOT_FREE, SLOT_AHEAD, SLOT_READY, SLOT_MAIN };
 
 struct ahead_rollup {
 	pid_t pid;
 	int err;
+	atomic_bool taken;
 	struct rollup r;
+};
+
+struct lay_ent {
+	struct maps_entry m;
+	size_t name;		/* offset in names */
+};
+
+/* One process's layout: claimed by the thread (SLOT_AHEAD, then SLOT_READY) or by the
+ * scans (SLOT_MAIN: read live, or replayed). */
+struct ahead_layout {
+	atomic_int state;
+	pid_t io;		/* the thread the scans read it through (the pass's io_tid) */
+	int err;		/* procmap_read_maps()'s */
+	int fd;			/* /proc/IO/pagemap, or -1 */
+	struct lay_ent *v;
+	size_t n, cap;
+	char *names;
+	size_t nnames, capnames;
 };
 
 struct start_ahead {
 	pthread_t th;
 	bool joined;
 	bool bpf_wanted;
+	/* bpf, bpf_err and bpf_why are written: the page cache walk may start (it need not
+	 * wait for the rollups) */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool bpf_ready;
 	/* written by the thread, read after the join */
 	struct fcbpf *bpf;
 	int bpf_err;
 	char bpf_why[256];
 	struct ahead_rollup *v;		/* sorted by pid (the listing's order) */
 	size_t n;
+	struct ahead_layout *lay;	/* sorted by io; the scans go down from the top */
+	size_t nlay;
+	atomic_long main_at;		/* the slot the scans are on */
+	atomic_bool scans_done;
+	size_t replayed;		/* layouts the scans took from the thread */
 };
+
+static int keep_entry(const struct maps_entry *m, void *arg)
+{
+	struct ahead_layout *s = arg;
+	size_t len = strlen(m->path) + 1;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 32;
+		struct lay_ent *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	if (s->nnames + len > s->capnames) {
+		size_t cap = s->capnames ? s->capnames * 2 : 1024;
+		char *nv;
+
+		while (cap < s->nnames + len)
+			cap *= 2;
+		nv = realloc(s->names, cap);
+		if (!nv)
+			return -ENOMEM;
+		s->names = nv;
+		s->capnames = cap;
+	}
+	memcpy(s->names + s->nnames, m->path, len);
+	s->v[s->n].m = *m;
+	s->v[s->n++].name = s->nnames;
+	s->nnames += len;
+	return 0;
+}
+
+static void drop_layout(struct ahead_layout *s)
+{
+	free(s->v);
+	free(s->names);
+	s->v = NULL;
+	s->names = NULL;
+	s->n = s->cap = s->nnames = s->capnames = 0;
+}
+
+/* The thread's read of a slot, unless the scans claimed it. */
+static void read_ahead(struct ahead_layout *s)
+{
+	int free_ = SLOT_FREE, fd;
+
+	if (!atomic_compare_exchange_strong(&s->state, &free_, SLOT_AHEAD))
+		return;
+	s->err = procmap_read_maps(s->io, keep_entry, s);
+	if (s->err)
+		drop_layout(s);	/* the scan reads it again, and sees the error itself */
+	fd = s->err ? -1 : pagemap_open(s->io);
+	s->fd = fd >= 0 ? fd : -1;
+	atomic_store_explicit(&s->state, SLOT_READY, memory_order_release);
+}
+
+/* The next rollup from the bottom, unless the main thread (from the top) has it. */
+static bool rollup_next(struct start_ahead *a, size_t *i)
+{
+	while (*i < a->n) {
+		struct ahead_rollup *x = &a->v[(*i)++];
+
+		if (atomic_exchange(&x->taken, true))
+			return false;	/* met the main thread */
+		x->err = rollup_read(x->pid, &x->r);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The slot to read next: the free one farthest ahead of the scans within the window.  Read
+ * next to the scans' slot, the scans (faster with a layout read for them) caught up with
+ * the slot being read and waited at each one (~70 ms of sched_yield at 5,000 processes);
+ * from the window's far end there are READY slots between the two.  -1: none free now;
+ * *over: none is left below the scans either.
+ */
+static long next_slot(struct start_ahead *a, bool *over)
+{
+	long m = atomic_load_explicit(&a->main_at, memory_order_acquire);
+	long i = m > AHEAD_WINDOW ? m - AHEAD_WINDOW : 0;
+
+	for (; i < m; i++)
+		if (atomic_load_explicit(&a->lay[i].state, memory_order_relaxed) == SLOT_FREE)
+			return i;
+	*over = m <= AHEAD_WINDOW;
+	return -1;
+}
 
 static void *run(void *arg)
 {
 	struct start_ahead *a = arg;
+	bool over = !a->nlay;
+	size_t r = 0;
 
 	/* The BPF programs first: the page cache walk waits for them, the rollups only
 	 * for the end of the scans' whole. */
@@ -53,8 +196,20 @@ static void *run(void *arg)
 	 * were listed): the kernel's BTF parse (~5.5 MiB at 6.18) goes now, not after the
 	 * scans, whose model would otherwise pile up on top of it (VmHWM). */
 	kbtf_release();
-	for (size_t i = 0; i < a->n; i++)
-		a->v[i].err = rollup_read(a->v[i].pid, &a->v[i].r);
+	pthread_mutex_lock(&a->lock);
+	a->bpf_ready = true;
+	pthread_cond_signal(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	while (!over && !atomic_load(&a->scans_done)) {
+		long c = next_slot(a, &over);
+
+		if (c >= 0)
+			read_ahead(&a->lay[c]);
+		else if (!over && !rollup_next(a, &r))
+			sched_yield();	/* the window is full and no rollup is left */
+	}
+	while (rollup_next(a, &r))
+		;
 	return NULL;
 }
 
@@ -63,6 +218,53 @@ static int by_pid(const void *x, const void *y)
 	pid_t a = ((const struct ahead_rollup *)x)->pid, b = ((const struct ahead_rollup *)y)->pid;
 
 	return (a > b) - (a < b);
+}
+
+static int by_io(const void *x, const void *y)
+{
+	pid_t a = ((const struct ahead_layout *)x)->io, b = ((const struct ahead_layout *)y)->io;
+
+	return (a > b) - (a < b);
+}
+
+/* Layouts are read ahead through PROCMAP_QUERY only, and only for the processes the pass
+ * names a thread for (the scans' io: k_live_thread()). */
+static void lay_init(struct engine *e, struct start_ahead *a, const pid_t *pids, size_t n)
+{
+	size_t i;
+
+	atomic_init(&a->main_at, 0);
+	if (!e->use_procmap || !e->pass_ok || !n)
+		return;
+	a->lay = calloc(n, sizeof(*a->lay));
+	if (!a->lay)
+		return;
+	procmap_prepare();
+	for (i = 0; i < n; i++) {
+		const struct task_rec *r = pass_find(e, pids[i]);
+		struct ahead_layout *s = &a->lay[a->nlay];
+
+		if (!r || !r->io_tid || pids[i] == getpid())
+			continue;
+		atomic_init(&s->state, SLOT_FREE);
+		s->io = (pid_t)r->io_tid;
+		s->fd = -1;
+		a->nlay++;
+	}
+	qsort(a->lay, a->nlay, sizeof(*a->lay), by_io);
+	atomic_init(&a->main_at, (long)a->nlay);
+}
+
+static void lay_free(struct start_ahead *a)
+{
+	for (size_t i = 0; i < a->nlay; i++) {
+		drop_layout(&a->lay[i]);
+		if (a->lay[i].fd >= 0)
+			close(a->lay[i].fd);
+	}
+	free(a->lay);
+	a->lay = NULL;
+	a->nlay = 0;
 }
 
 void start_ahead_begin(struct engine *e, const pid_t *pids, size_t n)
@@ -81,7 +283,13 @@ void start_ahead_begin(struct engine *e, const pid_t *pids, size_t n)
 		a->v[i].pid = pids[i];
 	a->n = n;
 	qsort(a->v, a->n, sizeof(*a->v), by_pid);
+	lay_init(e, a, pids, n);
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->cond, NULL);
 	if (pthread_create(&a->th, NULL, run, a)) {
+		pthread_mutex_destroy(&a->lock);
+		pthread_cond_destroy(&a->cond);
+		lay_free(a);
 		free(a->v);
 		free(a);
 		return;
@@ -89,24 +297,101 @@ void start_ahead_begin(struct engine *e, const pid_t *pids, size_t n)
 	e->ahead = a;
 }
 
-/* Waits for the thread (once); NULL when there is none. */
+static struct ahead_layout *slot_of(struct engine *e, pid_t io)
+{
+	struct start_ahead *a = e->ahead;
+	struct ahead_layout key = { .io = io };
+
+	if (!a || a->joined || !a->nlay)
+		return NULL;
+	return bsearch(&key, a->lay, a->nlay, sizeof(key), by_io);
+}
+
+bool start_ahead_layout(struct engine *e, pid_t io, maps_cb cb, void *arg, int *err)
+{
+	struct ahead_layout *s = slot_of(e, io);
+	int st = SLOT_FREE, ret = 0;
+
+	if (!s)
+		return false;
+	atomic_store_explicit(&e->ahead->main_at, s - e->ahead->lay, memory_order_release);
+	if (atomic_compare_exchange_strong(&s->state, &st, SLOT_MAIN))
+		return false;	/* the thread has not come to it: read it here */
+	while (st == SLOT_AHEAD) {	/* being read: a few tens of µs */
+		sched_yield();
+		st = atomic_load_explicit(&s->state, memory_order_acquire);
+	}
+	if (st != SLOT_READY)
+		return false;	/* taken already: a second read reads live */
+	atomic_store(&s->state, SLOT_MAIN);
+	if (s->err)
+		return false;	/* gone, or refused (the fallback to the text is the caller's) */
+	for (size_t i = 0; i < s->n && !ret; i++) {
+		struct maps_entry m = s->v[i].m;
+
+		m.path = s->names + s->v[i].name;
+		ret = cb(&m, arg);
+	}
+	drop_layout(s);
+	e->ahead->replayed++;
+	*err = ret;
+	return true;
+}
+
+int start_ahead_pages(struct engine *e, pid_t io)
+{
+	struct ahead_layout *s = slot_of(e, io);
+	int fd;
+
+	/* Only once the scans took its layout: then the thread is done with the slot. */
+	if (!s || atomic_load_explicit(&s->state, memory_order_acquire) != SLOT_MAIN)
+		return -1;
+	fd = s->fd;
+	s->fd = -1;
+	return fd;
+}
+
+void start_ahead_scans_done(struct engine *e)
+{
+	struct start_ahead *a = e->ahead;
+
+	if (!a || a->joined)
+		return;
+	atomic_store(&a->scans_done, true);
+}
+
+/* Waits for the thread (once), having read the rollups it has not come to, from the top
+ * down (it reads them from the bottom up); NULL when there is none. */
 static struct start_ahead *joined(struct engine *e)
 {
 	struct start_ahead *a = e->ahead;
 
 	if (a && !a->joined) {
+		for (size_t i = a->n; i-- > 0 && !engine_quitting();) {
+			struct ahead_rollup *x = &a->v[i];
+
+			if (atomic_exchange(&x->taken, true))
+				break;
+			x->err = rollup_read(x->pid, &x->r);
+		}
 		pthread_join(a->th, NULL);	/* from here on the fields are this thread's */
 		a->joined = true;
 	}
 	return a;
 }
 
+/* The page cache's BPF programs, without waiting for the thread's rollups: the page cache
+ * rows are made while it reads them. */
 int start_ahead_fcache(struct engine *e, struct fcbpf **bpf, char *why, size_t whylen)
 {
-	struct start_ahead *a = joined(e);
+	struct start_ahead *a = e->ahead;
 
 	if (!a || !a->bpf_wanted)
 		return fcache_bpf_open(true, bpf, why, whylen);
+	pthread_mutex_lock(&a->lock);
+	while (!a->joined && !a->bpf_ready)
+		pthread_cond_wait(&a->cond, &a->lock);
+	pthread_mutex_unlock(&a->lock);
 	*bpf = a->bpf;
 	a->bpf = NULL;
 	a->bpf_wanted = false;	/* taken */
@@ -139,6 +424,12 @@ void start_ahead_end(struct engine *e)
 		return;
 	if (a->bpf)
 		fcache_bpf_close(a->bpf);
+	if (a->nlay)
+		log_info("start: %zu of %zu layouts were read ahead of the scans", a->replayed,
+			 a->nlay);
+	lay_free(a);
+	pthread_mutex_destroy(&a->lock);
+	pthread_cond_destroy(&a->cond);
 	free(a->v);
 	free(a);
 	e->ahead = NULL;

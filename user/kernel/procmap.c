@@ -75,6 +75,14 @@ bool procmap_query_supported(void)
 	return err == 0;
 }
 
+void procmap_prepare(void)
+{
+	if (!gate_known) {
+		gate_known = true;
+		procfs_read_maps(getpid(), find_gate, NULL);
+	}
+}
+
 int procmap_read_maps(pid_t pid, maps_cb cb, void *arg)
 {
 	char path[64], name[4096 + 64];
@@ -83,10 +91,7 @@ int procmap_read_maps(pid_t pid, maps_cb cb, void *arg)
 	uint64_t addr = 0;
 	int fd, err, ret = 0;
 
-	if (!gate_known) {
-		gate_known = true;
-		procfs_read_maps(getpid(), find_gate, NULL);
-	}
+	procmap_prepare();
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

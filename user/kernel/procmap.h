@@ -17,5 +17,8 @@ bool procmap_query_supported(void);
 /* Calls cb for each mapping of pid in address order, as procfs_read_maps() does; -ENOTTY
  * where the ioctl is missing, -ESRCH when the process is gone. */
 int procmap_read_maps(pid_t pid, maps_cb cb, void *arg);
+/* Takes the gate area from our own maps now: after it, procmap_read_maps() keeps no state
+ * of its own and may run on several threads at once. */
+void procmap_prepare(void);
 
 #endif
