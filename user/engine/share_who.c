@@ -291,8 +291,9 @@ int engine_share_who(struct engine *e, pid_t pid, uint64_t page, struct share_wh
 			sh->who_todo[i] = NULL;
 		}
 	/* A KSM page too: ksmd may have merged it after q's last pass, where that pass found
-	 * no KSM page (q quiet since, not due: ksm_check marks only processes whose
-	 * anonymous memory was private). */
+	 * no KSM page -- in the refresh before ksm_check sees q's merged count move and has
+	 * it read again, or in a merge no counter showed.  ksm_merged reads the count now
+	 * (ksm_check's copy is as old as its last look). */
 	for (i = 0; i < sh->nwho_todo && !out->cut && !all_found(&c); i++)
 		if (sh->who_todo[i] && (!c.ksm || ksm_merged(sh->who_todo[i])) &&
 		    maps_anon_page(&c, sh->who_todo[i]))
