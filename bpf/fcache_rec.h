@@ -83,6 +83,7 @@ struct fc_key {
 struct fc_delta {
 	__u64 adds;		/* pages added since the reader last took the entry */
 	__u64 dels;		/* pages deleted */
+	__u64 dirtied;		/* cached pages made dirty (writeback_dirty_folio) */
 	__u64 nrpages;		/* i_data.nrpages after the last event on this CPU */
 	__u64 ts;		/* bpf_ktime_get_ns() of that event */
 	__u64 size;

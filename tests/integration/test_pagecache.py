@@ -219,6 +219,67 @@ def test_dirty_before_start_unlisted(mevitop, tmpdir_ext4, no_expiry):
         (truth["dirty"], truth["writeback"]) == (0, 0), (c, truth)
 
 
+# files_rows.c's DIRTY_EVERY: ticks between counts of rows last seen dirty.
+DIRTY_EVERY = 5
+
+
+@pytest.mark.parametrize("disable", [(), ("dirty_tp",)], ids=["dirtied-hook", "no-dirty_tp"])
+def test_dirty_follows_overwrite_and_writeback(mevitop, tmpdir_ext4, no_expiry, disable):
+    """A clean cached file overwritten in place (no filemap event: its pages are cached) and
+    then written back (no event either).  With the dirtied hook, a row outside the 64 largest
+    shows its dirty pages in the first refresh after the write; with --disable dirty_tp only
+    the largest rows are recounted, every DIRTY_EVERY refreshes, so the file is made one of
+    them.  Either way, written back, the row reads clean within DIRTY_EVERY refreshes.  The
+    truth is cachestat(2) after each step."""
+    hooked = not disable
+    if hooked:
+        for i in range(70):     # 70 clean files larger than it: not among the largest
+            write_file(os.path.join(tmpdir_ext4, f"big{i:02d}"), 64)
+    path = os.path.join(tmpdir_ext4, "over.dat")
+    pages = 8 if hooked else 16384     # 64 MiB: among the 64 largest rows on this box
+    write_file(path, pages)
+    read_pages(path, range(pages))
+    key = dev_ino(path)
+    mv = whole_system(mevitop, disable=disable)
+    clean = cachestat(path)
+    assert (clean["cached"], clean["dirty"]) == (pages, 0), clean
+    wait_for(mv, lambda s: (r := row(s, path, key)) and r["pages"]["cached"] == pages and
+             r["pages"]["dirty"] == 0, "the clean file")
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        for p in (1, 3, 6):
+            os.pwrite(fd, b"x" * 100, p * PAGE)
+        t = time.monotonic()
+        dirty = cachestat(path)
+        # 3 pages, or the large folios holding them (a write dirties its whole folio)
+        assert dirty["cached"] == pages and 3 <= dirty["dirty"] <= pages, dirty
+        snap = mv.snapshot_after(t)
+        if not hooked:
+            for _ in range(DIRTY_EVERY - 1):
+                if row(snap, path, key)["pages"]["dirty"]:
+                    break
+                snap = mv.snapshot()
+        files = snap["files"]
+        at = [i for i, f in enumerate(files) if (f["dev"], f["ino"]) == key]
+        assert at and (at[0] >= 64) == hooked, at
+        r = files[at[0]]["pages"]
+        assert (r["cached"], r["dirty"], r["writeback"]) == \
+            (dirty["cached"], dirty["dirty"], dirty["writeback"]), (r, dirty)
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
+    t = time.monotonic()
+    after = cachestat(path)
+    assert (after["cached"], after["dirty"], after["writeback"]) == (pages, 0, 0), after
+    snap = mv.snapshot_after(t)
+    for _ in range(DIRTY_EVERY - 1):
+        if not row(snap, path, key)["pages"]["dirty"]:
+            break
+        snap = mv.snapshot()
+    r = row(snap, path, key)["pages"]
+    assert (r["cached"], r["dirty"], r["writeback"]) == (pages, 0, 0), r
+
+
 def test_files_sum_to_cached(mevitop):
     """Every file's cached pages plus the omitted ones: Cached + Buffers (within 3%)."""
     mv = mevitop(["-n", "1"])

@@ -40,6 +40,11 @@
  * cachestat too many, never a dirty count missed. */
 #define XA_OWN_FLAGS	0x3fu
 
+unsigned int files_bpf_hooks(const struct engine *e)
+{
+	return FCBPF_FILEMAP | (e->f.dirty_tp ? FCBPF_DIRTY : 0);
+}
+
 const struct mem_summary *engine_memory(struct engine *e)
 {
 	return &e->mem;
@@ -186,7 +191,7 @@ static void on_delta(void *ctx, const struct fc_key *k, const struct fc_delta *d
 	struct files *fs = ctx;
 	struct fc_file *f = files_row(fs, fcache_bpf_dev(k->dev), k->ino);
 
-	fs->taken_pages += d->adds + d->dels;
+	fs->taken_pages += d->adds + d->dels + d->dirtied;
 	if (!f)
 		return;
 	f->win_adds += d->adds;
@@ -384,6 +389,7 @@ int engine_files_start(struct engine *e, char *why, size_t whylen)
 			log_note("the page cache walk stopped early: %s", strerror(-err));
 		fcache_bpf_take(fs->bpf, on_delta, fs);
 		fs->st.source = "bpf-walk";
+		fs->counts_dirtied = fcache_bpf_counts_dirtied(fs->bpf);
 	} else {
 		files_proc_rows(e);
 		fs->st.source = "proc";
@@ -421,7 +427,8 @@ void engine_files_fini(struct engine *e)
 		struct fkeys *l[] = { &e->files->touched, &e->files->rated, &e->files->shm_prev,
 				      &e->files->shm_now, &e->files->mapped, &e->files->unnamed,
 				      &e->files->needs_proc, &e->files->watched,
-				      &e->files->kinfo, &e->files->tagged };
+				      &e->files->kinfo, &e->files->tagged,
+				      &e->files->draining };
 
 		for (size_t i = 0; i < sizeof(l) / sizeof(l[0]); i++)
 			files_keys_free(l[i]);

@@ -22,6 +22,7 @@
 #define FF_MEMCG_MISS2	(1u << 10)	/* last walk of the tree): asked again, twice at most */
 #define FF_TOP		(1u << 11)	/* in files.largest.v (files_top.c) */
 #define FF_MAPPED	(1u << 12)	/* mapped by a process at this mapped_by (files_rows.c) */
+#define FF_DRAINING	(1u << 13)	/* in files.draining */
 
 /*
  * Rows by key, not pointer: a row may be removed between two uses of a list, and a key
@@ -82,6 +83,9 @@ struct files {
 	struct fkeys watched;		/* --file's rows */
 	struct fkeys kinfo;		/* rows to ask the kernel about (files_kinfo.c) */
 	struct fkeys tagged;		/* rows a walk saw with a dirty/writeback mark: cachestat */
+	struct fkeys draining;		/* rows last counted with dirty or writeback pages: they
+					 * go clean with no event, so they are counted again */
+	bool counts_dirtied;		/* the deltas count pages made dirty (fcache_bpf.h) */
 	bool kinfo_added;		/* rows added to it since it was last sorted */
 	struct cgids *cgids;		/* memcg ids to paths, NULL: no cgroup2 mount */
 	struct fc_totals tot;		/* every row, kept by the setters (files_keys.c) */
@@ -125,6 +129,8 @@ size_t files_top_get(struct files *fs, struct fc_file **out, size_t k);
 void files_top_free(struct files *fs);
 void files_touch(struct files *fs, struct fc_file *f);
 
+/* fcache_bpf_open's hooks for this engine (FCBPF_*: --disable dirty_tp). */
+unsigned int files_bpf_hooks(const struct engine *e);
 int files_watch_paths(struct engine *e, char *why, size_t whylen);
 /* Without the walk: rows for the files processes hold or map. */
 void files_proc_rows(struct engine *e);

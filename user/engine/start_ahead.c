@@ -34,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "engine/engine_int.h"
+#include "engine/files.h"
 #include "engine/start_ahead.h"
 #include "kernel/fcache_bpf.h"
 #include "kernel/kbtf.h"
@@ -74,6 +75,7 @@ struct start_ahead {
 	pthread_t th;
 	bool joined;
 	bool bpf_wanted;
+	unsigned int bpf_hooks;		/* fcache_bpf_open's */
 	/* bpf, bpf_err and bpf_why are written: the page cache walk may start (it need not
 	 * wait for the rollups) */
 	pthread_mutex_t lock;
@@ -191,7 +193,7 @@ static void *run(void *arg)
 	/* The BPF programs first: the page cache walk waits for them, the rollups only
 	 * for the end of the scans' whole. */
 	if (a->bpf_wanted)
-		a->bpf_err = fcache_bpf_open(true, &a->bpf, a->bpf_why, sizeof(a->bpf_why));
+		a->bpf_err = fcache_bpf_open(a->bpf_hooks, &a->bpf, a->bpf_why, sizeof(a->bpf_why));
 	/* That was the start's last BPF object (the main skeleton loaded before the pids
 	 * were listed): the kernel's BTF parse (~5.5 MiB at 6.18) goes now, not after the
 	 * scans, whose model would otherwise pile up on top of it (VmHWM). */
@@ -274,6 +276,7 @@ void start_ahead_begin(struct engine *e, const pid_t *pids, size_t n)
 	if (!a)
 		return;
 	a->bpf_wanted = e->files && e->f.fcache_walk && e->f.filemap_tp;
+	a->bpf_hooks = files_bpf_hooks(e);
 	a->v = calloc(n ? n : 1, sizeof(*a->v));
 	if (!a->v) {
 		free(a);
@@ -387,7 +390,7 @@ int start_ahead_fcache(struct engine *e, struct fcbpf **bpf, char *why, size_t w
 	struct start_ahead *a = e->ahead;
 
 	if (!a || !a->bpf_wanted)
-		return fcache_bpf_open(true, bpf, why, whylen);
+		return fcache_bpf_open(files_bpf_hooks(e), bpf, why, whylen);
 	pthread_mutex_lock(&a->lock);
 	while (!a->joined && !a->bpf_ready)
 		pthread_cond_wait(&a->cond, &a->lock);

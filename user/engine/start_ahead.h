@@ -18,7 +18,7 @@ struct fcbpf;
 
 /* Starts the thread for the listed pids (no thread: the calls below work inline). */
 void start_ahead_begin(struct engine *e, const pid_t *pids, size_t n);
-/* fcache_bpf_open(true, ...), or what the thread's call gave (waits for that call only). */
+/* fcache_bpf_open(files_bpf_hooks(e), ...), or what the thread's call gave (waits for that call only). */
 int start_ahead_fcache(struct engine *e, struct fcbpf **bpf, char *why, size_t whylen);
 /* rollup_read(pid, r), or what the thread read for pid (then *ahead is set: it was read
  * before the scans' count the caller compares it with). */

@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "kernel/fcache_bpf.h"
+#include "lib/log.h"
 #include "fcache.skel.h"
 
 #define TAKE_BATCH 4096
@@ -37,6 +38,7 @@ struct fcbpf {
 	struct bpf_link *walk;
 	struct bpf_link *info;		/* NULL: names and memcgs from the kernel unavailable */
 	struct bpf_link *add, *del;
+	struct bpf_link *dirty;		/* NULL: dirtied pages not counted */
 	struct ring_buffer *out;
 	struct walk_ctx wctx;		/* the walk under way (on_batch's context) */
 	int ncpus;
@@ -73,6 +75,7 @@ void fcache_bpf_close(struct fcbpf *b)
 {
 	if (!b)
 		return;
+	bpf_link__destroy(b->dirty);
 	bpf_link__destroy(b->add);
 	bpf_link__destroy(b->del);
 	bpf_link__destroy(b->walk);
@@ -124,8 +127,9 @@ static unsigned int test_cut_after(struct fcbpf *b, int mode)
 	return b->cut_after;
 }
 
-int fcache_bpf_open(bool tracepoints, struct fcbpf **out, char *why, size_t whylen)
+int fcache_bpf_open(unsigned int hooks, struct fcbpf **out, char *why, size_t whylen)
 {
+	bool tracepoints = hooks & FCBPF_FILEMAP;
 	struct fcbpf *b = calloc(1, sizeof(*b));
 	int err;
 
@@ -155,6 +159,8 @@ int fcache_bpf_open(bool tracepoints, struct fcbpf **out, char *why, size_t whyl
 		bpf_program__set_autoload(b->skel->progs.fc_del, false);
 		bpf_map__set_max_entries(b->skel->maps.fc_deltas, 1);
 	}
+	if (!tracepoints || !(hooks & FCBPF_DIRTY))
+		bpf_program__set_autoload(b->skel->progs.fc_dirty, false);
 	test_switches(b, tracepoints);
 	err = fcache_bpf__load(b->skel);
 	if (err) {
@@ -181,12 +187,25 @@ int fcache_bpf_open(bool tracepoints, struct fcbpf **out, char *why, size_t whyl
 				 strerror(-err));
 			goto fail;
 		}
+		/* Optional: without it the largest rows' dirty counts are refreshed by time
+		 * (files_rows.c), as with --disable dirty_tp. */
+		if (hooks & FCBPF_DIRTY) {
+			b->dirty = bpf_program__attach(b->skel->progs.fc_dirty);
+			if (!b->dirty)
+				log_note("dirtied pages are not counted (writeback_dirty_folio: %s)",
+					 strerror(errno));
+		}
 	}
 	*out = b;
 	return 0;
 fail:
 	fcache_bpf_close(b);
 	return err;
+}
+
+bool fcache_bpf_counts_dirtied(const struct fcbpf *b)
+{
+	return b && b->dirty;
 }
 
 static uint64_t now_ns(void)
@@ -320,6 +339,7 @@ int fcache_bpf_take(struct fcbpf *b, fcbpf_delta_fn fn, void *ctx)
 			for (c = 0; c < b->ncpus; c++) {
 				sum.adds += v[c].adds;
 				sum.dels += v[c].dels;
+				sum.dirtied += v[c].dirtied;
 				if (v[c].ts >= sum.ts && v[c].ts) {
 					sum.ts = v[c].ts;
 					sum.nrpages = v[c].nrpages;

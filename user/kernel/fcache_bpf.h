@@ -20,8 +20,14 @@ struct fcbpf_walk_stats {
 	uint64_t ns;				/* wall time of the walk */
 };
 
-/* Loads the programs and attaches the tracepoints (tracepoints: false for a walk only). */
-int fcache_bpf_open(bool tracepoints, struct fcbpf **out, char *why, size_t whylen);
+/* fcache_bpf_open's hooks: none, a walk only. */
+#define FCBPF_FILEMAP	(1u << 0)	/* the filemap add and delete tracepoints */
+#define FCBPF_DIRTY	(1u << 1)	/* writeback_dirty_folio too (needs FCBPF_FILEMAP) */
+
+/* Loads the programs and attaches the hooks asked for (FCBPF_*). */
+int fcache_bpf_open(unsigned int hooks, struct fcbpf **out, char *why, size_t whylen);
+/* Whether cached pages made dirty are counted (FCBPF_DIRTY attached): dirtied in deltas. */
+bool fcache_bpf_counts_dirtied(const struct fcbpf *b);
 void fcache_bpf_close(struct fcbpf *b);
 
 /* One pass (FC_WALK_ALL or FC_WALK_SHMEM); fn gets each record in list order, a non-zero

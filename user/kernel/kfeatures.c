@@ -49,13 +49,14 @@ static const struct {
 	{ "kpagecount", DIS_KPAGECOUNT },
 	{ "observer", DIS_OBSERVER },
 	{ "detach_child", DIS_DETACH_CHILD },
+	{ "dirty_tp", DIS_DIRTY_TP },
 };
 
 const char *kfeatures_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
 	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend, uffd_syscall, uffd_dev, "
-	       "task_iter, fcache_bpf, kpagecount, observer, detach_child";
+	       "task_iter, fcache_bpf, kpagecount, observer, detach_child, dirty_tp";
 }
 
 int kfeatures_parse_disable(const char *list, uint32_t *mask)
@@ -318,6 +319,8 @@ static void choose_hooks(struct features *f, struct btf *vmlinux, bool tracefs_o
 	f->filemap_tp = !(f->disabled & DIS_FCACHE_BPF) && btf_ok &&
 			btf_has_tp(vmlinux, "mm_filemap_add_to_page_cache") &&
 			btf_has_tp(vmlinux, "mm_filemap_delete_from_page_cache");
+	f->dirty_tp = f->filemap_tp && !(f->disabled & DIS_DIRTY_TP) &&
+		      btf_has_tp(vmlinux, "writeback_dirty_folio");
 #undef TP_EXISTS
 }
 
@@ -474,6 +477,7 @@ void kfeatures_print(const struct features *f, bool json)
 		       "\"userfaultfd_dev\": %s, \"userfaultfd_wp\": %s, "
 		       "\"userfaultfd_features\": \"0x%llx\", \"exact_seccomp\": \"%s\", "
 		       "\"thp\": \"%s\", \"cachestat\": %s, \"filemap_tracepoints\": %s, "
+		       "\"dirtied_tracepoint\": %s, "
 		       "\"page_cache_walk\": %s, \"kpagecount\": %s, "
 		       "\"fault_around_bytes\": %llu, \"disabled\": \"0x%x\", \"hooks\": {",
 		       f->root ? "true" : "false", f->btf ? "true" : "false",
@@ -486,8 +490,8 @@ void kfeatures_print(const struct features *f, bool json)
 		       f->uffd_ways.syscall ? "true" : "false", f->uffd_ways.dev ? "true" : "false",
 		       f->uffd_ways.wp ? "true" : "false", (unsigned long long)f->uffd_features,
 		       seccomp_probe_path_name(sc), thp[f->thp], f->cachestat ? "true" : "false",
-		       f->filemap_tp ? "true" : "false", f->fcache_walk ? "true" : "false",
-		       f->kpagecount ? "true" : "false",
+		       f->filemap_tp ? "true" : "false", f->dirty_tp ? "true" : "false",
+		       f->fcache_walk ? "true" : "false", f->kpagecount ? "true" : "false",
 		       (unsigned long long)f->fault_around_bytes,
 		       f->disabled);
 		for (i = 0; i < HOOK_COUNT; i++)
@@ -536,6 +540,8 @@ void kfeatures_print(const struct features *f, bool json)
 	printf("  %-28s %s\n", "cachestat(2)", yes(f->cachestat));
 	printf("  %-28s %s%s\n", "filemap tracepoints", yes(f->filemap_tp),
 	       f->disabled & DIS_FCACHE_BPF ? " (disabled by switch)" : "");
+	printf("  %-28s %s%s\n", "dirtied pages tracepoint", yes(f->dirty_tp),
+	       f->disabled & (DIS_DIRTY_TP | DIS_FCACHE_BPF) ? " (disabled by switch)" : "");
 	printf("  %-28s %s\n", "page cache files from",
 	       f->fcache_walk ? "a BPF walk of every superblock's inodes (tp_btf/task_rename)" :
 	       "/proc/PID/fd and maps (no walk: files nobody holds are missing)");

@@ -34,6 +34,7 @@ enum feat_disable {
 	DIS_KPAGECOUNT = 1 << 18,	/* "kpagecount": no PFNs or map counts (--sharing off) */
 	DIS_OBSERVER = 1 << 19,		/* "observer": --sharing counts mevitop's own mappings */
 	DIS_DETACH_CHILD = 1 << 20,	/* "detach_child": perf events' last close at exit */
+	DIS_DIRTY_TP = 1 << 21,		/* "dirty_tp": no writeback_dirty_folio hook */
 };
 
 enum hook {
@@ -82,6 +83,7 @@ struct features {
 	bool cachestat;			/* cachestat(2) (6.5+) */
 	bool kpagecount;		/* PFNs in pagemap and /proc/kpagecount (--sharing) */
 	bool filemap_tp;		/* tp_btf filemap add/delete: per-file page cache counts */
+	bool dirty_tp;			/* tp_btf writeback_dirty_folio: cached pages made dirty */
 	bool fcache_walk;		/* the page cache walk can be driven (tp_btf/task_rename) */
 	bool btf_raw_syscalls;		/* tp_btf/sys_exit usable (a second choice for syscalls) */
 	bool uffd;			/* some way gives targets a userfaultfd */
