@@ -369,6 +369,9 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 	choose_syscall_hook(e);
 	choose_ring(e, &to);
 	to.task_iter = e->f.task_iter;
+	/* A whole-system start: the rollups need no hooks, only pids (start_ahead.c). */
+	if (!e->o.npids && !filter_active(e->o.filter))
+		start_ahead_early(e);
 	err = tracer_open(&e->f, &to, on_event, e, &e->tracer, why, whylen);
 	if (err)
 		return err;

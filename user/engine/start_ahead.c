@@ -22,6 +22,11 @@
  * the rollups it has not read by then the main thread reads from the other end.  A layout read ahead is read after the hooks were
  * attached, as the scan's own read would be: what changes after it is recorded the same way.
  *
+ * Before all that, while the main thread loads the main skeleton (~30-60 ms of one CPU in
+ * the verifier, and nothing for the other), the thread lists /proc itself and reads rollups
+ * (start_ahead_early()): at 5,000 sleepers ~1,000-1,500 of them, which shortened the first
+ * snapshot by ~16 ms (0.358 -> 0.342 s, 8 interleaved runs).
+ *
  * Only the whole-system start uses it (a few -p processes have nothing to hide), and only
  * once: what the thread read is the first snapshot's, later refreshes read their own.
  * Without a thread (pthread_create failed) everything happens as before, inline.
@@ -74,6 +79,11 @@ struct start_ahead {
 	pthread_t th;
 	bool joined;
 	bool bpf_wanted;
+	/* Started before the main skeleton's load (start_ahead_early()): the thread lists
+	 * /proc itself (v, n: then listed) and reads rollups until begun (under lock), which
+	 * start_ahead_begin() sets once the layouts' slots are made, or joined() (aborted: no
+	 * begin came). */
+	bool early, listed, begun, aborted;
 	/* bpf, bpf_err and bpf_why are written: the page cache walk may start (it need not
 	 * wait for the rollups) */
 	pthread_mutex_t lock;
@@ -89,7 +99,9 @@ struct start_ahead {
 	size_t nlay;
 	atomic_long main_at;		/* the slot the scans are on */
 	atomic_bool scans_done;
+	atomic_bool begun_flag;		/* begun, for the early rollups' loop to look at */
 	size_t replayed;		/* layouts the scans took from the thread */
+	size_t early_rollups;		/* rollups read before start_ahead_begin() */
 };
 
 static int keep_entry(const struct maps_entry *m, void *arg)
@@ -182,12 +194,43 @@ static long next_slot(struct start_ahead *a, bool *over)
 	return -1;
 }
 
+/* The early part: while the main thread loads the main skeleton (~30-60 ms, one CPU in
+ * the verifier) the other CPU has nothing else to do, and a rollup needs only a pid: the
+ * pids of /proc, read until start_ahead_begin() (a pid the pass lists and /proc did not is
+ * read when asked for: start_ahead_rollup()). */
+static void early(struct start_ahead *a, size_t *r)
+{
+	pid_t *pids = NULL;
+	size_t n = 0, i;
+
+	if (!procfs_list_pids(&pids, &n)) {
+		a->v = calloc(n ? n : 1, sizeof(*a->v));
+		for (i = 0; a->v && i < n; i++)
+			if (pids[i] != getpid())	/* not asked for; our own mmap lock */
+				a->v[a->n++].pid = pids[i];
+		free(pids);
+	}
+	pthread_mutex_lock(&a->lock);
+	a->listed = true;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	while (!atomic_load_explicit(&a->begun_flag, memory_order_relaxed) && rollup_next(a, r))
+		a->early_rollups++;
+	pthread_mutex_lock(&a->lock);
+	while (!a->begun)
+		pthread_cond_wait(&a->cond, &a->lock);
+	pthread_mutex_unlock(&a->lock);
+}
+
 static void *run(void *arg)
 {
 	struct start_ahead *a = arg;
-	bool over = !a->nlay;
+	bool over;
 	size_t r = 0;
 
+	if (a->early)
+		early(a, &r);
+	over = !a->nlay;
 	/* The BPF programs first: the page cache walk waits for them, the rollups only
 	 * for the end of the scans' whole. */
 	if (a->bpf_wanted)
@@ -195,7 +238,8 @@ static void *run(void *arg)
 	/* That was the start's last BPF object (the main skeleton loaded before the pids
 	 * were listed): the kernel's BTF parse (~5.5 MiB at 6.18) goes now, not after the
 	 * scans, whose model would otherwise pile up on top of it (VmHWM). */
-	kbtf_release();
+	if (!a->aborted)
+		kbtf_release();
 	pthread_mutex_lock(&a->lock);
 	a->bpf_ready = true;
 	pthread_cond_signal(&a->cond);
@@ -267,10 +311,56 @@ static void lay_free(struct start_ahead *a)
 	a->nlay = 0;
 }
 
-void start_ahead_begin(struct engine *e, const pid_t *pids, size_t n)
+static bool spawn(struct start_ahead *a)
+{
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->cond, NULL);
+	if (!pthread_create(&a->th, NULL, run, a))
+		return true;
+	pthread_mutex_destroy(&a->lock);
+	pthread_cond_destroy(&a->cond);
+	return false;
+}
+
+void start_ahead_early(struct engine *e)
 {
 	struct start_ahead *a = calloc(1, sizeof(*a));
 
+	if (!a)
+		return;
+	a->early = true;
+	atomic_init(&a->main_at, 0);
+	if (!spawn(a)) {
+		free(a);
+		return;
+	}
+	e->ahead = a;
+}
+
+/* The thread started early: the layouts' slots, and the BPF load, are handed to it. */
+static void begin_early(struct engine *e, struct start_ahead *a, const pid_t *pids,
+			size_t n)
+{
+	pthread_mutex_lock(&a->lock);
+	while (!a->listed)	/* a few ms into the skeleton's load of tens: never waits */
+		pthread_cond_wait(&a->cond, &a->lock);
+	a->bpf_wanted = e->files && e->f.fcache_walk && e->f.filemap_tp;
+	lay_init(e, a, pids, n);
+	a->begun = true;
+	atomic_store(&a->begun_flag, true);
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+}
+
+void start_ahead_begin(struct engine *e, const pid_t *pids, size_t n)
+{
+	struct start_ahead *a;
+
+	if (e->ahead && e->ahead->early) {
+		begin_early(e, e->ahead, pids, n);
+		return;
+	}
+	a = calloc(1, sizeof(*a));
 	if (!a)
 		return;
 	a->bpf_wanted = e->files && e->f.fcache_walk && e->f.filemap_tp;
@@ -284,11 +374,7 @@ void start_ahead_begin(struct engine *e, const pid_t *pids, size_t n)
 	a->n = n;
 	qsort(a->v, a->n, sizeof(*a->v), by_pid);
 	lay_init(e, a, pids, n);
-	pthread_mutex_init(&a->lock, NULL);
-	pthread_cond_init(&a->cond, NULL);
-	if (pthread_create(&a->th, NULL, run, a)) {
-		pthread_mutex_destroy(&a->lock);
-		pthread_cond_destroy(&a->cond);
+	if (!spawn(a)) {
 		lay_free(a);
 		free(a->v);
 		free(a);
@@ -367,6 +453,17 @@ static struct start_ahead *joined(struct engine *e)
 	struct start_ahead *a = e->ahead;
 
 	if (a && !a->joined) {
+		if (a->early) {
+			pthread_mutex_lock(&a->lock);
+			while (!a->listed)
+				pthread_cond_wait(&a->cond, &a->lock);
+			if (!a->begun) {	/* the start failed before the listing */
+				a->begun = a->aborted = true;
+				atomic_store(&a->begun_flag, true);
+				pthread_cond_broadcast(&a->cond);
+			}
+			pthread_mutex_unlock(&a->lock);
+		}
 		for (size_t i = a->n; i-- > 0 && !engine_quitting();) {
 			struct ahead_rollup *x = &a->v[i];
 
@@ -427,6 +524,9 @@ void start_ahead_end(struct engine *e)
 	if (a->nlay)
 		log_info("start: %zu of %zu layouts were read ahead of the scans", a->replayed,
 			 a->nlay);
+	if (a->early)
+		log_info("start: %zu of %zu rollups were read before the listing",
+			 a->early_rollups, a->n);
 	lay_free(a);
 	pthread_mutex_destroy(&a->lock);
 	pthread_cond_destroy(&a->cond);

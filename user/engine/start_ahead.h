@@ -16,7 +16,11 @@
 struct engine;
 struct fcbpf;
 
-/* Starts the thread for the listed pids (no thread: the calls below work inline). */
+/* Starts the thread before the main skeleton's load, for a whole-system start: it reads
+ * the rollups of /proc's pids until start_ahead_begin() (no thread: begin starts one). */
+void start_ahead_early(struct engine *e);
+/* Starts the thread for the listed pids, or hands them to the early one (no thread: the
+ * calls below work inline). */
 void start_ahead_begin(struct engine *e, const pid_t *pids, size_t n);
 /* fcache_bpf_open(true, ...), or what the thread's call gave (waits for that call only). */
 int start_ahead_fcache(struct engine *e, struct fcbpf **bpf, char *why, size_t whylen);
