@@ -84,3 +84,25 @@ def test_layouts_read_ahead(workload, mevitop):
     said = [m["info"] for m in json_messages(mv.stderr_text()) if "read ahead" in m.get("info", "")]
     assert len(said) == 1, mv.stderr_text()
     assert int(said[0].split()[1]) > 0, said
+
+
+@pytest.mark.parametrize("args", [["-p"], []], ids=["pid", "whole-system"])
+def test_walks_across_holes(workload, mevitop, args):
+    """A process's neighbouring mappings are one PAGEMAP_SCAN walk while they hold at most
+    16,384 pages between them, however far apart (user/engine/scan.c: scan_all): pieces of
+    a mapping 155 MiB apart, a mapping of more pages than that (walked in chunks), and two
+    neighbours that together hold more (two walks) are modelled page for page as pagemap
+    has them."""
+    wl = workload()
+    wl.do("map a 40000")
+    wl.do("touch a 0 40000 7 w")
+    wl.do("unmap a 100 39800")          # [0, 100) and [39900, 40000): a 155 MiB hole
+    wl.do("map b 20000")                # more than one walk holds: chunks
+    wl.do("touch b 0 20000 5 w")
+    wl.do("map c 16000")                # c and d: more than one walk together
+    wl.do("touch c 0 16000 3 w")
+    wl.do("map d 1000")
+    wl.do("touch d 0 1000 2 w")
+    mv = mevitop(["-i", "60000", "--maps", "--no-files"] + (args and ["-p", str(wl.pid)]))
+    assert_matches(mv.first, wl.pid)
+    mv.stop()
