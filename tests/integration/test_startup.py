@@ -106,3 +106,23 @@ def test_walks_across_holes(workload, mevitop, args):
     mv = mevitop(["-i", "60000", "--maps", "--no-files"] + (args and ["-p", str(wl.pid)]))
     assert_matches(mv.first, wl.pid)
     mv.stop()
+
+
+def test_layouts_not_waited_for(workload, mevitop):
+    """A layout the second thread is still reading when the scans reach it is waited for
+    200 µs at most, then read by the scans (the thread, stalled here 2 ms a layout by
+    MEVITOP_TEST_AHEAD_STALL_US, throws its read away): those processes too are modelled
+    page for page as pagemap has them, and -v says how many there were (more than none)."""
+    wls = [workload() for _ in range(60)]
+    for i, wl in enumerate(wls):
+        pages = 8 * (i % 7 + 1)
+        wl.do(f"map a {pages}")
+        wl.do(f"touch a 0 {pages} {i % 3 + 1} w")
+    mv = mevitop(["-i", "60000", "--maps", "--no-files", "-v"],
+                 env_extra={"MEVITOP_TEST_AHEAD_STALL_US": "2000"})
+    for wl in wls:
+        assert_matches(mv.first, wl.pid, f"(workload {wl.pid})")
+    mv.stop()
+    said = [m["info"] for m in json_messages(mv.stderr_text()) if "read ahead" in m.get("info", "")]
+    assert len(said) == 1, mv.stderr_text()
+    assert int(said[0].split("(")[1].split()[0]) > 0, said

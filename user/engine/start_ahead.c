@@ -48,7 +48,11 @@
 
 #define AHEAD_WINDOW	16	/* layouts read ahead of the scans, at most */
 
-enum { SLOT_FREE, SLOT_AHEAD, SLOT_READY, SLOT_MAIN };
+#define AHEAD_WAIT_NS	200000	/* the scans wait this long for a slot being read (~40 µs) */
+
+/* SLOT_GONE: the scans stopped waiting for the thread's read and read it live; the thread
+ * throws its read away. */
+enum { SLOT_FREE, SLOT_AHEAD, SLOT_READY, SLOT_MAIN, SLOT_GONE };
 
 struct ahead_rollup {
 	pid_t pid;
@@ -102,6 +106,7 @@ struct start_ahead {
 	atomic_bool begun_flag;		/* begun, for the early rollups' loop to look at */
 	size_t replayed;		/* layouts the scans took from the thread */
 	size_t early_rollups;		/* rollups read before start_ahead_begin() */
+	size_t gave_up;			/* slots the scans stopped waiting for (SLOT_GONE) */
 };
 
 static int keep_entry(const struct maps_entry *m, void *arg)
@@ -146,10 +151,14 @@ static void drop_layout(struct ahead_layout *s)
 	s->n = s->cap = s->nnames = s->capnames = 0;
 }
 
+/* MEVITOP_TEST_AHEAD_STALL_US=N: the thread sleeps N µs before it hands each layout over,
+ * as if it had lost its CPU (tests: the scans stop waiting and read it themselves). */
+static unsigned int stall_us;
+
 /* The thread's read of a slot, unless the scans claimed it. */
 static void read_ahead(struct ahead_layout *s)
 {
-	int free_ = SLOT_FREE, fd;
+	int free_ = SLOT_FREE, ahead = SLOT_AHEAD, fd;
 
 	if (!atomic_compare_exchange_strong(&s->state, &free_, SLOT_AHEAD))
 		return;
@@ -158,7 +167,15 @@ static void read_ahead(struct ahead_layout *s)
 		drop_layout(s);	/* the scan reads it again, and sees the error itself */
 	fd = s->err ? -1 : pagemap_open(s->io);
 	s->fd = fd >= 0 ? fd : -1;
-	atomic_store_explicit(&s->state, SLOT_READY, memory_order_release);
+	if (stall_us)
+		usleep(stall_us);
+	if (atomic_compare_exchange_strong_explicit(&s->state, &ahead, SLOT_READY,
+						    memory_order_release, memory_order_relaxed))
+		return;
+	drop_layout(s);		/* SLOT_GONE: the scan read it itself */
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
 }
 
 /* The next rollup from the bottom, unless the main thread (from the top) has it. */
@@ -280,6 +297,8 @@ static void lay_init(struct engine *e, struct start_ahead *a, const pid_t *pids,
 	atomic_init(&a->main_at, 0);
 	if (!e->use_procmap || !e->pass_ok || !n)
 		return;
+	if (getenv("MEVITOP_TEST_AHEAD_STALL_US"))
+		stall_us = (unsigned int)atoi(getenv("MEVITOP_TEST_AHEAD_STALL_US"));
 	a->lay = calloc(n, sizeof(*a->lay));
 	if (!a->lay)
 		return;
@@ -403,7 +422,15 @@ bool start_ahead_layout(struct engine *e, pid_t io, maps_cb cb, void *arg, int *
 	atomic_store_explicit(&e->ahead->main_at, s - e->ahead->lay, memory_order_release);
 	if (atomic_compare_exchange_strong(&s->state, &st, SLOT_MAIN))
 		return false;	/* the thread has not come to it: read it here */
-	while (st == SLOT_AHEAD) {	/* being read: a few tens of µs */
+	/* Being read: a few tens of µs, unless the thread lost its CPU (waits of 6 ms were
+	 * seen on a shared box, the main thread yielding all along): past AHEAD_WAIT_NS the
+	 * scan reads it itself (a failed exchange means it is READY now). */
+	for (uint64_t until = engine_now_ns() + AHEAD_WAIT_NS; st == SLOT_AHEAD;) {
+		if (engine_now_ns() > until &&
+		    atomic_compare_exchange_strong(&s->state, &st, SLOT_GONE)) {
+			e->ahead->gave_up++;
+			return false;
+		}
 		sched_yield();
 		st = atomic_load_explicit(&s->state, memory_order_acquire);
 	}
@@ -522,8 +549,8 @@ void start_ahead_end(struct engine *e)
 	if (a->bpf)
 		fcache_bpf_close(a->bpf);
 	if (a->nlay)
-		log_info("start: %zu of %zu layouts were read ahead of the scans", a->replayed,
-			 a->nlay);
+		log_info("start: %zu of %zu layouts were read ahead of the scans (%zu not waited "
+			 "for)", a->replayed, a->nlay, a->gave_up);
 	if (a->early)
 		log_info("start: %zu of %zu rollups were read before the listing",
 			 a->early_rollups, a->n);
