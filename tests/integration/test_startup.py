@@ -126,3 +126,34 @@ def test_layouts_not_waited_for(workload, mevitop):
     said = [m["info"] for m in json_messages(mv.stderr_text()) if "read ahead" in m.get("info", "")]
     assert len(said) == 1, mv.stderr_text()
     assert int(said[0].split("(")[1].split()[0]) > 0, said
+
+
+@pytest.mark.parametrize("disable", [(), ("maps_text",)], ids=["text", "no-maps_text"])
+def test_layout_names_exact(workload, mevitop, tmp_path, disable):
+    """A layout is read from the text of /proc/PID/maps, unless a name in it may be escaped
+    (the text writes a newline as \\012, and a backslash as itself): then by PROCMAP_QUERY.
+    Files named with a newline and with a backslash, and a plain one, are named as the
+    kernel's d_path has them (readlink of /proc/PID/map_files), and their pages match
+    pagemap."""
+    names = ["plain", "new\nline", "back\\012slash"]
+    wls = []
+    for i, name in enumerate(names):
+        path = tmp_path / f"f{i}"
+        path.write_bytes(b"x" * 8 * 4096)
+        wl = workload()
+        wl.do(f"map f 8 file={path}")
+        wl.do("touch f 0 8 2 r")
+        path.rename(tmp_path / name)    # the workload's commands are words: named after
+        wls.append(wl)
+    mv = mevitop(["-i", "60000", "--maps", "--no-files"], disable=disable)
+    for wl, name in zip(wls, names):
+        entry, _ = assert_matches(mv.first, wl.pid, f"(workload {wl.pid})")
+        truth = {}
+        for f in os.listdir(f"/proc/{wl.pid}/map_files"):
+            truth[f] = os.readlink(f"/proc/{wl.pid}/map_files/{f}")
+        mapped = [m for m in entry["mappings"] if m.get("path", "").endswith(name)]
+        assert len(mapped) == 1, (name, [m.get("path") for m in entry["mappings"]])
+        m = mapped[0]
+        key = f"{int(m['start'], 16):x}-{int(m['end'], 16):x}"
+        assert m["path"] == truth[key], (m["path"], truth[key])
+    mv.stop()

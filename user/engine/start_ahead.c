@@ -71,7 +71,7 @@ struct lay_ent {
 struct ahead_layout {
 	atomic_int state;
 	pid_t io;		/* the thread the scans read it through (the pass's io_tid) */
-	int err;		/* procmap_read_maps()'s */
+	int err;		/* procmap_read_layout()'s */
 	int fd;			/* /proc/IO/pagemap, or -1 */
 	struct lay_ent *v;
 	size_t n, cap;
@@ -154,6 +154,7 @@ static void drop_layout(struct ahead_layout *s)
 /* MEVITOP_TEST_AHEAD_STALL_US=N: the thread sleeps N µs before it hands each layout over,
  * as if it had lost its CPU (tests: the scans stop waiting and read it themselves). */
 static unsigned int stall_us;
+static bool maps_text;		/* the engine's use_maps_text, for the thread */
 
 /* The thread's read of a slot, unless the scans claimed it. */
 static void read_ahead(struct ahead_layout *s)
@@ -162,7 +163,7 @@ static void read_ahead(struct ahead_layout *s)
 
 	if (!atomic_compare_exchange_strong(&s->state, &free_, SLOT_AHEAD))
 		return;
-	s->err = procmap_read_maps(s->io, keep_entry, s);
+	s->err = procmap_read_layout(s->io, maps_text, keep_entry, s);
 	if (s->err)
 		drop_layout(s);	/* the scan reads it again, and sees the error itself */
 	fd = s->err ? -1 : pagemap_open(s->io);
@@ -297,6 +298,7 @@ static void lay_init(struct engine *e, struct start_ahead *a, const pid_t *pids,
 	atomic_init(&a->main_at, 0);
 	if (!e->use_procmap || !e->pass_ok || !n)
 		return;
+	maps_text = e->use_maps_text;
 	if (getenv("MEVITOP_TEST_AHEAD_STALL_US"))
 		stall_us = (unsigned int)atoi(getenv("MEVITOP_TEST_AHEAD_STALL_US"));
 	a->lay = calloc(n, sizeof(*a->lay));

@@ -49,13 +49,14 @@ static const struct {
 	{ "kpagecount", DIS_KPAGECOUNT },
 	{ "observer", DIS_OBSERVER },
 	{ "detach_child", DIS_DETACH_CHILD },
+	{ "maps_text", DIS_MAPS_TEXT },
 };
 
 const char *kfeatures_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
 	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend, uffd_syscall, uffd_dev, "
-	       "task_iter, fcache_bpf, kpagecount, observer, detach_child";
+	       "task_iter, fcache_bpf, kpagecount, observer, detach_child, maps_text";
 }
 
 int kfeatures_parse_disable(const char *list, uint32_t *mask)

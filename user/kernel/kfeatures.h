@@ -34,6 +34,7 @@ enum feat_disable {
 	DIS_KPAGECOUNT = 1 << 18,	/* "kpagecount": no PFNs or map counts (--sharing off) */
 	DIS_OBSERVER = 1 << 19,		/* "observer": --sharing counts mevitop's own mappings */
 	DIS_DETACH_CHILD = 1 << 20,	/* "detach_child": perf events' last close at exit */
+	DIS_MAPS_TEXT = 1 << 21,	/* "maps_text": layouts by PROCMAP_QUERY only */
 };
 
 enum hook {
