@@ -328,6 +328,12 @@ static int list_processes(struct engine *e, pid_t **pids, size_t *n)
 	return 0;
 }
 
+void engine_prelaunch(const struct engine_opts *o)
+{
+	if (!o->npids && !filter_active(o->filter))
+		start_ahead_prelaunch();
+}
+
 static void choose_sources(struct engine *e, struct tracer_opts *to)
 {
 	choose_layout_source(e);

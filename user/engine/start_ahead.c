@@ -343,19 +343,33 @@ static bool spawn(struct start_ahead *a)
 	return false;
 }
 
-void start_ahead_early(struct engine *e)
+static struct start_ahead *prelaunched;	/* started before the engine was made */
+
+static struct start_ahead *early_new(void)
 {
 	struct start_ahead *a = calloc(1, sizeof(*a));
 
 	if (!a)
-		return;
+		return NULL;
 	a->early = true;
 	atomic_init(&a->main_at, 0);
 	if (!spawn(a)) {
 		free(a);
-		return;
+		return NULL;
 	}
-	e->ahead = a;
+	return a;
+}
+
+void start_ahead_prelaunch(void)
+{
+	if (!prelaunched)
+		prelaunched = early_new();
+}
+
+void start_ahead_early(struct engine *e)
+{
+	e->ahead = prelaunched ? prelaunched : early_new();
+	prelaunched = NULL;
 }
 
 /* The thread started early: the layouts' slots, and the BPF load, are handed to it. */
@@ -553,7 +567,7 @@ void start_ahead_end(struct engine *e)
 	if (a->nlay)
 		log_info("start: %zu of %zu layouts were read ahead of the scans (%zu not waited "
 			 "for)", a->replayed, a->nlay, a->gave_up);
-	if (a->early)
+	if (a->early && !a->aborted)	/* a failed start says only why */
 		log_info("start: %zu of %zu rollups were read before the listing",
 			 a->early_rollups, a->n);
 	lay_free(a);
