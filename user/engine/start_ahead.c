@@ -270,7 +270,7 @@ static void *run(void *arg)
 		else if (!over && !rollup_next(a, &r))
 			sched_yield();	/* the window is full and no rollup is left */
 	}
-	while (rollup_next(a, &r))
+	while (!a->aborted && rollup_next(a, &r))	/* a failed start wants none */
 		;
 	return NULL;
 }
@@ -507,7 +507,7 @@ static struct start_ahead *joined(struct engine *e)
 			}
 			pthread_mutex_unlock(&a->lock);
 		}
-		for (size_t i = a->n; i-- > 0 && !engine_quitting();) {
+		for (size_t i = a->n; i-- > 0 && !engine_quitting() && !a->aborted;) {
 			struct ahead_rollup *x = &a->v[i];
 
 			if (atomic_exchange(&x->taken, true))
