@@ -331,12 +331,13 @@ static int run_live(struct cli *c, struct features *f, struct rec_writer *rec,
 
 	if (!c->json && !c->serve && !c->folded && ui_check_terminal())
 		return 1;
+	cli_engine_opts(c, &eo);
+	engine_prelaunch(&eo);	/* the probe (~15 ms) leaves the other CPU idle */
 	err = kfeatures_probe(f, why, sizeof(why));
 	if (err) {
 		log_err("%s", why);
 		return 1;
 	}
-	cli_engine_opts(c, &eo);
 	drive_signals_install();
 	err = engine_new(&eo, f, e, why, sizeof(why));
 	if (!err)

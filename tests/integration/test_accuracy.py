@@ -21,8 +21,12 @@ FALLBACKS = {
     # Sample and chunk modes follow layout changes with tp_btf/mmap_lock_released and no
     # syscall hook; forced off, they use the syscall records as trace mode does.
     "no-mmap_lock": ("mmap_lock",),
-    # Layouts from the text of /proc/PID/maps instead of the PROCMAP_QUERY ioctl.
+    # Layouts from the text of /proc/PID/maps alone, without the PROCMAP_QUERY ioctl for
+    # names the text may have escaped.
     "no-procmap_query": ("procmap_query",),
+    # Layouts by the PROCMAP_QUERY ioctl only, not the text first (the default until
+    # 2026-12-04).
+    "no-maps_text": ("maps_text",),
     # Counters from /proc/PID/stat and statm per process instead of the task iterator's pass.
     "no-task_iter": ("task_iter",),
 }
@@ -30,7 +34,7 @@ FALLBACKS = {
 
 CONFIGS = [("trace", fb) for fb in FALLBACKS] + \
           [("sample", fb) for fb in ("default", "no-mmap_lock", "no-tp_btf", "no-pagemap_scan",
-                                     "no-procmap_query", "no-task_iter")] + \
+                                     "no-procmap_query", "no-maps_text", "no-task_iter")] + \
           [("chunk", fb) for fb in ("default", "no-mmap_lock", "no-tp_btf", "no-task_iter")]
 
 

@@ -84,3 +84,76 @@ def test_layouts_read_ahead(workload, mevitop):
     said = [m["info"] for m in json_messages(mv.stderr_text()) if "read ahead" in m.get("info", "")]
     assert len(said) == 1, mv.stderr_text()
     assert int(said[0].split()[1]) > 0, said
+
+
+@pytest.mark.parametrize("args", [["-p"], []], ids=["pid", "whole-system"])
+def test_walks_across_holes(workload, mevitop, args):
+    """A process's neighbouring mappings are one PAGEMAP_SCAN walk while they hold at most
+    16,384 pages between them, however far apart (user/engine/scan.c: scan_all): pieces of
+    a mapping 155 MiB apart, a mapping of more pages than that (walked in chunks), and two
+    neighbours that together hold more (two walks) are modelled page for page as pagemap
+    has them."""
+    wl = workload()
+    wl.do("map a 40000")
+    wl.do("touch a 0 40000 7 w")
+    wl.do("unmap a 100 39800")          # [0, 100) and [39900, 40000): a 155 MiB hole
+    wl.do("map b 20000")                # more than one walk holds: chunks
+    wl.do("touch b 0 20000 5 w")
+    wl.do("map c 16000")                # c and d: more than one walk together
+    wl.do("touch c 0 16000 3 w")
+    wl.do("map d 1000")
+    wl.do("touch d 0 1000 2 w")
+    mv = mevitop(["-i", "60000", "--maps", "--no-files"] + (args and ["-p", str(wl.pid)]))
+    assert_matches(mv.first, wl.pid)
+    mv.stop()
+
+
+def test_layouts_not_waited_for(workload, mevitop):
+    """A layout the second thread is still reading when the scans reach it is waited for
+    200 µs at most, then read by the scans (the thread, stalled here 2 ms a layout by
+    MEVITOP_TEST_AHEAD_STALL_US, throws its read away): those processes too are modelled
+    page for page as pagemap has them, and -v says how many there were (more than none)."""
+    wls = [workload() for _ in range(60)]
+    for i, wl in enumerate(wls):
+        pages = 8 * (i % 7 + 1)
+        wl.do(f"map a {pages}")
+        wl.do(f"touch a 0 {pages} {i % 3 + 1} w")
+    mv = mevitop(["-i", "60000", "--maps", "--no-files", "-v"],
+                 env_extra={"MEVITOP_TEST_AHEAD_STALL_US": "2000"})
+    for wl in wls:
+        assert_matches(mv.first, wl.pid, f"(workload {wl.pid})")
+    mv.stop()
+    said = [m["info"] for m in json_messages(mv.stderr_text()) if "read ahead" in m.get("info", "")]
+    assert len(said) == 1, mv.stderr_text()
+    assert int(said[0].split("(")[1].split()[0]) > 0, said
+
+
+@pytest.mark.parametrize("disable", [(), ("maps_text",)], ids=["text", "no-maps_text"])
+def test_layout_names_exact(workload, mevitop, tmp_path, disable):
+    """A layout is read from the text of /proc/PID/maps, unless a name in it may be escaped
+    (the text writes a newline as \\012, and a backslash as itself): then by PROCMAP_QUERY.
+    Files named with a newline and with a backslash, and a plain one, are named as the
+    kernel's d_path has them (readlink of /proc/PID/map_files), and their pages match
+    pagemap."""
+    names = ["plain", "new\nline", "back\\012slash"]
+    wls = []
+    for i, name in enumerate(names):
+        path = tmp_path / f"f{i}"
+        path.write_bytes(b"x" * 8 * 4096)
+        wl = workload()
+        wl.do(f"map f 8 file={path}")
+        wl.do("touch f 0 8 2 r")
+        path.rename(tmp_path / name)    # the workload's commands are words: named after
+        wls.append(wl)
+    mv = mevitop(["-i", "60000", "--maps", "--no-files"], disable=disable)
+    for wl, name in zip(wls, names):
+        entry, _ = assert_matches(mv.first, wl.pid, f"(workload {wl.pid})")
+        truth = {}
+        for f in os.listdir(f"/proc/{wl.pid}/map_files"):
+            truth[f] = os.readlink(f"/proc/{wl.pid}/map_files/{f}")
+        mapped = [m for m in entry["mappings"] if m.get("path", "").endswith(name)]
+        assert len(mapped) == 1, (name, [m.get("path") for m in entry["mappings"]])
+        m = mapped[0]
+        key = f"{int(m['start'], 16):x}-{int(m['end'], 16):x}"
+        assert m["path"] == truth[key], (m["path"], truth[key])
+    mv.stop()

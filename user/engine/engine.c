@@ -328,6 +328,20 @@ static int list_processes(struct engine *e, pid_t **pids, size_t *n)
 	return 0;
 }
 
+void engine_prelaunch(const struct engine_opts *o)
+{
+	if (!o->npids && !filter_active(o->filter))
+		start_ahead_prelaunch();
+}
+
+static void choose_sources(struct engine *e, struct tracer_opts *to)
+{
+	choose_layout_source(e);
+	choose_syscall_hook(e);
+	choose_ring(e, to);
+	to->task_iter = e->f.task_iter;
+}
+
 int engine_start(struct engine *e, char *why, size_t whylen)
 {
 	struct tracer_opts to = {
@@ -351,7 +365,6 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 	size_t n = 0, i;
 	int err;
 
-
 	/*
 	 * Any program on the page-fault tracepoints costs ~80 ns a fault on this class of
 	 * machine, an empty one included (4-5% of a 2 us fault; bench/run_bench.py), and the
@@ -365,10 +378,10 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 		e->f.hook[HOOK_FAULT] = e->f.hook[HOOK_KFAULT] = AT_NONE;
 	if (!e->o.rss_hook)
 		e->f.hook[HOOK_RSS] = AT_NONE;	/* /proc/PID/stat is polled instead */
-	choose_layout_source(e);
-	choose_syscall_hook(e);
-	choose_ring(e, &to);
-	to.task_iter = e->f.task_iter;
+	choose_sources(e, &to);
+	/* A whole-system start: the rollups need no hooks, only pids (start_ahead.c). */
+	if (!e->o.npids && !filter_active(e->o.filter))
+		start_ahead_early(e);
 	err = tracer_open(&e->f, &to, on_event, e, &e->tracer, why, whylen);
 	if (err)
 		return err;

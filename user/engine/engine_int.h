@@ -186,6 +186,7 @@ struct engine {
 	uint64_t now_ns;		/* of the batch being applied */
 	bool use_scan;			/* PAGEMAP_SCAN, else pread */
 	bool use_procmap;		/* PROCMAP_QUERY, else the text of /proc/PID/maps */
+	bool use_maps_text;		/* with it, the text first (procmap_read_layout()) */
 	bool smaps;			/* read VmFlags where THP eligibility matters */
 	size_t reconcile_cursor;
 	struct scan_run *runs;

@@ -40,11 +40,6 @@
  * cachestat too many, never a dirty count missed. */
 #define XA_OWN_FLAGS	0x3fu
 
-unsigned int files_bpf_hooks(const struct engine *e)
-{
-	return FCBPF_FILEMAP | (e->f.dirty_tp ? FCBPF_DIRTY : 0);
-}
-
 const struct mem_summary *engine_memory(struct engine *e)
 {
 	return &e->mem;

@@ -129,8 +129,6 @@ size_t files_top_get(struct files *fs, struct fc_file **out, size_t k);
 void files_top_free(struct files *fs);
 void files_touch(struct files *fs, struct fc_file *f);
 
-/* fcache_bpf_open's hooks for this engine (FCBPF_*: --disable dirty_tp). */
-unsigned int files_bpf_hooks(const struct engine *e);
 int files_watch_paths(struct engine *e, char *why, size_t whylen);
 /* Without the walk: rows for the files processes hold or map. */
 void files_proc_rows(struct engine *e);

@@ -92,7 +92,7 @@ static int k_read_layout(void *ctx, pid_t pid, maps_cb cb, void *arg)
 	if (e->use_procmap) {
 		/* The initial scans: the start's thread may have read it (start_ahead.c). */
 		if (!e->pass_reads || !start_ahead_layout(e, pid, cb, arg, &err))
-			err = procmap_read_maps(pid, cb, arg);
+			err = procmap_read_layout(pid, e->use_maps_text, cb, arg);
 		if (err != -ENOTTY && err != -EINVAL && err != -EOPNOTSUPP)
 			return err;
 		log_info("PROCMAP_QUERY refused (%s): reading /proc/PID/maps text", strerror(-err));

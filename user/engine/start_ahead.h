@@ -16,9 +16,16 @@
 struct engine;
 struct fcbpf;
 
-/* Starts the thread for the listed pids (no thread: the calls below work inline). */
+/* Starts the thread before the main skeleton's load, for a whole-system start: it reads
+ * the rollups of /proc's pids until start_ahead_begin() (no thread: begin starts one). */
+void start_ahead_early(struct engine *e);
+/* The same thread before there is an engine (engine_prelaunch()): start_ahead_early() takes
+ * it. */
+void start_ahead_prelaunch(void);
+/* Starts the thread for the listed pids, or hands them to the early one (no thread: the
+ * calls below work inline). */
 void start_ahead_begin(struct engine *e, const pid_t *pids, size_t n);
-/* fcache_bpf_open(files_bpf_hooks(e), ...), or what the thread's call gave (waits for that call only). */
+/* fcache_bpf_open(fcache_bpf_hooks(&e->f), ...), or what the thread's call gave (waits for that call only). */
 int start_ahead_fcache(struct engine *e, struct fcbpf **bpf, char *why, size_t whylen);
 /* rollup_read(pid, r), or what the thread read for pid (then *ahead is set: it was read
  * before the scans' count the caller compares it with). */

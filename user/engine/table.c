@@ -319,6 +319,7 @@ int table_init(struct engine *e, const struct engine_opts *o, const struct featu
 	pthread_mutex_init(&e->step_lock, NULL);
 	e->use_scan = f->pagemap_scan && !(f->disabled & DIS_PAGEMAP_SCAN);
 	e->use_procmap = f->procmap_query && !(f->disabled & DIS_PROCMAP_QUERY);
+	e->use_maps_text = !(f->disabled & DIS_MAPS_TEXT);
 	e->smaps = !(f->disabled & DIS_SMAPS);
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "kernel/fcache_bpf.h"
+#include "kernel/kfeatures.h"
 #include "lib/log.h"
 #include "fcache.skel.h"
 
@@ -201,6 +202,11 @@ int fcache_bpf_open(unsigned int hooks, struct fcbpf **out, char *why, size_t wh
 fail:
 	fcache_bpf_close(b);
 	return err;
+}
+
+unsigned int fcache_bpf_hooks(const struct features *f)
+{
+	return FCBPF_FILEMAP | (f->dirty_tp ? FCBPF_DIRTY : 0);
 }
 
 bool fcache_bpf_counts_dirtied(const struct fcbpf *b)

@@ -24,6 +24,10 @@ struct fcbpf_walk_stats {
 #define FCBPF_FILEMAP	(1u << 0)	/* the filemap add and delete tracepoints */
 #define FCBPF_DIRTY	(1u << 1)	/* writeback_dirty_folio too (needs FCBPF_FILEMAP) */
 
+struct features;
+/* The hooks this kernel and the switches allow (--disable dirty_tp). */
+unsigned int fcache_bpf_hooks(const struct features *f);
+
 /* Loads the programs and attaches the hooks asked for (FCBPF_*). */
 int fcache_bpf_open(unsigned int hooks, struct fcbpf **out, char *why, size_t whylen);
 /* Whether cached pages made dirty are counted (FCBPF_DIRTY attached): dirtied in deltas. */

@@ -50,13 +50,14 @@ static const struct {
 	{ "observer", DIS_OBSERVER },
 	{ "detach_child", DIS_DETACH_CHILD },
 	{ "dirty_tp", DIS_DIRTY_TP },
+	{ "maps_text", DIS_MAPS_TEXT },
 };
 
 const char *kfeatures_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
 	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend, uffd_syscall, uffd_dev, "
-	       "task_iter, fcache_bpf, kpagecount, observer, detach_child, dirty_tp";
+	       "task_iter, fcache_bpf, kpagecount, observer, detach_child, dirty_tp, maps_text";
 }
 
 int kfeatures_parse_disable(const char *list, uint32_t *mask)

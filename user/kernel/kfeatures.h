@@ -35,6 +35,7 @@ enum feat_disable {
 	DIS_OBSERVER = 1 << 19,		/* "observer": --sharing counts mevitop's own mappings */
 	DIS_DETACH_CHILD = 1 << 20,	/* "detach_child": perf events' last close at exit */
 	DIS_DIRTY_TP = 1 << 21,		/* "dirty_tp": no writeback_dirty_folio hook */
+	DIS_MAPS_TEXT = 1 << 22,	/* "maps_text": layouts by PROCMAP_QUERY only */
 };
 
 enum hook {

@@ -19,8 +19,15 @@ struct maps_entry {
 
 typedef int (*maps_cb)(const struct maps_entry *e, void *arg);
 
+/* Calls cb for each well-formed line of a maps text (NUL-terminated; its newlines are
+ * overwritten), in order; lines that are not one are skipped.  A non-zero return stops. */
+int procfs_parse_maps(char *buf, maps_cb cb, void *arg);
 /* Calls cb for each line of /proc/PID/maps, in address order; a non-zero return stops. */
 int procfs_read_maps(pid_t pid, maps_cb cb, void *arg);
+/* The same, with the names as PROCMAP_QUERY gives them, or -EILSEQ before any callback
+ * when the text cannot say them exactly (a backslash in it: a newline is written \012);
+ * -ESRCH for no mappings (no mm), as PROCMAP_QUERY says. */
+int procfs_read_maps_exact(pid_t pid, maps_cb cb, void *arg);
 
 /* Per-mapping VmFlags from /proc/PID/smaps, as bit flags (only the ones mevitop uses).
  * Costs a page-table walk of the process: called only when THP eligibility matters. */

@@ -127,3 +127,14 @@ out:
 	close(fd);
 	return ret;
 }
+
+int procmap_read_layout(pid_t pid, bool text, maps_cb cb, void *arg)
+{
+	if (text) {
+		int err = procfs_read_maps_exact(pid, cb, arg);
+
+		if (err != -EILSEQ)
+			return err;
+	}
+	return procmap_read_maps(pid, cb, arg);
+}
