@@ -6,6 +6,13 @@
  * "accounted" exceed what it stands for.  smaps_rollup's Pss_Anon divides each page by its
  * map count; the kernel walks the page tables for it (~50 µs a small process), so it is
  * read only for processes whose anonymous pages changed, or whose sharing may have.
+ *
+ * Sharing moves with no change of anyone's resident count when a process writes a page it
+ * shares since fork (copy on write: the writer gets a page of its own, the others' share
+ * grows; redis's BGSAVE child, a forked server's workers).  Such pages are shared within a
+ * fork family only, whose members (fork without exec) keep their parent's name: a process
+ * whose fault counters moved, and every process of its family, are read again.  What that
+ * misses (a family member renamed, KSM) the periodic re-read catches.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +23,11 @@
 
 #define ANON_BUDGET_FIRST_NS	300000000ull	/* the first snapshot: every process, normally */
 #define ANON_BUDGET_NS		2000000ull	/* later refreshes: <= 0.2% of a core at 1 s */
-#define ANON_REREAD_NS		10000000000ull	/* sharing changes without our noticing (exit
-						 * of a sharer, exec of a child): re-read after */
+#define ANON_REREAD_NS		30000000000ull	/* sharing changes without our noticing (a
+						 * renamed sharer, KSM): re-read after; was
+						 * 10 s, a sixth of the idle CPU at 300
+						 * processes (issue 24) */
+#define FAMILY_DEPTH		64		/* parents followed to a family's root */
 
 struct anon_ent {
 	uint64_t serial;
@@ -26,7 +36,12 @@ struct anon_ent {
 	uint64_t model_read;	/* ... when pss was read */
 	uint64_t pss;		/* Pss_Anon, bytes; valid if read_ns */
 	uint64_t read_ns;	/* 0: never read */
+	uint64_t faults;	/* the process's fault count (struct proc.faults) when read */
+	uint64_t faults_now;	/* ... at this refresh */
+	char comm[16];
 	bool stale;
+	bool moved;		/* faulted since it was read */
+	bool hot;		/* families_stale(): a family root with a member that moved */
 	bool unreadable;	/* smaps_rollup refused (another user namespace's init: EACCES;
 				 * a kernel thread: ESRCH): pss is the model's count */
 };
@@ -80,6 +95,9 @@ static struct anon_ent *collect(struct engine *e, const struct anon_acct *a, siz
 			else
 				*x = (struct anon_ent){ .serial = p->serial, .pid = p->pid };
 			x->ppid = p->ppid;
+			memcpy(x->comm, p->comm, sizeof(x->comm));
+			x->faults_now = p->faults;
+			x->moved = x->read_ns && p->faults != x->faults;
 			/* Shared anonymous mappings are shmem: the files' rows count them. */
 			na = model_anon_resident(p);
 			if (x->read_ns && !x->unreadable && x->model != na)
@@ -109,6 +127,73 @@ static void parents_stale(struct anon_ent *v, size_t n)
 			for (j = 0; j < n; j++)
 				if (v[j].pid == v[i].ppid)
 					v[j].stale = true;
+}
+
+static int by_pid(const void *a, const void *b)
+{
+	const struct anon_ent *x = *(struct anon_ent *const *)a, *y = *(struct anon_ent *const *)b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static struct anon_ent *find_pid(struct anon_ent **by, size_t n, pid_t pid)
+{
+	struct anon_ent key = { .pid = pid }, *kp = &key, **f;
+
+	f = bsearch(&kp, by, n, sizeof(*by), by_pid);
+	return f ? *f : NULL;
+}
+
+/* The oldest ancestor of x with x's name, through parents with that name: the family's. */
+static struct anon_ent *family_root(struct anon_ent **by, size_t n, struct anon_ent *x)
+{
+	for (int d = 0; d < FAMILY_DEPTH && x->ppid > 0; d++) {
+		struct anon_ent *up = find_pid(by, n, x->ppid);
+
+		if (!up || up == x || strncmp(up->comm, x->comm, sizeof(x->comm)))
+			break;
+		x = up;
+	}
+	return x;
+}
+
+/* Every member of a family of two or more one of whose members faulted since it was read
+ * (see above); a process alone is read when its own pages change, as before. */
+static void families_stale(struct anon_ent *v, size_t n)
+{
+	struct anon_ent **by, **root;
+	size_t i, moved = 0;
+
+	for (i = 0; i < n; i++) {
+		moved += v[i].moved;
+		v[i].hot = false;
+	}
+	if (!moved)
+		return;
+	by = malloc(n * sizeof(*by));
+	root = malloc(n * sizeof(*root));
+	if (!by || !root) {
+		free(by);
+		free(root);
+		return;		/* no memory: the periodic re-read stands */
+	}
+	for (i = 0; i < n; i++)
+		by[i] = &v[i];
+	qsort(by, n, sizeof(*by), by_pid);
+	for (i = 0; i < n; i++)
+		root[i] = family_root(by, n, &v[i]);
+	/* A member that moved, in a family with another member: its root is hot. */
+	for (i = 0; i < n; i++) {
+		struct anon_ent *r = root[i];
+
+		if (r != &v[i] && (v[i].moved || r->moved))
+			r->hot = true;
+	}
+	for (i = 0; i < n; i++)
+		if (root[i]->hot)
+			v[i].stale = true;
+	free(by);
+	free(root);
 }
 
 /* What an entry wants: 0 a first read, 1 a re-read (its pages or sharing changed), 2 a
@@ -159,6 +244,7 @@ static void read_some(struct engine *e, struct anon_ent *v, size_t n, uint64_t b
 		x->pss = x->unreadable ? x->model * PAGE_SIZE_4K : r.pss_anon;
 		x->model_read = x->model;
 		x->read_ns = now;
+		x->faults = x->faults_now;
 		/* Read at start before the model's scan: if its anonymous pages moved in
 		 * between, it is read again at the next refresh. */
 		x->stale = ahead && !x->unreadable && r.anon != x->model * PAGE_SIZE_4K;
@@ -193,6 +279,7 @@ uint64_t mem_anon_refresh(struct engine *e, uint64_t *pending, uint64_t *unreada
 	}
 	v = collect(e, a, &n);
 	parents_stale(v, n);
+	families_stale(v, n);
 	read_some(e, v, n, a->first_done ? ANON_BUDGET_NS : ANON_BUDGET_FIRST_NS);
 	a->first_done = true;
 	*pending = *unreadable = 0;
