@@ -93,7 +93,8 @@ struct files {
 					 * no handle): mapped_by's inputs beside the processes */
 	uint64_t mapped_sig[6];		/* those inputs at the last mapped_by */
 	struct ftop largest;
-	uint64_t taken_pages;		/* adds + dels the deltas gave, since the start */
+	uint64_t taken_pages;		/* adds + dels + dirtied the deltas gave, since the start */
+	uint64_t events_seen;		/* fc_events at the last refresh */
 	uint64_t lost_base;		/* events - taken_pages after the last full re-walk */
 	uint64_t ticks;
 	/* Superblocks the last walk cut short (an inode under its cursor left the list):
