@@ -10,8 +10,10 @@
  * Sharing moves with no change of anyone's resident count when a process writes a page it
  * shares since fork (copy on write: the writer gets a page of its own, the others' share
  * grows; redis's BGSAVE child, a forked server's workers).  Such pages are shared within a
- * fork family only, whose members (fork without exec) keep their parent's name: a process
- * whose fault counters moved, and every process of its family, are read again.  What that
+ * fork family only, whose members (fork without exec) keep their parent's name and heap
+ * start: a process whose fault counters moved, and every process of its family, are read
+ * again.  (By name alone, a python test runner and every python it started were one
+ * family: the runner's own re-reads took the budget.)  What that
  * misses (a family member renamed, KSM) the periodic re-read catches.
  */
 #include <stdlib.h>
@@ -39,6 +41,7 @@ struct anon_ent {
 	uint64_t faults;	/* the process's fault count (struct proc.faults) when read */
 	uint64_t faults_now;	/* ... at this refresh */
 	char comm[16];
+	uint64_t brk_start;	/* the heap's start: fork keeps it, exec draws another (ASLR) */
 	bool stale;
 	bool moved;		/* faulted since it was read */
 	bool hot;		/* families_stale(): a family root with a member that moved */
@@ -96,6 +99,7 @@ static struct anon_ent *collect(struct engine *e, const struct anon_acct *a, siz
 				*x = (struct anon_ent){ .serial = p->serial, .pid = p->pid };
 			x->ppid = p->ppid;
 			memcpy(x->comm, p->comm, sizeof(x->comm));
+			x->brk_start = p->brk_start;
 			x->faults_now = p->faults;
 			x->moved = x->read_ns && p->faults != x->faults;
 			/* Shared anonymous mappings are shmem: the files' rows count them. */
@@ -144,13 +148,21 @@ static struct anon_ent *find_pid(struct anon_ent **by, size_t n, pid_t pid)
 	return f ? *f : NULL;
 }
 
-/* The oldest ancestor of x with x's name, through parents with that name: the family's. */
+/* Whether up is x's parent by a fork with no exec since, as far as the layout tells: the
+ * same name and the same heap start (exec places the heap anew, at random). */
+static bool same_image(const struct anon_ent *up, const struct anon_ent *x)
+{
+	return up->brk_start && up->brk_start == x->brk_start &&
+	       !strncmp(up->comm, x->comm, sizeof(x->comm));
+}
+
+/* The oldest ancestor of x through forks with no exec (same_image): the family's root. */
 static struct anon_ent *family_root(struct anon_ent **by, size_t n, struct anon_ent *x)
 {
 	for (int d = 0; d < FAMILY_DEPTH && x->ppid > 0; d++) {
 		struct anon_ent *up = find_pid(by, n, x->ppid);
 
-		if (!up || up == x || strncmp(up->comm, x->comm, sizeof(x->comm)))
+		if (!up || up == x || !same_image(up, x))
 			break;
 		x = up;
 	}
@@ -209,7 +221,10 @@ static int want(const struct anon_ent *x, uint64_t now)
 
 static uint64_t sort_now;
 
-/* First reads first, the largest first (their stand-in counts err the most). */
+/* First reads first, the largest first (their stand-in counts err the most); then
+ * re-reads, the longest unread first: a large process that changes every refresh and
+ * takes the budget alone must not starve the rest (it did: a forked pair's re-read waited
+ * behind the test runner's own). */
 static int by_want(const void *a, const void *b)
 {
 	const struct anon_ent *x = *(struct anon_ent *const *)a, *y = *(struct anon_ent *const *)b;
@@ -217,7 +232,9 @@ static int by_want(const void *a, const void *b)
 
 	if (wx != wy)
 		return wx - wy;
-	return x->model > y->model ? -1 : x->model < y->model;
+	if (wx == 0)
+		return x->model > y->model ? -1 : x->model < y->model;
+	return x->read_ns < y->read_ns ? -1 : x->read_ns > y->read_ns;
 }
 
 /* Reads entries wanting it until the budget is spent. */
