@@ -194,6 +194,7 @@ def test_accounted_anon_follows_copy_on_write(mevitop):
         for _ in range(3):          # settled: the readers' own first reads are done
             mv.snapshot()
         before_truth = sum(pss_anon(p) for p in procs)
+        anon_before = anon_pages()
         before = mv.snapshot()["memory"]["accounted_anon"]
         pair.stdin.write("go\n")
         pair.stdin.flush()
@@ -207,8 +208,12 @@ def test_accounted_anon_follows_copy_on_write(mevitop):
                 break
             snap = mv.snapshot()
         grew = snap["memory"]["accounted_anon"] - before
-        # Others on the box move anonymous memory meanwhile: 8 MiB of slack either way.
-        assert abs(grew - grew_truth) < 8 << 20, (grew, grew_truth)
+        # Others on the box move anonymous memory meanwhile: 8 MiB of slack below; above,
+        # also what AnonPages moved beyond the pair's own growth (a fresh machine's suite
+        # allocated 37 MiB elsewhere during one run).
+        others = max(0, anon_pages() - anon_before - grew_truth)
+        assert grew_truth - (8 << 20) <= grew <= grew_truth + (8 << 20) + others, \
+            (grew, grew_truth, others)
     finally:
         pair.stdin.close()
         pair.wait(timeout=10)
