@@ -269,6 +269,12 @@ $(BUILD)/bench/rollups: bench/rollups.c
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) -O2 -Wall -Wextra -Werror -std=gnu11 -static -o $@ $<
 
+# An empty program on the page-fault tracepoint (bench/fault_floor.c): libbpf only.
+$(BUILD)/bench/fault_floor: bench/fault_floor.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) -g -O2 -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -o $@ $< -lbpf -lelf -lz
+
 # The task iterator against /proc per process (bench/pass_cost.c): it loads the skeleton,
 # so it links the kernel folder and libbpf, unlike the plain benchmarks.
 $(BUILD)/bench/pass_cost: bench/pass_cost.c $(BUILD)/folders/kernel.a $(BUILD)/folders/lib.a | $(SKEL)

@@ -64,6 +64,36 @@ static __always_inline void count_lost(__u32 kind, __u32 tgid)
 		bpf_map_update_elem(&lost_tgid, &tgid, &one, BPF_NOEXIST);
 }
 
+/* An events-ring record of `size` bytes, with room after it for the stamp (events.h). */
+static __always_inline void *rec_reserve(__u64 size)
+{
+	return bpf_ringbuf_reserve(&events, size + cfg_stamp_cpus * sizeof(__u32), 0);
+}
+
+static __always_inline __u64 rec_bytes(__u64 size)
+{
+	return size + cfg_stamp_cpus * sizeof(__u32);
+}
+
+/* Stamps the record with every CPU's fault-ring head, then submits it.  The heads are read
+ * after the reservation: a record reserved after the engine found the ring empty carries
+ * heads no lower than those the engine read before looking (user/kernel/fring.c). */
+static __always_inline void rec_submit(void *rec, __u64 size, __u64 flags)
+{
+	__u32 *heads = (__u32 *)((char *)rec + size);
+
+	for (__u32 i = 0; i < FRING_MAX_CPUS; i++) {
+		struct fring_pos *p;
+		__u32 key = i;
+
+		if (i >= cfg_stamp_cpus)
+			break;
+		p = bpf_map_lookup_elem(&fring_pos, &key);
+		heads[i] = p ? (__u32)*(volatile __u64 *)&p->head : 0;
+	}
+	bpf_ringbuf_submit(rec, flags);
+}
+
 /*
  * A wake-up per record costs more than the record (FACTS: 2.5x slowdown vs 1.065x): the
  * consumer polls on a timer, and is woken only by the record that makes the backlog cross

@@ -15,5 +15,7 @@ const volatile __u32 cfg_all_proc_events = 0;
 const volatile __u32 cfg_stacks = 0;
 const volatile __u64 cfg_stack_interval_ns = 1000000000ULL;
 const volatile __u32 cfg_stacks_only = 0;
+const volatile __u32 cfg_fring_slots = 0;
+const volatile __u32 cfg_stamp_cpus = 0;
 
 char LICENSE[] SEC("license") = "GPL";

@@ -27,6 +27,11 @@ MEVITOP_SHARED const volatile __u64 cfg_stack_interval_ns; /* one stack per chun
 /* Exact mode's --stacks: the fault hooks send a stack for every fault and nothing else (the
  * userfaultfd says which faults were first touches; user space joins the two). */
 MEVITOP_SHARED const volatile __u32 cfg_stacks_only;
+/* Trace mode: user-mode faults go to per-CPU rings of this many records (a power of two;
+ * 0: the events ring), and every events record ends with a stamp of this many CPUs' heads
+ * (events.h). */
+MEVITOP_SHARED const volatile __u32 cfg_fring_slots;
+MEVITOP_SHARED const volatile __u32 cfg_stamp_cpus;
 
 /* Every event kind, in order.  Size is set by the loader. */
 MEVITOP_SHARED struct {
@@ -44,6 +49,24 @@ MEVITOP_SHARED struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } targets SEC(".maps");
+
+/* The per-CPU fault rings and their positions (events.h); sized by the loader, mmapped by
+ * the engine. */
+MEVITOP_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, fault_rec);
+} fring SEC(".maps");
+
+MEVITOP_SHARED struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct fring_pos);
+} fring_pos SEC(".maps");
 
 /* Failed reservations, per CPU and per event kind. */
 MEVITOP_SHARED struct {

@@ -41,7 +41,7 @@ static __always_inline int on_exit(long nr, long ret, struct pt_regs *regs)
 		regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	if (!regs)
 		return 0;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	e = rec_reserve(sizeof(*e));
 	if (!e) {
 		count_lost(EV_SYSCALL, tgid);
 		return 0;
@@ -61,7 +61,7 @@ static __always_inline int on_exit(long nr, long ret, struct pt_regs *regs)
 	e->args[5] = PT_REGS_PARM6_CORE_SYSCALL(regs);
 	e->ts = bpf_ktime_get_ns();
 	/* Layout changes are rare and the engine wants them promptly. */
-	bpf_ringbuf_submit(e, wakeup_flag(sizeof(*e)));
+	rec_submit(e, sizeof(*e), wakeup_flag(rec_bytes(sizeof(*e))));
 	return 0;
 }
 

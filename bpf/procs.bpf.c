@@ -13,7 +13,7 @@
 static __always_inline void emit_proc(__u8 kind, __u8 flags, __u32 tgid, __u32 ptgid,
 				      struct task_struct *task)
 {
-	struct ev_proc *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct ev_proc *e = rec_reserve(sizeof(*e));
 
 	if (!e) {
 		count_lost(kind, tgid);
@@ -28,7 +28,7 @@ static __always_inline void emit_proc(__u8 kind, __u8 flags, __u32 tgid, __u32 p
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
 	e->ts = bpf_ktime_get_ns();
 	/* Process events are rare; wake the consumer so a new process is modelled at once. */
-	bpf_ringbuf_submit(e, 0);
+	rec_submit(e, sizeof(*e), 0);
 }
 
 #define PF_KTHREAD 0x00200000	/* include/linux/sched.h */
@@ -128,7 +128,7 @@ int tp_fork(struct trace_event_raw_sched_process_fork *ctx)
 		else if (!cfg_all_proc_events)
 			return 0;
 	}
-	struct ev_proc *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct ev_proc *e = rec_reserve(sizeof(*e));
 	if (!e) {
 		count_lost(EV_FORK, ptgid);
 		return 0;
@@ -141,7 +141,7 @@ int tp_fork(struct trace_event_raw_sched_process_fork *ctx)
 	e->ptgid = ptgid;
 	BPF_CORE_READ_STR_INTO(&e->comm, parent, comm);
 	e->ts = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(e, 0);
+	rec_submit(e, sizeof(*e), 0);
 	return 0;
 }
 

@@ -90,7 +90,7 @@ static __always_inline void stack_sample(void *ctx, __u32 tgid, __u32 tid, __u64
 		return;
 	if (!stack_due(tgid, addr >> MEVITOP_CHUNK_SHIFT, &now))
 		return;
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	e = rec_reserve(sizeof(*e));
 	if (!e) {
 		/* Not count_lost(): a lost stack needs no rescan, only a count. */
 		bump_percpu(&lost, EV_STACK);
@@ -116,7 +116,7 @@ static __always_inline void stack_sample(void *ctx, __u32 tgid, __u32 tid, __u64
 	e->_pad = 0;
 	e->addr = addr;
 	e->ts = now;
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	rec_submit(e, sizeof(*e), BPF_RB_NO_WAKEUP);
 }
 
 #endif /* MEVITOP_STACKS_BPF_H */

@@ -5,6 +5,8 @@ import os
 import signal
 import subprocess
 
+import pytest
+
 import harness
 from harness import assert_matches, find_proc, json_error
 
@@ -259,17 +261,19 @@ def test_help_and_version():
     assert rc == 0 and out.startswith("mevitop ")
 
 
-def test_lost_events_are_counted_and_healed(mevitop, workload):
-    """A consumer that stalls (here: SIGSTOP) while a 4 KiB ring buffer takes a burst of 4096
-    faults must lose records.  The losses are counted, and the process they touched is
-    rescanned until the model equals pagemap again, even with --no-reconcile."""
+@pytest.mark.parametrize("switches", [(), ("fault_rings",)], ids=["fault_rings", "events_ring"])
+def test_lost_events_are_counted_and_healed(mevitop, workload, switches):
+    """A consumer that stalls (here: SIGSTOP) while a 4 KiB ring buffer (and, with them, fault
+    rings of the least size, 4,096 records a CPU) takes a burst of 8,192 faults must lose
+    records.  The losses are counted, and the process they touched is rescanned until the
+    model equals pagemap again, even with --no-reconcile."""
     wl = workload()
     mv = mevitop(["-p", str(wl.pid), "-i", "50", "--no-reconcile", "--mode", "trace",
-                  "--ringbuf-size", "4096"])
-    wl.do("map a 4096")
+                  "--ringbuf-size", "4096"], switches)
+    wl.do("map a 8192")
     os.kill(mv.proc.pid, signal.SIGSTOP)
     try:
-        t, _ = wl.do("touch a 0 4096 1 w")
+        t, _ = wl.do("touch a 0 8192 1 w")
     finally:
         os.kill(mv.proc.pid, signal.SIGCONT)
     snap = mv.snapshot_after(t)
@@ -277,11 +281,12 @@ def test_lost_events_are_counted_and_healed(mevitop, workload):
         if snap["stats"]["reconciles"]:
             break
         snap = mv.snapshot()
-    assert snap["stats"]["lost"] > 0
+    assert snap["stats"]["lost_by_kind"]["fault"] > 0, snap["stats"]
+    assert snap["stats"]["fault_rings"] == (not switches), snap["stats"]
     assert snap["stats"]["reconciles"] > 0
     assert snap["stats"]["drift_pages"] > 0
     assert_matches(snap, wl.pid)
-    assert find_proc(snap, wl.pid)["pages"]["resident"] >= 4096
+    assert find_proc(snap, wl.pid)["pages"]["resident"] >= 8192
 
 
 def test_replay_errors_in_both_forms(tmp_path):

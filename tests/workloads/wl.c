@@ -24,6 +24,11 @@
  *                              one after the other; done says each thread's tid, in k order)
  *   readfile NAME START COUNT PATH      (read() into the region: kernel-mode faults)
  *   random NAME COUNT SEED     (writes COUNT pseudo-random pages of the region)
+ *   crosscpu NAME ROUNDS       (round r: the main thread, on one CPU, maps fresh anonymous
+ *                              memory over the region, MAP_FIXED; a thread on another CPU
+ *                              then writes every (r % 5 + 2)th page; only the last round's
+ *                              pages stay: a fault applied after a later round's mapping
+ *                              record shows as a page too many)
  *   fork NAME START COUNT      (child writes those pages, reports, then waits forever)
  *   forkwait NAME START COUNT  (the same, but the child first waits for "release")
  *   release                    (lets the forkwait child write; done once it has)
@@ -35,6 +40,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/mman.h>
@@ -295,6 +301,79 @@ static void cmd_ownthreads(char **argv)
 	wl_done(extra);
 }
 
+struct cross_arg {
+	struct region *r;
+	size_t rounds;
+	pthread_barrier_t *go, *done;
+};
+
+static void pin_to(int nth)
+{
+	cpu_set_t allowed, one;
+	int cpu, seen = 0;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		return;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &allowed) || seen++ != nth)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		sched_setaffinity(0, sizeof(one), &one);
+		return;
+	}
+}
+
+static void *cross_main(void *p)
+{
+	struct cross_arg *a = p;
+
+	pin_to(1);
+	for (size_t round = 0; round < a->rounds; round++) {
+		pthread_barrier_wait(a->go);
+		touch(a->r->base, 0, a->r->pages, round % 5 + 2, true);
+		pthread_barrier_wait(a->done);
+	}
+	return NULL;
+}
+
+static void cmd_crosscpu(char **argv)
+{
+	struct region *r = get(argv[1]);
+	size_t rounds = strtoul(argv[2], NULL, 0);
+	pthread_barrier_t go, done;
+	struct cross_arg a = { r, rounds, &go, &done };
+	cpu_set_t saved;
+	bool ok = true;
+	pthread_t t;
+
+	if (!r)
+		return;
+	sched_getaffinity(0, sizeof(saved), &saved);
+	pthread_barrier_init(&go, NULL, 2);
+	pthread_barrier_init(&done, NULL, 2);
+	if (pthread_create(&t, NULL, cross_main, &a)) {
+		wl_fail("pthread_create");
+		return;
+	}
+	pin_to(0);
+	for (size_t round = 0; round < rounds; round++) {
+		if (mmap(r->base, r->pages * PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+			ok = false;
+		pthread_barrier_wait(&go);
+		pthread_barrier_wait(&done);
+	}
+	pthread_join(t, NULL);
+	sched_setaffinity(0, sizeof(saved), &saved);
+	pthread_barrier_destroy(&go);
+	pthread_barrier_destroy(&done);
+	if (ok)
+		wl_done(NULL);
+	else
+		wl_fail("mmap");
+}
+
 /* The forkwait child's start signal: written by "release", read by the child. */
 static int release_fd = -1, released_fd = -1;
 
@@ -506,6 +585,8 @@ static void dispatch(char **argv, int argc)
 		cmd_fork(argv, false);
 	} else if (!strcmp(argv[0], "random") && argc >= 4) {
 		cmd_random(argv);
+	} else if (!strcmp(argv[0], "crosscpu") && argc >= 3) {
+		cmd_crosscpu(argv);
 	} else if (!strcmp(argv[0], "forkwait") && argc >= 4) {
 		cmd_fork(argv, true);
 	} else if (!strcmp(argv[0], "release")) {

@@ -340,6 +340,7 @@ static void choose_sources(struct engine *e, struct tracer_opts *to)
 	choose_syscall_hook(e);
 	choose_ring(e, to);
 	to->task_iter = e->f.task_iter;
+	to->fault_rings = e->o.mode == MODE_TRACE && e->f.fault_rings;
 }
 
 int engine_start(struct engine *e, char *why, size_t whylen)
@@ -386,6 +387,7 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 	if (err)
 		return err;
 	e->tasks = tracer_tasks(e->tracer);
+	e->f.fault_rings = tracer_fault_rings(e->tracer);	/* what was used (JSON) */
 	e->now_ns = engine_now_ns();
 	e->last_tick_ns = e->now_ns;
 	if (e->o.npids) {

@@ -82,6 +82,7 @@ struct engine_stats {
 	uint64_t missed;		/* processes found by the pass whose fork record was lost */
 	uint64_t layout_hooked;		/* 1: layouts from mmap_lock_released (JSON
 					 * layout_source), 0: from syscall records */
+	bool fault_rings;		/* trace mode's faults from the per-CPU rings */
 	double events_per_sec;
 	double interval_s;
 	double cpu_pct;			/* mevitop's CPU over the last interval, % of one core */

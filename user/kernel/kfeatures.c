@@ -51,13 +51,15 @@ static const struct {
 	{ "detach_child", DIS_DETACH_CHILD },
 	{ "dirty_tp", DIS_DIRTY_TP },
 	{ "maps_text", DIS_MAPS_TEXT },
+	{ "fault_rings", DIS_FAULT_RINGS },
 };
 
 const char *kfeatures_disable_names(void)
 {
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
 	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend, uffd_syscall, uffd_dev, "
-	       "task_iter, fcache_bpf, kpagecount, observer, detach_child, dirty_tp, maps_text";
+	       "task_iter, fcache_bpf, kpagecount, observer, detach_child, dirty_tp, maps_text, "
+	       "fault_rings";
 }
 
 int kfeatures_parse_disable(const char *list, uint32_t *mask)
@@ -322,6 +324,10 @@ static void choose_hooks(struct features *f, struct btf *vmlinux, bool tracefs_o
 			btf_has_tp(vmlinux, "mm_filemap_delete_from_page_cache");
 	f->dirty_tp = f->filemap_tp && !(f->disabled & DIS_DIRTY_TP) &&
 		      btf_has_tp(vmlinux, "writeback_dirty_folio");
+	/* Only the exceptions tracepoints' user-mode faults can use a ring per CPU: the
+	 * handle_mm_fault hooks are not on a store-ordered architecture (bpf/faults.bpf.c). */
+	f->fault_rings = !(f->disabled & DIS_FAULT_RINGS) &&
+			 (h[HOOK_FAULT] == AT_TP_BTF || h[HOOK_FAULT] == AT_TP);
 #undef TP_EXISTS
 }
 
@@ -478,7 +484,7 @@ void kfeatures_print(const struct features *f, bool json)
 		       "\"userfaultfd_dev\": %s, \"userfaultfd_wp\": %s, "
 		       "\"userfaultfd_features\": \"0x%llx\", \"exact_seccomp\": \"%s\", "
 		       "\"thp\": \"%s\", \"cachestat\": %s, \"filemap_tracepoints\": %s, "
-		       "\"dirtied_tracepoint\": %s, "
+		       "\"dirtied_tracepoint\": %s, \"fault_rings\": %s, "
 		       "\"page_cache_walk\": %s, \"kpagecount\": %s, "
 		       "\"fault_around_bytes\": %llu, \"disabled\": \"0x%x\", \"hooks\": {",
 		       f->root ? "true" : "false", f->btf ? "true" : "false",
@@ -492,7 +498,8 @@ void kfeatures_print(const struct features *f, bool json)
 		       f->uffd_ways.wp ? "true" : "false", (unsigned long long)f->uffd_features,
 		       seccomp_probe_path_name(sc), thp[f->thp], f->cachestat ? "true" : "false",
 		       f->filemap_tp ? "true" : "false", f->dirty_tp ? "true" : "false",
-		       f->fcache_walk ? "true" : "false", f->kpagecount ? "true" : "false",
+		       f->fault_rings ? "true" : "false", f->fcache_walk ? "true" : "false",
+		       f->kpagecount ? "true" : "false",
 		       (unsigned long long)f->fault_around_bytes,
 		       f->disabled);
 		for (i = 0; i < HOOK_COUNT; i++)
@@ -543,6 +550,8 @@ void kfeatures_print(const struct features *f, bool json)
 	       f->disabled & DIS_FCACHE_BPF ? " (disabled by switch)" : "");
 	printf("  %-28s %s%s\n", "dirtied pages tracepoint", yes(f->dirty_tp),
 	       f->disabled & (DIS_DIRTY_TP | DIS_FCACHE_BPF) ? " (disabled by switch)" : "");
+	printf("  %-28s %s%s\n", "per-CPU fault rings (trace)", yes(f->fault_rings),
+	       f->disabled & DIS_FAULT_RINGS ? " (disabled by switch: the events ring)" : "");
 	printf("  %-28s %s\n", "page cache files from",
 	       f->fcache_walk ? "a BPF walk of every superblock's inodes (tp_btf/task_rename)" :
 	       "/proc/PID/fd and maps (no walk: files nobody holds are missing)");

@@ -36,6 +36,7 @@ enum feat_disable {
 	DIS_DETACH_CHILD = 1 << 20,	/* "detach_child": perf events' last close at exit */
 	DIS_DIRTY_TP = 1 << 21,		/* "dirty_tp": no writeback_dirty_folio hook */
 	DIS_MAPS_TEXT = 1 << 22,	/* "maps_text": layouts by PROCMAP_QUERY only */
+	DIS_FAULT_RINGS = 1 << 23,	/* "fault_rings": trace mode's faults in the events ring */
 };
 
 enum hook {
@@ -86,6 +87,8 @@ struct features {
 	bool filemap_tp;		/* tp_btf filemap add/delete: per-file page cache counts */
 	bool dirty_tp;			/* tp_btf writeback_dirty_folio: cached pages made dirty */
 	bool fcache_walk;		/* the page cache walk can be driven (tp_btf/task_rename) */
+	bool fault_rings;		/* trace mode's user-mode faults in per-CPU rings: the
+					 * x86 exceptions tracepoints (bpf/events.h) */
 	bool btf_raw_syscalls;		/* tp_btf/sys_exit usable (a second choice for syscalls) */
 	bool uffd;			/* some way gives targets a userfaultfd */
 	uint64_t uffd_features;

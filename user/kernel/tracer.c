@@ -15,9 +15,11 @@
 #include <bpf/libbpf.h>
 #include "mevitop.skel.h"
 #include "lib/log.h"
+#include "lib/page.h"
 #include "syscalls.h"
 #include "kernel/procfs.h"
 #include "kernel/fault_sampler.h"
+#include "kernel/fring.h"
 #include "kernel/perf_release.h"
 #include "kernel/taskiter.h"
 #include "kernel/tracer.h"
@@ -45,6 +47,9 @@ struct tracer {
 	bool release_in_child;		/* perf events' last close by a child (not disabled) */
 	struct fault_sampler *sampler;	/* sample mode's --stacks */
 	struct taskiter *tasks;		/* the per-refresh pass, or NULL */
+	struct fring *fring;		/* trace mode's per-CPU fault rings, or NULL */
+	uint32_t fring_slots;		/* records a CPU; 0: no rings */
+	size_t stamp_bytes;		/* the stamp after every events record */
 };
 
 #define CHUNK_BATCH 4096
@@ -60,11 +65,22 @@ struct tracer {
  */
 #define RING_PUBLISH_BYTES (64 << 10)
 
-static size_t page_round(size_t n)
-{
-	size_t pg = sysconf(_SC_PAGESIZE);
+/*
+ * A fault ring per CPU holds as many records as the events ring would, shared out, within
+ * bounds: 65,536 records (512 KiB) is ~80 ms of one CPU faulting flat out, eight drains;
+ * 4,096 still two.  A fuller ring counts its faults lost and the engine rescans their processes.
+ */
+#define FRING_MIN_SLOTS 4096u
+#define FRING_MAX_SLOTS 65536u
 
-	return (n + pg - 1) / pg * pg;
+static uint32_t fring_slots(size_t ring_bytes, int ncpus)
+{
+	uint64_t want = ring_bytes / sizeof(fault_rec) / (ncpus > 0 ? ncpus : 1);
+	uint32_t slots = FRING_MIN_SLOTS;
+
+	while (slots < FRING_MAX_SLOTS && (uint64_t)slots * 2 <= want)
+		slots *= 2;
+	return slots;
 }
 
 static int on_sample(void *ctx, void *data, size_t size)
@@ -181,6 +197,16 @@ static void configure(struct tracer *t, const struct features *f, const struct t
 	bpf_map__set_max_entries(t->skel->maps.layout_dirty, t->targets_words);
 	if (o->ringbuf_bytes)
 		bpf_map__set_max_entries(t->skel->maps.events, o->ringbuf_bytes);
+	if (o->fault_rings && !o->sample && !(o->stacks && o->stacks_only) &&
+	    (f->hook[HOOK_FAULT] == AT_TP_BTF || f->hook[HOOK_FAULT] == AT_TP) &&
+	    t->ncpus <= FRING_MAX_CPUS) {
+		t->fring_slots = fring_slots(bpf_map__max_entries(t->skel->maps.events), t->ncpus);
+		t->stamp_bytes = t->ncpus * sizeof(__u32);
+		t->skel->rodata->cfg_fring_slots = t->fring_slots;
+		t->skel->rodata->cfg_stamp_cpus = t->ncpus;
+		bpf_map__set_max_entries(t->skel->maps.fring, t->ncpus * t->fring_slots);
+		bpf_map__set_max_entries(t->skel->maps.fring_pos, t->ncpus);
+	}
 
 	t->rss_hooked = f->hook[HOOK_RSS] != AT_NONE;
 	bpf_object__for_each_program(p, t->skel->obj)
@@ -205,7 +231,7 @@ static int map_arrays(struct tracer *t, char *why, size_t whylen)
 {
 	int err;
 
-	t->targets_len = page_round(t->targets_words * sizeof(__u64));
+	t->targets_len = page_round_up_sys(t->targets_words * sizeof(__u64));
 	t->targets = mmap(NULL, t->targets_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 			  bpf_map__fd(t->skel->maps.targets), 0);
 	t->layout = mmap(NULL, t->targets_len, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -213,7 +239,7 @@ static int map_arrays(struct tracer *t, char *why, size_t whylen)
 	/* Without the rss_stat hook (the default) nothing writes the slots: 640 KiB of
 	 * mevitop's RSS were mapped for nothing. */
 	if (t->rss_hooked) {
-		t->rss_len = page_round(RSS_SLOTS * sizeof(struct rss_val));
+		t->rss_len = page_round_up_sys(RSS_SLOTS * sizeof(struct rss_val));
 		t->rss = mmap(NULL, t->rss_len, PROT_READ, MAP_SHARED,
 			      bpf_map__fd(t->skel->maps.rss), 0);
 	}
@@ -221,6 +247,14 @@ static int map_arrays(struct tracer *t, char *why, size_t whylen)
 		err = -errno;
 		snprintf(why, whylen, "failed to map BPF arrays: %s", strerror(-err));
 		return err;
+	}
+	if (t->fring_slots) {
+		err = fring_map(bpf_map__fd(t->skel->maps.fring), bpf_map__fd(t->skel->maps.fring_pos),
+				t->ncpus, t->fring_slots, &t->fring);
+		if (err) {
+			snprintf(why, whylen, "failed to map the fault rings: %s", strerror(-err));
+			return err;
+		}
 	}
 	return 0;
 }
@@ -411,6 +445,7 @@ void tracer_close(struct tracer *t)
 	free(t->percpu);
 	free(t->slots);
 	free(t->slots_seen);
+	fring_unmap(t->fring);
 	if (t->targets && t->targets != MAP_FAILED)
 		munmap((void *)t->targets, t->targets_len);
 	if (t->layout && t->layout != MAP_FAILED)
@@ -419,6 +454,11 @@ void tracer_close(struct tracer *t)
 		munmap((void *)t->rss, t->rss_len);
 	mevitop_bpf__destroy(t->skel);
 	free(t);
+}
+
+bool tracer_fault_rings(const struct tracer *t)
+{
+	return t->fring != NULL;
 }
 
 struct taskiter *tracer_tasks(struct tracer *t)
@@ -461,7 +501,9 @@ int tracer_wait(struct tracer *t, int timeout_ms)
 
 /* As ring_buffer__consume: every record available, the newly produced ones included, until
  * a busy (reserved, not yet submitted) one; a record whose callback returns < 0 is consumed
- * and that value returned.  Otherwise the number of records. */
+ * and that value returned.  Otherwise the number of records.  With the fault rings, each
+ * record's stamp first brings in the faults before it (fring.h); the faults after the last
+ * record, once the ring is seen empty with nothing reserved. */
 int tracer_consume(struct tracer *t)
 {
 	const char *data = t->ring_data;
@@ -469,26 +511,48 @@ int tracer_consume(struct tracer *t)
 	unsigned long prod;
 	int n = 0, err = 0;
 
-	while (cons < (prod = __atomic_load_n(t->ring_prod, __ATOMIC_ACQUIRE))) {
+	for (;;) {
+		/* The heads before the look: a record reserved after it stamps no lower. */
+		if (t->fring)
+			fring_snapshot(t->fring);
+		prod = __atomic_load_n(t->ring_prod, __ATOMIC_ACQUIRE);
+		if (cons >= prod)
+			break;
 		while (cons < prod) {
 			const __u32 *hdr = (const __u32 *)(data + (cons & (t->ring_size - 1)));
 			__u32 len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
+			const char *rec = (const char *)hdr + BPF_RINGBUF_HDR_SZ;
+			unsigned long next;
 
 			if (len & BPF_RINGBUF_BUSY_BIT)
 				goto out;
-			cons += (((len & ~BPF_RINGBUF_DISCARD_BIT) + BPF_RINGBUF_HDR_SZ + 7) & ~7UL);
+			next = cons + (((len & ~BPF_RINGBUF_DISCARD_BIT) + BPF_RINGBUF_HDR_SZ + 7) & ~7UL);
 			if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
-				err = t->fn(t->ctx, (const char *)hdr + BPF_RINGBUF_HDR_SZ, len);
+				if (t->fring && len >= t->stamp_bytes) {	/* every record is */
+					len -= t->stamp_bytes;
+					err = fring_drain_stamp(t->fring, rec + len, t->fn, t->ctx);
+					if (err < 0)
+						goto out;	/* the record stays: its faults first */
+					n = n > INT_MAX - err ? INT_MAX : n + err;
+				}
+				cons = next;
+				err = t->fn(t->ctx, rec, len);
 				if (err < 0)
 					goto out;
 				if (n < INT_MAX)
 					n++;
 			}
+			cons = next;
 			if (cons - published >= t->ring_publish) {
 				__atomic_store_n(t->ring_cons, cons, __ATOMIC_RELEASE);
 				published = cons;
 			}
 		}
+	}
+	if (t->fring) {
+		err = fring_drain_snapshot(t->fring, t->fn, t->ctx);
+		if (err > 0)
+			n = n > INT_MAX - err ? INT_MAX : n + err;
 	}
 out:
 	__atomic_store_n(t->ring_cons, cons, __ATOMIC_RELEASE);

@@ -35,6 +35,8 @@ struct tracer_opts {
 	uint64_t stack_duty_on_ms;	/* ... with the events open this long */
 	uint64_t stack_duty_every_ms;	/* of every this long (user/kernel/fault_sampler.h) */
 	bool task_iter;			/* load the task iterator (tracer_tasks) */
+	bool fault_rings;		/* trace mode: user-mode faults in per-CPU rings
+					 * (kernel/fring.h), where the fault hook allows */
 };
 
 /* Called for every record, in ring-buffer order. */
@@ -43,6 +45,8 @@ typedef int (*tracer_event_fn)(void *ctx, const void *data, size_t size);
 int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_event_fn fn,
 		void *ctx, struct tracer **out, char *why, size_t whylen);
 void tracer_close(struct tracer *t);
+/* Trace mode's faults come through the per-CPU rings (kernel/fring.h). */
+bool tracer_fault_rings(const struct tracer *t);
 /* The task iterator (kernel/taskiter.h), or NULL when not loaded. */
 struct taskiter *tracer_tasks(struct tracer *t);
 

@@ -201,6 +201,7 @@ int json_frame_from_engine(struct json_frame *f, struct engine *e, const struct 
 	f->mode = engine_mode_name(engine_mode(e));
 	f->stats = *st;
 	f->stats.layout_hooked = engine_features(e)->hook[HOOK_LAYOUT] != AT_NONE;
+	f->stats.fault_rings = engine_features(e)->fault_rings;
 	if (!f->stats.interval_scale)
 		f->stats.interval_scale = 1;
 	f->interval_ms = o->interval_ms * f->stats.interval_scale;
@@ -288,9 +289,10 @@ int json_frame_write(FILE *out, const struct json_frame *f, const struct json_op
 	    st->maps_reads, st->overflows, st->retired, st->events_per_sec, f->engine_bytes,
 	    f->nprocs, st->cpu_pct, st->interval_scale ? st->interval_scale : 1);
 	json_buf_put(&b, ", \"maps_reads_per_sec\": %.1f, \"layout_changes\": %" PRIu64
-	    ", \"layout_unowned\": %" PRIu64 ", \"layout_source\": \"%s\"",
+	    ", \"layout_unowned\": %" PRIu64 ", \"layout_source\": \"%s\""
+	    ", \"fault_rings\": %s",
 	    st->maps_reads_per_sec, st->layout_changes, st->layout_unowned,
-	    st->layout_hooked ? "mmap_lock" : "syscalls");
+	    st->layout_hooked ? "mmap_lock" : "syscalls", st->fault_rings ? "true" : "false");
 	json_buf_put(&b, ", \"lost_by_kind\": {\"fault\": %" PRIu64 ", \"syscall\": %" PRIu64
 	    ", \"fork\": %" PRIu64 ", \"exec\": %" PRIu64 ", \"exit\": %" PRIu64 "}",
 	    st->lost_by_kind[EV_FAULT], st->lost_by_kind[EV_SYSCALL], st->lost_by_kind[EV_FORK],
