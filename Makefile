@@ -206,6 +206,7 @@ test_maplayout_LINK := ui model lib
 test_maplayout_LIBS := -lncursesw -lroaring -lm
 test_procfs_stat_LINK := kernel lib
 test_maps_fuzz_LINK := kernel lib
+test_fring_LINK    := kernel lib
 test_taskiter_LINK := kernel lib
 test_taskiter_LIBS := -lbpf -lelf -lz
 test_proctree_LINK := ui model lib
