@@ -99,7 +99,8 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
  * happen meanwhile are buffered and applied after. */
 int engine_start(struct engine *e, char *why, size_t whylen);
 /* How often to drain: trace mode streams every fault (10 ms keeps the ring buffer short);
- * the other modes stream only mapping changes (rare) and drain the fault counts at ticks. */
+ * the other modes stream only mapping changes (rare) and drain the fault counts at ticks;
+ * sample mode with only process records, whose records wake it, once a second. */
 int engine_poll_ms(const struct engine *e);
 /* Waits up to timeout_ms for events, applies them and does the batch-end work. */
 int engine_step(struct engine *e, int timeout_ms);
