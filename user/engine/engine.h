@@ -51,6 +51,9 @@ struct engine_opts {
 	size_t nfile_paths;
 	uint32_t files_top;		/* rows whose counts are refreshed exactly (cachestat)
 					 * each interval, largest first; 0: every row */
+	uint32_t files_first_listed;	/* the first snapshot shows the largest this many
+					 * rows only (--json --files N): the others are named
+					 * at the next refreshes; 0: every row named first */
 	uint32_t max_cpu_pct;		/* --max-cpu: widen the interval past this; 0: off */
 	bool rss_hook;			/* --rss-hook: kmem:rss_stat counters in a BPF map */
 	bool stacks;			/* --stacks: first-touch stacks (user/stacks/) */
