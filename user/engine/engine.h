@@ -52,7 +52,7 @@ struct engine_opts {
 	uint32_t files_top;		/* rows whose counts are refreshed exactly (cachestat)
 					 * each interval, largest first; 0: every row */
 	uint32_t files_first_listed;	/* the first snapshot shows the largest this many
-					 * rows only (--json --files N): the others are named
+					 * rows only (--json --files-top N): the others are named
 					 * at the next refreshes; 0: every row named first */
 	uint32_t max_cpu_pct;		/* --max-cpu: widen the interval past this; 0: off */
 	bool rss_hook;			/* --rss-hook: kmem:rss_stat counters in a BPF map */

@@ -226,11 +226,11 @@ static bool ask(struct files *fs, struct fc_file **rows, size_t n, bool *reloade
 	return true;
 }
 
-/* The first snapshot of a session that lists only the largest rows (--json --files N,
+/* The first snapshot of a session that lists only the largest rows (--json --files-top N,
  * files.first_listed): those are asked about now, with a margin, and the others over the
  * next refreshes, KINFO_TICK_NS a refresh, as rows past the budget always were.  With
- * ~20,000 cached files that is ~50 ms less before the first line.  Then fs->kinfo keeps
- * only the rows not asked. */
+ * ~14,000 cached files that was ~50 ms less before the first line here.  Then fs->kinfo
+ * keeps only the rows not asked. */
 static bool first_listed(struct files *fs, bool *reloaded, uint64_t now, struct fkeys *retry)
 {
 	size_t want = 2 * (size_t)fs->first_listed, n = 0, i, j, got;
