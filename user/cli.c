@@ -894,6 +894,10 @@ void cli_engine_opts(struct cli *c, struct engine_opts *eo)
 		 * largest files, what JSON lists; the tracepoints keep every row's cached
 		 * count current, and a row that changed is counted again anyway. */
 		.files_top = !c->files_top || c->files_top > 64 ? 64 : c->files_top,
+		/* Only --json's first line waits for the names: the view, serve and record
+		 * may show any row at once. */
+		.files_first_listed = c->json && !c->serve && !c->record && !c->folded &&
+				      c->files_top <= 64 ? c->files_top : 0,
 	};
 }
 

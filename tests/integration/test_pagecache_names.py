@@ -130,6 +130,28 @@ def test_block_device_row(mevitop):
         mv.first["memory"]["buffers"] + (16 << 20)
 
 
+def test_first_snapshot_names_what_it_lists(mevitop):
+    """--json --files-top N: the first snapshot asks the kernel about the 2N largest rows
+    only (doc/pagecache.md, "Names"), every row it lists named, the other rows over the
+    next refreshes; with --files-top 0 (every row listed) every row is asked about first."""
+    mv = mevitop(["-i", "200", "--files-top", "3"])
+    first = mv.first
+    rows = len(first["files"]) + first["files_omitted"]["files"]
+    assert rows > 6, "the box's page cache holds too few files for this test"
+    assert 0 < first["files_stats"]["kinfo"] <= 6, first["files_stats"]
+    for f in first["files"]:
+        assert f["name_source"] != "none" and f["kind"], f
+    wait_for(mv, lambda s: s["files_stats"]["kinfo"] > 6, "the other rows' names")
+    everyone = mevitop(["-n", "1", "--files-top", "0"]).first
+    assert everyone["files_stats"]["kinfo"] > 6
+    listed = {(f["dev"], f["ino"]): f for f in everyone["files"]}
+    for f in first["files"]:
+        g = listed.get((f["dev"], f["ino"]))
+        if g:       # the same row named the same way either way
+            assert (g["name_source"], g["kind"], g.get("path")) == \
+                (f["name_source"], f["kind"], f.get("path")), (f, g)
+
+
 def test_paths_on_other_filesystems(mevitop, tmpdir_ext4):
     """ramfs (no file handles) is named by the dentry walk, as a path that opens the file; a
     ramfs mounted only in another mount namespace by its path within that filesystem."""

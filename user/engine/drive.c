@@ -82,7 +82,9 @@ int engine_drive(struct engine *e, const struct drive_opts *o)
 	while (!engine_quitting() && (!o->count || frames < o->count) && next <= end) {
 		now = engine_now_ns();
 		if (now < next) {
-			uint64_t left_ms = (next - now) / 1000000ULL;
+			/* Rounded up: rounded down, the last millisecond before the tick was
+			 * spent in engine_step(e, 0) calls back to back. */
+			uint64_t left_ms = (next - now + 999999ULL) / 1000000ULL;
 			/* Drain often whatever the interval: records carry no wake-up (see
 			 * bpf/common.bpf.h), so the ring buffer is emptied on this timer. */
 			int poll = engine_poll_ms(e);

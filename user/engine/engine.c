@@ -465,8 +465,15 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 	return 0;
 }
 
+/* The drain timer is for records that wake nobody (faults, syscalls, stacks: wakeup_flag in
+ * bpf/common.bpf.h).  Sample mode with only fork, exec and exit records needs none: each of
+ * them wakes the drain when it finds it caught up (bpf/procs.bpf.c), and one behind it is
+ * still in the ring at the next epoll_wait, which then returns at once (level-triggered).
+ * So there the engine wakes for records and for ticks only: 10 wake-ups a second fewer. */
 int engine_poll_ms(const struct engine *e)
 {
+	if (e->o.mode == MODE_SAMPLE && only_proc_records(e))
+		return 1000;
 	return e->o.mode == MODE_TRACE ? 10 : 100;
 }
 

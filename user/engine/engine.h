@@ -51,6 +51,9 @@ struct engine_opts {
 	size_t nfile_paths;
 	uint32_t files_top;		/* rows whose counts are refreshed exactly (cachestat)
 					 * each interval, largest first; 0: every row */
+	uint32_t files_first_listed;	/* the first snapshot shows the largest this many
+					 * rows only (--json --files-top N): the others are named
+					 * at the next refreshes; 0: every row named first */
 	uint32_t max_cpu_pct;		/* --max-cpu: widen the interval past this; 0: off */
 	bool rss_hook;			/* --rss-hook: kmem:rss_stat counters in a BPF map */
 	bool stacks;			/* --stacks: first-touch stacks (user/stacks/) */
@@ -100,7 +103,8 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
  * happen meanwhile are buffered and applied after. */
 int engine_start(struct engine *e, char *why, size_t whylen);
 /* How often to drain: trace mode streams every fault (10 ms keeps the ring buffer short);
- * the other modes stream only mapping changes (rare) and drain the fault counts at ticks. */
+ * the other modes stream only mapping changes (rare) and drain the fault counts at ticks;
+ * sample mode with only process records, whose records wake it, once a second. */
 int engine_poll_ms(const struct engine *e);
 /* Waits up to timeout_ms for events, applies them and does the batch-end work. */
 int engine_step(struct engine *e, int timeout_ms);

@@ -412,6 +412,7 @@ int engine_files_init(struct engine *e)
 		return -ENOMEM;
 	e->files->fc = e->fc;
 	e->files->top = e->o.files_top;
+	e->files->first_listed = e->o.files_first_listed;
 	if (fcache_proc_shm_dev(&e->files->shm_dev))
 		e->files->shm_dev = 0;	/* no memfd: such rows are named from processes */
 	if (cgroup_ids_new(&e->files->cgids))

@@ -69,6 +69,7 @@ struct files {
 	uint64_t cur_magic;		/* the superblock the walk is in */
 	bool walk_shmem_only;
 	uint32_t top;
+	uint32_t first_listed;		/* the first snapshot lists this many rows only; 0: all */
 	uint64_t last_proc_scan_ns;
 	uint64_t tree_dev;		/* the tmpfs whose tree is walked next */
 	struct files_stats st;

@@ -490,14 +490,16 @@ static bool name_one(struct files *fs, struct fc_file *f)
 {
 	if (f->name_src != FC_NAME_NONE)
 		return true;
+	/* The kernel's name before a handle (files_kinfo.c): ~6x cheaper; and before the
+	 * processes' fds, which it names memfds and deleted files without. */
+	if ((f->flags & FF_KINFO) && fs->bpf && f->kaddr)
+		return false;
 	if (f->dev == fs->shm_dev || (f->flags & FF_DELETED)) {
 		files_keys_add(&fs->needs_proc, f);
 		return true;
 	}
 	if (wants_tree(fs, f))
 		return false;	/* its mount's tree first (tmpfs_names) */
-	if ((f->flags & FF_KINFO) && fs->bpf && f->kaddr)
-		return false;	/* the kernel's name before a handle (files_kinfo.c): ~6x cheaper */
 	exact(fs, f);
 	return true;
 }
