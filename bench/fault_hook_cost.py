@@ -11,6 +11,8 @@ than the wall clock on a shared VM (the statistics' clock reads are in every fig
 Nothing here asserts a timing.
 
   fault_hook_cost.py [--rounds 9] [--stat-rounds 3] [--size-mb 64] [--loops 20]
+                     [--threads N]      (N > 1: N threads fault at once, on every CPU,
+                                         mevitop unpinned too: the shared ring's lock)
                      [--baseline BIN]   (also a second mevitop, trace mode, e.g. main's)
 """
 import argparse
@@ -34,9 +36,9 @@ class Monitor:
     """A process that says it is attached by its first line of output (mevitop's first
     snapshot, fault_floor's "ready")."""
 
-    def __init__(self, cmd, prog):
+    def __init__(self, cmd, prog, pinned=True):
         self.prog = prog
-        self.proc = subprocess.Popen(MON_CPU + cmd, stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen((MON_CPU if pinned else []) + cmd, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         first = []
         reader = threading.Thread(target=lambda: first.append(self.proc.stdout.readline()))
@@ -70,8 +72,9 @@ def prog_stats(name):
 
 
 def faultbench(args):
-    out = subprocess.run(WORK_CPU + [os.path.join(BENCH, "faultbench"), str(args.size_mb),
-                                     str(args.loops)],
+    pin = WORK_CPU if args.threads == 1 else []
+    out = subprocess.run(pin + [os.path.join(BENCH, "faultbench"), str(args.size_mb),
+                                str(args.loops), str(args.threads)],
                          capture_output=True, text=True, check=True).stdout
     return json.loads(out)
 
@@ -90,7 +93,7 @@ def configs(args):
 
 def one(args, cmd, prog):
     """ns a page (wall, CPU) and, with the statistics on, the program's ns a run."""
-    mon = Monitor(cmd, prog) if cmd else None
+    mon = Monitor(cmd, prog, args.threads == 1) if cmd else None
     try:
         before = prog_stats(prog) if prog else (0, 0)
         r = faultbench(args)
@@ -135,6 +138,7 @@ def main():
     ap.add_argument("--stat-rounds", type=int, default=3)
     ap.add_argument("--size-mb", type=int, default=64)
     ap.add_argument("--loops", type=int, default=20)
+    ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--baseline", help="another mevitop binary, measured the same way")
     args = ap.parse_args()
     if os.geteuid() != 0:
