@@ -86,8 +86,7 @@ struct ev_proc {
  * each CPU's head, read after its reservation (a "stamp").  The engine applies the faults
  * of CPU c below that head before the record, the rest after it: the same order as if each
  * fault had been reserved in the events ring when its head was published.
- */
-/*
+ *
  * A record is 8 bytes, eight to a cache line (each line the faulting CPU writes is one the
  * engine read last time round: the fewer lines a fault dirties, the less it waits for them).
  * A fault: its address's page, with the flags (enum ev_fault_flags) in the low bits.  The

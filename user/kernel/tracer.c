@@ -523,26 +523,28 @@ int tracer_consume(struct tracer *t)
 			__u32 len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
 			const char *rec = (const char *)hdr + BPF_RINGBUF_HDR_SZ;
 			unsigned long next;
+			bool live;
 
 			if (len & BPF_RINGBUF_BUSY_BIT)
 				goto out;
-			next = cons + (((len & ~BPF_RINGBUF_DISCARD_BIT) + BPF_RINGBUF_HDR_SZ + 7) & ~7UL);
-			if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
-				if (t->fring && len >= t->stamp_bytes) {	/* every record is */
-					len -= t->stamp_bytes;
-					err = fring_drain_stamp(t->fring, rec + len, t->fn, t->ctx);
-					if (err < 0)
-						goto out;	/* the record stays: its faults first */
-					n = n > INT_MAX - err ? INT_MAX : n + err;
-				}
-				cons = next;
+			live = !(len & BPF_RINGBUF_DISCARD_BIT);
+			len &= ~BPF_RINGBUF_DISCARD_BIT;
+			next = cons + ((len + BPF_RINGBUF_HDR_SZ + 7) & ~7UL);
+			if (live && t->fring && len >= t->stamp_bytes) {	/* every record is */
+				len -= t->stamp_bytes;
+				err = fring_drain_stamp(t->fring, rec + len, t->fn, t->ctx);
+				if (err < 0)
+					goto out;	/* the record stays: its faults first */
+				n = n > INT_MAX - err ? INT_MAX : n + err;
+			}
+			cons = next;
+			if (live) {
 				err = t->fn(t->ctx, rec, len);
 				if (err < 0)
 					goto out;
 				if (n < INT_MAX)
 					n++;
 			}
-			cons = next;
 			if (cons - published >= t->ring_publish) {
 				__atomic_store_n(t->ring_cons, cons, __ATOMIC_RELEASE);
 				published = cons;
