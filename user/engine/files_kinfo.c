@@ -267,19 +267,19 @@ void files_kinfo(struct files *fs, bool first)
 	struct fc_file *rows[FC_INFO_MAX];
 	uint64_t t0 = engine_now_ns(), budget = first ? KINFO_FIRST_NS : KINFO_TICK_NS;
 	struct fkeys retry = { 0 };
-	bool reloaded = false, ok = true;
+	bool reloaded = false, ok = true, listed_only = first && fs->first_listed;
 	size_t i = 0, n, j;
 
 	if (!fs->bpf || !fs->kinfo.n)
 		return;
-	if (first && fs->first_listed)
+	if (listed_only) {
 		ok = first_listed(fs, &reloaded, t0, &retry);	/* the rest: next refreshes */
-	else if (fs->kinfo.n > FC_INFO_MAX && fs->kinfo_added)
-		largest_first(fs);
-	if (!(first && fs->first_listed))
+	} else {
+		if (fs->kinfo.n > FC_INFO_MAX && fs->kinfo_added)
+			largest_first(fs);
 		fs->kinfo_added = false;
-	while (ok && !(first && fs->first_listed) && i < fs->kinfo.n &&
-	       engine_now_ns() - t0 < budget) {
+	}
+	while (ok && !listed_only && i < fs->kinfo.n && engine_now_ns() - t0 < budget) {
 		for (n = 0; i < fs->kinfo.n && n < FC_INFO_MAX; i++) {
 			struct fc_file *f = fcache_find(fs->fc, fs->kinfo.v[i].dev,
 							fs->kinfo.v[i].ino);
