@@ -89,6 +89,7 @@ struct start_ahead {
 	 * start_ahead_begin() sets once the layouts' slots are made, or joined() (aborted: no
 	 * begin came). */
 	bool early, listed, begun, aborted;
+	bool rollups;			/* the summary wants them (not mem_anon_from_meminfo()) */
 	/* bpf, bpf_err and bpf_why are written: the page cache walk may start (it need not
 	 * wait for the rollups) */
 	pthread_mutex_t lock;
@@ -222,7 +223,7 @@ static void early(struct start_ahead *a, size_t *r)
 	pid_t *pids = NULL;
 	size_t n = 0, i;
 
-	if (!procfs_list_pids(&pids, &n)) {
+	if (a->rollups && !procfs_list_pids(&pids, &n)) {
 		a->v = calloc(n ? n : 1, sizeof(*a->v));
 		for (i = 0; a->v && i < n; i++)
 			if (pids[i] != getpid())	/* not asked for; our own mmap lock */
@@ -346,13 +347,14 @@ static bool spawn(struct start_ahead *a)
 
 static struct start_ahead *prelaunched;	/* started before the engine was made */
 
-static struct start_ahead *early_new(void)
+static struct start_ahead *early_new(bool rollups)
 {
 	struct start_ahead *a = calloc(1, sizeof(*a));
 
 	if (!a)
 		return NULL;
 	a->early = true;
+	a->rollups = rollups;
 	atomic_init(&a->main_at, 0);
 	if (!spawn(a)) {
 		free(a);
@@ -361,15 +363,15 @@ static struct start_ahead *early_new(void)
 	return a;
 }
 
-void start_ahead_prelaunch(void)
+void start_ahead_prelaunch(bool rollups)
 {
 	if (!prelaunched)
-		prelaunched = early_new();
+		prelaunched = early_new(rollups);
 }
 
 void start_ahead_early(struct engine *e)
 {
-	e->ahead = prelaunched ? prelaunched : early_new();
+	e->ahead = prelaunched ? prelaunched : early_new(!e->anon_meminfo);
 	prelaunched = NULL;
 }
 
@@ -402,14 +404,15 @@ void start_ahead_begin(struct engine *e, const pid_t *pids, size_t n)
 		return;
 	a->bpf_wanted = e->files && e->f.fcache_walk && e->f.filemap_tp;
 	a->bpf_hooks = fcache_bpf_hooks(&e->f);
-	a->v = calloc(n ? n : 1, sizeof(*a->v));
+	a->rollups = !e->anon_meminfo;
+	a->v = calloc(n && a->rollups ? n : 1, sizeof(*a->v));
 	if (!a->v) {
 		free(a);
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; a->rollups && i < n; i++)
 		a->v[i].pid = pids[i];
-	a->n = n;
+	a->n = a->rollups ? n : 0;
 	qsort(a->v, a->n, sizeof(*a->v), by_pid);
 	lay_init(e, a, pids, n);
 	if (!spawn(a)) {
@@ -570,7 +573,7 @@ void start_ahead_end(struct engine *e)
 	if (a->nlay)
 		log_info("start: %zu of %zu layouts were read ahead of the scans (%zu not waited "
 			 "for)", a->replayed, a->nlay, a->gave_up);
-	if (a->early && !a->aborted)	/* a failed start says only why */
+	if (a->early && !a->aborted && a->rollups)	/* a failed start says only why */
 		log_info("start: %zu of %zu rollups were read before the listing",
 			 a->early_rollups, a->n);
 	lay_free(a);
