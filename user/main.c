@@ -332,7 +332,7 @@ static int run_live(struct cli *c, struct features *f, struct rec_writer *rec,
 	if (!c->json && !c->serve && !c->folded && ui_check_terminal())
 		return 1;
 	cli_engine_opts(c, &eo);
-	engine_prelaunch(&eo);	/* the probe (~15 ms) leaves the other CPU idle */
+	engine_prelaunch(&eo, f->disabled);	/* the probe (~15 ms) leaves the other CPU idle */
 	err = kfeatures_probe(f, why, sizeof(why));
 	if (err) {
 		log_err("%s", why);

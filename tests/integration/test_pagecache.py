@@ -120,7 +120,48 @@ def pss_anon(pid):
     return 0
 
 
-def test_accounted_adds_up(mevitop):
+# The whole system's anonymous memory: AnonPages less mevitop's own, or (the switch off)
+# every process's smaps_rollup.
+ANON_SOURCES = [((), "meminfo"), (("--disable", "meminfo_anon"), "rollups")]
+ANON_IDS = ["meminfo", "rollups"]
+
+
+def every_pss_anon(but):
+    """Pss_Anon summed over every process but `but`, and how many were read."""
+    total = n = 0
+    for d in os.listdir("/proc"):
+        if d.isdigit() and int(d) != but:
+            try:
+                total += pss_anon(int(d))
+                n += 1
+            except OSError:
+                pass            # gone, or a kernel thread
+    return total, n
+
+
+@pytest.mark.parametrize("switch,source", ANON_SOURCES, ids=ANON_IDS)
+def test_accounted_anon_is_every_process_once(mevitop, switch, source):
+    """The whole system's accounted_anon against the truth read here: every process's
+    smaps_rollup but mevitop's, summed (each page divided by its map count: every anonymous
+    page once).  Bounds: each rollup is rounded down to the kB, and the box moves between
+    the reads (the truth is read on both sides of a snapshot)."""
+    mv = whole_system(mevitop, *switch)
+    wait_for(mv, lambda s: s["memory"].get("anon_pending", 0) == 0, "every process read")
+    mv.snapshot()               # the readers' own first reads are done
+    lo, n = every_pss_anon(mv.proc.pid)
+    snap = mv.snapshot()
+    hi, n2 = every_pss_anon(mv.proc.pid)
+    m = snap["memory"]
+    assert m["anon_source"] == source, m
+    assert m["anon_pending"] == 0 and m["anon_unreadable"] == 0, m
+    # Without mevitop's own pages taken out, the meminfo figure is ~20 MiB above this.
+    slack = max(n, n2) * 1024 + (2 << 20)
+    assert min(lo, hi) - slack <= m["accounted_anon"] <= max(lo, hi) + slack, \
+        (m["accounted_anon"], lo, hi, slack)
+
+
+@pytest.mark.parametrize("switch,source", ANON_SOURCES, ids=ANON_IDS)
+def test_accounted_adds_up(mevitop, switch, source):
     """accounted = accounted_anon + accounted_files; each anonymous page once, though four
     processes share 256 MiB since fork (counted per process, they were 1 GiB), so
     accounted_anon <= anon (AnonPages) and accounted <= total - free."""
@@ -133,11 +174,12 @@ def test_accounted_adds_up(mevitop):
         # The truth: the kernel divides the shared pages among the four.
         assert abs(fam_pss - (mib << 20)) < 16 << 20, fam_pss
         before = anon_pages()
-        mv = mevitop(["-n", "1"])
+        mv = mevitop(["-n", "1", *switch])
         # The first snapshot: the largest processes are read first (processes not read yet
         # stand in with their resident counts; anon_pending says how many).
         snap = mv.first
         m = snap["memory"]
+        assert m["anon_source"] == source, m
         assert m["accounted"] == m["accounted_anon"] + m["accounted_files"]
         files = sum(f["pages"]["cached"] for f in snap["files"]) + \
             snap["files_omitted"]["pages"]["cached"]
@@ -178,7 +220,8 @@ os.kill(pid, 9)
 """
 
 
-def test_accounted_anon_follows_copy_on_write(mevitop):
+@pytest.mark.parametrize("switch,source", ANON_SOURCES, ids=ANON_IDS)
+def test_accounted_anon_follows_copy_on_write(mevitop, switch, source):
     """A forked pair shares 64 MiB until the child writes every page: Pss_Anon of the pair
     grows by 64 MiB (each has a copy), and neither's resident count moves.  The summary's
     accounted_anon follows within 10 refreshes (the child faulted, so its family is read
@@ -189,8 +232,9 @@ def test_accounted_anon_follows_copy_on_write(mevitop):
     try:
         kid = int(pair.stdout.readline())
         procs = [pair.pid, kid]
-        mv = whole_system(mevitop)
+        mv = whole_system(mevitop, *switch)
         wait_for(mv, lambda s: s["memory"].get("anon_pending", 0) == 0, "every process read")
+        assert mv.snapshot()["memory"]["anon_source"] == source
         for _ in range(3):          # settled: the readers' own first reads are done
             mv.snapshot()
         before_truth = sum(pss_anon(p) for p in procs)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "lib/array.h"
 #include "engine/engine_int.h"
+#include "engine/mem_anon.h"
 #include "engine/start_ahead.h"
 #include "lib/log.h"
 #include "stacks/stacks.h"
@@ -222,6 +223,7 @@ int engine_new(const struct engine_opts *o, const struct features *f, struct eng
 	if (!e)
 		return -ENOMEM;
 	table_init(e, o, f, &engine_kernel_source, e);
+	e->anon_meminfo = mem_anon_from_meminfo(!table_filtered(e), f->disabled);
 	if (getenv("MEVITOP_TEST_FAIL_ALLOC") && !strcmp(getenv("MEVITOP_TEST_FAIL_ALLOC"),
 							 "scan-runs"))
 		e->test_fail_runs = 1;
@@ -328,10 +330,10 @@ static int list_processes(struct engine *e, pid_t **pids, size_t *n)
 	return 0;
 }
 
-void engine_prelaunch(const struct engine_opts *o)
+void engine_prelaunch(const struct engine_opts *o, uint32_t disabled)
 {
 	if (!o->npids && !filter_active(o->filter))
-		start_ahead_prelaunch();
+		start_ahead_prelaunch(!mem_anon_from_meminfo(true, disabled));
 }
 
 static void choose_sources(struct engine *e, struct tracer_opts *to)

@@ -95,8 +95,9 @@ struct engine_stats {
 struct engine;
 
 /* A whole-system start's second thread, started before the feature probe (its rollups need
- * only pids: start_ahead.c); engine_start() takes it over.  Nothing for -p or a filter. */
-void engine_prelaunch(const struct engine_opts *o);
+ * only pids: start_ahead.c); engine_start() takes it over.  Nothing for -p or a filter.
+ * disabled: the --disable switches (DIS_*), known before the probe. */
+void engine_prelaunch(const struct engine_opts *o, uint32_t disabled);
 int engine_new(const struct engine_opts *o, const struct features *f, struct engine **out,
 	       char *why, size_t whylen);
 /* Attaches the hooks, then models the watched processes (initial scans).  Events that

@@ -225,6 +225,7 @@ struct engine {
 	struct fcache *fc;		/* the page cache's files (files.c) */
 	struct files *files;		/* how they are read (files.h), NULL: files off */
 	struct anon_acct *anon;		/* the summary's anonymous pages, once (mem_anon.h) */
+	bool anon_meminfo;		/* ... from AnonPages (mem_anon_from_meminfo()) */
 	struct sharing *sharing;	/* share.c's state, NULL: --sharing off */
 	struct start_ahead *ahead;	/* the start's other thread (start_ahead.h), or NULL */
 };

@@ -84,8 +84,9 @@ static void summary_refresh(struct engine *e)
 	 * process) and each cached page once (the rows are distinct inodes; shmem pages are
 	 * the rows' and never anon).  So accounted <= anon + file <= total - free, up to what
 	 * moved between the reads. */
-	e->mem.accounted_anon = mem_anon_refresh(e, &e->mem.anon_pending,
+	e->mem.accounted_anon = mem_anon_refresh(e, e->mem.anon, &e->mem.anon_pending,
 						  &e->mem.anon_unreadable);
+	e->mem.anon_meminfo = e->anon_meminfo;
 	e->mem.accounted_files = (e->files ? e->files->tot.pages.cached : 0) * PAGE_SIZE_4K;
 	e->mem.accounted = e->mem.accounted_anon + e->mem.accounted_files;
 }

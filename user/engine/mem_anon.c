@@ -18,6 +18,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "engine/engine_int.h"
 #include "engine/mem_anon.h"
 #include "engine/start_ahead.h"
@@ -282,12 +283,34 @@ static uint64_t estimate(const struct anon_ent *x)
 	return (uint64_t)((double)x->pss * x->model / x->model_read);
 }
 
-uint64_t mem_anon_refresh(struct engine *e, uint64_t *pending, uint64_t *unreadable)
+bool mem_anon_from_meminfo(bool whole_system, uint32_t disabled)
+{
+	return whole_system && !(disabled & DIS_MEMINFO_ANON);
+}
+
+/* AnonPages less what mevitop maps itself (it is not in its own table).  Both are read
+ * now, so a page mevitop faults in between is the only disagreement, its own. */
+static uint64_t anon_but_self(uint64_t anon_pages)
+{
+	struct rollup self;
+
+	if (rollup_read(getpid(), &self))
+		return anon_pages;
+	return anon_pages > self.pss_anon ? anon_pages - self.pss_anon : 0;
+}
+
+uint64_t mem_anon_refresh(struct engine *e, uint64_t anon_pages, uint64_t *pending,
+			  uint64_t *unreadable)
 {
 	struct anon_acct *a = e->anon;
 	struct anon_ent *v;
 	uint64_t sum = 0;
 	size_t n, i;
+
+	if (e->anon_meminfo) {
+		*pending = *unreadable = 0;
+		return anon_but_self(anon_pages);
+	}
 
 	if (!a) {
 		a = e->anon = calloc(1, sizeof(*a));

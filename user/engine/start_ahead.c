@@ -89,6 +89,11 @@ struct start_ahead {
 	 * start_ahead_begin() sets once the layouts' slots are made, or joined() (aborted: no
 	 * begin came). */
 	bool early, listed, begun, aborted;
+	bool rollups;			/* the summary wants them (not mem_anon_from_meminfo()) */
+	/* bpf_wanted and bpf_hooks were handed over before the main skeleton's load
+	 * (start_ahead_early(), under lock): the early thread loads the page cache's
+	 * skeleton meanwhile (bpf_done), beside the main one's verification */
+	bool bpf_handed, bpf_done;
 	/* bpf, bpf_err and bpf_why are written: the page cache walk may start (it need not
 	 * wait for the rollups) */
 	pthread_mutex_t lock;
@@ -222,7 +227,7 @@ static void early(struct start_ahead *a, size_t *r)
 	pid_t *pids = NULL;
 	size_t n = 0, i;
 
-	if (!procfs_list_pids(&pids, &n)) {
+	if (a->rollups && !procfs_list_pids(&pids, &n)) {
 		a->v = calloc(n ? n : 1, sizeof(*a->v));
 		for (i = 0; a->v && i < n; i++)
 			if (pids[i] != getpid())	/* not asked for; our own mmap lock */
@@ -236,6 +241,14 @@ static void early(struct start_ahead *a, size_t *r)
 	while (!atomic_load_explicit(&a->begun_flag, memory_order_relaxed) && rollup_next(a, r))
 		a->early_rollups++;
 	pthread_mutex_lock(&a->lock);
+	while (!a->begun && !a->bpf_handed)
+		pthread_cond_wait(&a->cond, &a->lock);
+	if (!a->begun && a->bpf_wanted) {	/* the main skeleton is loading: load ours now */
+		pthread_mutex_unlock(&a->lock);
+		a->bpf_err = fcache_bpf_open(a->bpf_hooks, &a->bpf, a->bpf_why, sizeof(a->bpf_why));
+		a->bpf_done = true;
+		pthread_mutex_lock(&a->lock);
+	}
 	while (!a->begun)
 		pthread_cond_wait(&a->cond, &a->lock);
 	pthread_mutex_unlock(&a->lock);
@@ -252,7 +265,7 @@ static void *run(void *arg)
 	over = !a->nlay;
 	/* The BPF programs first: the page cache walk waits for them, the rollups only
 	 * for the end of the scans' whole. */
-	if (a->bpf_wanted)
+	if (a->bpf_wanted && !a->bpf_done)
 		a->bpf_err = fcache_bpf_open(a->bpf_hooks, &a->bpf, a->bpf_why, sizeof(a->bpf_why));
 	/* That was the start's last BPF object (the main skeleton loaded before the pids
 	 * were listed): the kernel's BTF parse (~5.5 MiB at 6.18) goes now, not after the
@@ -346,13 +359,14 @@ static bool spawn(struct start_ahead *a)
 
 static struct start_ahead *prelaunched;	/* started before the engine was made */
 
-static struct start_ahead *early_new(void)
+static struct start_ahead *early_new(bool rollups)
 {
 	struct start_ahead *a = calloc(1, sizeof(*a));
 
 	if (!a)
 		return NULL;
 	a->early = true;
+	a->rollups = rollups;
 	atomic_init(&a->main_at, 0);
 	if (!spawn(a)) {
 		free(a);
@@ -361,16 +375,34 @@ static struct start_ahead *early_new(void)
 	return a;
 }
 
-void start_ahead_prelaunch(void)
+void start_ahead_prelaunch(bool rollups)
 {
 	if (!prelaunched)
-		prelaunched = early_new();
+		prelaunched = early_new(rollups);
+}
+
+/* What the page cache's skeleton needs (the features): known before the main skeleton's
+ * load, so an early thread with no rollups to read loads it beside that load (~25 ms of
+ * the other CPU, which was idle then, and off the thread's part of the scans). */
+static void hand_bpf(struct engine *e, struct start_ahead *a)
+{
+	a->bpf_wanted = e->files && e->f.fcache_walk && e->f.filemap_tp;
+	a->bpf_hooks = fcache_bpf_hooks(&e->f);
 }
 
 void start_ahead_early(struct engine *e)
 {
-	e->ahead = prelaunched ? prelaunched : early_new();
+	struct start_ahead *a = prelaunched ? prelaunched : early_new(!e->anon_meminfo);
+
 	prelaunched = NULL;
+	e->ahead = a;
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	hand_bpf(e, a);
+	a->bpf_handed = true;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
 }
 
 /* The thread started early: the layouts' slots, and the BPF load, are handed to it. */
@@ -380,8 +412,6 @@ static void begin_early(struct engine *e, struct start_ahead *a, const pid_t *pi
 	pthread_mutex_lock(&a->lock);
 	while (!a->listed)	/* a few ms into the skeleton's load of tens: never waits */
 		pthread_cond_wait(&a->cond, &a->lock);
-	a->bpf_wanted = e->files && e->f.fcache_walk && e->f.filemap_tp;
-	a->bpf_hooks = fcache_bpf_hooks(&e->f);
 	lay_init(e, a, pids, n);
 	a->begun = true;
 	atomic_store(&a->begun_flag, true);
@@ -400,16 +430,16 @@ void start_ahead_begin(struct engine *e, const pid_t *pids, size_t n)
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return;
-	a->bpf_wanted = e->files && e->f.fcache_walk && e->f.filemap_tp;
-	a->bpf_hooks = fcache_bpf_hooks(&e->f);
-	a->v = calloc(n ? n : 1, sizeof(*a->v));
+	hand_bpf(e, a);
+	a->rollups = !e->anon_meminfo;
+	a->v = calloc(n && a->rollups ? n : 1, sizeof(*a->v));
 	if (!a->v) {
 		free(a);
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; a->rollups && i < n; i++)
 		a->v[i].pid = pids[i];
-	a->n = n;
+	a->n = a->rollups ? n : 0;
 	qsort(a->v, a->n, sizeof(*a->v), by_pid);
 	lay_init(e, a, pids, n);
 	if (!spawn(a)) {
@@ -570,7 +600,7 @@ void start_ahead_end(struct engine *e)
 	if (a->nlay)
 		log_info("start: %zu of %zu layouts were read ahead of the scans (%zu not waited "
 			 "for)", a->replayed, a->nlay, a->gave_up);
-	if (a->early && !a->aborted)	/* a failed start says only why */
+	if (a->early && !a->aborted && a->rollups)	/* a failed start says only why */
 		log_info("start: %zu of %zu rollups were read before the listing",
 			 a->early_rollups, a->n);
 	lay_free(a);

@@ -17,11 +17,12 @@ struct engine;
 struct fcbpf;
 
 /* Starts the thread before the main skeleton's load, for a whole-system start: it reads
- * the rollups of /proc's pids until start_ahead_begin() (no thread: begin starts one). */
+ * the rollups of /proc's pids until start_ahead_begin() (no thread: begin starts one),
+ * unless the summary takes AnonPages (e->anon_meminfo): then it reads none at all. */
 void start_ahead_early(struct engine *e);
 /* The same thread before there is an engine (engine_prelaunch()): start_ahead_early() takes
- * it. */
-void start_ahead_prelaunch(void);
+ * it.  rollups: whether the summary wants them. */
+void start_ahead_prelaunch(bool rollups);
 /* Starts the thread for the listed pids, or hands them to the early one (no thread: the
  * calls below work inline). */
 void start_ahead_begin(struct engine *e, const pid_t *pids, size_t n);

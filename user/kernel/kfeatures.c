@@ -52,6 +52,7 @@ static const struct {
 	{ "dirty_tp", DIS_DIRTY_TP },
 	{ "maps_text", DIS_MAPS_TEXT },
 	{ "fault_rings", DIS_FAULT_RINGS },
+	{ "meminfo_anon", DIS_MEMINFO_ANON },
 };
 
 const char *kfeatures_disable_names(void)
@@ -59,7 +60,7 @@ const char *kfeatures_disable_names(void)
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
 	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend, uffd_syscall, uffd_dev, "
 	       "task_iter, fcache_bpf, kpagecount, observer, detach_child, dirty_tp, maps_text, "
-	       "fault_rings";
+	       "fault_rings, meminfo_anon";
 }
 
 int kfeatures_parse_disable(const char *list, uint32_t *mask)

@@ -37,6 +37,8 @@ enum feat_disable {
 	DIS_DIRTY_TP = 1 << 21,		/* "dirty_tp": no writeback_dirty_folio hook */
 	DIS_MAPS_TEXT = 1 << 22,	/* "maps_text": layouts by PROCMAP_QUERY only */
 	DIS_FAULT_RINGS = 1 << 23,	/* "fault_rings": trace mode's faults in the events ring */
+	DIS_MEMINFO_ANON = 1 << 24,	/* "meminfo_anon": the whole system's anon summed from
+					 * every process's smaps_rollup */
 };
 
 enum hook {

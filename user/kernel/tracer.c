@@ -190,7 +190,11 @@ static void configure(struct tracer *t, const struct features *f, const struct t
 	t->skel->rodata->cfg_stacks_only = o->stacks && o->stacks_only;
 	if (!o->stacks)		/* its LRU map is preallocated: keep it small when unused */
 		bpf_map__set_max_entries(t->skel->maps.stack_chunks, 1);
-	if (o->chunk_map_entries)
+	/* Chunk mode's map is a preallocated hash: 5.8 MB of kernel memory at 65,536
+	 * entries, allocated and zeroed at the skeleton's load, and unused in other modes. */
+	if (!o->sample)
+		bpf_map__set_max_entries(t->skel->maps.chunks, 1);
+	else if (o->chunk_map_entries)
 		bpf_map__set_max_entries(t->skel->maps.chunks, o->chunk_map_entries);
 	t->targets_words = (procfs_pid_max() + 63) / 64;	/* one bit per pid */
 	bpf_map__set_max_entries(t->skel->maps.targets, t->targets_words);

@@ -40,7 +40,9 @@ struct mem_summary {
 	uint64_t swap_used;	/* SwapTotal - SwapFree */
 	uint64_t accounted;	/* what mevitop attributes: accounted_anon + accounted_files */
 	uint64_t accounted_anon;	/* watched processes' anonymous pages, each once (the sum
-					 * of their Pss_Anon): <= anon */
+					 * of their Pss_Anon, or for the whole system AnonPages
+					 * less mevitop's own): <= anon */
+	bool anon_meminfo;	/* accounted_anon is AnonPages less mevitop's own Pss_Anon */
 	uint64_t accounted_files;	/* the cached pages of the files in the table: ~ file */
 	uint64_t anon_pending;	/* processes whose Pss_Anon is not read yet (their model's
 				 * resident anonymous pages stand in) */

@@ -33,10 +33,12 @@ static void put_memory(struct buf *b, const struct mem_summary *m)
 	       ", \"kernel\": %" PRIu64 ", \"swap_total\": %" PRIu64 ", \"swap_used\": %" PRIu64
 	       ", \"accounted\": %" PRIu64 ", \"accounted_anon\": %" PRIu64
 	       ", \"accounted_files\": %" PRIu64 ", \"anon_pending\": %" PRIu64
-	       ", \"anon_unreadable\": %" PRIu64 ", \"cached\": %" PRIu64 ", \"buffers\": %" PRIu64 "}",
+	       ", \"anon_unreadable\": %" PRIu64 ", \"anon_source\": \"%s\", \"cached\": %" PRIu64
+	       ", \"buffers\": %" PRIu64 "}",
 	       m->total, m->free, m->available, m->anon, m->file, m->shmem, m->kernel,
 	       m->swap_total, m->swap_used, m->accounted, m->accounted_anon, m->accounted_files,
-	       m->anon_pending, m->anon_unreadable, m->cached, m->buffers);
+	       m->anon_pending, m->anon_unreadable, m->anon_meminfo ? "meminfo" : "rollups",
+	       m->cached, m->buffers);
 }
 
 /* Every cached page in exactly one run: cached runs split where dirty or writeback
