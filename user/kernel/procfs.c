@@ -416,6 +416,25 @@ int procfs_read_rss(pid_t pid, uint64_t *rss)
 	return end == p ? -EINVAL : 0;
 }
 
+int procfs_read_anon_rss(pid_t pid, uint64_t *pages)
+{
+	char path[64], buf[256], *p, *q, *end;
+	uint64_t rss, shared;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", pid);
+	n = procfs_read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return gone(n);
+	strtoull(buf, &p, 10);			/* size */
+	rss = strtoull(p, &q, 10);		/* resident */
+	shared = strtoull(q, &end, 10);		/* shared: file and shmem */
+	if (end == q)
+		return -EINVAL;
+	*pages = rss > shared ? rss - shared : 0;
+	return 0;
+}
+
 int procfs_read_counters(pid_t pid, struct proc_counters *c)
 {
 	char buf[2048], *p;
