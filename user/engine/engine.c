@@ -345,7 +345,7 @@ static void choose_sources(struct engine *e, struct tracer_opts *to)
 	to->fault_rings = e->o.mode == MODE_TRACE && e->f.fault_rings;
 }
 
-int engine_start(struct engine *e, char *why, size_t whylen)
+static int start(struct engine *e, char *why, size_t whylen)
 {
 	struct tracer_opts to = {
 		.filter = table_filtered(e),
@@ -465,6 +465,17 @@ int engine_start(struct engine *e, char *why, size_t whylen)
 	/* Apply what happened during the initial scans before the first snapshot. */
 	engine_step(e, 0);
 	return 0;
+}
+
+/* A failed start joins the start's thread before it says why: the thread may be loading
+ * the page cache's skeleton meanwhile, and its messages (-vv) must not follow the error. */
+int engine_start(struct engine *e, char *why, size_t whylen)
+{
+	int err = start(e, why, whylen);
+
+	if (err)
+		start_ahead_end(e);
+	return err;
 }
 
 /* The drain timer is for records that wake nobody (faults, syscalls, stacks: wakeup_flag in

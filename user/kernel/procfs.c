@@ -398,22 +398,46 @@ int procfs_read_cpu(pid_t tid, int *cpu)
 	return err;
 }
 
-int procfs_read_rss(pid_t pid, uint64_t *rss)
+/* The first three fields of /proc/PID/statm: size, resident, shared (pages).  The rss
+ * counters are per-CPU counters.  /proc/PID/stat reads only their shared part, which lags
+ * by up to 32 pages per CPU and counter (measured here: 14 pages behind after 20 faults),
+ * so a reclaim of a few dozen pages would not show there; statm sums the per-CPU parts
+ * (6.16+: "mm: fix the inaccurate memory statistics"). */
+static int read_statm(pid_t pid, uint64_t v[3])
 {
-	char path[64], buf[256], *p, *end;
+	char path[64], buf[256], *p = buf, *end;
 	ssize_t n;
 
-	/* The rss counters are per-CPU counters.  /proc/PID/stat reads only their shared
-	 * part, which lags by up to 32 pages per CPU and counter (measured here: 14 pages
-	 * behind after 20 faults), so a reclaim of a few dozen pages would not show there;
-	 * statm sums the per-CPU parts (6.16+: "mm: fix the inaccurate memory statistics"). */
 	snprintf(path, sizeof(path), "/proc/%d/statm", pid);
 	n = procfs_read_file(path, buf, sizeof(buf));
 	if (n < 0)
 		return gone(n);
-	strtoull(buf, &p, 10);			/* size */
-	*rss = strtoull(p, &end, 10);		/* resident */
-	return end == p ? -EINVAL : 0;
+	for (int i = 0; i < 3; i++, p = end) {
+		v[i] = strtoull(p, &end, 10);
+		if (end == p)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+int procfs_read_rss(pid_t pid, uint64_t *rss)
+{
+	uint64_t v[3];
+	int err = read_statm(pid, v);
+
+	if (!err)
+		*rss = v[1];
+	return err;
+}
+
+int procfs_read_anon_rss(pid_t pid, uint64_t *pages)
+{
+	uint64_t v[3];
+	int err = read_statm(pid, v);
+
+	if (!err)
+		*pages = v[1] > v[2] ? v[1] - v[2] : 0;	/* shared: file and shmem pages */
+	return err;
 }
 
 int procfs_read_counters(pid_t pid, struct proc_counters *c)

@@ -70,6 +70,10 @@ int procfs_read_counters(pid_t pid, struct proc_counters *c);
 bool procfs_process_ended(pid_t pid, uint64_t born);
 /* The resident pages the kernel counts for pid's mm (file + anon + shmem), summed exactly. */
 int procfs_read_rss(pid_t pid, uint64_t *rss);
+/* Resident anonymous pages (MM_ANONPAGES: statm's resident less its shared, which is file
+ * and shmem pages), summed over the per-CPU parts as procfs_read_rss() says; no page-table
+ * walk. */
+int procfs_read_anon_rss(pid_t pid, uint64_t *pages);
 
 /* All pids (tgids) in /proc, sorted; *pids is malloc'ed. */
 int procfs_list_pids(pid_t **pids, size_t *n);
