@@ -144,20 +144,27 @@ def test_accounted_anon_is_every_process_once(mevitop, switch, source):
     """The whole system's accounted_anon against the truth read here: every process's
     smaps_rollup but mevitop's, summed (each page divided by its map count: every anonymous
     page once).  Bounds: each rollup is rounded down to the kB, and the box moves between
-    the reads (the truth is read on both sides of a snapshot)."""
+    the reads (the truth is read on both sides of a snapshot).  A process that exits while
+    it is read is in AnonPages until its pages are freed and in no rollup: in a whole-suite
+    run one snapshot was 3 MiB off (2026-12-07), so up to three are taken, and one must
+    agree.  Without mevitop's own pages taken out, all three are ~20 MiB off."""
     mv = whole_system(mevitop, *switch)
     wait_for(mv, lambda s: s["memory"].get("anon_pending", 0) == 0, "every process read")
     mv.snapshot()               # the readers' own first reads are done
-    lo, n = every_pss_anon(mv.proc.pid)
-    snap = mv.snapshot()
-    hi, n2 = every_pss_anon(mv.proc.pid)
-    m = snap["memory"]
-    assert m["anon_source"] == source, m
-    assert m["anon_pending"] == 0 and m["anon_unreadable"] == 0, m
-    # Without mevitop's own pages taken out, the meminfo figure is ~20 MiB above this.
-    slack = max(n, n2) * 1024 + (2 << 20)
-    assert min(lo, hi) - slack <= m["accounted_anon"] <= max(lo, hi) + slack, \
-        (m["accounted_anon"], lo, hi, slack)
+    tries = []
+    for _ in range(3):
+        lo, n = every_pss_anon(mv.proc.pid)
+        snap = mv.snapshot()
+        hi, n2 = every_pss_anon(mv.proc.pid)
+        m = snap["memory"]
+        assert m["anon_source"] == source, m
+        assert m["anon_pending"] == 0 and m["anon_unreadable"] == 0, m
+        slack = max(n, n2) * 1024 + (2 << 20)
+        tries.append((m["accounted_anon"], lo, hi, slack))
+        if min(lo, hi) - slack <= m["accounted_anon"] <= max(lo, hi) + slack:
+            break
+    else:
+        raise AssertionError(f"accounted_anon against the rollups' sum, three times: {tries}")
 
 
 @pytest.mark.parametrize("switch,source", ANON_SOURCES, ids=ANON_IDS)

@@ -67,23 +67,33 @@ def test_ring_buffer_by_mode(mode, most_kib, least_kib):
     assert least_kib <= kib <= most_kib, kib
 
 
-def test_layouts_read_ahead(workload, mevitop):
+@pytest.mark.parametrize("disable", [(), ("vma_pass",)], ids=["vma-pass", "no-vma_pass"])
+def test_layouts_read_ahead(workload, mevitop, disable):
     """Processes there before a whole-system start are modelled page for page as pagemap
     has them, whichever thread read their layout; with --no-files the second thread has no
     BPF object to load first, so with 60 processes it reads some of them (-v says how many:
-    more than none, or this test would not test it)."""
+    more than none, or this test would not test it).  By default those layouts come from
+    the VMA pass (bpf/vmas.bpf.c), which -v says named at least half as many;
+    with --disable vma_pass from /proc/PID/maps, and -v says nothing of a pass."""
     wls = [workload() for _ in range(60)]
     for i, wl in enumerate(wls):
         pages = 8 * (i % 7 + 1)
         wl.do(f"map a {pages}")
         wl.do(f"touch a 0 {pages} {i % 3 + 1} w")
-    mv = mevitop(["-i", "60000", "--maps", "--no-files", "-v"])
+    mv = mevitop(["-i", "60000", "--maps", "--no-files", "-v"], disable=disable)
     for wl in wls:
         assert_matches(mv.first, wl.pid, f"(workload {wl.pid})")
     mv.stop()
-    said = [m["info"] for m in json_messages(mv.stderr_text()) if "read ahead" in m.get("info", "")]
+    infos = [m.get("info", "") for m in json_messages(mv.stderr_text())]
+    said = [m for m in infos if "read ahead" in m]
     assert len(said) == 1, mv.stderr_text()
     assert int(said[0].split()[1]) > 0, said
+    passed = [m for m in infos if "VMA pass" in m]
+    if disable:
+        assert not passed, passed
+    else:
+        assert len(passed) == 1, mv.stderr_text()
+        assert int(passed[0].split("named ")[1].split()[0]) >= 30, passed
 
 
 @pytest.mark.parametrize("args", [["-p"], []], ids=["pid", "whole-system"])
@@ -128,10 +138,13 @@ def test_layouts_not_waited_for(workload, mevitop):
     assert int(said[0].split("(")[1].split()[0]) > 0, said
 
 
-@pytest.mark.parametrize("disable", [(), ("maps_text",)], ids=["text", "no-maps_text"])
+@pytest.mark.parametrize("disable", [(), ("maps_text",), ("vma_pass",)],
+                         ids=["vma-pass", "no-maps_text", "text"])
 def test_layout_names_exact(workload, mevitop, tmp_path, disable):
-    """A layout is read from the text of /proc/PID/maps, unless a name in it may be escaped
-    (the text writes a newline as \\012, and a backslash as itself): then by PROCMAP_QUERY.
+    """A whole-system start names layouts from the VMA pass (each name asked of
+    PROCMAP_QUERY once); without it a layout is read from the text of /proc/PID/maps, unless
+    a name in it may be escaped (the text writes a newline as \\012, and a backslash as
+    itself): then by PROCMAP_QUERY.
     Files named with a newline and with a backslash, and a plain one, are named as the
     kernel's d_path has them (readlink of /proc/PID/map_files), and their pages match
     pagemap."""

@@ -342,6 +342,9 @@ static void choose_sources(struct engine *e, struct tracer_opts *to)
 	choose_syscall_hook(e);
 	choose_ring(e, to);
 	to->task_iter = e->f.task_iter;
+	/* A whole-system start's layouts (start_ahead.c), named through PROCMAP_QUERY. */
+	to->vma_iter = !e->o.npids && !filter_active(e->o.filter) && e->f.task_iter &&
+		       e->use_procmap && !(e->f.disabled & DIS_VMA_PASS);
 	to->fault_rings = e->o.mode == MODE_TRACE && e->f.fault_rings;
 }
 
@@ -419,7 +422,7 @@ static int start(struct engine *e, char *why, size_t whylen)
 		}
 		if (!filter_active(e->o.filter))
 			start_ahead_begin(e, pids, n);
-		for (i = 0; i < n; i++) {
+		for (i = n; i-- > 0;) {	/* the scans take the last first: up by pid */
 			if (pids[i] == getpid() || engine_find(e, pids[i]))
 				continue;
 			if (!filter_active(e->o.filter))

@@ -53,6 +53,7 @@ static const struct {
 	{ "maps_text", DIS_MAPS_TEXT },
 	{ "fault_rings", DIS_FAULT_RINGS },
 	{ "meminfo_anon", DIS_MEMINFO_ANON },
+	{ "vma_pass", DIS_VMA_PASS },
 };
 
 const char *kfeatures_disable_names(void)
@@ -60,7 +61,7 @@ const char *kfeatures_disable_names(void)
 	return "tp_btf, tracefs, syscall_tp, pagemap_scan, kernel_faults, rss, fentry, kprobe, "
 	       "smaps, btf, uffd, mmap_lock, procmap_query, seccomp_suspend, uffd_syscall, uffd_dev, "
 	       "task_iter, fcache_bpf, kpagecount, observer, detach_child, dirty_tp, maps_text, "
-	       "fault_rings, meminfo_anon";
+	       "fault_rings, meminfo_anon, vma_pass";
 }
 
 int kfeatures_parse_disable(const char *list, uint32_t *mask)

@@ -39,6 +39,7 @@ enum feat_disable {
 	DIS_FAULT_RINGS = 1 << 23,	/* "fault_rings": trace mode's faults in the events ring */
 	DIS_MEMINFO_ANON = 1 << 24,	/* "meminfo_anon": the whole system's anon summed from
 					 * every process's smaps_rollup */
+	DIS_VMA_PASS = 1 << 25,		/* "vma_pass": the start reads each layout from /proc */
 };
 
 enum hook {

@@ -83,10 +83,36 @@ void procmap_prepare(void)
 	}
 }
 
+const struct maps_entry *procmap_gate(void)
+{
+	procmap_prepare();
+	return gate_present ? &gate : NULL;
+}
+
+int procmap_query(int fd, uint64_t addr, struct maps_entry *e, char *name, size_t len)
+{
+	struct k_procmap_query q;
+	int err = query(fd, addr, &q, name, len);
+
+	if (err)
+		return err;
+	e->start = q.vma_start;
+	e->end = q.vma_end;
+	e->offset = q.vma_offset;
+	e->ino = q.inode;
+	e->dev_major = q.dev_major;
+	e->dev_minor = q.dev_minor;
+	e->perms = (q.vma_flags & K_PQ_READABLE ? MP_READ : 0) |
+		   (q.vma_flags & K_PQ_WRITABLE ? MP_WRITE : 0) |
+		   (q.vma_flags & K_PQ_EXECUTABLE ? MP_EXEC : 0) |
+		   (q.vma_flags & K_PQ_SHARED ? MP_SHARED : 0);
+	e->path = q.vma_name_size ? name : "";
+	return 0;
+}
+
 int procmap_read_maps(pid_t pid, maps_cb cb, void *arg)
 {
 	char path[64], name[4096 + 64];
-	struct k_procmap_query q;
 	struct maps_entry e;
 	uint64_t addr = 0;
 	int fd, err, ret = 0;
@@ -97,7 +123,7 @@ int procmap_read_maps(pid_t pid, maps_cb cb, void *arg)
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
 	for (;;) {
-		err = query(fd, addr, &q, name, sizeof(name));
+		err = procmap_query(fd, addr, &e, name, sizeof(name));
 		if (err == -ENOENT)	/* no VMA at or above addr: done */
 			break;
 		if (err) {
@@ -105,21 +131,10 @@ int procmap_read_maps(pid_t pid, maps_cb cb, void *arg)
 			ret = err;
 			goto out;
 		}
-		e.start = q.vma_start;
-		e.end = q.vma_end;
-		e.offset = q.vma_offset;
-		e.ino = q.inode;
-		e.dev_major = q.dev_major;
-		e.dev_minor = q.dev_minor;
-		e.perms = (q.vma_flags & K_PQ_READABLE ? MP_READ : 0) |
-			  (q.vma_flags & K_PQ_WRITABLE ? MP_WRITE : 0) |
-			  (q.vma_flags & K_PQ_EXECUTABLE ? MP_EXEC : 0) |
-			  (q.vma_flags & K_PQ_SHARED ? MP_SHARED : 0);
-		e.path = q.vma_name_size ? name : "";
 		ret = cb(&e, arg);
 		if (ret)
 			goto out;
-		addr = q.vma_end;
+		addr = e.end;
 	}
 	if (gate_present && (ret = cb(&gate, arg)))
 		goto out;

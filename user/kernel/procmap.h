@@ -8,6 +8,7 @@
 #define MEVITOP_PROCMAP_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "kernel/procfs.h"
 
@@ -17,6 +18,12 @@ bool procmap_query_supported(void);
 /* Calls cb for each mapping of pid in address order, as procfs_read_maps() does; -ENOTTY
  * where the ioctl is missing, -ESRCH when the process is gone. */
 int procmap_read_maps(pid_t pid, maps_cb cb, void *arg);
+/* One PROCMAP_QUERY on an open /proc/PID/maps: the mapping covering addr or the next one
+ * (e->path is name, or ""); -ENOENT when none is left. */
+int procmap_query(int fd, uint64_t addr, struct maps_entry *e, char *name, size_t len);
+/* x86_64's [vsyscall] gate area, which the text lists last and no VMA walk sees; NULL
+ * where this kernel has none. */
+const struct maps_entry *procmap_gate(void);
 /*
  * The layout the cheaper way (text: the --disable maps_text switch clears it): one read()
  * of the text, parsed by hand, costs less than an ioctl a mapping at every size measured
