@@ -51,11 +51,13 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 
 # maps.bpf.c defines what the others declare extern; bpftool's linker wants it first.
 # fcache.bpf.c (the page cache walk and counters) is a skeleton of its own: it shares no
-# map with the others and loads only when files are watched.
-BPF_SOLO   := bpf/fcache.bpf.c
+# map with the others and loads only when files are watched.  So is vmas.bpf.c (the start's
+# VMA pass): the start's second thread loads it beside the main skeleton's load, where its
+# CO-RE relocations (~8 ms of libbpf: types no other program reads) cost no wall time.
+BPF_SOLO   := bpf/fcache.bpf.c bpf/vmas.bpf.c
 BPF_SRCS   := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c $(BPF_SOLO),$(sort $(wildcard bpf/*.bpf.c)))
 BPF_OBJS   := $(patsubst bpf/%.bpf.c,$(BUILD)/bpf/%.bpf.o,$(BPF_SRCS))
-SKEL       := $(BUILD)/mevitop.skel.h $(BUILD)/fcache.skel.h
+SKEL       := $(BUILD)/mevitop.skel.h $(BUILD)/fcache.skel.h $(BUILD)/vmas.skel.h
 
 # user/ holds the core modules; each subfolder of user/ is a layer of its own (user/LAYER/*.c).
 USER_SRCS  := $(sort $(wildcard user/*.c user/*/*.c $(EXACT_ARCH)/*.c))
@@ -149,6 +151,14 @@ $(BUILD)/fcache.bpf.o: $(BUILD)/bpf/fcache.bpf.o
 $(BUILD)/fcache.skel.h: $(BUILD)/fcache.bpf.o
 	$(call msg,SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name fcache_bpf > $@
+
+$(BUILD)/vmas.bpf.o: $(BUILD)/bpf/vmas.bpf.o
+	$(call msg,BPFLINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(BUILD)/vmas.skel.h: $(BUILD)/vmas.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name vmas_bpf > $@
 
 $(BUILD)/mevitop.skel.h: $(BUILD)/mevitop.bpf.o
 	$(call msg,SKEL,$@)

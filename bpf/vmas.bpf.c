@@ -16,21 +16,26 @@
 #include <bpf/bpf_core_read.h>
 #include "vmas.h"
 
+char LICENSE[] SEC("license") = "GPL";
+
 #define VM_READ_	0x1
 #define VM_WRITE_	0x2
 #define VM_EXEC_	0x4
 #define VM_MAYSHARE_	0x80
 
-/* CONFIG_ANON_VMA_NAME's field (absent on kernels built without it, as here). */
-struct vm_area_struct___anon_name {
-	struct anon_vma_name *anon_name;
-} __attribute__((preserve_access_index));
+/* Where vm_area_struct keeps CONFIG_ANON_VMA_NAME's anon_name, or 0 (kfeatures.c finds it
+ * in the kernel's BTF: a CO-RE relocation of a field this kernel lacks cost the start
+ * ~10 ms of libbpf looking through every module's BTF). */
+const volatile __u32 cfg_anon_name_off = 0;
 
 static __always_inline bool has_anon_name(struct vm_area_struct *vma)
 {
-	struct vm_area_struct___anon_name *v = (void *)vma;
+	void *name = NULL;
 
-	return bpf_core_field_exists(v->anon_name) && BPF_CORE_READ(v, anon_name);
+	if (!cfg_anon_name_off)
+		return false;
+	bpf_probe_read_kernel(&name, sizeof(name), (char *)vma + cfg_anon_name_off);
+	return name != NULL;
 }
 
 SEC("iter/task_vma")

@@ -342,9 +342,6 @@ static void choose_sources(struct engine *e, struct tracer_opts *to)
 	choose_syscall_hook(e);
 	choose_ring(e, to);
 	to->task_iter = e->f.task_iter;
-	/* A whole-system start's layouts (start_ahead.c), named through PROCMAP_QUERY. */
-	to->vma_iter = !e->o.npids && !filter_active(e->o.filter) && e->f.task_iter &&
-		       e->use_procmap && !(e->f.disabled & DIS_VMA_PASS);
 	to->fault_rings = e->o.mode == MODE_TRACE && e->f.fault_rings;
 }
 

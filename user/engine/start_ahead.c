@@ -57,7 +57,6 @@
 #include "kernel/kbtf.h"
 #include "kernel/pagemap.h"
 #include "kernel/procmap.h"
-#include "kernel/tracer.h"
 #include "kernel/vmaiter.h"
 #include "lib/log.h"
 
@@ -111,7 +110,8 @@ struct start_ahead {
 	bool rollups;			/* the summary wants them (not mem_anon_from_meminfo()) */
 	/* bpf_wanted and bpf_hooks were handed over before the main skeleton's load
 	 * (start_ahead_early(), under lock): the early thread loads the page cache's
-	 * skeleton meanwhile (bpf_done), beside the main one's verification */
+	 * skeleton meanwhile (bpf_done: loaded, bpf_ready said; the thread's own), and the
+	 * VMA pass's, beside the main one's verification */
 	bool bpf_handed, bpf_done;
 	/* bpf, bpf_err and bpf_why are written: the page cache walk may start (it need not
 	 * wait for the rollups) */
@@ -127,6 +127,8 @@ struct start_ahead {
 	struct ahead_layout *lay;	/* sorted by io; the scans go up from the bottom */
 	size_t nlay;
 	size_t *by_pid;			/* lay's indices, sorted by pid (the VMA pass's order) */
+	bool vmas_wanted;		/* load the VMA pass (handed over with bpf_wanted) */
+	uint32_t anon_off;		/* its vma_anon_name_off */
 	struct vmaiter *vmas;		/* the start's VMA pass, or NULL */
 	int pass_err;			/* vmaiter_pass()'s */
 	size_t passed;			/* layouts the pass handed over */
@@ -306,6 +308,30 @@ static long next_slot(struct start_ahead *a, bool *over)
 	return -1;
 }
 
+/* The page cache's programs are loaded (or failed to): its walk may start.  Said as soon as
+ * they are, before the VMA pass's load (~10 ms), which the walk does not need. */
+static void fcache_ready(struct start_ahead *a)
+{
+	a->bpf_done = true;
+	pthread_mutex_lock(&a->lock);
+	a->bpf_ready = true;
+	pthread_cond_signal(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+}
+
+/* The VMA pass's skeleton, once; without it the layouts are read from /proc as before. */
+static void load_vmas(struct start_ahead *a)
+{
+	int err;
+
+	if (a->vmas_wanted && !a->vmas && (err = vmaiter_load(a->anon_off, &a->vmas))) {
+		log_info("start: no VMA pass (%s): every layout is read from /proc",
+			 strerror(-err));
+		a->vmas = NULL;
+	}
+	a->vmas_wanted = false;
+}
+
 /* The early part: while the main thread loads the main skeleton (~30-60 ms, one CPU in
  * the verifier) the other CPU has nothing else to do, and a rollup needs only a pid: the
  * pids of /proc, read until start_ahead_begin() (a pid the pass lists and /proc did not is
@@ -331,10 +357,15 @@ static void early(struct start_ahead *a, size_t *r)
 	pthread_mutex_lock(&a->lock);
 	while (!a->begun && !a->bpf_handed)
 		pthread_cond_wait(&a->cond, &a->lock);
-	if (!a->begun && a->bpf_wanted) {	/* the main skeleton is loading: load ours now */
+	if (!a->begun && (a->bpf_wanted || a->vmas_wanted)) {
+		/* The main skeleton is loading: load ours now. */
 		pthread_mutex_unlock(&a->lock);
-		a->bpf_err = fcache_bpf_open(a->bpf_hooks, &a->bpf, a->bpf_why, sizeof(a->bpf_why));
-		a->bpf_done = true;
+		if (a->bpf_wanted) {
+			a->bpf_err = fcache_bpf_open(a->bpf_hooks, &a->bpf, a->bpf_why,
+						     sizeof(a->bpf_why));
+			fcache_ready(a);
+		}
+		load_vmas(a);
 		pthread_mutex_lock(&a->lock);
 	}
 	while (!a->begun)
@@ -352,19 +383,22 @@ static void *run(void *arg)
 		early(a, &r);
 	over = !a->nlay;
 	/* The BPF programs first: the page cache walk waits for them, the rollups only
-	 * for the end of the scans' whole. */
-	if (a->bpf_wanted && !a->bpf_done)
-		a->bpf_err = fcache_bpf_open(a->bpf_hooks, &a->bpf, a->bpf_why, sizeof(a->bpf_why));
+	 * for the end of the scans' whole.  (bpf_done: loaded early, and said so; main may
+	 * have taken them since.) */
+	if (!a->bpf_done) {
+		if (a->bpf_wanted)
+			a->bpf_err = fcache_bpf_open(a->bpf_hooks, &a->bpf, a->bpf_why,
+						     sizeof(a->bpf_why));
+		fcache_ready(a);
+	}
+	if (!a->aborted)
+		load_vmas(a);
 	/* That was the start's last BPF object (the main skeleton loaded before the pids
 	 * were listed): the kernel's BTF parse (~5.5 MiB at 6.18) goes now, not after the
 	 * scans, whose model would otherwise pile up on top of it (VmHWM). */
 	if (!a->aborted)
 		kbtf_release();
-	pthread_mutex_lock(&a->lock);
-	a->bpf_ready = true;
-	pthread_cond_signal(&a->cond);
-	pthread_mutex_unlock(&a->lock);
-	if (a->vmas && !a->aborted)
+	if (a->vmas && a->by_pid && !a->aborted)
 		a->pass_err = vmaiter_pass(a->vmas, pass_proc, a);
 	while (!over && !atomic_load(&a->scans_done)) {
 		long c = next_slot(a, &over);
@@ -393,11 +427,10 @@ static int by_io(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-static const struct ahead_layout *sorting;	/* by_slot_pid's slots (lay_init, one thread) */
-
-static int by_slot_pid(const void *x, const void *y)
+static int by_slot_pid(const void *x, const void *y, void *lay)
 {
-	pid_t a = sorting[*(const size_t *)x].pid, b = sorting[*(const size_t *)y].pid;
+	const struct ahead_layout *l = lay;
+	pid_t a = l[*(const size_t *)x].pid, b = l[*(const size_t *)y].pid;
 
 	return (a > b) - (a < b);
 }
@@ -434,14 +467,12 @@ static void lay_init(struct engine *e, struct start_ahead *a, const pid_t *pids,
 	atomic_init(&a->main_at, -1L);
 	/* The VMA pass goes by pid, the slots by io (the same but where a main thread has
 	 * exited): an index to find them by. */
-	a->by_pid = e->tracer ? calloc(a->nlay ? a->nlay : 1, sizeof(*a->by_pid)) : NULL;
+	a->by_pid = calloc(a->nlay ? a->nlay : 1, sizeof(*a->by_pid));
 	if (!a->by_pid)
 		return;
 	for (i = 0; i < a->nlay; i++)
 		a->by_pid[i] = i;
-	sorting = a->lay;
-	qsort(a->by_pid, a->nlay, sizeof(*a->by_pid), by_slot_pid);
-	a->vmas = tracer_vmas(e->tracer);
+	qsort_r(a->by_pid, a->nlay, sizeof(*a->by_pid), by_slot_pid, a->lay);
 }
 
 static void lay_free(struct start_ahead *a)
@@ -500,6 +531,9 @@ static void hand_bpf(struct engine *e, struct start_ahead *a)
 {
 	a->bpf_wanted = e->files && e->f.fcache_walk && e->f.filemap_tp;
 	a->bpf_hooks = fcache_bpf_hooks(&e->f);
+	/* Its names come from PROCMAP_QUERY. */
+	a->vmas_wanted = e->f.vma_iter && e->use_procmap;
+	a->anon_off = e->f.vma_anon_name_off;
 }
 
 void start_ahead_early(struct engine *e)
@@ -719,6 +753,7 @@ void start_ahead_end(struct engine *e)
 		log_info("start: the VMA pass named %zu layouts (%zu names, %zu left to /proc)%s%s",
 			 a->passed, st.keys, st.refused, a->pass_err < 0 ? ": " : "",
 			 a->pass_err < 0 ? strerror(-a->pass_err) : "");
+		vmaiter_close(a->vmas);
 	}
 	if (a->early && !a->aborted && a->rollups)	/* a failed start says only why */
 		log_info("start: %zu of %zu rollups were read before the listing",

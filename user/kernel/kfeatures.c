@@ -153,6 +153,38 @@ static bool probe_tracing_prog(struct btf *vmlinux, enum bpf_attach_type type,
 	return true;
 }
 
+/* The byte offset of member name in struct id, looked for through anonymous members too
+ * (anon_name sat in an anonymous union in 5.17-6.x); 0 when it has none. */
+static uint32_t member_off(const struct btf *btf, int id, const char *name, uint32_t base)
+{
+	const struct btf_type *t = btf__type_by_id(btf, btf__resolve_type(btf, id));
+	const struct btf_member *m;
+
+	if (!t || (!btf_is_struct(t) && !btf_is_union(t)))
+		return 0;
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, m++) {
+		const char *n = btf__name_by_offset(btf, m->name_off);
+		uint32_t off = base + btf_member_bit_offset(t, i) / 8, in;
+
+		if (n && !strcmp(n, name))
+			return off;
+		if ((!n || !*n) && (in = member_off(btf, m->type, name, off)))
+			return in;
+	}
+	return 0;
+}
+
+/* Where the VMA pass finds an anonymous name: read at an offset found here, not by a CO-RE
+ * relocation, whose failure on a kernel without the field sent libbpf through every
+ * module's BTF (~10 ms of the start here). */
+static uint32_t vma_anon_name_off(const struct btf *vmlinux)
+{
+	int id = vmlinux ? btf__find_by_name_kind(vmlinux, "vm_area_struct", BTF_KIND_STRUCT) : -1;
+
+	return id > 0 ? member_off(vmlinux, id, "anon_name", 0) : 0;
+}
+
 static bool btf_has_tp(struct btf *vmlinux, const char *tp)
 {
 	char name[128];
@@ -396,6 +428,9 @@ int kfeatures_probe(struct features *f, char *why, size_t whylen)
 		       btf__find_by_name_kind(vmlinux, "bpf_iter__task", BTF_KIND_STRUCT) > 0 &&
 		       libbpf_probe_bpf_helper(BPF_PROG_TYPE_TRACEPOINT,
 					       BPF_FUNC_map_lookup_percpu_elem, NULL) == 1;
+	f->vma_iter = f->task_iter && !(f->disabled & DIS_VMA_PASS) &&
+		      btf__find_by_name_kind(vmlinux, "bpf_iter__task_vma", BTF_KIND_STRUCT) > 0;
+	f->vma_anon_name_off = vma_anon_name_off(vmlinux);
 	libbpf_log_quiet(false);
 	f->kprobes = access("/sys/bus/event_source/devices/kprobe/type", R_OK) == 0;
 

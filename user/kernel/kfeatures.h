@@ -85,6 +85,9 @@ struct features {
 	bool procmap_query;		/* PROCMAP_QUERY ioctl on /proc/PID/maps (6.11+) */
 	bool task_iter;			/* iter/task and what bpf/tasks.bpf.c needs (5.19+): one
 					 * pass per refresh */
+	bool vma_iter;			/* iter/task_vma (5.12+): the start's VMA pass */
+	uint32_t vma_anon_name_off;	/* vm_area_struct's anon_name, in bytes; 0: none
+					 * (CONFIG_ANON_VMA_NAME off, as on this box's 6.18) */
 	bool cachestat;			/* cachestat(2) (6.5+) */
 	bool kpagecount;		/* PFNs in pagemap and /proc/kpagecount (--sharing) */
 	bool filemap_tp;		/* tp_btf filemap add/delete: per-file page cache counts */

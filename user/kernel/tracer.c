@@ -22,7 +22,6 @@
 #include "kernel/fring.h"
 #include "kernel/perf_release.h"
 #include "kernel/taskiter.h"
-#include "kernel/vmaiter.h"
 #include "kernel/tracer.h"
 
 struct tracer {
@@ -48,7 +47,6 @@ struct tracer {
 	bool release_in_child;		/* perf events' last close by a child (not disabled) */
 	struct fault_sampler *sampler;	/* sample mode's --stacks */
 	struct taskiter *tasks;		/* the per-refresh pass, or NULL */
-	struct vmaiter *vmas;		/* the start's VMA pass, or NULL */
 	struct fring *fring;		/* trace mode's per-CPU fault rings, or NULL */
 	uint32_t fring_slots;		/* records a CPU; 0: no rings */
 	size_t stamp_bytes;		/* the stamp after every events record */
@@ -230,8 +228,6 @@ static void configure(struct tracer *t, const struct features *f, const struct t
 		bpf_program__set_autoload(t->skel->progs.dump_tasks, true);
 		t->skel->rodata->cfg_ncpus = t->ncpus;
 	}
-	if (o->vma_iter)
-		bpf_program__set_autoload(t->skel->progs.dump_vmas, true);
 }
 
 /* After the load: the arrays shared with the BPF side, mapped.  0 or -errno. */
@@ -297,7 +293,7 @@ static int attach_all(struct tracer *t, char *why, size_t whylen)
 		struct bpf_link *l;
 
 		if (!bpf_program__autoload(p) || p == t->skel->progs.stacks_fault_sample ||
-		    p == t->skel->progs.dump_tasks || p == t->skel->progs.dump_vmas)
+		    p == t->skel->progs.dump_tasks)
 			continue;
 		l = bpf_program__attach(p);
 		if (!l) {
@@ -370,9 +366,6 @@ int tracer_open(const struct features *f, const struct tracer_opts *o, tracer_ev
 			goto fail;
 		}
 	}
-	/* Without it the start reads each layout from /proc: a note, not a failure. */
-	if (o->vma_iter && vmaiter_open(t->skel->progs.dump_vmas, &t->vmas))
-		t->vmas = NULL;
 	t->rb = ring_buffer__new(bpf_map__fd(t->skel->maps.events), on_sample, t, NULL);
 	if (!t->rb) {
 		err = -errno;
@@ -446,7 +439,6 @@ void tracer_close(struct tracer *t)
 		return;
 	fault_sampler_stop(t->sampler);	/* before the program goes */
 	taskiter_close(t->tasks);
-	vmaiter_close(t->vmas);
 	ring_buffer__free(t->rb);
 	if (t->ring_cons && t->ring_cons != MAP_FAILED)
 		munmap(t->ring_cons, sysconf(_SC_PAGESIZE));
@@ -476,11 +468,6 @@ bool tracer_fault_rings(const struct tracer *t)
 struct taskiter *tracer_tasks(struct tracer *t)
 {
 	return t->tasks;
-}
-
-struct vmaiter *tracer_vmas(struct tracer *t)
-{
-	return t->vmas;
 }
 
 int tracer_add_target(struct tracer *t, pid_t tgid)

@@ -16,7 +16,6 @@
 #include "kernel/kfeatures.h"
 
 struct tracer;
-struct vmaiter;
 
 struct tracer_opts {
 	bool filter;			/* only processes in the target map */
@@ -36,7 +35,6 @@ struct tracer_opts {
 	uint64_t stack_duty_on_ms;	/* ... with the events open this long */
 	uint64_t stack_duty_every_ms;	/* of every this long (user/kernel/fault_sampler.h) */
 	bool task_iter;			/* load the task iterator (tracer_tasks) */
-	bool vma_iter;			/* load the start's VMA pass (tracer_vmas) */
 	bool fault_rings;		/* trace mode: user-mode faults in per-CPU rings
 					 * (kernel/fring.h), where the fault hook allows */
 };
@@ -51,8 +49,6 @@ void tracer_close(struct tracer *t);
 bool tracer_fault_rings(const struct tracer *t);
 /* The task iterator (kernel/taskiter.h), or NULL when not loaded. */
 struct taskiter *tracer_tasks(struct tracer *t);
-/* The start's VMA pass (kernel/vmaiter.h), or NULL when not loaded or not attached. */
-struct vmaiter *tracer_vmas(struct tracer *t);
 
 int tracer_add_target(struct tracer *t, pid_t tgid);
 int tracer_del_target(struct tracer *t, pid_t tgid);

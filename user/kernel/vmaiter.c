@@ -12,6 +12,7 @@
 #include "lib/array.h"
 #include "kernel/procmap.h"
 #include "kernel/vmaiter.h"
+#include "vmas.skel.h"
 
 #define NAME_MAX_	(4096 + 64)	/* PATH_MAX and " (deleted)": procmap_read_maps()'s */
 #define CHUNK_RECS	1024		/* records a read() asks for (the seq_file gives less) */
@@ -29,6 +30,7 @@ struct vkey {
 };
 
 struct vmaiter {
+	struct vmas_bpf *skel;
 	struct bpf_link *link;
 	struct vma_rec *buf;
 	size_t cap;		/* records */
@@ -40,7 +42,7 @@ struct vmaiter {
 	struct vmaiter_stats st;
 };
 
-int vmaiter_open(struct bpf_program *prog, struct vmaiter **out)
+int vmaiter_load(uint32_t anon_name_off, struct vmaiter **out)
 {
 	struct vmaiter *vi = calloc(1, sizeof(*vi));
 	long ps = sysconf(_SC_PAGESIZE);
@@ -48,16 +50,27 @@ int vmaiter_open(struct bpf_program *prog, struct vmaiter **out)
 
 	if (!vi)
 		return -ENOMEM;
-	vi->link = bpf_program__attach_iter(prog, NULL);
+	vi->skel = vmas_bpf__open();
+	if (!vi->skel) {
+		err = -errno;
+		goto fail;
+	}
+	vi->skel->rodata->cfg_anon_name_off = anon_name_off;
+	err = vmas_bpf__load(vi->skel);
+	if (err)
+		goto fail;
+	vi->link = bpf_program__attach_iter(vi->skel->progs.dump_vmas, NULL);
 	if (!vi->link) {
 		err = -errno;
-		free(vi);
-		return err;
+		goto fail;
 	}
 	while ((1L << vi->page_shift) < ps)
 		vi->page_shift++;
 	*out = vi;
 	return 0;
+fail:
+	vmaiter_close(vi);
+	return err < 0 ? err : -EINVAL;
 }
 
 static void drop_keys(struct vmaiter *vi)
@@ -74,6 +87,7 @@ void vmaiter_close(struct vmaiter *vi)
 	if (!vi)
 		return;
 	bpf_link__destroy(vi->link);
+	vmas_bpf__destroy(vi->skel);
 	drop_keys(vi);
 	free(vi->buf);
 	free(vi);

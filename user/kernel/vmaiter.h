@@ -2,23 +2,24 @@
 /*
  * The start's VMA pass (bpf/vmas.bpf.c) as seen from user space: every process's layout in
  * one read() loop, each mapping's name resolved once per distinct key through PROCMAP_QUERY
- * and checked against it (vmas.h says why the kernel cannot give the names itself).  The
- * tracer attaches it for a whole-system start; the start's thread (engine/start_ahead.c)
- * takes one pass, and the scans replay what it named.
+ * and checked against it (vmas.h says why the kernel cannot give the names itself).  A
+ * whole-system start's thread (engine/start_ahead.c) loads it, takes one pass, and the scans
+ * replay what it named.
  */
 #ifndef MEVITOP_VMAITER_H
 #define MEVITOP_VMAITER_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "kernel/procfs.h"
 #include "vmas.h"
 
-struct bpf_program;
 struct vmaiter;
 
-/* Attaches prog (iter/task_vma, whole system).  0 or -errno. */
-int vmaiter_open(struct bpf_program *prog, struct vmaiter **out);
+/* Loads and attaches the pass (its own skeleton), anonymous names read at anon_name_off in
+ * a VMA (struct features' vma_anon_name_off; 0: none).  0 or -errno. */
+int vmaiter_load(uint32_t anon_name_off, struct vmaiter **out);
 void vmaiter_close(struct vmaiter *vi);
 
 /* A process's records, in address order.  Non-zero stops the pass (vmaiter_pass returns
