@@ -94,6 +94,26 @@ def test_not_root():
           "sudo)", user=65534)
 
 
+def test_nested_pid_namespace_refused():
+    """Every BPF program names a process by its pid in the kernel's root pid namespace: in
+    a pid namespace of its own (a container without --pid=host, here unshare's) those are
+    not /proc's pids, so mevitop refuses to start, in both forms, instead of listing the
+    host's processes under this namespace's pids.  It starts in the root one (the rest of
+    the suite)."""
+    message = ("mevitop runs in the root pid namespace only: its BPF programs see the "
+               "kernel's pids, not this namespace's (run it on the host, or in a container "
+               "that shares the host's, e.g. docker run --pid=host)")
+    env = dict(os.environ, **harness.SAN_ENV)
+    for args in (["serve", "-n", "1"], ["--json", "-n", "1"]):
+        p = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", harness.MEVITOP,
+                            *args], capture_output=True, text=True, timeout=30, env=env)
+        assert p.returncode == 1 and p.stdout == "", (args, p.returncode, p.stderr)
+        if "--json" in args:
+            assert json_error(p.stderr) == message, p.stderr
+        else:
+            assert one_clear_line(p.stderr) == "mevitop: " + message, p.stderr
+
+
 def test_no_btf():
     fails(["--json", "-n", "1", "--disable", "btf"], 1, "this kernel has no BTF "
           "(/sys/kernel/btf/vmlinux is missing): mevitop's CO-RE programs need "

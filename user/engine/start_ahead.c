@@ -31,11 +31,12 @@
  * default) there are no rollups: the early thread loads the page cache's skeleton beside
  * the main one instead, and the thread's part of the scans is the layouts alone.
  *
- * Those layouts come from one VMA pass where the tracer loaded it (kernel/vmaiter.h; not
- * with --disable vma_pass): every process's mappings in one read() loop, in pid order, so
- * the scans go up in pid order too (engine.c queues the newest first).  The thread names
- * each process of the pass and hands it over as a layout read ahead, at most PASS_AHEAD
- * ahead of the scans; a process it cannot name is left to the window's reads below.  At
+ * Those layouts come from one VMA pass (kernel/vmaiter.h, a skeleton of its own that the
+ * thread loads after the page cache's; not with --disable vma_pass): every process's
+ * mappings in one read() loop, in pid order, so the scans go up in pid order too (engine.c
+ * queues the newest first).  The thread names each process of the pass and hands it over
+ * as a layout read ahead, at most PASS_AHEAD ahead of the scans; a process it cannot name
+ * is left to the window's reads (next_slot()) or to the scans.  At
  * 5,000 sleepers it names ~4,900 of 5,008 (the scans read the first few themselves while
  * the pass begins), and the start's CPU fell from ~0.47 to ~0.33 s.
  *
@@ -245,7 +246,7 @@ static struct ahead_layout *slot_by_pid(struct start_ahead *a, pid_t pid)
 /*
  * One process of the VMA pass: named and handed over as a layout read ahead, unless the
  * scans are on it or past it (they read it themselves), or a name cannot be had (left
- * free: the window below or the scans read it from /proc).  The pass naps when it is
+ * free: the window's reads or the scans read it from /proc).  The pass naps when it is
  * PASS_AHEAD slots ahead of the scans, so what waits stays a few hundred KiB.
  */
 static int pass_proc(void *arg, pid_t tgid, const struct vma_rec *r, size_t n)

@@ -128,6 +128,24 @@ const char *kfeatures_attach_name(enum attach a)
 	return "?";
 }
 
+/*
+ * Every BPF program names a process by task->tgid (bpf_get_current_pid_tgid() too), its
+ * pid in the kernel's root pid namespace, and the engine matches those to /proc's pids and
+ * kill()s, which are the reader's.  In a nested pid namespace (mevitop run in a container)
+ * the two differ: a fork record's pid, or a pass's, would be taken for another process's.
+ * The root pid namespace's inode number is fixed (PROC_PID_INIT_INO,
+ * include/linux/proc_ns.h, since 3.8); NSpid in /proc/self/status would not do: a procfs
+ * mounted in the namespace lists its levels only.
+ */
+#define PROC_PID_INIT_INO_	0xEFFFFFFCu
+
+static bool in_root_pidns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) || st.st_ino == PROC_PID_INIT_INO_;
+}
+
 /* Loads "r0 = 0; exit" as a tracing program against a BTF id: the cheapest honest answer to
  * "can this kernel attach tp_btf / fentry here?" (fentry loads fail with EPERM on some). */
 static bool probe_tracing_prog(struct btf *vmlinux, enum bpf_attach_type type,
@@ -457,6 +475,12 @@ int kfeatures_probe(struct features *f, char *why, size_t whylen)
 		snprintf(why, whylen, "mevitop needs root (CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE) "
 			 "to load BPF programs and read other processes' pagemap: run it with sudo");
 		return -EPERM;
+	}
+	if (!in_root_pidns()) {
+		snprintf(why, whylen, "mevitop runs in the root pid namespace only: its BPF "
+			 "programs see the kernel's pids, not this namespace's (run it on the host, "
+			 "or in a container that shares the host's, e.g. docker run --pid=host)");
+		return -ENOTSUP;
 	}
 	if (!f->btf) {
 		snprintf(why, whylen, "this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): "
