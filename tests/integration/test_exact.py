@@ -205,9 +205,17 @@ def in_range(touches, pid, base, pages):
             if p == pid and base <= a < base + pages * PAGE]
 
 
-def settle(mv, wl, t):
-    """Waits until a snapshot drained after t: the engine has seen (and registered) it."""
-    mv.snapshot_after(t)
+def settle(mv, wl, t, *addrs, timeout=10):
+    """Waits until a snapshot drained after t (the engine has seen it) in which userfaultfd
+    tracks every address of `addrs`: new mappings are registered for a time budget per
+    drain, so under load a snapshot can come before a mapping's registration, and a page
+    touched then is counted as there before (prereg_pages), not as a first touch."""
+    snap = mv.snapshot_after(t)
+    deadline = time.monotonic() + timeout
+    while not all(any(s <= a // PAGE < e for s, e in tracked_ranges(find_proc(snap, wl.pid)))
+                  for a in addrs):
+        assert time.monotonic() < deadline, f"{[hex(a) for a in addrs]} never registered"
+        snap = mv.snapshot()
     return len(mv.all)
 
 
@@ -227,8 +235,8 @@ def test_behaviours(procs, tmp_path, mode, variant):
 
     # Sparse writes then reads: every 3rd page written, every 5th read (the zero page).
     t, _ = wl.do("map a 96")
-    since = settle(mv, wl, t)
     a = wl.region("a")
+    since = settle(mv, wl, t, a)
     wl.do("touch a 0 96 3 w")
     t, _ = wl.do("touch a 1 95 5 r")
     check(mv, pid, t, [a])
@@ -245,7 +253,7 @@ def test_behaviours(procs, tmp_path, mode, variant):
 
     # Four threads write one region at once (and each other's pages): each page once.
     t, _ = wl.do("map t 512")
-    since = settle(mv, wl, t)
+    since = settle(mv, wl, t, wl.region("t"))
     before = mv.last["stats"]["exact"]["touches"]
     t, _ = wl.do("threads t 4 0 512")
     snap = check(mv, pid, t, [wl.region("t")])
@@ -280,9 +288,9 @@ def test_behaviours(procs, tmp_path, mode, variant):
     t, _ = wl.do("touch r 0 32 1 w")
     settle(mv, wl, t)
     t, _ = wl.do("remap r 64 grow")
-    since = settle(mv, wl, t)
-    t, _ = wl.do("touch r 40 8 1 w")
     r = wl.region("r")
+    since = settle(mv, wl, t, r + 40 * PAGE)
+    t, _ = wl.do("touch r 40 8 1 w")
     check(mv, pid, t, [r])
     wait_touches(mv, since, [(pid, r + i * PAGE) for i in range(40, 48)])
     t, _ = wl.do("remap r 128 move")
@@ -309,11 +317,8 @@ def test_behaviours(procs, tmp_path, mode, variant):
     wl.regions.clear()
     t, _ = wl.do("map e 32")
     e = wl.region("e")
-    snap = mv.snapshot_after(t)
     # The re-attach (attach mode: a new seize) may land after the first snapshot.
-    while not any(s <= e // PAGE < t_ for s, t_ in tracked_ranges(find_proc(snap, pid))):
-        snap = mv.snapshot()
-    since = len(mv.all)
+    since = settle(mv, wl, t, e)
     t, _ = wl.do("touch e 0 32 1 w")
     check(mv, pid, t, [e])
     got = wait_touches(mv, since, [(pid, e + i * PAGE) for i in range(32)])
@@ -604,11 +609,14 @@ def test_ordered_servers_follow_the_faulting_cpu(procs, tmp_path):
     assert mv.first["stats"]["exact"]["server"]["threads"] == 2
     for cpu, name in ((1, "a"), (0, "b")):
         pin(wl.pid, cpu)
-        wl.do(f"map {name} 2048")
-        t0 = mv.snapshot_after(time.monotonic())["stats"]["exact"]["touches"]
+        t, _ = wl.do(f"map {name} 2048")
+        settle(mv, wl, t, wl.region(name))
+        t0 = mv.last["stats"]["exact"]["touches"]
+        p0 = mv.last["stats"]["exact"]["prereg_pages"]
         t, _ = wl.do(f"touch {name} 0 2048 1 w")
         snap = check(mv, wl.pid, t, [wl.region(name)])
         srv = snap["stats"]["exact"]["server"]
+        assert snap["stats"]["exact"]["prereg_pages"] == p0     # none touched unregistered
         assert snap["stats"]["exact"]["touches"] - t0 == 2048
         assert srv["waiting"] == 1, srv
         if name == "a":

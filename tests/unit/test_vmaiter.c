@@ -156,6 +156,30 @@ static void leader_exit_child(int ready)
 	pthread_exit(NULL);
 }
 
+/*
+ * The leader writes "ready" before pthread_exit(), so the byte says nothing of its exit:
+ * wait until /proc shows it a zombie (exit_mm() has run, it has no mm for the pass).
+ */
+static void wait_zombie(pid_t pid)
+{
+	char path[64], buf[256], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	for (int tries = 0; tries < 10000; tries++) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		buf[n] = 0;
+		p = strrchr(buf, ')');
+		if (p && p[1] == ' ' && p[2] == 'Z')
+			return;
+		usleep(1000);
+	}
+	fail_msg("pid %d's leader never exited", pid);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -253,6 +277,7 @@ static void test_pass_equals_procmap(void **state)
 		assert_int_equal(read(ready[0], &c, 1), 1);	/* mapped (or exited) */
 		close(ready[0]);
 	}
+	wait_zombie(kids[1]);
 	assert_int_equal(vmaiter_pass(vi, on_proc, &s), 0);
 	vmaiter_stats(vi, &st);
 	fprintf(stderr, "test_vmaiter: %zu processes, %zu named and equal to PROCMAP_QUERY, "
