@@ -30,6 +30,8 @@
 #include <unistd.h>
 #include <linux/types.h>
 #include <bpf/libbpf.h>
+#include "kernel/kbtf.h"
+#include "kernel/kfeatures.h"
 #include "kernel/procmap.h"
 #include "kernel/vmaiter.h"
 
@@ -182,10 +184,21 @@ static void wait_zombie(pid_t pid)
 
 static int setup(void **state)
 {
+	struct features f = { 0 };
+	char why[256];
+	int err;
+
 	(void)state;
 	if (!mkdtemp(dir))
 		return -1;
-	return vmaiter_load(0, &vi) ? -1 : 0;	/* no anonymous names on this kernel */
+	/* The anonymous-name offset as the start finds it (0 on a kernel without the field). */
+	if (kfeatures_probe(&f, why, sizeof(why))) {
+		fprintf(stderr, "test_vmaiter: %s\n", why);
+		return -1;
+	}
+	err = vmaiter_load(f.vma_anon_name_off, &vi);
+	kbtf_release();		/* the probe held the kernel's BTF for the loads */
+	return err ? -1 : 0;
 }
 
 static int teardown(void **state)
