@@ -198,8 +198,9 @@ static bool claim(struct ahead_layout *s)
 	return atomic_compare_exchange_strong(&s->state, &free_, SLOT_AHEAD);
 }
 
-/* A claimed slot's layout is in (or s->err): its pagemap opened, it goes to the scans. */
-static void hand(struct ahead_layout *s)
+/* A claimed slot's layout is in (or s->err): its pagemap opened, it goes to the scans;
+ * false if the scans stopped waiting for it (SLOT_GONE: they read it themselves). */
+static bool hand(struct ahead_layout *s)
 {
 	int ahead = SLOT_AHEAD, fd;
 
@@ -211,11 +212,12 @@ static void hand(struct ahead_layout *s)
 		usleep(stall_us);
 	if (atomic_compare_exchange_strong_explicit(&s->state, &ahead, SLOT_READY,
 						    memory_order_release, memory_order_relaxed))
-		return;
+		return true;
 	drop_layout(s);		/* SLOT_GONE: the scan read it itself */
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
+	return false;
 }
 
 /* The thread's read of a slot, unless the scans claimed it. */
@@ -274,8 +276,8 @@ static int pass_proc(void *arg, pid_t tgid, const struct vma_rec *r, size_t n)
 	    vmaiter_name(a->vmas, r, n) || !claim(s))
 		return 0;
 	s->err = vmaiter_emit(a->vmas, r, n, keep_entry, s);
-	hand(s);
-	a->passed++;
+	if (hand(s) && !s->err)
+		a->passed++;
 	return 0;
 }
 
