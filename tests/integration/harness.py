@@ -346,6 +346,11 @@ def assert_matches(snapshot, pid, context=""):
         for s, e, perms, path in read_maps(pid):
             if s <= addr < e:
                 lines.append(f"kernel's mapping: {s:#x}-{e:#x} {perms} {path}")
+        # Every mapping with pages that differ, not only the first twenty pages' one.
+        for s, e, perms, path in read_maps(pid):
+            n = sum(1 for pg, _a, _b in bad if s <= pg * PAGE < e)
+            if n:
+                lines.append(f"  {n} differ in {s:#x}-{e:#x} {perms} {path}")
         lines.append(f"stats: {snapshot['stats']}")
     assert not bad, f"{len(bad)} pages differ {context}:\n" + "\n".join(lines)
     # The totals agree with the runs.

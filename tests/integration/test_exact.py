@@ -124,6 +124,11 @@ def procs():
     """Everything a test starts is stopped at the end, whatever happened."""
     made = []
     yield made
+    stop_all(made)
+
+
+def stop_all(made):
+    """Kills and reaps what a test started: ExactMevitops, Popens, pids, workloads."""
     for p in made:
         if isinstance(p, ExactMevitop):
             if p.proc.poll() is None:

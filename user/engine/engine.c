@@ -701,6 +701,7 @@ static void poll_counters(struct engine *e, struct proc *p)
 		}
 	}
 	s->c = c;
+	s->c_ns = engine_now_ns();	/* no earlier than the pass's (or the stat's) read */
 	s->counters_seen = true;
 }
 

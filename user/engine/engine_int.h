@@ -103,6 +103,7 @@ struct pstate {
 	uint64_t events_tick;		/* events applied since the last tick */
 	uint64_t rss_updates;		/* trace: rss_stat hits at the last tick */
 	struct proc_counters c;		/* /proc/PID/stat counters at the last tick or full scan */
+	uint64_t c_ns;			/* when they were read, or later (CLOCK_MONOTONIC) */
 	int64_t rss_gap;		/* model's resident pages - kernel rss, at the last full
 					 * scan (scan_rss_gap_check) */
 	uint64_t born;			/* start time (/proc/PID/stat's clock ticks), to tell a

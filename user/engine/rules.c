@@ -161,6 +161,24 @@ static bool is_err(int64_t ret)
 	return ret < 0 && ret >= -MAX_ERRNO;
 }
 
+/*
+ * A mapping a syscall record adds is not scanned: in sample and exact mode its faults show
+ * in the process's counters at the next tick (poll_counters), which rescans it.  Unless the
+ * counters were read after the syscall returned and before its record was applied (the
+ * record waited in the ring while a tick polled, or a full scan read the counters, without
+ * the mapping in the model): faults on it in between are in that baseline, and nothing would
+ * ever look at them.  A dynamic loader maps a library and faults it at once: libc's pages
+ * were seen missing this way, with --no-reconcile, after an exec under load.  Then the new
+ * range is scanned now.
+ */
+static void scan_if_counted(struct engine *e, struct proc *p, const struct ev_syscall *ev,
+			    uint64_t start, uint64_t end)
+{
+	if (e->o.mode != MODE_CHUNK && e->o.mode != MODE_TRACE && ps(p)->counters_seen &&
+	    ev->ts <= ps(p)->c_ns)
+		table_queue_scan(e, p, start, end);
+}
+
 static void apply_mmap(struct engine *e, struct proc *p, const struct ev_syscall *ev)
 {
 	uint64_t addr = ev->ret, len = ev->args[1], prot = ev->args[2], flags = ev->args[3];
@@ -190,6 +208,8 @@ static void apply_mmap(struct engine *e, struct proc *p, const struct ev_syscall
 		table_pend(e, p, PEND_MAPS);		/* names, shmem vs file, hugetlb details */
 	if (flags & (MAP_POPULATE | MAP_LOCKED) || ps(p)->locked_future)
 		queue_scan_populated(e, p, start, end);	/* populated without faults */
+	else
+		scan_if_counted(e, p, ev, start, end);
 }
 
 static void apply_munmap(struct engine *e, struct proc *p, const struct ev_syscall *ev)
@@ -261,6 +281,8 @@ static void apply_brk(struct engine *e, struct proc *p, const struct ev_syscall 
 		HOOK(e, mapped, p, start, end);
 	if (ps(p)->locked_future && end > start)
 		queue_scan_populated(e, p, start, end);
+	else if (end > start)
+		scan_if_counted(e, p, ev, start, end);
 }
 
 static void apply_madvise(struct engine *e, struct proc *p, uint64_t addr, uint64_t len,

@@ -192,8 +192,10 @@ static int64_t scan_all(struct engine *e, struct proc *p)
 
 	/* The counters the next tick compares with are those from before this scan: a fault
 	 * during the scan shows as a change then. */
-	if (e->f.hook[HOOK_RSS] == AT_NONE && e->src->read_counters(e->src_ctx, io(p), &s->c) == 0)
+	if (e->f.hook[HOOK_RSS] == AT_NONE && e->src->read_counters(e->src_ctx, io(p), &s->c) == 0) {
 		s->counters_seen = true;
+		s->c_ns = engine_now_ns();
+	}
 
 	for (m = model_first(p); m; m = next) {
 		uint64_t end = mapping_end(m), pages = end - mapping_start(m);
