@@ -685,6 +685,27 @@ static void test_exit_keeps_tombstone(void **state)
 	check_proc(100, "pid reused");
 }
 
+/* A pend of nothing lists nothing: listed with no bits, the next pend of the same process
+ * linked it to itself, and the batch end spun on it for ever (chunk mode, an exec flood). */
+static void test_pend_nothing(void **state)
+{
+	struct proc *p;
+
+	(void)state;
+	start_proc(100);
+	batch_end();
+	p = engine_find(E, 100);
+	assert_non_null(p);
+	assert_null(E->pending);
+	table_pend(E, p, 0);
+	assert_null(E->pending);
+	table_pend(E, p, PEND_SCAN);
+	assert_ptr_equal(E->pending, p);
+	assert_null(p->pending_next);
+	batch_end();			/* returns, and the list is empty again */
+	assert_null(E->pending);
+}
+
 /* Seeded random sequences on one process: after every batch the model is the world. */
 static void test_random_sequences(void **state)
 {
@@ -768,6 +789,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fork_then_exec, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_fork_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_keeps_tombstone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pend_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_sequences, setup, teardown),
 	};
 

@@ -153,6 +153,11 @@ void table_del(struct engine *e, struct proc *p)
 
 void table_pend(struct engine *e, struct proc *p, uint32_t what)
 {
+	/* Nothing asked (chunk mode's layout_unexplained() says 0 most ticks): not listed.
+	 * Listed with p->pending still 0, the next call would list it again, linking it to
+	 * itself, and the batch end would spin on it for ever (seen under an exec flood). */
+	if (!what)
+		return;
 	if (!p->pending) {
 		p->pending_next = e->pending;
 		e->pending = p;
