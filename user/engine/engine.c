@@ -653,7 +653,7 @@ static void poll_counters(struct engine *e, struct proc *p)
 	struct pstate *s = ps(p);
 	struct proc_counters c;
 	struct rss_val rv;
-	bool read, gone = false;
+	bool read, by_pass, gone = false;
 
 	if (e->f.hook[HOOK_RSS] != AT_NONE) {
 		/* /proc/PID/stat is not polled: look for ghosts only after exits were lost. */
@@ -670,7 +670,7 @@ static void poll_counters(struct engine *e, struct proc *p)
 		return;
 	}
 	/* One pass read every process's counters: nothing to read per process. */
-	read = e->pass_ok && counters_by_pass(e, p, &c, &gone);
+	read = by_pass = e->pass_ok && counters_by_pass(e, p, &c, &gone);
 	if (gone)
 		return;
 	if (!read) {
@@ -693,7 +693,7 @@ static void poll_counters(struct engine *e, struct proc *p)
 			/* No syscall records: what the size and rss say (layout_unexplained);
 			 * anything else no event explains shows in the rss gap (scan_rss_gap_check). */
 			table_pend(e, p, layout_unexplained(e, s, &c));
-		} else if (e->o.mode != MODE_CHUNK && e->o.mode != MODE_TRACE && moved) {
+		} else if (faults_by_counters(e) && moved) {
 			/* Sample and exact mode; trace and chunk mode's faults arrive as records
 			 * or counts, and what none explains shows in the rss gap (scan_rss_gap_check). */
 			p->faults += faults > before ? faults - before : 0;
@@ -701,7 +701,7 @@ static void poll_counters(struct engine *e, struct proc *p)
 		}
 	}
 	s->c = c;
-	s->c_ns = engine_now_ns();	/* no earlier than the pass's (or the stat's) read */
+	s->c_ns = by_pass ? e->pass_ns : engine_now_ns();	/* no earlier than the read */
 	s->counters_seen = true;
 }
 

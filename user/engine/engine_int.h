@@ -217,6 +217,7 @@ struct engine {
 	const struct task_rec *recs;	/* the last pass, sorted by tgid */
 	size_t nrecs;
 	bool pass_ok;			/* recs is this refresh's */
+	uint64_t pass_ns;		/* when that pass ended (CLOCK_MONOTONIC) */
 	bool pass_reads;		/* the source's reads may take a record of recs (the
 					 * initial scans: the pass was taken just before) */
 	pid_t *nomm;			/* without a pass: listed pids with no address space
@@ -254,6 +255,13 @@ void engine_files_fini(struct engine *e);
 	if ((e)->hooks.name)							\
 		(e)->hooks.name((e)->hooks.ctx, ##__VA_ARGS__);			\
 } while (0)
+
+/* Sample and exact mode: no record of each fault; a process's faults show only in its
+ * counters (poll_counters), chunk mode's in counts, trace mode's in records. */
+static inline bool faults_by_counters(const struct engine *e)
+{
+	return e->o.mode != MODE_CHUNK && e->o.mode != MODE_TRACE;
+}
 
 static inline struct pstate *ps(const struct proc *p)
 {

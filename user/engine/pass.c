@@ -27,6 +27,7 @@ void pass_take(struct engine *e)
 		return;
 	}
 	e->pass_ok = true;
+	e->pass_ns = engine_now_ns();
 }
 
 const struct task_rec *pass_find(const struct engine *e, pid_t pid)

@@ -174,8 +174,7 @@ static bool is_err(int64_t ret)
 static void scan_if_counted(struct engine *e, struct proc *p, const struct ev_syscall *ev,
 			    uint64_t start, uint64_t end)
 {
-	if (e->o.mode != MODE_CHUNK && e->o.mode != MODE_TRACE && ps(p)->counters_seen &&
-	    ev->ts <= ps(p)->c_ns)
+	if (faults_by_counters(e) && ps(p)->counters_seen && ev->ts <= ps(p)->c_ns)
 		table_queue_scan(e, p, start, end);
 }
 
