@@ -8,6 +8,8 @@ round, each ratio taken against the plain run of its own round; medians are prin
 second phase runs the same with the kernel's BPF statistics on (kernel.bpf_stats_enabled)
 and prints the fault program's own run time a fault, which moves far less between runs
 than the wall clock on a shared VM (the statistics' clock reads are in every figure alike).
+Each line also gives the monitor's own CPU a fault (every thread's schedstat, across the
+fault loop): what applying the faults costs the CPU beside the program.
 Nothing here asserts a timing.
 
   fault_hook_cost.py [--rounds 9] [--stat-rounds 3] [--size-mb 64] [--loops 20]
@@ -30,6 +32,8 @@ PIN = (os.cpu_count() or 1) > 1
 WORK_CPU = ["taskset", "-c", "1"] if PIN else []
 MON_CPU = ["taskset", "-c", "0"] if PIN else []
 STATS = "/proc/sys/kernel/bpf_stats_enabled"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from idle_cost import cpu_s  # noqa: E402  (every thread's CPU, schedstat)
 
 
 class Monitor:
@@ -96,19 +100,23 @@ def one(args, cmd, prog):
     mon = Monitor(cmd, prog, args.threads == 1) if cmd else None
     try:
         before = prog_stats(prog) if prog else (0, 0)
+        cpu0 = cpu_s(mon.proc.pid) if mon else 0
         r = faultbench(args)
+        cpu1 = cpu_s(mon.proc.pid) if mon else 0
         after = prog_stats(prog) if prog else (0, 0)
     finally:
         if mon:
             mon.stop()
     runs = after[1] - before[1]
     r["prog_ns"] = (after[0] - before[0]) / runs if runs > 0 else None
+    r["mon_ns"] = (cpu1 - cpu0) * 1e9 / r["pages"]
     return r
 
 
 def phase(args, rounds, stats_on):
     confs = configs(args)
-    res = {name: {"wall": [], "cpu": [], "ratio": [], "prog": []} for name, _, _ in confs}
+    res = {name: {"wall": [], "cpu": [], "ratio": [], "prog": [], "mon": []}
+           for name, _, _ in confs}
     with open(STATS) as f:
         saved = f.read().strip()
     with open(STATS, "w") as f:
@@ -121,6 +129,7 @@ def phase(args, rounds, stats_on):
                 g = got[name]
                 res[name]["wall"].append(g["ns_per_page"])
                 res[name]["cpu"].append(g["cpu_ns_per_page"])
+                res[name]["mon"].append(g["mon_ns"])
                 res[name]["ratio"].append(g["ns_per_page"] / got["plain"]["ns_per_page"])
                 if g["prog_ns"] is not None:
                     res[name]["prog"].append(g["prog_ns"])
@@ -149,7 +158,8 @@ def main():
     for name, _, _ in confs:
         r = res[name]
         print(f"{name:24s} {med(r['wall']):7.0f} ns/page (CPU {med(r['cpu']):5.0f})  "
-              f"ratio {med(r['ratio']):.3f} ({min(r['ratio']):.3f}-{max(r['ratio']):.3f})")
+              f"ratio {med(r['ratio']):.3f} ({min(r['ratio']):.3f}-{max(r['ratio']):.3f})  "
+              f"monitor CPU {med(r['mon']):5.1f} ns a fault")
     if args.stat_rounds:
         print(f"the fault program's run time, {args.stat_rounds} rounds (bpf_stats on):")
         confs, res = phase(args, args.stat_rounds, True)

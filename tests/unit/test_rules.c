@@ -436,7 +436,10 @@ static void w_exit(pid_t pid)
 static void check_proc(pid_t pid, const char *when)
 {
 	struct wproc *w = wfind(pid);
-	struct proc *p = engine_find(E, pid);
+	struct proc *p;
+
+	engine_faults_flush(E);		/* as a reader sees it: after the drain */
+	p = engine_find(E, pid);
 
 	if (!p)
 		fail_msg("%s: pid %d not in the model", when, pid);
@@ -458,8 +461,10 @@ static void check_proc(pid_t pid, const char *when)
 	}
 }
 
+/* As the engine's drain ends: the faults held back as a run, then what the records asked. */
 static void batch_end(void)
 {
+	engine_faults_flush(E);
 	scan_flush_pending(E);
 }
 
@@ -617,6 +622,39 @@ static void test_file_fault_window(void **state)
 	step(100, "file read fault with fault-around", false);
 }
 
+/* Faults at consecutive pages are applied as one run (rules.c).  Across mappings of other
+ * permissions and an unmapped gap the model ends as page by page; every fault counts, in
+ * the counters and in the heat; and a file run over a PMD boundary scans both PMDs'
+ * windows (a window only for the run's last page would miss the first PMD's neighbours). */
+static void test_fault_runs(void **state)
+{
+	struct wproc *w;
+	struct proc *p;
+	uint64_t before;
+
+	start_proc(100);
+	w_mmap(100, BASE + 100, 10, PROT_READ | PROT_WRITE, false, 0);
+	w_mmap(100, BASE + 110, 10, PROT_READ, false, 0);
+	w_mmap(100, BASE + 130, 10, PROT_READ | PROT_WRITE, false, 0);	/* 120..129: a gap */
+	w_mmap(100, BASE + 1500, 100, PROT_READ, true, 0);		/* over BASE + 1536 */
+	step(100, "mapped", false);
+	p = engine_find(E, 100);
+	before = p->faults;
+	for (int i = 0; i < 40; i++)
+		w_fault(100, BASE + 100 + i, true);
+	check_proc(100, "a write run over four mappings and a gap");
+	assert_int_equal(p->faults - before, 40);
+	assert_true(heat_range(&p->heat, BASE + 100, BASE + 140, E->now_ns) >= 39.5f);
+	step(100, "a write run", false);
+
+	w = wfind(100);
+	for (int i = 1500; i < 1600; i++)
+		wpg(w, BASE + i)->resident = true;	/* all cached: fault-around maps them */
+	for (int i = 1530; i < 1540; i++)
+		w_fault(100, BASE + i, false);
+	step(100, "a file read run over a PMD boundary", false);
+}
+
 static void test_fork_then_exec(void **state)
 {
 	start_proc(100);
@@ -721,7 +759,7 @@ static void test_random_sequences(void **state)
 			uint64_t at = BASE + 32 + rng_under(N - 32 - 256), n = 1 + rng_under(128);
 			struct wproc *w = wfind(100);
 
-			switch (rng_under(6)) {
+			switch (rng_under(7)) {
 			case 0:
 				w_mmap(100, at, n, rng_under(4) ? PROT_READ | PROT_WRITE : PROT_READ,
 				       rng_under(3) == 0, rng_under(100));
@@ -764,6 +802,14 @@ static void test_random_sequences(void **state)
 				w_mremap(100, s, e - s + 1, nn, dst, false);
 				break;
 			}
+			case 4: {
+				/* A run (a loop filling a buffer), over whatever lies there. */
+				bool write = rng_under(2);
+
+				for (uint64_t k = 0; k < n; k++)
+					w_fault(100, at + k, write);
+				break;
+			}
 			default:
 				for (int k = 0; k < 8; k++)
 					w_fault(100, at + rng_under(n), rng_under(2));
@@ -786,6 +832,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mremap_move_grow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_brk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_fault_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fault_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_then_exec, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_thread_fork_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_keeps_tombstone, setup, teardown),

@@ -69,6 +69,7 @@ static int drain(struct engine *e)
 
 	drain_begin(e);
 	n = tracer_consume(e->tracer);
+	engine_faults_flush(e);
 	e->drain_paused = n == DRAIN_PAUSED;
 	return e->drain_paused ? (int)e->drained : n;
 }

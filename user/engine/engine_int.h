@@ -156,6 +156,13 @@ struct alias {
 	pid_t child, parent;		/* a vfork/CLONE_VM child sharing the parent's mm */
 };
 
+/* Faults at consecutive pages of one process with the same flags, not applied yet. */
+struct fault_run {
+	uint32_t tgid;
+	uint8_t flags;			/* enum ev_fault_flags */
+	uint64_t start, end;		/* pages; start == end: none */
+};
+
 #define NBUCKETS 4096
 #define GHOST_TICKS 5	/* ticks to look for processes after exit records were lost */
 #define VERIFY_MIN_NS 5000000000ULL	/* rss gap undecided: rescan at most this often */
@@ -204,6 +211,7 @@ struct engine {
 	uint64_t locked_at;		/* when the engine thread took the lock */
 	uint64_t drain_from;		/* when this drain of the ring buffer began */
 	uint64_t drained;		/* records applied in it */
+	struct fault_run run;		/* faults not applied yet (rules.c) */
 	bool drain_paused;		/* it ran out of budget: the next step must not wait */
 	uint64_t cpu_at_tick;		/* process CPU time at the last tick */
 	uint32_t scale;			/* --max-cpu interval multiplier */
@@ -349,6 +357,9 @@ bool pass_alive(const struct engine *e, const struct proc *p, const struct task_
 
 /* Applies one ring-buffer record (struct ev_* of events.h, size bytes) to the model. */
 void engine_apply_record(struct engine *e, const void *data, size_t size);
+/* The faults engine_apply_record holds back as one run (rules.c), applied: at the end of a
+ * drain, before anything reads the model. */
+void engine_faults_flush(struct engine *e);
 
 /* --- scan.c --- */
 

@@ -44,7 +44,7 @@ static void collect_cat(uint64_t start, uint64_t end, uint32_t cats, void *arg)
 static void fast_touches(struct exact *x, struct proc *p, uint64_t s, uint64_t t, uint32_t cats,
 			 uint64_t now)
 {
-	uint64_t pg, b;
+	uint64_t pg;
 	enum page_state st = (cats & PMC_PRESENT) ? PS_RESIDENT : PS_SWAPPED;
 
 	x->eng.st.touches += t - s;
@@ -54,13 +54,7 @@ static void fast_touches(struct exact *x, struct proc *p, uint64_t s, uint64_t t
 		touchlog_add(x, p->pid, 0, pg << PAGE_SHIFT_4K, now, !(cats & PMC_ZERO));
 	if (t - s > (uint64_t)(pg - s))
 		x->eng.st.logged_dropped += t - pg;
-	/* Heat per block of the heat map, as much as the block got. */
-	for (pg = s; pg < t; pg = b) {
-		b = ((pg >> HEAT_BLOCK_SHIFT) + 1) << HEAT_BLOCK_SHIFT;
-		if (b > t)
-			b = t;
-		heat_add(&p->heat, pg, (float)(b - pg), now);
-	}
+	heat_add_range(&p->heat, s, t, now);
 }
 
 void fast_add_fresh(struct exact *x, struct xproc *xp, uint64_t s, uint64_t t)

@@ -69,8 +69,7 @@ void heat_add(struct heat *h, uint64_t page, float amount, uint64_t now_ns)
 	h->gen++;
 }
 
-/* Pages [s, e) into h, per block. */
-static void heat_add_pages(struct heat *h, uint64_t s, uint64_t e, uint64_t now_ns)
+void heat_add_range(struct heat *h, uint64_t s, uint64_t e, uint64_t now_ns)
 {
 	while (s < e) {
 		uint64_t b = ((s >> HEAT_BLOCK_SHIFT) + 1) << HEAT_BLOCK_SHIFT, t = b < e ? b : e;
@@ -90,10 +89,10 @@ void heat_add_diff(struct heat *h, const struct pageset *a, const struct pageset
 		uint64_t at = rs;
 
 		while (pageset_next_run(b, at, re, &bs, &be)) {
-			heat_add_pages(h, at, bs, now_ns);
+			heat_add_range(h, at, bs, now_ns);
 			at = be;
 		}
-		heat_add_pages(h, at, re, now_ns);
+		heat_add_range(h, at, re, now_ns);
 		from = re;
 	}
 }

@@ -273,6 +273,8 @@ struct proc_fmaps {
 
 /* --- heat --- */
 void heat_add(struct heat *h, uint64_t page, float amount, uint64_t now_ns);
+/* A page each of [s, e) into its block: one add per block, as heat_add a page at a time. */
+void heat_add_range(struct heat *h, uint64_t s, uint64_t e, uint64_t now_ns);
 /* Every page of a that is not in b, a page each into its block: a file's adds (a = now,
  * b = before) or evictions (the other way round), for the terminal's and the web's file
  * heatmaps. */
