@@ -679,11 +679,17 @@ static void poll_counters(struct engine *e, struct proc *p)
 		if (retire_if_ended(e, p, read ? &c : NULL))
 			return;
 	}
-	if (read) {
-		p->ppid = c.ppid;	/* a parent's exit reparents its children */
-		if (io(p) == p->pid && c.comm[0])	/* a child may name itself after the fork */
-			memcpy(p->comm, c.comm, sizeof(p->comm));
+	if (!read) {
+		/* Alive, but the thread it is read through is gone: retire_if_ended asked for
+		 * a reload (which picks a live one and rescans).  Nothing to compare: the
+		 * baseline stays what was last read. */
+		if (s->events_tick)
+			s->rss_gap_dirty = true;
+		return;
 	}
+	p->ppid = c.ppid;	/* a parent's exit reparents its children */
+	if (io(p) == p->pid && c.comm[0])	/* a child may name itself after the fork */
+		memcpy(p->comm, c.comm, sizeof(p->comm));
 	if (s->events_tick || c.rss != s->c.rss)
 		s->rss_gap_dirty = true;
 	if (s->counters_seen) {
